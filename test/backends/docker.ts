@@ -1,0 +1,147 @@
+/**
+ * Backends as containers, where a Docker engine answers: redis:7, mongo:7, postgres:16,
+ * started by testcontainers on a fixed host port so a restart keeps the address.
+ */
+import { request } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { freePort } from './ports.js';
+import { waitUntilReady } from './probe.js';
+import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend, RestartOptions } from './types.js';
+import type { GenericContainer, StartedTestContainer } from 'testcontainers';
+
+/** True when a Docker engine answers `GET /_ping` within `timeoutMs`. */
+export function dockerAnswers(timeoutMs: number, dockerHost: string | undefined): Promise<boolean> {
+  let target: { socketPath: string } | { host: string; port: number };
+  if (!dockerHost || dockerHost.startsWith('unix://')) {
+    target = { socketPath: dockerHost ? dockerHost.slice('unix://'.length) : '/var/run/docker.sock' };
+  } else if (dockerHost.startsWith('tcp://')) {
+    const url = new URL(dockerHost.replace(/^tcp:/, 'http:'));
+    target = { host: url.hostname, port: Number(url.port || 2375) };
+  } else {
+    return Promise.resolve(false);
+  }
+  return new Promise((resolve) => {
+    const req = request({ ...target, path: '/_ping', method: 'GET', timeout: timeoutMs }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
+    req.on('error', () => resolve(false));
+    req.end();
+  });
+}
+
+interface ImageRecipe {
+  image: string;
+  port: number;
+  username: string;
+  url(host: string, port: number, password: string): string;
+  configure(container: GenericContainer, password: string, options: BackendOptions): GenericContainer;
+}
+
+const recipes: Record<BackendKind, ImageRecipe> = {
+  redis: {
+    image: 'redis:7',
+    port: 6379,
+    username: 'default',
+    url: (host, port, password) => `redis://default:${password}@${host}:${port}`,
+    configure: (c, password, options) =>
+      c.withCommand(['redis-server', '--requirepass', password, '--save', '', '--appendonly', 'no', ...(options.redisArgs ?? [])]),
+  },
+  mongodb: {
+    image: 'mongo:7',
+    port: 27017,
+    username: 'admin',
+    url: (host, port, password) => `mongodb://admin:${password}@${host}:${port}/?authSource=admin`,
+    configure: (c, password) =>
+      c.withEnvironment({ MONGO_INITDB_ROOT_USERNAME: 'admin', MONGO_INITDB_ROOT_PASSWORD: password }),
+  },
+  postgres: {
+    image: 'postgres:16',
+    port: 5432,
+    username: 'postgres',
+    url: (host, port, password) => `postgres://postgres:${password}@${host}:${port}/postgres`,
+    configure: (c, password) =>
+      c.withEnvironment({ POSTGRES_PASSWORD: password }).withCommand(['postgres', '-c', 'fsync=off', '-c', 'max_connections=200']),
+  },
+};
+
+export class ContainerServer implements OwnedBackend {
+  readonly origin = 'docker' as const;
+  readonly admin: { username: string; password: string };
+  readonly url: string;
+  readonly flavor: string;
+  readonly host: string;
+  private container: StartedTestContainer | undefined;
+  private paused = false;
+
+  private constructor(
+    readonly kind: BackendKind,
+    readonly port: number,
+    private readonly options: BackendOptions,
+  ) {
+    const r = recipes[kind];
+    this.admin = { username: r.username, password: randomBytes(18).toString('base64url') };
+    this.host = '127.0.0.1';
+    this.url = r.url(this.host, port, this.admin.password);
+    this.flavor = r.image;
+  }
+
+  static async start(kind: BackendKind, options: BackendOptions = {}): Promise<ContainerServer> {
+    const server = new ContainerServer(kind, await freePort(), options);
+    await server.launch();
+    return server;
+  }
+
+  endpoint(): BackendEndpoint {
+    const { kind, origin, flavor, host, port, admin, url } = this;
+    return { kind, origin, flavor, host, port, admin, url };
+  }
+
+  private async launch(): Promise<void> {
+    const { GenericContainer } = await import('testcontainers');
+    const r = recipes[this.kind];
+    const container = r
+      .configure(new GenericContainer(r.image), this.admin.password, this.options)
+      .withExposedPorts({ container: r.port, host: this.port });
+    this.container = await container.start();
+    await waitUntilReady(this.endpoint(), { timeoutMs: 60_000 });
+  }
+
+  async restart(options: RestartOptions = {}): Promise<void> {
+    if (this.paused) await this.resume();
+    if (options.keepData === false) {
+      await this.container?.stop();
+      await this.launch();
+      return;
+    }
+    await this.container?.restart();
+    await waitUntilReady(this.endpoint(), { timeoutMs: 60_000 });
+  }
+
+  private async dockerContainer() {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    const client = await getContainerRuntimeClient();
+    if (!this.container) throw new Error(`${this.kind} container is not running`);
+    return client.container.getById(this.container.getId());
+  }
+
+  async pause(): Promise<void> {
+    await (await this.dockerContainer()).pause();
+    this.paused = true;
+  }
+
+  async resume(): Promise<void> {
+    await (await this.dockerContainer()).unpause();
+    this.paused = false;
+  }
+
+  async stop(): Promise<void> {
+    if (this.paused) await this.resume();
+    await this.container?.stop();
+    this.container = undefined;
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * Real backends for integration tests.
+ *
+ * - `sharedBackend(kind)`: the run's shared server; tests use their own database, key
+ *   prefix or login names on it and must not restart it.
+ * - `ownBackend(kind)`: a server only this test uses; it may restart, pause or stop it.
+ *   It is stopped after the test file (and by the run's teardown if the worker dies).
+ */
+import { afterAll, inject } from 'vitest';
+import { readSettings } from './settings.js';
+import { startOwned } from './provision.js';
+import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
+
+export type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
+
+export function sharedBackend(kind: BackendKind): BackendEndpoint {
+  return inject('backends')[kind];
+}
+
+const started: OwnedBackend[] = [];
+afterAll(async () => {
+  await Promise.allSettled(started.splice(0).map((b) => b.stop()));
+});
+
+/** Starts a backend for this test file alone; it is stopped after the file's tests. */
+export async function ownBackend(kind: BackendKind, options: BackendOptions = {}): Promise<OwnedBackend> {
+  const backend = await startOwned(kind, { root: inject('backendRunDir') }, readSettings(), inject('backendDocker'), options);
+  started.push(backend);
+  return backend;
+}

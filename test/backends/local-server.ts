@@ -1,0 +1,208 @@
+/**
+ * Backends as local processes on loopback ports with throw-away data directories:
+ * redis-server, FerretDB (SQLite handler) and PostgreSQL, each started by the harness.
+ */
+import { execFileSync } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { ManagedProcess, type ProcessSpec } from './managed-process.js';
+import { freePort } from './ports.js';
+import { waitUntilReady } from './probe.js';
+import { instanceDir, type RunDir } from './run-dir.js';
+import type { TestBackendSettings } from './settings.js';
+import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend, RestartOptions } from './types.js';
+
+interface Recipe {
+  flavor: string;
+  username: string;
+  url(port: number, password: string): string;
+  /** Writes what the server holds in memory to its data directory before a restart that keeps data. */
+  persist?(url: string): Promise<void>;
+  /** Prepares the data directory; `fresh` means any previous data is discarded. */
+  prepare(dir: string, password: string, fresh: boolean): void;
+  spec(dir: string, port: number, password: string): Omit<ProcessSpec, 'cwd' | 'logFile'>;
+}
+
+function secret(): string {
+  return randomBytes(18).toString('base64url');
+}
+
+function version(command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8' }).trim().split('\n')[0] ?? command;
+  } catch (error) {
+    throw new Error(`${command} is not usable here (run scripts/install-deps.sh): ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** The uid/gid PostgreSQL runs as: `postgres` when we are root, else ourselves. */
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid, gid };
+}
+
+function recipe(kind: BackendKind, settings: TestBackendSettings, options: BackendOptions): Recipe {
+  const { binaries } = settings;
+  switch (kind) {
+    case 'redis':
+      return {
+        flavor: version(binaries.redisServer, ['--version']),
+        username: 'default',
+        url: (port, password) => `redis://default:${password}@127.0.0.1:${port}`,
+        persist: async (url) => {
+          const client = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+          try {
+            await client.save();
+          } finally {
+            client.disconnect();
+          }
+        },
+        prepare: (dir, _password, fresh) => {
+          if (fresh) rmSync(join(dir, 'dump.rdb'), { force: true });
+        },
+        spec: (dir, port, password) => ({
+          command: binaries.redisServer,
+          args: [
+            '--bind', '127.0.0.1', '--port', String(port), '--dir', dir,
+            '--save', '', '--appendonly', 'no', '--requirepass', password,
+            '--daemonize', 'no', '--protected-mode', 'no',
+            ...(options.redisArgs ?? []),
+          ],
+        }),
+      };
+    case 'mongodb':
+      return {
+        flavor: `ferretdb ${version(binaries.ferretdb, ['--version']).replace(/^version:\s*/, '')}`,
+        username: 'admin',
+        url: (port, password) => `mongodb://admin:${password}@127.0.0.1:${port}/?authSource=admin`,
+        prepare: (dir, _password, fresh) => {
+          if (fresh) rmSync(join(dir, 'data'), { recursive: true, force: true });
+          mkdirSync(join(dir, 'data'), { recursive: true });
+        },
+        spec: (dir, port, password) => ({
+          command: binaries.ferretdb,
+          args: [
+            '--handler=sqlite', `--sqlite-url=file:${join(dir, 'data')}/`, `--state-dir=${dir}`,
+            `--listen-addr=127.0.0.1:${port}`, '--debug-addr=-', '--telemetry=disable',
+            '--test-enable-new-auth', '--setup-database=admin', '--setup-username=admin',
+            `--setup-password=${password}`, '--log-level=warn',
+          ],
+        }),
+      };
+    case 'postgres': {
+      const user = postgresUser();
+      const bin = (name: string) => join(binaries.postgresBinDir, name);
+      return {
+        flavor: version(bin('postgres'), ['--version']),
+        username: 'postgres',
+        url: (port, password) => `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+        prepare: (dir, password, fresh) => {
+          const data = join(dir, 'pgdata');
+          if (!fresh) return;
+          rmSync(data, { recursive: true, force: true });
+          const pwfile = join(dir, 'pwfile');
+          writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+          if (user) {
+            chownSync(dir, user.uid, user.gid);
+            chownSync(pwfile, user.uid, user.gid);
+          }
+          execFileSync(
+            bin('initdb'),
+            ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--no-sync'],
+            { stdio: 'pipe', ...(user ?? {}) },
+          );
+          rmSync(pwfile);
+        },
+        spec: (dir, port) => ({
+          command: bin('postgres'),
+          args: [
+            '-D', join(dir, 'pgdata'), '-p', String(port), '-c', 'listen_addresses=127.0.0.1',
+            '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'synchronous_commit=off',
+            '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+          ],
+          stopSignal: 'SIGINT',
+          ...(user ? { user } : {}),
+        }),
+      };
+    }
+  }
+}
+
+export class LocalServer implements OwnedBackend {
+  readonly origin = 'local' as const;
+  readonly host = '127.0.0.1';
+  readonly admin: { username: string; password: string };
+  readonly url: string;
+  readonly flavor: string;
+  private process: ManagedProcess | undefined;
+
+  private constructor(
+    readonly kind: BackendKind,
+    readonly port: number,
+    private readonly run: RunDir,
+    private readonly dir: string,
+    private readonly recipe: Recipe,
+  ) {
+    this.admin = { username: recipe.username, password: secret() };
+    this.url = recipe.url(port, this.admin.password);
+    this.flavor = recipe.flavor;
+  }
+
+  static async start(kind: BackendKind, run: RunDir, settings: TestBackendSettings, options: BackendOptions = {}): Promise<LocalServer> {
+    const server = new LocalServer(kind, await freePort(), run, instanceDir(run, kind), recipe(kind, settings, options));
+    await server.launch(true);
+    return server;
+  }
+
+  /** Plain data for another process. */
+  endpoint(): BackendEndpoint {
+    const { kind, origin, flavor, host, port, admin, url } = this;
+    return { kind, origin, flavor, host, port, admin, url };
+  }
+
+  private async launch(fresh: boolean): Promise<void> {
+    this.recipe.prepare(this.dir, this.admin.password, fresh);
+    const proc = new ManagedProcess(this.run, {
+      ...this.recipe.spec(this.dir, this.port, this.admin.password),
+      cwd: this.dir,
+      logFile: join(this.dir, 'server.log'),
+    });
+    this.process = proc;
+    proc.start();
+    try {
+      await waitUntilReady(this.endpoint(), {
+        stillStarting: () => proc.running,
+        describeFailure: () => proc.logTail(),
+      });
+    } catch (error) {
+      await proc.stop();
+      throw error;
+    }
+  }
+
+  async restart(options: RestartOptions = {}): Promise<void> {
+    if (options.keepData !== false && this.recipe.persist && this.process?.running) await this.recipe.persist(this.url);
+    await this.process?.stop();
+    await this.launch(options.keepData === false);
+  }
+
+  pause(): Promise<void> {
+    this.process?.pause();
+    return Promise.resolve();
+  }
+
+  resume(): Promise<void> {
+    this.process?.resume();
+    return Promise.resolve();
+  }
+
+  async stop(): Promise<void> {
+    await this.process?.stop();
+    this.process = undefined;
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The one place the test harness reads its environment. Documented in README.md.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import type { BackendKind } from './types.js';
+
+export type BackendMode = 'auto' | 'docker' | 'local';
+
+export interface TestBackendSettings {
+  /** Backends given by URL are used as they are for the shared instances. */
+  urls: Partial<Record<BackendKind, string>>;
+  mode: BackendMode;
+  /** How long to wait for a Docker engine to answer before falling back to local processes. */
+  dockerProbeMs: number;
+  /** `DOCKER_HOST`, when set. */
+  dockerHost: string | undefined;
+  binaries: { redisServer: string; ferretdb: string; postgresBinDir: string };
+  /** Parent directory for throw-away data directories. */
+  tmpRoot: string;
+}
+
+function modeFrom(value: string | undefined): BackendMode {
+  if (value === undefined || value === '' || value === 'auto') return 'auto';
+  if (value === 'docker' || value === 'local') return value;
+  throw new Error(`HOLDFAST_TEST_BACKENDS must be auto, docker or local, not "${value}"`);
+}
+
+/** The newest PostgreSQL Debian installed (`/usr/lib/postgresql/<major>/bin`). */
+function debianPostgresBin(): string {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root) ? readdirSync(root).filter((d) => /^\d+$/.test(d)).map(Number).sort((a, b) => b - a) : [];
+  return majors.length > 0 ? `${root}/${majors[0]}/bin` : `${root}/15/bin`;
+}
+
+export function readSettings(env: NodeJS.ProcessEnv = process.env): TestBackendSettings {
+  const urls: Partial<Record<BackendKind, string>> = {};
+  if (env.HOLDFAST_TEST_REDIS_URL) urls.redis = env.HOLDFAST_TEST_REDIS_URL;
+  if (env.HOLDFAST_TEST_MONGODB_URL) urls.mongodb = env.HOLDFAST_TEST_MONGODB_URL;
+  if (env.HOLDFAST_TEST_POSTGRES_URL) urls.postgres = env.HOLDFAST_TEST_POSTGRES_URL;
+  const home = env.HOME ?? '/root';
+  return {
+    urls,
+    mode: modeFrom(env.HOLDFAST_TEST_BACKENDS),
+    dockerProbeMs: 1000,
+    dockerHost: env.DOCKER_HOST,
+    binaries: {
+      redisServer: env.HOLDFAST_REDIS_SERVER ?? 'redis-server',
+      ferretdb: env.HOLDFAST_FERRETDB ?? `${env.GOBIN ?? `${env.GOPATH ?? `${home}/go`}/bin`}/ferretdb`,
+      postgresBinDir: env.HOLDFAST_POSTGRES_BIN ?? debianPostgresBin(),
+    },
+    tmpRoot: env.TMPDIR ?? '/tmp',
+  };
+}

@@ -1,0 +1,48 @@
+/** The three kinds of backend holdfast provisions on, and the queue/store servers it runs on. */
+export type BackendKind = 'redis' | 'mongodb' | 'postgres';
+
+/** Where a test backend came from. */
+export type BackendOrigin = 'url' | 'docker' | 'local';
+
+/** Admin credentials a backend was started with (or that its URL carries). */
+export interface AdminCredentials {
+  username: string;
+  password: string;
+}
+
+/**
+ * A reachable backend. Plain data, so it can be passed from vitest's global setup to the
+ * test workers. `url` carries the admin credentials.
+ */
+export interface BackendEndpoint {
+  kind: BackendKind;
+  origin: BackendOrigin;
+  /** e.g. `redis-server 7.0.15`, `ferretdb v1.24.2`, `mongo:7`. */
+  flavor: string;
+  host: string;
+  port: number;
+  admin: AdminCredentials;
+  url: string;
+}
+
+export interface RestartOptions {
+  /** Keep the data directory (default true). Redis never keeps ACL users without an ACL file. */
+  keepData?: boolean;
+}
+
+/** A backend a test owns: it may restart, pause or stop it without disturbing other tests. */
+export interface OwnedBackend extends BackendEndpoint {
+  /** Stop and start again on the same port. */
+  restart(options?: RestartOptions): Promise<void>;
+  /** Freeze the server (SIGSTOP or `docker pause`): connections stay open, nothing answers. */
+  pause(): Promise<void>;
+  /** Undo {@link pause}. */
+  resume(): Promise<void>;
+  /** Stop it for good and remove its data. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface BackendOptions {
+  /** Redis only: extra `redis-server` arguments, e.g. `['--aclfile', path]`. */
+  redisArgs?: string[];
+}

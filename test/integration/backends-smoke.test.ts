@@ -1,0 +1,151 @@
+/**
+ * Proves the test backends are real servers: logins made on them authenticate, wrong
+ * passwords are refused, and a Redis restarted without an ACL file forgets its users.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { ownBackend, sharedBackend, type BackendEndpoint } from '../backends/index.js';
+
+const pw = () => randomBytes(12).toString('hex');
+const name = (prefix: string) => `${prefix}_${randomBytes(4).toString('hex')}`;
+
+/** Authenticates a fresh connection as `username` and pings. */
+async function redisLogin(b: BackendEndpoint, username: string, password: string): Promise<string> {
+  const client = new Redis({
+    host: b.host, port: b.port, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.call('AUTH', username, password);
+    return await client.ping();
+  } finally {
+    client.disconnect();
+  }
+}
+
+function mongoUrl(b: BackendEndpoint, username: string, password: string): string {
+  return `mongodb://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${b.host}:${b.port}/?authSource=admin`;
+}
+
+async function mongoLogin(b: BackendEndpoint, username: string, password: string): Promise<void> {
+  const client = new MongoClient(mongoUrl(b, username, password), { serverSelectionTimeoutMS: 3000 });
+  try {
+    await client.db('admin').command({ ping: 1 });
+  } finally {
+    await client.close();
+  }
+}
+
+async function pgLogin(b: BackendEndpoint, user: string, password: string): Promise<void> {
+  const client = new pg.Client({ host: b.host, port: b.port, user, password, database: 'postgres', connectionTimeoutMillis: 3000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+describe('Redis', () => {
+  it('authenticates an ACL user with its password and refuses a wrong one', async () => {
+    const b = sharedBackend('redis');
+    const admin = new Redis(b.url);
+    const user = name('smoke');
+    const password = pw();
+    try {
+      await admin.call('ACL', 'SETUSER', user, 'reset', 'on', `>${password}`, '~smoke:*', '+ping');
+      expect(await redisLogin(b, user, password)).toBe('PONG');
+      await expect(redisLogin(b, user, `${password}x`)).rejects.toThrow(/WRONGPASS/);
+    } finally {
+      await admin.call('ACL', 'DELUSER', user);
+      admin.disconnect();
+    }
+  });
+
+  it('forgets ACL users when restarted without an ACL file, and keeps its admin password', async () => {
+    const b = await ownBackend('redis');
+    const user = name('forgotten');
+    const password = pw();
+    const admin = new Redis(b.url, { lazyConnect: true });
+    await admin.connect();
+    await admin.call('ACL', 'SETUSER', user, 'reset', 'on', `>${password}`, '+ping');
+    admin.disconnect();
+    expect(await redisLogin(b, user, password)).toBe('PONG');
+
+    await b.restart();
+
+    await expect(redisLogin(b, user, password)).rejects.toThrow(/WRONGPASS/);
+    expect(await redisLogin(b, 'default', b.admin.password)).toBe('PONG');
+  });
+
+  it('can be paused and resumed: a paused server accepts nothing until resumed', async () => {
+    const b = await ownBackend('redis');
+    await b.pause();
+    const client = new Redis(b.url, { lazyConnect: true, connectTimeout: 500, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => undefined);
+    await expect(client.connect().then(() => client.ping())).rejects.toThrow();
+    client.disconnect();
+    await b.resume();
+    expect(await redisLogin(b, 'default', b.admin.password)).toBe('PONG');
+  });
+});
+
+describe('MongoDB wire server', () => {
+  it('creates a user who authenticates with SCRAM, refuses a wrong password, and drops it', async () => {
+    const b = sharedBackend('mongodb');
+    const admin = new MongoClient(b.url);
+    const user = name('smoke');
+    const password = pw();
+    try {
+      await admin.db('admin').command({ createUser: user, pwd: password, roles: [] });
+      await mongoLogin(b, user, password);
+      await expect(mongoLogin(b, user, `${password}x`)).rejects.toThrow(/Authentication failed/);
+      await admin.db('admin').command({ dropUser: user });
+      await expect(mongoLogin(b, user, password)).rejects.toThrow(/Authentication failed/);
+      const info = await admin.db('admin').command({ usersInfo: user });
+      expect(info.users).toEqual([]);
+    } finally {
+      await admin.close();
+    }
+  });
+});
+
+describe('PostgreSQL', () => {
+  it('logs in as a role created with a password and refuses a wrong one', async () => {
+    const b = sharedBackend('postgres');
+    const admin = new pg.Client({ connectionString: b.url });
+    await admin.connect();
+    const role = name('smoke');
+    const password = pw();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+      await pgLogin(b, role, password);
+      await expect(pgLogin(b, role, `${password}x`)).rejects.toThrow(/password authentication failed/);
+    } finally {
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
+  });
+
+  it('restarts keeping its roles, or empty when asked to drop its data', async () => {
+    const b = await ownBackend('postgres');
+    const role = name('kept');
+    const password = pw();
+    const admin = new pg.Client({ connectionString: b.url });
+    await admin.connect();
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+    await admin.end();
+
+    await b.restart();
+    await pgLogin(b, role, password);
+
+    await b.restart({ keepData: false });
+    await expect(pgLogin(b, role, password)).rejects.toThrow(/password authentication failed/);
+    await pgLogin(b, 'postgres', b.admin.password);
+  });
+});
