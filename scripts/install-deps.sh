@@ -36,7 +36,7 @@ gobin="$(go env GOBIN)"; [ -n "$gobin" ] || gobin="$(go env GOPATH)/bin"
 ferretdb="$gobin/ferretdb"
 if ! "$ferretdb" --version 2>/dev/null | grep -qx "version: $FERRETDB_VERSION"; then
   say "building FerretDB $FERRETDB_VERSION into $ferretdb (about a minute)"
-  src="$(go mod download -json "github.com/FerretDB/FerretDB@$FERRETDB_VERSION" \
+  src="$(go mod download -json "github.com/FerretDB/FerretDB@$FERRETDB_VERSION" 2>/dev/null \
     | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" || true
   [ -n "$src" ] && [ -d "$src" ] || fail "go mod download github.com/FerretDB/FerretDB@$FERRETDB_VERSION failed (Go module proxy unreachable?)"
   work="$(mktemp -d)"
@@ -45,7 +45,10 @@ if ! "$ferretdb" --version 2>/dev/null | grep -qx "version: $FERRETDB_VERSION"; 
   chmod -R u+w "$work"
   echo "$FERRETDB_VERSION" > "$work/build/version/version.txt"
   mkdir -p "$gobin"
-  (cd "$work" && go build -trimpath -o "$ferretdb" ./cmd/ferretdb) || fail "go build of FerretDB failed (output above)"
+  if ! (cd "$work" && go build -trimpath -o "$ferretdb" ./cmd/ferretdb) >"$work/build.log" 2>&1; then
+    cat "$work/build.log" >&2
+    fail "go build of FerretDB failed (output above)"
+  fi
   "$ferretdb" --version | grep -qx "version: $FERRETDB_VERSION" || fail "built FerretDB does not report $FERRETDB_VERSION"
 fi
 
