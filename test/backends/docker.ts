@@ -122,6 +122,21 @@ export class ContainerServer implements OwnedBackend {
     await waitUntilReady(this.endpoint(), { timeoutMs: 60_000 });
   }
 
+  async down(): Promise<void> {
+    if (this.paused) await this.resume();
+    await (await this.dockerContainer()).stop();
+  }
+
+  async up(options: RestartOptions = {}): Promise<void> {
+    if (options.keepData === false) {
+      await this.container?.stop();
+      await this.launch();
+      return;
+    }
+    await (await this.dockerContainer()).start();
+    await waitUntilReady(this.endpoint(), { timeoutMs: 60_000 });
+  }
+
   private async dockerContainer() {
     const { getContainerRuntimeClient } = await import('testcontainers');
     const client = await getContainerRuntimeClient();

@@ -50,7 +50,7 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
   switch (kind) {
     case 'redis':
       return {
-        flavor: version(binaries.redisServer, ['--version']),
+        flavor: version(binaries.redisServer, ['--version']).replace(/^Redis server v=(\S+).*/, 'redis-server $1'),
         username: 'default',
         url: (port, password) => `redis://default:${password}@127.0.0.1:${port}`,
         persist: async (url) => {
@@ -186,7 +186,15 @@ export class LocalServer implements OwnedBackend {
 
   async restart(options: RestartOptions = {}): Promise<void> {
     if (options.keepData !== false && this.recipe.persist && this.process?.running) await this.recipe.persist(this.url);
+    await this.down();
+    await this.up(options);
+  }
+
+  async down(): Promise<void> {
     await this.process?.stop();
+  }
+
+  async up(options: RestartOptions = {}): Promise<void> {
     await this.launch(options.keepData === false);
   }
 

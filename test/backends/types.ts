@@ -34,6 +34,10 @@ export interface RestartOptions {
 export interface OwnedBackend extends BackendEndpoint {
   /** Stop and start again on the same port. */
   restart(options?: RestartOptions): Promise<void>;
+  /** Stop the server, keeping its port and data: connections are refused until {@link up}. */
+  down(): Promise<void>;
+  /** Start a server stopped by {@link down} again, on the same port. */
+  up(options?: RestartOptions): Promise<void>;
   /** Freeze the server (SIGSTOP or `docker pause`): connections stay open, nothing answers. */
   pause(): Promise<void>;
   /** Undo {@link pause}. */

@@ -1,0 +1,74 @@
+/**
+ * The adapter contract: how holdfast provisions one kind of backend. An adapter owns its
+ * admin connection and exposes no driver types. Every call takes an AbortSignal; when it
+ * aborts, the call rejects with a `DEADLINE_EXCEEDED` {@link HoldfastError} promptly,
+ * whatever the backend is doing.
+ */
+import type { z } from 'zod';
+
+/** What an adapter applies for one consumer. `password` was just read from the grant file. */
+export interface Grant<Values = unknown> {
+  login: string;
+  password: string;
+  values: Values;
+}
+
+/** Why a backend does not hold a consumer. */
+export type NotHeldReason = 'missing' | 'password-differs' | 'rules-differ' | 'disabled';
+
+/** The answer of {@link Adapter.holds}: held, or not held with a reason and a detail for the log. */
+export type HoldsAnswer =
+  | { held: true }
+  | { held: false; reason: NotHeldReason; /** What differs, in words; never a secret. */ detail: string };
+
+export interface CallOptions {
+  signal: AbortSignal;
+}
+
+export interface Adapter<Values = unknown> {
+  /** Idempotent: makes the backend hold exactly this login, password and values. */
+  create(grant: Grant<Values>, options: CallOptions): Promise<void>;
+  /** Removes the login; succeeds when it is already absent. */
+  remove(login: string, options: CallOptions): Promise<void>;
+  /** Read-only: asks the backend whether it holds the grant now. Throws when it cannot ask. */
+  holds?(grant: Grant<Values>, options: CallOptions): Promise<HoldsAnswer>;
+  /** Logins on the backend that start with `prefix` (for orphan reports). */
+  list?(prefix: string, options: CallOptions): Promise<string[]>;
+  /** Closes the admin connection. */
+  close(): Promise<void>;
+}
+
+/** How to reach a backend as its administrator. The password was read from a file. */
+export interface AdminConnection {
+  /** URL without credentials, e.g. `redis://127.0.0.1:6379`. */
+  url: string;
+  username?: string | undefined;
+  password?: string | undefined;
+}
+
+/** A consumer as the policy sees it. */
+export interface PolicySubject<Values = unknown> {
+  id: string;
+  login: string;
+  values: Values;
+}
+
+/**
+ * One kind of backend: the shapes of its consumers' values and of its providers' policy,
+ * the policy check, and how to connect.
+ */
+export interface AdapterKind<Values = unknown, Policy = unknown> {
+  /** The name used in configuration, e.g. `redis-acl`. */
+  readonly kind: string;
+  /** Validates (and defaults) a consumer's `values`. */
+  readonly valuesSchema: z.ZodType<Values>;
+  /** Validates (and defaults) a provider's `policy`. */
+  readonly policySchema: z.ZodType<Policy>;
+  /**
+   * What a consumer asks for beyond its provider's policy, one sentence per problem naming
+   * the field; empty when allowed. Pure.
+   */
+  violations(subject: PolicySubject<Values>, policy: Policy): string[];
+  /** Opens the admin connection (lazily; a backend that is down does not make this throw). */
+  connect(admin: AdminConnection): Adapter<Values>;
+}

@@ -1,0 +1,78 @@
+/**
+ * The resolved configuration: validated, defaults applied, paths absolute, admin passwords
+ * read from their files. Built only by `loadConfig`; everything else receives it.
+ */
+import type { AdapterKind, AdminConnection } from '../adapters/adapter.js';
+
+/** Per-provider timing, in milliseconds. */
+export interface Timing {
+  /** Each applied consumer is asked this often (default 60 s), jittered. */
+  verifyEveryMs: number;
+  /** A check or an apply that takes longer counts as could-not-ask (default 30 s). */
+  checkTimeoutMs: number;
+  /** The brake's doubling intervals stop growing here (default 1 h). */
+  brakeMaxMs: number;
+  /** First retry of a failed apply (default 1 s); doubles, never beyond `verifyEveryMs`. */
+  retryBaseMs: number;
+  /** Fraction of `verifyEveryMs` by which checks are spread (default 0.1). */
+  jitter: number;
+  /** A missing grant secret is a quiet wait this long, then a warning (default 60 s). */
+  secretGraceMs: number;
+}
+
+export interface ProviderConfig {
+  name: string;
+  adapter: AdapterKind;
+  admin: AdminConnection;
+  /** Absolute path of the contributions file. */
+  contributionsPath: string;
+  /** Validated by the adapter's policy schema. */
+  policy: unknown;
+  timing: Timing;
+}
+
+export interface RedisConnectionConfig {
+  host: string;
+  port: number;
+  db: number;
+  username?: string | undefined;
+  password?: string | undefined;
+  tls: boolean;
+}
+
+export interface HoldfastConfig {
+  /** Absolute path of the configuration file. */
+  source: string;
+  queue: {
+    connection: RedisConnectionConfig;
+    /** BullMQ key prefix (default `holdfast`); use a hash tag, e.g. `{holdfast}`, on Redis Cluster. */
+    prefix: string;
+    /** Queue name (default `consumers`). */
+    name: string;
+  };
+  store: {
+    /** MongoDB URL without credentials. */
+    url: string;
+    username?: string | undefined;
+    password?: string | undefined;
+    /** Database for holdfast's records (default `holdfast`). */
+    database: string;
+  };
+  /** Key of the HMAC that fingerprints applied secrets. */
+  fingerprintKey: Buffer;
+  worker: {
+    /** Jobs one worker process runs at once (default 32). */
+    concurrency: number;
+  };
+  sync: {
+    /** Contributions files are re-read at least this often, besides file-change events (default 5 s). */
+    pollEveryMs: number;
+    /** Timers and events lost with the queue are re-created this often (default 30 s). */
+    resyncEveryMs: number;
+  };
+  log: {
+    level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+    format: 'json' | 'pretty';
+  };
+  providers: ProviderConfig[];
+}

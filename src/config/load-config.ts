@@ -1,0 +1,345 @@
+/**
+ * Reads holdfast's configuration file. Relative paths are relative to the file's directory;
+ * durations are written `500ms`, `30s`, `5m`, `1h`, `1d`, `1h30m`; unknown keys are errors.
+ * No URL may carry credentials: give `username` and `passwordFile` (its content, less one
+ * trailing newline, is the password).
+ *
+ * ```yaml
+ * queue:                                # BullMQ's Redis
+ *   url: redis://127.0.0.1:6379/0       # rediss:// for TLS
+ *   username: default                   # optional
+ *   passwordFile: secrets/queue-redis   # optional
+ *   prefix: holdfast                    # optional, default holdfast
+ *   name: consumers                     # optional, default consumers
+ * store:                                # MongoDB for the records
+ *   url: mongodb://127.0.0.1:27017/?authSource=admin
+ *   username: admin                     # optional
+ *   passwordFile: secrets/mongodb-admin # optional
+ *   database: holdfast                  # optional, default holdfast
+ * fingerprintKeyFile: secrets/fingerprint.key  # optional, default .holdfast/fingerprint.key;
+ *                                       # created when missing (32 random bytes, mode 0600)
+ * worker: { concurrency: 32 }           # optional
+ * sync: { pollEvery: 5s, resyncEvery: 30s }    # optional
+ * log: { level: info, format: json }    # optional; format defaults to pretty on a terminal,
+ *                                       # json otherwise; HOLDFAST_LOG_LEVEL/_FORMAT win
+ * defaults:                             # optional timing for every provider
+ *   verifyEvery: 60s                    # brakeMax >= verifyEvery >= checkTimeout
+ *   checkTimeout: 30s
+ *   brakeMax: 1h
+ *   retryBase: 1s
+ *   jitter: 0.1                         # in [0, 1)
+ *   secretGrace: 60s
+ * providers:                            # at least one, names unique
+ *   - name: cache
+ *     adapter: redis-acl                # one of the adapters holdfast has
+ *     admin: { url: redis://127.0.0.1:6380, username: default, passwordFile: secrets/cache-admin }
+ *     contributions: contributions/cache.yaml
+ *     policy: {}                        # optional, validated by the adapter
+ *     verifyEvery: 10s                  # any timing key overrides defaults
+ * ```
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import type { AdapterKind } from '../adapters/adapter.js';
+import { NAME_PATTERN } from '../desired/consumer-spec.js';
+import { HoldfastError } from '../errors/holdfast-error.js';
+import type { HoldfastConfig, RedisConnectionConfig, Timing } from './config.js';
+import { durationSchema, formatDuration } from './duration.js';
+import type { Environment } from './environment.js';
+import { YamlSource, type FieldPath } from './yaml-source.js';
+
+export interface LoadConfigOptions {
+  /** The adapters holdfast has, by the name configuration uses. */
+  adapters: ReadonlyMap<string, AdapterKind>;
+  environment: Environment;
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+const LOG_FORMATS = ['json', 'pretty'] as const;
+const DEFAULT_TIMING: Timing = {
+  verifyEveryMs: 60_000,
+  checkTimeoutMs: 30_000,
+  brakeMaxMs: 3_600_000,
+  retryBaseMs: 1_000,
+  jitter: 0.1,
+  secretGraceMs: 60_000,
+};
+const FINGERPRINT_KEY_BYTES = 32;
+const NOT_EMPTY = 'must not be empty';
+
+/**
+ * Loads, validates and resolves the configuration at `path`. Every problem found is listed in
+ * one `CONFIG_INVALID` {@link HoldfastError}, each as `<file>:<line>: <field>: <reason>`.
+ */
+export async function loadConfig(path: string, options: LoadConfigOptions): Promise<HoldfastConfig> {
+  const file = resolve(path);
+  const read = await YamlSource.read(file);
+  if (!read.ok) throw invalid(file, read.problems);
+  const { source } = read;
+  if (source.value === null) throw invalid(file, [`${file}:1: (top level): the file is empty`]);
+
+  const problems: string[] = [];
+  const parsed = await source.check(configSchema(dirname(file), options.adapters), source.value, problems);
+  const rawProviders = (source.value as { providers?: unknown }).providers;
+  const policies = await checkPolicies(source, rawProviders, options.adapters, problems);
+  problems.push(...source.duplicates(rawProviders, ['providers'], 'name'));
+  const log = logSettings(parsed.ok ? parsed.value.log : {}, options.environment, problems);
+  if (!parsed.ok || problems.length > 0) throw invalid(file, problems);
+  const config = parsed.value;
+
+  const providers = config.providers.map((provider, index) => {
+    const timing = resolveTiming(source, provider, index, config.defaults, problems);
+    return {
+      name: provider.name,
+      adapter: provider.adapter,
+      admin: { url: provider.admin.url, username: provider.admin.username, password: provider.admin.passwordFile },
+      contributionsPath: provider.contributions,
+      policy: policies.get(index),
+      timing,
+    };
+  });
+  if (problems.length > 0) throw invalid(file, problems);
+
+  const fingerprintKey = await readFingerprintKey(config.fingerprintKeyFile, (reason) =>
+    problems.push(source.problem(['fingerprintKeyFile'], reason)),
+  );
+  if (!fingerprintKey) throw invalid(file, problems);
+
+  return {
+    source: file,
+    queue: {
+      connection: { ...config.queue.url, username: config.queue.username, password: config.queue.passwordFile },
+      prefix: config.queue.prefix,
+      name: config.queue.name,
+    },
+    store: {
+      url: config.store.url,
+      username: config.store.username,
+      password: config.store.passwordFile,
+      database: config.store.database,
+    },
+    fingerprintKey,
+    worker: config.worker,
+    sync: { pollEveryMs: config.sync.pollEvery, resyncEveryMs: config.sync.resyncEvery },
+    log,
+    providers,
+  };
+}
+
+function invalid(file: string, problems: string[]): HoldfastError {
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return new HoldfastError('CONFIG_INVALID', `invalid configuration ${file} (${count}):\n  ${problems.join('\n  ')}`);
+}
+
+const timingFields = {
+  verifyEvery: durationSchema.optional(),
+  checkTimeout: durationSchema.optional(),
+  brakeMax: durationSchema.optional(),
+  retryBase: durationSchema.optional(),
+  jitter: z.number().min(0, 'must be at least 0').lt(1, 'must be less than 1').optional(),
+  secretGrace: durationSchema.optional(),
+};
+type TimingKey = keyof typeof timingFields;
+
+type TimingFields = Partial<Record<TimingKey, number>>;
+
+/** A provider's timing: its own, else the defaults', else holdfast's; conflicts go to `problems`. */
+function resolveTiming(source: YamlSource, provider: TimingFields, index: number, defaults: TimingFields, problems: string[]): Timing {
+  const given = (key: TimingKey) => provider[key] ?? defaults[key];
+  const timing: Timing = {
+    verifyEveryMs: given('verifyEvery') ?? DEFAULT_TIMING.verifyEveryMs,
+    checkTimeoutMs: given('checkTimeout') ?? DEFAULT_TIMING.checkTimeoutMs,
+    brakeMaxMs: given('brakeMax') ?? DEFAULT_TIMING.brakeMaxMs,
+    retryBaseMs: given('retryBase') ?? DEFAULT_TIMING.retryBaseMs,
+    jitter: given('jitter') ?? DEFAULT_TIMING.jitter,
+    secretGraceMs: given('secretGrace') ?? DEFAULT_TIMING.secretGraceMs,
+  };
+  /** Reported where the user wrote one of `keys`: the provider first, then the defaults. */
+  const conflict = (keys: TimingKey[], reason: string) => {
+    const path = firstSet(provider, keys, ['providers', index]) ?? firstSet(defaults, keys, ['defaults']) ?? ['providers', index];
+    problems.push(source.problem(path, reason));
+  };
+  const verifyEvery = formatDuration(timing.verifyEveryMs);
+  if (timing.brakeMaxMs < timing.verifyEveryMs) {
+    conflict(['brakeMax', 'verifyEvery'], `brakeMax (${formatDuration(timing.brakeMaxMs)}) must be at least verifyEvery (${verifyEvery})`);
+  }
+  if (timing.checkTimeoutMs > timing.verifyEveryMs) {
+    conflict(['checkTimeout', 'verifyEvery'], `checkTimeout (${formatDuration(timing.checkTimeoutMs)}) must be at most verifyEvery (${verifyEvery})`);
+  }
+  return timing;
+}
+
+function firstSet(fields: TimingFields, keys: TimingKey[], at: FieldPath): FieldPath | undefined {
+  const key = keys.find((candidate) => fields[candidate] !== undefined);
+  return key === undefined ? undefined : [...at, key];
+}
+
+function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
+  const text = z.string().min(1, NOT_EMPTY);
+  const filePath = text.transform((path) => resolve(dir, path));
+  const password = filePath.transform(readPassword);
+  const url = text.superRefine((value, ctx) => {
+    const problem = urlProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+  const mongoUrl = url.refine((value) => /^mongodb(\+srv)?:\/\//.test(value), 'expected a mongodb:// or mongodb+srv:// URL');
+  const known = [...adapters.keys()].sort().join(', ') || '(none)';
+  const provider = z.strictObject({
+    name: z.string().regex(NAME_PATTERN, 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit'),
+    adapter: z.string().transform((kind, ctx) => {
+      const adapter = adapters.get(kind);
+      if (adapter) return adapter;
+      ctx.addIssue({ code: 'custom', message: `unknown adapter "${kind}"; known adapters: ${known}` });
+      return z.NEVER;
+    }),
+    admin: z.strictObject({ url, username: text.optional(), passwordFile: password.optional() }),
+    contributions: filePath,
+    /** Validated by the adapter's policy schema in {@link checkPolicies}. */
+    policy: z.unknown().optional(),
+    ...timingFields,
+  });
+  return z.strictObject({
+    queue: z.strictObject({
+      url: url.transform(parseRedisUrl),
+      username: text.optional(),
+      passwordFile: password.optional(),
+      prefix: text.default('holdfast'),
+      name: text.default('consumers'),
+    }),
+    store: z.strictObject({
+      url: mongoUrl,
+      username: text.optional(),
+      passwordFile: password.optional(),
+      database: text.default('holdfast'),
+    }),
+    fingerprintKeyFile: filePath.prefault('.holdfast/fingerprint.key'),
+    worker: z.strictObject({ concurrency: z.int().positive().default(32) }).prefault({}),
+    sync: z
+      .strictObject({ pollEvery: durationSchema.default(5_000), resyncEvery: durationSchema.default(30_000) })
+      .prefault({}),
+    log: z.strictObject({ level: z.enum(LOG_LEVELS).optional(), format: z.enum(LOG_FORMATS).optional() }).prefault({}),
+    defaults: z.strictObject(timingFields).prefault({}),
+    providers: z.array(provider).min(1, 'at least one provider is required'),
+  });
+}
+
+/** Why `url` is unusable (not a URL, or carrying credentials), without repeating it. */
+function urlProblem(url: string): string | undefined {
+  const match = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:([^/?#]*)@)?/.exec(url);
+  if (!match) return 'expected a URL such as redis://127.0.0.1:6379';
+  const userinfo = match[1];
+  if (userinfo === undefined) return undefined;
+  return userinfo.includes(':')
+    ? 'the URL must not carry a password: put it in passwordFile'
+    : 'the URL must not carry a username: put it in username';
+}
+
+function parseRedisUrl(text: string, ctx: z.RefinementCtx): Omit<RedisConnectionConfig, 'username' | 'password'> {
+  const fail = (message: string) => {
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return fail('expected a URL such as redis://127.0.0.1:6379/0');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return fail('expected a redis:// or rediss:// URL');
+  if (url.hostname === '') return fail('the URL has no host');
+  const db = url.pathname === '' || url.pathname === '/' ? 0 : Number(url.pathname.slice(1));
+  if (!Number.isInteger(db) || db < 0) return fail('the path must be a database number, e.g. redis://127.0.0.1:6379/0');
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port === '' ? 6379 : Number(url.port),
+    db,
+    tls: url.protocol === 'rediss:',
+  };
+}
+
+/** The password in `path`, less one trailing newline. Messages name the path, never the content. */
+async function readPassword(path: string, ctx: z.RefinementCtx): Promise<string> {
+  let content: string;
+  try {
+    content = await readFile(path, 'utf8');
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `cannot read ${path} (${errnoCode(error)})` });
+    return z.NEVER;
+  }
+  const password = content.replace(/\r?\n$/, '');
+  if (password !== '') return password;
+  ctx.addIssue({ code: 'custom', message: `${path} is empty` });
+  return z.NEVER;
+}
+
+/** Each provider's policy, validated by its adapter's schema (an absent policy is `{}`). */
+async function checkPolicies(
+  source: YamlSource,
+  rawProviders: unknown,
+  adapters: ReadonlyMap<string, AdapterKind>,
+  problems: string[],
+): Promise<Map<number, unknown>> {
+  const policies = new Map<number, unknown>();
+  if (!Array.isArray(rawProviders)) return policies;
+  for (const [index, raw] of rawProviders.entries()) {
+    const { adapter, policy } = (typeof raw === 'object' && raw !== null ? raw : {}) as { adapter?: unknown; policy?: unknown };
+    const kind = typeof adapter === 'string' ? adapters.get(adapter) : undefined;
+    if (!kind) continue;
+    const checked = await source.check(kind.policySchema, policy ?? {}, problems, ['providers', index, 'policy']);
+    if (checked.ok) policies.set(index, checked.value);
+  }
+  return policies;
+}
+
+/** The log settings: the environment's override, else the file's, else by terminal. */
+function logSettings(
+  file: { level?: (typeof LOG_LEVELS)[number] | undefined; format?: (typeof LOG_FORMATS)[number] | undefined },
+  environment: Environment,
+  problems: string[],
+): HoldfastConfig['log'] {
+  const pick = <T extends string>(variable: string, value: string | undefined, allowed: readonly T[]): T | undefined => {
+    if (value === undefined) return undefined;
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    problems.push(`${variable}: expected one of ${allowed.join(', ')}; got ${JSON.stringify(value)}`);
+    return undefined;
+  };
+  return {
+    level: pick('HOLDFAST_LOG_LEVEL', environment.logLevel, LOG_LEVELS) ?? file.level ?? 'info',
+    format: pick('HOLDFAST_LOG_FORMAT', environment.logFormat, LOG_FORMATS) ?? file.format ?? (environment.stdoutIsTTY ? 'pretty' : 'json'),
+  };
+}
+
+/**
+ * The HMAC key in `path`; when the file is missing, 32 random bytes are written there (mode
+ * 0600, parent directory 0700). Problems go to `report`; the key itself is never shown.
+ */
+async function readFingerprintKey(path: string, report: (reason: string) => void): Promise<Buffer | undefined> {
+  try {
+    const key = await readFile(path);
+    if (key.length >= FINGERPRINT_KEY_BYTES) return key;
+    report(`${path} holds ${key.length} bytes; a fingerprint key needs at least ${FINGERPRINT_KEY_BYTES} (delete it to have one created)`);
+    return undefined;
+  } catch (error) {
+    if (errnoCode(error) !== 'ENOENT') {
+      report(`cannot read ${path} (${errnoCode(error)})`);
+      return undefined;
+    }
+  }
+  const key = randomBytes(FINGERPRINT_KEY_BYTES);
+  try {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    await writeFile(path, key, { mode: 0o600, flag: 'wx' });
+    return key;
+  } catch (error) {
+    // Another process created it just now: use theirs.
+    if (errnoCode(error) === 'EEXIST') return readFingerprintKey(path, report);
+    report(`cannot create ${path} (${errnoCode(error)})`);
+    return undefined;
+  }
+}
+
+function errnoCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? String(error);
+}

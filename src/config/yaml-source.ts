@@ -1,0 +1,134 @@
+/**
+ * YAML files whose problems are told as `<file>:<line>: <field>: <reason>`: the parsed value
+ * keeps its document, so a zod issue's path leads back to the line that holds the field (or,
+ * when the field is missing, to its nearest existing parent).
+ */
+import { readFile } from 'node:fs/promises';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
+
+export type FieldPath = readonly PropertyKey[];
+
+/** The outcome of reading a YAML file: a source, or the problems that keep it from being one. */
+export type YamlRead = { ok: true; source: YamlSource } | { ok: false; problems: string[] };
+
+/** A validation outcome; its problems were added to the caller's list. */
+export type Checked<T> = { ok: true; value: T } | { ok: false };
+
+/** `consumers[1].login`; the empty path is `(top level)`. */
+export function formatPath(path: FieldPath): string {
+  let text = '';
+  for (const key of path) {
+    if (typeof key === 'number') text += `[${key}]`;
+    else text += text === '' ? String(key) : `.${String(key)}`;
+  }
+  return text === '' ? '(top level)' : text;
+}
+
+/** A missing field reads `required` rather than zod's "expected string, received undefined". */
+const required = (issue: z.core.$ZodRawIssue) =>
+  issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined;
+
+export class YamlSource {
+  private constructor(
+    /** The file's path, as it appears in messages. */
+    readonly file: string,
+    /** The document as plain JavaScript values; `null` when the file holds no document. */
+    readonly value: unknown,
+    private readonly doc: Document,
+    private readonly lines: LineCounter,
+  ) {}
+
+  /** Parses `text`; syntax errors come back as problems with their line. */
+  static parse(file: string, text: string): YamlRead {
+    const lines = new LineCounter();
+    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+    const at = (offset: number) => `${file}:${lines.linePos(offset).line}`;
+    if (doc.errors.length > 0) {
+      return { ok: false, problems: doc.errors.map((error) => `${at(error.pos[0])}: invalid YAML: ${error.message}`) };
+    }
+    try {
+      return { ok: true, source: new YamlSource(file, doc.toJS({ maxAliasCount: 100 }), doc, lines) };
+    } catch (error) {
+      return { ok: false, problems: [`${at(0)}: invalid YAML: ${(error as Error).message}`] };
+    }
+  }
+
+  /** Reads and parses `file`; a file that cannot be read is a problem naming its errno code. */
+  static async read(file: string): Promise<YamlRead> {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      return { ok: false, problems: [`${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`] };
+    }
+    return YamlSource.parse(file, text);
+  }
+
+  /** 1-based line of the field at `path`, or of its nearest existing parent. */
+  lineOf(path: FieldPath): number {
+    let node: unknown = this.doc.contents;
+    let offset = 0;
+    for (const key of path) {
+      if (isAlias(node)) node = node.resolve(this.doc);
+      if (isMap(node)) {
+        const pair = node.items.find((item) => String(isScalar(item.key) ? item.key.value : item.key) === String(key));
+        if (!pair) break;
+        offset = (isScalar(pair.key) ? pair.key.range?.[0] : undefined) ?? offset;
+        node = pair.value;
+      } else if (isSeq(node) && typeof key === 'number' && node.items[key] !== undefined) {
+        node = node.items[key];
+        offset = (node as { range?: [number] | null }).range?.[0] ?? offset;
+      } else {
+        break;
+      }
+    }
+    return this.lines.linePos(offset).line;
+  }
+
+  /** `<file>:<line>` of the field at `path`. */
+  at(path: FieldPath): string {
+    return `${this.file}:${this.lineOf(path)}`;
+  }
+
+  /** `<file>:<line>: <field>: <reason>`. */
+  problem(path: FieldPath, reason: string): string {
+    return `${this.at(path)}: ${formatPath(path)}: ${reason}`;
+  }
+
+  /**
+   * Validates `value`, found at `path` in this file, with `schema` (which may be async). Each
+   * issue is added to `problems`; an unknown key is reported on its own line.
+   */
+  async check<T>(schema: z.ZodType<T>, value: unknown, problems: string[], path: FieldPath = []): Promise<Checked<T>> {
+    const result = await schema.safeParseAsync(value, { error: required });
+    if (result.success) return { ok: true, value: result.data };
+    for (const issue of result.error.issues) {
+      const where = [...path, ...issue.path];
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) problems.push(this.problem([...where, key], 'unknown field'));
+      } else {
+        problems.push(this.problem(where, issue.message));
+      }
+    }
+    return { ok: false };
+  }
+
+  /**
+   * Problems for the items of the list at `path` whose `field` repeats an earlier item's, e.g.
+   * `consumers[1].login: duplicate login "app_a" (also consumers[0])`.
+   */
+  duplicates(list: unknown, path: FieldPath, field: string): string[] {
+    if (!Array.isArray(list)) return [];
+    const first = new Map<unknown, number>();
+    const problems: string[] = [];
+    list.forEach((item: unknown, index) => {
+      const value = typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[field] : undefined;
+      if (typeof value !== 'string') return;
+      const earlier = first.get(value);
+      if (earlier === undefined) first.set(value, index);
+      else problems.push(this.problem([...path, index, field], `duplicate ${field} "${value}" (also ${formatPath([...path, earlier])})`));
+    });
+    return problems;
+  }
+}

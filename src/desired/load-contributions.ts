@@ -1,0 +1,82 @@
+/**
+ * Reads a provider's contributions file:
+ *
+ * ```yaml
+ * consumers:                        # `consumers: []` declares none; an empty file is an error
+ *   - id: photos                    # unique in the file
+ *     login: app_photos             # unique in the file
+ *     secret: grants/photos.secret  # the grant secret, relative to this file (not read here)
+ *     values: { keys: ['photos:*'] }  # optional, validated by the provider's adapter
+ * ```
+ *
+ * Any problem with the file rejects all of it, so a truncated or mistyped file never removes a
+ * consumer. A consumer that asks for more than the provider's policy allows is rejected alone.
+ */
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import type { ProviderConfig } from '../config/config.js';
+import { YamlSource } from '../config/yaml-source.js';
+import { HoldfastError } from '../errors/holdfast-error.js';
+import { canonicalJson, sha256Hex } from './canonical-json.js';
+import { NAME_PATTERN, consumerKey, type DesiredState } from './consumer-spec.js';
+
+const name = z.string().regex(NAME_PATTERN, 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit');
+const fileSchema = z.strictObject({ consumers: z.array(z.unknown()) });
+const consumerSchema = z.strictObject({
+  id: name,
+  login: name,
+  secret: z.string().min(1, 'must not be empty'),
+  /** Validated by the adapter's values schema, apart. */
+  values: z.unknown().optional(),
+});
+
+/**
+ * The desired state `provider`'s contributions file declares. Throws `CONTRIBUTIONS_INVALID`
+ * listing every problem as `<file>:<line>: <field>: <reason>` when the file cannot be used.
+ */
+export async function loadContributions(provider: ProviderConfig): Promise<DesiredState> {
+  const file = provider.contributionsPath;
+  const read = await YamlSource.read(file);
+  if (!read.ok) throw invalid(file, read.problems);
+  const { source } = read;
+  if (source.value === null) {
+    throw invalid(file, [`${file}:1: (top level): the file is empty; write \`consumers: []\` to declare no consumers`]);
+  }
+
+  const problems: string[] = [];
+  await source.check(fileSchema, source.value, problems);
+  const listed = (source.value as { consumers?: unknown }).consumers;
+  const items: unknown[] = Array.isArray(listed) ? listed : [];
+  const consumers: { id: string; login: string; secret: string; values: unknown }[] = [];
+  for (const [index, item] of items.entries()) {
+    const checked = await source.check(consumerSchema, item, problems, ['consumers', index]);
+    if (typeof item !== 'object' || item === null) continue;
+    const rawValues = (item as { values?: unknown }).values ?? {};
+    const values = await source.check(provider.adapter.valuesSchema, rawValues, problems, ['consumers', index, 'values']);
+    if (checked.ok && values.ok) consumers.push({ ...checked.value, values: values.value });
+  }
+  problems.push(...source.duplicates(items, ['consumers'], 'id'), ...source.duplicates(items, ['consumers'], 'login'));
+  if (problems.length > 0) throw invalid(file, problems);
+
+  const state: DesiredState = { provider: provider.name, consumers: [], rejected: [] };
+  const dir = dirname(file);
+  // Every item passed, so `index` is also the item's place in the file.
+  consumers.forEach(({ id, login, secret, values }, index) => {
+    const key = consumerKey(provider.name, id);
+    const at = source.at(['consumers', index]);
+    const violations = provider.adapter.violations({ id, login, values }, provider.policy);
+    if (violations.length > 0) {
+      state.rejected.push({ key, provider: provider.name, id, login, source: at, problems: violations.map((v) => `${at}: ${v}`) });
+      return;
+    }
+    const secretPath = resolve(dir, secret);
+    const specHash = sha256Hex(canonicalJson({ login, values, secretPath }));
+    state.consumers.push({ key, provider: provider.name, id, login, values, secretPath, specHash, source: at });
+  });
+  return state;
+}
+
+function invalid(file: string, problems: string[]): HoldfastError {
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return new HoldfastError('CONTRIBUTIONS_INVALID', `invalid contributions ${file} (${count}):\n  ${problems.join('\n  ')}`);
+}

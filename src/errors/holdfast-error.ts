@@ -1,0 +1,48 @@
+/**
+ * Every error holdfast raises on purpose carries a stable `code`. Callers branch on the
+ * code, never on the message. Messages name what is wrong and where, and never a secret.
+ */
+export type ErrorCode =
+  /** The configuration file does not parse or validate. */
+  | 'CONFIG_INVALID'
+  /** A contributions file does not parse or validate; the last good desired state stays. */
+  | 'CONTRIBUTIONS_INVALID'
+  /** A consumer asks for more than its provider's policy allows. */
+  | 'POLICY_VIOLATION'
+  /** A grant secret file does not exist (yet). */
+  | 'SECRET_MISSING'
+  /** A grant secret file exists but this process may not read it (EACCES, EPERM). */
+  | 'SECRET_UNREADABLE'
+  /** A grant secret file is empty or otherwise unusable. */
+  | 'SECRET_INVALID'
+  /** A backend call did not finish before its deadline. */
+  | 'DEADLINE_EXCEEDED'
+  /** A backend could not be reached or refused the admin connection. */
+  | 'BACKEND_UNAVAILABLE'
+  /** A backend answered with an error. */
+  | 'BACKEND_ERROR'
+  /** Another worker holds the consumer's lease right now. */
+  | 'LEASE_BUSY'
+  /** The consumer's record changed under us (compare-and-swap failed). */
+  | 'REVISION_CONFLICT'
+  /** No consumer by that name. */
+  | 'CONSUMER_UNKNOWN'
+  /** The configuration names an adapter holdfast does not have. */
+  | 'ADAPTER_UNKNOWN';
+
+export class HoldfastError extends Error {
+  override readonly name = 'HoldfastError';
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** True when `error` is a {@link HoldfastError}, optionally with one of `codes`. */
+export function isHoldfastError(error: unknown, ...codes: ErrorCode[]): error is HoldfastError {
+  return error instanceof HoldfastError && (codes.length === 0 || codes.includes(error.code));
+}
