@@ -1,0 +1,157 @@
+/**
+ * ACL rules on the wire and back: the `ACL SETUSER` arguments for a grant (only the
+ * password's SHA-256 is sent), the reading of an `ACL GETUSER` reply, and the comparison of
+ * the two. Redis rewrites command rules into a canonical, version-dependent form, so the
+ * expected commands are what the same server made of the same rules for a scratch user.
+ */
+import { createHash } from 'node:crypto';
+import type { HoldsAnswer } from '../adapter.js';
+import type { RedisAclValues } from './values.js';
+
+/** Logins holdfast uses for its scratch users; never a consumer's. */
+export const SCRATCH_PREFIX = 'holdfast-canon-';
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/**
+ * The patterns as Redis keeps them: `*` covers every name (and Redis refuses a pattern after
+ * it), duplicates are kept once.
+ */
+export function effectivePatterns(patterns: readonly string[]): string[] {
+  return patterns.includes('*') ? ['*'] : [...new Set(patterns)];
+}
+
+/** Arguments after `ACL SETUSER <login>`: the whole user, from nothing, enabled. */
+export function userRules(passwordHash: string, values: RedisAclValues): string[] {
+  return [
+    'reset',
+    'resetchannels', // `reset` means `allchannels` where acl-pubsub-default says so
+    'on',
+    `#${passwordHash}`,
+    ...effectivePatterns(values.keys).map((k) => `~${k}`),
+    ...effectivePatterns(values.channels).map((c) => `&${c}`),
+    ...values.commands,
+  ];
+}
+
+/** A stable key for a list of command rules, and the scratch login that probes it. */
+export function commandRulesKey(commands: readonly string[]): { key: string; scratch: string } {
+  const key = sha256Hex(JSON.stringify(commands));
+  return { key, scratch: `${SCRATCH_PREFIX}${key.slice(0, 8)}` };
+}
+
+/** Arguments after `ACL SETUSER <scratch>`: the command rules on a disabled user without password. */
+export function scratchRules(commands: readonly string[]): string[] {
+  return ['reset', 'off', ...commands];
+}
+
+/** The parts of an `ACL GETUSER` reply holdfast compares. */
+export interface AclUser {
+  flags: string[];
+  passwords: string[];
+  commands: string;
+  /** Key patterns without their `~`, as Redis lists them (read/write selectors keep their `%R~`). */
+  keys: string[];
+  /** Channel patterns without their `&`. */
+  channels: string[];
+  /** How many selectors (`(…)` rule groups) the user has. */
+  selectors: number;
+}
+
+function words(value: unknown): string[] {
+  if (typeof value === 'string') return value.split(' ').filter((w) => w !== '');
+  if (Array.isArray(value)) return value.flatMap(words);
+  return [];
+}
+
+/** Reads an `ACL GETUSER` reply (RESP2 field/value list); null when the user does not exist. */
+export function parseGetUser(reply: unknown): AclUser | null {
+  if (reply === null) return null;
+  if (!Array.isArray(reply)) throw new TypeError('ACL GETUSER answered with something that is not a list');
+  const field = new Map<string, unknown>();
+  for (let i = 0; i + 1 < reply.length; i += 2) field.set(String(reply[i]), reply[i + 1]);
+  const strip = (prefix: string) => (w: string) => (w.startsWith(prefix) ? w.slice(prefix.length) : w);
+  const selectors = field.get('selectors');
+  return {
+    flags: words(field.get('flags')),
+    passwords: words(field.get('passwords')),
+    commands: words(field.get('commands')).join(' '),
+    keys: words(field.get('keys')).map(strip('~')),
+    channels: words(field.get('channels')).map(strip('&')),
+    selectors: Array.isArray(selectors) ? selectors.length : 0,
+  };
+}
+
+/** What a grant should look like in `ACL GETUSER`. */
+export interface ExpectedUser {
+  passwordHash: string;
+  keys: readonly string[];
+  channels: readonly string[];
+  /** The grant's command rules, as asked. */
+  rules: readonly string[];
+  /** The canonical form of {@link rules} on this server. */
+  commands: string;
+}
+
+/** Names the canonical rules one side has and the other lacks, then both sides in full. */
+function describeCommands(actual: string, expected: ExpectedUser): string {
+  const have = actual.split(' ');
+  const want = expected.commands.split(' ');
+  const extra = have.filter((r) => !want.includes(r));
+  const lacking = want.filter((r) => !have.includes(r));
+  const summary = [
+    extra.length > 0 ? `the backend also has ${extra.join(' ')}` : '',
+    lacking.length > 0 ? `the backend lacks ${lacking.join(' ')}` : '',
+  ].filter((part) => part !== '');
+  return (
+    `commands: ${summary.length > 0 ? summary.join(' and ') : 'the same rules in another order'}` +
+    ` (the backend has "${actual}"; the grant's "${expected.rules.join(' ')}" reads "${expected.commands}" on this server)`
+  );
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const left = new Set(a);
+  const right = new Set(b);
+  return left.size === right.size && [...left].every((x) => right.has(x));
+}
+
+const show = (patterns: readonly string[], sigil: string) =>
+  patterns.length === 0 ? '(none)' : `"${patterns.map((p) => `${sigil}${p}`).join(' ')}"`;
+
+/**
+ * Compares what the backend has with what was asked. The detail names fields and rules,
+ * never a password or a hash.
+ */
+export function compareUser(actual: AclUser | null, expected: ExpectedUser): HoldsAnswer {
+  if (actual === null) return { held: false, reason: 'missing', detail: 'the backend has no such ACL user' };
+  if (actual.flags.includes('off') || !actual.flags.includes('on')) {
+    return { held: false, reason: 'disabled', detail: 'the ACL user is off' };
+  }
+  const matching = actual.passwords.filter((h) => h === expected.passwordHash).length;
+  if (matching !== 1 || actual.passwords.length !== 1) {
+    const others = actual.passwords.length - matching;
+    const detail =
+      actual.passwords.length === 0
+        ? 'the ACL user has no password (nopass or none set)'
+        : matching === 0
+          ? `the ACL user accepts ${others} password(s), none of them the grant's`
+          : `the ACL user accepts the grant's password and ${others} other(s)`;
+    return { held: false, reason: 'password-differs', detail };
+  }
+  const differences: string[] = [];
+  const keys = effectivePatterns(expected.keys);
+  if (!sameSet(actual.keys, keys)) {
+    differences.push(`keys: the backend has ${show(actual.keys, '~')}, the grant asks for ${show(keys, '~')}`);
+  }
+  const channels = effectivePatterns(expected.channels);
+  if (!sameSet(actual.channels, channels)) {
+    differences.push(`channels: the backend has ${show(actual.channels, '&')}, the grant asks for ${show(channels, '&')}`);
+  }
+  if (actual.commands !== expected.commands) differences.push(describeCommands(actual.commands, expected));
+  if (actual.selectors > 0) {
+    differences.push(`selectors: the backend has ${actual.selectors} selector(s), the grant asks for none`);
+  }
+  return differences.length === 0 ? { held: true } : { held: false, reason: 'rules-differ', detail: differences.join('; ') };
+}

@@ -1,0 +1,17 @@
+/** The `redis-acl` adapter kind: Redis ACL users, one per consumer. */
+import type { AdapterKind } from '../adapter.js';
+import { redisAclPolicySchema, violations, type RedisAclPolicy } from './policy.js';
+import { RedisAclAdapter } from './redis-acl-adapter.js';
+import { redisAclValuesSchema, type RedisAclValues } from './values.js';
+
+export type { RedisAclPolicy } from './policy.js';
+export type { RedisAclValues } from './values.js';
+export { RedisAclAdapter, type RedisAclAdapterOptions } from './redis-acl-adapter.js';
+
+export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
+  kind: 'redis-acl',
+  valuesSchema: redisAclValuesSchema,
+  policySchema: redisAclPolicySchema,
+  violations,
+  connect: (admin) => new RedisAclAdapter(admin),
+};

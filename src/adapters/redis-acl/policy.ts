@@ -1,0 +1,72 @@
+/**
+ * What a `redis-acl` provider lets its consumers ask for, and the pure check of a consumer
+ * against it. Prefixes may use the templates `{id}` and `{login}`.
+ */
+import { z } from 'zod';
+import type { PolicySubject } from '../adapter.js';
+import { SCRATCH_PREFIX } from './acl-rules.js';
+import { commandRule, type RedisAclValues } from './values.js';
+
+const GLOB_CHARS = /[*?[\]\\]/;
+
+const prefix = z
+  .string()
+  .min(1, 'a prefix may not be empty; set allowAllKeys or allowAllChannels instead')
+  .regex(/^[^\s\p{Cc}]+$/u, 'a prefix may not contain whitespace or control characters')
+  .refine((p) => !GLOB_CHARS.test(p), 'a prefix is literal: it may not contain *, ?, [, ] or \\');
+
+const allowedRule = commandRule
+  .refine((rule) => rule.startsWith('+'), 'allowed commands are "+" rules')
+  .refine((rule) => rule !== '+@all', 'use allowAllCommands to allow "+@all"');
+
+export const redisAclPolicySchema = z.strictObject({
+  keyPrefix: prefix.default('{id}:'),
+  channelPrefix: prefix.default('{id}:'),
+  allowAllKeys: z.boolean().default(false),
+  allowAllChannels: z.boolean().default(false),
+  allowedCommands: z.array(allowedRule).default(['+@read', '+@write', '+@connection', '+@pubsub', '+@keyspace']),
+  allowAllCommands: z.boolean().default(false),
+});
+
+/** A `redis-acl` provider's policy, defaults applied. */
+export type RedisAclPolicy = z.infer<typeof redisAclPolicySchema>;
+
+/**
+ * What `subject` asks for beyond `policy`, one sentence per problem naming the field;
+ * empty when allowed.
+ */
+export function violations(subject: PolicySubject<RedisAclValues>, policy: RedisAclPolicy): string[] {
+  const expand = (template: string) => template.replaceAll('{id}', subject.id).replaceAll('{login}', subject.login);
+  const problems: string[] = [];
+
+  if (subject.login.startsWith(SCRATCH_PREFIX)) {
+    problems.push(`login: "${subject.login}" starts with "${SCRATCH_PREFIX}", which holdfast reserves for its own use`);
+  }
+
+  const patterns = (field: 'keys' | 'channels', noun: string, template: string, allowAll: boolean) => {
+    if (allowAll || subject.values[field].length === 0) return;
+    const literal = expand(template);
+    if (GLOB_CHARS.test(literal)) {
+      problems.push(`values.${field}: the ${noun} prefix "${template}" expands to "${literal}", which is a pattern, not a prefix`);
+      return;
+    }
+    subject.values[field].forEach((pattern, i) => {
+      if (!pattern.startsWith(literal)) {
+        problems.push(`values.${field}[${i}]: "${pattern}" is outside the ${noun} prefix "${literal}" allowed by the provider's policy`);
+      }
+    });
+  };
+  patterns('keys', 'key', policy.keyPrefix, policy.allowAllKeys);
+  patterns('channels', 'channel', policy.channelPrefix, policy.allowAllChannels);
+
+  if (!policy.allowAllCommands) {
+    const allowed = new Set(policy.allowedCommands);
+    subject.values.commands.forEach((rule, i) => {
+      if (!rule.startsWith('+') || allowed.has(rule) || allowed.has(rule.split('|')[0] ?? rule)) return;
+      problems.push(
+        `values.commands[${i}]: "${rule}" is not among the commands allowed by the provider's policy (${policy.allowedCommands.join(' ')})`,
+      );
+    });
+  }
+  return problems;
+}

@@ -1,0 +1,281 @@
+/**
+ * The `redis-acl` adapter: one admin connection per provider, ACL users per consumer.
+ * Every call is raced against its AbortSignal; a connection known to be down fails fast.
+ */
+import { Redis } from 'ioredis';
+import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer } from '../adapter.js';
+import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
+import {
+  SCRATCH_PREFIX,
+  commandRulesKey,
+  compareUser,
+  parseGetUser,
+  scratchRules,
+  sha256Hex,
+  userRules,
+} from './acl-rules.js';
+import type { RedisAclValues } from './values.js';
+
+export interface RedisAclAdapterOptions {
+  /** Distinct command rule sets whose canonical form is remembered (default 64). */
+  canonicalCacheSize?: number;
+}
+
+/** Replaces every secret in `text`, longest first. */
+function scrub(text: string, secrets: readonly string[]): string {
+  return [...secrets]
+    .filter((s) => s !== '')
+    .sort((a, b) => b.length - a.length)
+    .reduce((out, secret) => out.replaceAll(secret, '[redacted]'), text);
+}
+
+/** A small least-recently-used map. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(key: string): V | undefined {
+    const value = this.map.get(key);
+    if (value !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: string, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    for (const oldest of this.map.keys()) {
+      if (this.map.size <= this.max) break;
+      this.map.delete(oldest);
+    }
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+export class RedisAclAdapter implements Adapter<RedisAclValues> {
+  private readonly client: Redis;
+  private readonly where: string;
+  private readonly adminSecrets: string[];
+  /** Why the connection is known to be down; undefined while up or still making its first attempt. */
+  private down: string | undefined;
+  /** The first connection attempt: calls made meanwhile wait for it. */
+  private readonly firstAttempt: Promise<void>;
+  /** Whether the server has an ACL file; asked once per connection. */
+  private aclFile: boolean | undefined;
+  private readonly canonical: Lru<string>;
+  private readonly probing = new Map<string, Promise<string>>();
+  /** The next `ACL SAVE`, not started yet: callers arriving now share it. */
+  private saveQueued: Promise<void> | undefined;
+  private saveRunning: Promise<void> = Promise.resolve();
+
+  constructor(admin: AdminConnection, options: RedisAclAdapterOptions = {}) {
+    this.where = (() => {
+      try {
+        return new URL(admin.url).host;
+      } catch {
+        return 'redis';
+      }
+    })();
+    this.adminSecrets = admin.password === undefined ? [] : [admin.password];
+    this.canonical = new Lru(options.canonicalCacheSize ?? 64);
+    this.client = new Redis(admin.url, {
+      username: admin.username,
+      password: admin.password,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 5_000,
+      retryStrategy: (attempt: number) => Math.min(100 * 2 ** (attempt - 1), 2_000),
+    });
+    this.client.on('error', (error: Error) => {
+      this.down = scrub(error.message, this.adminSecrets);
+    });
+    this.client.on('close', () => {
+      this.down ??= 'the connection closed';
+    });
+    this.client.on('ready', () => {
+      this.down = undefined;
+      this.aclFile = undefined;
+      this.canonical.clear(); // a restarted server may spell the same rules in another order
+    });
+    this.firstAttempt = new Promise<void>((resolve, reject) => {
+      this.client.once('ready', () => resolve());
+      this.client.once('close', () => reject(new Error(this.down ?? 'the connection closed')));
+    });
+    this.firstAttempt.catch(() => undefined);
+  }
+
+  /** How many canonical command rule sets are remembered now (bounded). */
+  get canonicalCacheSize(): number {
+    return this.canonical.size;
+  }
+
+  async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
+    const hash = sha256Hex(grant.password);
+    const secrets = [grant.password, hash];
+    await this.send(signal, `ACL SETUSER "${grant.login}"`, secrets, () =>
+      this.client.call('ACL', 'SETUSER', grant.login, ...userRules(hash, grant.values)),
+    );
+    await this.saveIfAclFile(signal, secrets);
+  }
+
+  async remove(login: string, { signal }: CallOptions): Promise<void> {
+    await this.send(signal, `ACL DELUSER "${login}"`, [], () => this.client.call('ACL', 'DELUSER', login));
+    await this.saveIfAclFile(signal, []);
+  }
+
+  async holds(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
+    const passwordHash = sha256Hex(grant.password);
+    const secrets = [grant.password, passwordHash];
+    const [reply, commands] = await Promise.all([
+      this.send(signal, `ACL GETUSER "${grant.login}"`, secrets, () => this.client.call('ACL', 'GETUSER', grant.login)),
+      this.canonicalCommands(grant.values.commands, signal, secrets),
+    ]);
+    const actual = parseGetUser(reply);
+    const { keys, channels, commands: rules } = grant.values;
+    return compareUser(actual, { passwordHash, keys, channels, rules, commands });
+  }
+
+  async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
+    const users = await this.send(signal, 'ACL USERS', [], () => this.client.call('ACL', 'USERS'));
+    return (Array.isArray(users) ? users : [])
+      .map(String)
+      .filter((u) => u.startsWith(prefix) && !u.startsWith(SCRATCH_PREFIX));
+  }
+
+  close(): Promise<void> {
+    this.client.disconnect();
+    return Promise.resolve();
+  }
+
+  /**
+   * What this server makes of `commands`: applied to a disabled scratch user without a
+   * password, read back and deleted, in one transaction. Remembered per rule set; callers
+   * asking for the same rule set at once share one probe.
+   */
+  private canonicalCommands(commands: readonly string[], signal: AbortSignal, secrets: readonly string[]): Promise<string> {
+    const { key, scratch } = commandRulesKey(commands);
+    const cached = this.canonical.get(key);
+    if (cached !== undefined) return Promise.resolve(cached);
+    return this.send(signal, `the scratch probe of "${commands.join(' ')}"`, secrets, () => {
+      let probe = this.probing.get(key);
+      if (probe === undefined) {
+        probe = this.probe(scratch, commands)
+          .then((canonical) => {
+            this.canonical.set(key, canonical);
+            return canonical;
+          })
+          .finally(() => this.probing.delete(key));
+        this.probing.set(key, probe);
+      }
+      return probe;
+    });
+  }
+
+  private async probe(scratch: string, commands: readonly string[]): Promise<string> {
+    const results = await this.client
+      .multi()
+      .call('ACL', 'SETUSER', scratch, ...scratchRules(commands))
+      .call('ACL', 'GETUSER', scratch)
+      .call('ACL', 'DELUSER', scratch)
+      .exec();
+    if (results === null) throw new Error('the scratch transaction was discarded');
+    const failed = results.find(([error]) => error !== null);
+    if (failed?.[0]) throw failed[0];
+    const user = parseGetUser(results[1]?.[1] ?? null);
+    if (user === null) throw new Error(`the scratch user "${scratch}" vanished before it could be read`);
+    return user.commands;
+  }
+
+  private async saveIfAclFile(signal: AbortSignal, secrets: readonly string[]): Promise<void> {
+    if (await this.hasAclFile(signal, secrets)) await this.send(signal, 'ACL SAVE', secrets, () => this.save());
+  }
+
+  private async hasAclFile(signal: AbortSignal, secrets: readonly string[]): Promise<boolean> {
+    if (this.aclFile !== undefined) return this.aclFile;
+    try {
+      const reply = await this.send(signal, 'CONFIG GET aclfile', secrets, () => this.client.call('CONFIG', 'GET', 'aclfile'));
+      this.aclFile = Array.isArray(reply) && typeof reply[1] === 'string' && reply[1] !== '';
+    } catch (error) {
+      // CONFIG is not permitted (or renamed away): holdfast cannot know, so it does not save.
+      if (!isHoldfastError(error, 'BACKEND_ERROR')) throw error;
+      this.aclFile = false;
+    }
+    return this.aclFile;
+  }
+
+  /**
+   * `ACL SAVE` rewrites the whole file, so concurrent callers share saves: a caller joins the
+   * next save that has not started yet, which runs once the current one is done.
+   */
+  private save(): Promise<void> {
+    if (this.saveQueued === undefined) {
+      const queued = this.saveRunning.then(async () => {
+        this.saveQueued = undefined;
+        await this.client.call('ACL', 'SAVE');
+      });
+      this.saveQueued = queued;
+      this.saveRunning = queued.catch(() => undefined);
+    }
+    return this.saveQueued;
+  }
+
+  /** Runs `start` once the connection is ready, raced against `signal`; errors become HoldfastErrors. */
+  private async send<T>(signal: AbortSignal, what: string, secrets: readonly string[], start: () => Promise<T>): Promise<T> {
+    if (signal.aborted) throw this.deadline(what);
+    const { status } = this.client;
+    if (status !== 'ready') {
+      if (this.down !== undefined || status === 'end' || status === 'close') {
+        throw this.unavailable(what, this.down ?? 'the connection is closed');
+      }
+      await this.race(this.firstAttempt, signal, what, secrets); // still making its first attempt
+    }
+    return this.race(Promise.resolve().then(start), signal, what, secrets);
+  }
+
+  /** Settles with `work`, or rejects with DEADLINE_EXCEEDED as soon as `signal` aborts. */
+  private race<T>(work: Promise<T>, signal: AbortSignal, what: string, secrets: readonly string[]): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(this.deadline(what));
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      work.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(this.failure(error, what, secrets));
+        },
+      );
+    });
+  }
+
+  private deadline(what: string): HoldfastError {
+    return new HoldfastError('DEADLINE_EXCEEDED', `redis-acl at ${this.where}: ${what} did not finish before its deadline`);
+  }
+
+  private unavailable(what: string, why: string): HoldfastError {
+    return new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl at ${this.where}: could not run ${what}: ${why}`);
+  }
+
+  /** The driver's or the server's error, scrubbed of every secret, as a HoldfastError (no cause: it may hold a secret). */
+  private failure(error: unknown, what: string, secrets: readonly string[]): HoldfastError {
+    if (isHoldfastError(error)) return error;
+    const raw = error instanceof Error ? error.message : String(error);
+    const message = scrub(raw, [...secrets, ...this.adminSecrets]);
+    const answered = error instanceof Error && error.name === 'ReplyError' && !/^(NOAUTH|WRONGPASS)\b/.test(raw);
+    return answered
+      ? new HoldfastError('BACKEND_ERROR', `redis-acl at ${this.where}: ${what} failed: ${message}`)
+      : this.unavailable(what, message);
+  }
+}
