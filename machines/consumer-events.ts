@@ -1,0 +1,55 @@
+/**
+ * The events a consumer machine understands. Each job delivers one of the first group to
+ * one consumer; the worker feeds effect results (second group) back; timers (XState
+ * `after` events) come back as delayed jobs. No event ever carries a secret.
+ */
+import type { NotHeldReason } from '../src/adapters/adapter.js';
+
+/** From the desired-state sync, the CLI or the API. */
+export type CommandEvent =
+  /** The consumer is wanted with this spec (login, values, secret path). */
+  | { type: 'DESIRED'; specHash: string }
+  /** The consumer is declared but its provider's policy refuses it; it is not applied. */
+  | { type: 'REJECT'; problems: string[] }
+  /** The consumer is no longer wanted: remove its login. */
+  | { type: 'REMOVE' }
+  /** Ask the backend now rather than at the next check. */
+  | { type: 'CHECK_NOW' }
+  /** Apply again now, whatever the last check said. */
+  | { type: 'REAPPLY' }
+  /** The record was found mid-effect (its worker died): perform the effect again. */
+  | { type: 'RESUME' };
+
+/** Results of the effects the machine asked for. */
+export type ResultEvent =
+  /** `apply` succeeded with this spec and this secret's fingerprint. */
+  | { type: 'APPLIED'; specHash: string; secretMac: string }
+  /** `apply` failed; `error` is scrubbed words. */
+  | { type: 'APPLY_FAILED'; error: string }
+  /** `check`: the backend holds the consumer. */
+  | { type: 'HELD' }
+  /** `check`: the backend does not hold the consumer, and why. */
+  | { type: 'NOT_HELD'; reason: NotHeldReason; detail: string }
+  /** `check` could not ask: the backend threw, timed out, or its provider is paused. */
+  | { type: 'CHECK_FAILED'; error: string; timedOut: boolean }
+  /** `check` found the grant secret or the spec changed since it was applied. */
+  | { type: 'CHANGED'; what: string }
+  /** `apply`/`check`: the grant secret file does not exist. */
+  | { type: 'SECRET_MISSING'; path: string }
+  /** `apply`/`check`: the grant secret exists but cannot be read (path, owner, mode, uid). */
+  | { type: 'SECRET_UNREADABLE'; detail: string }
+  /** `remove` succeeded (or the login was already absent). */
+  | { type: 'REMOVED' }
+  /** `remove` failed. */
+  | { type: 'REMOVE_FAILED'; error: string };
+
+export type ConsumerEvent = CommandEvent | ResultEvent;
+
+/** The effects a transition may ask the worker to perform (at most one per transition). */
+export type EffectType = 'apply' | 'check' | 'remove';
+
+/** Something the log must say, composed by the machine. */
+export interface Announcement {
+  level: 'info' | 'warn' | 'error';
+  message: string;
+}

@@ -1,0 +1,38 @@
+/**
+ * The machine's waits, pure functions of its context and timing. Jitter is derived from
+ * the consumer's key, so each consumer keeps its own phase and a crowd applied at the same
+ * moment spreads out over the interval, without any randomness in the machine.
+ */
+export interface ConsumerTiming {
+  verifyEveryMs: number;
+  brakeMaxMs: number;
+  retryBaseMs: number;
+  /** Fraction of the verify interval by which consumers are spread, in [0, 1). */
+  jitter: number;
+  secretGraceMs: number;
+}
+
+/** A stable number in [0, 1) from a string (FNV-1a). */
+export function unitHash(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) / 2 ** 32;
+}
+
+/** The wait between checks: the verify interval, shifted by up to ±jitter/2 of it. */
+export function verifyDelay(key: string, t: ConsumerTiming): number {
+  return Math.round(t.verifyEveryMs * (1 + t.jitter * (unitHash(key) - 0.5)));
+}
+
+/** The brake after the n-th successful re-apply that is still not held (n ≥ 2): 2v, 4v, … ≤ brakeMax. */
+export function brakeDelay(brakeCount: number, t: ConsumerTiming): number {
+  return Math.min(t.verifyEveryMs * 2 ** Math.max(brakeCount - 1, 0), t.brakeMaxMs);
+}
+
+/** The wait before the n-th retry of a failed apply or remove (n ≥ 1): doubling, never beyond the verify interval. */
+export function retryDelay(attempt: number, t: ConsumerTiming): number {
+  return Math.min(t.retryBaseMs * 2 ** Math.max(attempt - 1, 0), t.verifyEveryMs);
+}

@@ -1,0 +1,324 @@
+/**
+ * The consumer machine through pure transitions: each rule of the design as an explicit
+ * sequence of events, and every state reached by a generated path.
+ */
+import { getShortestPaths } from '@xstate/graph';
+import { initialTransition, transition, type SnapshotFrom } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import type { Announcement, ConsumerEvent } from '../../../machines/consumer-events.js';
+import { createConsumerMachine, type ConsumerMachine, type ConsumerStateName } from '../../../machines/consumer-machine.js';
+import { brakeDelay, retryDelay, verifyDelay, type ConsumerTiming } from '../../../machines/delays.js';
+
+const timing: ConsumerTiming = { verifyEveryMs: 60_000, brakeMaxMs: 3_600_000, retryBaseMs: 1000, jitter: 0.1, secretGraceMs: 60_000 };
+const machine = createConsumerMachine(timing);
+type Snapshot = SnapshotFrom<ConsumerMachine>;
+
+const AFTER = {
+  verify: (state: string) => ({ type: `xstate.after.verify.consumer.${state}` }),
+  brake: { type: 'xstate.after.brake.consumer.backoff' },
+  retry: (state: string) => ({ type: `xstate.after.retry.consumer.${state}` }),
+  secretWait: { type: 'xstate.after.secretWait.consumer.waitingForSecret' },
+};
+const applied: ConsumerEvent = { type: 'APPLIED', specHash: 'spec-1', secretMac: 'mac-1' };
+const notHeld: ConsumerEvent = { type: 'NOT_HELD', reason: 'missing', detail: 'no user app_a' };
+
+interface Step {
+  state: ConsumerStateName;
+  effects: string[];
+  timer: { event: string; delay: number } | null | undefined;
+  said: Announcement[];
+}
+
+/** A consumer driven by events, remembering what each step asked for. */
+class Driver {
+  snapshot: Snapshot;
+  last!: Step;
+
+  constructor(key = 'cache/app-a') {
+    [this.snapshot] = initialTransition(machine, { key });
+  }
+
+  send(...events: Array<ConsumerEvent | { type: string }>): Step {
+    for (const event of events) {
+      const [next, actions] = transition(machine, this.snapshot, event as ConsumerEvent);
+      this.snapshot = next;
+      let timer: Step['timer'];
+      const said: Announcement[] = [];
+      const effects: string[] = [];
+      for (const action of actions) {
+        const type: string = action.type;
+        if (type === 'xstate.raise') {
+          const p = action.params as { event: { type: string }; delay?: number };
+          if (p.delay !== undefined) timer = { event: p.event.type, delay: p.delay };
+        } else if (type === 'xstate.cancel') timer = timer ?? null;
+        else if (type === 'say') said.push(action.params as Announcement);
+        else effects.push(type);
+      }
+      this.last = { state: this.snapshot.value, effects, timer, said };
+    }
+    return this.last;
+  }
+
+  get context() {
+    return this.snapshot.context;
+  }
+
+  /** Applied and held, the normal resting place. */
+  static held(): Driver {
+    const d = new Driver();
+    d.send({ type: 'DESIRED', specHash: 'spec-1' }, applied);
+    return d;
+  }
+}
+
+describe('first apply and routine checks', () => {
+  it('applies a declared consumer, then checks it every verify interval', () => {
+    const d = new Driver();
+    expect(d.send({ type: 'DESIRED', specHash: 'spec-1' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+    const held = d.send(applied);
+    expect(held).toMatchObject({ state: 'held', effects: [] });
+    expect(held.timer).toEqual({ event: AFTER.verify('held').type, delay: verifyDelay('cache/app-a', timing) });
+    expect(d.context).toMatchObject({ appliedSpecHash: 'spec-1', appliedSecretMac: 'mac-1', brakeCount: 0 });
+
+    expect(d.send(AFTER.verify('held'))).toMatchObject({ state: 'verifying', effects: ['check'] });
+    expect(d.send({ type: 'HELD' })).toMatchObject({ state: 'held', effects: [], said: [] });
+  });
+
+  it('a routine held check leaves the persisted snapshot as it was (nothing to rewrite)', () => {
+    const d = Driver.held();
+    d.send(AFTER.verify('held'), { type: 'HELD' });
+    const before = JSON.stringify(machine.getPersistedSnapshot(d.snapshot));
+    d.send(AFTER.verify('held'), { type: 'HELD' });
+    expect(JSON.stringify(machine.getPersistedSnapshot(d.snapshot))).toBe(before);
+  });
+
+  it('spreads checks by jitter derived from the key, within ±jitter/2 of the interval', () => {
+    const delays = Array.from({ length: 200 }, (_, i) => verifyDelay(`cache/c${i}`, timing));
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(timing.verifyEveryMs * 0.95);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(timing.verifyEveryMs * 1.05);
+    expect(new Set(delays).size).toBeGreaterThan(150);
+    expect(verifyDelay('cache/c1', timing)).toBe(verifyDelay('cache/c1', timing));
+  });
+
+  it('ignores a desired spec it already applied, and applies a changed one', () => {
+    const d = Driver.held();
+    expect(d.send({ type: 'DESIRED', specHash: 'spec-1' })).toMatchObject({ state: 'held', effects: [] });
+    expect(d.send({ type: 'DESIRED', specHash: 'spec-2' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+    expect(d.context.reason).toBe('spec changed');
+  });
+
+  it('applies again when a check finds the secret rotated, without counting a loss', () => {
+    const d = Driver.held();
+    d.send(AFTER.verify('held'));
+    expect(d.send({ type: 'CHANGED', what: 'grant secret rotated' })).toMatchObject({ state: 'applying', effects: ['apply'], said: [] });
+    expect(d.send(applied)).toMatchObject({ state: 'held' });
+    expect(d.context.brakeCount).toBe(0);
+  });
+});
+
+describe('ask, do not remember (rule 1)', () => {
+  it('not held: applies again at once and says why', () => {
+    const d = Driver.held();
+    d.send(AFTER.verify('held'));
+    const lost = d.send(notHeld);
+    expect(lost).toMatchObject({ state: 'lost', effects: ['apply'] });
+    expect(lost.said).toEqual([{ level: 'warn', message: 'not held (missing: no user app_a); applying again now' }]);
+    expect(d.send(applied)).toMatchObject({ state: 'held' });
+    expect(d.context.brakeCount).toBe(1);
+  });
+
+  it('a check that throws or times out re-applies nothing and asks again next interval', () => {
+    for (const timedOut of [false, true]) {
+      const d = Driver.held();
+      d.send(AFTER.verify('held'));
+      const step = d.send({ type: 'CHECK_FAILED', error: 'connect ECONNREFUSED', timedOut });
+      expect(step).toMatchObject({ state: 'couldNotAsk', effects: [] });
+      expect(step.timer).toEqual({ event: AFTER.verify('couldNotAsk').type, delay: verifyDelay('cache/app-a', timing) });
+      expect(d.context.reason).toBe('could not ask: connect ECONNREFUSED');
+      expect(d.send(AFTER.verify('couldNotAsk'))).toMatchObject({ state: 'verifying', effects: ['check'] });
+      expect(d.send({ type: 'HELD' })).toMatchObject({ state: 'held', effects: [] });
+    }
+  });
+});
+
+describe('the brake (rule 2)', () => {
+  it('still not held after successful re-applies: re-applies at doubling intervals up to brakeMax, loudly', () => {
+    const d = Driver.held();
+    d.send(AFTER.verify('held'), notHeld, applied); // the first re-apply: back to held, checked after one interval
+    expect(d.last.state).toBe('held');
+    const waits: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      const check = d.last.state === 'held' ? AFTER.verify('held') : AFTER.brake;
+      d.send(check);
+      const lost = d.send(notHeld);
+      expect(lost.state).toBe('lost');
+      expect(lost.said[0]?.level).toBe('error');
+      expect(lost.said[0]?.message).toMatch(/^still not held after \d+ successful re-appl(?:y|ies) \(missing: no user app_a\)/);
+      const backoff = d.send(applied);
+      expect(backoff.state).toBe('backoff');
+      waits.push(backoff.timer!.delay);
+    }
+    expect(waits).toEqual([120_000, 240_000, 480_000, 960_000, 1_920_000, 3_600_000, 3_600_000, 3_600_000, 3_600_000]);
+    expect(d.context.brakeCount).toBe(10);
+  });
+
+  it('a failed re-apply is retried with its own backoff and leaves the count unchanged', () => {
+    const d = Driver.held();
+    d.send(AFTER.verify('held'), notHeld, applied, AFTER.verify('held'), notHeld);
+    expect(d.context.brakeCount).toBe(1);
+    const retries: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const step = d.send({ type: 'APPLY_FAILED', error: 'ERR connection lost' });
+      expect(step.state).toBe('retrying');
+      expect(step.said[0]).toMatchObject({ level: 'warn' });
+      retries.push(step.timer!.delay);
+      expect(d.send(AFTER.retry('retrying'))).toMatchObject({ state: 'lost', effects: ['apply'] });
+      expect(d.context.brakeCount).toBe(1);
+    }
+    expect(retries).toEqual([1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000]);
+    expect(d.send(applied).state).toBe('backoff');
+    expect(d.context.brakeCount).toBe(2);
+  });
+
+  it('a held check resets the count', () => {
+    const d = Driver.held();
+    d.send(AFTER.verify('held'), notHeld, applied, AFTER.verify('held'), notHeld, applied);
+    expect(d.context.brakeCount).toBe(2);
+    d.send(AFTER.brake, { type: 'HELD' });
+    expect(d.last.state).toBe('held');
+    expect(d.context.brakeCount).toBe(0);
+  });
+});
+
+describe('grant secrets (rule 7)', () => {
+  it('a missing secret is a quiet wait, then one warning past the grace period', () => {
+    const d = new Driver();
+    d.send({ type: 'DESIRED', specHash: 'spec-1' });
+    const warnings: string[] = [];
+    let waited = 0;
+    for (let i = 0; i < 12; i++) {
+      const step = d.send({ type: 'SECRET_MISSING', path: '/grants/a.secret' });
+      expect(step.state).toBe('waitingForSecret');
+      warnings.push(...step.said.map((s) => s.message));
+      waited += step.timer!.delay;
+      d.send(AFTER.secretWait);
+      expect(d.last).toMatchObject({ state: 'applying', effects: ['apply'] });
+    }
+    expect(waited).toBeGreaterThan(timing.secretGraceMs);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^grant secret \/grants\/a.secret still does not exist after/);
+  });
+
+  it('an unreadable secret blocks, is said once, counted after, and heals by itself', () => {
+    const d = new Driver();
+    d.send({ type: 'DESIRED', specHash: 'spec-1' });
+    const detail = '/grants/a.secret (EACCES; owner 0:0, mode 0600; holdfast runs as uid 1000 gid 1000)';
+    const first = d.send({ type: 'SECRET_UNREADABLE', detail });
+    expect(first.state).toBe('blocked');
+    expect(first.said).toEqual([{ level: 'error', message: `grant secret cannot be read: ${detail}; blocked until it can (said once, repeats are counted)` }]);
+    for (let i = 0; i < 5; i++) {
+      d.send(AFTER.verify('blocked'));
+      expect(d.send({ type: 'SECRET_UNREADABLE', detail }).said).toEqual([]);
+    }
+    expect(d.context.blockedRepeats).toBe(6);
+    d.send(AFTER.verify('blocked'));
+    const healed = d.send(applied);
+    expect(healed.state).toBe('held');
+    expect(healed.said).toEqual([{ level: 'info', message: 'grant secret readable again after 6 refusals' }]);
+    expect(d.context.blockedRepeats).toBe(0);
+  });
+});
+
+describe('policy and removal', () => {
+  it('a consumer refused by policy is never applied until its spec is accepted', () => {
+    const d = new Driver();
+    const step = d.send({ type: 'REJECT', problems: ['values.keys[0]: "*" is outside the key prefix'] });
+    expect(step).toMatchObject({ state: 'rejected', effects: [] });
+    expect(step.said[0]?.level).toBe('error');
+    expect(d.send({ type: 'CHECK_NOW' }, { type: 'REAPPLY' })).toMatchObject({ state: 'rejected', effects: [] });
+    expect(d.send({ type: 'DESIRED', specHash: 'spec-2' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+  });
+
+  it('removes a consumer no longer declared, retrying a failed remove, and ends', () => {
+    const d = Driver.held();
+    expect(d.send({ type: 'REMOVE' })).toMatchObject({ state: 'removing', effects: ['remove'], timer: null });
+    expect(d.send({ type: 'REMOVE_FAILED', error: 'ECONNREFUSED' })).toMatchObject({ state: 'removeRetrying' });
+    expect(d.send(AFTER.retry('removeRetrying'))).toMatchObject({ state: 'removing', effects: ['remove'] });
+    expect(d.send({ type: 'REMOVED' }).state).toBe('removed');
+    expect(d.snapshot.status).toBe('done');
+  });
+
+  it('a consumer declared again while being removed is applied again', () => {
+    const d = Driver.held();
+    d.send({ type: 'REMOVE' }, { type: 'REMOVE_FAILED', error: 'x' });
+    expect(d.send({ type: 'DESIRED', specHash: 'spec-1' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+  });
+});
+
+describe('recovery (rule 3)', () => {
+  it('a record found mid-effect performs its effect again', () => {
+    for (const [events, state, effect] of [
+      [[{ type: 'DESIRED', specHash: 'spec-1' }], 'applying', 'apply'],
+      [[{ type: 'DESIRED', specHash: 'spec-1' }, applied, AFTER.verify('held'), notHeld], 'lost', 'apply'],
+      [[{ type: 'REMOVE' }], 'removing', 'remove'],
+    ] as const) {
+      const d = new Driver();
+      d.send(...events);
+      expect(d.last.state).toBe(state);
+      const restored = machine.resolveState({ value: d.snapshot.value, context: d.snapshot.context });
+      const [next, actions] = transition(machine, restored, { type: 'RESUME' });
+      expect(next.value).toBe(state);
+      expect(actions.map((a) => a.type)).toContain(effect);
+    }
+  });
+});
+
+describe('delays', () => {
+  it('brake doubles from twice the interval up to brakeMax; retries double up to the interval', () => {
+    expect([2, 3, 4, 7, 8].map((n) => brakeDelay(n, timing))).toEqual([120_000, 240_000, 480_000, 3_600_000, 3_600_000]);
+    expect([1, 2, 6, 7, 20].map((n) => retryDelay(n, timing))).toEqual([1000, 2000, 32_000, 60_000, 60_000]);
+  });
+});
+
+describe('generated paths', () => {
+  it('reaches every state from the initial one', () => {
+    const events: Array<ConsumerEvent | { type: string }> = [
+      { type: 'DESIRED', specHash: 'spec-1' },
+      { type: 'DESIRED', specHash: 'spec-2' },
+      { type: 'REJECT', problems: ['p'] },
+      { type: 'REMOVE' },
+      { type: 'CHECK_NOW' },
+      { type: 'REAPPLY' },
+      { type: 'RESUME' },
+      applied,
+      { type: 'APPLY_FAILED', error: 'e' },
+      { type: 'HELD' },
+      notHeld,
+      { type: 'CHECK_FAILED', error: 'e', timedOut: true },
+      { type: 'CHANGED', what: 'grant secret rotated' },
+      { type: 'SECRET_MISSING', path: '/s' },
+      { type: 'SECRET_UNREADABLE', detail: 'EACCES' },
+      { type: 'REMOVED' },
+      { type: 'REMOVE_FAILED', error: 'e' },
+      ...['held', 'couldNotAsk', 'blocked'].map(AFTER.verify),
+      ...['retrying', 'removeRetrying'].map(AFTER.retry),
+      AFTER.brake,
+      AFTER.secretWait,
+    ];
+    const paths = getShortestPaths(machine, {
+      input: { key: 'cache/app-a' },
+      events: events as ConsumerEvent[],
+      // context counters bucketed so the state space stays finite
+      serializeState: (s) =>
+        JSON.stringify([s.value, Math.min(s.context.brakeCount, 3), Math.min(s.context.retryCount, 2), s.context.reapplying, Math.min(s.context.blockedRepeats, 2), s.context.appliedSpecHash]),
+    });
+    const reached = new Set(paths.map((p) => p.state.value as string));
+    const all: ConsumerStateName[] = [
+      'pending', 'applying', 'held', 'verifying', 'lost', 'backoff', 'retrying', 'couldNotAsk',
+      'waitingForSecret', 'blocked', 'rejected', 'removing', 'removeRetrying', 'removed',
+    ];
+    expect([...reached].sort()).toEqual([...all].sort());
+    for (const state of all) expect(Object.keys(machine.states)).toContain(state);
+    expect(Object.keys(machine.states)).toHaveLength(all.length);
+  });
+});
