@@ -86,7 +86,7 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
         spec: (dir, port, password) => ({
           command: binaries.ferretdb,
           args: [
-            '--handler=sqlite', `--sqlite-url=file:${join(dir, 'data')}/`, `--state-dir=${dir}`,
+            '--handler=sqlite', `--sqlite-url=file:${join(dir, 'data')}/?_pragma=synchronous(off)`, `--state-dir=${dir}`,
             `--listen-addr=127.0.0.1:${port}`, '--debug-addr=-', '--telemetry=disable',
             '--test-enable-new-auth', '--setup-database=admin', '--setup-username=admin',
             `--setup-password=${password}`, '--log-level=warn',

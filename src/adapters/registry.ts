@@ -1,0 +1,5 @@
+/** The adapters holdfast has, by the name configuration uses. */
+import type { AdapterKind } from './adapter.js';
+import { redisAcl } from './redis-acl/index.js';
+
+export const ADAPTERS: ReadonlyMap<string, AdapterKind> = new Map<string, AdapterKind>([[redisAcl.kind, redisAcl]]);

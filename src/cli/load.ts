@@ -1,0 +1,26 @@
+/** What every command starts with: the environment, the configuration, a scrubber and a logger. */
+import { ADAPTERS } from '../adapters/registry.js';
+import type { HoldfastConfig } from '../config/config.js';
+import { readEnvironment } from '../config/environment.js';
+import { loadConfig } from '../config/load-config.js';
+import { scrubConfigSecrets } from '../engine/engine.js';
+import { HoldfastError } from '../errors/holdfast-error.js';
+import { createLogger, type Logger } from '../logging/logger.js';
+import { Scrubber } from '../logging/scrubber.js';
+
+export interface Loaded {
+  config: HoldfastConfig;
+  scrubber: Scrubber;
+  logger: Logger;
+}
+
+export async function load(configOption: string | undefined): Promise<Loaded> {
+  const environment = readEnvironment();
+  const path = configOption ?? environment.configPath;
+  if (!path) throw new HoldfastError('CONFIG_INVALID', 'no configuration file: give --config <file> or set HOLDFAST_CONFIG');
+  const config = await loadConfig(path, { adapters: ADAPTERS, environment });
+  const scrubber = new Scrubber();
+  scrubConfigSecrets(config, scrubber);
+  const logger = createLogger({ level: config.log.level, format: config.log.format, scrubber });
+  return { config, scrubber, logger };
+}

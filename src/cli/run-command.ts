@@ -1,0 +1,35 @@
+/** `holdfast run`: desired-state sync and a worker in one process, until SIGINT or SIGTERM. */
+import { startEngine } from '../engine/engine.js';
+import { load } from './load.js';
+
+export async function runCommand(options: { config?: string }): Promise<void> {
+  const { config, scrubber, logger } = await load(options.config);
+  const engine = await startEngine({ config, logger, scrubber, roles: { sync: true, worker: true } });
+  logger.info(
+    { providers: config.providers.map((p) => p.name), concurrency: config.worker.concurrency },
+    `holdfast running: ${config.providers.length} provider${config.providers.length === 1 ? '' : 's'}, config ${config.source}`,
+  );
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        logger.warn(`${signal} again: exiting without waiting`);
+        process.exit(1);
+      }
+      stopping = true;
+      logger.info(`${signal}: stopping; finishing in-flight jobs`);
+      engine.stop().then(
+        () => {
+          logger.info('stopped');
+          resolve();
+        },
+        (error: unknown) => {
+          logger.error({ err: scrubber.describe(error) }, 'stopped with an error');
+          resolve();
+        },
+      );
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

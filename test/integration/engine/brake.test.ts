@@ -1,0 +1,65 @@
+/** An adapter whose create and holds disagree: the brake. */
+import { afterAll, describe, expect, it } from 'vitest';
+import { sharedBackend } from '../../backends/index.js';
+import { EngineFixture } from './engine-fixture.js';
+import { DisagreeingAdapter, RecordingAdapter } from './test-adapters.js';
+
+const V = 200;
+const MAX = 1600;
+
+describe('create and holds that disagree', () => {
+  let fixture: EngineFixture | undefined;
+  afterAll(() => fixture?.stop());
+
+  it('re-applies at doubling intervals up to brakeMax, loudly; a failed re-apply leaves the count unchanged', async () => {
+    const inner = new DisagreeingAdapter();
+    const adapter = new RecordingAdapter(inner);
+    fixture = await EngineFixture.create({
+      queue: sharedBackend('redis'),
+      store: sharedBackend('mongodb'),
+      provider: sharedBackend('redis'),
+      consumers: 1,
+      timing: { verifyEvery: `${V}ms`, checkTimeout: '100ms', brakeMax: `${MAX}ms`, jitter: 0, retryBase: '50ms' },
+      adapter,
+    });
+    const f = fixture;
+    await f.start();
+    const creates = () => adapter.calls.filter((c) => c.method === 'create');
+    await f.until('seven applies', () => creates().length >= 7, 15_000);
+
+    // apply, re-apply (held again, checked after v), then the brake: 2v, 4v, 8v = brakeMax, brakeMax
+    const starts = creates().map((c) => c.start);
+    const gaps = starts.slice(1, 7).map((t, i) => t - starts[i]!);
+    const expected = [V, V, 2 * V, 4 * V, MAX, MAX];
+    gaps.forEach((gap, i) => {
+      expect(gap).toBeGreaterThanOrEqual(expected[i]! - 5);
+      expect(gap).toBeLessThan(expected[i]! + 250);
+    });
+    const loud = f.logs.filter((l) => l.level >= 50 && l.msg.startsWith('still not held after'));
+    expect(loud.length).toBeGreaterThanOrEqual(5);
+    expect(loud[0]!.msg).toContain('(rules-differ: commands: backend has "-@all", expected "+@read")');
+    const status = await f.status();
+    expect(status.healthy).toBe(false);
+    expect(['backoff', 'lost', 'verifying']).toContain(status.consumers[0]!.state);
+
+    // three failing re-applies: retried on their own backoff, the count does not move
+    const countBefore = await f.until('in backoff', async () => (await f.status()).consumers[0]!.state === 'backoff').then(
+      async () => (await f.status()).consumers[0]!.brakeCount,
+    );
+    inner.failNextCreates = 3;
+    const failedFrom = Date.now();
+    await f.until('three failures and a success', () => {
+      const after = creates().filter((c) => c.start >= failedFrom);
+      return after.length >= 4 && after[3]!.outcome === 'ok';
+    }, 15_000);
+    const after = creates().filter((c) => c.start >= failedFrom);
+    expect(after.slice(0, 3).map((c) => c.outcome)).toEqual(Array(3).fill('threw: ERR injected create failure'));
+    // retry gaps: 50, 100, 200 ms (its own backoff), not the brake
+    const retryGaps = after.slice(1, 4).map((c, i) => c.start - after[i]!.start);
+    expect(retryGaps[0]).toBeLessThan(50 + 150);
+    expect(retryGaps[2]).toBeLessThan(200 + 150);
+    await f.until('back in backoff', async () => (await f.status()).consumers[0]!.state === 'backoff');
+    expect((await f.status()).consumers[0]!.brakeCount).toBe(countBefore + 1);
+    expect(f.logs.filter((l) => l.msg.startsWith('re-apply failed (ERR injected create failure); retrying in'))).toHaveLength(3);
+  });
+});

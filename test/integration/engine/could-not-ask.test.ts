@@ -1,0 +1,49 @@
+/** A backend that refuses connections: could not ask is not evidence of loss. */
+import { afterAll, describe, expect, it } from 'vitest';
+import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { ownBackend, sharedBackend } from '../../backends/index.js';
+import { EngineFixture } from './engine-fixture.js';
+import { RecordingAdapter } from './test-adapters.js';
+
+describe('a backend that cannot be asked', () => {
+  let fixture: EngineFixture | undefined;
+  afterAll(() => fixture?.stop());
+
+  it('re-creates nothing, asks again every interval, and the status says could not ask', async () => {
+    const provider = await ownBackend('redis');
+    fixture = await EngineFixture.create({
+      queue: sharedBackend('redis'),
+      store: sharedBackend('mongodb'),
+      provider,
+      consumers: 4,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
+    });
+    const f = fixture;
+    const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin));
+    await f.start(undefined, adapter);
+    await f.until('every consumer held', () => f.allHeld());
+
+    await provider.down();
+    const downAt = Date.now();
+    await f.until('every consumer could not ask', async () => (await f.status()).consumers.every((c) => c.state === 'couldNotAsk'));
+    const first = await f.status();
+    await new Promise((r) => setTimeout(r, 1500));
+    const later = await f.status();
+
+    expect(adapter.count('create', downAt)).toBe(0);
+    expect(adapter.count('holds', downAt)).toBeGreaterThanOrEqual(3 * f.consumers.length);
+    expect(later.healthy).toBe(false);
+    for (const c of later.consumers) {
+      expect(c.label).toBe('could not ask');
+      expect(c.reason).toMatch(/^could not ask: /);
+      expect(c.lastCheck?.outcome).toBe('could-not-ask');
+      const before = first.consumers.find((x) => x.consumer === c.consumer)!;
+      expect(Date.parse(c.lastCheck!.at)).toBeGreaterThan(Date.parse(before.lastCheck!.at));
+    }
+
+    // back, but empty (a restart without an ACL file): now the consumers are lost and re-applied
+    await provider.up();
+    await f.until('every consumer held again', () => f.allHeld(), 5000);
+    for (const c of f.consumers) expect(await f.canLogin(c)).toBe(true);
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * A holdfast engine in this test process, configured through a real YAML file and real
+ * contributions, on real servers, with its log lines captured.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import type { Adapter } from '../../../src/adapters/adapter.js';
+import { ADAPTERS } from '../../../src/adapters/registry.js';
+import type { HoldfastConfig } from '../../../src/config/config.js';
+import { loadConfig } from '../../../src/config/load-config.js';
+import { startEngine, type Engine, type EngineOptions } from '../../../src/engine/engine.js';
+import { createLogger } from '../../../src/logging/logger.js';
+import { Scrubber } from '../../../src/logging/scrubber.js';
+import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
+import type { BackendEndpoint } from '../../backends/index.js';
+
+export interface FixtureOptions {
+  queue: BackendEndpoint;
+  store: BackendEndpoint;
+  /** The Redis whose ACL holds the consumers. */
+  provider: BackendEndpoint;
+  consumers: number;
+  /** Timing keys for `defaults:` (e.g. `{ verifyEvery: '1s' }`). */
+  timing?: Record<string, string | number>;
+  /** Adapter used instead of redis-acl (for tests that need a misbehaving one). */
+  adapter?: Adapter;
+  wrapEffects?: EngineOptions['wrapEffects'];
+  concurrency?: number;
+  resyncEvery?: string;
+}
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  consumer?: string;
+  [key: string]: unknown;
+}
+
+export interface Consumer {
+  id: string;
+  key: string;
+  login: string;
+  password: string;
+  secretPath: string;
+}
+
+function line(file: string, text: string) {
+  writeFileSync(file, `${text}\n`, { mode: 0o600 });
+}
+
+export class EngineFixture {
+  readonly logs: LogLine[] = [];
+  readonly rawLog: string[] = [];
+  engines: Engine[] = [];
+  config!: HoldfastConfig;
+  private constructor(
+    readonly dir: string,
+    readonly tag: string,
+    readonly consumers: Consumer[],
+    private readonly options: FixtureOptions,
+  ) {}
+
+  static async create(options: FixtureOptions): Promise<EngineFixture> {
+    const dir = mkdtempSync(join(tmpdir(), 'holdfast-engine-'));
+    const tag = randomBytes(4).toString('hex');
+    for (const sub of ['secrets', 'grants', 'contributions']) mkdirSync(join(dir, sub));
+    const consumers: Consumer[] = Array.from({ length: options.consumers }, (_, i) => {
+      const id = `c${String(i).padStart(4, '0')}`;
+      return {
+        id,
+        key: `cache/${id}`,
+        login: `t${tag}_${id}`,
+        password: randomBytes(18).toString('base64url'),
+        secretPath: join(dir, 'grants', `${id}.secret`),
+      };
+    });
+    for (const c of consumers) line(c.secretPath, c.password);
+    const fixture = new EngineFixture(dir, tag, consumers, options);
+    fixture.writeContributions(consumers);
+    line(join(dir, 'secrets/queue'), options.queue.admin.password);
+    line(join(dir, 'secrets/store'), options.store.admin.password);
+    line(join(dir, 'secrets/cache'), options.provider.admin.password);
+    const timing = Object.entries(options.timing ?? {}).map(([k, v]) => `  ${k}: ${v}`).join('\n');
+    writeFileSync(
+      join(dir, 'holdfast.yaml'),
+      [
+        'queue:',
+        `  url: redis://${options.queue.host}:${options.queue.port}`,
+        `  username: ${options.queue.admin.username}`,
+        '  passwordFile: secrets/queue',
+        `  prefix: hf${tag}`,
+        'store:',
+        `  url: mongodb://${options.store.host}:${options.store.port}/?authSource=admin`,
+        `  username: ${options.store.admin.username}`,
+        '  passwordFile: secrets/store',
+        `  database: hf${tag}`,
+        `worker: { concurrency: ${options.concurrency ?? 16} }`,
+        `sync: { pollEvery: 200ms, resyncEvery: ${options.resyncEvery ?? '10s'} }`,
+        'log: { level: debug, format: json }',
+        ...(timing ? ['defaults:', timing] : []),
+        'providers:',
+        '  - name: cache',
+        '    adapter: redis-acl',
+        '    admin:',
+        `      url: redis://${options.provider.host}:${options.provider.port}`,
+        `      username: ${options.provider.admin.username}`,
+        '      passwordFile: secrets/cache',
+        '    contributions: contributions/cache.yaml',
+        '    policy: { keyPrefix: "{id}:", allowedCommands: ["+@read", "+@write", "+@connection"] }',
+      ].join('\n'),
+    );
+    fixture.config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
+    return fixture;
+  }
+
+  writeContributions(consumers: Consumer[]): void {
+    const items = consumers.map(
+      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${c.id}:*"], commands: ["+@read", "+@write", "+@connection"] }`,
+    );
+    writeFileSync(join(this.dir, 'contributions/cache.yaml'), consumers.length ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n');
+  }
+
+  /** Starts an engine (sync + worker unless told otherwise). */
+  async start(roles: EngineOptions['roles'] = { sync: true, worker: true }, adapter: Adapter | undefined = this.options.adapter): Promise<Engine> {
+    const sink = new Writable({
+      write: (chunk: Buffer, _enc, done) => {
+        for (const text of chunk.toString().split('\n').filter(Boolean)) {
+          this.rawLog.push(text);
+          this.logs.push(JSON.parse(text) as LogLine);
+        }
+        done();
+      },
+    });
+    const scrubber = new Scrubber();
+    const logger = createLogger({ level: 'debug', format: 'json', scrubber, destination: sink });
+    const engine = await startEngine({
+      config: this.config,
+      logger,
+      scrubber,
+      roles,
+      ...(adapter ? { adapters: new Map([['cache', adapter]]) } : {}),
+      ...(this.options.wrapEffects ? { wrapEffects: this.options.wrapEffects } : {}),
+    });
+    this.engines.push(engine);
+    return engine;
+  }
+
+  async status(): Promise<StatusReport> {
+    const engine = this.engines[0];
+    if (!engine) throw new Error('no engine started');
+    return statusReport(engine.store, engine.gate, ['cache'], new Date());
+  }
+
+  /** Polls until `predicate` holds, or fails with the last status. */
+  async until(what: string, predicate: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<number> {
+    const start = Date.now();
+    for (;;) {
+      if (await predicate()) return Date.now() - start;
+      if (Date.now() - start > timeoutMs) {
+        const status = await this.status().catch(() => undefined);
+        const states = status?.consumers.map((c) => `${c.consumer}:${c.state}`).slice(0, 20).join(' ');
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; states: ${states}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async allHeld(): Promise<boolean> {
+    const status = await this.status();
+    return status.consumers.length === this.consumers.length && status.consumers.every((c) => c.state === 'held');
+  }
+
+  /** Authenticates a fresh connection to the provider as the consumer. */
+  async canLogin(c: Consumer, provider: { host: string; port: number } = this.options.provider): Promise<boolean> {
+    const client = new Redis({ host: provider.host, port: provider.port, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.call('AUTH', c.login, c.password);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  logsFor(consumer: Consumer): LogLine[] {
+    return this.logs.filter((l) => l.consumer === consumer.key);
+  }
+
+  async stop(): Promise<void> {
+    for (const engine of this.engines.splice(0)) await engine.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

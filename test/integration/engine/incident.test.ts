@@ -1,0 +1,50 @@
+/**
+ * The incident holdfast exists for (context 120): the cache restarts without an ACL file and
+ * forgets every consumer while the provisioner keeps running.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { ownBackend, sharedBackend } from '../../backends/index.js';
+import { EngineFixture } from './engine-fixture.js';
+
+describe('a cache restarted without an ACL file', () => {
+  let fixture: EngineFixture | undefined;
+  afterAll(() => fixture?.stop());
+
+  it('is healed within one verify interval: every consumer authenticates again, and the log says why for each', async () => {
+    const provider = await ownBackend('redis');
+    fixture = await EngineFixture.create({
+      queue: sharedBackend('redis'),
+      store: sharedBackend('mongodb'),
+      provider,
+      consumers: 60,
+      timing: { verifyEvery: '2s', checkTimeout: '1s' },
+    });
+    const f = fixture;
+    await f.start();
+    await f.until('every consumer held', () => f.allHeld());
+    expect((await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean)).toBe(true);
+
+    await provider.restart();
+    const restarted = Date.now();
+    expect(await f.canLogin(f.consumers[0]!)).toBe(false);
+
+    // one interval (2 s, jitter ±5%) plus slack for 60 re-applies
+    const healMs = await f.until(
+      'every consumer to authenticate again',
+      async () => (await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean),
+      2100 + 3000,
+    ).catch(async (e) => {
+      const st = await f.status();
+      for (const c of st.consumers.filter((x) => x.state !== 'held').slice(0, 2)) console.log(c, f.logs.filter((l) => l.consumer === c.consumer).slice(-8));
+      console.log(f.logs.filter((l) => l.level >= 50).slice(0, 5));
+      throw e;
+    });
+    console.log(`[incident] ${f.consumers.length} consumers healed ${healMs} ms after the restart (verifyEvery 2 s)`);
+
+    for (const c of f.consumers) {
+      const said = f.logsFor(c).filter((l) => l.time as number >= restarted);
+      expect(said.map((l) => l.msg)).toContain("not held (missing: the backend has no such ACL user); applying again now");
+    }
+    await f.until('status healthy', async () => (await f.status()).healthy);
+  });
+});

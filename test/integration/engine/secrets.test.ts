@@ -1,0 +1,99 @@
+/** No grant password reaches a log line, a record, or a job's data: searched, not assumed. */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { sharedBackend } from '../../backends/index.js';
+import { EngineFixture } from './engine-fixture.js';
+import { LeakyAdapter } from './test-adapters.js';
+
+/** Every value under the queue's prefix, whatever its type. */
+async function dumpRedis(redis: Redis, prefix: string): Promise<string> {
+  const out: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    cursor = next;
+    for (const key of keys) {
+      const type = await redis.type(key);
+      const value =
+        type === 'hash' ? await redis.hgetall(key)
+        : type === 'list' ? await redis.lrange(key, 0, -1)
+        : type === 'zset' ? await redis.zrange(key, 0, -1, 'WITHSCORES')
+        : type === 'set' ? await redis.smembers(key)
+        : type === 'stream' ? await redis.xrange(key, '-', '+')
+        : type === 'string' ? await redis.get(key)
+        : null;
+      out.push(key, JSON.stringify(value));
+    }
+  } while (cursor !== '0');
+  return out.join('\n');
+}
+
+async function dumpMongo(url: string, database: string): Promise<string> {
+  const client = new MongoClient(url);
+  try {
+    const db = client.db(database);
+    const out: string[] = [];
+    for (const { name } of await db.listCollections().toArray()) {
+      out.push(name, JSON.stringify(await db.collection(name).find({}).toArray()));
+    }
+    return out.join('\n');
+  } finally {
+    await client.close();
+  }
+}
+
+describe('secrets', () => {
+  let fixture: EngineFixture | undefined;
+  afterAll(() => fixture?.stop());
+
+  it('never appear in logs, records or job data, even when a driver error echoes one', async () => {
+    const queue = sharedBackend('redis');
+    const store = sharedBackend('mongodb');
+    fixture = await EngineFixture.create({
+      queue,
+      store,
+      provider: sharedBackend('redis'),
+      consumers: 8,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
+    });
+    const f = fixture;
+    await f.start(undefined, new LeakyAdapter(redisAcl.connect(f.config.providers[0]!.admin)));
+    await f.until('every consumer held', () => f.allHeld());
+    // a hand-dropped login: lost, re-applied, logged
+    const admin = new Redis(sharedBackend('redis').url);
+    await admin.call('ACL', 'DELUSER', f.consumers[0]!.login);
+    admin.disconnect();
+    await f.until('healed', async () => (await f.canLogin(f.consumers[0]!)) && (await f.allHeld()));
+
+    const forms = (password: string) => [password, createHash('sha256').update(password).digest('hex')];
+    const logs = f.rawLog.join('\n');
+    const redis = new Redis(queue.url);
+    const jobs = await dumpRedis(redis, f.config.queue.prefix);
+    redis.disconnect();
+    const records = await dumpMongo(store.url, f.config.store.database);
+
+    // the searches can find what they look for: every grant file holds its password
+    for (const c of f.consumers) expect(readFileSync(c.secretPath, 'utf8')).toContain(c.password);
+    expect(jobs).toContain(f.consumers[0]!.key);
+    expect(records).toContain(f.consumers[0]!.login);
+    // the leak happened and was scrubbed
+    expect(logs).toContain("apply failed (ERR Error in ACL SETUSER modifier '>[redacted]': Syntax error: password was [redacted])");
+    expect(records).toContain('[redacted]');
+
+    for (const c of f.consumers) {
+      for (const form of forms(c.password)) {
+        expect(logs.includes(form), `log mentions ${c.key}'s password`).toBe(false);
+        expect(jobs.includes(form), `job data mentions ${c.key}'s password`).toBe(false);
+        expect(records.includes(form), `records mention ${c.key}'s password`).toBe(false);
+      }
+    }
+    for (const secret of [queue.admin.password, store.admin.password]) {
+      expect(logs.includes(secret)).toBe(false);
+      expect(records.includes(secret)).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,16 @@
+/** What a worker needs of one provider: its configuration, its adapter and its machine. */
+import type { ConsumerMachine } from '../machines/consumer-machine.js';
+import { createConsumerMachine } from '../machines/consumer-machine.js';
+import type { Adapter } from '../src/adapters/adapter.js';
+import type { ProviderConfig } from '../src/config/config.js';
+
+export interface ProviderRuntime {
+  config: ProviderConfig;
+  adapter: Adapter;
+  machine: ConsumerMachine;
+}
+
+/** Connects a provider's adapter (lazily: a backend that is down does not fail start-up). */
+export function providerRuntime(config: ProviderConfig, adapter: Adapter = config.adapter.connect(config.admin)): ProviderRuntime {
+  return { config, adapter, machine: createConsumerMachine(config.timing) };
+}
