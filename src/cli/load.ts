@@ -14,12 +14,15 @@ export interface Loaded {
   logger: Logger;
 }
 
+/** Knows every admin secret read by this process, so even the last words of a failing command are scrubbed. */
+export const processScrubber = new Scrubber();
+
 export async function load(configOption: string | undefined): Promise<Loaded> {
   const environment = readEnvironment();
   const path = configOption ?? environment.configPath;
   if (!path) throw new HoldfastError('CONFIG_INVALID', 'no configuration file: give --config <file> or set HOLDFAST_CONFIG');
   const config = await loadConfig(path, { adapters: ADAPTERS, environment });
-  const scrubber = new Scrubber();
+  const scrubber = processScrubber;
   scrubConfigSecrets(config, scrubber);
   const logger = createLogger({ level: config.log.level, format: config.log.format, scrubber });
   return { config, scrubber, logger };

@@ -2,7 +2,9 @@
 /** The `holdfast` command line. Exit codes: 0 fine, 1 not healthy, 2 could not run. */
 import { Command } from 'commander';
 import { isHoldfastError } from '../errors/holdfast-error.js';
+import { processScrubber } from './load.js';
 import { runCommand } from './run-command.js';
+import { sendCommand } from './send-command.js';
 import { statusCommand } from './status-command.js';
 
 const program = new Command()
@@ -19,6 +21,30 @@ program
   });
 
 program
+  .command('worker')
+  .description('run a worker only (more workers for the same queue and store)')
+  .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
+  .action(async (options: { config?: string }) => {
+    await runCommand(options, { sync: false, worker: true });
+  });
+
+program
+  .command('check <consumer>')
+  .description('ask the backend about one consumer now (e.g. cache/photos)')
+  .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
+  .action(async (consumer: string, options: { config?: string }) => {
+    await sendCommand(consumer, { type: 'CHECK_NOW' }, options);
+  });
+
+program
+  .command('reapply <consumer>')
+  .description('apply one consumer again now')
+  .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
+  .action(async (consumer: string, options: { config?: string }) => {
+    await sendCommand(consumer, { type: 'REAPPLY' }, options);
+  });
+
+program
   .command('status')
   .description("every consumer's state; exits 1 when any consumer is not held")
   .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
@@ -28,7 +54,7 @@ program
   });
 
 program.parseAsync().catch((error: unknown) => {
-  const message = isHoldfastError(error) ? `${error.message} [${error.code}]` : error instanceof Error ? error.message : String(error);
-  process.stderr.write(`holdfast: ${message}\n`);
+  const message = isHoldfastError(error) ? `${error.message} [${error.code}]` : processScrubber.describe(error);
+  process.stderr.write(`holdfast: ${processScrubber.scrub(message)}\n`);
   process.exitCode = 2;
 });

@@ -1,13 +1,16 @@
-/** `holdfast run`: desired-state sync and a worker in one process, until SIGINT or SIGTERM. */
-import { startEngine } from '../engine/engine.js';
+/** `holdfast run` (desired-state sync and a worker) and `holdfast worker`, until SIGINT or SIGTERM. */
+import { startEngine, type EngineOptions } from '../engine/engine.js';
 import { load } from './load.js';
 
-export async function runCommand(options: { config?: string }): Promise<void> {
+export async function runCommand(
+  options: { config?: string },
+  roles: EngineOptions['roles'] = { sync: true, worker: true },
+): Promise<void> {
   const { config, scrubber, logger } = await load(options.config);
-  const engine = await startEngine({ config, logger, scrubber, roles: { sync: true, worker: true } });
+  const engine = await startEngine({ config, logger, scrubber, roles });
   logger.info(
-    { providers: config.providers.map((p) => p.name), concurrency: config.worker.concurrency },
-    `holdfast running: ${config.providers.length} provider${config.providers.length === 1 ? '' : 's'}, config ${config.source}`,
+    { providers: config.providers.map((p) => p.name), concurrency: config.worker.concurrency, roles },
+    `holdfast ${roles.sync ? 'running' : 'worker running'}: ${config.providers.length} provider${config.providers.length === 1 ? '' : 's'}, config ${config.source}`,
   );
   await new Promise<void>((resolve) => {
     let stopping = false;

@@ -7,6 +7,7 @@
  *   It is stopped after the test file (and by the run's teardown if the worker dies).
  */
 import { afterAll, inject } from 'vitest';
+import { instanceDir } from './run-dir.js';
 import { readSettings } from './settings.js';
 import { startOwned } from './provision.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
@@ -27,4 +28,9 @@ export async function ownBackend(kind: BackendKind, options: BackendOptions = {}
   const backend = await startOwned(kind, { root: inject('backendRunDir') }, readSettings(), inject('backendDocker'), options);
   started.push(backend);
   return backend;
+}
+
+/** A throw-away directory inside the run directory: removed by the run's teardown whatever happens. */
+export function testDir(name: string): string {
+  return instanceDir({ root: inject('backendRunDir') }, name);
 }

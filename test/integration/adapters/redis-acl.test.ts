@@ -4,16 +4,15 @@
  * and the canonical-rules cache.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminConnection, Grant } from '../../../src/adapters/adapter.js';
 import { RedisAclAdapter, redisAcl, type RedisAclValues } from '../../../src/adapters/redis-acl/index.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
-import { ownBackend, sharedBackend, type BackendEndpoint, type OwnedBackend } from '../../backends/index.js';
+import { ownBackend, sharedBackend, testDir, type BackendEndpoint, type OwnedBackend } from '../../backends/index.js';
 import { freePort } from '../../backends/ports.js';
 import { describeAdapterConformance } from './conformance.js';
 
@@ -371,7 +370,7 @@ describe('redis-acl: restarts, a frozen server and the cost of asking', () => {
 
 describe('redis-acl: a server with an ACL file', () => {
   it('keeps the users holdfast made across a restart, and forgets those it removed', async () => {
-    const aclfile = join(mkdtempSync(join(tmpdir(), 'holdfast-acl-')), 'users.acl');
+    const aclfile = join(testDir('acl'), 'users.acl');
     writeFileSync(aclfile, ''); // redis-server will not start on a missing ACL file
     const b = await ownBackend('redis', { redisArgs: ['--aclfile', aclfile] });
     const adapter = new RedisAclAdapter(adminOf(b));

@@ -3,8 +3,7 @@
  * contributions, on real servers, with its log lines captured.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
@@ -16,7 +15,7 @@ import { startEngine, type Engine, type EngineOptions } from '../../../src/engin
 import { createLogger } from '../../../src/logging/logger.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
-import type { BackendEndpoint } from '../../backends/index.js';
+import { testDir, type BackendEndpoint } from '../../backends/index.js';
 
 export interface FixtureOptions {
   queue: BackendEndpoint;
@@ -65,7 +64,7 @@ export class EngineFixture {
   ) {}
 
   static async create(options: FixtureOptions): Promise<EngineFixture> {
-    const dir = mkdtempSync(join(tmpdir(), 'holdfast-engine-'));
+    const dir = testDir('engine');
     const tag = randomBytes(4).toString('hex');
     for (const sub of ['secrets', 'grants', 'contributions']) mkdirSync(join(dir, sub));
     const consumers: Consumer[] = Array.from({ length: options.consumers }, (_, i) => {

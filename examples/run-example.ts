@@ -1,0 +1,137 @@
+/**
+ * `npm run example`: holdfast on the example in this folder, against real servers it starts
+ * (a cache Redis, the queue's Redis, and a MongoDB wire server), then the incident it exists
+ * for: the cache restarts without an ACL file and forgets every consumer; holdfast notices
+ * at the next check and applies them again.
+ *
+ * `--once` stops after the demonstration (CI runs it so); otherwise it keeps running until
+ * Ctrl-C, printing what to try.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { parseDocument } from 'yaml';
+import { startOwned, useDocker } from '../test/backends/provision.js';
+import { createRunDir, instanceDir, reapRunDir } from '../test/backends/run-dir.js';
+import { readSettings } from '../test/backends/settings.js';
+import type { OwnedBackend } from '../test/backends/types.js';
+
+const once = process.argv.includes('--once');
+const here = import.meta.dirname;
+const main = join(here, '../src/cli/main.ts');
+
+const say = (text: string) => process.stdout.write(`\n\x1b[1m▶ ${text}\x1b[0m\n`);
+
+function holdfast(args: string[], inherit = false): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', main, ...args], { stdio: inherit ? 'inherit' : 'pipe' });
+}
+
+function status(config: string): { code: number; output: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'status', '-c', config], { encoding: 'utf8' });
+  return { code: r.status ?? 2, output: `${r.stdout}${r.stderr}` };
+}
+
+async function until(what: string, predicate: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
+  const start = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`gave up waiting for ${what} after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return Date.now() - start;
+}
+
+async function canLogin(cache: OwnedBackend, login: string, password: string): Promise<boolean> {
+  const client = new Redis({ host: cache.host, port: cache.port, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.call('AUTH', login, password);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+const settings = readSettings();
+const run = createRunDir(settings.tmpRoot);
+const servers: OwnedBackend[] = [];
+let engine: ChildProcess | undefined;
+
+async function cleanUp(): Promise<void> {
+  if (engine && engine.exitCode === null) {
+    engine.kill('SIGTERM');
+    await new Promise((r) => engine?.once('exit', r));
+  }
+  await Promise.allSettled(servers.map((s) => s.stop()));
+  await reapRunDir(run);
+}
+
+try {
+  say('starting a cache Redis, the queue Redis and a MongoDB wire server');
+  const docker = await useDocker(settings);
+  const [cache, queue, store] = await Promise.all([
+    startOwned('redis', run, settings, docker),
+    startOwned('redis', run, settings, docker),
+    startOwned('mongodb', run, settings, docker),
+  ]);
+  servers.push(cache, queue, store);
+  console.log(`cache ${cache.flavor} on ${cache.port}, queue ${queue.flavor} on ${queue.port}, store ${store.flavor} on ${store.port}`);
+
+  // the example, copied where its files may have the modes a grant secret should have
+  const dir = instanceDir(run, 'example');
+  cpSync(here, dir, { recursive: true, filter: (src) => !src.endsWith('.ts') });
+  for (const name of ['photos', 'billing', 'search']) chmodSync(join(dir, 'grants', `${name}.secret`), 0o600);
+  mkdirSync(join(dir, 'secrets'), { mode: 0o700 });
+  writeFileSync(join(dir, 'secrets/queue-admin'), queue.admin.password, { mode: 0o600 });
+  writeFileSync(join(dir, 'secrets/store-admin'), store.admin.password, { mode: 0o600 });
+  writeFileSync(join(dir, 'secrets/cache-admin'), cache.admin.password, { mode: 0o600 });
+  const configPath = join(dir, 'holdfast.yaml');
+  const config = parseDocument(readFileSync(configPath, 'utf8'));
+  config.setIn(['queue', 'url'], `redis://${queue.host}:${queue.port}`);
+  config.setIn(['store', 'url'], `mongodb://${store.host}:${store.port}/?authSource=admin`);
+  config.setIn(['providers', 0, 'admin', 'url'], `redis://${cache.host}:${cache.port}`);
+  writeFileSync(configPath, config.toString());
+
+  say(`holdfast run -c ${configPath}`);
+  engine = holdfast(['run', '-c', configPath], true);
+  await until('every consumer held', () => status(configPath).code === 0, 60_000);
+  say('holdfast status');
+  console.log(status(configPath).output);
+
+  const consumers = ['photos', 'billing', 'search'].map((id) => ({
+    login: `app_${id}`,
+    password: readFileSync(join(dir, 'grants', `${id}.secret`), 'utf8').trim(),
+  }));
+  for (const c of consumers) console.log(`${c.login} logs in to the cache: ${await canLogin(cache, c.login, c.password)}`);
+
+  say('the incident: the cache restarts without an ACL file and forgets every consumer');
+  await cache.restart();
+  const restarted = Date.now();
+  for (const c of consumers) console.log(`${c.login} logs in to the cache: ${await canLogin(cache, c.login, c.password)}`);
+  await until('every consumer logs in again', async () => (await Promise.all(consumers.map((c) => canLogin(cache, c.login, c.password)))).every(Boolean), 30_000);
+  say(`healed ${((Date.now() - restarted) / 1000).toFixed(1)} s after the restart (verifyEvery 5 s): every consumer logs in again`);
+  await until('status healthy', () => status(configPath).code === 0, 30_000);
+  console.log(status(configPath).output);
+
+  if (once) {
+    say('done (--once): stopping holdfast and the servers');
+  } else {
+    say('holdfast keeps running; try, in another terminal:');
+    console.log(`  redis-cli -p ${cache.port} --user default --pass '${cache.admin.password}' ACL DELUSER app_photos   # healed at the next check`);
+    console.log(`  edit ${join(dir, 'contributions/cache.yaml')}   # picked up without a restart`);
+    console.log(`  npx tsx src/cli/main.ts status -c ${configPath}`);
+    console.log('Ctrl-C stops holdfast and the servers.');
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    });
+  }
+} catch (error) {
+  process.stderr.write(`example failed: ${(error as Error).message}\n`);
+  process.exitCode = 1;
+} finally {
+  await cleanUp();
+}

@@ -1,0 +1,21 @@
+/** The README's first command works: the example runs, heals the restarted cache, and stops clean. */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+describe('npm run example', () => {
+  it('provisions the example consumers, heals them after the cache restarts, and exits 0', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../../examples/run-example.ts'), '--once'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(output).toContain('app_photos logs in to the cache: true');
+    expect(output).toContain('app_photos logs in to the cache: false');
+    expect(output).toMatch(/healed \d+\.\d s after the restart/);
+    expect(output.match(/all 3 consumers held/g)).toHaveLength(2);
+    expect(code).toBe(0);
+  }, 120_000);
+});
