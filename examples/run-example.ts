@@ -10,8 +10,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { parseDocument } from 'yaml';
+import { redisLogin } from '../test/backends/logins.js';
 import { startOwned, useDocker } from '../test/backends/provision.js';
 import { createRunDir, instanceDir, reapRunDir } from '../test/backends/run-dir.js';
 import { readSettings } from '../test/backends/settings.js';
@@ -41,18 +41,8 @@ async function until(what: string, predicate: () => Promise<boolean> | boolean, 
   return Date.now() - start;
 }
 
-async function canLogin(cache: OwnedBackend, login: string, password: string): Promise<boolean> {
-  const client = new Redis({ host: cache.host, port: cache.port, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.call('AUTH', login, password);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
+function canLogin(cache: OwnedBackend, login: string, password: string): Promise<boolean> {
+  return redisLogin(cache, login, password).catch(() => false);
 }
 
 const settings = readSettings();

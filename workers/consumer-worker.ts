@@ -1,8 +1,10 @@
 /**
- * A BullMQ worker that runs consumer jobs. A job that finds its consumer leased by another
- * worker is put back, delayed, not failed: it is retried, never lost.
+ * A BullMQ worker that runs consumer jobs. A job that finds its consumer locked by another
+ * worker, or whose write lost a compare-and-swap, is put back, delayed, not failed: it is
+ * retried, never lost, and uses up none of its attempts.
  */
 import { DelayedError, Worker } from 'bullmq';
+import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import { bullConnection, type ConsumerJobData } from '../src/queue/consumer-queue.js';
@@ -27,9 +29,12 @@ export class ConsumerWorker {
     this.worker = new Worker<ConsumerJobData, JobOutcome>(
       options.name,
       async (job, token) => {
-        const outcome = await processConsumerJob(job.data, deps);
+        const outcome = await processConsumerJob(job.data, deps).catch((error: unknown) => {
+          if (isHoldfastError(error, 'REVISION_CONFLICT')) return 'conflict' as const;
+          throw error;
+        });
         if (outcome !== 'done') logger.debug({ consumer: job.data.key, job: job.id, kind: job.data.kind, outcome }, `job ${outcome}`);
-        if (outcome === 'busy') {
+        if (outcome === 'busy' || outcome === 'conflict') {
           await job.moveToDelayed(Date.now() + BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS), token);
           throw new DelayedError();
         }

@@ -9,7 +9,7 @@ import type { HoldfastConfig } from '../config/config.js';
 import { DesiredSync } from '../desired/desired-sync.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
-import { ConsumerQueue } from '../queue/consumer-queue.js';
+import { bullConnection, ConsumerQueue } from '../queue/consumer-queue.js';
 import { ProviderGate } from '../queue/provider-gate.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { ConsumerLocks } from '../queue/consumer-lock.js';
@@ -58,16 +58,7 @@ export function connectStore(config: HoldfastConfig): { client: MongoClient; sto
 
 /** The queue's Redis, for what workers share besides jobs: consumer locks and provider pauses. */
 export function connectCoordination(config: HoldfastConfig): { redis: Redis; gate: ProviderGate; locks: ConsumerLocks } {
-  const c = config.queue.connection;
-  const redis = new Redis({
-    host: c.host,
-    port: c.port,
-    db: c.db,
-    username: c.username,
-    password: c.password,
-    ...(c.tls ? { tls: {} } : {}),
-    maxRetriesPerRequest: 2,
-  });
+  const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2 });
   redis.on('error', () => undefined);
   const prefix = `${config.queue.prefix}:holdfast`;
   return { redis, gate: new ProviderGate(redis, prefix), locks: new ConsumerLocks(redis, prefix) };

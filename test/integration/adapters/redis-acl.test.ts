@@ -13,6 +13,7 @@ import type { AdminConnection, Grant } from '../../../src/adapters/adapter.js';
 import { RedisAclAdapter, redisAcl, type RedisAclValues } from '../../../src/adapters/redis-acl/index.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { ownBackend, sharedBackend, testDir, type BackendEndpoint, type OwnedBackend } from '../../backends/index.js';
+import { redisLogin } from '../../backends/logins.js';
 import { freePort } from '../../backends/ports.js';
 import { describeAdapterConformance } from './conformance.js';
 
@@ -29,23 +30,7 @@ function grantFor(login: string, password: string, values: unknown = {}): Grant<
   return { login, password, values: redisAcl.valuesSchema.parse({ ...defaults, ...(values as object) }) };
 }
 
-/** Authenticates a fresh connection as `username`: true when accepted, false when refused. */
-async function canLogin(b: BackendEndpoint, username: string, password: string): Promise<boolean> {
-  const client = new Redis({
-    host: b.host, port: b.port, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.call('AUTH', username, password);
-    return true;
-  } catch (error) {
-    if (error instanceof Error && /WRONGPASS/.test(error.message)) return false;
-    throw error;
-  } finally {
-    client.disconnect();
-  }
-}
+const canLogin = redisLogin;
 
 function adminClient(b: BackendEndpoint): Redis {
   const client = new Redis(b.url, { maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
 import type { Adapter } from '../../../src/adapters/adapter.js';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
 import type { HoldfastConfig } from '../../../src/config/config.js';
@@ -16,6 +15,7 @@ import { createLogger } from '../../../src/logging/logger.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
 import { testDir, type BackendEndpoint } from '../../backends/index.js';
+import { redisLogin } from '../../backends/logins.js';
 
 export interface FixtureOptions {
   queue: BackendEndpoint;
@@ -175,17 +175,7 @@ export class EngineFixture {
 
   /** Authenticates a fresh connection to the provider as the consumer. */
   async canLogin(c: Consumer, provider: { host: string; port: number } = this.options.provider): Promise<boolean> {
-    const client = new Redis({ host: provider.host, port: provider.port, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.call('AUTH', c.login, c.password);
-      return true;
-    } catch {
-      return false;
-    } finally {
-      client.disconnect();
-    }
+    return redisLogin(provider, c.login, c.password).catch(() => false);
   }
 
   logsFor(consumer: Consumer): LogLine[] {
