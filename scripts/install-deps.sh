@@ -34,7 +34,9 @@ command -v go >/dev/null 2>&1 || fail "Go is not installed; FerretDB is built fr
 export GOTOOLCHAIN=local
 gobin="$(go env GOBIN)"; [ -n "$gobin" ] || gobin="$(go env GOPATH)/bin"
 ferretdb="$gobin/ferretdb"
-if ! "$ferretdb" --version 2>/dev/null | grep -qx "version: $FERRETDB_VERSION"; then
+# (the output is captured first: with pipefail, `grep -q` closing the pipe early would fail the check)
+ferretdb_is_built() { local v; v="$("$ferretdb" --version 2>/dev/null || true)"; grep -qx "version: $FERRETDB_VERSION" <<<"$v"; }
+if ! ferretdb_is_built; then
   say "building FerretDB $FERRETDB_VERSION into $ferretdb (about a minute)"
   src="$(go mod download -json "github.com/FerretDB/FerretDB@$FERRETDB_VERSION" 2>/dev/null \
     | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" || true
@@ -49,7 +51,7 @@ if ! "$ferretdb" --version 2>/dev/null | grep -qx "version: $FERRETDB_VERSION"; 
     cat "$work/build.log" >&2
     fail "go build of FerretDB failed (output above)"
   fi
-  "$ferretdb" --version | grep -qx "version: $FERRETDB_VERSION" || fail "built FerretDB does not report $FERRETDB_VERSION"
+  ferretdb_is_built || fail "built FerretDB does not report $FERRETDB_VERSION"
 fi
 
 # --- npm packages ----------------------------------------------------------------------------
