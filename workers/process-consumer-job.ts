@@ -126,6 +126,8 @@ async function run(
   let lastCheck: LastCheck | undefined;
   let applied: ConsumerRecord['applied'] | undefined;
   let delivered = data.kind === 'sync' && record.dirty ? record.desiredRev : undefined;
+  /** What the log will say once the change it describes is written. */
+  let sayings: Array<() => void> = [];
 
   const save = async (effectUntil: Date | null): Promise<void> => {
     const now = deps.now();
@@ -138,14 +140,18 @@ async function run(
     };
     if (json !== savedJson) change.snapshot = persisted(machine, snapshot);
     if (state !== savedState) {
+      const { reason } = snapshot.context;
       change.state = state;
-      change.transition = { at: now, from: savedState, to: state, reason: snapshot.context.reason };
-      log.info({ from: savedState, to: state, reason: snapshot.context.reason }, `${savedState} → ${state}${snapshot.context.reason ? `: ${snapshot.context.reason}` : ''}`);
+      change.transition = { at: now, from: savedState, to: state, reason };
+      const from = savedState;
+      sayings.push(() => log.info({ from, to: state, reason }, `${from} → ${state}${reason ? `: ${reason}` : ''}`));
     }
     if (lastCheck) change.lastCheck = lastCheck;
     if (applied !== undefined) change.applied = applied;
     if (delivered !== undefined) change.delivered = delivered;
     rev = await deps.store.save(key, rev, change, history, now);
+    for (const saying of sayings) saying();
+    sayings = [];
     delivered = undefined;
     if (change.transition) history = [...history, change.transition];
     timer = change.timer;
@@ -169,7 +175,7 @@ async function run(
         const type: string = action.type;
         if (type === 'say') {
           const { level, message } = action.params as { level: 'info' | 'warn' | 'error'; message: string };
-          log[level]({ state: stateOf(next) }, message);
+          sayings.push(() => log[level]({ state: stateOf(next) }, message));
         } else if (type === 'xstate.cancel') {
           timer = null;
           timerIsNew = false;
@@ -194,6 +200,7 @@ async function run(
 
   if (snapshot.status === 'done') {
     await deps.store.delete(key, rev);
+    for (const saying of sayings) saying();
     log.info({ from: savedState, to: 'removed' }, `${savedState} → removed: login ${record.desired.login} is gone from ${provider.config.name}; record deleted`);
     return 'done';
   }
