@@ -1,0 +1,83 @@
+/** The scheduler can forget, and a worker can die mid-apply: nothing is left without a next step. */
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ownBackend, sharedBackend } from '../../backends/index.js';
+import { EngineFixture } from './engine-fixture.js';
+
+async function dropLogin(login: string): Promise<void> {
+  const admin = new Redis(sharedBackend('redis').url);
+  await admin.call('ACL', 'DELUSER', login);
+  admin.disconnect();
+}
+
+describe('recovery', () => {
+  const fixtures: EngineFixture[] = [];
+  afterAll(() => Promise.all(fixtures.map((f) => f.stop())));
+
+  it('re-creates every timer when the queue Redis restarts empty', async () => {
+    const queue = await ownBackend('redis');
+    const f = await EngineFixture.create({
+      queue,
+      store: sharedBackend('mongodb'),
+      provider: sharedBackend('redis'),
+      consumers: 10,
+      timing: { verifyEvery: '1s', checkTimeout: '500ms' },
+      resyncEvery: '1s',
+    });
+    fixtures.push(f);
+    await f.start();
+    await f.until('all held', () => f.allHeld());
+
+    await queue.restart({ keepData: false });
+    const admin = new Redis(queue.url);
+    expect(await admin.dbsize()).toBe(0);
+    await dropLogin(f.consumers[3]!.login);
+    // checks resume from the records alone: the dropped login is noticed and applied again
+    await f.until('the dropped login healed', () => f.canLogin(f.consumers[3]!), 10_000);
+    const flushed = Date.now();
+    await f.until('every consumer checked again', async () =>
+      (await f.status()).consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > flushed),
+    );
+    const delayed = await admin.zcard(`${f.config.queue.prefix}:${f.config.queue.name}:delayed`);
+    admin.disconnect();
+    expect(delayed).toBe(10);
+  });
+
+  it('applies again a record a dead worker left mid-apply', async () => {
+    const f = await EngineFixture.create({
+      queue: sharedBackend('redis'),
+      store: sharedBackend('mongodb'),
+      provider: sharedBackend('redis'),
+      consumers: 2,
+      timing: { verifyEvery: '1s', checkTimeout: '500ms' },
+      resyncEvery: '1s',
+    });
+    fixtures.push(f);
+    const first = await f.start();
+    await f.until('all held', () => f.allHeld());
+    const victim = f.consumers[0]!;
+    const record = (await first.store.get(victim.key))!;
+    await first.stop();
+    f.engines.splice(0);
+
+    // what a worker killed between writing `applying` and calling the backend leaves behind:
+    // the record says applying, its deadline has passed, no job and no lock remain
+    const past = new Date(Date.now() - 60_000);
+    const client = new MongoClient(sharedBackend('mongodb').url);
+    await client
+      .db(f.config.store.database)
+      .collection('consumers')
+      .updateOne(
+        { _id: victim.key as never },
+        { $set: { state: 'applying', 'snapshot.value': 'applying', effectUntil: past, nextDueAt: past, timer: null, rev: record.rev + 1 } },
+      );
+    await client.close();
+    await dropLogin(victim.login);
+
+    await f.start();
+    await f.until('the victim applied again', async () => (await f.canLogin(victim)) && (await f.allHeld()), 10_000);
+    const history = (await f.engines[0]!.store.get(victim.key))!.history.map((h) => `${h.from}→${h.to}`);
+    expect(history.at(-1)).toBe('applying→held');
+  });
+});
