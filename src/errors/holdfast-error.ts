@@ -7,8 +7,6 @@ export type ErrorCode =
   | 'CONFIG_INVALID'
   /** A contributions file does not parse or validate; the last good desired state stays. */
   | 'CONTRIBUTIONS_INVALID'
-  /** A consumer asks for more than its provider's policy allows. */
-  | 'POLICY_VIOLATION'
   /** A grant secret file does not exist (yet). */
   | 'SECRET_MISSING'
   /** A grant secret file exists but this process may not read it (EACCES, EPERM). */
@@ -21,14 +19,10 @@ export type ErrorCode =
   | 'BACKEND_UNAVAILABLE'
   /** A backend answered with an error. */
   | 'BACKEND_ERROR'
-  /** Another worker holds the consumer's lease right now. */
-  | 'LEASE_BUSY'
-  /** The consumer's record changed under us (compare-and-swap failed). */
+  /** The consumer's record changed under us (compare-and-swap failed), or its lock was lost. */
   | 'REVISION_CONFLICT'
   /** No consumer by that name. */
-  | 'CONSUMER_UNKNOWN'
-  /** The configuration names an adapter holdfast does not have. */
-  | 'ADAPTER_UNKNOWN';
+  | 'CONSUMER_UNKNOWN';
 
 export class HoldfastError extends Error {
   override readonly name = 'HoldfastError';
