@@ -44,7 +44,7 @@ export class DesiredSync {
   private readonly seen = new Map<string, FileSeen>();
   private readonly watchers: FSWatcher[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
-  private running = new Map<string, Promise<void>>();
+  private readonly running = new Map<string, Promise<void>>();
   private stopped = false;
 
   constructor(private readonly options: DesiredSyncOptions) {}
@@ -57,7 +57,7 @@ export class DesiredSync {
       const path = provider.config.contributionsPath;
       try {
         const watcher = watch(dirname(path), (_event, file) => {
-          if (file === null || file === basename(path)) void this.schedule(provider, false);
+          if (file === null || file === basename(path)) void this.schedule(provider);
         });
         watcher.on('error', () => undefined);
         this.watchers.push(watcher);
@@ -67,7 +67,7 @@ export class DesiredSync {
     }
     this.timers.push(
       setInterval(() => {
-        for (const provider of this.options.providers) void this.schedule(provider, false);
+        for (const provider of this.options.providers) void this.schedule(provider);
       }, this.options.pollEveryMs),
       setInterval(() => {
         void this.resync().catch((error: unknown) => this.options.logger.error({ err: String(error) }, 'resync failed'));
@@ -83,11 +83,11 @@ export class DesiredSync {
   }
 
   /** One sync per provider at a time; a request during a sync runs after it. */
-  private schedule(provider: ProviderRuntime, force: boolean): Promise<void> {
+  private schedule(provider: ProviderRuntime): Promise<void> {
     const name = provider.config.name;
     const previous = this.running.get(name) ?? Promise.resolve();
     const next = previous
-      .then(() => (this.stopped ? undefined : this.syncProvider(provider, force)))
+      .then(() => (this.stopped ? undefined : this.syncProvider(provider, false)))
       .catch((error: unknown) => this.options.logger.error({ provider: name, err: String(error) }, 'sync failed'));
     this.running.set(name, next);
     return next;
