@@ -175,6 +175,19 @@ export function createConsumerMachine(timing: ConsumerTiming) {
 
   const healedSecret = say('info', ({ context }) => `grant secret readable again after ${plural(context.blockedRepeats, 'refusal')}`);
 
+  /** Resting between checks (held, could not ask, braking): asked now, applied again, or given a new spec. */
+  const betweenChecks = {
+    CHECK_NOW: 'verifying' as const,
+    REAPPLY: { target: 'applying' as const, actions: m.assign(askAgain) },
+    DESIRED: { guard: 'specChanged' as const, target: 'applying' as const, actions: m.assign({ reason: 'spec changed', reapplying: false, brakeCount: 0 }) },
+  };
+
+  /** Waiting to try applying again (after a failure, for a secret): applied now, or with a new spec. */
+  const waitingToApply = {
+    REAPPLY: { target: 'applying' as const, actions: m.assign(askAgain) },
+    DESIRED: { target: 'applying' as const, actions: m.assign({ reason: 'spec changed', reapplying: false }) },
+  };
+
   return m.createMachine({
     id: 'consumer',
     context: ({ input }) => ({
@@ -220,11 +233,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
 
       held: {
         after: { verify: 'verifying' },
-        on: {
-          CHECK_NOW: 'verifying',
-          REAPPLY: { target: 'applying', actions: m.assign(askAgain) },
-          DESIRED: { guard: 'specChanged', target: 'applying', actions: m.assign({ reason: 'spec changed', reapplying: false }) },
-        },
+        on: betweenChecks,
       },
 
       verifying: {
@@ -290,44 +299,27 @@ export function createConsumerMachine(timing: ConsumerTiming) {
 
       backoff: {
         after: { brake: 'verifying' },
-        on: {
-          CHECK_NOW: 'verifying',
-          REAPPLY: { target: 'applying', actions: m.assign(askAgain) },
-          DESIRED: { guard: 'specChanged', target: 'applying', actions: m.assign({ reason: 'spec changed', reapplying: false, brakeCount: 0 }) },
-        },
+        on: betweenChecks,
       },
 
       retrying: {
         after: { retry: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
-        on: {
-          REAPPLY: { target: 'applying', actions: m.assign(askAgain) },
-          DESIRED: { target: 'applying', actions: m.assign({ reason: 'spec changed', reapplying: false }) },
-        },
+        on: waitingToApply,
       },
 
       couldNotAsk: {
         after: { verify: 'verifying' },
-        on: {
-          CHECK_NOW: 'verifying',
-          REAPPLY: { target: 'applying', actions: m.assign(askAgain) },
-          DESIRED: { guard: 'specChanged', target: 'applying', actions: m.assign({ reason: 'spec changed', reapplying: false }) },
-        },
+        on: betweenChecks,
       },
 
       waitingForSecret: {
         after: { secretWait: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
-        on: {
-          REAPPLY: { target: 'applying', actions: m.assign(askAgain) },
-          DESIRED: { target: 'applying', actions: m.assign({ reason: 'spec changed' }) },
-        },
+        on: waitingToApply,
       },
 
       blocked: {
         after: { verify: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
-        on: {
-          REAPPLY: { target: 'applying', actions: m.assign(askAgain) },
-          DESIRED: { target: 'applying', actions: m.assign({ reason: 'spec changed' }) },
-        },
+        on: waitingToApply,
       },
 
       rejected: {
