@@ -29,7 +29,8 @@ export class Scrubber {
 
   /** Adds secrets for the life of this scrubber (admin passwords read at start-up). */
   add(...secrets: string[]): void {
-    this.forms.push(...secrets.flatMap(formsOf));
+    const known = new Set(this.forms);
+    this.forms.push(...secrets.flatMap(formsOf).filter((form) => !known.has(form) && known.add(form)));
     this.forms.sort((a, b) => b.length - a.length);
   }
 

@@ -35,3 +35,13 @@ describe('scrubber', () => {
     expect(lines.join('')).toContain(REDACTED);
   });
 });
+
+describe('scrubber, registering twice', () => {
+  it('keeps one copy of a secret added again (the CLI and the engine both register the config)', () => {
+    const s = new Scrubber();
+    s.add('admin-secret-1', 'admin-secret-1');
+    s.add('admin-secret-1');
+    expect((s as unknown as { forms: string[] }).forms).toHaveLength(2);
+    expect(s.scrub('x admin-secret-1 y')).toBe(`x ${REDACTED} y`);
+  });
+});
