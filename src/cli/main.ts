@@ -12,42 +12,32 @@ const program = new Command()
   .description("Keeps every consumer's credential true on the backends that serve it.")
   .showHelpAfterError();
 
-program
-  .command('run')
-  .description('run desired-state sync and a worker until SIGINT or SIGTERM')
-  .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
+/** Every command reads the configuration file. */
+function command(nameAndArgs: string, description: string) {
+  return program.command(nameAndArgs).description(description).option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)');
+}
+
+command('run', 'run desired-state sync and a worker until SIGINT or SIGTERM')
   .action(async (options: { config?: string }) => {
     await runCommand(options);
   });
 
-program
-  .command('worker')
-  .description('run a worker only (more workers for the same queue and store)')
-  .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
+command('worker', 'run a worker only (more workers for the same queue and store)')
   .action(async (options: { config?: string }) => {
     await runCommand(options, { sync: false, worker: true });
   });
 
-program
-  .command('check <consumer>')
-  .description('ask the backend about one consumer now (e.g. cache/photos)')
-  .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
+command('check <consumer>', 'ask the backend about one consumer now (e.g. cache/photos)')
   .action(async (consumer: string, options: { config?: string }) => {
     await sendCommand(consumer, { type: 'CHECK_NOW' }, options);
   });
 
-program
-  .command('reapply <consumer>')
-  .description('apply one consumer again now')
-  .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
+command('reapply <consumer>', 'apply one consumer again now')
   .action(async (consumer: string, options: { config?: string }) => {
     await sendCommand(consumer, { type: 'REAPPLY' }, options);
   });
 
-program
-  .command('status')
-  .description("every consumer's state; exits 1 when any consumer is not held")
-  .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
+command('status', "every consumer's state; exits 1 when any consumer is not held")
   .option('--json', 'machine-readable output')
   .action(async (options: { config?: string; json?: boolean }) => {
     process.exitCode = await statusCommand(options);
