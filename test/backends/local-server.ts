@@ -45,6 +45,11 @@ function postgresUser(): { uid: number; gid: number } | undefined {
   return { uid, gid };
 }
 
+/** Where FerretDB keeps its `<database>.sqlite` files inside an instance directory. */
+function ferretDbDataDir(dir: string): string {
+  return join(dir, 'data');
+}
+
 function recipe(kind: BackendKind, settings: TestBackendSettings, options: BackendOptions): Recipe {
   const { binaries } = settings;
   switch (kind) {
@@ -80,13 +85,17 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
         username: 'admin',
         url: (port, password) => `mongodb://admin:${password}@127.0.0.1:${port}/?authSource=admin`,
         prepare: (dir, _password, fresh) => {
-          if (fresh) rmSync(join(dir, 'data'), { recursive: true, force: true });
-          mkdirSync(join(dir, 'data'), { recursive: true });
+          if (fresh) rmSync(ferretDbDataDir(dir), { recursive: true, force: true });
+          mkdirSync(ferretDbDataDir(dir), { recursive: true });
         },
+        // busy_timeout is given explicitly: FerretDB adds its own default (also 10 s) only when
+        // the URL sets none, and indexFerretDb's sqlite3 writes to these files while it runs.
         spec: (dir, port, password) => ({
           command: binaries.ferretdb,
           args: [
-            '--handler=sqlite', `--sqlite-url=file:${join(dir, 'data')}/?_pragma=synchronous(off)`, `--state-dir=${dir}`,
+            '--handler=sqlite',
+            `--sqlite-url=file:${ferretDbDataDir(dir)}/?_pragma=busy_timeout(10000)&_pragma=synchronous(off)`,
+            `--state-dir=${dir}`,
             `--listen-addr=127.0.0.1:${port}`, '--debug-addr=-', '--telemetry=disable',
             '--test-enable-new-auth', '--setup-database=admin', '--setup-username=admin',
             `--setup-password=${password}`, '--log-level=warn',
@@ -138,6 +147,8 @@ export class LocalServer implements OwnedBackend {
   readonly admin: { username: string; password: string };
   readonly url: string;
   readonly flavor: string;
+  /** FerretDB's SQLite data directory (mongodb only). */
+  readonly sqliteDir: string | undefined;
   private process: ManagedProcess | undefined;
 
   private constructor(
@@ -150,6 +161,7 @@ export class LocalServer implements OwnedBackend {
     this.admin = { username: recipe.username, password: secret() };
     this.url = recipe.url(port, this.admin.password);
     this.flavor = recipe.flavor;
+    this.sqliteDir = kind === 'mongodb' ? ferretDbDataDir(dir) : undefined;
   }
 
   static async start(kind: BackendKind, run: RunDir, settings: TestBackendSettings, options: BackendOptions = {}): Promise<LocalServer> {
@@ -160,8 +172,8 @@ export class LocalServer implements OwnedBackend {
 
   /** Plain data for another process. */
   endpoint(): BackendEndpoint {
-    const { kind, origin, flavor, host, port, admin, url } = this;
-    return { kind, origin, flavor, host, port, admin, url };
+    const { kind, origin, flavor, host, port, admin, url, sqliteDir } = this;
+    return { kind, origin, flavor, host, port, admin, url, ...(sqliteDir === undefined ? {} : { sqliteDir }) };
   }
 
   private async launch(fresh: boolean): Promise<void> {

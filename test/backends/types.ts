@@ -23,6 +23,12 @@ export interface BackendEndpoint {
   port: number;
   admin: AdminCredentials;
   url: string;
+  /**
+   * Only a MongoDB wire server the harness started itself as FerretDB (SQLite handler): the
+   * directory given to `--sqlite-url`, holding one `<database>.sqlite` file per database. Used
+   * by `indexFerretDb` (test/backends/ferretdb-index.ts); absent for every other endpoint.
+   */
+  sqliteDir?: string;
 }
 
 export interface RestartOptions {
