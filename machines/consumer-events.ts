@@ -3,7 +3,6 @@
  * one consumer; the worker feeds effect results (second group) back; timers (XState
  * `after` events) come back as delayed jobs. No event ever carries a secret.
  */
-import type { NotHeldReason } from '../src/adapters/adapter.js';
 
 /** From the desired-state sync, the CLI or the API. */
 export type CommandEvent =
@@ -28,8 +27,8 @@ export type ResultEvent =
   | { type: 'APPLY_FAILED'; error: string }
   /** `check`: the backend holds the consumer. */
   | { type: 'HELD' }
-  /** `check`: the backend does not hold the consumer, and why. */
-  | { type: 'NOT_HELD'; reason: NotHeldReason; detail: string }
+  /** `check`: the backend does not hold the consumer; `reason` is the adapter's word for why (`missing`, `rules-differ`…). */
+  | { type: 'NOT_HELD'; reason: string; detail: string }
   /** `check` could not ask: the backend threw, timed out, or its provider is paused. */
   | { type: 'CHECK_FAILED'; error: string; timedOut: boolean }
   /** `check` found the grant secret or the spec changed since it was applied. */

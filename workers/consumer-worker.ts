@@ -1,15 +1,16 @@
 /**
- * A BullMQ worker that runs consumer jobs. A job that finds its consumer locked by another
- * worker, or whose write lost a compare-and-swap, is put back, delayed, not failed: it is
- * retried, never lost, and uses up none of its attempts.
+ * A BullMQ worker that runs consumer jobs (see `consumer-job.ts`). A routine check that
+ * changed nothing runs its own job again later; a job that finds its consumer busy, or whose
+ * write lost a compare-and-swap, is put back, delayed: none of these use up an attempt. A job
+ * fails only for what retries cannot fix, and says which consumer, in words.
  */
-import { DelayedError, Worker } from 'bullmq';
+import { DelayedError, Worker, type Job } from 'bullmq';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import { bullConnection, type ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { RedisConnectionConfig } from '../src/config/config.js';
-import { processConsumerJob, type JobDeps, type JobOutcome } from './process-consumer-job.js';
+import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
 
 export interface ConsumerWorkerOptions {
   connection: RedisConnectionConfig;
@@ -17,42 +18,56 @@ export interface ConsumerWorkerOptions {
   name: string;
   concurrency: number;
   scrubber: Scrubber;
+  /**
+   * Whether an error is explained by the queue's Redis having forgotten its jobs (restarted
+   * empty, flushed): a fault said once elsewhere, not once per job.
+   */
+  queueForgot: () => Promise<boolean>;
 }
 
-/** How long a job waits before trying a busy consumer again (jittered). */
-const BUSY_RETRY_MS = 250;
+const CONFLICT_RETRY_MS = 250;
 
 export class ConsumerWorker {
-  readonly worker: Worker<ConsumerJobData, JobOutcome>;
+  readonly worker: Worker<ConsumerJobData, JobOutcome['kind']>;
 
   constructor(deps: JobDeps, options: ConsumerWorkerOptions, logger: Logger) {
-    this.worker = new Worker<ConsumerJobData, JobOutcome>(
+    const describe = (error: unknown) => options.scrubber.describe(error);
+    const later = async (job: Job<ConsumerJobData>, at: number, token: string | undefined): Promise<never> => {
+      try {
+        await job.moveToDelayed(at, token);
+      } catch (error) {
+        if (!(await options.queueForgot())) throw error;
+      }
+      throw new DelayedError();
+    };
+
+    this.worker = new Worker<ConsumerJobData, JobOutcome['kind']>(
       options.name,
       async (job, token) => {
-        const outcome = await processConsumerJob(job.data, deps).catch((error: unknown) => {
-          if (isHoldfastError(error, 'REVISION_CONFLICT')) return 'conflict' as const;
-          throw error;
-        });
-        if (outcome !== 'done') logger.debug({ consumer: job.data.key, job: job.id, kind: job.data.kind, outcome }, `job ${outcome}`);
-        if (outcome === 'busy' || outcome === 'conflict') {
-          await job.moveToDelayed(Date.now() + BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS), token);
-          throw new DelayedError();
+        let outcome: JobOutcome;
+        try {
+          outcome = await runConsumerJob(job.data, deps);
+        } catch (error) {
+          if (!isHoldfastError(error, 'REVISION_CONFLICT')) throw error;
+          logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${describe(error)}`);
+          return later(job, Date.now() + CONFLICT_RETRY_MS + Math.floor(Math.random() * CONFLICT_RETRY_MS), token);
         }
-        return outcome;
+        if (outcome.kind === 'again' || outcome.kind === 'busy') return later(job, outcome.at.getTime(), token);
+        if (outcome.kind !== 'done') logger.debug({ consumer: job.data.key, job: job.id, kind: job.data.kind, outcome: outcome.kind }, `job ${outcome.kind}`);
+        return outcome.kind;
       },
-      {
-        connection: bullConnection(options.connection),
-        prefix: options.prefix,
-        concurrency: options.concurrency,
-      },
+      { connection: bullConnection(options.connection), prefix: options.prefix, concurrency: options.concurrency },
     );
     this.worker.on('failed', (job, error) => {
-      logger.error(
-        { consumer: job?.data.key, job: job?.id, attempt: job?.attemptsMade, err: options.scrubber.describe(error) },
-        `job failed: ${options.scrubber.describe(error)}`,
-      );
+      const final = job === undefined || job.attemptsMade >= (job.opts.attempts ?? 1);
+      const what = `job ${job?.id ?? '?'} for ${job?.data.key ?? 'an unknown consumer'} failed${final ? '' : `; attempt ${job?.attemptsMade} of ${job?.opts.attempts}, retried`}: ${describe(error)}`;
+      logger[final ? 'error' : 'warn']({ consumer: job?.data.key, job: job?.id, attempt: job?.attemptsMade }, what);
     });
-    this.worker.on('error', (error) => logger.error({ err: options.scrubber.describe(error) }, `worker error: ${options.scrubber.describe(error)}`));
+    this.worker.on('error', (error) => {
+      void options.queueForgot().then((forgot) => {
+        if (!forgot) logger.error({ err: describe(error) }, `worker error: ${describe(error)}`);
+      });
+    });
   }
 
   /** Stops taking jobs and waits for the running ones to finish. */

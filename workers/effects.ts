@@ -2,31 +2,53 @@
  * The effects a consumer machine asks for, performed against the provider's adapter with a
  * deadline. Each returns the event that reports its result. The grant secret is read here,
  * when needed, and everything an effect reports is scrubbed of it.
+ *
+ * A check is light (the adapter's `authenticates`: cheap for the backend) unless a deep one
+ * is due: the first check since the record changed (so every apply is followed by one), one
+ * at least every `deepCheckEvery` (jittered per consumer), and one to confirm any light check
+ * that did not pass, so the reason logged is the backend's own.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerContext } from '../machines/consumer-machine.js';
+import { unitHash } from '../machines/delays.js';
+import type { Grant } from '../src/adapters/adapter.js';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
+import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ProviderGate } from '../src/queue/provider-gate.js';
 import { secretFingerprint } from '../src/secrets/fingerprint.js';
 import { readGrantSecret } from '../src/secrets/grant-secret.js';
-import type { ConsumerRecord } from '../src/store/consumer-record.js';
+import type { DesiredSpec } from '../src/store/consumer-record.js';
 import type { ProviderRuntime } from './provider-runtime.js';
+
+/** The spec an effect works on: what is (or is to be) applied. */
+export type EffectSpec = Pick<DesiredSpec, 'login' | 'values' | 'secretPath' | 'specHash'>;
 
 export interface EffectInput {
   key: string;
   provider: ProviderRuntime;
-  desired: ConsumerRecord['desired'];
+  spec: EffectSpec;
   /** The machine's context as the effect starts. */
   context: ConsumerContext;
 }
 
-export type Effect = (input: EffectInput) => Promise<ConsumerEvent>;
+export interface CheckInput extends EffectInput {
+  /** The record's revision the check runs at. */
+  epoch: number;
+  /** What the consumer's previous checks learned, if anything is known. */
+  memo: CheckMemo | null;
+}
+
+export interface CheckResult {
+  event: ConsumerEvent;
+  /** Whether the backend answered a deep check (rules compared). */
+  deep: boolean;
+}
 
 export interface Effects {
-  apply: Effect;
-  check: Effect;
-  remove: Effect;
+  apply(input: EffectInput): Promise<ConsumerEvent>;
+  check(input: CheckInput): Promise<CheckResult>;
+  remove(input: EffectInput): Promise<ConsumerEvent>;
 }
 
 export interface EffectDeps {
@@ -34,6 +56,8 @@ export interface EffectDeps {
   gate: ProviderGate;
   scrubber: Scrubber;
   now: () => Date;
+  /** A provider answered after this process saw it fail: its could-not-ask consumers may be asked again. */
+  answeredAgain?: (provider: string) => void;
 }
 
 type SecretOutcome = { password: string } | { event: ConsumerEvent };
@@ -52,55 +76,81 @@ function deadline(provider: ProviderRuntime): { signal: AbortSignal } {
   return { signal: AbortSignal.timeout(provider.config.timing.checkTimeoutMs) };
 }
 
+/** Whether a deep check is due for this consumer now. */
+export function deepCheckDue(key: string, epoch: number, memo: CheckMemo | null, provider: ProviderRuntime, now: number): boolean {
+  if (memo === null || memo.epoch !== epoch || memo.deepAt === null) return true;
+  const { deepCheckEveryMs, jitter } = provider.config.timing;
+  return now - memo.deepAt >= deepCheckEveryMs * (1 + jitter * (unitHash(`${key}#deep`) - 0.5));
+}
+
 export function createEffects(deps: EffectDeps): Effects {
+  /** Providers this process last saw fail to answer. */
+  const failing = new Set<string>();
+  const answered = async (name: string): Promise<void> => {
+    await deps.gate.answered(name);
+    if (failing.delete(name)) deps.answeredAgain?.(name);
+  };
+
   return {
-    async apply({ provider, desired }) {
-      if (desired.problems.length > 0) return { type: 'REJECT', problems: desired.problems };
-      const secret = await readSecret(desired.secretPath, deps.scrubber);
+    async apply({ provider, spec }) {
+      const secret = await readSecret(spec.secretPath, deps.scrubber);
       if ('event' in secret) return secret.event;
       const scrub = deps.scrubber.with(secret.password);
       try {
-        await provider.adapter.create({ login: desired.login, password: secret.password, values: desired.values }, deadline(provider));
-        await deps.gate.answered(provider.config.name);
-        return { type: 'APPLIED', specHash: desired.specHash, secretMac: secretFingerprint(deps.fingerprintKey, secret.password) };
+        await provider.adapter.create({ login: spec.login, password: secret.password, values: spec.values }, deadline(provider));
+        await answered(provider.config.name);
+        return { type: 'APPLIED', specHash: spec.specHash, secretMac: secretFingerprint(deps.fingerprintKey, secret.password) };
       } catch (error) {
         return { type: 'APPLY_FAILED', error: scrub.describe(error) };
       }
     },
 
-    async check({ key, provider, desired, context }) {
-      if (desired.specHash !== context.appliedSpecHash) return { type: 'CHANGED', what: 'spec changed since it was applied' };
-      const secret = await readSecret(desired.secretPath, deps.scrubber);
+    async check({ key, provider, spec, context, epoch, memo }) {
+      const shallow = { deep: false };
+      if (spec.specHash !== context.appliedSpecHash) return { event: { type: 'CHANGED', what: 'spec changed since it was applied' }, ...shallow };
+      const secret = await readSecret(spec.secretPath, deps.scrubber);
       if ('event' in secret) {
-        return secret.event.type === 'APPLY_FAILED' ? { type: 'CHECK_FAILED', error: secret.event.error, timedOut: false } : secret.event;
+        const { event } = secret;
+        return { event: event.type === 'APPLY_FAILED' ? { type: 'CHECK_FAILED', error: event.error, timedOut: false } : event, ...shallow };
       }
       if (secretFingerprint(deps.fingerprintKey, secret.password) !== context.appliedSecretMac) {
-        return { type: 'CHANGED', what: 'grant secret rotated' };
+        return { event: { type: 'CHANGED', what: 'grant secret rotated' }, ...shallow };
       }
       const { adapter } = provider;
-      if (!adapter.holds) return { type: 'HELD' };
+      if (!adapter.holds) return { event: { type: 'HELD' }, ...shallow };
       const name = provider.config.name;
       const admission = await deps.gate.admit(name, provider.config.timing.checkTimeoutMs + 1000);
       if (!admission.admitted) {
-        return { type: 'CHECK_FAILED', error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`, timedOut: false };
+        return { event: { type: 'CHECK_FAILED', error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`, timedOut: false }, ...shallow };
       }
+      const grant: Grant = { login: spec.login, password: secret.password, values: spec.values };
       const scrub = deps.scrubber.with(secret.password);
+      const signal = deadline(provider);
       try {
-        const answer = await adapter.holds({ login: desired.login, password: secret.password, values: desired.values }, deadline(provider));
-        await deps.gate.answered(name);
-        return answer.held ? { type: 'HELD' } : { type: 'NOT_HELD', reason: answer.reason, detail: scrub.scrub(answer.detail) };
+        if (adapter.authenticates && !deepCheckDue(key, epoch, memo, provider, deps.now().getTime())) {
+          // a light check that does not pass, for whatever reason, is confirmed by a deep one
+          if (await adapter.authenticates(grant, signal).catch(() => false)) {
+            await answered(name);
+            return { event: { type: 'HELD' }, ...shallow };
+          }
+        }
+        const answer = await adapter.holds(grant, signal);
+        await answered(name);
+        return { event: answer.held ? { type: 'HELD' } : { type: 'NOT_HELD', reason: answer.reason, detail: scrub.scrub(answer.detail) }, deep: true };
       } catch (error) {
+        failing.add(name);
         const timedOut = isHoldfastError(error, 'DEADLINE_EXCEEDED');
         if (timedOut) {
           await deps.gate.pause(name, `the check of ${key} timed out after ${provider.config.timing.checkTimeoutMs} ms`, deps.now());
         }
-        return { type: 'CHECK_FAILED', error: scrub.describe(error), timedOut };
+        return { event: { type: 'CHECK_FAILED', error: scrub.describe(error), timedOut }, ...shallow };
       }
     },
 
-    async remove({ provider, desired }) {
+    async remove({ provider, spec }) {
       try {
-        await provider.adapter.remove(desired.login, deadline(provider));
+        await provider.adapter.remove(spec.login, deadline(provider));
+        await answered(provider.config.name);
         return { type: 'REMOVED' };
       } catch (error) {
         return { type: 'REMOVE_FAILED', error: deps.scrubber.describe(error) };

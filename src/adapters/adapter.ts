@@ -30,8 +30,18 @@ export interface Adapter<Values = unknown> {
   create(grant: Grant<Values>, options: CallOptions): Promise<void>;
   /** Removes the login; succeeds when it is already absent. */
   remove(login: string, options: CallOptions): Promise<void>;
-  /** Read-only: asks the backend whether it holds the grant now. Throws when it cannot ask. */
+  /**
+   * Deep check, read-only: asks the backend whether it holds the grant now, everything
+   * compared (exists, enabled, password, rules). Throws when it cannot ask.
+   */
   holds?(grant: Grant<Values>, options: CallOptions): Promise<HoldsAnswer>;
+  /**
+   * Light check, read-only and the cheapest the backend offers: can `grant.login`
+   * authenticate with `grant.password` now? True proves the login exists, is enabled and
+   * takes the password. False or a throw proves nothing more: the engine confirms it with
+   * {@link holds} before anything is applied again, so the reason it logs stays exact.
+   */
+  authenticates?(grant: Grant<Values>, options: CallOptions): Promise<boolean>;
   /** Logins on the backend that start with `prefix` (for orphan reports). */
   list?(prefix: string, options: CallOptions): Promise<string[]>;
   /** Closes the admin connection. */

@@ -7,13 +7,13 @@ import { load } from './load.js';
 
 export async function sendCommand(consumer: string, event: CommandEvent, options: { config?: string }): Promise<void> {
   const { config } = await load(options.config);
-  const { client, store } = connectStore(config);
+  const { client, store } = await connectStore(config);
   const queue = new ConsumerQueue(config.queue);
   try {
-    await client.connect();
     if (!(await store.get(consumer))) {
-      const known = (await store.list()).map((r) => r._id);
-      throw new HoldfastError('CONSUMER_UNKNOWN', `no consumer "${consumer}"; known: ${known.slice(0, 20).join(', ') || '(none)'}`);
+      const known: string[] = [];
+      for await (const record of store.scan()) if (known.push(record._id) >= 20) break;
+      throw new HoldfastError('CONSUMER_UNKNOWN', `no consumer "${consumer}"; known: ${known.sort().join(', ') || '(none)'}${known.length >= 20 ? ', …' : ''}`);
     }
     await queue.send(consumer, event);
     process.stdout.write(`${event.type} sent to ${consumer}; \`holdfast status\` shows the outcome\n`);

@@ -18,6 +18,8 @@ export interface Timing {
   jitter: number;
   /** A missing grant secret is a quiet wait this long, then a warning (default 60 s). */
   secretGraceMs: number;
+  /** Each consumer gets a deep check (rules compared) at least this often (default 1 h), jittered; light checks otherwise. */
+  deepCheckEveryMs: number;
 }
 
 export interface ProviderConfig {
@@ -67,8 +69,10 @@ export interface HoldfastConfig {
   sync: {
     /** Contributions files are re-read at least this often, besides file-change events (default 5 s). */
     pollEveryMs: number;
-    /** Timers and events lost with the queue are re-created this often (default 30 s). */
+    /** The queue's Redis is asked this often whether it forgot everything (default 30 s); if so, every job is re-created. */
     resyncEveryMs: number;
+    /** Every record is read and any job the queue lost re-created this often (default 30 min); also at start-up. */
+    sweepEveryMs: number;
   };
   log: {
     level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';

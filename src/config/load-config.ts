@@ -19,7 +19,7 @@
  * fingerprintKeyFile: secrets/fingerprint.key  # optional, default .holdfast/fingerprint.key;
  *                                       # created when missing (32 random bytes, mode 0600)
  * worker: { concurrency: 32 }           # optional
- * sync: { pollEvery: 5s, resyncEvery: 30s }    # optional
+ * sync: { pollEvery: 5s, resyncEvery: 30s, sweepEvery: 30m }  # optional
  * log: { level: info, format: json }    # optional; format defaults to pretty on a terminal,
  *                                       # json otherwise; HOLDFAST_LOG_LEVEL/_FORMAT win
  * defaults:                             # optional timing for every provider
@@ -29,6 +29,7 @@
  *   retryBase: 1s
  *   jitter: 0.1                         # in [0, 1)
  *   secretGrace: 60s
+ *   deepCheckEvery: 1h                  # a deep check (rules compared) at least this often; light ones between
  * providers:                            # at least one, names unique
  *   - name: cache
  *     adapter: redis-acl                # one of the adapters holdfast has
@@ -65,6 +66,7 @@ const DEFAULT_TIMING: Timing = {
   retryBaseMs: 1_000,
   jitter: 0.1,
   secretGraceMs: 60_000,
+  deepCheckEveryMs: 3_600_000,
 };
 const FINGERPRINT_KEY_BYTES = 32;
 const NOT_EMPTY = 'must not be empty';
@@ -122,7 +124,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
     },
     fingerprintKey,
     worker: config.worker,
-    sync: { pollEveryMs: config.sync.pollEvery, resyncEveryMs: config.sync.resyncEvery },
+    sync: { pollEveryMs: config.sync.pollEvery, resyncEveryMs: config.sync.resyncEvery, sweepEveryMs: config.sync.sweepEvery },
     log,
     providers,
   };
@@ -140,6 +142,7 @@ const timingFields = {
   retryBase: durationSchema.optional(),
   jitter: z.number().min(0, 'must be at least 0').lt(1, 'must be less than 1').optional(),
   secretGrace: durationSchema.optional(),
+  deepCheckEvery: durationSchema.optional(),
 };
 type TimingKey = keyof typeof timingFields;
 
@@ -155,6 +158,7 @@ function resolveTiming(source: YamlSource, provider: TimingFields, index: number
     retryBaseMs: given('retryBase') ?? DEFAULT_TIMING.retryBaseMs,
     jitter: given('jitter') ?? DEFAULT_TIMING.jitter,
     secretGraceMs: given('secretGrace') ?? DEFAULT_TIMING.secretGraceMs,
+    deepCheckEveryMs: given('deepCheckEvery') ?? DEFAULT_TIMING.deepCheckEveryMs,
   };
   /** Reported where the user wrote one of `keys`: the provider first, then the defaults. */
   const conflict = (keys: TimingKey[], reason: string) => {
@@ -167,6 +171,9 @@ function resolveTiming(source: YamlSource, provider: TimingFields, index: number
   }
   if (timing.checkTimeoutMs > timing.verifyEveryMs) {
     conflict(['checkTimeout', 'verifyEvery'], `checkTimeout (${formatDuration(timing.checkTimeoutMs)}) must be at most verifyEvery (${verifyEvery})`);
+  }
+  if (timing.deepCheckEveryMs < timing.verifyEveryMs) {
+    conflict(['deepCheckEvery', 'verifyEvery'], `deepCheckEvery (${formatDuration(timing.deepCheckEveryMs)}) must be at least verifyEvery (${verifyEvery})`);
   }
   return timing;
 }
@@ -217,7 +224,11 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
     fingerprintKeyFile: filePath.prefault('.holdfast/fingerprint.key'),
     worker: z.strictObject({ concurrency: z.int().positive().default(32) }).prefault({}),
     sync: z
-      .strictObject({ pollEvery: durationSchema.default(5_000), resyncEvery: durationSchema.default(30_000) })
+      .strictObject({
+        pollEvery: durationSchema.default(5_000),
+        resyncEvery: durationSchema.default(30_000),
+        sweepEvery: durationSchema.default(1_800_000),
+      })
       .prefault({}),
     log: z.strictObject({ level: z.enum(LOG_LEVELS).optional(), format: z.enum(LOG_FORMATS).optional() }).prefault({}),
     defaults: z.strictObject(timingFields).prefault({}),

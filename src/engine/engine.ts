@@ -1,21 +1,26 @@
 /**
- * Wires one holdfast process from its resolved configuration: the record store, the queue,
- * the providers' adapters and machines, and the roles it runs (desired-state sync, worker).
+ * Wires one holdfast process from its resolved configuration: the record store, the queue and
+ * what workers share in its Redis, the providers' adapters and machines, and the roles it runs
+ * (worker; desired-state sync with the resync). Start-up is all or nothing: whatever fails,
+ * everything started is closed again and the error is thrown.
  */
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
+import { unitHash } from '../../machines/delays.js';
+import { ConsumerWorker } from '../../workers/consumer-worker.js';
+import { createEffects, type Effects } from '../../workers/effects.js';
+import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
 import type { Adapter } from '../adapters/adapter.js';
 import type { HoldfastConfig } from '../config/config.js';
 import { DesiredSync } from '../desired/desired-sync.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { bullConnection, ConsumerQueue } from '../queue/consumer-queue.js';
+import { Coordination } from '../queue/coordination.js';
 import { ProviderGate } from '../queue/provider-gate.js';
+import { Resync } from '../resync/resync.js';
 import { ConsumerStore } from '../store/consumer-store.js';
-import { ConsumerLocks } from '../queue/consumer-lock.js';
-import { ConsumerWorker } from '../../workers/consumer-worker.js';
-import { createEffects, type Effects } from '../../workers/effects.js';
-import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
+import { withStoreRetry } from '../store/store-retry.js';
 
 export interface EngineOptions {
   config: HoldfastConfig;
@@ -34,8 +39,10 @@ export interface Engine {
   store: ConsumerStore;
   queue: ConsumerQueue;
   gate: ProviderGate;
+  coordination: Coordination;
   providers: ReadonlyMap<string, ProviderRuntime>;
   sync: DesiredSync | undefined;
+  resync: Resync | undefined;
   worker: ConsumerWorker | undefined;
   /** Stops syncing, lets in-flight jobs finish, closes every connection. */
   stop(): Promise<void>;
@@ -47,75 +54,116 @@ export function scrubConfigSecrets(config: HoldfastConfig, scrubber: Scrubber): 
   scrubber.add(...secrets.filter((s): s is string => typeof s === 'string' && s.length > 0));
 }
 
-export function connectStore(config: HoldfastConfig): { client: MongoClient; store: ConsumerStore } {
+/** Connects the record store (retrying a store that is not there yet, within a bound). */
+export async function connectStore(config: HoldfastConfig): Promise<{ client: MongoClient; store: ConsumerStore }> {
   const { url, username, password, database } = config.store;
   const client = new MongoClient(url, {
     ...(username ? { auth: { username, password } } : {}),
     serverSelectionTimeoutMS: 10_000,
   });
-  return { client, store: new ConsumerStore(client.db(database)) };
+  try {
+    await withStoreRetry(`be reached at ${url}`, () => client.connect());
+    return { client, store: await ConsumerStore.open(client.db(database)) };
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw error;
+  }
 }
 
-/** The queue's Redis, for what workers share besides jobs: consumer locks and provider pauses. */
-export function connectCoordination(config: HoldfastConfig): { redis: Redis; gate: ProviderGate; locks: ConsumerLocks } {
+/** The queue's Redis, for what workers share besides jobs: locks, revisions, what checks learned, pauses. */
+export function connectCoordination(config: HoldfastConfig): { redis: Redis; gate: ProviderGate; coordination: Coordination } {
   const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2 });
   redis.on('error', () => undefined);
   const prefix = `${config.queue.prefix}:holdfast`;
-  return { redis, gate: new ProviderGate(redis, prefix), locks: new ConsumerLocks(redis, prefix) };
+  return { redis, gate: new ProviderGate(redis, prefix), coordination: new Coordination(redis, prefix) };
 }
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
   const { config, logger, scrubber } = options;
   const now = options.now ?? (() => new Date());
   scrubConfigSecrets(config, scrubber);
+  const closing: Array<() => Promise<unknown>> = [];
+  const close = async () => {
+    for (const step of closing.splice(0).reverse()) await step().catch(() => undefined);
+  };
 
-  const { client, store } = connectStore(config);
-  await client.connect();
-  await store.ensureIndexes();
-  const queue = new ConsumerQueue(config.queue);
-  const { redis, gate, locks } = connectCoordination(config);
-  const providers = new Map(
-    config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin))]),
-  );
+  try {
+    const { client, store } = await connectStore(config);
+    closing.push(() => client.close());
+    const queue = new ConsumerQueue(config.queue);
+    closing.push(() => queue.close());
+    const { redis, gate, coordination } = connectCoordination(config);
+    closing.push(() => Promise.resolve(redis.disconnect()));
+    const providers = new Map(
+      config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin))]),
+    );
+    closing.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
 
-  let effects = createEffects({ fingerprintKey: config.fingerprintKey, gate, scrubber, now });
-  if (options.wrapEffects) effects = options.wrapEffects(effects);
+    /** A provider answers again: its could-not-ask consumers are asked again, spread over a few seconds. */
+    const askAgain = async (name: string): Promise<void> => {
+      const keys = await coordination.takeCouldNotAsk(name);
+      if (keys.length === 0) return;
+      const verifyEveryMs = providers.get(name)?.config.timing.verifyEveryMs ?? 60_000;
+      const spreadMs = Math.min(Math.max(2_000, keys.length * 2), verifyEveryMs / 2);
+      logger.info({ provider: name, consumers: keys.length }, `${name} answers again: asking its ${keys.length} could-not-ask consumers again over ${Math.round(spreadMs / 100) / 10} s`);
+      await queue.sendLater(keys.map((key) => ({ key, delayMs: unitHash(key) * spreadMs })), { type: 'CHECK_NOW' });
+    };
 
-  const worker = options.roles.worker
-    ? new ConsumerWorker(
-        { store, queue, locks, providers, effects, logger, now },
-        { ...config.queue, concurrency: config.worker.concurrency, scrubber },
-        logger,
-      )
-    : undefined;
+    let effects = createEffects({
+      fingerprintKey: config.fingerprintKey,
+      gate,
+      scrubber,
+      now,
+      answeredAgain: (name) => void askAgain(name).catch((error: unknown) => logger.warn({ provider: name, err: String(error) }, `could not ask ${name}'s could-not-ask consumers again: ${String(error)}`)),
+    });
+    if (options.wrapEffects) effects = options.wrapEffects(effects);
 
-  const sync = options.roles.sync
-    ? new DesiredSync({
+    const worker = options.roles.worker
+      ? new ConsumerWorker(
+          { store, queue, coordination, providers, effects, logger, now },
+          { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot: () => coordination.forgot() },
+          logger,
+        )
+      : undefined;
+    if (worker) closing.push(() => worker.close());
+
+    let sync: DesiredSync | undefined;
+    let resync: Resync | undefined;
+    if (options.roles.sync) {
+      const desired = new DesiredSync({ store, queue, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
+      closing.push(() => desired.stop());
+      const again = new Resync({
         store,
         queue,
-        providers: [...providers.values()],
+        coordination,
+        timing: new Map(config.providers.map((p) => [p.name, p.timing])),
         logger,
         now,
-        pollEveryMs: config.sync.pollEveryMs,
         resyncEveryMs: config.sync.resyncEveryMs,
-      })
-    : undefined;
-  await sync?.start();
+        sweepEveryMs: config.sync.sweepEveryMs,
+      });
+      closing.push(() => again.stop());
+      // one read of every record at start-up: what the sync delivered, and every job the queue may have lost
+      await again.sweep((record) => desired.remember(record));
+      await desired.start();
+      again.start();
+      sync = desired;
+      resync = again;
+    }
 
-  return {
-    store,
-    queue,
-    gate,
-    providers,
-    sync,
-    worker,
-    async stop() {
-      await sync?.stop();
-      await worker?.close();
-      await queue.close();
-      redis.disconnect();
-      await Promise.allSettled([...providers.values()].map((p) => p.adapter.close()));
-      await client.close();
-    },
-  };
+    return {
+      store,
+      queue,
+      gate,
+      coordination,
+      providers,
+      sync,
+      resync,
+      worker,
+      stop: close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

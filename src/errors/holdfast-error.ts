@@ -21,6 +21,10 @@ export type ErrorCode =
   | 'BACKEND_ERROR'
   /** The consumer's record changed under us (compare-and-swap failed), or its lock was lost. */
   | 'REVISION_CONFLICT'
+  /** The record store could not be reached, or kept failing after a few retries. */
+  | 'STORE_UNAVAILABLE'
+  /** A record cannot be read by this holdfast (written by a newer machine version, or damaged). */
+  | 'RECORD_UNREADABLE'
   /** No consumer by that name. */
   | 'CONSUMER_UNKNOWN';
 

@@ -1,20 +1,40 @@
 /**
  * The jobs that drive consumers. A job carries one event for one consumer and never a
- * secret. Job ids are deterministic where a duplicate must collapse: a timer is
- * `<key>@<epoch>`, so the resync can re-create a lost one without doubling it.
+ * secret. Job ids are deterministic where a duplicate must collapse: a wait is
+ * `<key>@<epoch>`, so a sweep can re-create a lost one without doubling it.
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { CommandEvent } from '../../machines/consumer-events.js';
+import type { WaitName } from '../../machines/machine-step.js';
 import type { RedisConnectionConfig } from '../config/config.js';
-import type { TimerRecord } from '../store/consumer-record.js';
+import type { DesiredSpec, MachineRecord, TimerRecord } from '../store/consumer-record.js';
+
+/**
+ * What a wait's job carries so that a routine check needs no store read: the consumer at the
+ * epoch that scheduled it and the spec it checks. No secret: the grant secret is read from
+ * its file.
+ */
+export interface CheckTicket {
+  machine: MachineRecord;
+  spec: Pick<DesiredSpec, 'login' | 'values' | 'secretPath' | 'specHash'>;
+}
 
 export type ConsumerJobData =
-  /** A command from the sync, the CLI or the API. */
-  | { key: string; kind: 'event'; event: CommandEvent }
-  /** A wait the machine asked for has ended; stale unless `epoch` is the record's timer epoch. */
-  | { key: string; kind: 'timer'; epoch: number; event: string }
-  /** The desired spec in the record changed: deliver it to the machine. */
-  | { key: string; kind: 'sync' };
+  /** A wait the machine asked for has ended; stale unless `epoch` is the record's revision. */
+  | { key: string; kind: 'timer'; epoch: number; wait: WaitName; ticket: CheckTicket }
+  /** What the contributions declare for the consumer (null: no longer declared), as the sync read it at `at` (ms). */
+  | { key: string; kind: 'desired'; at: number; desired: DesiredSpec | null }
+  /** A command from the CLI or the API. */
+  | { key: string; kind: 'command'; event: CommandEvent }
+  /** The record was found mid-effect at revision `rev`, past its deadline: its worker died. */
+  | { key: string; kind: 'resume'; rev: number };
+
+/** A wait to schedule: the record's timer and the ticket its job carries. */
+export interface ScheduledWait {
+  key: string;
+  timer: TimerRecord;
+  ticket: CheckTicket;
+}
 
 const JOB_OPTIONS: JobsOptions = {
   removeOnComplete: true,
@@ -36,6 +56,15 @@ export function bullConnection(c: RedisConnectionConfig) {
   };
 }
 
+function commandName(event: CommandEvent): string {
+  return event.type.toLowerCase().replace(/_/g, '-');
+}
+
+/** The job id of a consumer's wait at `epoch`. */
+export function waitJobId(key: string, epoch: number): string {
+  return `${key}@${epoch}`;
+}
+
 export class ConsumerQueue {
   readonly queue: Queue<ConsumerJobData>;
 
@@ -47,23 +76,51 @@ export class ConsumerQueue {
     });
   }
 
-  /** Schedules a timer's job; a job with the same id already there is left alone. */
-  async timer(key: string, timer: TimerRecord, now: Date): Promise<void> {
-    await this.queue.add(
-      'timer',
-      { key, kind: 'timer', epoch: timer.epoch, event: timer.event },
-      { jobId: `${key}@${timer.epoch}`, delay: Math.max(0, timer.dueAt.getTime() - now.getTime()) },
+  /** Schedules waits; a job with the same id already there (the same wait) is left alone. */
+  async scheduleWaits(waits: readonly ScheduledWait[], now: Date): Promise<void> {
+    if (waits.length === 0) return;
+    await this.queue.addBulk(
+      waits.map(({ key, timer, ticket }) => ({
+        name: timer.wait,
+        data: { key, kind: 'timer' as const, epoch: timer.epoch, wait: timer.wait, ticket },
+        opts: { jobId: waitJobId(key, timer.epoch), delay: Math.max(0, timer.dueAt.getTime() - now.getTime()) },
+      })),
     );
   }
 
-  /** Asks a worker to deliver the record's desired spec; `tag` tells one desired spec from another. */
-  async sync(key: string, tag: string): Promise<void> {
-    await this.queue.add('sync', { key, kind: 'sync' }, { jobId: `${key}@sync-${tag}` });
+  /** Delivers what the contributions declare for consumers (null: no longer declared), as read at `at`. */
+  async deliverDesired(entries: ReadonlyArray<{ key: string; desired: DesiredSpec | null }>, at: number): Promise<void> {
+    if (entries.length === 0) return;
+    await this.queue.addBulk(
+      entries.map(({ key, desired }) => ({
+        name: desired === null ? 'undeclared' : 'declared',
+        data: { key, kind: 'desired' as const, at, desired },
+        opts: { jobId: `${key}@desired-${at}` },
+      })),
+    );
   }
 
   /** Sends a command event now. */
-  async send(key: string, event: CommandEvent, jobId?: string): Promise<void> {
-    await this.queue.add(event.type.toLowerCase(), { key, kind: 'event', event }, jobId ? { jobId } : {});
+  async send(key: string, event: CommandEvent): Promise<void> {
+    await this.queue.add(commandName(event), { key, kind: 'command', event });
+  }
+
+  /** Sends a command event to many consumers, each after its own delay (ms). */
+  async sendLater(entries: ReadonlyArray<{ key: string; delayMs: number }>, event: CommandEvent): Promise<void> {
+    for (let i = 0; i < entries.length; i += 1000) {
+      await this.queue.addBulk(
+        entries.slice(i, i + 1000).map(({ key, delayMs }) => ({
+          name: commandName(event),
+          data: { key, kind: 'command' as const, event },
+          opts: { delay: Math.max(0, Math.round(delayMs)) },
+        })),
+      );
+    }
+  }
+
+  /** Asks a worker to finish what a dead worker left mid-effect at revision `rev`. */
+  async resume(key: string, rev: number): Promise<void> {
+    await this.queue.add('resume', { key, kind: 'resume', rev }, { jobId: `${key}@resume-${rev}` });
   }
 
   async close(): Promise<void> {

@@ -3,9 +3,12 @@
  * check, its brake count and last reason; every provider's contributions and pause. It is
  * never green over an unserved consumer.
  */
-import type { ConsumerContext, ConsumerStateName } from '../../machines/consumer-machine.js';
+import type { ConsumerStateName } from '../../machines/consumer-machine.js';
+import { verifyDelay } from '../../machines/delays.js';
+import type { ProviderConfig } from '../config/config.js';
+import type { CheckMemo, Coordination } from '../queue/coordination.js';
 import type { Pause, ProviderGate } from '../queue/provider-gate.js';
-import type { LastCheck } from '../store/consumer-record.js';
+import type { ConsumerRecord, LastCheck } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 
 export interface ConsumerStatus {
@@ -59,25 +62,47 @@ export const STATE_LABELS: Record<ConsumerStateName, string> = {
 /** States that are not an unserved consumer. */
 const HEALTHY: ReadonlySet<ConsumerStateName> = new Set(['held', 'removing', 'removed']);
 
-export async function statusReport(store: ConsumerStore, gate: ProviderGate | undefined, providerNames: string[], now: Date): Promise<StatusReport> {
+/** Where the status reads from: the records, and (when reachable) the queue's Redis. */
+export interface StatusSources {
+  store: Pick<ConsumerStore, 'list' | 'providerStatuses'>;
+  gate?: Pick<ProviderGate, 'paused'>;
+  coordination?: Pick<Coordination, 'checkMemos'>;
+  providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
+}
+
+/** The last check: the one the queue's Redis remembers when it is newer than the record's. */
+function lastCheckOf(record: ConsumerRecord, memo: CheckMemo | undefined): LastCheck | null {
+  if (memo && (!record.lastCheck || memo.at > record.lastCheck.at.getTime())) return { at: new Date(memo.at), outcome: memo.outcome, detail: memo.detail };
+  return record.lastCheck;
+}
+
+export async function statusReport(sources: StatusSources, now: Date): Promise<StatusReport> {
+  const { store, gate, coordination } = sources;
   const [records, statuses] = await Promise.all([store.list(), store.providerStatuses()]);
-  const names = [...new Set([...providerNames, ...statuses.map((s) => s._id), ...records.map((r) => r.provider)])].sort();
+  const names = [...new Set([...sources.providers.map((p) => p.name), ...statuses.map((s) => s._id), ...records.map((r) => r.provider)])].sort();
   const paused = gate ? await gate.paused(names) : new Map<string, Pause>();
+  const memos = coordination ? await coordination.checkMemos(records.map((r) => r._id)) : new Map<string, CheckMemo>();
+  const timing = new Map(sources.providers.map((p) => [p.name, p.timing]));
 
   const consumers = records.map((record): ConsumerStatus => {
-    const context = (record.snapshot as { context?: ConsumerContext }).context;
+    const { state, context } = record.machine;
+    const lastCheck = lastCheckOf(record, memos.get(record._id));
+    const providerTiming = timing.get(record.provider);
+    // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the last check
+    const due = record.timer?.dueAt ?? null;
+    const next = due && lastCheck && due <= lastCheck.at && providerTiming ? new Date(lastCheck.at.getTime() + verifyDelay(record._id, providerTiming)) : due;
     return {
       consumer: record._id,
       provider: record.provider,
       login: record.desired.login,
-      state: record.state,
-      label: STATE_LABELS[record.state],
-      healthy: HEALTHY.has(record.state),
+      state,
+      label: STATE_LABELS[state],
+      healthy: HEALTHY.has(state),
       since: record.stateSince.toISOString(),
-      lastCheck: record.lastCheck ? { ...record.lastCheck, at: record.lastCheck.at.toISOString() } : null,
-      nextAt: record.timer?.dueAt.toISOString() ?? null,
-      brakeCount: context?.brakeCount ?? 0,
-      reason: context?.reason ?? null,
+      lastCheck: lastCheck ? { ...lastCheck, at: lastCheck.at.toISOString() } : null,
+      nextAt: next?.toISOString() ?? null,
+      brakeCount: context.brakeCount,
+      reason: context.reason,
     };
   });
 

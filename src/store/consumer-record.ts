@@ -1,15 +1,19 @@
 /**
- * One consumer's durable record: the machine's snapshot and revision, the desired spec, the
- * fingerprint of what was applied, the next due time and a short history. Never a password.
+ * One consumer's durable record: the machine (version, state, context) and its revision, the
+ * desired spec last delivered to it, when it was applied, its wait and a short history. Only
+ * the worker that holds the consumer's lock writes it. Never a password.
  */
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
+import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
 
-/** The spec the desired-state sync last wrote (no secret: only where to read it). */
+/** A consumer as the contributions declare it (no secret: only where to read it). */
 export interface DesiredSpec {
   login: string;
   values: unknown;
   secretPath: string;
+  /** sha256 over login, values and secretPath; changes when the spec does. */
   specHash: string;
+  /** Where it was declared, e.g. `/etc/holdfast/cache.yaml:12`. */
   source: string;
   /** The consumer is no longer declared: it is to be removed. */
   removed: boolean;
@@ -17,12 +21,12 @@ export interface DesiredSpec {
   problems: string[];
 }
 
-/** A wait the machine asked for, turned into a delayed job `<key>@<epoch>`. */
+/** A wait the machine asked for, run as the delayed job `<key>@<epoch>`. */
 export interface TimerRecord {
   /** The revision that scheduled it: a job carrying another epoch is stale. */
   epoch: number;
-  /** The XState event the job delivers, e.g. `xstate.after.verify.consumer.held`. */
-  event: string;
+  wait: WaitName;
+  /** When the wait first ends; a routine check reschedules its own job without writing here. */
   dueAt: Date;
 }
 
@@ -39,36 +43,36 @@ export interface HistoryEntry {
   reason: string | null;
 }
 
+export interface MachineRecord extends PersistedConsumer {
+  /** The version of the chart that wrote it (see `machines/machine-step.ts`). */
+  version: number;
+}
+
 export interface ConsumerRecord {
   /** `<provider>/<id>`. */
   _id: string;
   provider: string;
   consumerId: string;
+  /** The desired spec last delivered to the machine. */
   desired: DesiredSpec;
-  /** The desired spec changed since a worker last delivered it to the machine. */
-  dirty: boolean;
-  /** Counts the sync's writes of `desired`: a worker clears `dirty` only for the one it loaded. */
-  desiredRev: number;
-  /** The machine's persisted snapshot, keys encoded for the wire server (see key-codec). */
-  snapshot: unknown;
-  /** The snapshot's state, for queries and the status. */
-  state: ConsumerStateName;
+  /** When the desired-state sync read that spec (ms since the epoch): an older delivery is stale. */
+  desiredAt: number;
+  machine: MachineRecord;
   stateSince: Date;
-  /** Compare-and-swap revision: every write by a worker increments it. */
+  /** Counts the record's writes; a timer of another epoch is stale. */
   rev: number;
-  /** The keyed fingerprints of what was last applied (HMAC of the secret, hash of the spec). */
-  applied: { specHash: string; secretMac: string; at: Date } | null;
+  /** When the spec was last applied successfully. */
+  appliedAt: Date | null;
   timer: TimerRecord | null;
-  /** When something must happen next (a timer, or the end of an effect's lease); null when nothing is due. */
-  nextDueAt: Date | null;
+  /**
+   * While an effect other than a check is in flight: when its deadline (plus a margin) ends.
+   * A record in an effect state before that time is being acted on; after it, its worker died.
+   */
+  effectUntil: Date | null;
+  /** The last check as of the last write; the fresher one lives in the queue's Redis. */
   lastCheck: LastCheck | null;
   /** The most recent transitions, newest last. */
   history: HistoryEntry[];
-  /**
-   * While an apply or a remove is in flight: when its deadline (plus a margin) ends. A record
-   * in an effect state before that time is being acted on; after it, its worker died.
-   */
-  effectUntil: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -1,49 +1,32 @@
 /**
- * The record store (MongoDB): one record per consumer, written with a compare-and-swap on
- * its revision. Filters stay on `_id` (and equality on top-level fields) so that MongoDB wire
- * servers without secondary-index pushdown (FerretDB) find the record by its key.
- * Works on mongod and on FerretDB (no transactions, change streams or TTL indexes needed).
+ * The record store (MongoDB): one record per consumer, written only by the worker holding the
+ * consumer's lock, and one status per provider, written only by the desired-state sync. One
+ * writer per document, so a server that rewrites whole documents (FerretDB) loses nothing.
+ *
+ * Every read and write names a record by `_id` alone, the one filter FerretDB finds by index;
+ * on a server that evaluates more than `_id` by index (mongod) a write also checks the
+ * revision it read (compare-and-swap). Only the sweep and the status read every record.
+ * Works on mongod and on FerretDB: no transactions, change streams or TTL indexes.
  */
 import type { Collection, Db, Filter } from 'mongodb';
-import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
-import {
-  HISTORY_LENGTH,
-  type ConsumerRecord,
-  type DesiredSpec,
-  type HistoryEntry,
-  type LastCheck,
-  type TimerRecord,
-} from './consumer-record.js';
+import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type MachineRecord, type TimerRecord } from './consumer-record.js';
 import { decodeKeys, encodeKeys } from './key-codec.js';
+import { withStoreRetry } from './store-retry.js';
 
 /** What a worker writes after a transition. */
 export interface RecordChange {
-  /** The machine's persisted snapshot, when it changed. */
-  snapshot?: unknown;
-  state?: ConsumerStateName;
-  /** The desired spec (at this `desiredRev`) was delivered: clear `dirty` unless it changed since. */
-  delivered?: number;
+  machine?: MachineRecord;
   /** Appended to the history (and `stateSince` moves) when the state changed. */
   transition?: HistoryEntry;
-  applied?: ConsumerRecord['applied'];
+  /** A desired spec delivered to the machine, and when the sync read it. */
+  desired?: { spec: DesiredSpec; at: number };
+  appliedAt?: Date;
   timer: TimerRecord | null;
-  nextDueAt: Date | null;
-  lastCheck?: LastCheck;
-  /** An apply or remove follows, bounded by this time; null otherwise. */
+  /** An effect other than a check follows, bounded by this time; null otherwise. */
   effectUntil: Date | null;
+  lastCheck?: LastCheck;
 }
-
-/** What the desired-state sync needs to compare a provider's records with its file. */
-export interface DesiredIndexEntry {
-  key: string;
-  specHash: string;
-  removed: boolean;
-  problems: string[];
-}
-
-/** What the resync needs to re-create a missing job. */
-export type DueRecord = Pick<ConsumerRecord, '_id' | 'provider' | 'state' | 'timer' | 'rev' | 'effectUntil' | 'nextDueAt' | 'dirty' | 'desired'>;
 
 export interface ProviderStatus {
   _id: string;
@@ -54,151 +37,157 @@ export interface ProviderStatus {
   consumers: number;
 }
 
-function decode(record: ConsumerRecord): ConsumerRecord {
-  return {
-    ...record,
-    snapshot: decodeKeys(record.snapshot),
-    desired: { ...record.desired, values: decodeKeys(record.desired.values) },
-  };
+/** Operations this process asked of the store, for the benchmark's store cost. */
+export interface StoreCounters {
+  reads: number;
+  writes: number;
+  /** Documents streamed by sweeps and listings. */
+  scanned: number;
+}
+
+function encode(record: ConsumerRecord): ConsumerRecord {
+  return { ...record, desired: encodeDesired(record.desired) };
+}
+
+function encodeDesired(spec: DesiredSpec): DesiredSpec {
+  return { ...spec, values: encodeKeys(spec.values) };
+}
+
+/** A stored document, as written by this or an earlier version (which kept `snapshot` instead of `machine`). */
+type StoredRecord = Omit<ConsumerRecord, 'machine'> & { machine?: MachineRecord; snapshot?: unknown };
+
+/** A stored document as a record of this version; an earlier one's machine is given version 1, to be migrated by the machine. */
+function decode(raw: StoredRecord): ConsumerRecord {
+  const { snapshot, machine, ...record } = raw;
+  const stored = machine ?? { version: 1, ...decodeKeys<object>(snapshot) };
+  return { ...record, machine: stored as MachineRecord, desired: { ...record.desired, values: decodeKeys(record.desired.values) } };
 }
 
 export class ConsumerStore {
-  readonly records: Collection<ConsumerRecord>;
-  readonly providers: Collection<ProviderStatus>;
+  readonly counters: StoreCounters = { reads: 0, writes: 0, scanned: 0 };
+  private readonly records: Collection<ConsumerRecord>;
+  private readonly providers: Collection<ProviderStatus>;
 
-  constructor(db: Db) {
+  /**
+   * @param revisionInFilter whether writes may also filter on `rev`: true where the server
+   * finds `{_id, rev}` by index and updates atomically (mongod); FerretDB scans every
+   * document for any filter but `_id` alone (and its updates are not atomic anyway), so
+   * there a write relies on the consumer's lock alone.
+   */
+  constructor(
+    db: Db,
+    private readonly revisionInFilter: boolean,
+  ) {
     this.records = db.collection<ConsumerRecord>('consumers');
     this.providers = db.collection<ProviderStatus>('providers');
   }
 
-  async ensureIndexes(): Promise<void> {
-    await this.records.createIndex({ provider: 1 });
-    await this.records.createIndex({ nextDueAt: 1 });
-    await this.records.createIndex({ dirty: 1 });
+  /** Opens the store on `db`, asking the server what it is. */
+  static async open(db: Db): Promise<ConsumerStore> {
+    const info = await withStoreRetry('answer buildInfo', () => db.command({ buildInfo: 1 }));
+    const store = new ConsumerStore(db, typeof info.ferretdbVersion !== 'string');
+    await store.ensureCollections();
+    return store;
+  }
+
+  /** Creates the collections (FerretDB creates one lazily, and its tables should exist before an operator indexes them). */
+  async ensureCollections(): Promise<void> {
+    await withStoreRetry('create its collections', async () => {
+      const existing = new Set((await this.records.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+      for (const name of [this.records.collectionName, this.providers.collectionName]) {
+        if (!existing.has(name)) await this.records.db.createCollection(name).catch(() => undefined);
+      }
+    });
+  }
+
+  private byId(key: string, rev: number): Filter<ConsumerRecord> {
+    return this.revisionInFilter ? { _id: key, rev } : { _id: key };
   }
 
   async get(key: string): Promise<ConsumerRecord | null> {
-    const record = await this.records.findOne({ _id: key });
+    this.counters.reads++;
+    const record = await withStoreRetry(`read the record of ${key}`, () => this.records.findOne({ _id: key }));
     return record ? decode(record) : null;
   }
 
-  async list(provider?: string): Promise<ConsumerRecord[]> {
-    const filter: Filter<ConsumerRecord> = provider ? { provider } : {};
-    const records = await this.records.find(filter).sort({ _id: 1 }).toArray();
-    return records.map(decode);
-  }
-
-  /** Creates a record for a newly declared consumer; does nothing when it exists. */
-  async create(init: Pick<ConsumerRecord, '_id' | 'provider' | 'consumerId' | 'desired' | 'snapshot' | 'state'>, now: Date): Promise<boolean> {
-    const record: ConsumerRecord = {
-      ...init,
-      desired: { ...init.desired, values: encodeKeys(init.desired.values) },
-      snapshot: encodeKeys(init.snapshot),
-      dirty: true,
-      desiredRev: 0,
-      stateSince: now,
-      rev: 0,
-      applied: null,
-      timer: null,
-      nextDueAt: null,
-      lastCheck: null,
-      history: [],
-      effectUntil: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    try {
-      await this.records.insertOne(record);
-      return true;
-    } catch (error) {
-      if ((error as { code?: number }).code === 11000) return false;
-      throw error;
-    }
-  }
-
-  /** Records what the contributions now declare; a worker delivers it to the machine. */
-  async setDesired(key: string, desired: DesiredSpec, now: Date): Promise<void> {
-    await this.records.updateOne(
-      { _id: key },
-      { $set: { desired: { ...desired, values: encodeKeys(desired.values) }, dirty: true, updatedAt: now }, $inc: { desiredRev: 1 } },
-    );
-  }
-
-  /** Marks a consumer no longer declared; a worker removes its login. */
-  async markRemoved(key: string, now: Date): Promise<void> {
-    await this.records.updateOne({ _id: key }, { $set: { 'desired.removed': true, dirty: true, updatedAt: now }, $inc: { desiredRev: 1 } });
-  }
-
-  async desiredIndex(provider: string): Promise<DesiredIndexEntry[]> {
-    const rows = await this.records
-      .find({ provider }, { projection: { 'desired.specHash': 1, 'desired.removed': 1, 'desired.problems': 1 } })
-      .toArray();
-    return rows.map((r) => ({ key: r._id, specHash: r.desired.specHash, removed: r.desired.removed, problems: r.desired.problems }));
+  /** Writes a new record; `REVISION_CONFLICT` when one exists. */
+  async insert(record: ConsumerRecord): Promise<void> {
+    this.counters.writes++;
+    await withStoreRetry(`create the record of ${record._id}`, async () => {
+      try {
+        await this.records.insertOne(encode(record));
+      } catch (error) {
+        if ((error as { code?: number }).code === 11000) throw new HoldfastError('REVISION_CONFLICT', `record ${record._id} was created by another worker`);
+        throw error;
+      }
+    });
   }
 
   /**
-   * Writes a worker's change if the record is still at `rev` (compare-and-swap), and, when it
-   * delivers the desired spec, still at that `desiredRev`; returns the new revision. Throws
-   * `REVISION_CONFLICT` when either changed in between.
+   * Writes a worker's change to the record it read at `rev`; returns the new revision. Throws
+   * `REVISION_CONFLICT` when the record is gone, or (where the server checks it) moved on.
    */
-  async save(key: string, rev: number, change: RecordChange, history: HistoryEntry[], now: Date): Promise<number> {
-    const set: Record<string, unknown> = {
-      rev: rev + 1,
-      timer: change.timer,
-      nextDueAt: change.nextDueAt,
-      effectUntil: change.effectUntil,
-      updatedAt: now,
-    };
-    if (change.snapshot !== undefined) set.snapshot = encodeKeys(change.snapshot);
-    if (change.state !== undefined) set.state = change.state;
+  async save(key: string, rev: number, change: RecordChange, history: readonly HistoryEntry[], now: Date): Promise<number> {
+    const set: Record<string, unknown> = { rev: rev + 1, timer: change.timer, effectUntil: change.effectUntil, updatedAt: now };
+    if (change.machine) set.machine = change.machine;
     if (change.transition) {
       set.stateSince = change.transition.at;
       set.history = [...history, change.transition].slice(-HISTORY_LENGTH);
     }
-    if (change.applied !== undefined) set.applied = change.applied;
+    if (change.desired) {
+      set.desired = encodeDesired(change.desired.spec);
+      set.desiredAt = change.desired.at;
+    }
+    if (change.appliedAt) set.appliedAt = change.appliedAt;
     if (change.lastCheck) set.lastCheck = change.lastCheck;
-    const filter: Filter<ConsumerRecord> = { _id: key, rev };
-    if (change.delivered !== undefined) {
-      filter.desiredRev = change.delivered;
-      set.dirty = false;
-    }
-    const result = await this.records.updateOne(filter, { $set: set });
-    if (result.matchedCount === 0) {
-      throw new HoldfastError('REVISION_CONFLICT', `record ${key} changed under this worker (expected revision ${rev})`);
-    }
+    this.counters.writes++;
+    // a record written before machine versions loses its old `snapshot` when it gains `machine`
+    const update = change.machine ? { $set: set, $unset: { snapshot: '' as const } } : { $set: set };
+    const result = await withStoreRetry(`save the record of ${key}`, () => this.records.updateOne(this.byId(key, rev), update));
+    if (result.matchedCount === 0) throw new HoldfastError('REVISION_CONFLICT', `record ${key} changed under this worker (expected revision ${rev})`);
     return rev + 1;
   }
 
-  /** Deletes a removed consumer's record if it is still at `rev`. */
+  /** Deletes a removed consumer's record. */
   async delete(key: string, rev: number): Promise<void> {
-    await this.records.deleteOne({ _id: key, rev });
+    this.counters.writes++;
+    await withStoreRetry(`delete the record of ${key}`, () => this.records.deleteOne(this.byId(key, rev)));
   }
 
-  /** Records whose next step is overdue: their job may have been lost with the queue. */
-  async overdue(before: Date, limit: number): Promise<DueRecord[]> {
-    return this.records
-      .find(
-        { nextDueAt: { $lt: before } },
-        { projection: { provider: 1, state: 1, timer: 1, rev: 1, effectUntil: 1, nextDueAt: 1, dirty: 1, 'desired.specHash': 1, 'desired.removed': 1 } },
-      )
-      .sort({ nextDueAt: 1 })
-      .limit(limit)
-      .toArray();
+  /** Every record, streamed (a full read of the collection: for start-up and rare sweeps only). */
+  async *scan(): AsyncGenerator<ConsumerRecord> {
+    const cursor = this.records.find({}, { batchSize: 1000 });
+    try {
+      for (;;) {
+        const record = await withStoreRetry('read the next records', () => cursor.next());
+        if (record === null) return;
+        this.counters.scanned++;
+        yield decode(record);
+      }
+    } finally {
+      await cursor.close().catch(() => undefined);
+    }
   }
 
-  /** Records whose desired spec has not been delivered (its nudge may have been lost). */
-  async dirty(limit: number): Promise<DueRecord[]> {
-    return this.records
-      .find({ dirty: true }, { projection: { provider: 1, state: 1, timer: 1, rev: 1, effectUntil: 1, nextDueAt: 1, dirty: 1, 'desired.specHash': 1, 'desired.removed': 1 } })
-      .limit(limit)
-      .toArray();
+  /** Every record, in key order (for the status). */
+  async list(): Promise<ConsumerRecord[]> {
+    const records: ConsumerRecord[] = [];
+    for await (const record of this.scan()) records.push(record);
+    return records.sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
   }
 
   async setProviderStatus(status: ProviderStatus): Promise<void> {
-    await this.providers.replaceOne({ _id: status._id }, status, { upsert: true });
+    this.counters.writes++;
+    await withStoreRetry(`save the status of provider ${status._id}`, () => this.providers.replaceOne({ _id: status._id }, status, { upsert: true }));
+  }
+
+  async providerStatus(name: string): Promise<ProviderStatus | null> {
+    this.counters.reads++;
+    return withStoreRetry(`read the status of provider ${name}`, () => this.providers.findOne({ _id: name }));
   }
 
   async providerStatuses(): Promise<ProviderStatus[]> {
-    return this.providers.find({}).sort({ _id: 1 }).toArray();
+    const statuses = await withStoreRetry('read the providers', () => this.providers.find({}).toArray());
+    return statuses.sort((a, b) => (a._id < b._id ? -1 : 1));
   }
 }

@@ -14,6 +14,7 @@ import { startEngine, type Engine, type EngineOptions } from '../../../src/engin
 import { createLogger } from '../../../src/logging/logger.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
+import { indexFerretDb } from '../../backends/ferretdb-index.js';
 import { testDir, type BackendEndpoint } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
 
@@ -145,13 +146,14 @@ export class EngineFixture {
       ...(this.options.wrapEffects ? { wrapEffects: this.options.wrapEffects } : {}),
     });
     this.engines.push(engine);
+    await indexFerretDb(this.options.store);
     return engine;
   }
 
   async status(): Promise<StatusReport> {
     const engine = this.engines[0];
     if (!engine) throw new Error('no engine started');
-    return statusReport(engine.store, engine.gate, ['cache'], new Date());
+    return statusReport({ store: engine.store, gate: engine.gate, coordination: engine.coordination, providers: this.config.providers }, new Date());
   }
 
   /** Polls until `predicate` holds, or fails with the last status. */

@@ -15,7 +15,8 @@ describe('changes made by hand on the backend', () => {
       store: sharedBackend('mongodb'),
       provider,
       consumers: 3,
-      timing: { verifyEvery: '1s', checkTimeout: '500ms' },
+      // every check deep: a key pattern changed by hand is seen only by a deep check (light ones authenticate)
+      timing: { verifyEvery: '1s', checkTimeout: '500ms', deepCheckEvery: '1s' },
     });
     const f = fixture;
     await f.start();

@@ -70,7 +70,7 @@ describe('recovery', () => {
       .collection('consumers')
       .updateOne(
         { _id: victim.key as never },
-        { $set: { state: 'applying', 'snapshot.value': 'applying', effectUntil: past, nextDueAt: past, timer: null, rev: record.rev + 1 } },
+        { $set: { 'machine.state': 'applying', effectUntil: past, timer: null, rev: record.rev + 1 } },
       );
     await client.close();
     await dropLogin(victim.login);

@@ -94,7 +94,7 @@ store:
   passwordFile: secrets/mongodb-admin
   database: records
 worker: { concurrency: 8 }
-sync: { pollEvery: 2s, resyncEvery: 1m }
+sync: { pollEvery: 2s, resyncEvery: 1m, sweepEvery: 10m }
 log: { level: debug, format: pretty }
 defaults:
   verifyEvery: 2m
@@ -103,6 +103,7 @@ defaults:
   retryBase: 500ms
   jitter: 0.2
   secretGrace: 90s
+  deepCheckEvery: 3h
 providers:
   - name: cache
     adapter: fake
@@ -136,7 +137,7 @@ providers:
         database: 'records',
       },
       worker: { concurrency: 8 },
-      sync: { pollEveryMs: 2_000, resyncEveryMs: 60_000 },
+      sync: { pollEveryMs: 2_000, resyncEveryMs: 60_000, sweepEveryMs: 600_000 },
       log: { level: 'debug', format: 'pretty' },
       providers: [
         {
@@ -152,6 +153,7 @@ providers:
             retryBaseMs: 500,
             jitter: 0.2,
             secretGraceMs: 90_000,
+            deepCheckEveryMs: 10_800_000,
           },
         },
         {
@@ -167,6 +169,7 @@ providers:
             retryBaseMs: 500,
             jitter: 0.2,
             secretGraceMs: 90_000,
+            deepCheckEveryMs: 10_800_000,
           },
         },
       ],
@@ -183,7 +186,7 @@ providers:
     });
     expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast' });
     expect(config.worker).toEqual({ concurrency: 32 });
-    expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 30_000 });
+    expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 30_000, sweepEveryMs: 1_800_000 });
     expect(config.log).toEqual({ level: 'info', format: 'json' });
     expect(config.providers[0]?.policy).toEqual({ keyPrefix: '' });
     expect(config.providers[0]?.timing).toEqual({
@@ -193,6 +196,7 @@ providers:
       retryBaseMs: 1_000,
       jitter: 0.1,
       secretGraceMs: 60_000,
+      deepCheckEveryMs: 3_600_000,
     });
   });
 

@@ -41,7 +41,7 @@ function provider(path = file): ProviderConfig {
     admin: { url: 'redis://127.0.0.1:6380' },
     contributionsPath: path,
     policy: { keyPrefix: 'app:' },
-    timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000, brakeMaxMs: 3_600_000, retryBaseMs: 1_000, jitter: 0.1, secretGraceMs: 60_000 },
+    timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000, brakeMaxMs: 3_600_000, retryBaseMs: 1_000, jitter: 0.1, secretGraceMs: 60_000, deepCheckEveryMs: 3_600_000 },
   };
 }
 

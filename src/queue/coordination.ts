@@ -1,0 +1,172 @@
+/**
+ * What workers share besides jobs, in the queue's Redis, and all of holdfast's own knowledge
+ * of it (BullMQ keeps its own):
+ *
+ * - each consumer's **lock**: one actor at a time; it expires by itself when its holder dies;
+ * - each consumer's **revision**: the record's, as last written, so a routine check can tell
+ *   a current timer from a stale one without reading the store;
+ * - what each consumer's checks **learned** (a {@link CheckMemo}), so a check that finds the
+ *   consumer held writes nothing to the store;
+ * - the consumers each provider **could not be asked** about, to ask them again promptly
+ *   when it answers;
+ * - a **sentinel** whose absence says the queue's Redis forgot everything.
+ *
+ * With a Redis Cluster, give the queue a hash-tagged prefix (`{holdfast}`): every key here
+ * starts with it, so each script's keys share a slot.
+ */
+import type { Redis } from 'ioredis';
+import type { LastCheck } from '../store/consumer-record.js';
+
+/** What a consumer's checks learned, kept between checks without touching the store. */
+export interface CheckMemo {
+  /** When the last check ended (ms since the epoch). */
+  at: number;
+  outcome: LastCheck['outcome'];
+  detail: string | null;
+  /** The record revision the check ran at. */
+  epoch: number;
+  /** When the last deep check ended (ms since the epoch), or null when there was none. */
+  deepAt: number | null;
+}
+
+/** A consumer's lock, taken: what the queue's Redis knows of it. */
+export interface Claim {
+  /** The record's revision as last written, or null when unknown (never written, or forgotten). */
+  rev: number | null;
+  memo: CheckMemo | null;
+}
+
+/** What a released claim says about the consumer being asked on its provider. */
+export type Asked = 'asked' | 'could-not-ask' | undefined;
+
+const CLAIM = `
+if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
+  return {1, redis.call('hget', KEYS[2], ARGV[3]), redis.call('hget', KEYS[3], ARGV[3])}
+end
+return {0}`;
+
+const EXTEND = `
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0`;
+
+const RELEASE = `
+if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
+if ARGV[3] ~= '' then redis.call('hset', KEYS[2], ARGV[2], ARGV[3]) end
+if ARGV[4] == 'could-not-ask' then redis.call('sadd', KEYS[3], ARGV[2]) elseif ARGV[4] == 'asked' then redis.call('srem', KEYS[3], ARGV[2]) end
+return 1`;
+
+const TAKE_ALL = `
+local members = redis.call('smembers', KEYS[1])
+redis.call('del', KEYS[1])
+return members`;
+
+type Scripts = Redis & {
+  hfClaim(lock: string, revs: string, memos: string, token: string, ttlMs: number, key: string): Promise<[number, string | null, string | null]>;
+  hfExtend(lock: string, token: string, ttlMs: number): Promise<number>;
+  hfRelease(lock: string, memos: string, couldNotAsk: string, token: string, key: string, memo: string, asked: string): Promise<number>;
+  hfTakeAll(set: string): Promise<string[]>;
+};
+
+export class Coordination {
+  private readonly redis: Scripts;
+  private aliveSeen: { at: number; alive: Promise<boolean> } | undefined;
+
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+  ) {
+    redis.defineCommand('hfClaim', { numberOfKeys: 3, lua: CLAIM });
+    redis.defineCommand('hfExtend', { numberOfKeys: 1, lua: EXTEND });
+    redis.defineCommand('hfRelease', { numberOfKeys: 3, lua: RELEASE });
+    redis.defineCommand('hfTakeAll', { numberOfKeys: 1, lua: TAKE_ALL });
+    this.redis = redis as Scripts;
+  }
+
+  private lockKey(key: string): string {
+    return `${this.prefix}:lock:${key}`;
+  }
+
+  private get revs(): string {
+    return `${this.prefix}:revs`;
+  }
+
+  private get memos(): string {
+    return `${this.prefix}:checks`;
+  }
+
+  private couldNotAskKey(provider: string): string {
+    return `${this.prefix}:could-not-ask:${provider}`;
+  }
+
+  private get sentinel(): string {
+    return `${this.prefix}:alive`;
+  }
+
+  /** Takes the consumer's lock for `ttlMs` under `token`; null when another worker holds it. */
+  async claim(key: string, token: string, ttlMs: number): Promise<Claim | null> {
+    const [taken, rev, memo] = await this.redis.hfClaim(this.lockKey(key), this.revs, this.memos, token, ttlMs, key);
+    if (taken !== 1) return null;
+    return { rev: rev === null || rev === undefined ? null : Number(rev), memo: memo ? (JSON.parse(memo) as CheckMemo) : null };
+  }
+
+  /** Extends a lock this token holds; false when it expired (and someone else may hold it). */
+  async extend(key: string, token: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.hfExtend(this.lockKey(key), token, ttlMs)) === 1;
+  }
+
+  /** Releases the lock (if still this token's), keeping what a check learned and whether the provider answered. */
+  async release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<void> {
+    await this.redis.hfRelease(this.lockKey(key), this.memos, this.couldNotAskKey(provider), token, key, memo ? JSON.stringify(memo) : '', asked ?? '');
+  }
+
+  /** Before a record is written: its revision is unknown until {@link rememberRevision}. */
+  async forgetRevision(key: string): Promise<void> {
+    await this.redis.hdel(this.revs, key);
+  }
+
+  /** After a record is written (and its timer job scheduled). */
+  async rememberRevision(key: string, rev: number): Promise<void> {
+    await this.redis.hset(this.revs, key, rev);
+  }
+
+  /** A consumer removed for good: nothing of it stays. */
+  async forgetConsumer(key: string, provider: string): Promise<void> {
+    await this.redis.multi().hdel(this.revs, key).hdel(this.memos, key).srem(this.couldNotAskKey(provider), key).exec();
+  }
+
+  /** What the checks of `keys` learned (absent when nothing is known). */
+  async checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {
+    const out = new Map<string, CheckMemo>();
+    for (let i = 0; i < keys.length; i += 1000) {
+      const chunk = keys.slice(i, i + 1000);
+      const values = await this.redis.hmget(this.memos, ...chunk);
+      chunk.forEach((key, j) => {
+        const raw = values[j];
+        if (raw) out.set(key, JSON.parse(raw) as CheckMemo);
+      });
+    }
+    return out;
+  }
+
+  /** The consumers of `provider` last found could-not-ask, removed from the set as they are returned. */
+  async takeCouldNotAsk(provider: string): Promise<string[]> {
+    return this.redis.hfTakeAll(this.couldNotAskKey(provider));
+  }
+
+  /** False when the queue's Redis has forgotten everything since {@link markAlive} (restarted empty, flushed). */
+  async alive(): Promise<boolean> {
+    return (await this.redis.exists(this.sentinel)) === 1;
+  }
+
+  async markAlive(now: Date): Promise<void> {
+    await this.redis.set(this.sentinel, now.toISOString());
+    this.aliveSeen = undefined;
+  }
+
+  /** Whether the queue's Redis forgot everything, asked at most once a second (for explaining errors). */
+  forgot(): Promise<boolean> {
+    const now = Date.now();
+    if (!this.aliveSeen || now - this.aliveSeen.at > 1000) this.aliveSeen = { at: now, alive: this.alive().catch(() => true) };
+    return this.aliveSeen.alive.then((alive) => !alive);
+  }
+}

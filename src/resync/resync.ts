@@ -1,0 +1,128 @@
+/**
+ * The scheduler can forget too: the queue's Redis may restart empty. Every record knows its
+ * consumer's wait, so a sweep re-creates any job the queue lost, reading every record once:
+ *
+ * - the record's wait, as the job `<key>@<epoch>` (one that exists is left alone); a wait
+ *   already overdue is spread over one verify interval, not all due at once;
+ * - for a record left mid-effect past its deadline (its worker died), a job that resumes it.
+ *
+ * A sweep runs at start-up, every `sweepEvery` (rare: it reads every record), and at once
+ * when the queue's sentinel is gone (checked every `resyncEvery`, one cheap Redis call),
+ * which is said once.
+ */
+import { EFFECT_STATES } from '../../machines/consumer-machine.js';
+import { unitHash } from '../../machines/delays.js';
+import type { Timing } from '../config/config.js';
+import type { Logger } from '../logging/logger.js';
+import type { Coordination } from '../queue/coordination.js';
+import type { ConsumerQueue, ScheduledWait } from '../queue/consumer-queue.js';
+import type { ConsumerRecord } from '../store/consumer-record.js';
+import type { ConsumerStore } from '../store/consumer-store.js';
+
+export interface ResyncOptions {
+  store: Pick<ConsumerStore, 'scan'>;
+  queue: Pick<ConsumerQueue, 'scheduleWaits' | 'resume'>;
+  coordination: Pick<Coordination, 'alive' | 'markAlive'>;
+  /** Each provider's timing, by name. */
+  timing: ReadonlyMap<string, Timing>;
+  logger: Logger;
+  now: () => Date;
+  resyncEveryMs: number;
+  sweepEveryMs: number;
+}
+
+const BATCH = 500;
+
+export class Resync {
+  private readonly timers: NodeJS.Timeout[] = [];
+  private sweeping: Promise<number> | undefined;
+  private lost = false;
+
+  constructor(private readonly options: ResyncOptions) {}
+
+  /** Keeps checking the queue's sentinel and sweeping now and then (the first sweep is the caller's). */
+  start(): void {
+    const { logger } = this.options;
+    const safely = (what: string, run: () => Promise<unknown>) => () => {
+      void run().catch((error: unknown) => logger.error({ err: String(error) }, `${what} failed: ${String(error)}`));
+    };
+    this.timers.push(
+      setInterval(safely('the check of the queue', () => this.checkQueue()), this.options.resyncEveryMs),
+      setInterval(safely('the sweep', () => this.sweep()), this.options.sweepEveryMs),
+    );
+  }
+
+  stop(): Promise<unknown> {
+    for (const timer of this.timers) clearInterval(timer);
+    return this.sweeping ?? Promise.resolve();
+  }
+
+  /** When the queue's Redis forgot everything: says so once, and sweeps. */
+  async checkQueue(): Promise<void> {
+    if (await this.options.coordination.alive()) return;
+    if (!this.lost) {
+      this.lost = true;
+      this.options.logger.warn("the queue's Redis has forgotten every job (restarted empty, or flushed); re-creating every consumer's next step from the records");
+    }
+    await this.sweep();
+  }
+
+  /**
+   * Reads every record and re-creates the jobs the queue lost; `visit` also sees each record.
+   * Returns how many records were read. One sweep at a time: a call during one joins it.
+   */
+  sweep(visit?: (record: ConsumerRecord) => void): Promise<number> {
+    this.sweeping ??= this.run(visit).finally(() => {
+      this.sweeping = undefined;
+    });
+    return this.sweeping;
+  }
+
+  private async run(visit?: (record: ConsumerRecord) => void): Promise<number> {
+    const { store, queue, coordination, logger, now } = this.options;
+    const started = now();
+    let waits: ScheduledWait[] = [];
+    let read = 0;
+    let resumed = 0;
+    for await (const record of store.scan()) {
+      read++;
+      visit?.(record);
+      const at = now();
+      if (EFFECT_STATES.has(record.machine.state)) {
+        if (record.effectUntil === null || record.effectUntil <= at) {
+          await queue.resume(record._id, record.rev);
+          resumed++;
+        }
+        continue;
+      }
+      const wait = this.waitOf(record, at);
+      if (wait) waits.push(wait);
+      if (waits.length >= BATCH) {
+        await queue.scheduleWaits(waits, at);
+        waits = [];
+      }
+    }
+    await queue.scheduleWaits(waits, now());
+    await coordination.markAlive(now());
+    if (this.lost) logger.info(`every consumer's next step re-created from ${read} records`);
+    this.lost = false;
+    logger.debug({ records: read, resumed, ms: now().getTime() - started.getTime() }, 'sweep done');
+    return read;
+  }
+
+  /** The record's wait as a job; overdue waits are spread over one verify interval. */
+  private waitOf(record: ConsumerRecord, now: Date): ScheduledWait | undefined {
+    const { timer, desired } = record;
+    if (!timer) return undefined;
+    const verifyEveryMs = this.options.timing.get(record.provider)?.verifyEveryMs ?? 60_000;
+    const dueAt = timer.dueAt > now ? timer.dueAt : new Date(now.getTime() + Math.floor(unitHash(record._id) * verifyEveryMs));
+    return {
+      key: record._id,
+      timer: { ...timer, dueAt },
+      ticket: {
+        machine: record.machine,
+        spec: { login: desired.login, values: desired.values, secretPath: desired.secretPath, specHash: desired.specHash },
+      },
+    };
+  }
+}
