@@ -190,8 +190,10 @@ export function createConsumerMachine(timing: ConsumerTiming) {
 
   return m.createMachine({
     id: 'consumer',
-    context: ({ input }) => ({
-      key: input.key,
+    // `transition()` builds a throw-away actor for every event, whose initial context is computed
+    // without input: tolerate that rather than throw (an exception per event costs a stack trace)
+    context: ({ input }: { input: ConsumerInput | undefined }) => ({
+      key: input?.key ?? '',
       appliedSpecHash: null,
       appliedSecretMac: null,
       brakeCount: 0,

@@ -5,7 +5,7 @@
  * Everything outside `machines/` works with {@link Step}s, {@link Wait}s and
  * {@link PersistedConsumer}s, and stores none of XState's names.
  */
-import { initialTransition, transition, type SnapshotFrom } from 'xstate';
+import { createActor, initialTransition, type ActorScope, type ExecutableActionObject, type SnapshotFrom } from 'xstate';
 import type { Announcement, ConsumerEvent, EffectType } from './consumer-events.js';
 import type { ConsumerContext, ConsumerMachine, ConsumerStateName } from './consumer-machine.js';
 
@@ -71,9 +71,48 @@ export function samePersisted(a: PersistedConsumer, b: PersistedConsumer): boole
   return keys.length === Object.keys(right).length && keys.every((key) => left[key] === right[key]);
 }
 
+interface Scope {
+  scope: ActorScope<ConsumerSnapshot, ConsumerEvent>;
+  actions: ExecutableActionObject[];
+}
+
+const scopes = new WeakMap<ConsumerMachine, Scope>();
+
+/**
+ * An inert actor scope for `machine`, made once: its action executor only collects. XState's
+ * own `transition()` does the same, but builds a new actor (and its initial snapshot) for
+ * every event, which costs a routine check more than the rest of the machine's work.
+ */
+function scopeOf(machine: ConsumerMachine): Scope {
+  let found = scopes.get(machine);
+  if (!found) {
+    const actions: ExecutableActionObject[] = [];
+    const self = createActor(machine, { input: { key: '' } });
+    const scope: ActorScope<ConsumerSnapshot, ConsumerEvent> = {
+      self,
+      id: '',
+      sessionId: '',
+      logger: () => undefined,
+      defer: () => undefined,
+      emit: () => undefined,
+      system: self.system,
+      stopChild: () => undefined,
+      actionExecutor: (action) => {
+        actions.push(action);
+      },
+    };
+    found = { scope, actions };
+    scopes.set(machine, found);
+  }
+  return found;
+}
+
 /** Feeds one event to the machine. */
 export function step(machine: ConsumerMachine, snapshot: ConsumerSnapshot, event: ConsumerEvent): Step {
-  const [next, actions] = transition(machine, snapshot, event);
+  const { scope, actions: collected } = scopeOf(machine);
+  collected.length = 0;
+  const next = machine.transition(snapshot, event, scope);
+  const actions = collected.splice(0);
   const out: Step = { snapshot: next, effect: undefined, wait: undefined, said: [] };
   for (const action of actions) {
     const type: string = action.type;

@@ -26,6 +26,8 @@ export interface ConsumerWorkerOptions {
 }
 
 const CONFLICT_RETRY_MS = 250;
+/** Thrown to tell BullMQ the job was put back; one instance, as building an error's stack for every check costs. */
+const PUT_BACK = new DelayedError();
 
 export class ConsumerWorker {
   readonly worker: Worker<ConsumerJobData, JobOutcome['kind']>;
@@ -38,7 +40,7 @@ export class ConsumerWorker {
       } catch (error) {
         if (!(await options.queueForgot())) throw error;
       }
-      throw new DelayedError();
+      throw PUT_BACK;
     };
 
     this.worker = new Worker<ConsumerJobData, JobOutcome['kind']>(

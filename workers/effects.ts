@@ -72,8 +72,11 @@ async function readSecret(path: string, scrubber: Scrubber): Promise<SecretOutco
   }
 }
 
-function deadline(provider: ProviderRuntime): { signal: AbortSignal } {
-  return { signal: AbortSignal.timeout(provider.config.timing.checkTimeoutMs) };
+/** An effect's deadline: aborts at `checkTimeout`; `done` clears its timer (`AbortSignal.timeout` keeps one running to the end). */
+function deadline(provider: ProviderRuntime): { signal: AbortSignal; done: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), provider.config.timing.checkTimeoutMs);
+  return { signal: controller.signal, done: () => clearTimeout(timer) };
 }
 
 /** Whether a deep check is due for this consumer now. */
@@ -96,12 +99,15 @@ export function createEffects(deps: EffectDeps): Effects {
       const secret = await readSecret(spec.secretPath, deps.scrubber);
       if ('event' in secret) return secret.event;
       const scrub = deps.scrubber.with(secret.password);
+      const limit = deadline(provider);
       try {
-        await provider.adapter.create({ login: spec.login, password: secret.password, values: spec.values }, deadline(provider));
+        await provider.adapter.create({ login: spec.login, password: secret.password, values: spec.values }, limit);
         await answered(provider.config.name);
         return { type: 'APPLIED', specHash: spec.specHash, secretMac: secretFingerprint(deps.fingerprintKey, secret.password) };
       } catch (error) {
         return { type: 'APPLY_FAILED', error: scrub.describe(error) };
+      } finally {
+        limit.done();
       }
     },
 
@@ -124,36 +130,42 @@ export function createEffects(deps: EffectDeps): Effects {
         return { event: { type: 'CHECK_FAILED', error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`, timedOut: false }, ...shallow };
       }
       const grant: Grant = { login: spec.login, password: secret.password, values: spec.values };
-      const scrub = deps.scrubber.with(secret.password);
-      const signal = deadline(provider);
+      // made only when something is to be said: a routine check that passes says nothing
+      const scrub = () => deps.scrubber.with(secret.password);
+      const limit = deadline(provider);
       try {
         if (adapter.authenticates && !deepCheckDue(key, epoch, memo, provider, deps.now().getTime())) {
           // a light check that does not pass, for whatever reason, is confirmed by a deep one
-          if (await adapter.authenticates(grant, signal).catch(() => false)) {
+          if (await adapter.authenticates(grant, limit).catch(() => false)) {
             await answered(name);
             return { event: { type: 'HELD' }, ...shallow };
           }
         }
-        const answer = await adapter.holds(grant, signal);
+        const answer = await adapter.holds(grant, limit);
         await answered(name);
-        return { event: answer.held ? { type: 'HELD' } : { type: 'NOT_HELD', reason: answer.reason, detail: scrub.scrub(answer.detail) }, deep: true };
+        return { event: answer.held ? { type: 'HELD' } : { type: 'NOT_HELD', reason: answer.reason, detail: scrub().scrub(answer.detail) }, deep: true };
       } catch (error) {
         failing.add(name);
         const timedOut = isHoldfastError(error, 'DEADLINE_EXCEEDED');
         if (timedOut) {
           await deps.gate.pause(name, `the check of ${key} timed out after ${provider.config.timing.checkTimeoutMs} ms`, deps.now());
         }
-        return { event: { type: 'CHECK_FAILED', error: scrub.describe(error), timedOut }, ...shallow };
+        return { event: { type: 'CHECK_FAILED', error: scrub().describe(error), timedOut }, ...shallow };
+      } finally {
+        limit.done();
       }
     },
 
     async remove({ provider, spec }) {
+      const limit = deadline(provider);
       try {
-        await provider.adapter.remove(spec.login, deadline(provider));
+        await provider.adapter.remove(spec.login, limit);
         await answered(provider.config.name);
         return { type: 'REMOVED' };
       } catch (error) {
         return { type: 'REMOVE_FAILED', error: deps.scrubber.describe(error) };
+      } finally {
+        limit.done();
       }
     },
   };

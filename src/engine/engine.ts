@@ -72,7 +72,8 @@ export async function connectStore(config: HoldfastConfig): Promise<{ client: Mo
 
 /** The queue's Redis, for what workers share besides jobs: locks, revisions, what checks learned, pauses. */
 export function connectCoordination(config: HoldfastConfig): { redis: Redis; gate: ProviderGate; coordination: Coordination } {
-  const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2 });
+  // commands issued in the same tick share one write: a check's claim and release are two of them
+  const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2, enableAutoPipelining: true });
   redis.on('error', () => undefined);
   const prefix = `${config.queue.prefix}:holdfast`;
   return { redis, gate: new ProviderGate(redis, prefix), coordination: new Coordination(redis, prefix) };

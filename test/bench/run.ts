@@ -1,2 +1,363 @@
-/** Benchmarks run apart from tests (`npm run bench`). */
-console.log('no benchmarks yet');
+/**
+ * `npm run bench`: holdfast's engine measured against real local servers, apart from the
+ * tests, as ratios against a plain baseline measured in the same run. Prints a table per case,
+ * writes everything to `bench/results/<time>.json`, and ends with one line of JSON.
+ *
+ * - throughput: N held consumers, the interval shortened so that checks are always due; checks
+ *   per second for `holdfast run` alone and with one more `holdfast worker`, against the seed
+ *   harness's plain loop of deep checks; CPU per 1,000 checks (holdfast and the cache), store
+ *   operations per check, memory;
+ * - steady (full run only): 100k consumers at the default 60 s interval: checks per second,
+ *   lateness of due checks (p50, p99), costs;
+ * - heal: the cache restarts without an ACL file; time until every consumer authenticates
+ *   again, less the interval;
+ * - rebuild (full run only): the queue's Redis flushed; time until every consumer has a job.
+ *
+ * `--quick` runs only the 1k throughput and heal cases (under three minutes).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { HoldfastConfig } from '../../src/config/config.js';
+import { Coordination } from '../../src/queue/coordination.js';
+import { BenchEnv, type TimingOverrides } from './bench-env.js';
+import { EngineProcess } from './engine-process.js';
+import { checksIn, costBetween, LatenessSampler, percentile, redisCost } from './measure.js';
+import { plainLoop, type PlainLoopResult } from './plain-loop.js';
+import { seedHeld } from './seed.js';
+
+const quick = process.argv.includes('--quick');
+const root = join(import.meta.dirname, '../..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (n: number, digits = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** digits) / 10 ** digits : null);
+const say = (text: string) => process.stdout.write(`${text}\n`);
+
+interface Window {
+  seconds: number;
+  checksPerSec: number;
+  deepShare: number;
+  holdfastCpuMsPer1k: number;
+  backendUsPerCheck: number;
+  backendCpuMsPer1k: number;
+  storeOpsPerCheck: number;
+  rssMb: number[];
+}
+
+/** Measures `ms` of the engines' work on the cache. */
+async function measure(env: BenchEnv, engines: EngineProcess[], ms: number): Promise<Window> {
+  const cache = new Redis(env.cache.url);
+  try {
+    const [before, ...statsBefore] = await Promise.all([redisCost(cache), ...engines.map((e) => e.fresh())]);
+    await sleep(ms);
+    const [after, ...statsAfter] = await Promise.all([redisCost(cache), ...engines.map((e) => e.fresh())]);
+    const cost = costBetween(before, after);
+    const { light, deep } = checksIn(cost);
+    const checks = light + deep;
+    const seconds = (statsAfter[0]!.at - statsBefore[0]!.at) / 1000;
+    const sum = (pick: (i: number) => number) => engines.reduce((total, _, i) => total + pick(i), 0);
+    const cpuUs = sum((i) => statsAfter[i]!.cpuUs - statsBefore[i]!.cpuUs);
+    const ops = sum((i) => {
+      const a = statsAfter[i]!.store;
+      const b = statsBefore[i]!.store;
+      return a.reads + a.writes - b.reads - b.writes;
+    });
+    return {
+      seconds,
+      checksPerSec: checks / seconds,
+      deepShare: deep / Math.max(checks, 1),
+      holdfastCpuMsPer1k: cpuUs / Math.max(checks, 1),
+      backendUsPerCheck: cost.commandUs / Math.max(checks, 1),
+      backendCpuMsPer1k: cost.cpuUs / Math.max(checks, 1),
+      storeOpsPerCheck: ops / Math.max(checks, 1),
+      rssMb: statsAfter.map((s) => s.rss / 1e6),
+    };
+  } finally {
+    cache.disconnect();
+  }
+}
+
+/** An interval at which N consumers ask for more checks than one machine can give. */
+function saturating(consumers: number): TimingOverrides {
+  const ms = Math.max(250, Math.round(consumers / 8)); // 8,000 checks/s asked
+  return { verifyEvery: `${ms}ms`, checkTimeout: `${ms}ms` };
+}
+
+interface ThroughputResult {
+  consumers: number;
+  verifyEvery: string;
+  plain: PlainLoopResult;
+  run: Window;
+  runPlusWorker: Window | null;
+  startMs: number;
+}
+
+async function throughput(env: BenchEnv, config: { path: string; config: HoldfastConfig }, plain: PlainLoopResult, withWorker: boolean): Promise<ThroughputResult> {
+  const n = env.consumers.length;
+  const logs = join(env.dir, 'engine');
+  const run = await EngineProcess.start(config.path, 'run', `${logs}-run.log`);
+  try {
+    await sleep(n >= 50_000 ? 20_000 : 5_000);
+    const alone = await measure(env, [run], n >= 50_000 ? 30_000 : 15_000);
+    let both: Window | null = null;
+    if (withWorker) {
+      const worker = await EngineProcess.start(config.path, 'worker', `${logs}-worker.log`);
+      try {
+        await sleep(5_000);
+        both = await measure(env, [run, worker], 15_000);
+      } finally {
+        await worker.stop();
+      }
+    }
+    return { consumers: n, verifyEvery: config.config.providers[0]!.timing.verifyEveryMs + 'ms', plain, run: alone, runPlusWorker: both, startMs: run.startMs };
+  } finally {
+    await run.stop();
+  }
+}
+
+interface SteadyResult {
+  consumers: number;
+  verifyEveryMs: number;
+  askedPerSec: number;
+  window: Window;
+  lateP50Ms: number;
+  lateP99Ms: number;
+  lateSamples: number;
+  startMs: number;
+}
+
+async function steady(env: BenchEnv, config: { path: string; config: HoldfastConfig }): Promise<SteadyResult> {
+  const timing = config.config.providers[0]!.timing;
+  const run = await EngineProcess.start(config.path, 'run', join(env.dir, 'engine-steady.log'));
+  const redis = new Redis(env.queue.url);
+  try {
+    // one interval for every job to have run once after start-up, then the measure
+    await sleep(timing.verifyEveryMs);
+    const sample = env.consumers.filter((_, i) => i % Math.max(1, Math.floor(env.consumers.length / 2000)) === 0).map((c) => c.key);
+    const sampler = new LatenessSampler(new Coordination(redis, `${config.config.queue.prefix}:holdfast`), sample, timing);
+    sampler.start();
+    const window = await measure(env, [run], 2 * timing.verifyEveryMs);
+    sampler.stop();
+    return {
+      consumers: env.consumers.length,
+      verifyEveryMs: timing.verifyEveryMs,
+      askedPerSec: env.consumers.length / (timing.verifyEveryMs / 1000),
+      window,
+      lateP50Ms: percentile(sampler.lateMs, 50),
+      lateP99Ms: percentile(sampler.lateMs, 99),
+      lateSamples: sampler.lateMs.length,
+      startMs: run.startMs,
+    };
+  } finally {
+    redis.disconnect();
+    await run.stop();
+  }
+}
+
+interface HealResult {
+  consumers: number;
+  verifyEveryMs: number;
+  healMs: number;
+  healMinusIntervalMs: number;
+}
+
+async function heal(env: BenchEnv, config: { path: string; config: HoldfastConfig }): Promise<HealResult> {
+  const timing = config.config.providers[0]!.timing;
+  const run = await EngineProcess.start(config.path, 'run', join(env.dir, 'engine-heal.log'));
+  try {
+    await sleep(Math.min(timing.verifyEveryMs, 10_000));
+    await env.cache.restart();
+    const restarted = Date.now();
+    const unhealed = new Map(env.consumers.map((c) => [c.login, c.password]));
+    const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
+    probe.on('error', () => undefined);
+    try {
+      while (unhealed.size > 0) {
+        if (Date.now() - restarted > 10 * timing.verifyEveryMs + 60_000) throw new Error(`${unhealed.size} consumers still not healed`);
+        await Promise.all(
+          [...unhealed].map(([login, password]) =>
+            probe.call('AUTH', login, password).then(
+              () => unhealed.delete(login),
+              () => undefined,
+            ),
+          ),
+        );
+        if (unhealed.size > 0) await sleep(250);
+      }
+    } finally {
+      probe.disconnect();
+    }
+    const healMs = Date.now() - restarted;
+    return { consumers: env.consumers.length, verifyEveryMs: timing.verifyEveryMs, healMs, healMinusIntervalMs: healMs - timing.verifyEveryMs };
+  } finally {
+    await run.stop();
+  }
+}
+
+interface RebuildResult {
+  consumers: number;
+  resyncEveryMs: number;
+  scheduledMs: number;
+}
+
+async function rebuild(env: BenchEnv, config: { path: string; config: HoldfastConfig }): Promise<RebuildResult> {
+  const run = await EngineProcess.start(config.path, 'run', join(env.dir, 'engine-rebuild.log'));
+  const queue = new Queue(config.config.queue.name, { connection: { host: env.queue.host, port: env.queue.port, password: env.queue.admin.password }, prefix: config.config.queue.prefix });
+  const redis = new Redis(env.queue.url);
+  try {
+    await sleep(5_000);
+    await redis.flushall();
+    const flushed = Date.now();
+    for (;;) {
+      const counts = await queue.getJobCounts('delayed', 'waiting', 'active', 'prioritized');
+      if (Object.values(counts).reduce((a, b) => a + b, 0) >= env.consumers.length) break;
+      if (Date.now() - flushed > 600_000) throw new Error('the queue was not rebuilt within 10 minutes');
+      await sleep(100);
+    }
+    return { consumers: env.consumers.length, resyncEveryMs: config.config.sync.resyncEveryMs, scheduledMs: Date.now() - flushed };
+  } finally {
+    redis.disconnect();
+    await queue.close();
+    await run.stop();
+  }
+}
+
+/** One world of N consumers, seeded held; `cases` run in it, in order. */
+async function world<T>(n: number, cases: (env: BenchEnv) => Promise<T>): Promise<T> {
+  say(`\n== ${n.toLocaleString('en')} consumers: starting servers and seeding`);
+  const env = await BenchEnv.create(n);
+  try {
+    const seedConfig = await env.configure('seed', { verifyEvery: '60s' });
+    const t = Date.now();
+    await seedHeld(env, seedConfig.config);
+    say(`   seeded in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    return await cases(env);
+  } finally {
+    await env.close();
+  }
+}
+
+function table(title: string, rows: Array<[string, unknown]>): void {
+  say(`\n${title}`);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  for (const [key, value] of rows) say(`  ${key.padEnd(width)}  ${typeof value === 'number' ? round(value, value < 10 ? 2 : 0) : String(value)}`);
+}
+
+function showThroughput(r: ThroughputResult): void {
+  const rows: Array<[string, unknown]> = [
+    ['interval (saturating)', r.verifyEvery],
+    ['plain loop checks/s', r.plain.checksPerSec],
+    ['holdfast run checks/s', r.run.checksPerSec],
+    ['ratio run / plain', r.run.checksPerSec / r.plain.checksPerSec],
+    ['run + worker checks/s', r.runPlusWorker?.checksPerSec ?? '-'],
+    ['deep share of checks', r.run.deepShare],
+    ['holdfast CPU ms / 1k checks', r.run.holdfastCpuMsPer1k],
+    ['plain loop CPU ms / 1k checks', r.plain.cpuMsPer1k],
+    ['cache µs / check (commands)', r.run.backendUsPerCheck],
+    ['cache CPU ms / 1k checks (process)', r.run.backendCpuMsPer1k],
+    ['plain loop cache µs / check', r.plain.backendUsPerCheck],
+    ['ACL GETUSER µs (cache)', r.plain.getUserUs],
+    ['store ops / check', r.run.storeOpsPerCheck],
+    ['run RSS MB', r.run.rssMb[0]],
+    ['worker RSS MB', r.runPlusWorker?.rssMb[1] ?? '-'],
+    ['start-up s', r.startMs / 1000],
+  ];
+  table(`throughput, ${r.consumers.toLocaleString('en')} held consumers`, rows);
+}
+
+/** The cache's cost of a check at the default intervals: one deep check in every deepCheckEvery / verifyEvery. */
+function projectedBackendUs(authUs: number, getUserUs: number, config: HoldfastConfig): number {
+  const { verifyEveryMs, deepCheckEveryMs } = config.providers[0]!.timing;
+  const deepShare = verifyEveryMs / deepCheckEveryMs;
+  return (1 - deepShare) * authUs + deepShare * getUserUs;
+}
+
+const results: Record<string, unknown> = { at: new Date().toISOString(), quick };
+let summary: Record<string, unknown> = {};
+
+if (quick) {
+  await world(1_000, async (env) => {
+    const fast = await env.configure('fast', saturating(1_000));
+    const plain = await plainLoop(env, fast.config.providers[0]!, 8_000);
+    const t = await throughput(env, fast, plain, false);
+    showThroughput(t);
+    const h = await heal(env, await env.configure('heal', { verifyEvery: '5s', checkTimeout: '2s' }));
+    table('heal, 1,000 consumers', [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
+    results.throughput1k = t;
+    results.heal1k = h;
+    const defaults = await env.configure('defaults', {});
+    summary = {
+      consumers: 1_000,
+      checksPerSec: round(t.run.checksPerSec),
+      plainLoopChecksPerSec: round(plain.checksPerSec),
+      ratio: round(t.run.checksPerSec / plain.checksPerSec, 2),
+      healMinusIntervalMs: h.healMinusIntervalMs,
+      storeOpsPerCheck: round(t.run.storeOpsPerCheck, 4),
+      backendUsPerCheck: round(t.run.backendUsPerCheck, 2),
+      backendUsPerCheckAtDefaults: round(projectedBackendUs(t.run.backendUsPerCheck, plain.getUserUs, defaults.config), 2),
+      rssMb: round(t.run.rssMb[0]!),
+    };
+  });
+} else {
+  for (const n of [1_000, 10_000]) {
+    await world(n, async (env) => {
+      const fast = await env.configure('fast', saturating(n));
+      const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
+      const t = await throughput(env, fast, plain, true);
+      showThroughput(t);
+      results[`throughput${n / 1000}k`] = t;
+      const h = await heal(env, await env.configure('heal', n >= 10_000 ? {} : { verifyEvery: '10s' }));
+      table(`heal, ${n.toLocaleString('en')} consumers`, [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
+      results[`heal${n / 1000}k`] = h;
+      if (n === 10_000) {
+        const r = await rebuild(env, await env.configure('rebuild', {}));
+        table('rebuild after the queue is flushed, 10,000 consumers', [['resyncEvery', `${r.resyncEveryMs} ms`], ['all scheduled after', `${r.scheduledMs} ms`]]);
+        results.rebuild10k = r;
+      }
+    });
+  }
+  await world(100_000, async (env) => {
+    const defaults = await env.configure('defaults', {});
+    const s = await steady(env, defaults);
+    table('steady, 100,000 consumers at verifyEvery 60 s', [
+      ['asked checks/s', s.askedPerSec],
+      ['done checks/s', s.window.checksPerSec],
+      ['late p50 ms', s.lateP50Ms],
+      ['late p99 ms', s.lateP99Ms],
+      ['late samples', s.lateSamples],
+      ['deep share of checks', s.window.deepShare],
+      ['holdfast CPU ms / 1k checks', s.window.holdfastCpuMsPer1k],
+      ['cache µs / check (commands)', s.window.backendUsPerCheck],
+      ['store ops / check', s.window.storeOpsPerCheck],
+      ['run RSS MB', s.window.rssMb[0]],
+      ['start-up s', s.startMs / 1000],
+    ]);
+    results.steady100k = s;
+    const fast = await env.configure('fast', saturating(100_000));
+    const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
+    const t = await throughput(env, fast, plain, true);
+    showThroughput(t);
+    results.throughput100k = t;
+    summary = {
+      consumers: 100_000,
+      checksPerSec: round(s.window.checksPerSec),
+      saturatedChecksPerSec: round(t.run.checksPerSec),
+      plainLoopChecksPerSec: round(plain.checksPerSec),
+      ratio: round(t.run.checksPerSec / plain.checksPerSec, 2),
+      lateP99Ms: s.lateP99Ms,
+      healMinusIntervalMs: (results.heal10k as HealResult | undefined)?.healMinusIntervalMs ?? null,
+      storeOpsPerCheck: round(s.window.storeOpsPerCheck, 4),
+      backendUsPerCheck: round(s.window.backendUsPerCheck, 2),
+      rssMb: round(s.window.rssMb[0]!),
+      workerRssMb: round(t.runPlusWorker?.rssMb[1] ?? NaN),
+    };
+  });
+}
+
+results.summary = summary;
+const dir = join(root, 'bench/results');
+mkdirSync(dir, { recursive: true });
+const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}${quick ? '-quick' : ''}.json`);
+writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+say(`\nresults: ${file}`);
+say(JSON.stringify(summary));

@@ -114,6 +114,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       this.canonical.clear(); // a restarted server may spell the same rules in another order
     });
     this.prober = new Redis(admin.url, {
+      enableAutoPipelining: true, // concurrent checks' AUTHs share one write
       enableReadyCheck: false,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,

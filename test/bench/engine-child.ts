@@ -1,0 +1,43 @@
+/**
+ * A holdfast process for the benchmark: what `holdfast run` (or `holdfast worker`) does, plus
+ * a report to its parent every second of its CPU time, memory and store operations.
+ * Started by `engine-process.ts`: `node --import tsx engine-child.ts <config> <run|worker> <log file>`.
+ */
+import { pino } from 'pino';
+import { ADAPTERS } from '../../src/adapters/registry.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { startEngine } from '../../src/engine/engine.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { Scrubber } from '../../src/logging/scrubber.js';
+
+export interface ChildStats {
+  type: 'stats';
+  at: number;
+  cpuUs: number;
+  rss: number;
+  store: { reads: number; writes: number; scanned: number };
+}
+
+const [configPath, role, logFile] = process.argv.slice(2);
+if (!configPath || !role || !logFile) throw new Error('usage: engine-child.ts <config> <run|worker> <log file>');
+const send = (message: unknown) => process.send?.(message);
+
+const config = await loadConfig(configPath, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
+const scrubber = new Scrubber();
+const logger = createLogger({ level: 'warn', format: 'json', scrubber, destination: pino.destination({ dest: logFile, sync: false }) });
+const started = Date.now();
+const engine = await startEngine({ config, logger, scrubber, roles: { sync: role === 'run', worker: true } });
+send({ type: 'ready', startMs: Date.now() - started });
+
+const report = () => {
+  const cpu = process.cpuUsage();
+  const stats: ChildStats = { type: 'stats', at: Date.now(), cpuUs: cpu.user + cpu.system, rss: process.memoryUsage().rss, store: { ...engine.store.counters } };
+  send(stats);
+};
+const timer = setInterval(report, 1000);
+report();
+process.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  void engine.stop().finally(() => process.exit(0));
+});

@@ -1,0 +1,49 @@
+/** The benchmark's side of an engine child process: start it, read its reports, stop it. */
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import type { ChildStats } from './engine-child.js';
+
+export class EngineProcess {
+  private latest: ChildStats | undefined;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    /** How long start-up took (configuration, first sweep, first sync). */
+    readonly startMs: number,
+  ) {
+    child.on('message', (message: ChildStats | { type: string }) => {
+      if (message.type === 'stats') this.latest = message as ChildStats;
+    });
+  }
+
+  static async start(configPath: string, role: 'run' | 'worker', logFile: string): Promise<EngineProcess> {
+    const child = fork(join(import.meta.dirname, 'engine-child.ts'), [configPath, role, logFile], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+    const startMs = await new Promise<number>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`the ${role} process exited (${code}) before it was ready; see ${logFile}`)));
+      child.on('message', (message: { type: string; startMs?: number }) => {
+        if (message.type === 'ready') resolve(message.startMs ?? 0);
+      });
+    });
+    const engine = new EngineProcess(child, startMs);
+    await engine.fresh();
+    return engine;
+  }
+
+  /** The next report (at most about a second old when it arrives). */
+  async fresh(): Promise<ChildStats> {
+    const since = Date.now();
+    for (;;) {
+      if (this.latest && this.latest.at >= since) return this.latest;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.send('stop');
+    const timeout = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timeout);
+  }
+}

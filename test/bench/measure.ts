@@ -1,0 +1,79 @@
+/** What the benchmark reads off the servers: Redis's own command statistics and CPU time, and the lateness of checks. */
+import type { Redis } from 'ioredis';
+import { verifyDelay } from '../../machines/delays.js';
+import type { Timing } from '../../src/config/config.js';
+import type { Coordination } from '../../src/queue/coordination.js';
+
+export interface RedisCost {
+  /** Calls per command (`auth`, `acl|getuser`…). */
+  calls: Map<string, number>;
+  /** Microseconds the server spent executing all commands. */
+  commandUs: number;
+  /** Microseconds of CPU the server process used (commands, network, everything). */
+  cpuUs: number;
+}
+
+export async function redisCost(redis: Redis): Promise<RedisCost> {
+  const [stats, cpu] = await Promise.all([redis.info('commandstats'), redis.info('cpu')]);
+  const calls = new Map<string, number>();
+  let commandUs = 0;
+  for (const match of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    calls.set(match[1]!, Number(match[2]));
+    commandUs += Number(match[3]);
+  }
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
+  return { calls, commandUs, cpuUs: Math.round((field('used_cpu_sys') + field('used_cpu_user')) * 1e6) };
+}
+
+export function costBetween(before: RedisCost, after: RedisCost): RedisCost {
+  const calls = new Map<string, number>();
+  for (const [name, n] of after.calls) calls.set(name, n - (before.calls.get(name) ?? 0));
+  return { calls, commandUs: after.commandUs - before.commandUs, cpuUs: after.cpuUs - before.cpuUs };
+}
+
+/** Checks the cache answered: light (`AUTH`) and deep (`ACL GETUSER`). */
+export function checksIn(cost: RedisCost): { light: number; deep: number } {
+  return { light: cost.calls.get('auth') ?? 0, deep: cost.calls.get('acl|getuser') ?? 0 };
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/**
+ * How late checks come: for a sample of consumers, the gap between two checks they finished
+ * (read from what the queue's Redis remembers of each), less the wait they asked for. It
+ * counts queueing and the check itself.
+ */
+export class LatenessSampler {
+  private readonly last = new Map<string, number>();
+  readonly lateMs: number[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly coordination: Pick<Coordination, 'checkMemos'>,
+    private readonly keys: readonly string[],
+    private readonly timing: Timing,
+  ) {}
+
+  start(everyMs = 250): void {
+    this.timer = setInterval(() => void this.poll(), everyMs);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async poll(): Promise<void> {
+    const memos = await this.coordination.checkMemos(this.keys).catch(() => new Map<string, { at: number }>());
+    this.keys.forEach((key) => {
+      const at = memos.get(key)?.at;
+      if (at === undefined) return;
+      const previous = this.last.get(key);
+      this.last.set(key, at);
+      if (previous !== undefined && at > previous) this.lateMs.push(Math.max(0, at - previous - verifyDelay(key, this.timing)));
+    });
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Puts a benchmark's world where a holdfast that has run for a while would have left it: every
+ * consumer applied on the cache (by the adapter itself), held in its record, its revision and
+ * its last check known to the queue's Redis, its last deep check somewhere in the past
+ * `deepCheckEvery`. The engine started afterwards re-creates its jobs from the records.
+ */
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import type { ConsumerEvent } from '../../machines/consumer-events.js';
+import { firstSnapshot, MACHINE_VERSION, persist, step, waitEnded, type ConsumerSnapshot } from '../../machines/machine-step.js';
+import type { HoldfastConfig } from '../../src/config/config.js';
+import { loadContributions } from '../../src/desired/load-contributions.js';
+import { Coordination } from '../../src/queue/coordination.js';
+import { secretFingerprint } from '../../src/secrets/fingerprint.js';
+import type { ConsumerRecord } from '../../src/store/consumer-record.js';
+import { encodeKeys } from '../../src/store/key-codec.js';
+import { providerRuntime } from '../../workers/provider-runtime.js';
+import { indexFerretDb } from '../backends/ferretdb-index.js';
+import type { BenchEnv } from './bench-env.js';
+
+/** Runs `work` over `items`, `width` at a time. */
+export async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+const REV = 3;
+
+export async function seedHeld(env: BenchEnv, config: HoldfastConfig): Promise<void> {
+  const provider = config.providers[0]!;
+  const runtime = providerRuntime(provider);
+  const { machine } = runtime;
+  const byKey = new Map(env.consumers.map((c) => [c.key, c]));
+  const state = await loadContributions(provider);
+  const now = Date.now();
+  const { verifyEveryMs, deepCheckEveryMs } = provider.timing;
+
+  // the logins, applied by the adapter itself
+  await inParallel(state.consumers, 64, (spec) =>
+    runtime.adapter.create({ login: spec.login, password: byKey.get(spec.key)!.password, values: spec.values }, { signal: AbortSignal.timeout(30_000) }),
+  );
+  await runtime.adapter.close();
+
+  // the records, as the machine would have them after an apply and a check that found it held
+  const records: ConsumerRecord[] = state.consumers.map((spec) => {
+    const mac = secretFingerprint(config.fingerprintKey, byKey.get(spec.key)!.password);
+    let snapshot: ConsumerSnapshot = firstSnapshot(machine, spec.key);
+    const events: ConsumerEvent[] = [{ type: 'DESIRED', specHash: spec.specHash }, { type: 'APPLIED', specHash: spec.specHash, secretMac: mac }];
+    for (const event of [...events, waitEnded('verify', 'held'), { type: 'HELD' } as const]) snapshot = step(machine, snapshot, event).snapshot;
+    const at = new Date(now - verifyEveryMs);
+    return {
+      _id: spec.key,
+      provider: provider.name,
+      consumerId: spec.id,
+      desired: { login: spec.login, values: encodeKeys(spec.values), secretPath: spec.secretPath, specHash: spec.specHash, source: spec.source, removed: false, problems: [] },
+      desiredAt: now - 60_000,
+      machine: { version: MACHINE_VERSION, ...persist(snapshot) },
+      stateSince: at,
+      rev: REV,
+      appliedAt: at,
+      // due: the sweep at start-up re-creates each as a job, spread over the engine's own interval
+      timer: { epoch: REV, wait: 'verify', dueAt: at },
+      effectUntil: null,
+      lastCheck: { at, outcome: 'held', detail: null },
+      history: [{ at, from: 'applying', to: 'held', reason: 'applied' }],
+      createdAt: at,
+      updatedAt: at,
+    };
+  });
+  const client = new MongoClient(env.store.url);
+  try {
+    const collection = client.db(config.store.database).collection<ConsumerRecord>('consumers');
+    for (let i = 0; i < records.length; i += 1000) await collection.insertMany(records.slice(i, i + 1000));
+    await client.db(config.store.database).collection('providers').insertOne({ _id: 'cache' as never, contributionsError: null, errorSince: null, lastGoodAt: new Date(now), consumers: records.length });
+  } finally {
+    await client.close();
+  }
+  await indexFerretDb(env.store);
+
+  // what the queue's Redis knows of a running engine's consumers
+  const redis = new Redis(env.queue.url);
+  try {
+    const coordination = new Coordination(redis, `${config.queue.prefix}:holdfast`);
+    await inParallel(records, 500, async (r) => {
+      await coordination.rememberRevision(r._id, REV);
+      const deepAt = now - Math.random() * deepCheckEveryMs * 0.95;
+      await coordination.release(r._id, provider.name, 'seed', { at: now - verifyEveryMs, outcome: 'held', detail: null, epoch: REV, deepAt });
+    });
+  } finally {
+    redis.disconnect();
+  }
+}
