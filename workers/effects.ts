@@ -86,12 +86,22 @@ export function deepCheckDue(key: string, epoch: number, memo: CheckMemo | null,
   return now - memo.deepAt >= deepCheckEveryMs * (1 + jitter * (unitHash(`${key}#deep`) - 0.5));
 }
 
+/** A check that fails this soon after its provider answered another one races the provider's recovery. */
+const RECOVERY_RACE_MS = 2_000;
+
 export function createEffects(deps: EffectDeps): Effects {
   /** Providers this process last saw fail to answer. */
   const failing = new Set<string>();
+  const answeredAt = new Map<string, number>();
   const answered = async (name: string): Promise<void> => {
     await deps.gate.answered(name);
+    answeredAt.set(name, Date.now());
     if (failing.delete(name)) deps.answeredAgain?.(name);
+  };
+  const failed = (name: string): void => {
+    failing.add(name);
+    // begun before the provider came back: its consumer is asked again with the others
+    if (Date.now() - (answeredAt.get(name) ?? 0) < RECOVERY_RACE_MS) deps.answeredAgain?.(name);
   };
 
   return {
@@ -145,7 +155,7 @@ export function createEffects(deps: EffectDeps): Effects {
         await answered(name);
         return { event: answer.held ? { type: 'HELD' } : { type: 'NOT_HELD', reason: answer.reason, detail: scrub().scrub(answer.detail) }, deep: true };
       } catch (error) {
-        failing.add(name);
+        failed(name);
         const timedOut = isHoldfastError(error, 'DEADLINE_EXCEEDED');
         if (timedOut) {
           await deps.gate.pause(name, `the check of ${key} timed out after ${provider.config.timing.checkTimeoutMs} ms`, deps.now());

@@ -59,6 +59,8 @@ export interface HoldfastConfig {
     password?: string | undefined;
     /** Database for holdfast's records (default `holdfast`). */
     database: string;
+    /** How long a process waits at start-up for the store to answer before giving up (default 30 s). */
+    connectTimeoutMs: number;
   };
   /** Key of the HMAC that fingerprints applied secrets. */
   fingerprintKey: Buffer;

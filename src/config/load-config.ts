@@ -16,6 +16,7 @@
  *   username: admin                     # optional
  *   passwordFile: secrets/mongodb-admin # optional
  *   database: holdfast                  # optional, default holdfast
+ *   connectTimeout: 30s                 # optional: how long start-up waits for the store
  * fingerprintKeyFile: secrets/fingerprint.key  # optional, default .holdfast/fingerprint.key;
  *                                       # created when missing (32 random bytes, mode 0600)
  * worker: { concurrency: 32 }           # optional
@@ -121,6 +122,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       username: config.store.username,
       password: config.store.passwordFile,
       database: config.store.database,
+      connectTimeoutMs: config.store.connectTimeout,
     },
     fingerprintKey,
     worker: config.worker,
@@ -220,6 +222,7 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
       username: text.optional(),
       passwordFile: password.optional(),
       database: text.default('holdfast'),
+      connectTimeout: durationSchema.default(30_000),
     }),
     fingerprintKeyFile: filePath.prefault('.holdfast/fingerprint.key'),
     worker: z.strictObject({ concurrency: z.int().positive().default(32) }).prefault({}),

@@ -20,7 +20,9 @@ import { Coordination } from '../queue/coordination.js';
 import { ProviderGate } from '../queue/provider-gate.js';
 import { Resync } from '../resync/resync.js';
 import { ConsumerStore } from '../store/consumer-store.js';
-import { withStoreRetry } from '../store/store-retry.js';
+import { storeReason } from '../store/store-retry.js';
+import { formatDuration } from '../config/duration.js';
+import { HoldfastError } from '../errors/holdfast-error.js';
 
 export interface EngineOptions {
   config: HoldfastConfig;
@@ -54,15 +56,29 @@ export function scrubConfigSecrets(config: HoldfastConfig, scrubber: Scrubber): 
   scrubber.add(...secrets.filter((s): s is string => typeof s === 'string' && s.length > 0));
 }
 
-/** Connects the record store (retrying a store that is not there yet, within a bound). */
+/**
+ * Connects the record store, waiting for it up to `store.connectTimeout` (a store that starts
+ * after holdfast is not an error); then fails naming the store and why.
+ */
 export async function connectStore(config: HoldfastConfig): Promise<{ client: MongoClient; store: ConsumerStore }> {
-  const { url, username, password, database } = config.store;
+  const { url, username, password, database, connectTimeoutMs } = config.store;
   const client = new MongoClient(url, {
     ...(username ? { auth: { username, password } } : {}),
-    serverSelectionTimeoutMS: 10_000,
+    serverSelectionTimeoutMS: Math.min(10_000, connectTimeoutMs),
   });
+  const deadline = Date.now() + connectTimeoutMs;
   try {
-    await withStoreRetry(`be reached at ${url}`, () => client.connect());
+    for (;;) {
+      try {
+        await client.connect();
+        break;
+      } catch (error) {
+        if (Date.now() + 500 >= deadline) {
+          throw new HoldfastError('STORE_UNAVAILABLE', `the record store at ${url} could not be reached within ${formatDuration(connectTimeoutMs)}: ${storeReason(error)}`);
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
     return { client, store: await ConsumerStore.open(client.db(database)) };
   } catch (error) {
     await client.close().catch(() => undefined);
@@ -100,7 +116,26 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     );
     closing.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
 
-    /** A provider answers again: its could-not-ask consumers are asked again, spread over a few seconds. */
+    /**
+     * A provider answers again: its could-not-ask consumers are asked again, spread over a few
+     * seconds. Half a second after the first sign, so that checks still failing from before
+     * have put their consumers in the set; signs meanwhile join that one.
+     */
+    const asking = new Map<string, NodeJS.Timeout>();
+    const askAgainSoon = (name: string): void => {
+      if (asking.has(name)) return;
+      asking.set(
+        name,
+        setTimeout(() => {
+          asking.delete(name);
+          void askAgain(name).catch((error: unknown) => logger.warn({ provider: name, err: String(error) }, `could not ask ${name}'s could-not-ask consumers again: ${String(error)}`));
+        }, 500),
+      );
+    };
+    closing.push(() => {
+      for (const timer of asking.values()) clearTimeout(timer);
+      return Promise.resolve();
+    });
     const askAgain = async (name: string): Promise<void> => {
       const keys = await coordination.takeCouldNotAsk(name);
       if (keys.length === 0) return;
@@ -115,7 +150,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       gate,
       scrubber,
       now,
-      answeredAgain: (name) => void askAgain(name).catch((error: unknown) => logger.warn({ provider: name, err: String(error) }, `could not ask ${name}'s could-not-ask consumers again: ${String(error)}`)),
+      answeredAgain: askAgainSoon,
     });
     if (options.wrapEffects) effects = options.wrapEffects(effects);
 

@@ -11,6 +11,7 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type MachineRecord, type TimerRecord } from './consumer-record.js';
+import { GroupCommit } from './group-commit.js';
 import { decodeKeys, encodeKeys } from './key-codec.js';
 import { withStoreRetry } from './store-retry.js';
 
@@ -67,6 +68,8 @@ export class ConsumerStore {
   readonly counters: StoreCounters = { reads: 0, writes: 0, scanned: 0 };
   private readonly records: Collection<ConsumerRecord>;
   private readonly providers: Collection<ProviderStatus>;
+  /** Where updates go by `_id` alone (FerretDB): grouped. */
+  private readonly grouped: GroupCommit<ConsumerRecord> | undefined;
 
   /**
    * @param revisionInFilter whether writes may also filter on `rev`: true where the server
@@ -80,6 +83,7 @@ export class ConsumerStore {
   ) {
     this.records = db.collection<ConsumerRecord>('consumers');
     this.providers = db.collection<ProviderStatus>('providers');
+    this.grouped = revisionInFilter ? undefined : new GroupCommit(this.records);
   }
 
   /** Opens the store on `db`, asking the server what it is. */
@@ -143,8 +147,10 @@ export class ConsumerStore {
     this.counters.writes++;
     // a record written before machine versions loses its old `snapshot` when it gains `machine`
     const update = change.machine ? { $set: set, $unset: { snapshot: '' as const } } : { $set: set };
-    const result = await withStoreRetry(`save the record of ${key}`, () => this.records.updateOne(this.byId(key, rev), update));
-    if (result.matchedCount === 0) throw new HoldfastError('REVISION_CONFLICT', `record ${key} changed under this worker (expected revision ${rev})`);
+    const matched = this.grouped
+      ? await this.grouped.update(key, update)
+      : (await withStoreRetry(`save the record of ${key}`, () => this.records.updateOne(this.byId(key, rev), update))).matchedCount > 0;
+    if (!matched) throw new HoldfastError('REVISION_CONFLICT', `record ${key} changed under this worker (expected revision ${rev})`);
     return rev + 1;
   }
 

@@ -2,6 +2,7 @@
  * The `redis-acl` adapter: one admin connection per provider, ACL users per consumer.
  * Every call is raced against its AbortSignal; a connection known to be down fails fast.
  */
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer } from '../adapter.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
@@ -168,7 +169,12 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   async authenticates(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<boolean> {
     const what = `AUTH as "${grant.login}"`;
     const secrets = [grant.password];
-    if (this.prober.status !== 'ready') throw this.unavailable(what, 'the probe connection is not ready');
+    if (signal.aborted) throw this.deadline(what);
+    if (this.prober.status !== 'ready') {
+      // the server closes it when the user it last authenticated as is deleted: it comes back at once
+      if (this.down !== undefined) throw this.unavailable(what, this.down);
+      await this.race(once(this.prober, 'ready', { signal }), signal, what, secrets);
+    }
     const refused = Symbol('refused');
     const auth = this.prober.call('AUTH', grant.login, grant.password).catch((error: unknown) => {
       if (replyCode(error) === 'WRONGPASS') return refused;

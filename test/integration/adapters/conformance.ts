@@ -111,6 +111,32 @@ export function describeAdapterConformance<Values>(name: string, setup: () => Pr
       if (adapter.holds) expect(await reason(old)).toBe('password-differs');
     });
 
+    it('light check: authenticates a held login, and not a wrong password, a missing login or a removed one', async (context) => {
+      const light = adapter.authenticates?.bind(adapter);
+      if (!light) return context.skip();
+      const grant = fresh();
+      expect(await light(grant, signal())).toBe(false); // not created yet
+      await adapter.create(grant, signal());
+      expect(await light(grant, signal())).toBe(true);
+      expect(await light(withPassword(grant, password()), signal())).toBe(false);
+      await adapter.remove(grant.login, signal());
+      // a light check may throw as well as say false: neither proves anything, a deep check follows
+      expect(await light(grant, signal()).catch(() => false)).toBe(false);
+      // and answers again after the login it last authenticated as was removed
+      const other = fresh();
+      await adapter.create(other, signal());
+      expect(await light(other, signal())).toBe(true);
+    });
+
+    it('light check: many at once each get their own answer', async (context) => {
+      const light = adapter.authenticates?.bind(adapter);
+      if (!light) return context.skip();
+      const grants = Array.from({ length: 40 }, () => fresh());
+      await Promise.all(grants.slice(0, 20).map((g) => adapter.create(g, signal())));
+      const answers = await Promise.all(grants.map((g) => light(g, signal())));
+      expect(answers).toEqual(grants.map((_, i) => i < 20));
+    });
+
     it('says missing for a login that was never created', async () => {
       if (adapter.holds) expect(await reason(fresh())).toBe('missing');
     });
@@ -141,6 +167,7 @@ export function describeAdapterConformance<Values>(name: string, setup: () => Pr
       await rejects(adapter.create(grant, aborted()), 'DEADLINE_EXCEEDED');
       await rejects(adapter.remove(grant.login, aborted()), 'DEADLINE_EXCEEDED');
       if (adapter.holds) await rejects(adapter.holds(grant, aborted()), 'DEADLINE_EXCEEDED');
+      if (adapter.authenticates) await rejects(adapter.authenticates(grant, aborted()), 'DEADLINE_EXCEEDED');
       if (adapter.list) await rejects(adapter.list('hfc_', aborted()), 'DEADLINE_EXCEEDED');
       if (adapter.holds) expect(await reason(grant)).toBe('missing'); // nothing was applied
     });
@@ -151,6 +178,7 @@ export function describeAdapterConformance<Values>(name: string, setup: () => Pr
         const grant = fresh();
         const started = Date.now();
         if (down.holds) await rejects(down.holds(grant, signal()), 'BACKEND_UNAVAILABLE');
+        if (down.authenticates) await rejects(down.authenticates(grant, signal()), 'BACKEND_UNAVAILABLE');
         await rejects(down.create(grant, signal()), 'BACKEND_UNAVAILABLE');
         await rejects(down.remove(grant.login, signal()), 'BACKEND_UNAVAILABLE');
         expect(Date.now() - started).toBeLessThan(5_000);

@@ -117,9 +117,10 @@ export class EngineFixture {
     return fixture;
   }
 
-  writeContributions(consumers: Consumer[]): void {
+  /** Declares `consumers`, each with the key pattern `keys(c)` (default `<id>:*`). */
+  writeContributions(consumers: Consumer[], keys: (c: Consumer) => string = (c) => `${c.id}:*`): void {
     const items = consumers.map(
-      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${c.id}:*"], commands: ["+@read", "+@write", "+@connection"] }`,
+      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${keys(c)}"], commands: ["+@read", "+@write", "+@connection"] }`,
     );
     writeFileSync(join(this.dir, 'contributions/cache.yaml'), consumers.length ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n');
   }
@@ -173,6 +174,21 @@ export class EngineFixture {
   async allHeld(): Promise<boolean> {
     const status = await this.status();
     return status.consumers.length === this.consumers.length && status.consumers.every((c) => c.state === 'held');
+  }
+
+  /**
+   * Whether every record has settled: its latest check ran at its current revision and was
+   * deep (the first check at each revision is), so the next ones are light.
+   */
+  async settled(): Promise<boolean> {
+    const engine = this.engines[0];
+    if (!engine) throw new Error('no engine started');
+    const records = await engine.store.list();
+    const memos = await engine.coordination.checkMemos(records.map((r) => r._id));
+    return (
+      records.length === this.consumers.length &&
+      records.every((r) => r.machine.state === 'held' && memos.get(r._id)?.epoch === r.rev && memos.get(r._id)?.deepAt != null)
+    );
   }
 
   /** Authenticates a fresh connection to the provider as the consumer. */

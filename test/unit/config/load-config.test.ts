@@ -135,6 +135,7 @@ providers:
         username: 'admin',
         password: 'mongo-pw',
         database: 'records',
+        connectTimeoutMs: 30_000,
       },
       worker: { concurrency: 8 },
       sync: { pollEveryMs: 2_000, resyncEveryMs: 60_000, sweepEveryMs: 600_000 },
@@ -184,7 +185,7 @@ providers:
       prefix: 'holdfast',
       name: 'consumers',
     });
-    expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast' });
+    expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast', connectTimeoutMs: 30_000 });
     expect(config.worker).toEqual({ concurrency: 32 });
     expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 30_000, sweepEveryMs: 1_800_000 });
     expect(config.log).toEqual({ level: 'info', format: 'json' });

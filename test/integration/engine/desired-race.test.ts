@@ -1,0 +1,64 @@
+/**
+ * One writer per record: desired specs changing fast while workers keep writing the records
+ * (checks every 200 ms) on FerretDB, whose updates rewrite whole documents. The last desired
+ * state is what the backend ends up holding, for every consumer.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ownBackend, sharedBackend } from '../../backends/index.js';
+import { EngineFixture } from './engine-fixture.js';
+
+describe('desired changes racing the workers', () => {
+  let fixture: EngineFixture | undefined;
+  afterAll(() => fixture?.stop());
+
+  it('are never lost: the backend ends with the last declared spec of every consumer, and without the undeclared', async () => {
+    const provider = await ownBackend('redis');
+    fixture = await EngineFixture.create({
+      queue: sharedBackend('redis'),
+      store: sharedBackend('mongodb'),
+      provider,
+      consumers: 30,
+      timing: { verifyEvery: '200ms', checkTimeout: '200ms', deepCheckEvery: '200ms' },
+    });
+    const f = fixture;
+    await f.start();
+    await f.until('every consumer held', () => f.allHeld(), 30_000);
+
+    // 12 rounds, 50 to 250 ms apart: every key pattern changes each round; the last five come and go
+    for (let round = 1; round <= 12; round++) {
+      const declared = round % 2 === 1 ? f.consumers.slice(0, -5) : f.consumers;
+      f.writeContributions(declared, (c) => `${c.id}:r${round}:*`);
+      await new Promise((r) => setTimeout(r, 50 + Math.floor(Math.random() * 200)));
+    }
+    const kept = f.consumers.slice(0, -3);
+    const dropped = f.consumers.slice(-3);
+    f.writeContributions(kept, (c) => `${c.id}:final:*`);
+
+    const admin = new Redis(provider.url);
+    try {
+      const keysOf = async (login: string): Promise<unknown> => {
+        const reply = (await admin.call('ACL', 'GETUSER', login)) as unknown[] | null;
+        return reply ? reply[reply.indexOf('keys') + 1] : null;
+      };
+      await f.until(
+        'the last spec held by every declared consumer, the others gone',
+        async () => {
+          const keys = await Promise.all(kept.map((c) => keysOf(c.login)));
+          const gone = await Promise.all(dropped.map((c) => keysOf(c.login)));
+          return keys.every((k, i) => k === `~${kept[i]!.id}:final:*`) && gone.every((k) => k === null);
+        },
+        60_000,
+      );
+      await f.until('status healthy with exactly the declared consumers', async () => {
+        const status = await f.status();
+        return status.healthy && status.consumers.length === kept.length;
+      }, 30_000);
+      for (const c of kept) expect(await f.canLogin(c)).toBe(true);
+      expect(await f.engines[0]!.queue.queue.getFailedCount()).toBe(0);
+      expect(f.logs.filter((l) => l.level >= 50)).toEqual([]);
+    } finally {
+      admin.disconnect();
+    }
+  }, 150_000);
+});
