@@ -58,6 +58,8 @@ export interface EffectDeps {
   now: () => Date;
   /** A provider answered after this process saw it fail: its could-not-ask consumers may be asked again. */
   answeredAgain?: (provider: string) => void;
+  /** A provider could not be asked. */
+  couldNotAsk?: (provider: string) => void;
 }
 
 type SecretOutcome = { password: string } | { event: ConsumerEvent };
@@ -100,6 +102,7 @@ export function createEffects(deps: EffectDeps): Effects {
   };
   const failed = (name: string): void => {
     failing.add(name);
+    deps.couldNotAsk?.(name);
     // begun before the provider came back: its consumer is asked again with the others
     if (Date.now() - (answeredAt.get(name) ?? 0) < RECOVERY_RACE_MS) deps.answeredAgain?.(name);
   };

@@ -71,7 +71,7 @@ export interface HoldfastConfig {
   sync: {
     /** Contributions files are re-read at least this often, besides file-change events (default 5 s). */
     pollEveryMs: number;
-    /** The queue's Redis is asked this often whether it forgot everything (default 30 s); if so, every job is re-created. */
+    /** The queue's Redis is asked this often whether it forgot everything (default 5 s, one EXISTS); if so, every job is re-created. */
     resyncEveryMs: number;
     /** Every record is read and any job the queue lost re-created this often (default 30 min); also at start-up. */
     sweepEveryMs: number;

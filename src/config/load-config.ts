@@ -20,7 +20,7 @@
  * fingerprintKeyFile: secrets/fingerprint.key  # optional, default .holdfast/fingerprint.key;
  *                                       # created when missing (32 random bytes, mode 0600)
  * worker: { concurrency: 32 }           # optional
- * sync: { pollEvery: 5s, resyncEvery: 30s, sweepEvery: 30m }  # optional
+ * sync: { pollEvery: 5s, resyncEvery: 5s, sweepEvery: 30m }  # optional
  * log: { level: info, format: json }    # optional; format defaults to pretty on a terminal,
  *                                       # json otherwise; HOLDFAST_LOG_LEVEL/_FORMAT win
  * defaults:                             # optional timing for every provider
@@ -229,7 +229,7 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
     sync: z
       .strictObject({
         pollEvery: durationSchema.default(5_000),
-        resyncEvery: durationSchema.default(30_000),
+        resyncEvery: durationSchema.default(5_000),
         sweepEvery: durationSchema.default(1_800_000),
       })
       .prefault({}),

@@ -117,25 +117,28 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     closing.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
 
     /**
-     * A provider answers again: its could-not-ask consumers are asked again, spread over a few
-     * seconds. Half a second after the first sign, so that checks still failing from before
-     * have put their consumers in the set; signs meanwhile join that one.
+     * A provider that could not be asked is watched: one of its could-not-ask consumers is asked
+     * again every few seconds, so that the first answer is seen even when no other check is due.
+     * When it answers, all of them are asked again, spread over a few seconds; half a second after
+     * the first sign, so that checks still failing from before have joined the set.
      */
+    const watching = new Map<string, NodeJS.Timeout>();
     const asking = new Map<string, NodeJS.Timeout>();
-    const askAgainSoon = (name: string): void => {
-      if (asking.has(name)) return;
-      asking.set(
-        name,
-        setTimeout(() => {
-          asking.delete(name);
-          void askAgain(name).catch((error: unknown) => logger.warn({ provider: name, err: String(error) }, `could not ask ${name}'s could-not-ask consumers again: ${String(error)}`));
-        }, 500),
-      );
+    const warnIfFails = (name: string, what: string) => (error: unknown) =>
+      logger.warn({ provider: name, err: String(error) }, `could not ${what} ${name}'s could-not-ask consumers again: ${String(error)}`);
+    const watch = (name: string): void => {
+      if (watching.has(name)) return;
+      const verifyEveryMs = providers.get(name)?.config.timing.verifyEveryMs ?? 60_000;
+      const timer = setInterval(() => {
+        void coordination.oneCouldNotAsk(name).then(async (key) => {
+          if (key === null) {
+            clearInterval(timer);
+            watching.delete(name);
+          } else await queue.send(key, { type: 'CHECK_NOW' });
+        }, warnIfFails(name, 'watch'));
+      }, Math.min(2_000, verifyEveryMs / 2));
+      watching.set(name, timer);
     };
-    closing.push(() => {
-      for (const timer of asking.values()) clearTimeout(timer);
-      return Promise.resolve();
-    });
     const askAgain = async (name: string): Promise<void> => {
       const keys = await coordination.takeCouldNotAsk(name);
       if (keys.length === 0) return;
@@ -144,6 +147,20 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       logger.info({ provider: name, consumers: keys.length }, `${name} answers again: asking its ${keys.length} could-not-ask consumers again over ${Math.round(spreadMs / 100) / 10} s`);
       await queue.sendLater(keys.map((key) => ({ key, delayMs: unitHash(key) * spreadMs })), { type: 'CHECK_NOW' });
     };
+    const askAgainSoon = (name: string): void => {
+      if (asking.has(name)) return;
+      asking.set(
+        name,
+        setTimeout(() => {
+          asking.delete(name);
+          void askAgain(name).catch(warnIfFails(name, 'ask'));
+        }, 500),
+      );
+    };
+    closing.push(() => {
+      for (const timer of [...watching.values(), ...asking.values()]) clearTimeout(timer);
+      return Promise.resolve();
+    });
 
     let effects = createEffects({
       fingerprintKey: config.fingerprintKey,
@@ -151,20 +168,27 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       scrubber,
       now,
       answeredAgain: askAgainSoon,
+      couldNotAsk: watch,
     });
     if (options.wrapEffects) effects = options.wrapEffects(effects);
 
+    let resync: Resync | undefined;
+    /** A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now. */
+    const queueForgot = async (): Promise<boolean> => {
+      const forgot = await coordination.forgot();
+      if (forgot) void resync?.checkQueue().catch(() => undefined);
+      return forgot;
+    };
     const worker = options.roles.worker
       ? new ConsumerWorker(
           { store, queue, coordination, providers, effects, logger, now },
-          { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot: () => coordination.forgot() },
+          { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot },
           logger,
         )
       : undefined;
     if (worker) closing.push(() => worker.close());
 
     let sync: DesiredSync | undefined;
-    let resync: Resync | undefined;
     if (options.roles.sync) {
       const desired = new DesiredSync({ store, queue, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
       closing.push(() => desired.stop());

@@ -148,6 +148,11 @@ export class Coordination {
     return out;
   }
 
+  /** One of the consumers of `provider` last found could-not-ask, or null when there is none. */
+  async oneCouldNotAsk(provider: string): Promise<string | null> {
+    return this.redis.srandmember(this.couldNotAskKey(provider));
+  }
+
   /** The consumers of `provider` last found could-not-ask, removed from the set as they are returned. */
   async takeCouldNotAsk(provider: string): Promise<string[]> {
     return this.redis.hfTakeAll(this.couldNotAskKey(provider));

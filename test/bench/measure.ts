@@ -7,6 +7,8 @@ import type { Coordination } from '../../src/queue/coordination.js';
 export interface RedisCost {
   /** Calls per command (`auth`, `acl|getuser`…). */
   calls: Map<string, number>;
+  /** Microseconds spent per command. */
+  usec: Map<string, number>;
   /** Microseconds the server spent executing all commands. */
   commandUs: number;
   /** Microseconds of CPU the server process used (commands, network, everything). */
@@ -16,19 +18,30 @@ export interface RedisCost {
 export async function redisCost(redis: Redis): Promise<RedisCost> {
   const [stats, cpu] = await Promise.all([redis.info('commandstats'), redis.info('cpu')]);
   const calls = new Map<string, number>();
+  const usec = new Map<string, number>();
   let commandUs = 0;
   for (const match of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
     calls.set(match[1]!, Number(match[2]));
+    usec.set(match[1]!, Number(match[3]));
     commandUs += Number(match[3]);
   }
   const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
-  return { calls, commandUs, cpuUs: Math.round((field('used_cpu_sys') + field('used_cpu_user')) * 1e6) };
+  return { calls, usec, commandUs, cpuUs: Math.round((field('used_cpu_sys') + field('used_cpu_user')) * 1e6) };
 }
 
 export function costBetween(before: RedisCost, after: RedisCost): RedisCost {
   const calls = new Map<string, number>();
+  const usec = new Map<string, number>();
   for (const [name, n] of after.calls) calls.set(name, n - (before.calls.get(name) ?? 0));
-  return { calls, commandUs: after.commandUs - before.commandUs, cpuUs: after.cpuUs - before.cpuUs };
+  for (const [name, n] of after.usec) usec.set(name, n - (before.usec.get(name) ?? 0));
+  return { calls, usec, commandUs: after.commandUs - before.commandUs, cpuUs: after.cpuUs - before.cpuUs };
+}
+
+/** Calls and microseconds per call of each command that ran. */
+export function perCommand(cost: RedisCost): Record<string, { calls: number; usPerCall: number }> {
+  const out: Record<string, { calls: number; usPerCall: number }> = {};
+  for (const [name, calls] of cost.calls) if (calls > 0) out[name] = { calls, usPerCall: Math.round(((cost.usec.get(name) ?? 0) / calls) * 100) / 100 };
+  return out;
 }
 
 /** Checks the cache answered: light (`AUTH`) and deep (`ACL GETUSER`). */

@@ -23,7 +23,7 @@ import type { HoldfastConfig } from '../../src/config/config.js';
 import { Coordination } from '../../src/queue/coordination.js';
 import { BenchEnv, type TimingOverrides } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
-import { checksIn, costBetween, LatenessSampler, percentile, redisCost } from './measure.js';
+import { checksIn, costBetween, LatenessSampler, percentile, perCommand, redisCost } from './measure.js';
 import { plainLoop, type PlainLoopResult } from './plain-loop.js';
 import { seedHeld } from './seed.js';
 
@@ -42,6 +42,8 @@ interface Window {
   backendCpuMsPer1k: number;
   storeOpsPerCheck: number;
   rssMb: number[];
+  /** The cache's commands in the window: calls and µs per call. */
+  cacheCommands: Record<string, { calls: number; usPerCall: number }>;
 }
 
 /** Measures `ms` of the engines' work on the cache. */
@@ -71,6 +73,7 @@ async function measure(env: BenchEnv, engines: EngineProcess[], ms: number): Pro
       backendCpuMsPer1k: cost.cpuUs / Math.max(checks, 1),
       storeOpsPerCheck: ops / Math.max(checks, 1),
       rssMb: statsAfter.map((s) => s.rss / 1e6),
+      cacheCommands: perCommand(cost),
     };
   } finally {
     cache.disconnect();
@@ -283,12 +286,12 @@ let summary: Record<string, unknown> = {};
 
 if (quick) {
   await world(1_000, async (env) => {
+    const h = await heal(env, await env.configure('heal', { verifyEvery: '5s', checkTimeout: '2s' }));
+    table('heal, 1,000 consumers', [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
     const fast = await env.configure('fast', saturating(1_000));
     const plain = await plainLoop(env, fast.config.providers[0]!, 8_000);
     const t = await throughput(env, fast, plain, false);
     showThroughput(t);
-    const h = await heal(env, await env.configure('heal', { verifyEvery: '5s', checkTimeout: '2s' }));
-    table('heal, 1,000 consumers', [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
     results.throughput1k = t;
     results.heal1k = h;
     const defaults = await env.configure('defaults', {});
@@ -307,14 +310,15 @@ if (quick) {
 } else {
   for (const n of [1_000, 10_000]) {
     await world(n, async (env) => {
+      // heal first, while every consumer's checks are spread over the interval as the sweep left them
+      const h = await heal(env, await env.configure('heal', n >= 10_000 ? {} : { verifyEvery: '10s', checkTimeout: '2s' }));
+      table(`heal, ${n.toLocaleString('en')} consumers`, [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
+      results[`heal${n / 1000}k`] = h;
       const fast = await env.configure('fast', saturating(n));
       const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
       const t = await throughput(env, fast, plain, true);
       showThroughput(t);
       results[`throughput${n / 1000}k`] = t;
-      const h = await heal(env, await env.configure('heal', n >= 10_000 ? {} : { verifyEvery: '10s', checkTimeout: '2s' }));
-      table(`heal, ${n.toLocaleString('en')} consumers`, [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
-      results[`heal${n / 1000}k`] = h;
       if (n === 10_000) {
         const r = await rebuild(env, await env.configure('rebuild', {}));
         table('rebuild after the queue is flushed, 10,000 consumers', [['resyncEvery', `${r.resyncEveryMs} ms`], ['all scheduled after', `${r.scheduledMs} ms`]]);
@@ -339,6 +343,13 @@ if (quick) {
       ['start-up s', s.startMs / 1000],
     ]);
     results.steady100k = s;
+    const auth = s.window.cacheCommands.auth?.usPerCall ?? NaN;
+    const getUser = s.window.cacheCommands['acl|getuser']?.usPerCall ?? NaN;
+    table('the cache\'s µs per check at verifyEvery 60 s, by deepCheckEvery (AUTH and ACL GETUSER as measured above)', [
+      ['AUTH µs', auth],
+      ['ACL GETUSER µs', getUser],
+      ...[1, 2, 4, 8].map((hours): [string, unknown] => [`deepCheckEvery ${hours}h`, (1 - 1 / (60 * hours)) * auth + getUser / (60 * hours)]),
+    ]);
     const fast = await env.configure('fast', saturating(100_000));
     const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
     const t = await throughput(env, fast, plain, true);

@@ -71,6 +71,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly client: Redis;
   /** Light checks authenticate as the consumer here, never on the admin connection; it holds no credentials of its own. */
   private readonly prober: Redis;
+  /** While the probe connection comes back: what the light checks meanwhile wait for (one listener for all). */
+  private proberReady: Promise<void> | undefined;
   private readonly where: string;
   private readonly adminSecrets: string[];
   /** Why the connection is known to be down; undefined while up or still making its first attempt. */
@@ -173,7 +175,13 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     if (this.prober.status !== 'ready') {
       // the server closes it when the user it last authenticated as is deleted: it comes back at once
       if (this.down !== undefined) throw this.unavailable(what, this.down);
-      await this.race(once(this.prober, 'ready', { signal }), signal, what, secrets);
+      this.proberReady ??= once(this.prober, 'ready').then(
+        () => undefined,
+        () => undefined, // an error while reconnecting: the check after the wait says what it is
+      ).finally(() => {
+        this.proberReady = undefined;
+      });
+      await this.race(this.proberReady, signal, what, secrets);
     }
     const refused = Symbol('refused');
     const auth = this.prober.call('AUTH', grant.login, grant.password).catch((error: unknown) => {

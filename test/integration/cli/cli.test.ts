@@ -91,4 +91,23 @@ describe('the holdfast command', () => {
     expect(output).toContain(`${bad}:10: providers[0].verifyEvery: `);
     expect(output).toContain('[CONFIG_INVALID]');
   });
+
+  it('gives up starting when the record store cannot be reached, names it, and leaves nothing running', async () => {
+    const dir = fixture!.dir;
+    const config = join(dir, 'no-store.yaml');
+    const queue = sharedBackend('redis');
+    writeFileSync(
+      config,
+      [
+        `queue: { url: "redis://${queue.host}:${queue.port}", username: ${queue.admin.username}, passwordFile: secrets/queue }`,
+        'store: { url: "mongodb://127.0.0.1:1/", connectTimeout: 2s }',
+        'providers:',
+        '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:1" }, contributions: contributions/cache.yaml }',
+      ].join('\n'),
+    );
+    const { code, output } = await holdfastOnce(['run', '-c', config]);
+    expect(code).toBe(2);
+    expect(output).toContain('the record store at mongodb://127.0.0.1:1/ could not be reached within 2s');
+    expect(output).toContain('[STORE_UNAVAILABLE]');
+  });
 });

@@ -4,8 +4,10 @@ import { sharedBackend } from '../../backends/index.js';
 import { EngineFixture } from './engine-fixture.js';
 import { DisagreeingAdapter, RecordingAdapter } from './test-adapters.js';
 
-const V = 200;
-const MAX = 1600;
+const V = 300;
+const MAX = 2400;
+/** Room for a loaded machine: a gap may come late by this much, never early. */
+const LATE = 1000;
 
 describe('create and holds that disagree', () => {
   let fixture: EngineFixture | undefined;
@@ -25,7 +27,7 @@ describe('create and holds that disagree', () => {
     const f = fixture;
     await f.start();
     const creates = () => adapter.calls.filter((c) => c.method === 'create');
-    await f.until('seven applies', () => creates().length >= 7, 15_000);
+    await f.until('seven applies', () => creates().length >= 7, 30_000);
 
     // apply, re-apply (held again, checked after v), then the brake: 2v, 4v, 8v = brakeMax, brakeMax
     const starts = creates().map((c) => c.start);
@@ -33,7 +35,7 @@ describe('create and holds that disagree', () => {
     const expected = [V, V, 2 * V, 4 * V, MAX, MAX];
     gaps.forEach((gap, i) => {
       expect(gap).toBeGreaterThanOrEqual(expected[i]! - 5);
-      expect(gap).toBeLessThan(expected[i]! + 400);
+      expect(gap).toBeLessThan(expected[i]! + LATE);
     });
     const loud = f.logs.filter((l) => l.level >= 50 && l.msg.startsWith('still not held after'));
     expect(loud.length).toBeGreaterThanOrEqual(5);
@@ -51,13 +53,14 @@ describe('create and holds that disagree', () => {
     await f.until('three failures and a success', () => {
       const after = creates().filter((c) => c.start >= failedFrom);
       return after.length >= 4 && after[3]!.outcome === 'ok';
-    }, 15_000);
+    }, 30_000);
     const after = creates().filter((c) => c.start >= failedFrom);
     expect(after.slice(0, 3).map((c) => c.outcome)).toEqual(Array(3).fill('threw: ERR injected create failure'));
-    // retry gaps: 50, 100, 200 ms (its own backoff), not the brake
+    // retry gaps: 50, 100, 200 ms (its own backoff), not the brake (2.4 s)
     const retryGaps = after.slice(1, 4).map((c, i) => c.start - after[i]!.start);
-    expect(retryGaps[0]).toBeLessThan(50 + 150);
-    expect(retryGaps[2]).toBeLessThan(200 + 150);
+    for (const gap of retryGaps) expect(gap).toBeLessThan(MAX);
+    expect(retryGaps[0]).toBeGreaterThanOrEqual(50 - 5);
+    expect(retryGaps[2]).toBeGreaterThanOrEqual(200 - 5);
     await f.until('back in backoff', async () => (await f.status()).consumers[0]!.state === 'backoff');
     expect((await f.status()).consumers[0]!.brakeCount).toBe(countBefore + 1);
     expect(f.logs.filter((l) => l.msg.startsWith('re-apply failed (ERR injected create failure); retrying in'))).toHaveLength(3);

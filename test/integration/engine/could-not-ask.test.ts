@@ -47,3 +47,36 @@ describe('a backend that cannot be asked', () => {
     for (const c of f.consumers) expect(await f.canLogin(c)).toBe(true);
   });
 });
+
+describe('a backend that answers again', () => {
+  let fixture: EngineFixture | undefined;
+  afterAll(() => fixture?.stop());
+
+  it('has its could-not-ask consumers asked again within seconds, not at their next interval', async () => {
+    const provider = await ownBackend('redis');
+    fixture = await EngineFixture.create({
+      queue: sharedBackend('redis'),
+      store: sharedBackend('mongodb'),
+      provider,
+      consumers: 12,
+      timing: { verifyEvery: '20s', checkTimeout: '1s' },
+    });
+    const f = fixture;
+    const engine = await f.start();
+    await f.until('every consumer held', () => f.allHeld());
+
+    await provider.down();
+    // asked now (as `holdfast check` does), each finds the backend gone
+    for (const c of f.consumers) await engine.queue.send(c.key, { type: 'CHECK_NOW' });
+    await f.until('every consumer could not ask', async () => (await f.status()).consumers.every((c) => c.state === 'couldNotAsk'));
+    await provider.up({ keepData: true });
+    const upAt = Date.now();
+    // their next interval is about 20 s away; asked again as the backend answers, they are held long before
+    const healMs = await f.until('every consumer held again', () => f.allHeld(), 30_000);
+    console.log(`[could not ask] ${f.consumers.length} consumers held again ${healMs} ms after the backend came back (verifyEvery 20 s)`);
+    expect(healMs).toBeLessThan(10_000);
+    const said = f.logs.filter((l) => (l.time as number) >= upAt && l.msg.startsWith('cache answers again: asking its'));
+    expect(said.length).toBeGreaterThanOrEqual(1);
+    expect(said.map((l) => l.consumers as number).reduce((a, b) => a + b, 0)).toBe(f.consumers.length);
+  });
+});

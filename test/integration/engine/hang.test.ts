@@ -32,7 +32,7 @@ describe('a backend that hangs', () => {
     const timedOut = adapter.calls.filter((c) => c.method === 'holds' && c.start >= pausedAt && c.outcome?.includes('deadline'));
     expect(timedOut.length).toBeGreaterThan(0);
     for (const c of timedOut) expect(c.end! - c.start).toBeGreaterThanOrEqual(590);
-    for (const c of timedOut) expect(c.end! - c.start).toBeLessThan(600 + 500);
+    for (const c of timedOut) expect(c.end! - c.start).toBeLessThan(600 + 1500);
 
     // while paused, the other checks are skipped: over 3 s (36 checks due) only probes reach the backend
     const windowStart = Date.now();

@@ -42,6 +42,37 @@ describe('recovery', () => {
     const delayed = await admin.zcard(`${f.config.queue.prefix}:${f.config.queue.name}:delayed`);
     admin.disconnect();
     expect(delayed).toBe(10);
+    // an expected fault, said once: not once per job that was in flight
+    const since = f.logs.filter((l) => (l.time as number) >= flushed - 10_000);
+    expect(since.filter((l) => l.msg.startsWith("the queue's Redis has forgotten every job"))).toHaveLength(1);
+    expect(since.filter((l) => l.level >= 50)).toEqual([]);
+  });
+
+  it('says once that the queue forgot its jobs when it is flushed under running checks, and resumes them all', async () => {
+    const queue = await ownBackend('redis');
+    const f = await EngineFixture.create({
+      queue,
+      store: sharedBackend('mongodb'),
+      provider: sharedBackend('redis'),
+      consumers: 40,
+      timing: { verifyEvery: '300ms', checkTimeout: '300ms' },
+      resyncEvery: '1s',
+    });
+    fixtures.push(f);
+    await f.start();
+    await f.until('all held', () => f.allHeld());
+
+    const admin = new Redis(queue.url);
+    await admin.flushall(); // about a hundred checks a second are running
+    const flushed = Date.now();
+    await f.until('every consumer checked again', async () =>
+      (await f.status()).consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > flushed + 500),
+    );
+    admin.disconnect();
+    const since = f.logs.filter((l) => (l.time as number) >= flushed);
+    expect(since.filter((l) => l.msg.startsWith("the queue's Redis has forgotten every job"))).toHaveLength(1);
+    expect(since.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([]);
+    expect((await f.status()).healthy).toBe(true);
   });
 
   it('applies again a record a dead worker left mid-apply', async () => {

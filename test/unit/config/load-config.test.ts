@@ -187,7 +187,7 @@ providers:
     });
     expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast', connectTimeoutMs: 30_000 });
     expect(config.worker).toEqual({ concurrency: 32 });
-    expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 30_000, sweepEveryMs: 1_800_000 });
+    expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 5_000, sweepEveryMs: 1_800_000 });
     expect(config.log).toEqual({ level: 'info', format: 'json' });
     expect(config.providers[0]?.policy).toEqual({ keyPrefix: '' });
     expect(config.providers[0]?.timing).toEqual({
