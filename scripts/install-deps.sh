@@ -33,13 +33,16 @@ id -u postgres >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ] || fail "the postgresql p
 # start: the module as published lacks build/version/version.txt, which FerretDB's own build
 # generates from git. So the same module source is fetched through the Go proxy, the version
 # file written, and the command built from it, with this machine's Go.
-command -v go >/dev/null 2>&1 || fail "Go is not installed; FerretDB is built from source with it"
+command -v go >/dev/null 2>&1 || fail "Go is not installed; FerretDB is built from source with it (Go 1.24 or newer)"
 export GOTOOLCHAIN=local
 gobin="$(go env GOBIN)"; [ -n "$gobin" ] || gobin="$(go env GOPATH)/bin"
 ferretdb="$gobin/ferretdb"
 # (the output is captured first: with pipefail, `grep -q` closing the pipe early would fail the check)
 ferretdb_is_built() { local v; v="$("$ferretdb" --version 2>/dev/null || true)"; grep -qx "version: $FERRETDB_VERSION" <<<"$v"; }
 if ! ferretdb_is_built; then
+  go_minor="$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')"
+  [ -n "$go_minor" ] && [ "$go_minor" -ge 24 ] \
+    || fail "FerretDB $FERRETDB_VERSION needs Go 1.24 or newer; this machine has $(go env GOVERSION) (Debian 12's golang-go is 1.19: install Go from go.dev)"
   say "building FerretDB $FERRETDB_VERSION into $ferretdb (about a minute)"
   src="$(go mod download -json "github.com/FerretDB/FerretDB@$FERRETDB_VERSION" 2>/dev/null \
     | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" || true

@@ -80,6 +80,21 @@ async function measure(env: BenchEnv, engines: EngineProcess[], ms: number): Pro
   }
 }
 
+/**
+ * Waits until the engine writes no record for three seconds in a row (up to two minutes):
+ * consumers applied again just before (a heal) get their first checks deep, and record them.
+ */
+async function settled(engine: EngineProcess): Promise<void> {
+  const writes = async () => (await engine.fresh()).store.writes;
+  let last = await writes();
+  let quiet = 0;
+  for (let i = 0; i < 120 && quiet < 3; i++) {
+    const now = await writes();
+    quiet = now === last ? quiet + 1 : 0;
+    last = now;
+  }
+}
+
 /** An interval at which N consumers ask for more checks than one machine can give. */
 function saturating(consumers: number): TimingOverrides {
   const ms = Math.max(250, Math.round(consumers / 8)); // 8,000 checks/s asked
@@ -100,7 +115,7 @@ async function throughput(env: BenchEnv, config: { path: string; config: Holdfas
   const logs = join(env.dir, 'engine');
   const run = await EngineProcess.start(config.path, 'run', `${logs}-run.log`);
   try {
-    await sleep(n >= 50_000 ? 20_000 : 5_000);
+    await settled(run);
     const alone = await measure(env, [run], n >= 50_000 ? 30_000 : 15_000);
     let both: Window | null = null;
     if (withWorker) {
