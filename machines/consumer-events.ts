@@ -17,6 +17,10 @@ export type CommandEvent =
   /** Apply again now, whatever the last check said. */
   | { type: 'REAPPLY' }
   /** The record was found mid-effect (its worker died): perform the effect again. */
+  | { type: 'REDO' }
+  /** An operator pauses the consumer: its login is left as it is and not checked until resumed. */
+  | { type: 'SUSPEND' }
+  /** An operator ends a suspension: the consumer is asked now, and applied again if need be. */
   | { type: 'RESUME' };
 
 /** Results of the effects the machine asked for. */

@@ -16,10 +16,15 @@
  * - `waitingForSecret`: the grant secret does not exist yet (quiet, then a warning past the grace).
  * - `blocked`: the grant secret exists but cannot be read; said once, re-read every interval.
  * - `rejected`: the provider's policy refuses the consumer; nothing applied.
+ * - `suspended`: an operator paused it (`holdfast suspend`); its login is left as it is, not
+ *   checked and not applied, until `holdfast resume`.
  * - `removing` / `removeRetrying` / `removed`: the consumer is no longer wanted.
+ *
+ * Extending it (a state, an event, a wait): see `docs/extending.md`.
  */
-import { setup } from 'xstate';
+import { setup, type SnapshotFrom } from 'xstate';
 import type { Announcement, ConsumerEvent } from './consumer-events.js';
+import { appliedFingerprints, change, count, duration, failure, missingSecret, notHeld, refusal, unreadableSecret } from './consumer-words.js';
 import { brakeDelay, retryDelay, verifyDelay, type ConsumerTiming } from './delays.js';
 
 export interface ConsumerContext {
@@ -47,56 +52,13 @@ export interface ConsumerInput {
   key: string;
 }
 
-export type ConsumerStateName =
-  | 'pending'
-  | 'applying'
-  | 'held'
-  | 'verifying'
-  | 'lost'
-  | 'backoff'
-  | 'retrying'
-  | 'couldNotAsk'
-  | 'waitingForSecret'
-  | 'blocked'
-  | 'rejected'
-  | 'removing'
-  | 'removeRetrying'
-  | 'removed';
+type Say = (args: { context: ConsumerContext; event: ConsumerEvent }) => string;
 
-/** States in which an effect is in flight; a record found in one was left by a worker that died. */
-export const EFFECT_STATES: ReadonlySet<ConsumerStateName> = new Set(['applying', 'lost', 'verifying', 'removing']);
-
-function plural(n: number, word: string, words = `${word}s`): string {
-  return `${n} ${n === 1 ? word : words}`;
-}
-
-function seconds(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms / 6000) / 10} min`;
-}
-
-function applied(event: ConsumerEvent): Partial<ConsumerContext> {
-  if (event.type !== 'APPLIED') return {};
-  return {
-    appliedSpecHash: event.specHash,
-    appliedSecretMac: event.secretMac,
-    retryCount: 0,
-    secretWaits: 0,
-    secretWaitedMs: 0,
-    blockedRepeats: 0,
-  };
-}
-
-/** Builds the machine for a provider's timing. */
-export function createConsumerMachine(timing: ConsumerTiming) {
+/** The machine's types, delays, guards and the actions the worker performs, for a provider's timing. */
+function consumerSetup(timing: ConsumerTiming) {
   const secretDelay = (waits: number) => retryDelay(waits, timing);
-  const askAgain = { reason: 'asked to apply again', reapplying: false, brakeCount: 0 } as const;
-
-  const m = setup({
-    types: {
-      context: {} as ConsumerContext,
-      events: {} as ConsumerEvent,
-      input: {} as ConsumerInput,
-    },
+  return setup({
+    types: { context: {} as ConsumerContext, events: {} as ConsumerEvent, input: {} as ConsumerInput },
     delays: {
       verify: ({ context }) => verifyDelay(context.key, timing),
       brake: ({ context }) => brakeDelay(context.brakeCount, timing),
@@ -117,36 +79,50 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       wasBlocked: ({ context }) => context.blockedRepeats > 0,
       /** The wait that just ended took the total past the grace period. */
       secretLate: ({ context }) =>
-        context.secretWaitedMs >= timing.secretGraceMs &&
-        context.secretWaitedMs - secretDelay(context.secretWaits) < timing.secretGraceMs,
+        context.secretWaitedMs >= timing.secretGraceMs && context.secretWaitedMs - secretDelay(context.secretWaits) < timing.secretGraceMs,
     },
   });
+}
 
-  const say = (
-    level: Announcement['level'],
-    message: (args: { context: ConsumerContext; event: ConsumerEvent }) => string,
-  ) => ({
+/** The transitions' shared parts, by name: what they do to the context, what they say, where they go. */
+function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
+  const secretDelay = (waits: number) => retryDelay(waits, timing);
+  const say = (level: Announcement['level'], message: Say) => ({
     type: 'say' as const,
-    params: (args: { context: ConsumerContext; event: ConsumerEvent }): Announcement => ({ level, message: message(args) }),
+    params: (args: Parameters<Say>[0]): Announcement => ({ level, message: message(args) }),
   });
 
+  // what transitions do to the context, by name
+  const because = (reason: string) => m.assign({ reason });
+  /** An apply succeeded: its fingerprints kept, the counts of what went wrong before it cleared. */
+  const applied = (reason: (c: ConsumerContext) => string, more: (c: ConsumerContext) => Partial<ConsumerContext> = () => ({})) =>
+    m.assign(({ context, event }) => ({
+      ...appliedFingerprints(event),
+      retryCount: 0,
+      secretWaits: 0,
+      secretWaitedMs: 0,
+      blockedRepeats: 0,
+      reason: reason(context),
+      ...more(context),
+    }));
+  const askedAgain = m.assign({ reason: 'asked to apply again', reapplying: false, brakeCount: 0 });
+  const specChanged = m.assign({ reason: 'spec changed', reapplying: false, brakeCount: 0 });
+  const declaredAgain = m.assign({ reason: 'declared again', retryCount: 0 });
   const waitForSecret = m.assign(({ context, event }) => ({
     secretWaits: context.secretWaits + 1,
     secretWaitedMs: context.secretWaitedMs + secretDelay(context.secretWaits + 1),
-    reason: event.type === 'SECRET_MISSING' ? `grant secret ${event.path} does not exist` : context.reason,
+    reason: `grant secret ${missingSecret(event)} does not exist`,
   }));
+  const retried = (what: 'apply' | 'remove') =>
+    m.assign(({ context, event }) => ({ retryCount: context.retryCount + 1, reason: `${what} failed: ${failure(event)}` }));
 
-  /** What applying and re-applying do when the grant secret cannot be had. */
+  /** Applying or re-applying, when the grant secret cannot be had. */
   const secretOutcomes = {
     SECRET_MISSING: [
       {
         guard: 'secretLate' as const,
         target: 'waitingForSecret' as const,
-        actions: [
-          say('warn', ({ context, event }) =>
-            `grant secret ${event.type === 'SECRET_MISSING' ? event.path : ''} still does not exist after ${seconds(context.secretWaitedMs)}; not served`),
-          waitForSecret,
-        ],
+        actions: [say('warn', ({ context, event }) => `grant secret ${missingSecret(event)} still does not exist after ${duration(context.secretWaitedMs)}; not served`), waitForSecret],
       },
       { target: 'waitingForSecret' as const, actions: waitForSecret },
     ],
@@ -155,43 +131,57 @@ export function createConsumerMachine(timing: ConsumerTiming) {
         guard: 'firstRefusal' as const,
         target: 'blocked' as const,
         actions: [
-          m.assign({ blockedRepeats: 1, reason: ({ event }) => (event.type === 'SECRET_UNREADABLE' ? `grant secret unreadable: ${event.detail}` : null) }),
-          say('error', ({ event }) =>
-            `grant secret cannot be read: ${event.type === 'SECRET_UNREADABLE' ? event.detail : ''}; blocked until it can (said once, repeats are counted)`),
+          m.assign({ blockedRepeats: 1, reason: ({ event }) => `grant secret unreadable: ${unreadableSecret(event)}` }),
+          say('error', ({ event }) => `grant secret cannot be read: ${unreadableSecret(event)}; blocked until it can (said once, repeats are counted)`),
         ],
       },
       { target: 'blocked' as const, actions: m.assign({ blockedRepeats: ({ context }) => context.blockedRepeats + 1 }) },
     ],
   };
 
+  /** Applying or re-applying, when the apply failed: retried on its own backoff. */
   const failedApply = {
     target: 'retrying' as const,
     actions: [
-      m.assign({ retryCount: ({ context }) => context.retryCount + 1, reason: ({ event }) => (event.type === 'APPLY_FAILED' ? `apply failed: ${event.error}` : null) }),
-      say('warn', ({ context, event }) =>
-        `${context.reapplying ? 're-apply' : 'apply'} failed (${event.type === 'APPLY_FAILED' ? event.error : ''}); retrying in ${seconds(retryDelay(context.retryCount, timing))}`),
+      retried('apply'),
+      say('warn', ({ context, event }) => `${context.reapplying ? 're-apply' : 'apply'} failed (${failure(event)}); retrying in ${duration(retryDelay(context.retryCount, timing))}`),
     ],
   };
 
-  const healedSecret = say('info', ({ context }) => `grant secret readable again after ${plural(context.blockedRepeats, 'refusal')}`);
+  /** An operator's pause: the login is left as it is, not checked until resumed. */
+  const suspend = { target: 'suspended' as const, actions: because('suspended by an operator') };
 
-  /** Resting between checks (held, could not ask, braking): asked now, applied again, or given a new spec. */
+  /** Resting between checks (held, could not ask, braking): asked now, applied again, given a new spec, or suspended. */
   const betweenChecks = {
+    SUSPEND: suspend,
     CHECK_NOW: 'verifying' as const,
-    REAPPLY: { target: 'applying' as const, actions: m.assign(askAgain) },
-    DESIRED: { guard: 'specChanged' as const, target: 'applying' as const, actions: m.assign({ reason: 'spec changed', reapplying: false, brakeCount: 0 }) },
+    REAPPLY: { target: 'applying' as const, actions: askedAgain },
+    DESIRED: { guard: 'specChanged' as const, target: 'applying' as const, actions: specChanged },
   };
 
-  /** Waiting to try applying again (after a failure, for a secret): applied now, or with a new spec. */
+  /** Waiting to try applying again (after a failure, for a secret): applied now, with a new spec, or suspended. */
   const waitingToApply = {
-    REAPPLY: { target: 'applying' as const, actions: m.assign(askAgain) },
+    SUSPEND: suspend,
+    REAPPLY: { target: 'applying' as const, actions: askedAgain },
     DESIRED: { target: 'applying' as const, actions: m.assign({ reason: 'spec changed', reapplying: false }) },
   };
 
+  /** A wait that ends in an apply: a re-apply when the consumer was lost, else an apply. */
+  const applyAgain = [{ guard: 'reapplying' as const, target: 'lost' as const }, { target: 'applying' as const }];
+
+  /** An effect state found mid-effect (its worker died): the effect is performed again. */
+  const redoes = (state: 'applying' | 'verifying' | 'lost' | 'removing') => ({ REDO: { target: state, reenter: true } });
+
+  return { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, betweenChecks, waitingToApply, applyAgain, redoes };
+}
+
+/** Builds the machine for a provider's timing: the chart. */
+export function createConsumerMachine(timing: ConsumerTiming) {
+  const m = consumerSetup(timing);
+  const { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, betweenChecks, waitingToApply, applyAgain, redoes } = handlers(m, timing);
   return m.createMachine({
     id: 'consumer',
-    // `transition()` builds a throw-away actor for every event, whose initial context is computed
-    // without input: tolerate that rather than throw (an exception per event costs a stack trace)
+    // XState's `transition()` computes an initial context without input for every event: tolerate that
     context: ({ input }: { input: ConsumerInput | undefined }) => ({
       key: input?.key ?? '',
       appliedSpecHash: null,
@@ -210,66 +200,52 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       REJECT: {
         target: '.rejected',
         actions: [
-          m.assign({ reason: ({ event }) => (event.type === 'REJECT' ? `refused by policy: ${event.problems.join('; ')}` : null) }),
-          say('error', ({ event }) => `refused by its provider's policy, not applied: ${event.type === 'REJECT' ? event.problems.join('; ') : ''}`),
+          m.assign({ reason: ({ event }) => `refused by policy: ${refusal(event)}` }),
+          say('error', ({ event }) => `refused by its provider's policy, not applied: ${refusal(event)}`),
         ],
       },
     },
     states: {
-      pending: {
-        on: { DESIRED: { target: 'applying', actions: m.assign({ reason: 'first apply' }) } },
-      },
+      pending: { on: { DESIRED: { target: 'applying', actions: because('first apply') } } },
 
       applying: {
         entry: 'apply',
         on: {
-          RESUME: { target: 'applying', reenter: true },
+          ...redoes('applying'),
           APPLIED: [
-            { guard: 'wasBlocked', target: 'held', actions: [healedSecret, m.assign(({ event }) => ({ ...applied(event), reason: 'applied' }))] },
-            { target: 'held', actions: m.assign(({ event }) => ({ ...applied(event), reason: 'applied' })) },
+            { guard: 'wasBlocked', target: 'held', actions: [say('info', ({ context }) => `grant secret readable again after ${count(context.blockedRepeats, 'refusal')}`), applied(() => 'applied')] },
+            { target: 'held', actions: applied(() => 'applied') },
           ],
           APPLY_FAILED: failedApply,
           ...secretOutcomes,
         },
       },
 
-      held: {
-        after: { verify: 'verifying' },
-        on: betweenChecks,
-      },
+      held: { after: { verify: 'verifying' }, on: betweenChecks },
 
       verifying: {
         entry: 'check',
         on: {
-          RESUME: { target: 'verifying', reenter: true },
+          ...redoes('verifying'),
           HELD: { target: 'held', actions: m.assign({ brakeCount: 0, reapplying: false, reason: 'held' }) },
           NOT_HELD: [
             {
               guard: 'braking',
               target: 'lost',
               actions: [
-                m.assign({ reapplying: true, reason: ({ event }) => (event.type === 'NOT_HELD' ? `${event.reason}: ${event.detail}` : null) }),
+                m.assign({ reapplying: true, reason: ({ event }) => notHeld(event) }),
                 say('error', ({ context, event }) =>
-                  `still not held after ${plural(context.brakeCount, 'successful re-apply', 'successful re-applies')} (${event.type === 'NOT_HELD' ? `${event.reason}: ${event.detail}` : ''}); ` +
-                  `applying again, then braking for ${seconds(brakeDelay(context.brakeCount + 1, timing))}`),
+                  `still not held after ${count(context.brakeCount, 'successful re-apply', 'successful re-applies')} (${notHeld(event)}); ` +
+                  `applying again, then braking for ${duration(brakeDelay(context.brakeCount + 1, timing))}`),
               ],
             },
             {
               target: 'lost',
-              actions: [
-                m.assign({ reapplying: true, reason: ({ event }) => (event.type === 'NOT_HELD' ? `${event.reason}: ${event.detail}` : null) }),
-                say('warn', ({ event }) => `not held (${event.type === 'NOT_HELD' ? `${event.reason}: ${event.detail}` : ''}); applying again now`),
-              ],
+              actions: [m.assign({ reapplying: true, reason: ({ event }) => notHeld(event) }), say('warn', ({ event }) => `not held (${notHeld(event)}); applying again now`)],
             },
           ],
-          CHECK_FAILED: {
-            target: 'couldNotAsk',
-            actions: m.assign({ reason: ({ event }) => (event.type === 'CHECK_FAILED' ? `could not ask: ${event.error}` : null) }),
-          },
-          CHANGED: {
-            target: 'applying',
-            actions: m.assign({ reason: ({ event }) => (event.type === 'CHANGED' ? event.what : null), reapplying: false }),
-          },
+          CHECK_FAILED: { target: 'couldNotAsk', actions: m.assign({ reason: ({ event }) => `could not ask: ${failure(event)}` }) },
+          CHANGED: { target: 'applying', actions: m.assign({ reason: ({ event }) => change(event), reapplying: false }) },
           ...secretOutcomes,
         },
       },
@@ -277,84 +253,49 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       lost: {
         entry: 'apply',
         on: {
-          RESUME: { target: 'lost', reenter: true },
+          ...redoes('lost'),
           APPLIED: [
             {
               guard: 'braking',
               target: 'backoff',
-              actions: m.assign(({ context, event }) => ({
-                ...applied(event),
-                brakeCount: context.brakeCount + 1,
-                reapplying: true,
-                reason: `applied again; ${plural(context.brakeCount + 1, 're-apply', 're-applies')} without being held`,
-              })),
+              actions: applied(
+                (c) => `applied again; ${count(c.brakeCount + 1, 're-apply', 're-applies')} without being held`,
+                (c) => ({ brakeCount: c.brakeCount + 1, reapplying: true }),
+              ),
             },
-            {
-              target: 'held',
-              actions: m.assign(({ context, event }) => ({ ...applied(event), brakeCount: context.brakeCount + 1, reason: 'applied again' })),
-            },
+            { target: 'held', actions: applied(() => 'applied again', (c) => ({ brakeCount: c.brakeCount + 1 })) },
           ],
           APPLY_FAILED: failedApply,
           ...secretOutcomes,
         },
       },
 
-      backoff: {
-        after: { brake: 'verifying' },
-        on: betweenChecks,
-      },
-
-      retrying: {
-        after: { retry: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
-        on: waitingToApply,
-      },
-
-      couldNotAsk: {
-        after: { verify: 'verifying' },
-        on: betweenChecks,
-      },
-
-      waitingForSecret: {
-        after: { secretWait: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
-        on: waitingToApply,
-      },
-
-      blocked: {
-        after: { verify: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
-        on: waitingToApply,
-      },
-
-      rejected: {
-        on: { DESIRED: { target: 'applying', actions: m.assign({ reason: 'accepted by policy' }) } },
-      },
+      backoff: { after: { brake: 'verifying' }, on: betweenChecks },
+      retrying: { after: { retry: applyAgain }, on: waitingToApply },
+      couldNotAsk: { after: { verify: 'verifying' }, on: betweenChecks },
+      waitingForSecret: { after: { secretWait: applyAgain }, on: waitingToApply },
+      blocked: { after: { verify: applyAgain }, on: waitingToApply },
+      rejected: { on: { DESIRED: { target: 'applying', actions: because('accepted by policy') } } },
+      // an operator's pause: no check, no apply (a new spec waits); resumed, it is asked at once
+      suspended: { on: { RESUME: { target: 'verifying', actions: because('resumed by an operator') } } },
 
       removing: {
         entry: 'remove',
         on: {
-          RESUME: { target: 'removing', reenter: true },
+          ...redoes('removing'),
           REMOVE: {},
-          REMOVED: { target: 'removed', actions: m.assign({ reason: 'removed' }) },
+          REMOVED: { target: 'removed', actions: because('removed') },
           REMOVE_FAILED: {
             target: 'removeRetrying',
-            actions: [
-              m.assign({
-                retryCount: ({ context }) => context.retryCount + 1,
-                reason: ({ event }) => (event.type === 'REMOVE_FAILED' ? `remove failed: ${event.error}` : null),
-              }),
-              say('warn', ({ context, event }) =>
-                `remove failed (${event.type === 'REMOVE_FAILED' ? event.error : ''}); retrying in ${seconds(retryDelay(context.retryCount, timing))}`),
-            ],
+            actions: [retried('remove'), say('warn', ({ context, event }) => `remove failed (${failure(event)}); retrying in ${duration(retryDelay(context.retryCount, timing))}`)],
           },
-          DESIRED: { target: 'applying', actions: m.assign({ reason: 'declared again', retryCount: 0 }) },
+          DESIRED: { target: 'applying', actions: declaredAgain },
         },
       },
 
       removeRetrying: {
         after: { retry: 'removing' },
-        on: {
-          REMOVE: {},
-          DESIRED: { target: 'applying', actions: m.assign({ reason: 'declared again', retryCount: 0 }) },
-        },
+        on: { REMOVE: {}, DESIRED: { target: 'applying', actions: declaredAgain } },
       },
 
       removed: { type: 'final' },
@@ -363,3 +304,14 @@ export function createConsumerMachine(timing: ConsumerTiming) {
 }
 
 export type ConsumerMachine = ReturnType<typeof createConsumerMachine>;
+
+/** The machine's states, as its definition names them. */
+export type ConsumerStateName = SnapshotFrom<ConsumerMachine>['value'];
+
+/** Every state of the chart, read off its definition (state names do not depend on timing). */
+export const CONSUMER_STATES: ReadonlySet<ConsumerStateName> = new Set(
+  Object.keys(createConsumerMachine({ verifyEveryMs: 1, brakeMaxMs: 1, retryBaseMs: 1, jitter: 0, secretGraceMs: 1 }).root.states) as ConsumerStateName[],
+);
+
+/** States in which an effect is in flight; a record found in one was left by a worker that died. */
+export const EFFECT_STATES: ReadonlySet<ConsumerStateName> = new Set<ConsumerStateName>(['applying', 'lost', 'verifying', 'removing']);

@@ -3,12 +3,17 @@
  * the consumer's key, so each consumer keeps its own phase and a crowd applied at the same
  * moment spreads out over the interval, without any randomness in the machine.
  */
+/** The machine's timing, in milliseconds (a provider's configuration adds the effects' own). */
 export interface ConsumerTiming {
+  /** Each applied consumer is asked this often, jittered. */
   verifyEveryMs: number;
+  /** The brake's doubling intervals stop growing here. */
   brakeMaxMs: number;
+  /** First retry of a failed apply or remove; doubles, never beyond `verifyEveryMs`. */
   retryBaseMs: number;
   /** Fraction of the verify interval by which consumers are spread, in [0, 1). */
   jitter: number;
+  /** A missing grant secret is a quiet wait this long, then a warning. */
   secretGraceMs: number;
 }
 

@@ -7,7 +7,7 @@
  */
 import { createActor, initialTransition, type ActorScope, type ExecutableActionObject, type SnapshotFrom } from 'xstate';
 import type { Announcement, ConsumerEvent, EffectType } from './consumer-events.js';
-import type { ConsumerContext, ConsumerMachine, ConsumerStateName } from './consumer-machine.js';
+import { CONSUMER_STATES, type ConsumerContext, type ConsumerMachine, type ConsumerStateName } from './consumer-machine.js';
 
 /** The version of the chart that wrote a persisted consumer. Raise it when states or context change, and migrate in {@link readPersisted}. */
 export const MACHINE_VERSION = 2;
@@ -18,8 +18,9 @@ export interface PersistedConsumer {
   context: ConsumerContext;
 }
 
-/** The chart's named delays (`setup({ delays })`). */
-export type WaitName = 'verify' | 'brake' | 'retry' | 'secretWait';
+/** The chart's named delays (`setup({ delays })`), which records and jobs name; a test holds them equal. */
+export const WAIT_NAMES = ['verify', 'brake', 'retry', 'secretWait'] as const;
+export type WaitName = (typeof WAIT_NAMES)[number];
 
 /** A wait the machine asked for: after `ms`, the wait named `name` ends. */
 export interface Wait {
@@ -41,7 +42,7 @@ export interface Step {
 }
 
 const EFFECTS: ReadonlySet<string> = new Set<EffectType>(['apply', 'check', 'remove']);
-const WAITS: ReadonlySet<string> = new Set<WaitName>(['verify', 'brake', 'retry', 'secretWait']);
+const WAITS: ReadonlySet<string> = new Set<string>(WAIT_NAMES);
 const AFTER = /^xstate\.after\.([A-Za-z]+)\.consumer\.[A-Za-z]+$/;
 
 /** The first snapshot of a newly declared consumer. */
@@ -137,16 +138,12 @@ export function waitEnded(name: WaitName, state: ConsumerStateName): ConsumerEve
  * sentence saying why it cannot be read. Version 1 (unversioned records) kept XState's whole
  * persisted snapshot (`value`, `context`, `status`…).
  */
-export function readPersisted(
-  machine: ConsumerMachine,
-  version: number | undefined,
-  stored: unknown,
-): { consumer: PersistedConsumer } | { problem: string } {
+export function readPersisted(version: number | undefined, stored: unknown): { consumer: PersistedConsumer } | { problem: string } {
   const v = version ?? 1;
   if (v < 1 || v > MACHINE_VERSION) return { problem: `written by machine version ${v}; this holdfast reads versions 1 to ${MACHINE_VERSION}` };
   const { value, state, context } = (typeof stored === 'object' && stored !== null ? stored : {}) as { value?: unknown; state?: unknown; context?: unknown };
   const name = v === 1 ? value : state;
-  if (typeof name !== 'string' || !(name in machine.root.states)) return { problem: `no state ${JSON.stringify(name)} in machine version ${v}` };
+  if (typeof name !== 'string' || !CONSUMER_STATES.has(name as ConsumerStateName)) return { problem: `no state ${JSON.stringify(name)} in machine version ${v}` };
   if (typeof context !== 'object' || context === null) return { problem: `no context in a machine version ${v} record` };
   return { consumer: { state: name as ConsumerStateName, context: context as ConsumerContext } };
 }

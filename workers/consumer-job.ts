@@ -131,7 +131,7 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
     if (job.kind !== 'desired' || job.desired === null) return { kind: 'absent' };
     record = newRecord(job, provider, job.desired, now);
   }
-  const read = readPersisted(provider.machine, record.machine.version, record.machine);
+  const read = readPersisted(record.machine.version, record.machine);
   if (!('consumer' in read)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${read.problem}`);
   const inEffect = EFFECT_STATES.has(read.consumer.state);
   if (inEffect && record.effectUntil && record.effectUntil > now) return busy(now, record.effectUntil);
@@ -140,7 +140,7 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
   const draft = new RecordDraft(record, isNew, deps, log);
   const events: ConsumerEvent[] = [];
   // a record left mid-effect by a worker that died: perform its effect again first
-  if (inEffect) events.push({ type: 'RESUME' });
+  if (inEffect) events.push({ type: 'REDO' });
   switch (job.kind) {
     case 'timer':
       if (record.rev !== job.epoch) {
@@ -160,7 +160,7 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
     case 'command':
       events.push(job.event);
       break;
-    case 'resume':
+    case 'redo':
       if (record.rev !== job.rev && events.length === 0) return { kind: 'stale' };
       break;
   }
@@ -184,7 +184,7 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
       return event;
     }
     const memo = options.claim.memo;
-    const result = await deps.effects.check({ ...input, epoch: draft.revision, memo });
+    const result = await deps.effects.check({ ...input, appliedAt: draft.appliedAtMs, memo });
     const at = deps.now();
     const check = lastCheckOf(result.event, at);
     if (check) draft.checked(check);

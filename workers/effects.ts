@@ -4,9 +4,9 @@
  * when needed, and everything an effect reports is scrubbed of it.
  *
  * A check is light (the adapter's `authenticates`: cheap for the backend) unless a deep one
- * is due: the first check since the record changed (so every apply is followed by one), one
- * at least every `deepCheckEvery` (jittered per consumer), and one to confirm any light check
- * that did not pass, so the reason logged is the backend's own.
+ * is due: the first check after an apply, one at least every `deepCheckEvery` (jittered per
+ * consumer), and one to confirm any light check that did not pass, so that the reason logged
+ * is the backend's own.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerContext } from '../machines/consumer-machine.js';
@@ -15,7 +15,7 @@ import type { Grant } from '../src/adapters/adapter.js';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
-import type { ProviderGate } from '../src/queue/provider-gate.js';
+import type { ProviderGate } from './provider-gate.js';
 import { secretFingerprint } from '../src/secrets/fingerprint.js';
 import { readGrantSecret } from '../src/secrets/grant-secret.js';
 import type { DesiredSpec } from '../src/store/consumer-record.js';
@@ -33,8 +33,8 @@ export interface EffectInput {
 }
 
 export interface CheckInput extends EffectInput {
-  /** The record's revision the check runs at. */
-  epoch: number;
+  /** When the spec was last applied (ms since the epoch), if it was. */
+  appliedAt: number | null;
   /** What the consumer's previous checks learned, if anything is known. */
   memo: CheckMemo | null;
 }
@@ -82,8 +82,8 @@ function deadline(provider: ProviderRuntime): { signal: AbortSignal; done: () =>
 }
 
 /** Whether a deep check is due for this consumer now. */
-export function deepCheckDue(key: string, epoch: number, memo: CheckMemo | null, provider: ProviderRuntime, now: number): boolean {
-  if (memo === null || memo.epoch !== epoch || memo.deepAt === null) return true;
+export function deepCheckDue(key: string, appliedAt: number | null, memo: CheckMemo | null, provider: ProviderRuntime, now: number): boolean {
+  if (memo === null || memo.deepAt === null || (appliedAt !== null && memo.deepAt < appliedAt)) return true;
   const { deepCheckEveryMs, jitter } = provider.config.timing;
   return now - memo.deepAt >= deepCheckEveryMs * (1 + jitter * (unitHash(`${key}#deep`) - 0.5));
 }
@@ -124,7 +124,7 @@ export function createEffects(deps: EffectDeps): Effects {
       }
     },
 
-    async check({ key, provider, spec, context, epoch, memo }) {
+    async check({ key, provider, spec, context, appliedAt, memo }) {
       const shallow = { deep: false };
       if (spec.specHash !== context.appliedSpecHash) return { event: { type: 'CHANGED', what: 'spec changed since it was applied' }, ...shallow };
       const secret = await readSecret(spec.secretPath, deps.scrubber);
@@ -147,7 +147,7 @@ export function createEffects(deps: EffectDeps): Effects {
       const scrub = () => deps.scrubber.with(secret.password);
       const limit = deadline(provider);
       try {
-        if (adapter.authenticates && !deepCheckDue(key, epoch, memo, provider, deps.now().getTime())) {
+        if (adapter.authenticates && !deepCheckDue(key, appliedAt, memo, provider, deps.now().getTime())) {
           // a light check that does not pass, for whatever reason, is confirmed by a deep one
           if (await adapter.authenticates(grant, limit).catch(() => false)) {
             await answered(name);

@@ -33,6 +33,7 @@ export class RecordDraft {
   private desiredAt: number;
   private delivered: { spec: DesiredSpec; at: number } | undefined;
   private appliedAt: Date | undefined;
+  private lastAppliedAt: Date | null;
   private lastCheck: LastCheck | undefined;
   private written = false;
   private raised = false;
@@ -54,6 +55,7 @@ export class RecordDraft {
     this.timer = record.timer;
     this.desired = record.desired;
     this.desiredAt = record.desiredAt;
+    this.lastAppliedAt = record.appliedAt;
   }
 
   get key(): string {
@@ -100,6 +102,12 @@ export class RecordDraft {
 
   applied(at: Date): void {
     this.appliedAt = at;
+    this.lastAppliedAt = at;
+  }
+
+  /** When the spec was last applied (ms since the epoch), if ever. */
+  get appliedAtMs(): number | null {
+    return this.lastAppliedAt?.getTime() ?? null;
   }
 
   checked(check: LastCheck): void {
@@ -201,6 +209,7 @@ export class RecordDraft {
     const ticket: CheckTicket = {
       machine: this.saved,
       spec: { login: this.desired.login, values: this.desired.values, secretPath: this.desired.secretPath, specHash: this.desired.specHash },
+      appliedAt: this.appliedAtMs,
     };
     await this.deps.queue.scheduleWaits([{ key: this.key, timer, ticket }], this.deps.now());
   }

@@ -49,7 +49,7 @@ export function lastCheckOf(event: ConsumerEvent, at: Date): LastCheck | undefin
 export function memoOf(result: CheckResult, epoch: number, previous: CheckMemo | null, at: Date): CheckMemo | undefined {
   const check = lastCheckOf(result.event, at);
   if (!check) return undefined;
-  const deepAt = result.deep ? at.getTime() : previous?.epoch === epoch ? previous.deepAt : null;
+  const deepAt = result.deep ? at.getTime() : (previous?.deepAt ?? null);
   return { at: at.getTime(), outcome: check.outcome, detail: check.detail, epoch, deepAt };
 }
 
@@ -61,7 +61,7 @@ export async function routineCheck(
   now: () => Date,
 ): Promise<RoutineOutcome> {
   const { machine } = provider;
-  const read = readPersisted(machine, job.ticket.machine.version, job.ticket.machine);
+  const read = readPersisted(job.ticket.machine.version, job.ticket.machine);
   if (!('consumer' in read)) return { notRoutine: true };
   const snapshot: ConsumerSnapshot = restore(machine, read.consumer);
   const asked = step(machine, snapshot, waitEnded(job.wait, snapshot.value));
@@ -72,7 +72,7 @@ export async function routineCheck(
     provider,
     spec: job.ticket.spec,
     context: asked.snapshot.context,
-    epoch: job.epoch,
+    appliedAt: job.ticket.appliedAt,
     memo,
   });
   const at = now();

@@ -1,9 +1,9 @@
 /** What every command starts with: the environment, the configuration, a scrubber and a logger. */
 import { ADAPTERS } from '../adapters/registry.js';
 import type { HoldfastConfig } from '../config/config.js';
+import { configSecrets } from '../config/config-secrets.js';
 import { readEnvironment } from '../config/environment.js';
 import { loadConfig } from '../config/load-config.js';
-import { scrubConfigSecrets } from '../engine/engine.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { Scrubber } from '../logging/scrubber.js';
@@ -23,7 +23,7 @@ export async function load(configOption: string | undefined): Promise<Loaded> {
   if (!path) throw new HoldfastError('CONFIG_INVALID', 'no configuration file: give --config <file> or set HOLDFAST_CONFIG');
   const config = await loadConfig(path, { adapters: ADAPTERS, environment });
   const scrubber = processScrubber;
-  scrubConfigSecrets(config, scrubber);
+  scrubber.add(...configSecrets(config));
   const logger = createLogger({ level: config.log.level, format: config.log.format, scrubber });
   return { config, scrubber, logger };
 }

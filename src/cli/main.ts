@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `holdfast` command line. Exit codes: 0 fine, 1 not healthy, 2 could not run. */
 import { Command } from 'commander';
+import type { CommandEvent } from '../../machines/consumer-events.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import { processScrubber } from './load.js';
 import { runCommand } from './run-command.js';
@@ -27,15 +28,18 @@ command('worker', 'run a worker only (more workers for the same queue and store)
     await runCommand(options, { sync: false, worker: true });
   });
 
-command('check <consumer>', 'ask the backend about one consumer now (e.g. cache/photos)')
-  .action(async (consumer: string, options: { config?: string }) => {
-    await sendCommand(consumer, { type: 'CHECK_NOW' }, options);
+/** Commands that send one consumer an event, which a running worker acts on. */
+const SENDS: ReadonlyArray<[name: string, description: string, event: CommandEvent]> = [
+  ['check', 'ask the backend about one consumer now (e.g. cache/photos)', { type: 'CHECK_NOW' }],
+  ['reapply', 'apply one consumer again now', { type: 'REAPPLY' }],
+  ['suspend', 'leave one consumer as it is: not checked, not applied, until resumed', { type: 'SUSPEND' }],
+  ['resume', 'end a suspension: the consumer is asked now, and applied again if need be', { type: 'RESUME' }],
+];
+for (const [name, description, event] of SENDS) {
+  command(`${name} <consumer>`, `${description}; a running worker acts on it`).action(async (consumer: string, options: { config?: string }) => {
+    await sendCommand(consumer, event, options);
   });
-
-command('reapply <consumer>', 'apply one consumer again now')
-  .action(async (consumer: string, options: { config?: string }) => {
-    await sendCommand(consumer, { type: 'REAPPLY' }, options);
-  });
+}
 
 command('status', "every consumer's state; exits 1 when any consumer is not held")
   .option('--json', 'machine-readable output')

@@ -7,9 +7,9 @@ import { load } from './load.js';
 export async function statusCommand(options: { config?: string; json?: boolean }): Promise<number> {
   const { config } = await load(options.config);
   const { client, store } = await connectStore(config);
-  const { redis, gate, coordination } = connectCoordination(config);
+  const { redis, coordination } = connectCoordination(config);
   try {
-    const report = await statusReport({ store, gate, coordination, providers: config.providers }, new Date());
+    const report = await statusReport({ store, coordination, providers: config.providers }, new Date());
     process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatStatus(report)}\n`);
     return report.healthy ? 0 : 1;
   } finally {

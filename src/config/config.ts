@@ -2,22 +2,16 @@
  * The resolved configuration: validated, defaults applied, paths absolute, admin passwords
  * read from their files. Built only by `loadConfig`; everything else receives it.
  */
+import type { ConsumerTiming } from '../../machines/delays.js';
 import type { AdapterKind, AdminConnection } from '../adapters/adapter.js';
 
-/** Per-provider timing, in milliseconds. */
-export interface Timing {
-  /** Each applied consumer is asked this often (default 60 s), jittered. */
-  verifyEveryMs: number;
+/**
+ * Per-provider timing, in milliseconds: the machine's (`verifyEvery` 60 s, `brakeMax` 1 h,
+ * `retryBase` 1 s, `jitter` 0.1, `secretGrace` 60 s by default) and the effects'.
+ */
+export interface Timing extends ConsumerTiming {
   /** A check or an apply that takes longer counts as could-not-ask (default 30 s). */
   checkTimeoutMs: number;
-  /** The brake's doubling intervals stop growing here (default 1 h). */
-  brakeMaxMs: number;
-  /** First retry of a failed apply (default 1 s); doubles, never beyond `verifyEveryMs`. */
-  retryBaseMs: number;
-  /** Fraction of `verifyEveryMs` by which checks are spread (default 0.1). */
-  jitter: number;
-  /** A missing grant secret is a quiet wait this long, then a warning (default 60 s). */
-  secretGraceMs: number;
   /** Each consumer gets a deep check (rules compared) at least this often (default 1 h), jittered; light checks otherwise. */
   deepCheckEveryMs: number;
 }

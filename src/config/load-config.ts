@@ -45,12 +45,12 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AdapterKind } from '../adapters/adapter.js';
-import { NAME_PATTERN } from '../desired/consumer-spec.js';
-import { HoldfastError } from '../errors/holdfast-error.js';
 import type { HoldfastConfig, RedisConnectionConfig, Timing } from './config.js';
 import { durationSchema, formatDuration } from './duration.js';
+import { readSecretFile } from '../secrets/secret-file.js';
 import type { Environment } from './environment.js';
-import { YamlSource, type FieldPath } from './yaml-source.js';
+import { nameSchema } from './names.js';
+import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
 
 export interface LoadConfigOptions {
   /** The adapters holdfast has, by the name configuration uses. */
@@ -74,14 +74,14 @@ const NOT_EMPTY = 'must not be empty';
 
 /**
  * Loads, validates and resolves the configuration at `path`. Every problem found is listed in
- * one `CONFIG_INVALID` {@link HoldfastError}, each as `<file>:<line>: <field>: <reason>`.
+ * one `CONFIG_INVALID` HoldfastError, each as `<file>:<line>: <field>: <reason>`.
  */
 export async function loadConfig(path: string, options: LoadConfigOptions): Promise<HoldfastConfig> {
   const file = resolve(path);
   const read = await YamlSource.read(file);
-  if (!read.ok) throw invalid(file, read.problems);
+  if (!read.ok) throw invalidFile('CONFIG_INVALID', 'configuration', file, read.problems);
   const { source } = read;
-  if (source.value === null) throw invalid(file, [`${file}:1: (top level): the file is empty`]);
+  if (source.value === null) throw invalidFile('CONFIG_INVALID', 'configuration', file, [`${file}:1: (top level): the file is empty`]);
 
   const problems: string[] = [];
   const parsed = await source.check(configSchema(dirname(file), options.adapters), source.value, problems);
@@ -89,7 +89,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   const policies = await checkPolicies(source, rawProviders, options.adapters, problems);
   problems.push(...source.duplicates(rawProviders, ['providers'], 'name'));
   const log = logSettings(parsed.ok ? parsed.value.log : {}, options.environment, problems);
-  if (!parsed.ok || problems.length > 0) throw invalid(file, problems);
+  if (!parsed.ok || problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
   const config = parsed.value;
 
   const providers = config.providers.map((provider, index) => {
@@ -103,12 +103,12 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       timing,
     };
   });
-  if (problems.length > 0) throw invalid(file, problems);
+  if (problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
 
   const fingerprintKey = await readFingerprintKey(config.fingerprintKeyFile, (reason) =>
     problems.push(source.problem(['fingerprintKeyFile'], reason)),
   );
-  if (!fingerprintKey) throw invalid(file, problems);
+  if (!fingerprintKey) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
 
   return {
     source: file,
@@ -132,10 +132,6 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   };
 }
 
-function invalid(file: string, problems: string[]): HoldfastError {
-  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-  return new HoldfastError('CONFIG_INVALID', `invalid configuration ${file} (${count}):\n  ${problems.join('\n  ')}`);
-}
 
 const timingFields = {
   verifyEvery: durationSchema.optional(),
@@ -196,7 +192,7 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
   const mongoUrl = url.refine((value) => /^mongodb(\+srv)?:\/\//.test(value), 'expected a mongodb:// or mongodb+srv:// URL');
   const known = [...adapters.keys()].sort().join(', ') || '(none)';
   const provider = z.strictObject({
-    name: z.string().regex(NAME_PATTERN, 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit'),
+    name: nameSchema,
     adapter: z.string().transform((kind, ctx) => {
       const adapter = adapters.get(kind);
       if (adapter) return adapter;
@@ -274,15 +270,14 @@ function parseRedisUrl(text: string, ctx: z.RefinementCtx): Omit<RedisConnection
 }
 
 /** The password in `path`, less one trailing newline. Messages name the path, never the content. */
-async function readPassword(path: string, ctx: z.RefinementCtx): Promise<string> {
-  let content: string;
+function readPassword(path: string, ctx: z.RefinementCtx): string {
+  let password: string;
   try {
-    content = await readFile(path, 'utf8');
+    password = readSecretFile(path);
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: `cannot read ${path} (${errnoCode(error)})` });
     return z.NEVER;
   }
-  const password = content.replace(/\r?\n$/, '');
   if (password !== '') return password;
   ctx.addIssue({ code: 'custom', message: `${path} is empty` });
   return z.NEVER;

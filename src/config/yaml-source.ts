@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
+import { HoldfastError } from '../errors/holdfast-error.js';
 
 export type FieldPath = readonly PropertyKey[];
 
@@ -14,6 +15,12 @@ export type YamlRead = { ok: true; source: YamlSource } | { ok: false; problems:
 
 /** A validation outcome; its problems were added to the caller's list. */
 export type Checked<T> = { ok: true; value: T } | { ok: false };
+
+/** The error for a file that cannot be used: `invalid <what> <file> (<n> problems):` and one line per problem. */
+export function invalidFile(code: 'CONFIG_INVALID' | 'CONTRIBUTIONS_INVALID', what: string, file: string, problems: readonly string[]): HoldfastError {
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return new HoldfastError(code, `invalid ${what} ${file} (${count}):\n  ${problems.join('\n  ')}`);
+}
 
 /** `consumers[1].login`; the empty path is `(top level)`. */
 export function formatPath(path: FieldPath): string {

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 /**
  * JSON with object keys sorted at every depth and no whitespace, so equal values always give
  * equal text. Properties that are `undefined` are left out, as `JSON.stringify` does.
@@ -16,10 +14,6 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** Lower-case hex SHA-256 of `text` (UTF-8). */
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;

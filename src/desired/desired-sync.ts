@@ -18,7 +18,7 @@ import type { Logger } from '../logging/logger.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { ConsumerRecord, DesiredSpec } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
-import { sha256Hex } from './canonical-json.js';
+import { sha256Hex } from '../secrets/sha256.js';
 import { loadContributions } from './load-contributions.js';
 
 export interface DesiredSyncOptions {
@@ -144,16 +144,7 @@ export class DesiredSync {
     }
     if (seen?.error) logger.info({ provider: name, file: path }, 'contributions valid again');
 
-    const wanted: Array<{ key: string; desired: DesiredSpec }> = [
-      ...state.consumers.map((c) => ({
-        key: c.key,
-        desired: { login: c.login, values: c.values, secretPath: c.secretPath, specHash: c.specHash, source: c.source, removed: false, problems: [] },
-      })),
-      ...state.rejected.map((r) => ({
-        key: r.key,
-        desired: { login: r.login, values: null, secretPath: '', specHash: '', source: r.source, removed: false, problems: r.problems },
-      })),
-    ];
+    const wanted = state.consumers;
     const delivered = this.delivered.get(name) ?? new Map<string, string>();
     const declared = new Set<string>();
     const changes: Array<{ key: string; desired: DesiredSpec | null }> = [];

@@ -15,16 +15,16 @@
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.js';
-import { YamlSource } from '../config/yaml-source.js';
-import { HoldfastError } from '../errors/holdfast-error.js';
-import { canonicalJson, sha256Hex } from './canonical-json.js';
-import { NAME_PATTERN, consumerKey, type DesiredState } from './consumer-spec.js';
+import { invalidFile, YamlSource } from '../config/yaml-source.js';
+import { sha256Hex } from '../secrets/sha256.js';
+import { canonicalJson } from './canonical-json.js';
+import { nameSchema } from '../config/names.js';
+import { consumerKey, type DesiredState } from './consumer-spec.js';
 
-const name = z.string().regex(NAME_PATTERN, 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit');
 const fileSchema = z.strictObject({ consumers: z.array(z.unknown()) });
 const consumerSchema = z.strictObject({
-  id: name,
-  login: name,
+  id: nameSchema,
+  login: nameSchema,
   secret: z.string().min(1, 'must not be empty'),
   /** Validated by the adapter's values schema, apart. */
   values: z.unknown().optional(),
@@ -37,10 +37,10 @@ const consumerSchema = z.strictObject({
 export async function loadContributions(provider: ProviderConfig): Promise<DesiredState> {
   const file = provider.contributionsPath;
   const read = await YamlSource.read(file);
-  if (!read.ok) throw invalid(file, read.problems);
+  if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, read.problems);
   const { source } = read;
   if (source.value === null) {
-    throw invalid(file, [`${file}:1: (top level): the file is empty; write \`consumers: []\` to declare no consumers`]);
+    throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [`${file}:1: (top level): the file is empty; write \`consumers: []\` to declare no consumers`]);
   }
 
   const problems: string[] = [];
@@ -56,27 +56,17 @@ export async function loadContributions(provider: ProviderConfig): Promise<Desir
     if (checked.ok && values.ok) consumers.push({ ...checked.value, values: values.value });
   }
   problems.push(...source.duplicates(items, ['consumers'], 'id'), ...source.duplicates(items, ['consumers'], 'login'));
-  if (problems.length > 0) throw invalid(file, problems);
+  if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, problems);
 
-  const state: DesiredState = { provider: provider.name, consumers: [], rejected: [] };
   const dir = dirname(file);
   // Every item passed, so `index` is also the item's place in the file.
-  consumers.forEach(({ id, login, secret, values }, index) => {
-    const key = consumerKey(provider.name, id);
+  const declared = consumers.map(({ id, login, secret, values }, index) => {
     const at = source.at(['consumers', index]);
-    const violations = provider.adapter.violations({ id, login, values }, provider.policy);
-    if (violations.length > 0) {
-      state.rejected.push({ key, provider: provider.name, id, login, source: at, problems: violations.map((v) => `${at}: ${v}`) });
-      return;
-    }
     const secretPath = resolve(dir, secret);
+    const problems = provider.adapter.violations({ id, login, values }, provider.policy).map((v) => `${at}: ${v}`);
     const specHash = sha256Hex(canonicalJson({ login, values, secretPath }));
-    state.consumers.push({ key, provider: provider.name, id, login, values, secretPath, specHash, source: at });
+    return { key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } };
   });
-  return state;
+  return { provider: provider.name, consumers: declared };
 }
 
-function invalid(file: string, problems: string[]): HoldfastError {
-  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-  return new HoldfastError('CONTRIBUTIONS_INVALID', `invalid contributions ${file} (${count}):\n  ${problems.join('\n  ')}`);
-}

@@ -12,12 +12,13 @@ import { createEffects, type Effects } from '../../workers/effects.js';
 import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
 import type { Adapter } from '../adapters/adapter.js';
 import type { HoldfastConfig } from '../config/config.js';
+import { configSecrets } from '../config/config-secrets.js';
 import { DesiredSync } from '../desired/desired-sync.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { bullConnection, ConsumerQueue } from '../queue/consumer-queue.js';
 import { Coordination } from '../queue/coordination.js';
-import { ProviderGate } from '../queue/provider-gate.js';
+import { ProviderGate } from '../../workers/provider-gate.js';
 import { Resync } from '../resync/resync.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { storeReason } from '../store/store-retry.js';
@@ -48,12 +49,6 @@ export interface Engine {
   worker: ConsumerWorker | undefined;
   /** Stops syncing, lets in-flight jobs finish, closes every connection. */
   stop(): Promise<void>;
-}
-
-/** Registers every admin secret the configuration holds with the scrubber. */
-export function scrubConfigSecrets(config: HoldfastConfig, scrubber: Scrubber): void {
-  const secrets = [config.queue.connection.password, config.store.password, ...config.providers.map((p) => p.admin.password)];
-  scrubber.add(...secrets.filter((s): s is string => typeof s === 'string' && s.length > 0));
 }
 
 /**
@@ -87,18 +82,18 @@ export async function connectStore(config: HoldfastConfig): Promise<{ client: Mo
 }
 
 /** The queue's Redis, for what workers share besides jobs: locks, revisions, what checks learned, pauses. */
-export function connectCoordination(config: HoldfastConfig): { redis: Redis; gate: ProviderGate; coordination: Coordination } {
+export function connectCoordination(config: HoldfastConfig): { redis: Redis; coordination: Coordination } {
   // commands issued in the same tick share one write: a check's claim and release are two of them
   const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2, enableAutoPipelining: true });
   redis.on('error', () => undefined);
   const prefix = `${config.queue.prefix}:holdfast`;
-  return { redis, gate: new ProviderGate(redis, prefix), coordination: new Coordination(redis, prefix) };
+  return { redis, coordination: new Coordination(redis, prefix) };
 }
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
   const { config, logger, scrubber } = options;
   const now = options.now ?? (() => new Date());
-  scrubConfigSecrets(config, scrubber);
+  scrubber.add(...configSecrets(config));
   const closing: Array<() => Promise<unknown>> = [];
   const close = async () => {
     for (const step of closing.splice(0).reverse()) await step().catch(() => undefined);
@@ -109,7 +104,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     closing.push(() => client.close());
     const queue = new ConsumerQueue(config.queue);
     closing.push(() => queue.close());
-    const { redis, gate, coordination } = connectCoordination(config);
+    const { redis, coordination } = connectCoordination(config);
+    const gate = new ProviderGate(coordination);
     closing.push(() => Promise.resolve(redis.disconnect()));
     const providers = new Map(
       config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin))]),

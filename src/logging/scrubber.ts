@@ -3,7 +3,7 @@
  * passwords for the life of the process; an effect extends it with the one grant secret it
  * read (`with`), so memory does not grow with the number of consumers.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../secrets/sha256.js';
 
 export const REDACTED = '[redacted]';
 /** Shorter strings are not scrubbed (they would redact ordinary words); grant secrets must be longer. */
@@ -11,7 +11,7 @@ export const MIN_SCRUBBED_LENGTH = 4;
 
 /** The forms in which a secret may appear: as is, JSON-escaped, and as its SHA-256 (what Redis is sent). */
 function formsOf(secret: string): string[] {
-  const forms = [secret, JSON.stringify(secret).slice(1, -1), createHash('sha256').update(secret).digest('hex')];
+  const forms = [secret, JSON.stringify(secret).slice(1, -1), sha256Hex(secret)];
   return [...new Set(forms)].filter((form) => form.length >= MIN_SCRUBBED_LENGTH);
 }
 

@@ -17,6 +17,8 @@ import type { DesiredSpec, MachineRecord, TimerRecord } from '../store/consumer-
 export interface CheckTicket {
   machine: MachineRecord;
   spec: Pick<DesiredSpec, 'login' | 'values' | 'secretPath' | 'specHash'>;
+  /** When the spec was last applied (ms since the epoch): the first check after it is deep. */
+  appliedAt: number | null;
 }
 
 export type ConsumerJobData =
@@ -27,7 +29,7 @@ export type ConsumerJobData =
   /** A command from the CLI or the API. */
   | { key: string; kind: 'command'; event: CommandEvent }
   /** The record was found mid-effect at revision `rev`, past its deadline: its worker died. */
-  | { key: string; kind: 'resume'; rev: number };
+  | { key: string; kind: 'redo'; rev: number };
 
 /** A wait to schedule: the record's timer and the ticket its job carries. */
 export interface ScheduledWait {
@@ -119,8 +121,8 @@ export class ConsumerQueue {
   }
 
   /** Asks a worker to finish what a dead worker left mid-effect at revision `rev`. */
-  async resume(key: string, rev: number): Promise<void> {
-    await this.queue.add('resume', { key, kind: 'resume', rev }, { jobId: `${key}@resume-${rev}` });
+  async redo(key: string, rev: number): Promise<void> {
+    await this.queue.add('redo', { key, kind: 'redo', rev }, { jobId: `${key}@redo-${rev}` });
   }
 
   async close(): Promise<void> {

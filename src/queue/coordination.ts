@@ -9,6 +9,7 @@
  *   consumer held writes nothing to the store;
  * - the consumers each provider **could not be asked** about, to ask them again promptly
  *   when it answers;
+ * - each provider's **pause** (its checks timed out) and the one probe a pause lets through;
  * - a **sentinel** whose absence says the queue's Redis forgot everything.
  *
  * With a Redis Cluster, give the queue a hash-tagged prefix (`{holdfast}`): every key here
@@ -27,6 +28,12 @@ export interface CheckMemo {
   epoch: number;
   /** When the last deep check ended (ms since the epoch), or null when there was none. */
   deepAt: number | null;
+}
+
+/** Why and since when a provider's checks are paused. */
+export interface Pause {
+  since: string;
+  reason: string;
 }
 
 /** A consumer's lock, taken: what the queue's Redis knows of it. */
@@ -98,6 +105,10 @@ export class Coordination {
     return `${this.prefix}:could-not-ask:${provider}`;
   }
 
+  private pausedKey(provider: string): string {
+    return `${this.prefix}:paused:${provider}`;
+  }
+
   private get sentinel(): string {
     return `${this.prefix}:alive`;
   }
@@ -156,6 +167,39 @@ export class Coordination {
   /** The consumers of `provider` last found could-not-ask, removed from the set as they are returned. */
   async takeCouldNotAsk(provider: string): Promise<string[]> {
     return this.redis.hfTakeAll(this.couldNotAskKey(provider));
+  }
+
+  /** The provider's pause, or null when its checks run. */
+  async pauseOf(provider: string): Promise<Pause | null> {
+    const raw = await this.redis.get(this.pausedKey(provider));
+    return raw ? (JSON.parse(raw) as Pause) : null;
+  }
+
+  /** Pauses the provider's checks unless they already are; true when this call paused them. */
+  async pauseProvider(provider: string, pause: Pause): Promise<boolean> {
+    return (await this.redis.set(this.pausedKey(provider), JSON.stringify(pause), 'NX')) === 'OK';
+  }
+
+  /** Lifts the provider's pause; true when there was one. */
+  async unpauseProvider(provider: string): Promise<boolean> {
+    return (await this.redis.del(this.pausedKey(provider))) > 0;
+  }
+
+  /** The one probe a paused provider lets through every `ms` (across every worker); true when this caller got it. */
+  async takeProbe(provider: string, ms: number): Promise<boolean> {
+    return (await this.redis.set(`${this.prefix}:probe:${provider}`, '1', 'PX', ms, 'NX')) === 'OK';
+  }
+
+  /** Every paused provider among `providers`, for the status. */
+  async pauses(providers: readonly string[]): Promise<Map<string, Pause>> {
+    const out = new Map<string, Pause>();
+    if (providers.length === 0) return out;
+    const values = await this.redis.mget(...providers.map((p) => this.pausedKey(p)));
+    providers.forEach((p, i) => {
+      const raw = values[i];
+      if (raw) out.set(p, JSON.parse(raw) as Pause);
+    });
+    return out;
   }
 
   /** False when the queue's Redis has forgotten everything since {@link markAlive} (restarted empty, flushed). */

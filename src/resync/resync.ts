@@ -21,7 +21,7 @@ import type { ConsumerStore } from '../store/consumer-store.js';
 
 export interface ResyncOptions {
   store: Pick<ConsumerStore, 'scan'>;
-  queue: Pick<ConsumerQueue, 'scheduleWaits' | 'resume'>;
+  queue: Pick<ConsumerQueue, 'scheduleWaits' | 'redo'>;
   coordination: Pick<Coordination, 'alive' | 'markAlive'>;
   /** Each provider's timing, by name. */
   timing: ReadonlyMap<string, Timing>;
@@ -83,15 +83,15 @@ export class Resync {
     const started = now();
     let waits: ScheduledWait[] = [];
     let read = 0;
-    let resumed = 0;
+    let redone = 0;
     for await (const record of store.scan()) {
       read++;
       visit?.(record);
       const at = now();
       if (EFFECT_STATES.has(record.machine.state)) {
         if (record.effectUntil === null || record.effectUntil <= at) {
-          await queue.resume(record._id, record.rev);
-          resumed++;
+          await queue.redo(record._id, record.rev);
+          redone++;
         }
         continue;
       }
@@ -106,7 +106,7 @@ export class Resync {
     await coordination.markAlive(now());
     if (this.lost) logger.info(`every consumer's next step re-created from ${read} records`);
     this.lost = false;
-    logger.debug({ records: read, resumed, ms: now().getTime() - started.getTime() }, 'sweep done');
+    logger.debug({ records: read, redone, ms: now().getTime() - started.getTime() }, 'sweep done');
     return read;
   }
 
@@ -122,6 +122,7 @@ export class Resync {
       ticket: {
         machine: record.machine,
         spec: { login: desired.login, values: desired.values, secretPath: desired.secretPath, specHash: desired.specHash },
+        appliedAt: record.appliedAt?.getTime() ?? null,
       },
     };
   }

@@ -3,11 +3,12 @@
  * check, its brake count and last reason; every provider's contributions and pause. It is
  * never green over an unserved consumer.
  */
+import { describeConsumer } from '../../machines/consumer-health.js';
+import { readPersisted } from '../../machines/machine-step.js';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import { verifyDelay } from '../../machines/delays.js';
 import type { ProviderConfig } from '../config/config.js';
-import type { CheckMemo, Coordination } from '../queue/coordination.js';
-import type { Pause, ProviderGate } from '../queue/provider-gate.js';
+import type { CheckMemo, Coordination, Pause } from '../queue/coordination.js';
 import type { ConsumerRecord, LastCheck } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 
@@ -15,7 +16,8 @@ export interface ConsumerStatus {
   consumer: string;
   provider: string;
   login: string;
-  state: ConsumerStateName;
+  /** The machine's state; `unreadable` for a record this holdfast cannot read (a newer machine version). */
+  state: ConsumerStateName | 'unreadable';
   /** The state in words, e.g. `could not ask`. */
   label: string;
   healthy: boolean;
@@ -42,31 +44,11 @@ export interface StatusReport {
   consumers: ConsumerStatus[];
 }
 
-export const STATE_LABELS: Record<ConsumerStateName, string> = {
-  pending: 'pending',
-  applying: 'applying',
-  held: 'held',
-  verifying: 'verifying',
-  lost: 'lost, applying again',
-  backoff: 'not held, braking',
-  retrying: 'apply failed, retrying',
-  couldNotAsk: 'could not ask',
-  waitingForSecret: 'waiting for its grant secret',
-  blocked: 'blocked: grant secret unreadable',
-  rejected: 'rejected by policy',
-  removing: 'removing',
-  removeRetrying: 'remove failed, retrying',
-  removed: 'removed',
-};
-
-/** States that are not an unserved consumer. */
-const HEALTHY: ReadonlySet<ConsumerStateName> = new Set(['held', 'removing', 'removed']);
-
 /** Where the status reads from: the records, and (when reachable) the queue's Redis. */
 export interface StatusSources {
   store: Pick<ConsumerStore, 'list' | 'providerStatuses'>;
-  gate?: Pick<ProviderGate, 'paused'>;
-  coordination?: Pick<Coordination, 'checkMemos'>;
+  /** Where pauses and what checks learned are read (absent: the queue's Redis is not asked). */
+  coordination?: Pick<Coordination, 'checkMemos' | 'pauses'>;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
 }
 
@@ -77,15 +59,16 @@ function lastCheckOf(record: ConsumerRecord, memo: CheckMemo | undefined): LastC
 }
 
 export async function statusReport(sources: StatusSources, now: Date): Promise<StatusReport> {
-  const { store, gate, coordination } = sources;
+  const { store, coordination } = sources;
   const [records, statuses] = await Promise.all([store.list(), store.providerStatuses()]);
   const names = [...new Set([...sources.providers.map((p) => p.name), ...statuses.map((s) => s._id), ...records.map((r) => r.provider)])].sort();
-  const paused = gate ? await gate.paused(names) : new Map<string, Pause>();
+  const paused = coordination ? await coordination.pauses(names) : new Map<string, Pause>();
   const memos = coordination ? await coordination.checkMemos(records.map((r) => r._id)) : new Map<string, CheckMemo>();
   const timing = new Map(sources.providers.map((p) => [p.name, p.timing]));
 
   const consumers = records.map((record): ConsumerStatus => {
-    const { state, context } = record.machine;
+    const read = readPersisted(record.machine.version, record.machine);
+    const described = 'consumer' in read ? describeConsumer(read.consumer) : { state: 'unreadable' as const, label: `unreadable: ${read.problem}`, healthy: false, brakeCount: 0, reason: read.problem };
     const lastCheck = lastCheckOf(record, memos.get(record._id));
     const providerTiming = timing.get(record.provider);
     // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the last check
@@ -95,14 +78,14 @@ export async function statusReport(sources: StatusSources, now: Date): Promise<S
       consumer: record._id,
       provider: record.provider,
       login: record.desired.login,
-      state,
-      label: STATE_LABELS[state],
-      healthy: HEALTHY.has(state),
+      state: described.state,
+      label: described.label,
+      healthy: described.healthy,
       since: record.stateSince.toISOString(),
       lastCheck: lastCheck ? { ...lastCheck, at: lastCheck.at.toISOString() } : null,
       nextAt: next?.toISOString() ?? null,
-      brakeCount: context.brakeCount,
-      reason: context.reason,
+      brakeCount: described.brakeCount,
+      reason: described.reason,
     };
   });
 

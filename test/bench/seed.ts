@@ -40,23 +40,23 @@ export async function seedHeld(env: BenchEnv, config: HoldfastConfig): Promise<v
   const { verifyEveryMs, deepCheckEveryMs } = provider.timing;
 
   // the logins, applied by the adapter itself
-  await inParallel(state.consumers, 64, (spec) =>
-    runtime.adapter.create({ login: spec.login, password: byKey.get(spec.key)!.password, values: spec.values }, { signal: AbortSignal.timeout(30_000) }),
+  await inParallel(state.consumers, 64, ({ key, desired }) =>
+    runtime.adapter.create({ login: desired.login, password: byKey.get(key)!.password, values: desired.values }, { signal: AbortSignal.timeout(30_000) }),
   );
   await runtime.adapter.close();
 
   // the records, as the machine would have them after an apply and a check that found it held
-  const records: ConsumerRecord[] = state.consumers.map((spec) => {
-    const mac = secretFingerprint(config.fingerprintKey, byKey.get(spec.key)!.password);
-    let snapshot: ConsumerSnapshot = firstSnapshot(machine, spec.key);
-    const events: ConsumerEvent[] = [{ type: 'DESIRED', specHash: spec.specHash }, { type: 'APPLIED', specHash: spec.specHash, secretMac: mac }];
+  const records: ConsumerRecord[] = state.consumers.map(({ key, id, desired }) => {
+    const mac = secretFingerprint(config.fingerprintKey, byKey.get(key)!.password);
+    let snapshot: ConsumerSnapshot = firstSnapshot(machine, key);
+    const events: ConsumerEvent[] = [{ type: 'DESIRED', specHash: desired.specHash }, { type: 'APPLIED', specHash: desired.specHash, secretMac: mac }];
     for (const event of [...events, waitEnded('verify', 'held'), { type: 'HELD' } as const]) snapshot = step(machine, snapshot, event).snapshot;
     const at = new Date(now - verifyEveryMs);
     return {
-      _id: spec.key,
+      _id: key,
       provider: provider.name,
-      consumerId: spec.id,
-      desired: { login: spec.login, values: encodeKeys(spec.values), secretPath: spec.secretPath, specHash: spec.specHash, source: spec.source, removed: false, problems: [] },
+      consumerId: id,
+      desired: { ...desired, values: encodeKeys(desired.values) },
       desiredAt: now - 60_000,
       machine: { version: MACHINE_VERSION, ...persist(snapshot) },
       stateSince: at,

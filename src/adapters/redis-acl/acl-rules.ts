@@ -4,16 +4,12 @@
  * the two. Redis rewrites command rules into a canonical, version-dependent form, so the
  * expected commands are what the same server made of the same rules for a scratch user.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../secrets/sha256.js';
 import type { HoldsAnswer } from '../adapter.js';
 import type { RedisAclValues } from './values.js';
 
 /** Logins holdfast uses for its scratch users; never a consumer's. */
 export const SCRATCH_PREFIX = 'holdfast-canon-';
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
 
 /**
  * The patterns as Redis keeps them: `*` covers every name (and Redis refuses a pattern after

@@ -12,22 +12,15 @@ import {
   compareUser,
   parseGetUser,
   scratchRules,
-  sha256Hex,
   userRules,
 } from './acl-rules.js';
+import { Scrubber } from '../../logging/scrubber.js';
+import { sha256Hex } from '../../secrets/sha256.js';
 import type { RedisAclValues } from './values.js';
 
 export interface RedisAclAdapterOptions {
   /** Distinct command rule sets whose canonical form is remembered (default 64). */
   canonicalCacheSize?: number;
-}
-
-/** Replaces every secret in `text`, longest first. */
-function scrub(text: string, secrets: readonly string[]): string {
-  return [...secrets]
-    .filter((s) => s !== '')
-    .sort((a, b) => b.length - a.length)
-    .reduce((out, secret) => out.replaceAll(secret, '[redacted]'), text);
 }
 
 /** The error code a Redis error reply starts with (`ERR`, `WRONGPASS`, `NOPERM`…); undefined for other errors. */
@@ -74,7 +67,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   /** While the probe connection comes back: what the light checks meanwhile wait for (one listener for all). */
   private proberReady: Promise<void> | undefined;
   private readonly where: string;
-  private readonly adminSecrets: string[];
+  /** Knows the admin password; a call extends it with the secrets in play. */
+  private readonly scrubber: Scrubber;
   /** Why the connection is known to be down; undefined while up or still making its first attempt. */
   private down: string | undefined;
   /** The first connection attempt: calls made meanwhile wait for it. */
@@ -95,7 +89,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
         return 'redis';
       }
     })();
-    this.adminSecrets = admin.password === undefined ? [] : [admin.password];
+    this.scrubber = new Scrubber(admin.password === undefined ? [] : [admin.password]);
     this.canonical = new Lru(options.canonicalCacheSize ?? 64);
     this.client = new Redis(admin.url, {
       username: admin.username,
@@ -106,7 +100,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       retryStrategy: (attempt: number) => Math.min(100 * 2 ** (attempt - 1), 2_000),
     });
     this.client.on('error', (error: Error) => {
-      this.down = scrub(error.message, this.adminSecrets);
+      this.down = this.scrubber.scrub(error.message);
     });
     this.client.on('close', () => {
       this.down ??= 'the connection closed';
@@ -320,7 +314,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private failure(error: unknown, what: string, secrets: readonly string[]): HoldfastError {
     if (isHoldfastError(error)) return error;
     const raw = error instanceof Error ? error.message : String(error);
-    const message = scrub(raw, [...secrets, ...this.adminSecrets]);
+    const message = this.scrubber.with(...secrets).scrub(raw);
     const code = replyCode(error);
     const answered = code !== undefined && code !== 'NOAUTH' && code !== 'WRONGPASS';
     return answered

@@ -70,6 +70,12 @@ describe('the holdfast command', () => {
     const check = await holdfastOnce(['check', f.consumers[0]!.key, '-c', config]);
     expect(check).toMatchObject({ code: 0 });
     expect(check.output).toContain(`CHECK_NOW sent to ${f.consumers[0]!.key}`);
+    const suspended = await holdfastOnce(['suspend', f.consumers[1]!.key, '-c', config]);
+    expect(suspended).toMatchObject({ code: 0 });
+    await f.until('status names the suspended consumer', async () => (await holdfastOnce(['status', '-c', config])).output.includes('suspended: not checked until resumed'), 10_000);
+    expect((await status()).code).toBe(1);
+    expect((await holdfastOnce(['resume', f.consumers[1]!.key, '-c', config])).code).toBe(0);
+    await f.until('status exits 0 once resumed', async () => (await status()).code === 0, 10_000);
     const unknown = await holdfastOnce(['check', 'cache/nobody', '-c', config]);
     expect(unknown.code).toBe(2);
     expect(unknown.output).toContain('no consumer "cache/nobody"');

@@ -1,7 +1,6 @@
 /** An adapter whose create and holds disagree: the brake. */
-import { afterAll, describe, expect, it } from 'vitest';
-import { sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { engineFixtures } from './engine-fixture.js';
 import { DisagreeingAdapter, RecordingAdapter } from './test-adapters.js';
 
 const V = 300;
@@ -10,21 +9,16 @@ const MAX = 2400;
 const LATE = 1000;
 
 describe('create and holds that disagree', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it('re-applies at doubling intervals up to brakeMax, loudly; a failed re-apply leaves the count unchanged', async () => {
     const inner = new DisagreeingAdapter();
     const adapter = new RecordingAdapter(inner);
-    fixture = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
-      provider: sharedBackend('redis'),
+    const f = await fixture({
       consumers: 1,
       timing: { verifyEvery: `${V}ms`, checkTimeout: '100ms', brakeMax: `${MAX}ms`, jitter: 0, retryBase: '50ms' },
       adapter,
     });
-    const f = fixture;
     await f.start();
     const creates = () => adapter.calls.filter((c) => c.method === 'create');
     await f.until('seven applies', () => creates().length >= 7, 30_000);

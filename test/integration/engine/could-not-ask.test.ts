@@ -1,24 +1,20 @@
 /** A backend that refuses connections: could not ask is not evidence of loss. */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
-import { ownBackend, sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { ownBackend } from '../../backends/index.js';
+import { engineFixtures } from './engine-fixture.js';
 import { RecordingAdapter } from './test-adapters.js';
 
 describe('a backend that cannot be asked', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it('re-creates nothing, asks again every interval, and the status says could not ask', async () => {
     const provider = await ownBackend('redis');
-    fixture = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
+    const f = await fixture({
       provider,
       consumers: 4,
       timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
     });
-    const f = fixture;
     const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin));
     await f.start(undefined, adapter);
     await f.until('every consumer held', () => f.allHeld());
@@ -49,19 +45,15 @@ describe('a backend that cannot be asked', () => {
 });
 
 describe('a backend that answers again', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it('has its could-not-ask consumers asked again within seconds, not at their next interval', async () => {
     const provider = await ownBackend('redis');
-    fixture = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
+    const f = await fixture({
       provider,
       consumers: 12,
       timing: { verifyEvery: '20s', checkTimeout: '1s' },
     });
-    const f = fixture;
     const engine = await f.start();
     await f.until('every consumer held', () => f.allHeld());
 

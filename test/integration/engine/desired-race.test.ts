@@ -4,24 +4,20 @@
  * state is what the backend ends up holding, for every consumer.
  */
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ownBackend, sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { ownBackend } from '../../backends/index.js';
+import { engineFixtures } from './engine-fixture.js';
 
 describe('desired changes racing the workers', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it('are never lost: the backend ends with the last declared spec of every consumer, and without the undeclared', async () => {
     const provider = await ownBackend('redis');
-    fixture = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
+    const f = await fixture({
       provider,
       consumers: 30,
       timing: { verifyEvery: '200ms', checkTimeout: '200ms', deepCheckEvery: '200ms' },
     });
-    const f = fixture;
     await f.start();
     await f.until('every consumer held', () => f.allHeld(), 30_000);
 

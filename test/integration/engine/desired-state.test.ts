@@ -2,9 +2,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { engineFixtures } from './engine-fixture.js';
 
 async function aclUser(login: string): Promise<unknown> {
   const admin = new Redis(sharedBackend('redis').url);
@@ -16,18 +16,13 @@ async function aclUser(login: string): Promise<unknown> {
 }
 
 describe('desired state from the contributions file', () => {
-  const fixtures: EngineFixture[] = [];
-  afterAll(() => Promise.all(fixtures.map((f) => f.stop())));
+  const fixture = engineFixtures();
 
   const create = async (consumers: number) => {
-    const f = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
-      provider: sharedBackend('redis'),
+    const f = await fixture({
       consumers,
       timing: { verifyEvery: '1s', checkTimeout: '500ms' },
     });
-    fixtures.push(f);
     return f;
   };
 

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { afterAll } from 'vitest';
 import type { Adapter } from '../../../src/adapters/adapter.js';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
 import type { HoldfastConfig } from '../../../src/config/config.js';
@@ -15,14 +16,16 @@ import { createLogger } from '../../../src/logging/logger.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
 import { indexFerretDb } from '../../backends/ferretdb-index.js';
-import { testDir, type BackendEndpoint } from '../../backends/index.js';
+import { sharedBackend, testDir, type BackendEndpoint } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
 
 export interface FixtureOptions {
-  queue: BackendEndpoint;
-  store: BackendEndpoint;
-  /** The Redis whose ACL holds the consumers. */
-  provider: BackendEndpoint;
+  /** The queue's Redis (default: the run's shared one). */
+  queue?: BackendEndpoint;
+  /** The record store (default: the run's shared MongoDB wire server). */
+  store?: BackendEndpoint;
+  /** The Redis whose ACL holds the consumers (default: the run's shared one; give a test's own to restart it). */
+  provider?: BackendEndpoint;
   consumers: number;
   /** Timing keys for `defaults:` (e.g. `{ verifyEvery: '1s' }`). */
   timing?: Record<string, string | number>;
@@ -31,6 +34,17 @@ export interface FixtureOptions {
   wrapEffects?: EngineOptions['wrapEffects'];
   concurrency?: number;
   resyncEvery?: string;
+}
+
+/** Fixtures for one test file, each stopped (engines and files) after the file's tests. */
+export function engineFixtures(): (options: FixtureOptions) => Promise<EngineFixture> {
+  const made: EngineFixture[] = [];
+  afterAll(() => Promise.all(made.map((f) => f.stop())));
+  return async (options) => {
+    const fixture = await EngineFixture.create(options);
+    made.push(fixture);
+    return fixture;
+  };
 }
 
 export interface LogLine {
@@ -61,10 +75,11 @@ export class EngineFixture {
     readonly dir: string,
     readonly tag: string,
     readonly consumers: Consumer[],
-    private readonly options: FixtureOptions,
+    private readonly options: FixtureOptions & Required<Pick<FixtureOptions, 'queue' | 'store' | 'provider'>>,
   ) {}
 
-  static async create(options: FixtureOptions): Promise<EngineFixture> {
+  static async create(given: FixtureOptions): Promise<EngineFixture> {
+    const options = { ...given, queue: given.queue ?? sharedBackend('redis'), store: given.store ?? sharedBackend('mongodb'), provider: given.provider ?? sharedBackend('redis') };
     const dir = testDir('engine');
     const tag = randomBytes(4).toString('hex');
     for (const sub of ['secrets', 'grants', 'contributions']) mkdirSync(join(dir, sub));
@@ -154,7 +169,7 @@ export class EngineFixture {
   async status(): Promise<StatusReport> {
     const engine = this.engines[0];
     if (!engine) throw new Error('no engine started');
-    return statusReport({ store: engine.store, gate: engine.gate, coordination: engine.coordination, providers: this.config.providers }, new Date());
+    return statusReport({ store: engine.store, coordination: engine.coordination, providers: this.config.providers }, new Date());
   }
 
   /** Polls until `predicate` holds, or fails with the last status. */
@@ -177,8 +192,8 @@ export class EngineFixture {
   }
 
   /**
-   * Whether every record has settled: its latest check ran at its current revision and was
-   * deep (the first check at each revision is), so the next ones are light.
+   * Whether every record has settled: held, its latest check ran at its current revision, and
+   * a deep one came after its last apply, so that the next checks are light.
    */
   async settled(): Promise<boolean> {
     const engine = this.engines[0];
@@ -187,7 +202,10 @@ export class EngineFixture {
     const memos = await engine.coordination.checkMemos(records.map((r) => r._id));
     return (
       records.length === this.consumers.length &&
-      records.every((r) => r.machine.state === 'held' && memos.get(r._id)?.epoch === r.rev && memos.get(r._id)?.deepAt != null)
+      records.every((r) => {
+        const memo = memos.get(r._id);
+        return r.machine.state === 'held' && memo?.epoch === r.rev && memo.deepAt !== null && memo.deepAt >= (r.appliedAt?.getTime() ?? 0);
+      })
     );
   }
 

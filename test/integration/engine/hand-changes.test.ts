@@ -1,24 +1,20 @@
 /** A login dropped, its password or its key patterns changed by hand: each healed at the next check. */
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { engineFixtures } from './engine-fixture.js';
 
 describe('changes made by hand on the backend', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it('are each undone at the next check, and the log says what differed', async () => {
     const provider = sharedBackend('redis');
-    fixture = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
+    const f = await fixture({
       provider,
       consumers: 3,
       // a light check authenticates; a key pattern changed by hand is seen by the next deep one
       timing: { verifyEvery: '1s', checkTimeout: '500ms', deepCheckEvery: '4s' },
     });
-    const f = fixture;
     await f.start();
     await f.until('every consumer held', () => f.allHeld());
     await f.until('every record settled: checks are light from now on', () => f.settled());

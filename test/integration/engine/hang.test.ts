@@ -1,24 +1,20 @@
 /** A backend that hangs (SIGSTOP): checks time out, nothing is re-created, the provider pauses. */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
-import { ownBackend, sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { ownBackend } from '../../backends/index.js';
+import { engineFixtures } from './engine-fixture.js';
 import { RecordingAdapter } from './test-adapters.js';
 
 describe('a backend that hangs', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it('times checks out at checkTimeout, pauses the provider, re-creates nothing, and recovers without re-applies', async () => {
     const provider = await ownBackend('redis');
-    fixture = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
+    const f = await fixture({
       provider,
       consumers: 12,
       timing: { verifyEvery: '1s', checkTimeout: '600ms' },
     });
-    const f = fixture;
     const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin));
     await f.start(undefined, adapter);
     await f.until('every consumer held', () => f.allHeld());

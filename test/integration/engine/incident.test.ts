@@ -2,24 +2,20 @@
  * The incident holdfast exists for (context 120): the cache restarts without an ACL file and
  * forgets every consumer while the provisioner keeps running.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { ownBackend, sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { ownBackend } from '../../backends/index.js';
+import { engineFixtures } from './engine-fixture.js';
 
 describe('a cache restarted without an ACL file', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it("is healed at each consumer's next check: every consumer authenticates again, and the log says why for each", async () => {
     const provider = await ownBackend('redis');
-    fixture = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
+    const f = await fixture({
       provider,
       consumers: 60,
       timing: { verifyEvery: '2s', checkTimeout: '1s' },
     });
-    const f = fixture;
     await f.start();
     await f.until('every consumer held', () => f.allHeld());
     expect((await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean)).toBe(true);

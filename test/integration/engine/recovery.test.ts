@@ -1,9 +1,9 @@
 /** The scheduler can forget, and a worker can die mid-apply: nothing is left without a next step. */
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { engineFixtures } from './engine-fixture.js';
 
 async function dropLogin(login: string): Promise<void> {
   const admin = new Redis(sharedBackend('redis').url);
@@ -12,20 +12,16 @@ async function dropLogin(login: string): Promise<void> {
 }
 
 describe('recovery', () => {
-  const fixtures: EngineFixture[] = [];
-  afterAll(() => Promise.all(fixtures.map((f) => f.stop())));
+  const fixture = engineFixtures();
 
   it('re-creates every timer when the queue Redis restarts empty', async () => {
     const queue = await ownBackend('redis');
-    const f = await EngineFixture.create({
+    const f = await fixture({
       queue,
-      store: sharedBackend('mongodb'),
-      provider: sharedBackend('redis'),
       consumers: 10,
       timing: { verifyEvery: '1s', checkTimeout: '500ms' },
       resyncEvery: '1s',
     });
-    fixtures.push(f);
     await f.start();
     await f.until('all held', () => f.allHeld());
 
@@ -50,15 +46,12 @@ describe('recovery', () => {
 
   it('says once that the queue forgot its jobs when it is flushed under running checks, and resumes them all', async () => {
     const queue = await ownBackend('redis');
-    const f = await EngineFixture.create({
+    const f = await fixture({
       queue,
-      store: sharedBackend('mongodb'),
-      provider: sharedBackend('redis'),
       consumers: 40,
       timing: { verifyEvery: '300ms', checkTimeout: '300ms' },
       resyncEvery: '1s',
     });
-    fixtures.push(f);
     await f.start();
     await f.until('all held', () => f.allHeld());
 
@@ -76,15 +69,11 @@ describe('recovery', () => {
   });
 
   it('applies again a record a dead worker left mid-apply', async () => {
-    const f = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
-      provider: sharedBackend('redis'),
+    const f = await fixture({
       consumers: 2,
       timing: { verifyEvery: '1s', checkTimeout: '500ms' },
       resyncEvery: '1s',
     });
-    fixtures.push(f);
     const first = await f.start();
     await f.until('all held', () => f.allHeld());
     const victim = f.consumers[0]!;

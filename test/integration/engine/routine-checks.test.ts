@@ -3,9 +3,9 @@
  * learned is still what the status shows.
  */
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ownBackend, sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { ownBackend } from '../../backends/index.js';
+import { engineFixtures } from './engine-fixture.js';
 
 /** Calls per command the server has answered. */
 async function commandCalls(redis: Redis): Promise<Map<string, number>> {
@@ -14,19 +14,15 @@ async function commandCalls(redis: Redis): Promise<Map<string, number>> {
 }
 
 describe('routine checks', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it('touch no record, cost the cache one AUTH each, and the status still shows them', async () => {
     const provider = await ownBackend('redis');
-    fixture = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
+    const f = await fixture({
       provider,
       consumers: 20,
       timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, // deepCheckEvery: the default hour
     });
-    const f = fixture;
     const engine = await f.start();
     await f.until('every consumer held', () => f.allHeld());
     // the first check at each revision of a record is deep; then they are light

@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { engineFixtures } from './engine-fixture.js';
 import { LeakyAdapter } from './test-adapters.js';
 
 /** Every value under the queue's prefix, whatever its type. */
@@ -47,20 +47,17 @@ async function dumpMongo(url: string, database: string): Promise<string> {
 }
 
 describe('secrets', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it('never appear in logs, records or job data, even when a driver error echoes one', async () => {
     const queue = sharedBackend('redis');
     const store = sharedBackend('mongodb');
-    fixture = await EngineFixture.create({
+    const f = await fixture({
       queue,
       store,
-      provider: sharedBackend('redis'),
       consumers: 8,
       timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
     });
-    const f = fixture;
     await f.start(undefined, new LeakyAdapter(redisAcl.connect(f.config.providers[0]!.admin)));
     await f.until('every consumer held', () => f.allHeld());
     // a hand-dropped login: lost, re-applied, logged

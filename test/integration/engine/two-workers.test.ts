@@ -1,24 +1,18 @@
 /** Two workers on one queue: never both on one consumer, and no consumer lost. */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
-import { sharedBackend } from '../../backends/index.js';
-import { EngineFixture } from './engine-fixture.js';
+import { engineFixtures } from './engine-fixture.js';
 import { RecordingAdapter, type Call } from './test-adapters.js';
 
 describe('two workers on the same queue', () => {
-  let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  const fixture = engineFixtures();
 
   it('never act on the same consumer at once, and every consumer ends held', async () => {
-    fixture = await EngineFixture.create({
-      queue: sharedBackend('redis'),
-      store: sharedBackend('mongodb'),
-      provider: sharedBackend('redis'),
+    const f = await fixture({
       consumers: 200,
       timing: { verifyEvery: '10s', checkTimeout: '2s' },
       concurrency: 8,
     });
-    const f = fixture;
     const admin = f.config.providers[0]!.admin;
     const detector = { inFlight: new Map<string, Call>(), overlaps: [] as string[] };
     const first = new RecordingAdapter(redisAcl.connect(admin), detector);

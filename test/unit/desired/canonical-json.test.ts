@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, sha256Hex } from '../../../src/desired/canonical-json.js';
+import { canonicalJson } from '../../../src/desired/canonical-json.js';
+import { sha256Hex } from '../../../src/secrets/sha256.js';
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and keeps array order', () => {

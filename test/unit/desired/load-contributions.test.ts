@@ -6,7 +6,8 @@ import { z } from 'zod';
 import type { AdapterKind } from '../../../src/adapters/adapter.js';
 import type { ProviderConfig } from '../../../src/config/config.js';
 import { HoldfastError } from '../../../src/errors/holdfast-error.js';
-import { canonicalJson, sha256Hex } from '../../../src/desired/canonical-json.js';
+import { canonicalJson } from '../../../src/desired/canonical-json.js';
+import { sha256Hex } from '../../../src/secrets/sha256.js';
 import { loadContributions } from '../../../src/desired/load-contributions.js';
 
 /** A backend whose consumers get key patterns, and whose policy bounds them by a prefix. */
@@ -80,33 +81,38 @@ describe('loadContributions', () => {
       consumers: [
         {
           key: 'cache/photos',
-          provider: 'cache',
           id: 'photos',
-          login: 'app_photos',
-          values: { keys: ['app:photos:*'] },
-          secretPath: join(dir, 'grants/photos.secret'),
-          specHash: sha256Hex(
-            canonicalJson({ login: 'app_photos', values: { keys: ['app:photos:*'] }, secretPath: join(dir, 'grants/photos.secret') }),
-          ),
-          source: `${file}:2`,
+          desired: {
+            login: 'app_photos',
+            values: { keys: ['app:photos:*'] },
+            secretPath: join(dir, 'grants/photos.secret'),
+            specHash: sha256Hex(
+              canonicalJson({ login: 'app_photos', values: { keys: ['app:photos:*'] }, secretPath: join(dir, 'grants/photos.secret') }),
+            ),
+            source: `${file}:2`,
+            removed: false,
+            problems: [],
+          },
         },
         {
           key: 'cache/search',
-          provider: 'cache',
           id: 'search',
-          login: 'app_search',
-          values: { keys: [] },
-          secretPath: '/run/grants/search',
-          specHash: sha256Hex(canonicalJson({ login: 'app_search', values: { keys: [] }, secretPath: '/run/grants/search' })),
-          source: `${file}:6`,
+          desired: {
+            login: 'app_search',
+            values: { keys: [] },
+            secretPath: '/run/grants/search',
+            specHash: sha256Hex(canonicalJson({ login: 'app_search', values: { keys: [] }, secretPath: '/run/grants/search' })),
+            source: `${file}:6`,
+            removed: false,
+            problems: [],
+          },
         },
       ],
-      rejected: [],
     });
   });
 
   it('accepts `consumers: []` as declaring none', async () => {
-    expect(await load('consumers: []\n')).toEqual({ provider: 'cache', consumers: [], rejected: [] });
+    expect(await load('consumers: []\n')).toEqual({ provider: 'cache', consumers: [] });
   });
 
   it('rejects a consumer its policy refuses, alone, with file and line', async () => {
@@ -121,17 +127,17 @@ describe('loadContributions', () => {
     values: { keys: ['app:fine:*'] }
 `);
 
-    expect(state.rejected).toEqual([
+    const refused = state.consumers.filter((c) => c.desired.problems.length > 0);
+    expect(refused.map(({ key, id, desired }) => ({ key, id, login: desired.login, source: desired.source, problems: desired.problems }))).toEqual([
       {
         key: 'cache/greedy',
-        provider: 'cache',
         id: 'greedy',
         login: 'app_greedy',
         source: `${file}:2`,
         problems: [`${file}:2: values.keys: "*" is outside the policy's prefix "app:"`],
       },
     ]);
-    expect(state.consumers.map((consumer) => consumer.key)).toEqual(['cache/fine']);
+    expect(state.consumers.filter((c) => c.desired.problems.length === 0).map((consumer) => consumer.key)).toEqual(['cache/fine']);
   });
 
   describe('refuses the whole file', () => {
@@ -208,7 +214,7 @@ extra: true
   describe('specHash', () => {
     const spec = async (values: string, secret = 'grants/a') => {
       const state = await load(`consumers:\n  - id: a\n    login: app_a\n    secret: ${secret}\n    values: ${values}\n`);
-      return state.consumers[0]?.specHash;
+      return state.consumers[0]?.desired.specHash;
     };
     const objectValues = z.strictObject({ keys: z.array(z.string()), options: z.record(z.string(), z.number()) });
     const withOptions = { ...fakeKind, valuesSchema: objectValues, violations: () => [] } as AdapterKind;
@@ -216,7 +222,7 @@ extra: true
     it('does not change when keys are written in another order', async () => {
       const load = async (yaml: string) => {
         writeFileSync(file, yaml);
-        return (await loadContributions({ ...provider(), adapter: withOptions })).consumers[0]?.specHash;
+        return (await loadContributions({ ...provider(), adapter: withOptions })).consumers[0]?.desired.specHash;
       };
       const first = await load("consumers:\n  - id: a\n    login: app_a\n    secret: s\n    values: { keys: ['app:x'], options: { a: 1, b: 2 } }\n");
       const second = await load("consumers:\n  - values: { options: { b: 2, a: 1 }, keys: ['app:x'] }\n    secret: s\n    login: app_a\n    id: a\n");

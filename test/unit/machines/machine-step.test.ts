@@ -12,6 +12,7 @@ import {
   samePersisted,
   step,
   waitEnded,
+  WAIT_NAMES,
   type ConsumerSnapshot,
 } from '../../../machines/machine-step.js';
 
@@ -73,21 +74,27 @@ describe('a persisted consumer', () => {
 
   it('reads the current version as it is', () => {
     const stored = persist(held());
-    expect(readPersisted(machine, MACHINE_VERSION, stored)).toEqual({ consumer: stored });
+    expect(readPersisted(MACHINE_VERSION, stored)).toEqual({ consumer: stored });
   });
 
   it('migrates a record written before versions (XState’s whole snapshot)', () => {
     const { context } = persist(held());
     const v1 = { status: 'active', value: 'held', historyValue: {}, context, children: {} };
-    expect(readPersisted(machine, undefined, v1)).toEqual({ consumer: { state: 'held', context } });
+    expect(readPersisted(undefined, v1)).toEqual({ consumer: { state: 'held', context } });
   });
 
   it('refuses, in words, a newer version, an unknown state or a record without context', () => {
     const stored = persist(held());
-    expect(readPersisted(machine, MACHINE_VERSION + 1, stored)).toEqual({
+    expect(readPersisted(MACHINE_VERSION + 1, stored)).toEqual({
       problem: `written by machine version ${MACHINE_VERSION + 1}; this holdfast reads versions 1 to ${MACHINE_VERSION}`,
     });
-    expect(readPersisted(machine, MACHINE_VERSION, { ...stored, state: 'sleeping' })).toEqual({ problem: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
-    expect(readPersisted(machine, MACHINE_VERSION, { state: 'held' })).toEqual({ problem: `no context in a machine version ${MACHINE_VERSION} record` });
+    expect(readPersisted(MACHINE_VERSION, { ...stored, state: 'sleeping' })).toEqual({ problem: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
+    expect(readPersisted(MACHINE_VERSION, { state: 'held' })).toEqual({ problem: `no context in a machine version ${MACHINE_VERSION} record` });
+  });
+});
+
+describe('the waits', () => {
+  it('the engine knows by name are exactly the delays the chart defines', () => {
+    expect([...WAIT_NAMES].sort()).toEqual(Object.keys(machine.implementations.delays).sort());
   });
 });

@@ -1,0 +1,37 @@
+/**
+ * What each state means to the people who watch holdfast: its label, and whether a consumer
+ * in it is served. The status, `/healthz` and the metrics classify states only through this
+ * table; TypeScript refuses a state without an entry, and a test compares it with the chart.
+ */
+import type { ConsumerStateName } from './consumer-machine.js';
+import type { PersistedConsumer } from './machine-step.js';
+
+export interface StateMeaning {
+  /** The state in words, e.g. `could not ask`. */
+  label: string;
+  /** False when the consumer is (or may be) unserved: the status is then never green. */
+  healthy: boolean;
+}
+
+export const STATE_MEANINGS: Readonly<Record<ConsumerStateName, StateMeaning>> = {
+  pending: { label: 'pending', healthy: false },
+  applying: { label: 'applying', healthy: false },
+  held: { label: 'held', healthy: true },
+  verifying: { label: 'verifying', healthy: false },
+  lost: { label: 'lost, applying again', healthy: false },
+  backoff: { label: 'not held, braking', healthy: false },
+  retrying: { label: 'apply failed, retrying', healthy: false },
+  couldNotAsk: { label: 'could not ask', healthy: false },
+  waitingForSecret: { label: 'waiting for its grant secret', healthy: false },
+  blocked: { label: 'blocked: grant secret unreadable', healthy: false },
+  rejected: { label: 'rejected by policy', healthy: false },
+  suspended: { label: 'suspended: not checked until resumed', healthy: false },
+  removing: { label: 'removing', healthy: true },
+  removeRetrying: { label: 'remove failed, retrying', healthy: false },
+  removed: { label: 'removed', healthy: true },
+};
+
+/** A consumer as the status shows it: its state, what that means, its brake count and reason. */
+export function describeConsumer(consumer: PersistedConsumer): StateMeaning & { state: ConsumerStateName; brakeCount: number; reason: string | null } {
+  return { state: consumer.state, ...STATE_MEANINGS[consumer.state], brakeCount: consumer.context.brakeCount, reason: consumer.context.reason };
+}

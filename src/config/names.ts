@@ -1,0 +1,6 @@
+/** Provider names and consumer ids: safe in record ids, job ids, log lines and URLs. */
+import { z } from 'zod';
+
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+export const nameSchema = z.string().regex(NAME_PATTERN, 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit');
