@@ -11,6 +11,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
+import { indexFerretDb } from '../test/backends/ferretdb-index.js';
 import { redisLogin } from '../test/backends/logins.js';
 import { startOwned, useDocker } from '../test/backends/provision.js';
 import { createRunDir, instanceDir, reapRunDir } from '../test/backends/run-dir.js';
@@ -88,6 +89,7 @@ try {
   say(`holdfast run -c ${configPath}`);
   engine = holdfast(['run', '-c', configPath], true);
   await until('every consumer held', () => status(configPath).code === 0, 60_000);
+  await indexFerretDb(store); // FerretDB's SQLite handler finds `_id` by index only with this (see the README)
   say('holdfast status');
   console.log(status(configPath).output);
 

@@ -13,14 +13,15 @@
  *   again, less the interval;
  * - rebuild (full run only): the queue's Redis flushed; time until every consumer has a job.
  *
- * `--quick` runs only the 1k throughput and heal cases (under three minutes).
+ * `--quick` runs only the 1k throughput and heal cases (under three minutes); `--only=<N>` runs
+ * the full run's cases for N consumers (1000, 10000 or 100000) alone.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { HoldfastConfig } from '../../src/config/config.js';
-import { Coordination } from '../../src/queue/coordination.js';
+import { connectCoordination } from '../../src/engine/engine.js';
 import { BenchEnv, type TimingOverrides } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
 import { checksIn, costBetween, LatenessSampler, percentile, perCommand, redisCost } from './measure.js';
@@ -28,6 +29,9 @@ import { plainLoop, type PlainLoopResult } from './plain-loop.js';
 import { seedHeld } from './seed.js';
 
 const quick = process.argv.includes('--quick');
+/** `--only=100000`: the full run's cases for that many consumers alone. */
+const only = Number(/^--only=(\d+)$/.exec(process.argv.find((a) => a.startsWith('--only=')) ?? '')?.[1] ?? NaN);
+const wanted = (n: number) => Number.isNaN(only) || only === n;
 const root = join(import.meta.dirname, '../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** digits) / 10 ** digits : null);
@@ -148,12 +152,12 @@ interface SteadyResult {
 async function steady(env: BenchEnv, config: { path: string; config: HoldfastConfig }): Promise<SteadyResult> {
   const timing = config.config.providers[0]!.timing;
   const run = await EngineProcess.start(config.path, 'run', join(env.dir, 'engine-steady.log'));
-  const redis = new Redis(env.queue.url);
+  const { redis, coordination } = connectCoordination(config.config);
   try {
     // one interval for every job to have run once after start-up, then the measure
     await sleep(timing.verifyEveryMs);
     const sample = env.consumers.filter((_, i) => i % Math.max(1, Math.floor(env.consumers.length / 2000)) === 0).map((c) => c.key);
-    const sampler = new LatenessSampler(new Coordination(redis, `${config.config.queue.prefix}:holdfast`), sample, timing);
+    const sampler = new LatenessSampler(coordination, sample, timing);
     sampler.start();
     const window = await measure(env, [run], 2 * timing.verifyEveryMs);
     sampler.stop();
@@ -325,7 +329,7 @@ if (quick) {
     };
   });
 } else {
-  for (const n of [1_000, 10_000]) {
+  for (const n of [1_000, 10_000].filter(wanted)) {
     await world(n, async (env) => {
       // heal first, while every consumer's checks are spread over the interval as the sweep left them
       const h = await heal(env, await env.configure('heal', n >= 10_000 ? {} : { verifyEvery: '10s', checkTimeout: '2s' }));
@@ -343,7 +347,7 @@ if (quick) {
       }
     });
   }
-  await world(100_000, async (env) => {
+  if (wanted(100_000)) await world(100_000, async (env) => {
     const defaults = await env.configure('defaults', {});
     const s = await steady(env, defaults);
     table('steady, 100,000 consumers at verifyEvery 60 s', [

@@ -4,13 +4,12 @@
  * its last check known to the queue's Redis, its last deep check somewhere in the past
  * `deepCheckEvery`. The engine started afterwards re-creates its jobs from the records.
  */
-import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import type { ConsumerEvent } from '../../machines/consumer-events.js';
 import { firstSnapshot, MACHINE_VERSION, persist, step, waitEnded, type ConsumerSnapshot } from '../../machines/machine-step.js';
 import type { HoldfastConfig } from '../../src/config/config.js';
 import { loadContributions } from '../../src/desired/load-contributions.js';
-import { Coordination } from '../../src/queue/coordination.js';
+import { connectCoordination } from '../../src/engine/engine.js';
 import { secretFingerprint } from '../../src/secrets/fingerprint.js';
 import type { ConsumerRecord } from '../../src/store/consumer-record.js';
 import { encodeKeys } from '../../src/store/key-codec.js';
@@ -52,6 +51,8 @@ export async function seedHeld(env: BenchEnv, config: HoldfastConfig): Promise<v
     const events: ConsumerEvent[] = [{ type: 'DESIRED', specHash: desired.specHash }, { type: 'APPLIED', specHash: desired.specHash, secretMac: mac }];
     for (const event of [...events, waitEnded('verify', 'held'), { type: 'HELD' } as const]) snapshot = step(machine, snapshot, event).snapshot;
     const at = new Date(now - verifyEveryMs);
+    // applied an hour ago, deep-checked since: the next deep checks come spread over the hour
+    const appliedAt = new Date(now - deepCheckEveryMs);
     return {
       _id: key,
       provider: provider.name,
@@ -61,7 +62,7 @@ export async function seedHeld(env: BenchEnv, config: HoldfastConfig): Promise<v
       machine: { version: MACHINE_VERSION, ...persist(snapshot) },
       stateSince: at,
       rev: REV,
-      appliedAt: at,
+      appliedAt,
       // due: the sweep at start-up re-creates each as a job, spread over the engine's own interval
       timer: { epoch: REV, wait: 'verify', dueAt: at },
       effectUntil: null,
@@ -82,9 +83,8 @@ export async function seedHeld(env: BenchEnv, config: HoldfastConfig): Promise<v
   await indexFerretDb(env.store);
 
   // what the queue's Redis knows of a running engine's consumers
-  const redis = new Redis(env.queue.url);
+  const { redis, coordination } = connectCoordination(config);
   try {
-    const coordination = new Coordination(redis, `${config.queue.prefix}:holdfast`);
     await inParallel(records, 500, async (r) => {
       await coordination.rememberRevision(r._id, REV);
       const deepAt = now - Math.random() * deepCheckEveryMs * 0.95;

@@ -10,14 +10,9 @@ describe('a backend that cannot be asked', () => {
 
   it('re-creates nothing, asks again every interval, and the status says could not ask', async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({
-      provider,
-      consumers: 4,
-      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
-    });
+    const f = await fixture({ provider, consumers: 4, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
     const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin));
-    await f.start(undefined, adapter);
-    await f.until('every consumer held', () => f.allHeld());
+    await f.startHeld(undefined, adapter);
 
     await provider.down();
     const downAt = Date.now();
@@ -49,13 +44,8 @@ describe('a backend that answers again', () => {
 
   it('has its could-not-ask consumers asked again within seconds, not at their next interval', async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({
-      provider,
-      consumers: 12,
-      timing: { verifyEvery: '20s', checkTimeout: '1s' },
-    });
-    const engine = await f.start();
-    await f.until('every consumer held', () => f.allHeld());
+    const f = await fixture({ provider, consumers: 12, timing: { verifyEvery: '20s', checkTimeout: '1s' } });
+    const engine = await f.startHeld();
 
     await provider.down();
     // asked now (as `holdfast check` does), each finds the backend gone

@@ -13,11 +13,7 @@ describe('desired changes racing the workers', () => {
 
   it('are never lost: the backend ends with the last declared spec of every consumer, and without the undeclared', async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({
-      provider,
-      consumers: 30,
-      timing: { verifyEvery: '200ms', checkTimeout: '200ms', deepCheckEvery: '200ms' },
-    });
+    const f = await fixture({ provider, consumers: 30, timing: { verifyEvery: '200ms', checkTimeout: '200ms', deepCheckEvery: '200ms' } });
     await f.start();
     await f.until('every consumer held', () => f.allHeld(), 30_000);
 

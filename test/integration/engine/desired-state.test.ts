@@ -19,10 +19,7 @@ describe('desired state from the contributions file', () => {
   const fixture = engineFixtures();
 
   const create = async (consumers: number) => {
-    const f = await fixture({
-      consumers,
-      timing: { verifyEvery: '1s', checkTimeout: '500ms' },
-    });
+    const f = await fixture({ consumers, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
     return f;
   };
 
@@ -46,8 +43,7 @@ describe('desired state from the contributions file', () => {
 
   it('keeps the last good desired state when the file is broken, says so, and recovers when it is fixed', async () => {
     const f = await create(3);
-    await f.start();
-    await f.until('all held', () => f.allHeld());
+    await f.startHeld();
     const path = join(f.dir, 'contributions/cache.yaml');
     writeFileSync(path, 'consumers:\n  - id: c0000\n    login: "not a login!"\n    secret: x\n');
     await f.until('status names the broken file', async () => (await f.status()).providers[0]?.contributionsError !== null, 5000);
@@ -93,8 +89,7 @@ describe('desired state from the contributions file', () => {
   it('removes, when it comes back, a consumer dropped from the file while holdfast was down', async () => {
     const f = await create(3);
     const [a, b, c] = f.consumers as [typeof f.consumers[0], typeof f.consumers[0], typeof f.consumers[0]];
-    const engine = await f.start();
-    await f.until('all held', () => f.allHeld());
+    const engine = await f.startHeld();
     await engine.stop();
     f.engines.splice(f.engines.indexOf(engine), 1);
 

@@ -166,6 +166,13 @@ export class EngineFixture {
     return engine;
   }
 
+  /** Starts an engine and waits until every consumer is held. */
+  async startHeld(roles?: EngineOptions['roles'], adapter?: Adapter): Promise<Engine> {
+    const engine = await this.start(roles, adapter);
+    await this.until('every consumer held', () => this.allHeld());
+    return engine;
+  }
+
   async status(): Promise<StatusReport> {
     const engine = this.engines[0];
     if (!engine) throw new Error('no engine started');

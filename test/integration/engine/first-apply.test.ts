@@ -6,8 +6,7 @@ describe('engine: first apply', () => {
 
   it('applies every declared consumer so it can authenticate, and status says held', async () => {
     const f = await fixture({ consumers: 5, timing: { verifyEvery: '1s', checkTimeout: '1s' } });
-    await f.start();
-    await f.until('all held', () => f.allHeld());
+    await f.startHeld();
     for (const c of f.consumers) expect(await f.canLogin(c)).toBe(true);
     // checked at least once more, still held
     await new Promise((r) => setTimeout(r, 1500));

@@ -15,8 +15,7 @@ describe('changes made by hand on the backend', () => {
       // a light check authenticates; a key pattern changed by hand is seen by the next deep one
       timing: { verifyEvery: '1s', checkTimeout: '500ms', deepCheckEvery: '4s' },
     });
-    await f.start();
-    await f.until('every consumer held', () => f.allHeld());
+    await f.startHeld();
     await f.until('every record settled: checks are light from now on', () => f.settled());
     const [dropped, repassworded, rekeyed] = f.consumers as [typeof f.consumers[0], typeof f.consumers[0], typeof f.consumers[0]];
 

@@ -10,14 +10,9 @@ describe('a backend that hangs', () => {
 
   it('times checks out at checkTimeout, pauses the provider, re-creates nothing, and recovers without re-applies', async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({
-      provider,
-      consumers: 12,
-      timing: { verifyEvery: '1s', checkTimeout: '600ms' },
-    });
+    const f = await fixture({ provider, consumers: 12, timing: { verifyEvery: '1s', checkTimeout: '600ms' } });
     const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin));
-    await f.start(undefined, adapter);
-    await f.until('every consumer held', () => f.allHeld());
+    await f.startHeld(undefined, adapter);
 
     await provider.pause();
     const pausedAt = Date.now();

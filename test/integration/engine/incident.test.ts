@@ -11,13 +11,8 @@ describe('a cache restarted without an ACL file', () => {
 
   it("is healed at each consumer's next check: every consumer authenticates again, and the log says why for each", async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({
-      provider,
-      consumers: 60,
-      timing: { verifyEvery: '2s', checkTimeout: '1s' },
-    });
-    await f.start();
-    await f.until('every consumer held', () => f.allHeld());
+    const f = await fixture({ provider, consumers: 60, timing: { verifyEvery: '2s', checkTimeout: '1s' } });
+    await f.startHeld();
     expect((await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean)).toBe(true);
 
     await provider.restart();

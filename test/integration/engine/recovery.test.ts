@@ -16,14 +16,8 @@ describe('recovery', () => {
 
   it('re-creates every timer when the queue Redis restarts empty', async () => {
     const queue = await ownBackend('redis');
-    const f = await fixture({
-      queue,
-      consumers: 10,
-      timing: { verifyEvery: '1s', checkTimeout: '500ms' },
-      resyncEvery: '1s',
-    });
-    await f.start();
-    await f.until('all held', () => f.allHeld());
+    const f = await fixture({ queue, consumers: 10, timing: { verifyEvery: '1s', checkTimeout: '500ms' }, resyncEvery: '1s' });
+    await f.startHeld();
 
     await queue.restart({ keepData: false });
     const admin = new Redis(queue.url);
@@ -46,14 +40,8 @@ describe('recovery', () => {
 
   it('says once that the queue forgot its jobs when it is flushed under running checks, and resumes them all', async () => {
     const queue = await ownBackend('redis');
-    const f = await fixture({
-      queue,
-      consumers: 40,
-      timing: { verifyEvery: '300ms', checkTimeout: '300ms' },
-      resyncEvery: '1s',
-    });
-    await f.start();
-    await f.until('all held', () => f.allHeld());
+    const f = await fixture({ queue, consumers: 40, timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, resyncEvery: '1s' });
+    await f.startHeld();
 
     const admin = new Redis(queue.url);
     await admin.flushall(); // about a hundred checks a second are running
@@ -69,13 +57,8 @@ describe('recovery', () => {
   });
 
   it('applies again a record a dead worker left mid-apply', async () => {
-    const f = await fixture({
-      consumers: 2,
-      timing: { verifyEvery: '1s', checkTimeout: '500ms' },
-      resyncEvery: '1s',
-    });
-    const first = await f.start();
-    await f.until('all held', () => f.allHeld());
+    const f = await fixture({ consumers: 2, timing: { verifyEvery: '1s', checkTimeout: '500ms' }, resyncEvery: '1s' });
+    const first = await f.startHeld();
     const victim = f.consumers[0]!;
     const record = (await first.store.get(victim.key))!;
     await first.stop();

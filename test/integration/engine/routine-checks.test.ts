@@ -23,8 +23,7 @@ describe('routine checks', () => {
       consumers: 20,
       timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, // deepCheckEvery: the default hour
     });
-    const engine = await f.start();
-    await f.until('every consumer held', () => f.allHeld());
+    const engine = await f.startHeld();
     // the first check at each revision of a record is deep; then they are light
     await f.until('every record settled', () => f.settled());
 

@@ -52,12 +52,7 @@ describe('secrets', () => {
   it('never appear in logs, records or job data, even when a driver error echoes one', async () => {
     const queue = sharedBackend('redis');
     const store = sharedBackend('mongodb');
-    const f = await fixture({
-      queue,
-      store,
-      consumers: 8,
-      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
-    });
+    const f = await fixture({ queue, store, consumers: 8, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
     await f.start(undefined, new LeakyAdapter(redisAcl.connect(f.config.providers[0]!.admin)));
     await f.until('every consumer held', () => f.allHeld());
     // a hand-dropped login: lost, re-applied, logged

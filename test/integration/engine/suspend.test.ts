@@ -9,13 +9,8 @@ describe('a suspended consumer', () => {
 
   it('is neither checked nor applied until resumed, the status says so, and it is healed once resumed', async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({
-      provider,
-      consumers: 2,
-      timing: { verifyEvery: '500ms', checkTimeout: '500ms' },
-    });
-    const engine = await f.start();
-    await f.until('every consumer held', () => f.allHeld());
+    const f = await fixture({ provider, consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms' } });
+    const engine = await f.startHeld();
     const [paused, other] = f.consumers as [(typeof f.consumers)[0], (typeof f.consumers)[0]];
 
     await engine.queue.send(paused.key, { type: 'SUSPEND' });

@@ -8,11 +8,7 @@ describe('two workers on the same queue', () => {
   const fixture = engineFixtures();
 
   it('never act on the same consumer at once, and every consumer ends held', async () => {
-    const f = await fixture({
-      consumers: 200,
-      timing: { verifyEvery: '10s', checkTimeout: '2s' },
-      concurrency: 8,
-    });
+    const f = await fixture({ consumers: 200, timing: { verifyEvery: '10s', checkTimeout: '2s' }, concurrency: 8 });
     const admin = f.config.providers[0]!.admin;
     const detector = { inFlight: new Map<string, Call>(), overlaps: [] as string[] };
     const first = new RecordingAdapter(redisAcl.connect(admin), detector);
