@@ -6,9 +6,9 @@
  */
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
-import { unitHash } from '../../machines/delays.js';
 import { ConsumerWorker } from '../../workers/consumer-worker.js';
 import { createEffects, type Effects } from '../../workers/effects.js';
+import { ProviderRecovery } from '../../workers/provider-recovery.js';
 import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
 import type { Adapter } from '../adapters/adapter.js';
 import type { HoldfastConfig } from '../config/config.js';
@@ -112,59 +112,21 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     );
     closing.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
 
-    /**
-     * A provider that could not be asked is watched: one of its could-not-ask consumers is asked
-     * again every few seconds, so that the first answer is seen even when no other check is due.
-     * When it answers, all of them are asked again, spread over a few seconds; half a second after
-     * the first sign, so that checks still failing from before have joined the set.
-     */
-    const watching = new Map<string, NodeJS.Timeout>();
-    const asking = new Map<string, NodeJS.Timeout>();
-    const warnIfFails = (name: string, what: string) => (error: unknown) =>
-      logger.warn({ provider: name, err: String(error) }, `could not ${what} ${name}'s could-not-ask consumers again: ${String(error)}`);
-    const watch = (name: string): void => {
-      if (watching.has(name)) return;
-      const verifyEveryMs = providers.get(name)?.config.timing.verifyEveryMs ?? 60_000;
-      const timer = setInterval(() => {
-        void coordination.oneCouldNotAsk(name).then(async (key) => {
-          if (key === null) {
-            clearInterval(timer);
-            watching.delete(name);
-          } else await queue.send(key, { type: 'CHECK_NOW' });
-        }, warnIfFails(name, 'watch'));
-      }, Math.min(2_000, verifyEveryMs / 2));
-      watching.set(name, timer);
-    };
-    const askAgain = async (name: string): Promise<void> => {
-      const keys = await coordination.takeCouldNotAsk(name);
-      if (keys.length === 0) return;
-      const verifyEveryMs = providers.get(name)?.config.timing.verifyEveryMs ?? 60_000;
-      const spreadMs = Math.min(Math.max(2_000, keys.length * 2), verifyEveryMs / 2);
-      logger.info({ provider: name, consumers: keys.length }, `${name} answers again: asking its ${keys.length} could-not-ask consumers again over ${Math.round(spreadMs / 100) / 10} s`);
-      await queue.sendLater(keys.map((key) => ({ key, delayMs: unitHash(key) * spreadMs })), { type: 'CHECK_NOW' });
-    };
-    const askAgainSoon = (name: string): void => {
-      if (asking.has(name)) return;
-      asking.set(
-        name,
-        setTimeout(() => {
-          asking.delete(name);
-          void askAgain(name).catch(warnIfFails(name, 'ask'));
-        }, 500),
-      );
-    };
-    closing.push(() => {
-      for (const timer of [...watching.values(), ...asking.values()]) clearTimeout(timer);
-      return Promise.resolve();
+    const recovery = new ProviderRecovery({
+      coordination,
+      queue,
+      verifyEveryMs: new Map(config.providers.map((p) => [p.name, p.timing.verifyEveryMs])),
+      logger,
     });
+    closing.push(() => Promise.resolve(recovery.stop()));
 
     let effects = createEffects({
       fingerprintKey: config.fingerprintKey,
       gate,
       scrubber,
       now,
-      answeredAgain: askAgainSoon,
-      couldNotAsk: watch,
+      answeredAgain: (name) => recovery.answeredAgain(name),
+      couldNotAsk: (name) => recovery.couldNotAsk(name),
     });
     if (options.wrapEffects) effects = options.wrapEffects(effects);
 
