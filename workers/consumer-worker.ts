@@ -26,6 +26,21 @@ export interface ConsumerWorkerOptions {
 }
 
 const CONFLICT_RETRY_MS = 250;
+/** How often, at most, jobs the queue lost track of are said (counted in between). */
+const LOST_SAID_EVERY_MS = 60_000;
+
+/**
+ * BullMQ's codes for a job it can no longer move once a worker is done with it: its key is
+ * gone, its lock is gone or another's, it is not where it was (ErrorCode -1, -2, -3, -6). The
+ * consumer's work is done (and safe to do again); only BullMQ's bookkeeping failed: the queue's
+ * Redis forgot the job (restarted empty, flushed), or the job outlived its lock.
+ */
+const LOST_JOB_CODES: ReadonlySet<number> = new Set([-1, -2, -3, -6]);
+
+function lostJob(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && LOST_JOB_CODES.has(code);
+}
 /** Thrown to tell BullMQ the job was put back; one instance, as building an error's stack for every check costs. */
 const PUT_BACK = new DelayedError();
 
@@ -34,11 +49,23 @@ export class ConsumerWorker {
 
   constructor(deps: JobDeps, options: ConsumerWorkerOptions, logger: Logger) {
     const describe = (error: unknown) => options.scrubber.describe(error);
+    let lost = { count: 0, saidAt: 0 };
+    /** A job the queue lost track of: counted, and said once a minute at most (a queue that forgot everything is said by the resync). */
+    const lose = (error: unknown): void => {
+      lost.count++;
+      logger.debug({ err: describe(error) }, `the queue lost track of a job: ${describe(error)}`);
+      void options.queueForgot().then((forgot) => {
+        if (forgot || Date.now() - lost.saidAt < LOST_SAID_EVERY_MS) return;
+        logger.warn({ jobs: lost.count }, `the queue lost track of ${lost.count} job(s) after their work was done (its Redis forgot them, or a job outlived its lock); each consumer's next step stays in its record, and the sweep re-creates what is missing`);
+        lost = { count: 0, saidAt: Date.now() };
+      });
+    };
     const later = async (job: Job<ConsumerJobData>, at: number, token: string | undefined): Promise<never> => {
       try {
         await job.moveToDelayed(at, token);
       } catch (error) {
-        if (!(await options.queueForgot())) throw error;
+        if (!lostJob(error) && !(await options.queueForgot())) throw error;
+        lose(error);
       }
       throw PUT_BACK;
     };
@@ -66,6 +93,7 @@ export class ConsumerWorker {
       logger[final ? 'error' : 'warn']({ consumer: job?.data.key, job: job?.id, attempt: job?.attemptsMade }, what);
     });
     this.worker.on('error', (error) => {
+      if (lostJob(error)) return lose(error);
       void options.queueForgot().then((forgot) => {
         if (!forgot) logger.error({ err: describe(error) }, `worker error: ${describe(error)}`);
       });
