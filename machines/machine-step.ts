@@ -50,10 +50,6 @@ export function firstSnapshot(machine: ConsumerMachine, key: string): ConsumerSn
   return initialTransition(machine, { key })[0];
 }
 
-export function stateOf(snapshot: ConsumerSnapshot): ConsumerStateName {
-  return snapshot.value;
-}
-
 /** The consumer as its record keeps it. */
 export function persist(snapshot: ConsumerSnapshot): PersistedConsumer {
   return { state: snapshot.value, context: snapshot.context };

@@ -41,7 +41,6 @@ export interface EngineOptions {
 export interface Engine {
   store: ConsumerStore;
   queue: ConsumerQueue;
-  gate: ProviderGate;
   coordination: Coordination;
   providers: ReadonlyMap<string, ProviderRuntime>;
   sync: DesiredSync | undefined;
@@ -172,7 +171,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     return {
       store,
       queue,
-      gate,
       coordination,
       providers,
       sync,
