@@ -172,6 +172,8 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
     if (!(await options.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${job.key} before ${effect}`);
     const input = { key: job.key, provider, spec: draft.desired, context: snapshot.context };
     if (effect !== 'check') {
+      const problem = effect === 'apply' ? await deps.effects.secretProblem(draft.desired) : null;
+      if (problem) return problem; // nothing attempted: nothing to write down before it
       await draft.save(snapshot, new Date(deps.now().getTime() + provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS));
       const event = await deps.effects[effect](input);
       if (event.type === 'APPLIED') draft.applied(deps.now());

@@ -46,6 +46,13 @@ export interface CheckResult {
 }
 
 export interface Effects {
+  /**
+   * Why an apply of this spec cannot start (its grant secret missing, unreadable, or wrong),
+   * as the event that says so; null when it can. Read before an apply is written down, so that
+   * a consumer waiting for its secret stays in its waiting state rather than passing through
+   * `applying` at every try.
+   */
+  secretProblem(spec: EffectSpec): Promise<ConsumerEvent | null>;
   apply(input: EffectInput): Promise<ConsumerEvent>;
   check(input: CheckInput): Promise<CheckResult>;
   remove(input: EffectInput): Promise<ConsumerEvent>;
@@ -108,6 +115,11 @@ export function createEffects(deps: EffectDeps): Effects {
   };
 
   return {
+    async secretProblem(spec) {
+      const secret = await readSecret(spec.secretPath, deps.scrubber);
+      return 'event' in secret ? secret.event : null;
+    },
+
     async apply({ provider, spec }) {
       const secret = await readSecret(spec.secretPath, deps.scrubber);
       if ('event' in secret) return secret.event;
