@@ -13,8 +13,12 @@ export interface Grant<Values = unknown> {
   values: Values;
 }
 
-/** Why a backend does not hold a consumer. */
-export type NotHeldReason = 'missing' | 'password-differs' | 'rules-differ' | 'disabled';
+/**
+ * Why a backend does not hold a consumer: `missing`, `password-differs`, `rules-differ`,
+ * `disabled`, or a word of the adapter's own (kebab-case, e.g. `roles-differ`,
+ * `grants-differ`, `expired`). The machine carries it as words; it branches on none of them.
+ */
+export type NotHeldReason = 'missing' | 'password-differs' | 'rules-differ' | 'disabled' | (string & {});
 
 /** The answer of {@link Adapter.holds}: held, or not held with a reason and a detail for the log. */
 export type HoldsAnswer =
@@ -54,6 +58,11 @@ export interface AdminConnection {
   url: string;
   username?: string | undefined;
   password?: string | undefined;
+  /**
+   * At most this many calls at once on this provider (default 4); more wait their turn. An
+   * adapter that pools admin connections keeps no more than this many.
+   */
+  maxConcurrentCalls?: number | undefined;
 }
 
 /** A consumer as the policy sees it. */
@@ -79,6 +88,12 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * the field; empty when allowed. Pure.
    */
   violations(subject: PolicySubject<Values>, policy: Policy): string[];
+  /**
+   * The forms of a password this backend's traffic may carry that derive from the password
+   * alone (Redis: its SHA-256). The scrubber learns them; salted forms (SCRAM verifiers and
+   * keys) are scrubbed by the adapter's own calls, which know the salt.
+   */
+  readonly secretForms?: (password: string) => readonly string[];
   /** Opens the admin connection (lazily; a backend that is down does not make this throw). */
   connect(admin: AdminConnection): Adapter<Values>;
 }

@@ -35,6 +35,8 @@
  *   - name: cache
  *     adapter: redis-acl                # one of the adapters holdfast has
  *     admin: { url: redis://127.0.0.1:6380, username: default, passwordFile: secrets/cache-admin }
+ *                                       # admin.maxConcurrentCalls: 4 (optional, default 4): calls at
+ *                                       # once on this provider, and its admin pool's size
  *     contributions: contributions/cache.yaml
  *     policy: {}                        # optional, validated by the adapter
  *     verifyEvery: 10s                  # any timing key overrides defaults
@@ -97,7 +99,12 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
     return {
       name: provider.name,
       adapter: provider.adapter,
-      admin: { url: provider.admin.url, username: provider.admin.username, password: provider.admin.passwordFile },
+      admin: {
+        url: provider.admin.url,
+        username: provider.admin.username,
+        password: provider.admin.passwordFile,
+        ...(provider.admin.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: provider.admin.maxConcurrentCalls }),
+      },
       contributionsPath: provider.contributions,
       policy: policies.get(index),
       timing,
@@ -199,7 +206,12 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
       ctx.addIssue({ code: 'custom', message: `unknown adapter "${kind}"; known adapters: ${known}` });
       return z.NEVER;
     }),
-    admin: z.strictObject({ url, username: text.optional(), passwordFile: password.optional() }),
+    admin: z.strictObject({
+      url,
+      username: text.optional(),
+      passwordFile: password.optional(),
+      maxConcurrentCalls: z.int().positive().max(64, 'must be at most 64: it bounds the admin connections a provider opens').optional(),
+    }),
     contributions: filePath,
     /** Validated by the adapter's policy schema in {@link checkPolicies}. */
     policy: z.unknown().optional(),

@@ -93,6 +93,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const { config, logger, scrubber } = options;
   const now = options.now ?? (() => new Date());
   scrubber.add(...configSecrets(config));
+  // each adapter's derived forms of a password (Redis: its SHA-256) are scrubbed wherever a password is
+  scrubber.learn(...config.providers.flatMap((p) => (p.adapter.secretForms ? [p.adapter.secretForms] : [])));
   const closing: Array<() => Promise<unknown>> = [];
   const close = async () => {
     for (const step of closing.splice(0).reverse()) await step().catch(() => undefined);

@@ -19,6 +19,11 @@ export type ErrorCode =
   | 'BACKEND_UNAVAILABLE'
   /** A backend answered with an error. */
   | 'BACKEND_ERROR'
+  /**
+   * The backend refuses the change until someone acts (a PostgreSQL role that still owns
+   * objects cannot be dropped): not retried on a timer, said once.
+   */
+  | 'BACKEND_REFUSED'
   /** The consumer's record changed under us (compare-and-swap failed), or its lock was lost. */
   | 'REVISION_CONFLICT'
   /** The record store could not be reached, or kept failing after a few retries. */

@@ -1,5 +1,6 @@
 /** The `redis-acl` adapter kind: Redis ACL users, one per consumer. */
 import type { AdapterKind } from '../adapter.js';
+import { sha256Hex } from '../../secrets/sha256.js';
 import { redisAclPolicySchema, violations, type RedisAclPolicy } from './policy.js';
 import { RedisAclAdapter } from './redis-acl-adapter.js';
 import { redisAclValuesSchema, type RedisAclValues } from './values.js';
@@ -13,5 +14,7 @@ export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
   valuesSchema: redisAclValuesSchema,
   policySchema: redisAclPolicySchema,
   violations,
+  // Redis is sent a password's SHA-256 (`ACL SETUSER … #<sha256>`) and shows it in `ACL GETUSER`
+  secretForms: (password) => [sha256Hex(password)],
   connect: (admin) => new RedisAclAdapter(admin),
 };

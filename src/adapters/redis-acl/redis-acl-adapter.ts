@@ -5,7 +5,8 @@
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer } from '../adapter.js';
-import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
+import { BackendCalls, hostOf } from '../backend-calls.js';
+import { isHoldfastError } from '../../errors/holdfast-error.js';
 import {
   SCRATCH_PREFIX,
   commandRulesKey,
@@ -14,7 +15,6 @@ import {
   scratchRules,
   userRules,
 } from './acl-rules.js';
-import { Scrubber } from '../../logging/scrubber.js';
 import { sha256Hex } from '../../secrets/sha256.js';
 import type { RedisAclValues } from './values.js';
 
@@ -66,9 +66,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly prober: Redis;
   /** While the probe connection comes back: what the light checks meanwhile wait for (one listener for all). */
   private proberReady: Promise<void> | undefined;
-  private readonly where: string;
-  /** Knows the admin password; a call extends it with the secrets in play. */
-  private readonly scrubber: Scrubber;
+  /** Deadlines, error mapping and scrubbing (it knows the admin password). */
+  private readonly calls: BackendCalls;
   /** Why the connection is known to be down; undefined while up or still making its first attempt. */
   private down: string | undefined;
   /** The first connection attempt: calls made meanwhile wait for it. */
@@ -82,14 +81,16 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private saveRunning: Promise<void> = Promise.resolve();
 
   constructor(admin: AdminConnection, options: RedisAclAdapterOptions = {}) {
-    this.where = (() => {
-      try {
-        return new URL(admin.url).host;
-      } catch {
-        return 'redis';
-      }
-    })();
-    this.scrubber = new Scrubber(admin.password === undefined ? [] : [admin.password]);
+    this.calls = new BackendCalls({
+      adapter: 'redis-acl',
+      where: hostOf(admin.url, 'redis'),
+      adminSecrets: admin.password === undefined ? [] : [admin.password],
+      // a reply other than NOAUTH/WRONGPASS is the server's answer; anything else could not reach it
+      answered: (error) => {
+        const code = replyCode(error);
+        return code !== undefined && code !== 'NOAUTH' && code !== 'WRONGPASS';
+      },
+    });
     this.canonical = new Lru(options.canonicalCacheSize ?? 64);
     this.client = new Redis(admin.url, {
       username: admin.username,
@@ -100,7 +101,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       retryStrategy: (attempt: number) => Math.min(100 * 2 ** (attempt - 1), 2_000),
     });
     this.client.on('error', (error: Error) => {
-      this.down = this.scrubber.scrub(error.message);
+      this.down = this.calls.scrubber.scrub(error.message);
     });
     this.client.on('close', () => {
       this.down ??= 'the connection closed';
@@ -165,24 +166,24 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   async authenticates(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<boolean> {
     const what = `AUTH as "${grant.login}"`;
     const secrets = [grant.password];
-    if (signal.aborted) throw this.deadline(what);
+    if (signal.aborted) throw this.calls.deadline(what);
     if (this.prober.status !== 'ready') {
       // the server closes it when the user it last authenticated as is deleted: it comes back at once
-      if (this.down !== undefined) throw this.unavailable(what, this.down);
+      if (this.down !== undefined) throw this.calls.unavailable(what, this.down);
       this.proberReady ??= once(this.prober, 'ready').then(
         () => undefined,
         () => undefined, // an error while reconnecting: the check after the wait says what it is
       ).finally(() => {
         this.proberReady = undefined;
       });
-      await this.race(this.proberReady, signal, what, secrets);
+      await this.calls.race(this.proberReady, signal, what, secrets);
     }
     const refused = Symbol('refused');
     const auth = this.prober.call('AUTH', grant.login, grant.password).catch((error: unknown) => {
       if (replyCode(error) === 'WRONGPASS') return refused;
       throw error;
     });
-    return (await this.race(auth, signal, what, secrets)) !== refused;
+    return (await this.calls.race(auth, signal, what, secrets)) !== refused;
   }
 
   async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
@@ -272,53 +273,15 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
 
   /** Runs `start` once the connection is ready, raced against `signal`; errors become HoldfastErrors. */
   private async send<T>(signal: AbortSignal, what: string, secrets: readonly string[], start: () => Promise<T>): Promise<T> {
-    if (signal.aborted) throw this.deadline(what);
-    const { status } = this.client;
-    if (status !== 'ready') {
-      if (this.down !== undefined || status === 'end' || status === 'close') {
-        throw this.unavailable(what, this.down ?? 'the connection is closed');
+    return this.calls.run(signal, what, secrets, async () => {
+      const { status } = this.client;
+      if (status !== 'ready') {
+        if (this.down !== undefined || status === 'end' || status === 'close') {
+          throw this.calls.unavailable(what, this.down ?? 'the connection is closed');
+        }
+        await this.firstAttempt; // still making its first attempt
       }
-      await this.race(this.firstAttempt, signal, what, secrets); // still making its first attempt
-    }
-    return this.race(Promise.resolve().then(start), signal, what, secrets);
-  }
-
-  /** Settles with `work`, or rejects with DEADLINE_EXCEEDED as soon as `signal` aborts. */
-  private race<T>(work: Promise<T>, signal: AbortSignal, what: string, secrets: readonly string[]): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = () => reject(this.deadline(what));
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-      work.then(
-        (value) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(value);
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(this.failure(error, what, secrets));
-        },
-      );
+      return start();
     });
-  }
-
-  private deadline(what: string): HoldfastError {
-    return new HoldfastError('DEADLINE_EXCEEDED', `redis-acl at ${this.where}: ${what} did not finish before its deadline`);
-  }
-
-  private unavailable(what: string, why: string): HoldfastError {
-    return new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl at ${this.where}: could not run ${what}: ${why}`);
-  }
-
-  /** The driver's or the server's error, scrubbed of every secret, as a HoldfastError (no cause: it may hold a secret). */
-  private failure(error: unknown, what: string, secrets: readonly string[]): HoldfastError {
-    if (isHoldfastError(error)) return error;
-    const raw = error instanceof Error ? error.message : String(error);
-    const message = this.scrubber.with(...secrets).scrub(raw);
-    const code = replyCode(error);
-    const answered = code !== undefined && code !== 'NOAUTH' && code !== 'WRONGPASS';
-    return answered
-      ? new HoldfastError('BACKEND_ERROR', `redis-acl at ${this.where}: ${what} failed: ${message}`)
-      : this.unavailable(what, message);
   }
 }
