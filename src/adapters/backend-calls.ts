@@ -14,6 +14,8 @@ export interface ErrorReading {
   answered(error: unknown): boolean;
   /** A more precise code for an answered error, if the adapter has one (e.g. `BACKEND_REFUSED`). */
   code?(error: unknown): ErrorCode | undefined;
+  /** The words of an error, where the driver keeps more than its message (a server's DETAIL); scrubbed after. */
+  describe?(error: unknown): string;
 }
 
 export interface BackendCallsOptions extends ErrorReading {
@@ -134,7 +136,7 @@ export class BackendCalls {
   /** The driver's or the server's error, scrubbed of every secret, as a HoldfastError (no cause: it may hold a secret). */
   failure(error: unknown, what: string, secrets: readonly string[] = [], forms: readonly string[] = []): HoldfastError {
     if (isHoldfastError(error)) return error;
-    const raw = error instanceof Error ? error.message : String(error);
+    const raw = this.options.describe?.(error) ?? (error instanceof Error ? error.message : String(error));
     const message = this.scrubber.with(...secrets).withForms(forms).scrub(raw);
     if (!this.options.answered(error)) return this.unavailable(what, message);
     const code = this.options.code?.(error) ?? 'BACKEND_ERROR';

@@ -1,5 +1,9 @@
 /** The adapters holdfast has, by the name configuration uses. */
 import type { AdapterKind } from './adapter.js';
+import { postgresRoles } from './postgres-roles/index.js';
 import { redisAcl } from './redis-acl/index.js';
 
-export const ADAPTERS: ReadonlyMap<string, AdapterKind> = new Map<string, AdapterKind>([[redisAcl.kind, redisAcl]]);
+export const ADAPTERS: ReadonlyMap<string, AdapterKind> = new Map<string, AdapterKind>([
+  [redisAcl.kind, redisAcl],
+  [postgresRoles.kind, postgresRoles],
+]);

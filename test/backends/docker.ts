@@ -64,8 +64,13 @@ const recipes: Record<BackendKind, ImageRecipe> = {
     port: 5432,
     username: 'postgres',
     url: (host, port, password) => `postgres://postgres:${password}@${host}:${port}/postgres`,
-    configure: (c, password) =>
-      c.withEnvironment({ POSTGRES_PASSWORD: password }).withCommand(['postgres', '-c', 'fsync=off', '-c', 'max_connections=200']),
+    configure: (c, password, options) =>
+      c
+        .withEnvironment({ POSTGRES_PASSWORD: password })
+        .withCommand([
+          'postgres', '-c', 'fsync=off', '-c', 'max_connections=200',
+          ...Object.entries(options.postgresSettings ?? {}).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
+        ]),
   },
 };
 

@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ManagedProcess, type ProcessSpec } from './managed-process.js';
@@ -132,6 +132,7 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
             '-D', join(dir, 'pgdata'), '-p', String(port), '-c', 'listen_addresses=127.0.0.1',
             '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'synchronous_commit=off',
             '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+            ...Object.entries(options.postgresSettings ?? {}).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
           ],
           stopSignal: 'SIGINT',
           ...(user ? { user } : {}),
@@ -218,6 +219,14 @@ export class LocalServer implements OwnedBackend {
   resume(): Promise<void> {
     this.process?.resume();
     return Promise.resolve();
+  }
+
+  serverLog(): string {
+    try {
+      return readFileSync(join(this.dir, 'server.log'), 'utf8');
+    } catch {
+      return '';
+    }
   }
 
   async stop(): Promise<void> {

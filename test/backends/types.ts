@@ -50,9 +50,13 @@ export interface OwnedBackend extends BackendEndpoint {
   resume(): Promise<void>;
   /** Stop it for good and remove its data. Safe to call twice. */
   stop(): Promise<void>;
+  /** What the server wrote to its log so far (local servers only: a container's log is not kept). */
+  serverLog?(): string;
 }
 
 export interface BackendOptions {
   /** Redis only: extra `redis-server` arguments, e.g. `['--aclfile', path]`. */
   redisArgs?: string[];
+  /** PostgreSQL only: extra settings, each given as `-c key=value`, e.g. `{ log_statement: 'all' }`. */
+  postgresSettings?: Record<string, string>;
 }

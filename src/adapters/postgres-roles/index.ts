@@ -1,0 +1,18 @@
+/** The `postgres-roles` adapter kind: PostgreSQL login roles, one per consumer. */
+import type { AdapterKind } from '../adapter.js';
+import { postgresRolesPolicySchema, violations, type PostgresRolesPolicy } from './policy.js';
+import { PostgresRolesAdapter } from './postgres-roles-adapter.js';
+import { postgresRolesValuesSchema, type PostgresRolesValues } from './values.js';
+
+export type { PostgresRolesPolicy } from './policy.js';
+export type { PostgresRolesValues } from './values.js';
+export { PostgresRolesAdapter } from './postgres-roles-adapter.js';
+
+export const postgresRoles: AdapterKind<PostgresRolesValues, PostgresRolesPolicy> = {
+  kind: 'postgres-roles',
+  valuesSchema: postgresRolesValuesSchema,
+  policySchema: postgresRolesPolicySchema,
+  violations,
+  // the server is sent a salted SCRAM verifier, scrubbed by each call that knows it: nothing derives from the password alone
+  connect: (admin) => new PostgresRolesAdapter(admin),
+};

@@ -1,0 +1,82 @@
+/**
+ * A role as PostgreSQL describes it, read in one catalog query, and its comparison with a
+ * grant. Only roles holdfast created (marked by a comment) are ever changed or dropped.
+ */
+import type { HoldsAnswer } from '../adapter.js';
+import type { PostgresRolesValues } from './values.js';
+
+/** The comment holdfast puts on the roles it creates; a role without it is never touched. */
+export const MANAGED_MARK = 'managed by holdfast';
+
+/** The attributes a consumer's role has: a login, nothing more. */
+export const ROLE_ATTRIBUTES = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT CONNECTION LIMIT -1';
+
+/** `$1` is the role's name. `rolpassword` is the verifier from pg_authid, or `********` from pg_roles. */
+export function roleQuery(readVerifier: boolean): string {
+  return `SELECT r.rolcanlogin, coalesce(r.rolvaliduntil <= now(), false) AS expired, r.rolvaliduntil::text AS valid_until, r.rolsuper, r.rolcreatedb, r.rolcreaterole, r.rolreplication, r.rolbypassrls,
+  r.rolconnlimit, r.rolpassword, shobj_description(r.oid, 'pg_authid') AS comment,
+  ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid ORDER BY 1) AS member_of,
+  ARRAY(SELECT d.datname::text FROM pg_database d, aclexplode(d.datacl) a WHERE a.grantee = r.oid AND a.privilege_type = 'CONNECT' ORDER BY 1) AS databases,
+  ARRAY(SELECT n.nspname::text FROM pg_namespace n, aclexplode(n.nspacl) a WHERE a.grantee = r.oid AND a.privilege_type = 'USAGE' ORDER BY 1) AS schemas
+FROM ${readVerifier ? 'pg_catalog.pg_authid' : 'pg_catalog.pg_roles'} r WHERE r.rolname = $1`;
+}
+
+/** One row of {@link roleQuery}. */
+export interface RoleRow {
+  rolcanlogin: boolean;
+  /** VALID UNTIL has passed (the server's clock). */
+  expired: boolean;
+  valid_until: string | null;
+  rolsuper: boolean;
+  rolcreatedb: boolean;
+  rolcreaterole: boolean;
+  rolreplication: boolean;
+  rolbypassrls: boolean;
+  rolconnlimit: number;
+  rolpassword: string | null;
+  comment: string | null;
+  member_of: string[];
+  databases: string[];
+  schemas: string[];
+}
+
+const list = (names: readonly string[]) => (names.length === 0 ? '(none)' : names.map((n) => `"${n}"`).join(', '));
+
+function setDifference(field: string, have: readonly string[], want: readonly string[]): string | undefined {
+  const extra = have.filter((n) => !want.includes(n));
+  const lacking = [...new Set(want)].filter((n) => !have.includes(n));
+  if (extra.length === 0 && lacking.length === 0) return undefined;
+  return `${field}: the backend has ${list(have)}, the grant asks for ${list([...new Set(want)])}`;
+}
+
+/** The attributes a consumer's role must not have, as `ALTER ROLE` spells them. */
+const ATTRIBUTE_WORDS = { rolsuper: 'SUPERUSER', rolcreatedb: 'CREATEDB', rolcreaterole: 'CREATEROLE', rolreplication: 'REPLICATION', rolbypassrls: 'BYPASSRLS' } as const;
+
+/** Whether the grant's password is the role's, and if not, in words. */
+export type PasswordAnswer = { matches: true } | { matches: false; detail: string };
+
+/**
+ * Compares a role with the grant's values. `password` says whether the password was found to
+ * match (checked by the caller against the verifier or by logging in). Details name fields and
+ * values, never a password or a verifier.
+ */
+export function compareRole(row: RoleRow | null, values: PostgresRolesValues, password: PasswordAnswer): HoldsAnswer {
+  if (row === null) return { held: false, reason: 'missing', detail: 'the backend has no such role' };
+  if (row.comment !== MANAGED_MARK) {
+    return { held: false, reason: 'rules-differ', detail: `the role exists but is not ${MANAGED_MARK} (its comment is ${row.comment === null ? 'empty' : `"${row.comment}"`}); holdfast will not change it` };
+  }
+  if (!row.rolcanlogin) return { held: false, reason: 'disabled', detail: 'the role cannot log in (NOLOGIN)' };
+  if (row.expired) return { held: false, reason: 'disabled', detail: `the role's password expired at ${row.valid_until ?? '?'} (VALID UNTIL)` };
+  if (!password.matches) return { held: false, reason: 'password-differs', detail: password.detail };
+  const attributes = Object.entries(ATTRIBUTE_WORDS).filter(([column]) => row[column as keyof typeof ATTRIBUTE_WORDS]).map(([, word]) => word);
+  if (attributes.length > 0 || row.rolconnlimit !== -1) {
+    const more = [...attributes, ...(row.rolconnlimit !== -1 ? [`CONNECTION LIMIT ${row.rolconnlimit}`] : [])];
+    return { held: false, reason: 'rules-differ', detail: `attributes: the role has ${more.join(', ')}; the grant asks for a plain LOGIN role` };
+  }
+  const roles = setDifference('roles', row.member_of, values.roles);
+  if (roles) return { held: false, reason: 'roles-differ', detail: roles };
+  const grants = [setDifference('databases (CONNECT)', row.databases, values.databases), setDifference('schemas (USAGE)', row.schemas, values.schemas)].filter(
+    (d): d is string => d !== undefined,
+  );
+  return grants.length === 0 ? { held: true } : { held: false, reason: 'grants-differ', detail: grants.join('; ') };
+}
