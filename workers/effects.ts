@@ -184,7 +184,7 @@ export function createEffects(deps: EffectDeps): Effects {
     async remove({ provider, spec }) {
       const limit = deadline(provider);
       try {
-        await provider.adapter.remove(spec.login, limit);
+        await provider.adapter.remove(spec.login, limit, spec.values);
         await answered(provider.config.name);
         return { type: 'REMOVED' };
       } catch (error) {

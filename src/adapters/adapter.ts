@@ -32,8 +32,12 @@ export interface CallOptions {
 export interface Adapter<Values = unknown> {
   /** Idempotent: makes the backend hold exactly this login, password and values. */
   create(grant: Grant<Values>, options: CallOptions): Promise<void>;
-  /** Removes the login; succeeds when it is already absent. */
-  remove(login: string, options: CallOptions): Promise<void>;
+  /**
+   * Removes the login; succeeds when it is already absent. `values` are the ones it was
+   * applied with, when known: where a login lives in a place its values name (a MongoDB
+   * database), it is removed there only.
+   */
+  remove(login: string, options: CallOptions, values?: Values): Promise<void>;
   /**
    * Deep check, read-only: asks the backend whether it holds the grant now, everything
    * compared (exists, enabled, password, rules). Throws when it cannot ask.

@@ -57,8 +57,8 @@ export class RecordingAdapter implements Adapter {
     return this.record('create', grant.login, () => this.inner.create(grant, options));
   }
 
-  remove(login: string, options: CallOptions): Promise<void> {
-    return this.record('remove', login, () => this.inner.remove(login, options));
+  remove(login: string, options: CallOptions, values?: unknown): Promise<void> {
+    return this.record('remove', login, () => this.inner.remove(login, options, values));
   }
 
   holds(grant: Grant, options: CallOptions): Promise<HoldsAnswer> {
@@ -111,8 +111,8 @@ export class LeakyAdapter implements Adapter {
     return this.inner.create(grant, options);
   }
 
-  remove(login: string, options: CallOptions): Promise<void> {
-    return this.inner.remove(login, options);
+  remove(login: string, options: CallOptions, values?: unknown): Promise<void> {
+    return this.inner.remove(login, options, values);
   }
 
   holds(grant: Grant, options: CallOptions): Promise<HoldsAnswer> {

@@ -1,0 +1,123 @@
+/**
+ * The `mongodb-users` adapter against a real MongoDB wire server (FerretDB v1.24 here, a
+ * mongod where one runs): the conformance suite, then what only MongoDB has: SCRAM credentials
+ * compared locally, roles (only where a mongod runs: FerretDB grants none), databases,
+ * changes made by hand.
+ */
+import { randomBytes } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AdminConnection, Grant } from '../../../src/adapters/adapter.js';
+import { MongodbUsersAdapter, mongodbUsers, type MongodbUsersValues } from '../../../src/adapters/mongodb-users/index.js';
+import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
+import { ownBackend, sharedBackend, type BackendEndpoint } from '../../backends/index.js';
+import { mongoLogin } from '../../backends/logins.js';
+import { freePort } from '../../backends/ports.js';
+import { describeAdapterConformance } from './conformance.js';
+
+const hex = (n: number) => randomBytes(n).toString('hex');
+const within = (ms = 10_000) => ({ signal: AbortSignal.timeout(ms) });
+const DB = 'hfconf';
+
+export function mongoAdminOf(b: BackendEndpoint, more: Partial<AdminConnection> = {}): AdminConnection {
+  return { url: `mongodb://${b.host}:${b.port}/?authSource=admin`, username: b.admin.username, password: b.admin.password, ...more };
+}
+
+function grantFor(login: string, password: string, values: Partial<MongodbUsersValues> = {}): Grant<MongodbUsersValues> {
+  return { login, password, values: mongodbUsers.valuesSchema.parse({ database: DB, ...values }) };
+}
+
+const isFerret = (b: BackendEndpoint) => b.flavor.startsWith('ferretdb');
+
+describeAdapterConformance('mongodb-users', async () => {
+  const b = await ownBackend('mongodb');
+  const nowhere = await freePort();
+  return {
+    connect: () => mongodbUsers.connect(mongoAdminOf(b)),
+    connectUnreachable: () => mongodbUsers.connect({ url: `mongodb://127.0.0.1:${nowhere}/?authSource=admin`, username: 'admin', password: hex(12) }),
+    grant: (login, password) => grantFor(login, password),
+    canLogin: (login, password) => mongoLogin(b, login, password, DB),
+    stopBackend: () => b.down(),
+    startBackend: () => b.up(),
+  };
+});
+
+describe('mongodb-users: what only MongoDB has', () => {
+  const b = sharedBackend('mongodb');
+  let adapter: MongodbUsersAdapter;
+  let admin: MongoClient;
+  const logins: string[] = [];
+
+  beforeAll(() => {
+    adapter = new MongodbUsersAdapter(mongoAdminOf(b));
+    admin = new MongoClient(b.url);
+  });
+  afterAll(async () => {
+    for (const l of logins) await adapter.remove(l, within()).catch(() => undefined);
+    await adapter.close();
+    await admin.close();
+  });
+
+  const fresh = (values: Partial<MongodbUsersValues> = {}) => {
+    const login = `hfm_${hex(5)}`;
+    logins.push(login);
+    return grantFor(login, hex(12), values);
+  };
+
+  it('says password-differs when the password is changed by hand, comparing the credentials the server shows', async () => {
+    const g = fresh();
+    await adapter.create(g, within());
+    const shown = await admin.db(DB).command({ usersInfo: g.login, showCredentials: true });
+    if (isFerret(b)) expect(Object.keys(shown.users[0].credentials)).toEqual(expect.arrayContaining(['SCRAM-SHA-256']));
+    await admin.db(DB).command({ updateUser: g.login, pwd: 'changed-by-hand' });
+    const a = await adapter.holds(g, within());
+    expect(a).toEqual({ held: false, reason: 'password-differs', detail: expect.stringContaining('credentials are not the grant') });
+    expect(await adapter.authenticates(g, within())).toBe(false);
+    expect(await mongoLogin(b, g.login, 'changed-by-hand', DB)).toBe(true);
+    await adapter.create(g, within()); // updateUser: the grant's password again
+    expect(await adapter.holds(g, within())).toEqual({ held: true });
+    expect(await mongoLogin(b, g.login, 'changed-by-hand', DB)).toBe(false);
+  });
+
+  it('creates the user in the database its values name, and removes it there', async () => {
+    const g = fresh({ database: `hfdb_${hex(3)}` });
+    await adapter.create(g, within());
+    expect(await mongoLogin(b, g.login, g.password, g.values.database)).toBe(true);
+    expect(await mongoLogin(b, g.login, g.password, DB)).toBe(false);
+    await adapter.remove(g.login, within(), g.values);
+    expect((await adapter.holds(g, within())).held).toBe(false);
+  });
+
+  it('refuses roles on FerretDB (which grants none) with a reason, before creating anything', async (context) => {
+    if (!isFerret(b)) return context.skip();
+    const g = fresh({ roles: ['readWrite'] });
+    const error = await adapter.create(g, within()).catch((e: unknown) => e);
+    expect(isHoldfastError(error, 'BACKEND_REFUSED')).toBe(true);
+    expect((error as Error).message).toContain('FerretDB');
+    expect(await adapter.holds(g, within())).toMatchObject({ held: false, reason: 'missing' });
+  });
+
+  it('grants roles and says roles-differ when they are changed by hand (a real mongod only)', async (context) => {
+    if (isFerret(b)) return context.skip(); // FerretDB v1.24: createUser takes roles: [] only
+    const g = fresh({ roles: ['read'] });
+    await adapter.create(g, within());
+    expect(await adapter.holds(g, within())).toEqual({ held: true });
+    await admin.db(DB).command({ grantRolesToUser: g.login, roles: ['readWrite'] });
+    expect(await adapter.holds(g, within())).toMatchObject({ held: false, reason: 'roles-differ' });
+    await adapter.create(g, within());
+    expect(await adapter.holds(g, within())).toEqual({ held: true });
+  });
+
+  it('refuses, before sending anything, a login with quotes, spaces or ;, and MongoDB\'s own databases by policy', async () => {
+    for (const login of ['a"b', 'a b', 'a;b', "it's", '$where']) {
+      const error = await adapter.create(grantFor(login, hex(12)), within()).catch((e: unknown) => e);
+      expect(isHoldfastError(error, 'BACKEND_REFUSED'), login).toBe(true);
+    }
+    const policy = mongodbUsers.policySchema.parse({});
+    const subject = (database: string, roles: string[] = []) => ({ id: 'c1', login: 'app', values: mongodbUsers.valuesSchema.parse({ database, roles }) });
+    expect(mongodbUsers.violations(subject('c1'), policy)).toEqual([]);
+    expect(mongodbUsers.violations(subject('admin'), policy)[0]).toMatch(/^values\.database: "admin" is MongoDB's own/);
+    expect(mongodbUsers.violations(subject('other'), policy)[0]).toMatch(/^values\.database: "other" is not allowed/);
+    expect(mongodbUsers.violations(subject('c1', ['root']), policy)[0]).toMatch(/^values\.roles\[0\]: role "root" is not allowed .*none/);
+  });
+});
