@@ -67,11 +67,12 @@ describe('mongodb-users: what only MongoDB has', () => {
   it('says password-differs when the password is changed by hand, comparing the credentials the server shows', async () => {
     const g = fresh();
     await adapter.create(g, within());
-    const shown = await admin.db(DB).command({ usersInfo: g.login, showCredentials: true });
-    if (isFerret(b)) expect(Object.keys(shown.users[0].credentials)).toEqual(expect.arrayContaining(['SCRAM-SHA-256']));
+    const shown = (await admin.db(DB).command({ usersInfo: g.login, showCredentials: true })) as { users: Array<{ credentials: Record<string, unknown> }> };
+    if (isFerret(b)) expect(Object.keys(shown.users[0]?.credentials ?? {})).toEqual(expect.arrayContaining(['SCRAM-SHA-256']));
     await admin.db(DB).command({ updateUser: g.login, pwd: 'changed-by-hand' });
     const a = await adapter.holds(g, within());
-    expect(a).toEqual({ held: false, reason: 'password-differs', detail: expect.stringContaining('credentials are not the grant') });
+    expect(a).toMatchObject({ held: false, reason: 'password-differs' });
+    expect(a.held ? '' : a.detail).toContain('credentials are not the grant');
     expect(await adapter.authenticates(g, within())).toBe(false);
     expect(await mongoLogin(b, g.login, 'changed-by-hand', DB)).toBe(true);
     await adapter.create(g, within()); // updateUser: the grant's password again

@@ -17,15 +17,17 @@ import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
 import { indexFerretDb } from '../../backends/ferretdb-index.js';
 import { sharedBackend, testDir, type BackendEndpoint } from '../../backends/index.js';
-import { redisLogin } from '../../backends/logins.js';
+import { mongoLogin, postgresLogin, redisLogin } from '../../backends/logins.js';
 
 export interface FixtureOptions {
   /** The queue's Redis (default: the run's shared one). */
   queue?: BackendEndpoint;
   /** The record store (default: the run's shared MongoDB wire server). */
   store?: BackendEndpoint;
-  /** The Redis whose ACL holds the consumers (default: the run's shared one; give a test's own to restart it). */
+  /** The server that holds the consumers (default: the run's shared Redis; give a test's own to restart it). */
   provider?: BackendEndpoint;
+  /** The adapter the provider uses (default `redis-acl`); `provider` must be a server of its kind. */
+  adapterKind?: ProviderKindName;
   consumers: number;
   /** Timing keys for `defaults:` (e.g. `{ verifyEvery: '1s' }`). */
   timing?: Record<string, string | number>;
@@ -46,6 +48,37 @@ export function engineFixtures(): (options: FixtureOptions) => Promise<EngineFix
     return fixture;
   };
 }
+
+export type ProviderKindName = 'redis-acl' | 'postgres-roles' | 'mongodb-users';
+
+/** How the fixture writes a provider of each kind, and logs in as one of its consumers. */
+interface ProviderFlavor {
+  adminUrl(b: BackendEndpoint): string;
+  policy(tag: string): string;
+  values(c: Consumer, tag: string, keys: string): string;
+  canLogin(b: BackendEndpoint, c: Consumer, tag: string): Promise<boolean>;
+}
+
+const FLAVORS: Record<ProviderKindName, ProviderFlavor> = {
+  'redis-acl': {
+    adminUrl: (b) => `redis://${b.host}:${b.port}`,
+    policy: () => '{ keyPrefix: "{id}:", allowedCommands: ["+@read", "+@write", "+@connection"] }',
+    values: (_c, _tag, keys) => `{ keys: ["${keys}"], commands: ["+@read", "+@write", "+@connection"] }`,
+    canLogin: (b, c) => redisLogin(b, c.login, c.password),
+  },
+  'postgres-roles': {
+    adminUrl: (b) => `postgres://${b.host}:${b.port}/postgres`,
+    policy: () => '{ allowedDatabases: [postgres] }',
+    values: () => '{ databases: [postgres] }',
+    canLogin: (b, c) => postgresLogin(b, c.login, c.password),
+  },
+  'mongodb-users': {
+    adminUrl: (b) => `mongodb://${b.host}:${b.port}/?authSource=admin`,
+    policy: (tag) => `{ allowedDatabases: [hfu${tag}] }`,
+    values: (_c, tag) => `{ database: hfu${tag} }`,
+    canLogin: (b, c, tag) => mongoLogin(b, c.login, c.password, `hfu${tag}`),
+  },
+};
 
 export interface LogLine {
   level: number;
@@ -79,7 +112,9 @@ export class EngineFixture {
   ) {}
 
   static async create(given: FixtureOptions): Promise<EngineFixture> {
-    const options = { ...given, queue: given.queue ?? sharedBackend('redis'), store: given.store ?? sharedBackend('mongodb'), provider: given.provider ?? sharedBackend('redis') };
+    const kind = given.adapterKind ?? 'redis-acl';
+    const defaultProvider = kind === 'postgres-roles' ? sharedBackend('postgres') : kind === 'mongodb-users' ? sharedBackend('mongodb') : sharedBackend('redis');
+    const options = { ...given, queue: given.queue ?? sharedBackend('redis'), store: given.store ?? sharedBackend('mongodb'), provider: given.provider ?? defaultProvider };
     const dir = testDir('engine');
     const tag = randomBytes(4).toString('hex');
     for (const sub of ['secrets', 'grants', 'contributions']) mkdirSync(join(dir, sub));
@@ -119,13 +154,13 @@ export class EngineFixture {
         ...(timing ? ['defaults:', timing] : []),
         'providers:',
         '  - name: cache',
-        '    adapter: redis-acl',
+        `    adapter: ${kind}`,
         '    admin:',
-        `      url: redis://${options.provider.host}:${options.provider.port}`,
+        `      url: ${FLAVORS[kind].adminUrl(options.provider)}`,
         `      username: ${options.provider.admin.username}`,
         '      passwordFile: secrets/cache',
         '    contributions: contributions/cache.yaml',
-        '    policy: { keyPrefix: "{id}:", allowedCommands: ["+@read", "+@write", "+@connection"] }',
+        `    policy: ${FLAVORS[kind].policy(tag)}`,
       ].join('\n'),
     );
     fixture.config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
@@ -135,7 +170,7 @@ export class EngineFixture {
   /** Declares `consumers`, each with the key pattern `keys(c)` (default `<id>:*`). */
   writeContributions(consumers: Consumer[], keys: (c: Consumer) => string = (c) => `${c.id}:*`): void {
     const items = consumers.map(
-      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${keys(c)}"], commands: ["+@read", "+@write", "+@connection"] }`,
+      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: ${this.flavor.values(c, this.tag, keys(c))}`,
     );
     writeFileSync(join(this.dir, 'contributions/cache.yaml'), consumers.length ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n');
   }
@@ -217,8 +252,17 @@ export class EngineFixture {
   }
 
   /** Authenticates a fresh connection to the provider as the consumer. */
-  async canLogin(c: Consumer, provider: { host: string; port: number } = this.options.provider): Promise<boolean> {
-    return redisLogin(provider, c.login, c.password).catch(() => false);
+  async canLogin(c: Consumer, provider: BackendEndpoint = this.options.provider): Promise<boolean> {
+    return this.flavor.canLogin(provider, c, this.tag).catch(() => false);
+  }
+
+  /** The provider's server. */
+  get provider(): BackendEndpoint {
+    return this.options.provider;
+  }
+
+  private get flavor(): ProviderFlavor {
+    return FLAVORS[this.options.adapterKind ?? 'redis-acl'];
   }
 
   logsFor(consumer: Consumer): LogLine[] {
