@@ -44,7 +44,12 @@ export type ResultEvent =
   /** `remove` succeeded (or the login was already absent). */
   | { type: 'REMOVED' }
   /** `remove` failed. */
-  | { type: 'REMOVE_FAILED'; error: string };
+  | { type: 'REMOVE_FAILED'; error: string }
+  /**
+   * `remove`: the backend refuses until someone acts (a PostgreSQL role that still owns
+   * objects); trying again on a timer would change nothing. `error` is scrubbed words.
+   */
+  | { type: 'REMOVE_REFUSED'; error: string };
 
 export type ConsumerEvent = CommandEvent | ResultEvent;
 

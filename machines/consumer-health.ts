@@ -28,6 +28,7 @@ export const STATE_MEANINGS: Readonly<Record<ConsumerStateName, StateMeaning>> =
   suspended: { label: 'suspended: not checked until resumed', healthy: false },
   removing: { label: 'removing', healthy: true },
   removeRetrying: { label: 'remove failed, retrying', healthy: false },
+  removeRefused: { label: 'remove refused by the backend: waiting for someone to act', healthy: false },
   removed: { label: 'removed', healthy: true },
 };
 

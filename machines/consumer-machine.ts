@@ -19,6 +19,8 @@
  * - `suspended`: an operator paused it (`holdfast suspend`); its login is left as it is, not
  *   checked and not applied, until `holdfast resume`.
  * - `removing` / `removeRetrying` / `removed`: the consumer is no longer wanted.
+ * - `removeRefused`: the backend refuses the remove until someone acts (a role that still owns
+ *   objects); said once, not retried on a timer: `holdfast reapply` (or `check`) tries again.
  *
  * Extending it (a state, an event, a wait): see `docs/extending.md`.
  */
@@ -289,6 +291,23 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             target: 'removeRetrying',
             actions: [retried('remove'), say('warn', ({ context, event }) => `remove failed (${failure(event)}); retrying in ${duration(retryDelay(context.retryCount, timing))}`)],
           },
+          REMOVE_REFUSED: {
+            target: 'removeRefused',
+            actions: [
+              m.assign({ reason: ({ event }) => `remove refused: ${failure(event)}` }),
+              say('error', ({ event }) => `remove refused by the backend (${failure(event)}); not retried until asked (holdfast reapply)`),
+            ],
+          },
+          DESIRED: { target: 'applying', actions: declaredAgain },
+        },
+      },
+
+      // no timer: trying again changes nothing until someone acts on the backend, then asks
+      removeRefused: {
+        on: {
+          REMOVE: {},
+          REAPPLY: { target: 'removing', actions: because('asked to remove again') },
+          CHECK_NOW: { target: 'removing', actions: because('asked to remove again') },
           DESIRED: { target: 'applying', actions: declaredAgain },
         },
       },

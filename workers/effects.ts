@@ -188,7 +188,8 @@ export function createEffects(deps: EffectDeps): Effects {
         await answered(provider.config.name);
         return { type: 'REMOVED' };
       } catch (error) {
-        return { type: 'REMOVE_FAILED', error: deps.scrubber.describe(error) };
+        const words = deps.scrubber.describe(error);
+        return isHoldfastError(error, 'BACKEND_REFUSED') ? { type: 'REMOVE_REFUSED', error: words } : { type: 'REMOVE_FAILED', error: words };
       } finally {
         limit.done();
       }

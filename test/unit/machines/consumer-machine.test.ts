@@ -248,6 +248,19 @@ describe('policy and removal', () => {
     expect(d.snapshot.status).toBe('done');
   });
 
+  it('a remove the backend refuses (a role that still owns objects) is said once and not retried until asked', () => {
+    const d = Driver.held();
+    d.send({ type: 'REMOVE' });
+    const refused = d.send({ type: 'REMOVE_REFUSED', error: 'role "app" cannot be dropped: owner of table t' });
+    expect(refused).toMatchObject({ state: 'removeRefused', effects: [] });
+    expect(refused.timer ?? null).toBeNull(); // nothing scheduled: no retry on a timer
+    expect(refused.said).toEqual([{ level: 'error', message: 'remove refused by the backend (role "app" cannot be dropped: owner of table t); not retried until asked (holdfast reapply)' }]);
+    expect(d.context.reason).toBe('remove refused: role "app" cannot be dropped: owner of table t');
+    expect(d.send({ type: 'REMOVE' })).toMatchObject({ state: 'removeRefused', effects: [] });
+    expect(d.send({ type: 'REAPPLY' })).toMatchObject({ state: 'removing', effects: ['remove'] });
+    expect(d.send({ type: 'REMOVED' }).state).toBe('removed');
+  });
+
   it('a consumer declared again while being removed is applied again', () => {
     const d = Driver.held();
     d.send({ type: 'REMOVE' }, { type: 'REMOVE_FAILED', error: 'x' });
@@ -333,6 +346,7 @@ describe('generated paths', () => {
       { type: 'SECRET_UNREADABLE', detail: 'EACCES' },
       { type: 'REMOVED' },
       { type: 'REMOVE_FAILED', error: 'e' },
+      { type: 'REMOVE_REFUSED', error: 'e' },
       ...['held', 'couldNotAsk', 'blocked'].map(AFTER.verify),
       ...['retrying', 'removeRetrying'].map(AFTER.retry),
       AFTER.brake,
@@ -347,6 +361,6 @@ describe('generated paths', () => {
     });
     const reached = new Set(paths.map((p) => p.state.value as string));
     expect([...reached].sort()).toEqual([...CONSUMER_STATES].sort());
-    expect(CONSUMER_STATES.size).toBe(15);
+    expect(CONSUMER_STATES.size).toBe(16);
   });
 });
