@@ -1,12 +1,13 @@
 /** No grant password reaches a log line, a record, or a job's data: searched, not assumed. */
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
-import { sharedBackend } from '../../backends/index.js';
-import { engineFixtures } from './engine-fixture.js';
+import { sharedBackend, type BackendEndpoint } from '../../backends/index.js';
+import { engineFixtures as fixtures, type Consumer, type ProviderKindName } from './engine-fixture.js';
 import { LeakyAdapter } from './test-adapters.js';
 
 /** Every value under the queue's prefix, whatever its type. */
@@ -47,7 +48,7 @@ async function dumpMongo(url: string, database: string): Promise<string> {
 }
 
 describe('secrets', () => {
-  const fixture = engineFixtures();
+  const fixture = fixtures();
 
   it('never appear in logs, records or job data, even when a driver error echoes one', async () => {
     const queue = sharedBackend('redis');
@@ -86,6 +87,85 @@ describe('secrets', () => {
     for (const secret of [queue.admin.password, store.admin.password]) {
       expect(logs.includes(secret)).toBe(false);
       expect(records.includes(secret)).toBe(false);
+    }
+  });
+});
+
+/** The forms a salted SCRAM credential takes: its keys in base64 and hex, and a PostgreSQL verifier whole. */
+function keyForms(storedKey: string, serverKey: string): string[] {
+  return [storedKey, serverKey].flatMap((k) => [k, Buffer.from(k, 'base64').toString('hex')]);
+}
+
+/** Every derived form of each consumer's password the backend keeps now: what a leak would look like. */
+const derivedForms: Record<Exclude<ProviderKindName, 'redis-acl'>, (b: BackendEndpoint, tag: string, consumers: Consumer[]) => Promise<Map<string, string[]>>> = {
+  'postgres-roles': async (b, _tag, consumers) => {
+    const client = new pg.Client({ host: b.host, port: b.port, user: b.admin.username, password: b.admin.password, database: 'postgres' });
+    await client.connect();
+    try {
+      const forms = new Map<string, string[]>();
+      for (const c of consumers) {
+        const { rows } = await client.query<{ rolpassword: string }>('SELECT rolpassword FROM pg_authid WHERE rolname = $1', [c.login]);
+        const verifier = rows[0]?.rolpassword ?? '';
+        const match = /^SCRAM-SHA-256\$\d+:[^$]+\$([^:]+):(.+)$/.exec(verifier);
+        expect(match, `${c.login} has a SCRAM verifier`).not.toBeNull();
+        forms.set(c.key, [verifier, ...keyForms(match![1]!, match![2]!)]);
+      }
+      return forms;
+    } finally {
+      await client.end();
+    }
+  },
+  'mongodb-users': async (b, tag, consumers) => {
+    const client = new MongoClient(b.url);
+    try {
+      const forms = new Map<string, string[]>();
+      for (const c of consumers) {
+        const reply = (await client.db(`hfu${tag}`).command({ usersInfo: c.login, showCredentials: true })) as {
+          users: Array<{ credentials?: Record<string, { storedKey: string; serverKey: string }> }>;
+        };
+        const credentials = Object.values(reply.users[0]?.credentials ?? {});
+        expect(credentials.length, `${c.login} shows its credentials`).toBeGreaterThan(0);
+        forms.set(c.key, credentials.flatMap((k) => keyForms(k.storedKey, k.serverKey)));
+      }
+      return forms;
+    } finally {
+      await client.close();
+    }
+  },
+};
+
+describe.each(['postgres-roles', 'mongodb-users'] as const)('secrets on a %s provider', (kind) => {
+  const fixture = fixtures();
+
+  it('neither the password nor the verifier or SCRAM keys derived from it appear in logs, records or job data', async () => {
+    const queue = sharedBackend('redis');
+    const store = sharedBackend('mongodb');
+    const provider = sharedBackend(kind === 'postgres-roles' ? 'postgres' : 'mongodb');
+    const f = await fixture({ adapterKind: kind, provider, queue, store, consumers: 4, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
+    await f.startHeld();
+    // a rotated secret: applied again, checked light and deep
+    const [rotated] = f.consumers as [Consumer];
+    rotated.password = randomBytes(18).toString('base64url');
+    writeFileSync(rotated.secretPath, `${rotated.password}\n`, { mode: 0o600 });
+    await f.until('the rotated secret logs in', () => f.canLogin(rotated));
+    await f.until('every consumer held', () => f.allHeld());
+
+    const forms = await derivedForms[kind](provider, f.tag, f.consumers);
+    const logs = f.rawLog.join('\n');
+    const redis = new Redis(queue.url);
+    const jobs = await dumpRedis(redis, f.config.queue.prefix);
+    redis.disconnect();
+    const records = await dumpMongo(store.url, f.config.store.database);
+    expect(jobs).toContain(rotated.key);
+    expect(records).toContain(rotated.login);
+    expect(logs).toContain(rotated.key);
+
+    for (const c of f.consumers) {
+      for (const form of [c.password, createHash('sha256').update(c.password).digest('hex'), ...(forms.get(c.key) ?? [])]) {
+        expect(logs.includes(form), `log mentions a form of ${c.key}'s password`).toBe(false);
+        expect(jobs.includes(form), `job data mentions a form of ${c.key}'s password`).toBe(false);
+        expect(records.includes(form), `records mention a form of ${c.key}'s password`).toBe(false);
+      }
     }
   });
 });
