@@ -172,8 +172,9 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   /**
    * Where the admin may read pg_authid: one indexed catalog read on a pooled connection, its
    * verifier compared with what this process computed or matched before (PBKDF2 only for a
-   * verifier it has not seen). Otherwise a login as the role. Measured (README): a login costs
-   * the server a backend process, roughly 20 times the CPU of the catalog read.
+   * verifier it has not seen). Otherwise a login as the role. Measured (test/bench/check-cost.ts,
+   * 1,000 roles): 0.4 ms of the server's CPU, against 5 ms for a login (a backend process
+   * forked and authenticated) and 0.85 ms for the deep check.
    */
   async authenticates(grant: Grant<PostgresRolesValues>, { signal }: CallOptions): Promise<boolean> {
     this.names(grant.login, grant.values);
