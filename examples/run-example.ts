@@ -1,8 +1,9 @@
 /**
  * `npm run example`: holdfast on the example in this folder, against real servers it starts
- * (a cache Redis, the queue's Redis, and a MongoDB wire server), then the incident it exists
- * for: the cache restarts without an ACL file and forgets every consumer; holdfast notices
- * at the next check and applies them again.
+ * (a cache Redis, a ledger PostgreSQL, the queue's Redis, and a MongoDB wire server that is
+ * both the record store and the catalog), then the incident it exists for: the cache restarts
+ * without an ACL file and forgets every consumer; holdfast notices at the next check and
+ * applies them again. Then a ledger role is dropped by hand, and comes back the same way.
  *
  * `--once` stops after the demonstration (CI runs it so); otherwise it keeps running until
  * Ctrl-C, printing what to try.
@@ -10,9 +11,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { parseDocument } from 'yaml';
 import { indexFerretDb } from '../test/backends/ferretdb-index.js';
-import { redisLogin } from '../test/backends/logins.js';
+import { postgresLogin, redisLogin } from '../test/backends/logins.js';
 import { startOwned, useDocker } from '../test/backends/provision.js';
 import { createRunDir, instanceDir, reapRunDir } from '../test/backends/run-dir.js';
 import { readSettings } from '../test/backends/settings.js';
@@ -61,29 +63,36 @@ async function cleanUp(): Promise<void> {
 }
 
 try {
-  say('starting a cache Redis, the queue Redis and a MongoDB wire server');
+  say('starting a cache Redis, a ledger PostgreSQL, the queue Redis and a MongoDB wire server');
   const docker = await useDocker(settings);
-  const [cache, queue, store] = await Promise.all([
+  const [cache, queue, store, ledger] = await Promise.all([
     startOwned('redis', run, settings, docker),
     startOwned('redis', run, settings, docker),
     startOwned('mongodb', run, settings, docker),
+    startOwned('postgres', run, settings, docker),
   ]);
-  servers.push(cache, queue, store);
-  console.log(`cache ${cache.flavor} on ${cache.port}, queue ${queue.flavor} on ${queue.port}, store ${store.flavor} on ${store.port}`);
+  servers.push(cache, queue, store, ledger);
+  console.log(`cache ${cache.flavor} on ${cache.port}, ledger ${ledger.flavor} on ${ledger.port}, queue ${queue.flavor} on ${queue.port}, store and catalog ${store.flavor} on ${store.port}`);
 
   // the example, copied where its files may have the modes a grant secret should have
   const dir = instanceDir(run, 'example');
   cpSync(here, dir, { recursive: true, filter: (src) => !src.endsWith('.ts') });
-  for (const name of ['photos', 'billing', 'search']) chmodSync(join(dir, 'grants', `${name}.secret`), 0o600);
+  for (const name of ['photos', 'billing', 'search', 'ledger-billing', 'ledger-reports', 'catalog-photos', 'catalog-search']) {
+    chmodSync(join(dir, 'grants', `${name}.secret`), 0o600);
+  }
   mkdirSync(join(dir, 'secrets'), { mode: 0o700 });
   writeFileSync(join(dir, 'secrets/queue-admin'), queue.admin.password, { mode: 0o600 });
   writeFileSync(join(dir, 'secrets/store-admin'), store.admin.password, { mode: 0o600 });
   writeFileSync(join(dir, 'secrets/cache-admin'), cache.admin.password, { mode: 0o600 });
+  writeFileSync(join(dir, 'secrets/ledger-admin'), ledger.admin.password, { mode: 0o600 });
+  writeFileSync(join(dir, 'secrets/catalog-admin'), store.admin.password, { mode: 0o600 });
   const configPath = join(dir, 'holdfast.yaml');
   const config = parseDocument(readFileSync(configPath, 'utf8'));
   config.setIn(['queue', 'url'], `redis://${queue.host}:${queue.port}`);
   config.setIn(['store', 'url'], `mongodb://${store.host}:${store.port}/?authSource=admin`);
   config.setIn(['providers', 0, 'admin', 'url'], `redis://${cache.host}:${cache.port}`);
+  config.setIn(['providers', 1, 'admin', 'url'], `postgres://${ledger.host}:${ledger.port}/postgres`);
+  config.setIn(['providers', 2, 'admin', 'url'], `mongodb://${store.host}:${store.port}/?authSource=admin`);
   writeFileSync(configPath, config.toString());
 
   say(`holdfast run -c ${configPath}`);
@@ -107,6 +116,19 @@ try {
   say(`healed ${((Date.now() - restarted) / 1000).toFixed(1)} s after the restart (verifyEvery 5 s): every consumer logs in again`);
   await until('status healthy', () => status(configPath).code === 0, 30_000);
   console.log(status(configPath).output);
+
+  say('someone drops the ledger role app_reports by hand');
+  const reports = readFileSync(join(dir, 'grants', 'ledger-reports.secret'), 'utf8').trim();
+  const ledgerLogin = () => postgresLogin(ledger, 'app_reports', reports).catch(() => false);
+  const pgAdmin = new pg.Client({ host: ledger.host, port: ledger.port, user: ledger.admin.username, password: ledger.admin.password, database: 'postgres' });
+  await pgAdmin.connect();
+  await pgAdmin.query('DROP OWNED BY app_reports; DROP ROLE app_reports');
+  await pgAdmin.end();
+  const dropped = Date.now();
+  console.log(`app_reports logs in to the ledger: ${await ledgerLogin()}`);
+  await until('app_reports logs in again', ledgerLogin, 30_000);
+  say(`healed ${((Date.now() - dropped) / 1000).toFixed(1)} s after the drop: app_reports logs in to the ledger again`);
+  await until('status healthy', () => status(configPath).code === 0, 30_000);
 
   if (once) {
     say('done (--once): stopping holdfast and the servers');
