@@ -22,6 +22,7 @@ const VERIFIED_CACHE = 10_000;
 /** Server error codes. */
 const USER_NOT_FOUND = 11;
 const USER_EXISTS = 51003;
+const UNAUTHORIZED = 13;
 /** The admin's own authentication failed, or the server is shutting down: it could not be used. */
 const UNAVAILABLE_CODES = [18, 91, 189, 11600, 11602];
 
@@ -181,7 +182,7 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
           this.usersReadable = true;
           return found as unknown as UserDocument | null;
         } catch (error) {
-          if (!(error instanceof MongoServerError)) throw error;
+          if (!(error instanceof MongoServerError && error.code === UNAUTHORIZED)) throw error;
           this.usersReadable = false; // not permitted: log in instead, from now on
           return undefined;
         }

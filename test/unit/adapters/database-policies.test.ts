@@ -1,0 +1,60 @@
+/** The policies of `postgres-roles` and `mongodb-users`: pure checks of a consumer against its provider's. */
+import { describe, expect, it } from 'vitest';
+import { mongodbUsers } from '../../../src/adapters/mongodb-users/index.js';
+import { postgresRoles } from '../../../src/adapters/postgres-roles/index.js';
+
+describe('postgres-roles policy', () => {
+  const policy = postgresRoles.policySchema.parse({ allowedDatabases: ['app'], allowedSchemas: ['public'], allowedRoles: ['readers'] });
+  const check = (login: string, values: unknown) => postgresRoles.violations({ id: 'c1', login, values: postgresRoles.valuesSchema.parse(values) }, policy);
+
+  it('allows what the policy names, and nothing by default', () => {
+    expect(check('app_c1', { databases: ['app'], schemas: ['public'], roles: ['readers'] })).toEqual([]);
+    expect(postgresRoles.violations({ id: 'c1', login: 'app_c1', values: postgresRoles.valuesSchema.parse({ databases: ['app'] }) }, postgresRoles.policySchema.parse({}))).toEqual([
+      'values.databases[0]: database "app" is not allowed by the provider\'s policy (allowed: none)',
+    ]);
+  });
+
+  it('names each value outside the policy, by field and index', () => {
+    expect(check('app_c1', { databases: ['app', 'postgres'], schemas: ['secret'], roles: ['pg_write_all_data'] })).toEqual([
+      'values.databases[1]: database "postgres" is not allowed by the provider\'s policy (allowed: "app")',
+      'values.schemas[0]: schema "secret" is not allowed by the provider\'s policy (allowed: "public")',
+      'values.roles[0]: role "pg_write_all_data" is not allowed by the provider\'s policy (allowed: "readers")',
+    ]);
+  });
+
+  it('refuses logins PostgreSQL would truncate or reserves, and quotes, spaces or ;', () => {
+    expect(check('x'.repeat(63), {})).toEqual([]);
+    expect(check('x'.repeat(64), {})[0]).toBe(`login: "${'x'.repeat(64)}" is 64 bytes long; PostgreSQL names are at most 63 bytes (the server would truncate it)`);
+    expect(check('é'.repeat(32), {})[0]).toContain('is 64 bytes long'); // bytes, not characters
+    expect(check('pg_app', {})[0]).toContain('reserves');
+    for (const login of ['a"b', 'a b', 'a;b', "it's"]) expect(check(login, {})[0]).toMatch(/^login: .* may contain only letters/);
+  });
+
+  it('refuses a name longer than 63 bytes in the values themselves', () => {
+    expect(postgresRoles.valuesSchema.safeParse({ roles: ['r'.repeat(64)] }).success).toBe(false);
+  });
+});
+
+describe('mongodb-users policy', () => {
+  const check = (values: unknown, policy: unknown = {}, login = 'app') =>
+    mongodbUsers.violations({ id: 'c1', login, values: mongodbUsers.valuesSchema.parse(values) }, mongodbUsers.policySchema.parse(policy));
+
+  it('allows by default the consumer\'s own database (named after its id) and no role', () => {
+    expect(check({ database: 'c1' })).toEqual([]);
+    expect(check({ database: 'c2' })).toEqual(['values.database: "c2" is not allowed by the provider\'s policy (allowed: "c1")']);
+    expect(check({ database: 'c1', roles: ['readWrite'] })).toEqual(['values.roles[0]: role "readWrite" is not allowed by the provider\'s policy (allowed: none)']);
+  });
+
+  it('expands {id} and {login}, and never allows MongoDB\'s own databases', () => {
+    expect(check({ database: 'app_data' }, { allowedDatabases: ['{login}_data'] })).toEqual([]);
+    expect(check({ database: 'admin', roles: ['readWrite'] }, { allowedDatabases: ['admin'], allowedRoles: ['readWrite'] })).toEqual([
+      'values.database: "admin" is MongoDB\'s own database; a consumer\'s user lives in its own',
+    ]);
+  });
+
+  it('refuses a database name MongoDB refuses, and logins with quotes, spaces or ;', () => {
+    expect(mongodbUsers.valuesSchema.safeParse({ database: 'a.b' }).success).toBe(false);
+    expect(mongodbUsers.valuesSchema.safeParse({}).success).toBe(false); // the database is required
+    for (const login of ['a"b', 'a b', 'a;b']) expect(check({ database: 'c1' }, {}, login)[0]).toMatch(/^login: /);
+  });
+});
