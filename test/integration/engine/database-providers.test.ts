@@ -78,3 +78,41 @@ describe.each(cases)('%s through the engine', (kind, byHand) => {
     await f.until('every consumer held', () => f.allHeld());
   });
 });
+
+describe('a PostgreSQL role that still owns objects, no longer declared', () => {
+  const fixture = engineFixtures();
+
+  it('is not dropped: remove refused, said once with the objects, red in the status, not retried until asked', async () => {
+    const provider = sharedBackend('postgres');
+    const f = await fixture({ adapterKind: 'postgres-roles', provider, consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
+    const engine = await f.startHeld();
+    const [owner, plain] = f.consumers as [Consumer, Consumer];
+    const table = `public.owned_${f.tag}`;
+    await pgAdmin(provider, `CREATE TABLE ${table} (id int); ALTER TABLE ${table} OWNER TO "${owner.login}"`);
+    try {
+      f.writeContributions([]);
+      await f.until('one removed, one refused', async () => {
+        const states = new Map((await f.status()).consumers.map((c) => [c.consumer, c.state]));
+        return (states.get(plain.key) ?? 'removed') === 'removed' && states.get(owner.key) === 'removeRefused';
+      });
+      await new Promise((r) => setTimeout(r, 1500)); // three intervals: nothing is tried again meanwhile
+      const status = await f.status();
+      const shown = status.consumers.find((c) => c.consumer === owner.key)!;
+      expect(shown).toMatchObject({ state: 'removeRefused', healthy: false, nextAt: null });
+      expect(shown.reason).toContain(`cannot be dropped because some objects depend on it (owner of table owned_${f.tag})`);
+      expect(status.healthy).toBe(false);
+      const said = f.logsFor(owner).filter((l) => l.msg.startsWith('remove refused by the backend'));
+      expect(said).toHaveLength(1);
+      expect(await f.canLogin(owner)).toBe(true); // the role is kept
+      expect(await f.canLogin(plain)).toBe(false);
+
+      // someone acts on the backend, then asks: removed
+      await pgAdmin(provider, `DROP TABLE ${table}`);
+      await engine.queue.send(owner.key, { type: 'REAPPLY' });
+      await f.until('removed once asked', async () => ((await f.status()).consumers.find((c) => c.consumer === owner.key)?.state ?? 'removed') === 'removed');
+      expect(await f.canLogin(owner)).toBe(false);
+    } finally {
+      await pgAdmin(provider, `DROP TABLE IF EXISTS ${table}`);
+    }
+  });
+});
