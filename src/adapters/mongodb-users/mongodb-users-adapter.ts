@@ -10,6 +10,7 @@
 import { MongoClient, MongoNetworkError, MongoServerError, MongoServerSelectionError, type Document } from 'mongodb';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
+import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import { mongoSha1Password, prepared, sameKeys, scramKeys, type ScramHash, type ScramKeys } from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
@@ -47,22 +48,6 @@ const MECHANISMS: ReadonlyArray<['SCRAM-SHA-1' | 'SCRAM-SHA-256', ScramHash]> = 
 ];
 
 type PasswordAnswer = { matches: true } | { matches: false; detail: string };
-
-/** A bounded set, least recently used out first. */
-class Remembered {
-  private readonly keys = new Set<string>();
-  constructor(private readonly max: number) {}
-  has(key: string): boolean {
-    if (!this.keys.delete(key)) return false;
-    this.keys.add(key);
-    return true;
-  }
-  add(key: string): void {
-    this.keys.delete(key);
-    this.keys.add(key);
-    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value as string);
-  }
-}
 
 export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
   private readonly client: MongoClient;

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
+import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import { keyForms, newSalt, parsePostgresVerifier, postgresVerifier, prepared, sameKeys, scramKeys, type ScramKeys } from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
@@ -51,22 +52,6 @@ function target(url: string): Target {
     port: Number(parsed.port || 5432),
     database: decodeURIComponent(parsed.pathname.slice(1)) || 'postgres',
   };
-}
-
-/** A bounded set, least recently used out first. */
-class Remembered {
-  private readonly keys = new Set<string>();
-  constructor(private readonly max: number) {}
-  has(key: string): boolean {
-    if (!this.keys.delete(key)) return false;
-    this.keys.add(key);
-    return true;
-  }
-  add(key: string): void {
-    this.keys.delete(key);
-    this.keys.add(key);
-    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value as string);
-  }
 }
 
 export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
