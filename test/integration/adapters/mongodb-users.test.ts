@@ -122,3 +122,26 @@ describe('mongodb-users: what only MongoDB has', () => {
     expect(mongodbUsers.violations(subject('c1', ['root']), policy)[0]).toMatch(/^values\.roles\[0\]: role "root" is not allowed .*none/);
   });
 });
+
+describe('mongodb-users: a frozen server', () => {
+  it('times every call out promptly with DEADLINE_EXCEEDED (those waiting for a call slot too), and answers again once it thaws', async () => {
+    const b = await ownBackend('mongodb');
+    const adapter = new MongodbUsersAdapter(mongoAdminOf(b, { maxConcurrentCalls: 2 }));
+    try {
+      const g = grantFor(`hff_${hex(5)}`, hex(12));
+      await adapter.create(g, within());
+      await b.pause();
+      const started = Date.now();
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, () => adapter.holds(g, within(500)).then(() => 'answered', (e: unknown) => (isHoldfastError(e) ? e.code : 'other'))),
+      );
+      expect(outcomes).toEqual(Array.from({ length: 8 }, () => 'DEADLINE_EXCEEDED'));
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await b.resume();
+      await expect.poll(() => adapter.holds(g, within(2_000)).catch(() => ({ held: 'not yet' })), { timeout: 15_000, interval: 250 }).toEqual({ held: true });
+    } finally {
+      await b.resume();
+      await adapter.close();
+    }
+  });
+});
