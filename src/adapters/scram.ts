@@ -4,7 +4,8 @@
  * verifier instead of the password and compare what a server keeps with a grant secret.
  * Both servers apply SASLprep to the password first where it applies.
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
 import { saslprep } from '@mongodb-js/saslprep';
 
 export type ScramHash = 'sha1' | 'sha256';
@@ -29,12 +30,15 @@ export function prepared(password: string): string {
   }
 }
 
+const pbkdf2Async = promisify(pbkdf2);
+
 /**
  * The keys of `password` (already prepared as the server prepares it) with this salt and
- * count. PBKDF2 is deliberately expensive (4096 rounds by default): a few milliseconds.
+ * count. PBKDF2 is deliberately expensive (4096 to 15,000 rounds: milliseconds), so it runs on
+ * libuv's thread pool, not on the event loop the checks share.
  */
-export function scramKeys(hash: ScramHash, password: string, salt: Buffer, iterations: number): ScramKeys {
-  const salted = pbkdf2Sync(password, salt, iterations, KEY_BYTES[hash], hash);
+export async function scramKeys(hash: ScramHash, password: string, salt: Buffer, iterations: number): Promise<ScramKeys> {
+  const salted = await pbkdf2Async(password, salt, iterations, KEY_BYTES[hash], hash);
   const clientKey = createHmac(hash, salted).update('Client Key').digest();
   return {
     hash,

@@ -140,7 +140,7 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
       return ((reply.users as UserDocument[] | undefined) ?? [])[0] ?? null;
     });
     if (user === null) return { held: false, reason: 'missing', detail: `the backend has no user "${grant.login}" in database "${database}"` };
-    const password = user.credentials && Object.keys(user.credentials).length > 0 ? this.comparePassword(grant, user) : await this.loginAnswer(grant, signal);
+    const password = user.credentials && Object.keys(user.credentials).length > 0 ? await this.comparePassword(grant, user) : await this.loginAnswer(grant, signal);
     if (!password.matches) return { held: false, reason: 'password-differs', detail: password.detail };
     const have = user.roles.map((r) => (r.db === database ? r.role : `${r.role}@${r.db}`)).sort();
     const want = [...new Set(roles)].sort();
@@ -173,7 +173,7 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
         }
       });
       if (user === null) return false;
-      if (user?.credentials) return this.comparePassword(grant, user).matches;
+      if (user?.credentials) return (await this.comparePassword(grant, user)).matches;
     }
     return (await this.loginAnswer(grant, signal)).matches;
   }
@@ -190,7 +190,7 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
   }
 
   /** Compares each mechanism's stored keys with the grant's password. */
-  private comparePassword(grant: Grant<MongodbUsersValues>, user: UserDocument): PasswordAnswer {
+  private async comparePassword(grant: Grant<MongodbUsersValues>, user: UserDocument): Promise<PasswordAnswer> {
     for (const [mechanism, hash] of MECHANISMS) {
       const stored = user.credentials?.[mechanism];
       if (!stored) continue;
@@ -204,7 +204,7 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
         serverKey: Buffer.from(stored.serverKey, 'base64'),
       };
       const password = hash === 'sha1' ? mongoSha1Password(grant.login, grant.password) : prepared(grant.password);
-      if (!sameKeys(scramKeys(hash, password, theirs.salt, theirs.iterations), theirs)) {
+      if (!sameKeys(await scramKeys(hash, password, theirs.salt, theirs.iterations), theirs)) {
         return { matches: false, detail: `the user's ${mechanism} credentials are not the grant's password` };
       }
       this.verified.add(key);

@@ -94,7 +94,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
 
   async create(grant: Grant<PostgresRolesValues>, { signal }: CallOptions): Promise<void> {
     const names = this.names(grant.login, grant.values);
-    const keys = scramKeys('sha256', prepared(grant.password), newSalt(), ITERATIONS);
+    const keys = await scramKeys('sha256', prepared(grant.password), newSalt(), ITERATIONS);
     const verifier = postgresVerifier(keys);
     const forms = [verifier, ...keyForms(keys)];
     await this.calls.run(
@@ -150,7 +150,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       return result.rows[0] ?? null;
     });
     if (row === null || row.comment !== MANAGED_MARK || !row.rolcanlogin || row.expired) return compareRole(row, grant.values, { matches: true });
-    const password = readable ? this.comparePassword(grant, row.rolpassword) : await this.loginAnswer(grant, signal);
+    const password = readable ? await this.comparePassword(grant, row.rolpassword) : await this.loginAnswer(grant, signal);
     return compareRole(row, grant.values, password);
   }
 
@@ -171,7 +171,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       );
       return result.rows[0];
     });
-    return row !== undefined && row.ok && this.comparePassword(grant, row.rolpassword).matches;
+    return row !== undefined && row.ok && (await this.comparePassword(grant, row.rolpassword)).matches;
   }
 
   async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
@@ -189,13 +189,13 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   }
 
   /** Compares the verifier the server keeps with the grant's password. */
-  private comparePassword(grant: Grant<PostgresRolesValues>, stored: string | null): PasswordAnswer {
+  private async comparePassword(grant: Grant<PostgresRolesValues>, stored: string | null): Promise<PasswordAnswer> {
     if (stored === null) return { matches: false, detail: 'the role has no password' };
     const key = this.verifiedKey(grant.login, grant.password, stored);
     if (this.verified.has(key)) return { matches: true };
     const theirs = parsePostgresVerifier(stored);
     if (theirs === null) return { matches: false, detail: 'the role\'s password is not a SCRAM-SHA-256 verifier (md5 or plain)' };
-    const ours: ScramKeys = scramKeys('sha256', prepared(grant.password), theirs.salt, theirs.iterations);
+    const ours: ScramKeys = await scramKeys('sha256', prepared(grant.password), theirs.salt, theirs.iterations);
     if (!sameKeys(ours, theirs)) return { matches: false, detail: 'the role\'s SCRAM verifier is not the grant\'s password' };
     this.verified.add(key);
     return { matches: true };
