@@ -7,6 +7,7 @@ import { processScrubber } from './load.js';
 import { runCommand } from './run-command.js';
 import { sendCommand } from './send-command.js';
 import { statusCommand } from './status-command.js';
+import { confirmRemovalsCommand } from './confirm-removals-command.js';
 
 const program = new Command()
   .name('holdfast')
@@ -45,6 +46,11 @@ command('status', "every consumer's state; exits 1 when any consumer is not held
   .option('--json', 'machine-readable output')
   .action(async (options: { config?: string; json?: boolean }) => {
     process.exitCode = await statusCommand(options);
+  });
+
+command('confirm-removals <provider>', 'apply the change the mass-removal guard holds back for a provider, exactly as held back')
+  .action(async (provider: string, options: { config?: string }) => {
+    await confirmRemovalsCommand(provider, options);
   });
 
 program.parseAsync().catch((error: unknown) => {

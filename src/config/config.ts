@@ -25,7 +25,19 @@ export interface ProviderConfig {
   /** Validated by the adapter's policy schema. */
   policy: unknown;
   timing: Timing;
+  /**
+   * What holdfast may do on the backend: `manage` (create, change, remove; the default),
+   * `observe` (check and report only) or `no-delete` (a consumer no longer declared stops being
+   * managed; its login is left on the backend).
+   */
+  management: Management;
+  /** A change removing more than `share` of the provider's consumers, and more than `floor` of them, waits for `holdfast confirm-removals`. */
+  removalGuard: { share: number; floor: number };
+  /** Absolute directory grant secrets may be in besides the contributions file's own; undefined: only the latter. */
+  secretsRoot: string | undefined;
 }
+
+export type Management = 'manage' | 'observe' | 'no-delete';
 
 export interface RedisConnectionConfig {
   host: string;

@@ -37,6 +37,13 @@
  *     admin: { url: redis://127.0.0.1:6380, username: default, passwordFile: secrets/cache-admin }
  *     contributions: contributions/cache.yaml
  *     policy: {}                        # optional, validated by the adapter
+ *     management: manage                # optional: manage (default), observe (check and report
+ *                                       # only) or no-delete (removal leaves the login)
+ *     removalGuard: { share: 0.25, floor: 2 }  # optional: a change removing more than share of
+ *                                       # the consumers and more than floor of them waits for
+ *                                       # `holdfast confirm-removals cache`
+ *     secretsRoot: grants               # optional: grant secrets may also be under this
+ *                                       # directory; by default only beside the contributions
  *     verifyEvery: 10s                  # any timing key overrides defaults
  * ```
  */
@@ -101,6 +108,9 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       contributionsPath: provider.contributions,
       policy: policies.get(index),
       timing,
+      management: provider.management,
+      removalGuard: provider.removalGuard,
+      secretsRoot: provider.secretsRoot,
     };
   });
   if (problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
@@ -204,6 +214,14 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
     /** Validated by the adapter's policy schema in {@link checkPolicies}. */
     policy: z.unknown().optional(),
     ...timingFields,
+    management: z.enum(['manage', 'observe', 'no-delete']).default('manage'),
+    removalGuard: z
+      .strictObject({
+        share: z.number().gt(0, 'must be more than 0').lte(1, 'must be at most 1').default(0.25),
+        floor: z.int().min(0, 'must be at least 0').default(2),
+      })
+      .prefault({}),
+    secretsRoot: filePath.optional(),
   });
   return z.strictObject({
     queue: z.strictObject({

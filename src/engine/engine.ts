@@ -147,7 +147,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
 
     let sync: DesiredSync | undefined;
     if (options.roles.sync) {
-      const desired = new DesiredSync({ store, queue, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
+      const desired = new DesiredSync({ store, queue, confirmations: coordination, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
       closing.push(() => desired.stop());
       const again = new Resync({
         store,

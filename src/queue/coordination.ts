@@ -10,7 +10,9 @@
  * - the consumers each provider **could not be asked** about, to ask them again promptly
  *   when it answers;
  * - each provider's **pause** (its checks timed out) and the one probe a pause lets through;
- * - a **sentinel** whose absence says the queue's Redis forgot everything.
+ * - a **sentinel** whose absence says the queue's Redis forgot everything;
+ * - each provider's **confirmed removals**: the held-back change a person confirmed with
+ *   `holdfast confirm-removals`, for the running desired-state sync to apply.
  *
  * With a Redis Cluster, give the queue a hash-tagged prefix (`{holdfast}`): every key here
  * starts with it, so each script's keys share a slot.
@@ -200,6 +202,25 @@ export class Coordination {
       if (raw) out.set(p, JSON.parse(raw) as Pause);
     });
     return out;
+  }
+
+  private confirmKey(provider: string): string {
+    return `${this.prefix}:confirm-removals:${provider}`;
+  }
+
+  /** A person confirms the held-back change `change` of `provider` (kept a day at most). */
+  async confirmRemovals(provider: string, change: string): Promise<void> {
+    await this.redis.set(this.confirmKey(provider), change, 'EX', 86_400);
+  }
+
+  /** The change of `provider` a person confirmed, or null. */
+  async confirmedRemovals(provider: string): Promise<string | null> {
+    return this.redis.get(this.confirmKey(provider));
+  }
+
+  /** The confirmation of `change` is used up (a newer confirmation is left alone). */
+  async clearConfirmedRemovals(provider: string, change: string): Promise<void> {
+    if ((await this.redis.get(this.confirmKey(provider))) === change) await this.redis.del(this.confirmKey(provider));
   }
 
   /** False when the queue's Redis has forgotten everything since {@link markAlive} (restarted empty, flushed). */

@@ -35,6 +35,8 @@ export interface ProviderHealth {
   consumers: number;
   contributionsError: string | null;
   paused: { since: string; reason: string } | null;
+  /** Other problems of the provider, one sentence each with what to do (e.g. removals held back); any makes it unhealthy. */
+  problems: string[];
 }
 
 export interface StatusReport {
@@ -93,9 +95,18 @@ export async function statusReport(sources: StatusSources, now: Date): Promise<S
     const status = statuses.find((s) => s._id === name);
     const pause = paused.get(name) ?? null;
     const contributionsError = status?.contributionsError ?? null;
+    const problems: string[] = [];
+    const held = status?.heldRemovals;
+    if (held) {
+      problems.push(
+        `removals held back since ${held.since.toISOString()}: ${held.removals} would be removed (of ${held.of}) by ${held.file}, e.g. ${held.sample.join(', ')}; ` +
+          `if that is intended: holdfast confirm-removals ${name}; otherwise restore the file`,
+      );
+    }
     return {
       provider: name,
-      healthy: !pause && !contributionsError,
+      healthy: !pause && !contributionsError && problems.length === 0,
+      problems,
       consumers: consumers.filter((c) => c.provider === name).length,
       contributionsError,
       paused: pause,

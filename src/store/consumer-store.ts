@@ -36,6 +36,21 @@ export interface ProviderStatus {
   errorSince: Date | null;
   lastGoodAt: Date | null;
   consumers: number;
+  /** A change that would remove too many consumers at once, held back until a person confirms it (absent or null: none). */
+  heldRemovals?: HeldRemovals | null;
+}
+
+/** A change of a contributions file held back by the mass-removal guard. */
+export interface HeldRemovals {
+  file: string;
+  /** Identifies exactly this change (a digest of what it would deliver): a confirmation names it. */
+  change: string;
+  /** How many consumers it would remove, of how many. */
+  removals: number;
+  of: number;
+  since: Date;
+  /** Some of the consumers it would remove. */
+  sample: string[];
 }
 
 /** Operations this process asked of the store, for the benchmark's store cost. */

@@ -156,6 +156,9 @@ providers:
             secretGraceMs: 90_000,
             deepCheckEveryMs: 10_800_000,
           },
+          management: 'manage',
+          removalGuard: { share: 0.25, floor: 2 },
+          secretsRoot: undefined,
         },
         {
           name: 'other',
@@ -172,6 +175,9 @@ providers:
             secretGraceMs: 90_000,
             deepCheckEveryMs: 10_800_000,
           },
+          management: 'manage',
+          removalGuard: { share: 0.25, floor: 2 },
+          secretsRoot: undefined,
         },
       ],
     });

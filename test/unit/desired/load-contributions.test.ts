@@ -43,6 +43,9 @@ function provider(path = file): ProviderConfig {
     contributionsPath: path,
     policy: { keyPrefix: 'app:' },
     timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000, brakeMaxMs: 3_600_000, retryBaseMs: 1_000, jitter: 0.1, secretGraceMs: 60_000, deepCheckEveryMs: 3_600_000 },
+    management: 'manage',
+    removalGuard: { share: 0.25, floor: 2 },
+    secretsRoot: undefined,
   };
 }
 
