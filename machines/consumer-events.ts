@@ -41,6 +41,8 @@ export type ResultEvent =
   | { type: 'SECRET_MISSING'; path: string }
   /** `apply`/`check`: the grant secret exists but cannot be read (path, owner, mode, uid). */
   | { type: 'SECRET_UNREADABLE'; detail: string }
+  /** `apply`/`check`: the grant secret was read but cannot be a password (empty, too short or long, not text); `detail` names the file and what is wrong, never the content. */
+  | { type: 'SECRET_INVALID'; detail: string }
   /** `remove` succeeded (or the login was already absent). */
   | { type: 'REMOVED' }
   /** `remove` failed. */

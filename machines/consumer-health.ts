@@ -23,7 +23,7 @@ export const STATE_MEANINGS: Readonly<Record<ConsumerStateName, StateMeaning>> =
   retrying: { label: 'apply failed, retrying', healthy: false },
   couldNotAsk: { label: 'could not ask', healthy: false },
   waitingForSecret: { label: 'waiting for its grant secret', healthy: false },
-  blocked: { label: 'blocked: grant secret unreadable', healthy: false },
+  blocked: { label: 'blocked: grant secret unreadable or unusable', healthy: false },
   rejected: { label: 'rejected by policy', healthy: false },
   suspended: { label: 'suspended: not checked until resumed', healthy: false },
   removing: { label: 'removing', healthy: true },

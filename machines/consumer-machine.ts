@@ -14,7 +14,8 @@
  * - `retrying`: an apply failed; retried with its own backoff (the brake count unchanged).
  * - `couldNotAsk`: a check threw, timed out or was skipped; nothing re-applied, asked again next time.
  * - `waitingForSecret`: the grant secret does not exist yet (quiet, then a warning past the grace).
- * - `blocked`: the grant secret exists but cannot be read; said once, re-read every interval.
+ * - `blocked`: the grant secret exists but cannot be read, or is no usable password (empty,
+ *   too short, too long, not text); said once, re-read every interval without a transition.
  * - `rejected`: the provider's policy refuses the consumer; nothing applied.
  * - `suspended`: an operator paused it (`holdfast suspend`); its login is left as it is, not
  *   checked and not applied, until `holdfast resume`.
@@ -24,7 +25,7 @@
  */
 import { setup, type SnapshotFrom } from 'xstate';
 import type { Announcement, ConsumerEvent } from './consumer-events.js';
-import { appliedFingerprints, change, count, duration, failure, missingSecret, notHeld, refusal, unreadableSecret } from './consumer-words.js';
+import { appliedFingerprints, change, count, duration, failure, missingSecret, notHeld, refusal, unreadableSecret, wrongSecret } from './consumer-words.js';
 import { brakeDelay, retryDelay, verifyDelay, type ConsumerTiming } from './delays.js';
 
 export interface ConsumerContext {
@@ -133,6 +134,17 @@ function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
         actions: [
           m.assign({ blockedRepeats: 1, reason: ({ event }) => `grant secret unreadable: ${unreadableSecret(event)}` }),
           say('error', ({ event }) => `grant secret cannot be read: ${unreadableSecret(event)}; blocked until it can (said once, repeats are counted)`),
+        ],
+      },
+      { target: 'blocked' as const, actions: m.assign({ blockedRepeats: ({ context }) => context.blockedRepeats + 1 }) },
+    ],
+    SECRET_INVALID: [
+      {
+        guard: 'firstRefusal' as const,
+        target: 'blocked' as const,
+        actions: [
+          m.assign({ blockedRepeats: 1, reason: ({ event }) => `grant secret unusable: ${wrongSecret(event)}` }),
+          say('error', ({ event }) => `grant secret is no usable password: ${wrongSecret(event)}; blocked until it is (said once, repeats are counted)`),
         ],
       },
       { target: 'blocked' as const, actions: m.assign({ blockedRepeats: ({ context }) => context.blockedRepeats + 1 }) },

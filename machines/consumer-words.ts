@@ -52,6 +52,12 @@ export function unreadableSecret(event: ConsumerEvent): string {
   return event.detail;
 }
 
+/** Why the grant secret, read, cannot be a password: path and what is wrong. */
+export function wrongSecret(event: ConsumerEvent): string {
+  assertEvent(event, 'SECRET_INVALID');
+  return event.detail;
+}
+
 /** What an apply applied: the spec and the secret's fingerprint. */
 export function appliedFingerprints(event: ConsumerEvent): { appliedSpecHash: string; appliedSecretMac: string } {
   assertEvent(event, 'APPLIED');

@@ -77,6 +77,7 @@ async function readSecret(path: string, scrubber: Scrubber): Promise<SecretOutco
   } catch (error) {
     if (isHoldfastError(error, 'SECRET_MISSING')) return { event: { type: 'SECRET_MISSING', path } };
     if (isHoldfastError(error, 'SECRET_UNREADABLE')) return { event: { type: 'SECRET_UNREADABLE', detail: error.message } };
+    if (isHoldfastError(error, 'SECRET_INVALID')) return { event: { type: 'SECRET_INVALID', detail: error.message } };
     return { event: { type: 'APPLY_FAILED', error: scrubber.describe(error) } };
   }
 }

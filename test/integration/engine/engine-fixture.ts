@@ -125,6 +125,7 @@ export class EngineFixture {
         `      username: ${options.provider.admin.username}`,
         '      passwordFile: secrets/cache',
         '    contributions: contributions/cache.yaml',
+        '    secretsRoot: grants',
         '    policy: { keyPrefix: "{id}:", allowedCommands: ["+@read", "+@write", "+@connection"] }',
       ].join('\n'),
     );

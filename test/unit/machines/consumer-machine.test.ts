@@ -331,6 +331,7 @@ describe('generated paths', () => {
       { type: 'CHANGED', what: 'grant secret rotated' },
       { type: 'SECRET_MISSING', path: '/s' },
       { type: 'SECRET_UNREADABLE', detail: 'EACCES' },
+      { type: 'SECRET_INVALID', detail: 'empty' },
       { type: 'REMOVED' },
       { type: 'REMOVE_FAILED', error: 'e' },
       ...['held', 'couldNotAsk', 'blocked'].map(AFTER.verify),
