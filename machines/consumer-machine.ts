@@ -16,7 +16,8 @@
  * - `waitingForSecret`: the grant secret does not exist yet (quiet, then a warning past the grace).
  * - `blocked`: the grant secret exists but cannot be read, or is no usable password (empty,
  *   too short, too long, not text); said once, re-read every interval without a transition.
- * - `rejected`: the provider's policy refuses the consumer; nothing applied.
+ * - `rejected`: the provider's policy refuses the consumer, never accepted; nothing applied. (A
+ *   consumer accepted once keeps its last accepted spec instead: `desired-event.ts`.)
  * - `suspended`: an operator paused it (`holdfast suspend`); its login is left as it is, not
  *   checked and not applied, until `holdfast resume`.
  * - `removing` / `removeRetrying` / `removed`: the consumer is no longer wanted.

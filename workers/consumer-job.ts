@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ConsumerEvent, EffectType } from '../machines/consumer-events.js';
 import { EFFECT_STATES } from '../machines/consumer-machine.js';
-import { desiredEvent } from '../machines/desired-event.js';
+import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
 import { firstSnapshot, MACHINE_VERSION, persist, readPersisted, restore, step, waitEnded, type ConsumerSnapshot } from '../machines/machine-step.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
@@ -152,6 +152,12 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
     case 'desired': {
       if (job.at < draft.desiredReadAt) return { kind: 'stale' };
       const desired = job.desired ?? { ...draft.desired, removed: true };
+      if (keepsAccepted(desired, read.consumer) && !draft.desired.removed) {
+        draft.refuse(desired, job.at);
+        const kept = draft.desired.source;
+        draft.say(() => log.error({ state: read.consumer.state }, `new spec refused by its provider's policy: ${desired.problems.join('; ')}; the spec accepted at ${kept} stays applied and checked`));
+        break;
+      }
       draft.deliver(desired, job.at);
       const event = desiredEvent(desired, read.consumer.state);
       if (event) events.push(event);

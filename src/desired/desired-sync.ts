@@ -48,7 +48,7 @@ interface FileSeen {
 }
 
 /** What tells one delivered spec from another: its hash, or for a refused one its problems'. */
-function digest(desired: DesiredSpec): string {
+function digest(desired: Pick<DesiredSpec, 'problems' | 'specHash'>): string {
   return desired.problems.length > 0 ? `rejected-${sha256Hex(desired.problems.join('\n')).slice(0, 16)}` : desired.specHash;
 }
 
@@ -67,8 +67,10 @@ export class DesiredSync {
   }
 
   /** Learns what a record holds (at start-up, before {@link start}). */
-  remember(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired'>): void {
-    if (!record.desired.removed) this.delivered.get(record.provider)?.set(record._id, digest(record.desired));
+  remember(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired' | 'refused'>): void {
+    // a refused spec was delivered last, while the record keeps the accepted one
+    const last = record.refused ? { problems: record.refused.problems, specHash: '' } : record.desired;
+    if (!record.desired.removed) this.delivered.get(record.provider)?.set(record._id, digest(last));
   }
 
   /** Reads every contributions file once and delivers what changed, then keeps watching. */

@@ -27,6 +27,8 @@ export interface ConsumerStatus {
   nextAt: string | null;
   brakeCount: number;
   reason: string | null;
+  /** A newer spec the policy refused (file, line and field), while the last accepted one is kept; null when none. */
+  refused: string | null;
 }
 
 export interface ProviderHealth {
@@ -76,18 +78,20 @@ export async function statusReport(sources: StatusSources, now: Date): Promise<S
     // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the last check
     const due = record.timer?.dueAt ?? null;
     const next = due && lastCheck && due <= lastCheck.at && providerTiming ? new Date(lastCheck.at.getTime() + verifyDelay(record._id, providerTiming)) : due;
+    const refused = record.refused ? `new spec refused by policy, the last accepted one kept: ${record.refused.problems.join('; ')}` : null;
     return {
       consumer: record._id,
       provider: record.provider,
       login: record.desired.login,
       state: described.state,
-      label: described.label,
-      healthy: described.healthy,
+      label: refused ? `${described.label}; new spec refused` : described.label,
+      healthy: described.healthy && !refused,
       since: record.stateSince.toISOString(),
       lastCheck: lastCheck ? { ...lastCheck, at: lastCheck.at.toISOString() } : null,
       nextAt: next?.toISOString() ?? null,
       brakeCount: described.brakeCount,
-      reason: described.reason,
+      reason: refused ?? described.reason,
+      refused,
     };
   });
 

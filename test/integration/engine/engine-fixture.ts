@@ -133,10 +133,14 @@ export class EngineFixture {
     return fixture;
   }
 
-  /** Declares `consumers`, each with the key pattern `keys(c)` (default `<id>:*`). */
-  writeContributions(consumers: Consumer[], keys: (c: Consumer) => string = (c) => `${c.id}:*`): void {
+  /** Declares `consumers`, each with the key pattern `keys(c)` (default `<id>:*`) and the command rules `commands(c)`. */
+  writeContributions(
+    consumers: Consumer[],
+    keys: (c: Consumer) => string = (c) => `${c.id}:*`,
+    commands: (c: Consumer) => string[] = () => ['+@read', '+@write', '+@connection'],
+  ): void {
     const items = consumers.map(
-      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${keys(c)}"], commands: ["+@read", "+@write", "+@connection"] }`,
+      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${keys(c)}"], commands: ${JSON.stringify(commands(c))} }`,
     );
     writeFileSync(join(this.dir, 'contributions/cache.yaml'), consumers.length ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n');
   }
