@@ -33,6 +33,11 @@ export type ResultEvent =
   | { type: 'HELD' }
   /** `check`: the backend does not hold the consumer; `reason` is the adapter's word for why (`missing`, `rules-differ`…). */
   | { type: 'NOT_HELD'; reason: string; detail: string }
+  /**
+   * `apply`/`check` on a provider that only observes (`management: observe`): the backend does
+   * not hold the consumer as declared, and holdfast may not change that.
+   */
+  | { type: 'NOT_APPLIED'; reason: string; detail: string }
   /** `check` could not ask: the backend threw, timed out, or its provider is paused. */
   | { type: 'CHECK_FAILED'; error: string; timedOut: boolean }
   /** `check` found the grant secret or the spec changed since it was applied. */

@@ -22,6 +22,12 @@ export function notHeld(event: ConsumerEvent): string {
   return `${event.reason}: ${event.detail}`;
 }
 
+/** What an observe-only provider's backend lacks: `not held (missing: no such ACL user)`. */
+export function observation(event: ConsumerEvent): string {
+  assertEvent(event, 'NOT_APPLIED');
+  return `not held (${event.reason}: ${event.detail})`;
+}
+
 /** Why the provider's policy refuses the consumer. */
 export function refusal(event: ConsumerEvent): string {
   assertEvent(event, 'REJECT');

@@ -180,7 +180,10 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
     if (effect !== 'check') {
       const problem = effect === 'apply' ? await deps.effects.secretProblem(draft.desired) : null;
       if (problem) return problem; // nothing attempted: nothing to write down before it
-      await draft.save(snapshot, new Date(deps.now().getTime() + provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS));
+      // an observe-only provider's apply only asks: nothing to write down before it either
+      if (!(effect === 'apply' && provider.config.management === 'observe')) {
+        await draft.save(snapshot, new Date(deps.now().getTime() + provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS));
+      }
       const event = await deps.effects[effect](input);
       if (event.type === 'APPLIED') draft.applied(deps.now());
       return event;
@@ -215,7 +218,13 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
 
   if (snapshot.status === 'done') {
     await draft.delete();
-    log.info({ from: draft.state, to: 'removed' }, `${draft.state} → removed: login ${draft.desired.login} is gone from ${provider.config.name}; record deleted`);
+    const management = provider.config.management;
+    log.info(
+      { from: draft.state, to: 'removed' },
+      management === 'manage'
+        ? `${draft.state} → removed: login ${draft.desired.login} is gone from ${provider.config.name}; record deleted`
+        : `${draft.state} → removed: no longer managed; login ${draft.desired.login} left on ${provider.config.name} (management: ${management}); record deleted`,
+    );
     return { kind: 'done' };
   }
   await draft.save(snapshot, null);

@@ -7,6 +7,10 @@
  * is due: the first check after an apply, one at least every `deepCheckEvery` (jittered per
  * consumer), and one to confirm any light check that did not pass, so that the reason logged
  * is the backend's own.
+ *
+ * A provider's `management` is kept here, where the adapter is called: `observe` never creates,
+ * changes or removes (an apply only asks whether the backend holds the consumer as declared;
+ * not held is `NOT_APPLIED`), and `no-delete` (like `observe`) leaves a removed consumer's login.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerContext } from '../machines/consumer-machine.js';
@@ -127,7 +131,16 @@ export function createEffects(deps: EffectDeps): Effects {
       const scrub = deps.scrubber.with(secret.password);
       const limit = deadline(provider);
       try {
-        await provider.adapter.create({ login: spec.login, password: secret.password, values: spec.values }, limit);
+        const grant: Grant = { login: spec.login, password: secret.password, values: spec.values };
+        if (provider.config.management === 'observe') {
+          // observe only: asked, never applied
+          if (!provider.adapter.holds) return { type: 'NOT_APPLIED', reason: 'unknown', detail: `the ${provider.config.adapter.kind} adapter cannot be asked` };
+          const answer = await provider.adapter.holds(grant, limit);
+          await answered(provider.config.name);
+          if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub.scrub(answer.detail) };
+          return { type: 'APPLIED', specHash: spec.specHash, secretMac: secretFingerprint(deps.fingerprintKey, secret.password) };
+        }
+        await provider.adapter.create(grant, limit);
         await answered(provider.config.name);
         return { type: 'APPLIED', specHash: spec.specHash, secretMac: secretFingerprint(deps.fingerprintKey, secret.password) };
       } catch (error) {
@@ -169,7 +182,9 @@ export function createEffects(deps: EffectDeps): Effects {
         }
         const answer = await adapter.holds(grant, limit);
         await answered(name);
-        return { event: answer.held ? { type: 'HELD' } : { type: 'NOT_HELD', reason: answer.reason, detail: scrub().scrub(answer.detail) }, deep: true };
+        if (answer.held) return { event: { type: 'HELD' }, deep: true };
+        const detail = scrub().scrub(answer.detail);
+        return { event: provider.config.management === 'observe' ? { type: 'NOT_APPLIED', reason: answer.reason, detail } : { type: 'NOT_HELD', reason: answer.reason, detail }, deep: true };
       } catch (error) {
         failed(name);
         const timedOut = isHoldfastError(error, 'DEADLINE_EXCEEDED');
@@ -183,6 +198,7 @@ export function createEffects(deps: EffectDeps): Effects {
     },
 
     async remove({ provider, spec }) {
+      if (provider.config.management !== 'manage') return { type: 'REMOVED' }; // the login is left on the backend
       const limit = deadline(provider);
       try {
         await provider.adapter.remove(spec.login, limit);

@@ -34,6 +34,8 @@ export interface FixtureOptions {
   wrapEffects?: EngineOptions['wrapEffects'];
   concurrency?: number;
   resyncEvery?: string;
+  /** More lines for the provider's configuration, e.g. `management: observe`. */
+  providerLines?: string[];
 }
 
 /** Fixtures for one test file, each stopped (engines and files) after the file's tests. */
@@ -127,6 +129,7 @@ export class EngineFixture {
         '    contributions: contributions/cache.yaml',
         '    secretsRoot: grants',
         '    policy: { keyPrefix: "{id}:", allowedCommands: ["+@read", "+@write", "+@connection"] }',
+        ...(options.providerLines ?? []).map((l) => `    ${l}`),
       ].join('\n'),
     );
     fixture.config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
