@@ -185,6 +185,10 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     return (await this.race(auth, signal, what, secrets)) !== refused;
   }
 
+  async ping({ signal }: CallOptions): Promise<void> {
+    await this.send(signal, 'PING', [], () => this.client.ping());
+  }
+
   async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
     const users = await this.send(signal, 'ACL USERS', [], () => this.client.call('ACL', 'USERS'));
     return (Array.isArray(users) ? users : [])
