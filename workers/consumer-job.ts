@@ -34,7 +34,12 @@ export interface JobDeps extends DraftDeps {
   providers: ReadonlyMap<string, ProviderRuntime>;
   effects: Effects;
   logger: Logger;
+  /** Whether the record store is known not to answer: then no consumer is acted on (see `src/store/store-watch.ts`). */
+  storeDown?: () => boolean;
 }
+
+/** How long a job waits, put back, while the record store does not answer. */
+export const STORE_DOWN_RETRY_MS = 1000;
 
 export type JobOutcome =
   | { kind: 'done' }
@@ -63,6 +68,8 @@ export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promi
     deps.logger.warn({ consumer: job.key }, `no provider "${providerName}" in this configuration; job skipped`);
     return { kind: 'unknown-provider' };
   }
+  // nothing is done from a record that may be stale, and no backend is asked meanwhile
+  if (deps.storeDown?.()) return { kind: 'busy', at: new Date(deps.now().getTime() + STORE_DOWN_RETRY_MS + Math.floor(Math.random() * STORE_DOWN_RETRY_MS)) };
   const lockMs = provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS;
   const token = randomUUID();
   const claim = await deps.coordination.claim(job.key, token, lockMs);
@@ -176,6 +183,7 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
   /** Performs the effect the machine asks for (persisting first, but for a check) and returns its result. */
   const perform = async (effect: EffectType): Promise<ConsumerEvent> => {
     if (!(await options.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${job.key} before ${effect}`);
+    if (deps.storeDown?.()) throw new HoldfastError('STORE_UNAVAILABLE', `the record store stopped answering before the ${effect} of ${job.key}; put back until it answers`);
     const input = { key: job.key, provider, spec: draft.desired, context: snapshot.context };
     if (effect !== 'check') {
       const problem = effect === 'apply' ? await deps.effects.secretProblem(draft.desired) : null;

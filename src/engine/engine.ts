@@ -22,6 +22,7 @@ import { ProviderGate } from '../../workers/provider-gate.js';
 import { Resync } from '../resync/resync.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { storeReason } from '../store/store-retry.js';
+import { StoreWatch } from '../store/store-watch.js';
 import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 
@@ -46,6 +47,8 @@ export interface Engine {
   sync: DesiredSync | undefined;
   resync: Resync | undefined;
   worker: ConsumerWorker | undefined;
+  /** Whether the record store answers, asked every second. */
+  storeWatch: StoreWatch;
   /** Stops syncing, lets in-flight jobs finish, closes every connection. */
   stop(): Promise<void>;
 }
@@ -101,6 +104,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   try {
     const { client, store } = await connectStore(config);
     closing.push(() => client.close());
+    const storeWatch = new StoreWatch(client.db(config.store.database), { where: config.store.url, logger, now });
+    storeWatch.start();
+    closing.push(() => Promise.resolve(storeWatch.stop()));
     const queue = new ConsumerQueue(config.queue);
     closing.push(() => queue.close());
     const { redis, coordination } = connectCoordination(config);
@@ -138,7 +144,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     };
     const worker = options.roles.worker
       ? new ConsumerWorker(
-          { store, queue, coordination, providers, effects, logger, now },
+          { store, queue, coordination, providers, effects, logger, now, storeDown: () => storeWatch.down !== null },
           { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot },
           logger,
         )
@@ -176,6 +182,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       sync,
       resync,
       worker,
+      storeWatch,
       stop: close,
     };
   } catch (error) {
