@@ -35,6 +35,17 @@ export interface ProviderConfig {
   removalGuard: { share: number; floor: number };
   /** Absolute directory grant secrets may be in besides the contributions file's own; undefined: only the latter. */
   secretsRoot: string | undefined;
+  /** Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for. */
+  orphans?: OrphanPolicy | undefined;
+}
+
+export interface OrphanPolicy {
+  /** Only logins starting with this are holdfast's to judge. */
+  prefix: string;
+  /** The backend's logins are listed this often. */
+  everyMs: number;
+  /** Remove orphans (seen on two listings in a row) rather than only report them; never under `observe` or `no-delete`. */
+  remove: boolean;
 }
 
 export type Management = 'manage' | 'observe' | 'no-delete';

@@ -44,6 +44,8 @@
  *                                       # `holdfast confirm-removals cache`
  *     secretsRoot: grants               # optional: grant secrets may also be under this
  *                                       # directory; by default only beside the contributions
+ *     orphans: { prefix: app_, every: 5m, remove: false }  # optional: logins under prefix
+ *                                       # that no consumer claims are reported (removed if remove)
  *     verifyEvery: 10s                  # any timing key overrides defaults
  * ```
  */
@@ -111,6 +113,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       management: provider.management,
       removalGuard: provider.removalGuard,
       secretsRoot: provider.secretsRoot,
+      ...(provider.orphans ? { orphans: { prefix: provider.orphans.prefix, everyMs: provider.orphans.every, remove: provider.orphans.remove } } : {}),
     };
   });
   if (problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
@@ -222,6 +225,7 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
       })
       .prefault({}),
     secretsRoot: filePath.optional(),
+    orphans: z.strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) }).optional(),
   });
   return z.strictObject({
     queue: z.strictObject({

@@ -55,6 +55,10 @@ function digest(desired: Pick<DesiredSpec, 'problems' | 'specHash'>): string {
 export class DesiredSync {
   /** Per provider: consumer key → digest of the spec last delivered (absent: none, or no longer declared). */
   private readonly delivered = new Map<string, Map<string, string>>();
+  /** Per provider: consumer key → its login, for the consumers delivered (what they claim on the backend). */
+  private readonly logins = new Map<string, Map<string, string>>();
+  /** Providers whose file has been read (or whose records learned) at least once. */
+  private readonly known = new Set<string>();
   private readonly seen = new Map<string, FileSeen>();
   private readonly watchers: FSWatcher[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
@@ -63,7 +67,16 @@ export class DesiredSync {
   private stopped = false;
 
   constructor(private readonly options: DesiredSyncOptions) {
-    for (const provider of options.providers) this.delivered.set(provider.name, new Map());
+    for (const provider of options.providers) {
+      this.delivered.set(provider.name, new Map());
+      this.logins.set(provider.name, new Map());
+    }
+  }
+
+  /** The logins the consumers of `provider` claim on its backend; undefined before its file was first read. */
+  claimedLogins(provider: string): ReadonlySet<string> | undefined {
+    if (!this.known.has(provider)) return undefined;
+    return new Set(this.logins.get(provider)?.values());
   }
 
   /** Learns what a record holds (at start-up, before {@link start}). */
@@ -71,6 +84,8 @@ export class DesiredSync {
     // a refused spec was delivered last, while the record keeps the accepted one
     const last = record.refused ? { problems: record.refused.problems, specHash: '' } : record.desired;
     if (!record.desired.removed) this.delivered.get(record.provider)?.set(record._id, digest(last));
+    // a record being removed still claims its login until it is gone
+    this.logins.get(record.provider)?.set(record._id, record.desired.login);
   }
 
   /** Reads every contributions file once and delivers what changed, then keeps watching. */
@@ -188,10 +203,15 @@ export class DesiredSync {
 
     const at = this.deliveryTime();
     for (let i = 0; i < changes.length; i += 1000) await queue.deliverDesired(changes.slice(i, i + 1000), at);
+    const logins = this.logins.get(name) ?? new Map<string, string>();
     for (const { key, desired } of changes) {
       if (desired) delivered.set(key, digest(desired));
       else delivered.delete(key);
+      // a refused spec keeps the accepted one's login; a removed consumer's is released by the orphan watch's second look
+      if (desired && (desired.problems.length === 0 || !logins.has(key))) logins.set(key, desired.login);
+      else if (!desired) logins.delete(key);
     }
+    this.known.add(name);
     if (wasHeld !== undefined && confirmed === undefined) logger.info({ provider: name, file: path }, `${path} changed since removals were held back; judged afresh, nothing is held back now`);
     for (const key of gone) logger.info({ consumer: key }, 'no longer declared; removing');
     this.seen.set(name, { signature, error: null });

@@ -20,6 +20,7 @@ import { bullConnection, ConsumerQueue } from '../queue/consumer-queue.js';
 import { Coordination } from '../queue/coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
 import { Resync } from '../resync/resync.js';
+import { OrphanWatch } from '../orphans/orphan-watch.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { storeReason } from '../store/store-retry.js';
 import { StoreWatch } from '../store/store-watch.js';
@@ -170,6 +171,17 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await again.sweep((record) => desired.remember(record));
       await desired.start();
       again.start();
+      const orphans = new OrphanWatch({
+        providers: [...providers.values()],
+        claimed: (name) => desired.claimedLogins(name),
+        coordination,
+        logger,
+        scrubber,
+        paused: () => storeWatch.down !== null,
+        now,
+      });
+      orphans.start();
+      closing.push(() => orphans.stop());
       sync = desired;
       resync = again;
     }

@@ -11,6 +11,7 @@
  *   when it answers;
  * - each provider's **pause** (its checks timed out) and the one probe a pause lets through;
  * - a **sentinel** whose absence says the queue's Redis forgot everything;
+ * - each provider's **orphans**: logins under its prefix that no consumer claims, as last listed;
  * - each provider's **confirmed removals**: the held-back change a person confirmed with
  *   `holdfast confirm-removals`, for the running desired-state sync to apply.
  *
@@ -36,6 +37,13 @@ export interface CheckMemo {
 export interface Pause {
   since: string;
   reason: string;
+}
+
+/** Logins on a provider's backend under its orphan prefix that no consumer claims. */
+export interface OrphanReport {
+  at: string;
+  prefix: string;
+  logins: string[];
 }
 
 /** A consumer's lock, taken: what the queue's Redis knows of it. */
@@ -200,6 +208,28 @@ export class Coordination {
     providers.forEach((p, i) => {
       const raw = values[i];
       if (raw) out.set(p, JSON.parse(raw) as Pause);
+    });
+    return out;
+  }
+
+  private orphansKey(provider: string): string {
+    return `${this.prefix}:orphans:${provider}`;
+  }
+
+  /** What the last listing of `provider`'s logins found unclaimed (an empty list clears it). */
+  async setOrphans(provider: string, report: OrphanReport): Promise<void> {
+    if (report.logins.length === 0) await this.redis.del(this.orphansKey(provider));
+    else await this.redis.set(this.orphansKey(provider), JSON.stringify(report));
+  }
+
+  /** The orphans last found among `providers`, for the status. */
+  async orphans(providers: readonly string[]): Promise<Map<string, OrphanReport>> {
+    const out = new Map<string, OrphanReport>();
+    if (providers.length === 0) return out;
+    const values = await this.redis.mget(...providers.map((p) => this.orphansKey(p)));
+    providers.forEach((p, i) => {
+      const raw = values[i];
+      if (raw) out.set(p, JSON.parse(raw) as OrphanReport);
     });
     return out;
   }

@@ -8,7 +8,7 @@ import { readPersisted } from '../../machines/machine-step.js';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import { verifyDelay } from '../../machines/delays.js';
 import type { ProviderConfig } from '../config/config.js';
-import type { CheckMemo, Coordination, Pause } from '../queue/coordination.js';
+import type { CheckMemo, Coordination, OrphanReport, Pause } from '../queue/coordination.js';
 import type { ConsumerRecord, LastCheck } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 
@@ -52,7 +52,7 @@ export interface StatusReport {
 export interface StatusSources {
   store: Pick<ConsumerStore, 'list' | 'providerStatuses'>;
   /** Where pauses and what checks learned are read (absent: the queue's Redis is not asked). */
-  coordination?: Pick<Coordination, 'checkMemos' | 'pauses'>;
+  coordination?: Pick<Coordination, 'checkMemos' | 'pauses'> & Partial<Pick<Coordination, 'orphans'>>;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
 }
 
@@ -67,6 +67,7 @@ export async function statusReport(sources: StatusSources, now: Date): Promise<S
   const [records, statuses] = await Promise.all([store.list(), store.providerStatuses()]);
   const names = [...new Set([...sources.providers.map((p) => p.name), ...statuses.map((s) => s._id), ...records.map((r) => r.provider)])].sort();
   const paused = coordination ? await coordination.pauses(names) : new Map<string, Pause>();
+  const orphans = coordination?.orphans ? await coordination.orphans(names) : new Map<string, OrphanReport>();
   const memos = coordination ? await coordination.checkMemos(records.map((r) => r._id)) : new Map<string, CheckMemo>();
   const timing = new Map(sources.providers.map((p) => [p.name, p.timing]));
 
@@ -105,6 +106,13 @@ export async function statusReport(sources: StatusSources, now: Date): Promise<S
       problems.push(
         `removals held back since ${held.since.toISOString()}: ${held.removals} would be removed (of ${held.of}) by ${held.file}, e.g. ${held.sample.join(', ')}; ` +
           `if that is intended: holdfast confirm-removals ${name}; otherwise restore the file`,
+      );
+    }
+    const orphaned = orphans.get(name);
+    if (orphaned && orphaned.logins.length > 0) {
+      problems.push(
+        `${orphaned.logins.length} login(s) under "${orphaned.prefix}" that no consumer claims (orphans, as of ${orphaned.at}): ${orphaned.logins.slice(0, 20).join(', ')}${orphaned.logins.length > 20 ? ', …' : ''}; ` +
+          'declare them, remove them by hand, or set orphans.remove',
       );
     }
     return {

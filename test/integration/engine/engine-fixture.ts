@@ -34,7 +34,7 @@ export interface FixtureOptions {
   wrapEffects?: EngineOptions['wrapEffects'];
   concurrency?: number;
   resyncEvery?: string;
-  /** More lines for the provider's configuration, e.g. `management: observe`. */
+  /** More lines for the provider's configuration, e.g. `management: observe`; `{tag}` is the fixture's tag (logins are `t<tag>_<id>`). */
   providerLines?: string[];
 }
 
@@ -129,7 +129,7 @@ export class EngineFixture {
         '    contributions: contributions/cache.yaml',
         '    secretsRoot: grants',
         '    policy: { keyPrefix: "{id}:", allowedCommands: ["+@read", "+@write", "+@connection"] }',
-        ...(options.providerLines ?? []).map((l) => `    ${l}`),
+        ...(options.providerLines ?? []).map((l) => `    ${l.replaceAll('{tag}', tag)}`),
       ].join('\n'),
     );
     fixture.config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
