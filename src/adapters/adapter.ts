@@ -11,6 +11,12 @@ export interface Grant<Values = unknown> {
   login: string;
   password: string;
   values: Values;
+  /**
+   * A rotation's overlap: `create` keeps the passwords the login already accepts beside this
+   * one, and `holds` accepts them beside it. Adapters whose backend holds one password per
+   * login ignore it.
+   */
+  keepPasswords?: boolean;
 }
 
 /** Why a backend does not hold a consumer. */

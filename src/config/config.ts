@@ -35,6 +35,8 @@ export interface ProviderConfig {
   removalGuard: { share: number; floor: number };
   /** Absolute directory grant secrets may be in besides the contributions file's own; undefined: only the latter. */
   secretsRoot: string | undefined;
+  /** A rotated grant secret's old password stays accepted beside the new one this long (backends that hold several); absent: replaced at once. */
+  rotationOverlapMs?: number | undefined;
   /** Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for. */
   orphans?: OrphanPolicy | undefined;
 }

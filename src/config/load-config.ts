@@ -44,6 +44,8 @@
  *                                       # `holdfast confirm-removals cache`
  *     secretsRoot: grants               # optional: grant secrets may also be under this
  *                                       # directory; by default only beside the contributions
+ *     rotationOverlap: 10m              # optional (redis-acl): a rotated grant secret's old
+ *                                       # password is accepted beside the new one this long
  *     orphans: { prefix: app_, every: 5m, remove: false }  # optional: logins under prefix
  *                                       # that no consumer claims are reported (removed if remove)
  *     verifyEvery: 10s                  # any timing key overrides defaults
@@ -113,6 +115,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       management: provider.management,
       removalGuard: provider.removalGuard,
       secretsRoot: provider.secretsRoot,
+      ...(provider.rotationOverlap !== undefined ? { rotationOverlapMs: provider.rotationOverlap } : {}),
       ...(provider.orphans ? { orphans: { prefix: provider.orphans.prefix, everyMs: provider.orphans.every, remove: provider.orphans.remove } } : {}),
     };
   });
@@ -225,6 +228,7 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
       })
       .prefault({}),
     secretsRoot: filePath.optional(),
+    rotationOverlap: durationSchema.optional(),
     orphans: z.strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) }).optional(),
   });
   return z.strictObject({
