@@ -105,14 +105,19 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   try {
     const { client, store } = await connectStore(config);
     closing.push(() => client.close());
-    const storeWatch = new StoreWatch(client.db(config.store.database), { where: config.store.url, logger, now });
-    storeWatch.start();
-    closing.push(() => Promise.resolve(storeWatch.stop()));
     const queue = new ConsumerQueue(config.queue);
     closing.push(() => queue.close());
     const { redis, coordination } = connectCoordination(config);
+    const storeWatch = new StoreWatch(client.db(config.store.database), {
+      where: config.store.url,
+      logger,
+      now,
+      publish: (outage) => coordination.setStoreOutage(outage && { since: outage.since.toISOString(), reason: outage.reason }),
+    });
+    storeWatch.start();
     const gate = new ProviderGate(coordination);
     closing.push(() => Promise.resolve(redis.disconnect()));
+    closing.push(() => Promise.resolve(storeWatch.stop()));
     const providers = new Map(
       config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin))]),
     );

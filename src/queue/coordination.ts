@@ -11,6 +11,7 @@
  *   when it answers;
  * - each provider's **pause** (its checks timed out) and the one probe a pause lets through;
  * - a **sentinel** whose absence says the queue's Redis forgot everything;
+ * - the record store's **outage**, as a worker's watch last saw it (it expires by itself);
  * - each provider's **orphans**: logins under its prefix that no consumer claims, as last listed;
  * - each provider's **confirmed removals**: the held-back change a person confirmed with
  *   `holdfast confirm-removals`, for the running desired-state sync to apply.
@@ -210,6 +211,19 @@ export class Coordination {
       if (raw) out.set(p, JSON.parse(raw) as Pause);
     });
     return out;
+  }
+
+  /** The record store does not answer (kept `ttlMs`, refreshed while it stays so); null: it answers again. */
+  async setStoreOutage(outage: Pause | null, ttlMs = 5_000): Promise<void> {
+    const key = `${this.prefix}:store-down`;
+    if (outage) await this.redis.set(key, JSON.stringify(outage), 'PX', ttlMs);
+    else await this.redis.del(key);
+  }
+
+  /** The record store's outage as a worker last saw it, or null. */
+  async storeOutage(): Promise<Pause | null> {
+    const raw = await this.redis.get(`${this.prefix}:store-down`);
+    return raw ? (JSON.parse(raw) as Pause) : null;
   }
 
   private orphansKey(provider: string): string {

@@ -22,6 +22,8 @@ export interface StoreWatchOptions {
   /** A ping not answered in this time counts as no answer (a frozen server accepts connections). */
   timeoutMs?: number;
   now?: () => Date;
+  /** Tells others (the status) what the watch sees: the outage at every failed ping, null once it answers. */
+  publish?: (outage: StoreOutage | null) => Promise<void>;
 }
 
 export class StoreWatch {
@@ -69,6 +71,7 @@ export class StoreWatch {
   }
 
   private failed(reason: string): void {
+    void this.options.publish?.(this.outage ?? { since: (this.options.now ?? (() => new Date()))(), reason }).catch(() => undefined);
     if (this.outage) return;
     this.outage = { since: (this.options.now ?? (() => new Date()))(), reason };
     this.options.logger.error({ store: this.options.where }, `the record store at ${this.options.where} does not answer (${reason}): no consumer is acted on until it does`);
@@ -76,6 +79,7 @@ export class StoreWatch {
 
   private answered(): void {
     if (!this.outage) return;
+    void this.options.publish?.(null).catch(() => undefined);
     const ms = Date.now() - this.outage.since.getTime();
     this.outage = null;
     this.options.logger.info({ store: this.options.where }, `the record store at ${this.options.where} answers again after ${Math.round(ms / 100) / 10} s; consumers are acted on again`);

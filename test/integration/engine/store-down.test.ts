@@ -1,4 +1,6 @@
 /** The record store frozen (SIGSTOP) or stopped: no backend is asked meanwhile, it is said once, and everything resumes when it answers. */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { ownBackend } from '../../backends/index.js';
@@ -30,6 +32,9 @@ describe('the record store down', () => {
       await new Promise((r) => setTimeout(r, 3000)); // ten intervals
       expect(recorder.calls.filter((c) => c.start >= noticed)).toEqual([]);
       expect(saidDown()).toBe(n);
+      const status = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../../src/cli/main.ts'), 'status', '-c', join(f.dir, 'holdfast.yaml')], { encoding: 'utf8' });
+      expect(status.status).toBe(1);
+      expect(status.stdout).toContain(`NOT HEALTHY: the record store at ${f.config.store.url} does not answer since`);
 
       await restore();
       await f.until('answering again', () => engine.storeWatch.down === null, 20_000);
