@@ -18,23 +18,33 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 // eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/;
 
+const TOO_LARGE = Symbol('too large');
+const NOT_UTF8 = Symbol('not UTF-8');
+
+/** One buffer for every read: reads are synchronous, so none overlaps another. */
+const buffer = Buffer.allocUnsafe(MAX_SECRET_BYTES + 3);
+
 /**
- * The file's bytes, less one trailing newline, or null when it is larger than
- * {@link MAX_SECRET_BYTES} (not read beyond that). Synchronous, as `readSecretFile`: a few bytes
- * read on every check. Throws the fs error.
+ * The file's text, less one trailing newline; {@link TOO_LARGE} beyond {@link MAX_SECRET_BYTES}
+ * (not read beyond that), {@link NOT_UTF8} when it is not UTF-8. Synchronous, as `readSecretFile`: a few
+ * bytes read on every check. Throws the fs error.
  */
-function readBounded(path: string): Buffer | null {
+function readBounded(path: string): string | typeof TOO_LARGE | typeof NOT_UTF8 {
   const fd = openSync(path, 'r');
+  let length = 0;
   try {
-    if (fstatSync(fd).size > MAX_SECRET_BYTES + 2) return null;
-    const buffer = Buffer.allocUnsafe(MAX_SECRET_BYTES + 3);
-    let length = 0;
+    if (fstatSync(fd).size > MAX_SECRET_BYTES + 2) return TOO_LARGE;
     for (let n = -1; n !== 0 && length < buffer.length; length += n) n = readSync(fd, buffer, length, buffer.length - length, null);
-    let end = length;
-    if (buffer[end - 1] === 0x0a) end -= buffer[end - 2] === 0x0d ? 2 : 1;
-    return end > MAX_SECRET_BYTES ? null : buffer.subarray(0, end);
   } finally {
     closeSync(fd);
+  }
+  let end = length;
+  if (buffer[end - 1] === 0x0a) end -= buffer[end - 2] === 0x0d ? 2 : 1;
+  if (end > MAX_SECRET_BYTES) return TOO_LARGE;
+  try {
+    return utf8.decode(buffer.subarray(0, end));
+  } catch {
+    return NOT_UTF8;
   }
 }
 
@@ -51,9 +61,9 @@ async function describeRefusal(path: string, code: string): Promise<string> {
 
 /** The grant secret in `path`, or why not: missing, unreadable (with owner, mode and uid), or unusable. */
 export async function readGrantSecret(path: string): Promise<string> {
-  let bytes: Buffer | null;
+  let read: ReturnType<typeof readBounded>;
   try {
-    bytes = readBounded(path);
+    read = readBounded(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
     if (code === 'ENOENT') throw new HoldfastError('SECRET_MISSING', `grant secret ${path} does not exist`);
@@ -63,13 +73,9 @@ export async function readGrantSecret(path: string): Promise<string> {
     if (code === 'EISDIR') throw new HoldfastError('SECRET_INVALID', `grant secret ${path} is a directory`);
     throw new HoldfastError('SECRET_UNREADABLE', await describeRefusal(path, code));
   }
-  if (bytes === null) throw new HoldfastError('SECRET_INVALID', `grant secret ${path} is larger than ${MAX_SECRET_BYTES} bytes; no password is`);
-  let password: string;
-  try {
-    password = utf8.decode(bytes);
-  } catch {
-    throw new HoldfastError('SECRET_INVALID', `grant secret ${path} is not text (not UTF-8)`);
-  }
+  if (read === TOO_LARGE) throw new HoldfastError('SECRET_INVALID', `grant secret ${path} is larger than ${MAX_SECRET_BYTES} bytes; no password is`);
+  if (read === NOT_UTF8) throw new HoldfastError('SECRET_INVALID', `grant secret ${path} is not text (not UTF-8)`);
+  const password = read;
   if (password.length === 0) throw new HoldfastError('SECRET_INVALID', `grant secret ${path} is empty`);
   if (password.length < MIN_SECRET_LENGTH) {
     throw new HoldfastError('SECRET_INVALID', `grant secret ${path} holds ${password.length} characters; at least ${MIN_SECRET_LENGTH} are needed`);
