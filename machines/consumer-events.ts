@@ -33,6 +33,11 @@ export type ResultEvent =
   | { type: 'HELD' }
   /** `check`: the backend does not hold the consumer; `reason` is the adapter's word for why (`missing`, `rules-differ`…). */
   | { type: 'NOT_HELD'; reason: string; detail: string }
+  /**
+   * `apply`/`check` on a provider that only observes (`management: observe`): the backend does
+   * not hold the consumer as declared, and holdfast may not change that.
+   */
+  | { type: 'NOT_APPLIED'; reason: string; detail: string }
   /** `check` could not ask: the backend threw, timed out, or its provider is paused. */
   | { type: 'CHECK_FAILED'; error: string; timedOut: boolean }
   /** `check` found the grant secret or the spec changed since it was applied. */
@@ -41,6 +46,8 @@ export type ResultEvent =
   | { type: 'SECRET_MISSING'; path: string }
   /** `apply`/`check`: the grant secret exists but cannot be read (path, owner, mode, uid). */
   | { type: 'SECRET_UNREADABLE'; detail: string }
+  /** `apply`/`check`: the grant secret was read but cannot be a password (empty, too short or long, not text); `detail` names the file and what is wrong, never the content. */
+  | { type: 'SECRET_INVALID'; detail: string }
   /** `remove` succeeded (or the login was already absent). */
   | { type: 'REMOVED' }
   /** `remove` failed. */

@@ -14,8 +14,13 @@
  * - `retrying`: an apply failed; retried with its own backoff (the brake count unchanged).
  * - `couldNotAsk`: a check threw, timed out or was skipped; nothing re-applied, asked again next time.
  * - `waitingForSecret`: the grant secret does not exist yet (quiet, then a warning past the grace).
- * - `blocked`: the grant secret exists but cannot be read; said once, re-read every interval.
- * - `rejected`: the provider's policy refuses the consumer; nothing applied.
+ * - `blocked`: the grant secret exists but cannot be read, or is no usable password (empty,
+ *   too short, too long, not text); said once, re-read every interval without a transition.
+ * - `rejected`: the provider's policy refuses the consumer, never accepted; nothing applied. (A
+ *   consumer accepted once keeps its last accepted spec instead: `desired-event.ts`.)
+ * - `observedNotHeld`: the provider only observes (`management: observe`) and the backend does
+ *   not hold the consumer as declared: said once (again when what differs changes), asked
+ *   again every interval, never applied.
  * - `suspended`: an operator paused it (`holdfast suspend`); its login is left as it is, not
  *   checked and not applied, until `holdfast resume`.
  * - `removing` / `removeRetrying` / `removed`: the consumer is no longer wanted.
@@ -26,7 +31,7 @@
  */
 import { setup, type SnapshotFrom } from 'xstate';
 import type { Announcement, ConsumerEvent } from './consumer-events.js';
-import { appliedFingerprints, change, count, duration, failure, missingSecret, notHeld, refusal, unreadableSecret } from './consumer-words.js';
+import { appliedFingerprints, change, count, duration, failure, missingSecret, notHeld, observation, refusal, unreadableSecret, wrongSecret } from './consumer-words.js';
 import { brakeDelay, retryDelay, verifyDelay, type ConsumerTiming } from './delays.js';
 
 export interface ConsumerContext {
@@ -79,6 +84,8 @@ function consumerSetup(timing: ConsumerTiming) {
       braking: ({ context }) => context.brakeCount >= 1,
       firstRefusal: ({ context }) => context.blockedRepeats === 0,
       wasBlocked: ({ context }) => context.blockedRepeats > 0,
+      /** An observe-only provider's backend still lacks the consumer in the same way as last said. */
+      sameObservation: ({ context, event }) => event.type === 'NOT_APPLIED' && context.reason === observation(event),
       /** The wait that just ended took the total past the grace period. */
       secretLate: ({ context }) =>
         context.secretWaitedMs >= timing.secretGraceMs && context.secretWaitedMs - secretDelay(context.secretWaits) < timing.secretGraceMs,
@@ -139,6 +146,17 @@ function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
       },
       { target: 'blocked' as const, actions: m.assign({ blockedRepeats: ({ context }) => context.blockedRepeats + 1 }) },
     ],
+    SECRET_INVALID: [
+      {
+        guard: 'firstRefusal' as const,
+        target: 'blocked' as const,
+        actions: [
+          m.assign({ blockedRepeats: 1, reason: ({ event }) => `grant secret unusable: ${wrongSecret(event)}` }),
+          say('error', ({ event }) => `grant secret is no usable password: ${wrongSecret(event)}; blocked until it is (said once, repeats are counted)`),
+        ],
+      },
+      { target: 'blocked' as const, actions: m.assign({ blockedRepeats: ({ context }) => context.blockedRepeats + 1 }) },
+    ],
   };
 
   /** Applying or re-applying, when the apply failed: retried on its own backoff. */
@@ -149,6 +167,18 @@ function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
       say('warn', ({ context, event }) => `${context.reapplying ? 're-apply' : 'apply'} failed (${failure(event)}); retrying in ${duration(retryDelay(context.retryCount, timing))}`),
     ],
   };
+
+  /** An observe-only provider's backend does not hold the consumer: reported once, not applied. */
+  const observed = [
+    { guard: 'sameObservation' as const, target: 'observedNotHeld' as const },
+    {
+      target: 'observedNotHeld' as const,
+      actions: [
+        m.assign({ reason: ({ event }) => observation(event), reapplying: false }),
+        say('warn', ({ event }) => `${observation(event)}; its provider only observes: reported, not applied`),
+      ],
+    },
+  ];
 
   /** An operator's pause: the login is left as it is, not checked until resumed. */
   const suspend = { target: 'suspended' as const, actions: because('suspended by an operator') };
@@ -174,13 +204,13 @@ function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
   /** An effect state found mid-effect (its worker died): the effect is performed again. */
   const redoes = (state: 'applying' | 'verifying' | 'lost' | 'removing') => ({ REDO: { target: state, reenter: true } });
 
-  return { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, betweenChecks, waitingToApply, applyAgain, redoes };
+  return { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, observed, betweenChecks, waitingToApply, applyAgain, redoes };
 }
 
 /** Builds the machine for a provider's timing: the chart. */
 export function createConsumerMachine(timing: ConsumerTiming) {
   const m = consumerSetup(timing);
-  const { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, betweenChecks, waitingToApply, applyAgain, redoes } = handlers(m, timing);
+  const { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, observed, betweenChecks, waitingToApply, applyAgain, redoes } = handlers(m, timing);
   return m.createMachine({
     id: 'consumer',
     // XState's `transition()` computes an initial context without input for every event: tolerate that
@@ -219,6 +249,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             { target: 'held', actions: applied(() => 'applied') },
           ],
           APPLY_FAILED: failedApply,
+          NOT_APPLIED: observed,
           ...secretOutcomes,
         },
       },
@@ -248,6 +279,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
           ],
           CHECK_FAILED: { target: 'couldNotAsk', actions: m.assign({ reason: ({ event }) => `could not ask: ${failure(event)}` }) },
           CHANGED: { target: 'applying', actions: m.assign({ reason: ({ event }) => change(event), reapplying: false }) },
+          NOT_APPLIED: observed,
           ...secretOutcomes,
         },
       },
@@ -268,6 +300,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             { target: 'held', actions: applied(() => 'applied again', (c) => ({ brakeCount: c.brakeCount + 1 })) },
           ],
           APPLY_FAILED: failedApply,
+          NOT_APPLIED: observed,
           ...secretOutcomes,
         },
       },
@@ -280,6 +313,8 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       rejected: { on: { DESIRED: { target: 'applying', actions: because('accepted by policy') } } },
       // an operator's pause: no check, no apply (a new spec waits); resumed, it is asked at once
       suspended: { on: { RESUME: { target: 'verifying', actions: because('resumed by an operator') } } },
+      // observe only: asked again every interval by an apply that only asks (see workers/effects.ts)
+      observedNotHeld: { after: { verify: 'applying' }, on: betweenChecks },
 
       removing: {
         entry: 'remove',

@@ -22,6 +22,12 @@ export function notHeld(event: ConsumerEvent): string {
   return `${event.reason}: ${event.detail}`;
 }
 
+/** What an observe-only provider's backend lacks: `not held (missing: no such ACL user)`. */
+export function observation(event: ConsumerEvent): string {
+  assertEvent(event, 'NOT_APPLIED');
+  return `not held (${event.reason}: ${event.detail})`;
+}
+
 /** Why the provider's policy refuses the consumer. */
 export function refusal(event: ConsumerEvent): string {
   assertEvent(event, 'REJECT');
@@ -49,6 +55,12 @@ export function missingSecret(event: ConsumerEvent): string {
 /** Why the grant secret cannot be read: path, owner, mode, uid. */
 export function unreadableSecret(event: ConsumerEvent): string {
   assertEvent(event, 'SECRET_UNREADABLE');
+  return event.detail;
+}
+
+/** Why the grant secret, read, cannot be a password: path and what is wrong. */
+export function wrongSecret(event: ConsumerEvent): string {
+  assertEvent(event, 'SECRET_INVALID');
   return event.detail;
 }
 

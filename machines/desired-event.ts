@@ -1,6 +1,8 @@
 /**
  * What a desired spec means to the machine: accept it (`DESIRED`), refuse it because its
- * provider's policy does (`REJECT`), or remove the consumer (`REMOVE`).
+ * provider's policy does (`REJECT`), or remove the consumer (`REMOVE`). A refused spec of a
+ * consumer that was accepted once asks nothing of the machine: it keeps its last accepted
+ * spec, applied and checked ({@link keepsAccepted}), and the refusal is reported beside it.
  */
 import type { ConsumerEvent } from './consumer-events.js';
 import type { ConsumerStateName } from './consumer-machine.js';
@@ -11,6 +13,11 @@ export interface DesiredFacts {
   /** Why the provider's policy refuses the consumer; empty when it does not. */
   problems: readonly string[];
   specHash: string;
+}
+
+/** Whether a refused spec leaves the consumer on its last accepted spec: it has one (it was applied), and is not being removed. */
+export function keepsAccepted(desired: DesiredFacts, consumer: { state: ConsumerStateName; context: { appliedSpecHash: string | null } }): boolean {
+  return !desired.removed && desired.problems.length > 0 && consumer.context.appliedSpecHash !== null && consumer.state !== 'removing' && consumer.state !== 'removeRetrying';
 }
 
 /** The event a desired spec delivers to a consumer in `state`; undefined when it asks nothing new. */

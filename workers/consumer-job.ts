@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ConsumerEvent, EffectType } from '../machines/consumer-events.js';
 import { EFFECT_STATES } from '../machines/consumer-machine.js';
-import { desiredEvent } from '../machines/desired-event.js';
+import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
 import { firstSnapshot, MACHINE_VERSION, persist, readPersisted, restore, step, waitEnded, type ConsumerSnapshot } from '../machines/machine-step.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
@@ -34,7 +34,12 @@ export interface JobDeps extends DraftDeps {
   providers: ReadonlyMap<string, ProviderRuntime>;
   effects: Effects;
   logger: Logger;
+  /** Whether the record store is known not to answer: then no consumer is acted on (see `src/store/store-watch.ts`). */
+  storeDown?: () => boolean;
 }
+
+/** How long a job waits, put back, while the record store does not answer. */
+export const STORE_DOWN_RETRY_MS = 1000;
 
 export type JobOutcome =
   | { kind: 'done' }
@@ -63,6 +68,8 @@ export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promi
     deps.logger.warn({ consumer: job.key }, `no provider "${providerName}" in this configuration; job skipped`);
     return { kind: 'unknown-provider' };
   }
+  // nothing is done from a record that may be stale, and no backend is asked meanwhile
+  if (deps.storeDown?.()) return { kind: 'busy', at: new Date(deps.now().getTime() + STORE_DOWN_RETRY_MS + Math.floor(Math.random() * STORE_DOWN_RETRY_MS)) };
   const lockMs = provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS;
   const token = randomUUID();
   const claim = await deps.coordination.claim(job.key, token, lockMs);
@@ -152,6 +159,12 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
     case 'desired': {
       if (job.at < draft.desiredReadAt) return { kind: 'stale' };
       const desired = job.desired ?? { ...draft.desired, removed: true };
+      if (keepsAccepted(desired, read.consumer) && !draft.desired.removed) {
+        draft.refuse(desired, job.at);
+        const kept = draft.desired.source;
+        draft.say(() => log.error({ state: read.consumer.state }, `new spec refused by its provider's policy: ${desired.problems.join('; ')}; the spec accepted at ${kept} stays applied and checked`));
+        break;
+      }
       draft.deliver(desired, job.at);
       const event = desiredEvent(desired, read.consumer.state);
       if (event) events.push(event);
@@ -170,11 +183,15 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
   /** Performs the effect the machine asks for (persisting first, but for a check) and returns its result. */
   const perform = async (effect: EffectType): Promise<ConsumerEvent> => {
     if (!(await options.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${job.key} before ${effect}`);
+    if (deps.storeDown?.()) throw new HoldfastError('STORE_UNAVAILABLE', `the record store stopped answering before the ${effect} of ${job.key}; put back until it answers`);
     const input = { key: job.key, provider, spec: draft.desired, context: snapshot.context };
     if (effect !== 'check') {
       const problem = effect === 'apply' ? await deps.effects.secretProblem(draft.desired) : null;
       if (problem) return problem; // nothing attempted: nothing to write down before it
-      await draft.save(snapshot, new Date(deps.now().getTime() + provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS));
+      // an observe-only provider's apply only asks: nothing to write down before it either
+      if (!(effect === 'apply' && provider.config.management === 'observe')) {
+        await draft.save(snapshot, new Date(deps.now().getTime() + provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS));
+      }
       const event = await deps.effects[effect](input);
       if (event.type === 'APPLIED') draft.applied(deps.now());
       return event;
@@ -209,7 +226,13 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
 
   if (snapshot.status === 'done') {
     await draft.delete();
-    log.info({ from: draft.state, to: 'removed' }, `${draft.state} → removed: login ${draft.desired.login} is gone from ${provider.config.name}; record deleted`);
+    const management = provider.config.management;
+    log.info(
+      { from: draft.state, to: 'removed' },
+      management === 'manage'
+        ? `${draft.state} → removed: login ${draft.desired.login} is gone from ${provider.config.name}; record deleted`
+        : `${draft.state} → removed: no longer managed; login ${draft.desired.login} left on ${provider.config.name} (management: ${management}); record deleted`,
+    );
     return { kind: 'done' };
   }
   await draft.save(snapshot, null);

@@ -10,7 +10,7 @@ import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import { bullConnection, type ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { RedisConnectionConfig } from '../src/config/config.js';
-import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
+import { runConsumerJob, STORE_DOWN_RETRY_MS, type JobDeps, type JobOutcome } from './consumer-job.js';
 
 export interface ConsumerWorkerOptions {
   connection: RedisConnectionConfig;
@@ -77,6 +77,11 @@ export class ConsumerWorker {
         try {
           outcome = await runConsumerJob(job.data, deps);
         } catch (error) {
+          if (isHoldfastError(error, 'STORE_UNAVAILABLE') && deps.storeDown?.()) {
+            // the store stopped answering (said once by its watch): put back, no attempt used
+            logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${describe(error)}`);
+            return later(job, Date.now() + STORE_DOWN_RETRY_MS + Math.floor(Math.random() * STORE_DOWN_RETRY_MS), token);
+          }
           if (!isHoldfastError(error, 'REVISION_CONFLICT')) throw error;
           logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${describe(error)}`);
           return later(job, Date.now() + CONFLICT_RETRY_MS + Math.floor(Math.random() * CONFLICT_RETRY_MS), token);

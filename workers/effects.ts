@@ -7,6 +7,10 @@
  * is due: the first check after an apply, one at least every `deepCheckEvery` (jittered per
  * consumer), and one to confirm any light check that did not pass, so that the reason logged
  * is the backend's own.
+ *
+ * A provider's `management` is kept here, where the adapter is called: `observe` never creates,
+ * changes or removes (an apply only asks whether the backend holds the consumer as declared;
+ * not held is `NOT_APPLIED`), and `no-delete` (like `observe`) leaves a removed consumer's login.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerContext } from '../machines/consumer-machine.js';
@@ -77,6 +81,7 @@ async function readSecret(path: string, scrubber: Scrubber): Promise<SecretOutco
   } catch (error) {
     if (isHoldfastError(error, 'SECRET_MISSING')) return { event: { type: 'SECRET_MISSING', path } };
     if (isHoldfastError(error, 'SECRET_UNREADABLE')) return { event: { type: 'SECRET_UNREADABLE', detail: error.message } };
+    if (isHoldfastError(error, 'SECRET_INVALID')) return { event: { type: 'SECRET_INVALID', detail: error.message } };
     return { event: { type: 'APPLY_FAILED', error: scrubber.describe(error) } };
   }
 }
@@ -88,9 +93,18 @@ function deadline(provider: ProviderRuntime): { signal: AbortSignal; done: () =>
   return { signal: controller.signal, done: () => clearTimeout(timer) };
 }
 
+/** Whether `now` falls in the rotation overlap that follows an apply at `appliedAt`. */
+function inOverlap(appliedAt: number | null, provider: ProviderRuntime, now: number): boolean {
+  const overlap = provider.config.rotationOverlapMs;
+  return overlap !== undefined && appliedAt !== null && now - appliedAt < overlap;
+}
+
 /** Whether a deep check is due for this consumer now. */
 export function deepCheckDue(key: string, appliedAt: number | null, memo: CheckMemo | null, provider: ProviderRuntime, now: number): boolean {
   if (memo === null || memo.deepAt === null || (appliedAt !== null && memo.deepAt < appliedAt)) return true;
+  // the overlap after an apply is over: one deep check finds (and ends) what it kept
+  const overlap = provider.config.rotationOverlapMs;
+  if (overlap !== undefined && appliedAt !== null && now >= appliedAt + overlap && memo.deepAt < appliedAt + overlap) return true;
   const { deepCheckEveryMs, jitter } = provider.config.timing;
   return now - memo.deepAt >= deepCheckEveryMs * (1 + jitter * (unitHash(`${key}#deep`) - 0.5));
 }
@@ -120,15 +134,27 @@ export function createEffects(deps: EffectDeps): Effects {
       return 'event' in secret ? secret.event : null;
     },
 
-    async apply({ provider, spec }) {
+    async apply({ provider, spec, context }) {
       const secret = await readSecret(spec.secretPath, deps.scrubber);
       if ('event' in secret) return secret.event;
       const scrub = deps.scrubber.with(secret.password);
       const limit = deadline(provider);
       try {
-        await provider.adapter.create({ login: spec.login, password: secret.password, values: spec.values }, limit);
+        const secretMac = secretFingerprint(deps.fingerprintKey, secret.password);
+        // a rotated grant secret, with an overlap: the old password stays accepted beside the new one for a while
+        const rotating = provider.config.rotationOverlapMs !== undefined && context.appliedSecretMac !== null && context.appliedSecretMac !== secretMac;
+        const grant: Grant = { login: spec.login, password: secret.password, values: spec.values, ...(rotating ? { keepPasswords: true } : {}) };
+        if (provider.config.management === 'observe') {
+          // observe only: asked, never applied
+          if (!provider.adapter.holds) return { type: 'NOT_APPLIED', reason: 'unknown', detail: `the ${provider.config.adapter.kind} adapter cannot be asked` };
+          const answer = await provider.adapter.holds(grant, limit);
+          await answered(provider.config.name);
+          if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub.scrub(answer.detail) };
+          return { type: 'APPLIED', specHash: spec.specHash, secretMac: secretFingerprint(deps.fingerprintKey, secret.password) };
+        }
+        await provider.adapter.create(grant, limit);
         await answered(provider.config.name);
-        return { type: 'APPLIED', specHash: spec.specHash, secretMac: secretFingerprint(deps.fingerprintKey, secret.password) };
+        return { type: 'APPLIED', specHash: spec.specHash, secretMac };
       } catch (error) {
         return { type: 'APPLY_FAILED', error: scrub.describe(error) };
       } finally {
@@ -154,12 +180,14 @@ export function createEffects(deps: EffectDeps): Effects {
       if (!admission.admitted) {
         return { event: { type: 'CHECK_FAILED', error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`, timedOut: false }, ...shallow };
       }
-      const grant: Grant = { login: spec.login, password: secret.password, values: spec.values };
+      const now = deps.now().getTime();
+      const overlapping = inOverlap(appliedAt, provider, now);
+      const grant: Grant = { login: spec.login, password: secret.password, values: spec.values, ...(overlapping ? { keepPasswords: true } : {}) };
       // made only when something is to be said: a routine check that passes says nothing
       const scrub = () => deps.scrubber.with(secret.password);
       const limit = deadline(provider);
       try {
-        if (adapter.authenticates && !deepCheckDue(key, appliedAt, memo, provider, deps.now().getTime())) {
+        if (adapter.authenticates && !deepCheckDue(key, appliedAt, memo, provider, now)) {
           // a light check that does not pass, for whatever reason, is confirmed by a deep one
           if (await adapter.authenticates(grant, limit).catch(() => false)) {
             await answered(name);
@@ -168,7 +196,13 @@ export function createEffects(deps: EffectDeps): Effects {
         }
         const answer = await adapter.holds(grant, limit);
         await answered(name);
-        return { event: answer.held ? { type: 'HELD' } : { type: 'NOT_HELD', reason: answer.reason, detail: scrub().scrub(answer.detail) }, deep: true };
+        if (answer.held) return { event: { type: 'HELD' }, deep: true };
+        if (answer.reason === 'password-differs' && provider.config.rotationOverlapMs !== undefined && !overlapping && appliedAt !== null) {
+          // held but for passwords kept beside the grant's: what an overlap kept, now over
+          if ((await adapter.holds({ ...grant, keepPasswords: true }, limit)).held) return { event: { type: 'CHANGED', what: 'passwords besides the grant secret\'s accepted (a rotation overlap over, or added by hand): removing them' }, deep: true };
+        }
+        const detail = scrub().scrub(answer.detail);
+        return { event: provider.config.management === 'observe' ? { type: 'NOT_APPLIED', reason: answer.reason, detail } : { type: 'NOT_HELD', reason: answer.reason, detail }, deep: true };
       } catch (error) {
         failed(name);
         const timedOut = isHoldfastError(error, 'DEADLINE_EXCEEDED');
@@ -182,6 +216,7 @@ export function createEffects(deps: EffectDeps): Effects {
     },
 
     async remove({ provider, spec }) {
+      if (provider.config.management !== 'manage') return { type: 'REMOVED' }; // the login is left on the backend
       const limit = deadline(provider);
       try {
         await provider.adapter.remove(spec.login, limit, spec.values);

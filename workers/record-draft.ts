@@ -15,7 +15,7 @@ import { MACHINE_VERSION, persist, samePersisted, type ConsumerSnapshot, type Wa
 import type { Logger } from '../src/logging/logger.js';
 import type { Coordination } from '../src/queue/coordination.js';
 import type { CheckTicket, ConsumerQueue } from '../src/queue/consumer-queue.js';
-import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, TimerRecord } from '../src/store/consumer-record.js';
+import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 
 export interface DraftDeps {
@@ -35,6 +35,8 @@ export class RecordDraft {
   private appliedAt: Date | undefined;
   private lastAppliedAt: Date | null;
   private lastCheck: LastCheck | undefined;
+  /** A refused spec to record (null: the refusal is over); undefined: unchanged. */
+  private refusedChange: RefusedSpec | null | undefined;
   private written = false;
   private raised = false;
   private sayings: Array<() => void> = [];
@@ -91,6 +93,14 @@ export class RecordDraft {
     this.desired = spec;
     this.desiredAt = at;
     this.delivered = { spec, at };
+    if (this.record.refused) this.refusedChange = null;
+  }
+
+  /** A spec the policy refuses, delivered (read at `at`) to a consumer that keeps its accepted one. */
+  refuse(spec: DesiredSpec, at: number): void {
+    this.desiredAt = at;
+    this.delivered = { spec: this.desired, at };
+    this.refusedChange = { source: spec.source, problems: [...spec.problems] };
   }
 
   /** The wait the machine asked for (null: cancelled; undefined: unchanged). */
@@ -126,7 +136,7 @@ export class RecordDraft {
   async save(snapshot: ConsumerSnapshot, effectUntil: Date | null): Promise<void> {
     const machine: MachineRecord = { version: MACHINE_VERSION, ...persist(snapshot) };
     const moved = !samePersisted(machine, this.saved) || this.saved.version !== MACHINE_VERSION;
-    if (!moved && !this.delivered && !this.appliedAt && effectUntil === null && !this.isNewUnsaved) return this.speak();
+    if (!moved && !this.delivered && !this.appliedAt && effectUntil === null && !this.isNewUnsaved && this.refusedChange === undefined) return this.speak();
     const now = this.deps.now();
     if (!this.written) await this.deps.coordination.forgetRevision(this.key);
     const transition: HistoryEntry | undefined =
@@ -158,6 +168,7 @@ export class RecordDraft {
           ...(this.delivered ? { desired: this.delivered } : {}),
           ...(this.appliedAt ? { appliedAt: this.appliedAt } : {}),
           ...(this.lastCheck ? { lastCheck: this.lastCheck } : {}),
+          ...(this.refusedChange !== undefined ? { refused: this.refusedChange } : {}),
           timer,
           effectUntil,
         },
@@ -176,6 +187,7 @@ export class RecordDraft {
     this.delivered = undefined;
     this.appliedAt = undefined;
     this.lastCheck = undefined;
+    this.refusedChange = undefined;
     this.speak();
   }
 

@@ -35,6 +35,7 @@ export function lastCheckOf(event: ConsumerEvent, at: Date): LastCheck | undefin
     case 'HELD':
       return { at, outcome: 'held', detail: null };
     case 'NOT_HELD':
+    case 'NOT_APPLIED':
       return { at, outcome: 'not-held', detail: `${event.reason}: ${event.detail}` };
     case 'CHECK_FAILED':
       return { at, outcome: 'could-not-ask', detail: event.error };

@@ -11,6 +11,12 @@ export interface Grant<Values = unknown> {
   login: string;
   password: string;
   values: Values;
+  /**
+   * A rotation's overlap: `create` keeps the passwords the login already accepts beside this
+   * one, and `holds` accepts them beside it. Adapters whose backend holds one password per
+   * login ignore it.
+   */
+  keepPasswords?: boolean;
 }
 
 /**
@@ -50,6 +56,8 @@ export interface Adapter<Values = unknown> {
    * {@link holds} before anything is applied again, so the reason it logs stays exact.
    */
   authenticates?(grant: Grant<Values>, options: CallOptions): Promise<boolean>;
+  /** Read-only: asks the backend to answer, as its administrator (for `holdfast doctor`). Throws when it does not. */
+  ping?(options: CallOptions): Promise<void>;
   /** Logins on the backend that start with `prefix` (for orphan reports). */
   list?(prefix: string, options: CallOptions): Promise<string[]>;
   /** Closes the admin connection. */

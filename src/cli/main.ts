@@ -7,6 +7,8 @@ import { processScrubber } from './load.js';
 import { runCommand } from './run-command.js';
 import { sendCommand } from './send-command.js';
 import { statusCommand } from './status-command.js';
+import { confirmRemovalsCommand } from './confirm-removals-command.js';
+import { doctorCommand } from './doctor-command.js';
 
 const program = new Command()
   .name('holdfast')
@@ -45,6 +47,16 @@ command('status', "every consumer's state; exits 1 when any consumer is not held
   .option('--json', 'machine-readable output')
   .action(async (options: { config?: string; json?: boolean }) => {
     process.exitCode = await statusCommand(options);
+  });
+
+command('confirm-removals <provider>', 'apply the change the mass-removal guard holds back for a provider, exactly as held back')
+  .action(async (provider: string, options: { config?: string }) => {
+    await confirmRemovalsCommand(provider, options);
+  });
+
+command('doctor', 'as this process: can every admin and grant secret be read and used, and does every server answer? one line per problem; exits 1 on any')
+  .action(async (options: { config?: string }) => {
+    process.exitCode = await doctorCommand(options);
   });
 
 program.parseAsync().catch((error: unknown) => {

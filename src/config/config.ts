@@ -25,7 +25,32 @@ export interface ProviderConfig {
   /** Validated by the adapter's policy schema. */
   policy: unknown;
   timing: Timing;
+  /**
+   * What holdfast may do on the backend: `manage` (create, change, remove; the default),
+   * `observe` (check and report only) or `no-delete` (a consumer no longer declared stops being
+   * managed; its login is left on the backend).
+   */
+  management: Management;
+  /** A change removing more than `share` of the provider's consumers, and more than `floor` of them, waits for `holdfast confirm-removals`. */
+  removalGuard: { share: number; floor: number };
+  /** Absolute directory grant secrets may be in besides the contributions file's own; undefined: only the latter. */
+  secretsRoot: string | undefined;
+  /** A rotated grant secret's old password stays accepted beside the new one this long (backends that hold several); absent: replaced at once. */
+  rotationOverlapMs?: number | undefined;
+  /** Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for. */
+  orphans?: OrphanPolicy | undefined;
 }
+
+export interface OrphanPolicy {
+  /** Only logins starting with this are holdfast's to judge. */
+  prefix: string;
+  /** The backend's logins are listed this often. */
+  everyMs: number;
+  /** Remove orphans (seen on two listings in a row) rather than only report them; never under `observe` or `no-delete`. */
+  remove: boolean;
+}
+
+export type Management = 'manage' | 'observe' | 'no-delete';
 
 export interface RedisConnectionConfig {
   host: string;

@@ -39,6 +39,17 @@
  *                                       # once on this provider, and its admin pool's size
  *     contributions: contributions/cache.yaml
  *     policy: {}                        # optional, validated by the adapter
+ *     management: manage                # optional: manage (default), observe (check and report
+ *                                       # only) or no-delete (removal leaves the login)
+ *     removalGuard: { share: 0.25, floor: 2 }  # optional: a change removing more than share of
+ *                                       # the consumers and more than floor of them waits for
+ *                                       # `holdfast confirm-removals cache`
+ *     secretsRoot: grants               # optional: grant secrets may also be under this
+ *                                       # directory; by default only beside the contributions
+ *     rotationOverlap: 10m              # optional (redis-acl): a rotated grant secret's old
+ *                                       # password is accepted beside the new one this long
+ *     orphans: { prefix: app_, every: 5m, remove: false }  # optional: logins under prefix
+ *                                       # that no consumer claims are reported (removed if remove)
  *     verifyEvery: 10s                  # any timing key overrides defaults
  * ```
  */
@@ -108,6 +119,11 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       contributionsPath: provider.contributions,
       policy: policies.get(index),
       timing,
+      management: provider.management,
+      removalGuard: provider.removalGuard,
+      secretsRoot: provider.secretsRoot,
+      ...(provider.rotationOverlap !== undefined ? { rotationOverlapMs: provider.rotationOverlap } : {}),
+      ...(provider.orphans ? { orphans: { prefix: provider.orphans.prefix, everyMs: provider.orphans.every, remove: provider.orphans.remove } } : {}),
     };
   });
   if (problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
@@ -216,6 +232,16 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
     /** Validated by the adapter's policy schema in {@link checkPolicies}. */
     policy: z.unknown().optional(),
     ...timingFields,
+    management: z.enum(['manage', 'observe', 'no-delete']).default('manage'),
+    removalGuard: z
+      .strictObject({
+        share: z.number().gt(0, 'must be more than 0').lte(1, 'must be at most 1').default(0.25),
+        floor: z.int().min(0, 'must be at least 0').default(2),
+      })
+      .prefault({}),
+    secretsRoot: filePath.optional(),
+    rotationOverlap: durationSchema.optional(),
+    orphans: z.strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) }).optional(),
   });
   return z.strictObject({
     queue: z.strictObject({

@@ -5,6 +5,12 @@
  * record (the worker that delivers a spec to the machine records it), only each provider's
  * status. A file that does not validate changes nothing.
  *
+ * A change that would remove more than the provider's `removalGuard` allows at once (a share
+ * of its consumers, and more than a floor of them) is held back whole: nothing of it is
+ * delivered, the provider's status says so, and it is delivered once a person confirms exactly
+ * that change (`holdfast confirm-removals`, through the queue's Redis). A file edited since is
+ * judged afresh.
+ *
  * What it last delivered is kept in memory (one short entry per consumer); at start-up it is
  * learned from the records ({@link DesiredSync.remember}), so removals made while holdfast
  * was down are delivered when it comes back.
@@ -16,14 +22,18 @@ import type { ProviderConfig } from '../config/config.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
+import type { Coordination } from '../queue/coordination.js';
 import type { ConsumerRecord, DesiredSpec } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { sha256Hex } from '../secrets/sha256.js';
+import { canonicalJson } from './canonical-json.js';
 import { loadContributions } from './load-contributions.js';
 
 export interface DesiredSyncOptions {
   store: Pick<ConsumerStore, 'setProviderStatus' | 'providerStatus'>;
   queue: Pick<ConsumerQueue, 'deliverDesired'>;
+  /** Where a person's confirmation of held-back removals is found. */
+  confirmations: Pick<Coordination, 'confirmedRemovals' | 'clearConfirmedRemovals'>;
   providers: readonly ProviderConfig[];
   logger: Logger;
   now: () => Date;
@@ -33,16 +43,22 @@ export interface DesiredSyncOptions {
 interface FileSeen {
   signature: string;
   error: string | null;
+  /** The change held back by the mass-removal guard, if any. */
+  held?: string;
 }
 
 /** What tells one delivered spec from another: its hash, or for a refused one its problems'. */
-function digest(desired: DesiredSpec): string {
+function digest(desired: Pick<DesiredSpec, 'problems' | 'specHash'>): string {
   return desired.problems.length > 0 ? `rejected-${sha256Hex(desired.problems.join('\n')).slice(0, 16)}` : desired.specHash;
 }
 
 export class DesiredSync {
   /** Per provider: consumer key → digest of the spec last delivered (absent: none, or no longer declared). */
   private readonly delivered = new Map<string, Map<string, string>>();
+  /** Per provider: consumer key → its login, for the consumers delivered (what they claim on the backend). */
+  private readonly logins = new Map<string, Map<string, string>>();
+  /** Providers whose file has been read (or whose records learned) at least once. */
+  private readonly known = new Set<string>();
   private readonly seen = new Map<string, FileSeen>();
   private readonly watchers: FSWatcher[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
@@ -51,12 +67,25 @@ export class DesiredSync {
   private stopped = false;
 
   constructor(private readonly options: DesiredSyncOptions) {
-    for (const provider of options.providers) this.delivered.set(provider.name, new Map());
+    for (const provider of options.providers) {
+      this.delivered.set(provider.name, new Map());
+      this.logins.set(provider.name, new Map());
+    }
+  }
+
+  /** The logins the consumers of `provider` claim on its backend; undefined before its file was first read. */
+  claimedLogins(provider: string): ReadonlySet<string> | undefined {
+    if (!this.known.has(provider)) return undefined;
+    return new Set(this.logins.get(provider)?.values());
   }
 
   /** Learns what a record holds (at start-up, before {@link start}). */
-  remember(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired'>): void {
-    if (!record.desired.removed) this.delivered.get(record.provider)?.set(record._id, digest(record.desired));
+  remember(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired' | 'refused'>): void {
+    // a refused spec was delivered last, while the record keeps the accepted one
+    const last = record.refused ? { problems: record.refused.problems, specHash: '' } : record.desired;
+    if (!record.desired.removed) this.delivered.get(record.provider)?.set(record._id, digest(last));
+    // a record being removed still claims its login until it is gone
+    this.logins.get(record.provider)?.set(record._id, record.desired.login);
   }
 
   /** Reads every contributions file once and delivers what changed, then keeps watching. */
@@ -121,7 +150,10 @@ export class DesiredSync {
     const path = provider.contributionsPath;
     const signature = await this.signature(path);
     const seen = this.seen.get(name);
-    if (!force && seen?.signature === signature) return;
+    if (!force && seen?.signature === signature) {
+      // an unchanged file is read again only when a person confirmed what it holds back
+      if (seen.held === undefined || (await this.options.confirmations.confirmedRemovals(name)) !== seen.held) return;
+    }
 
     let state;
     try {
@@ -137,12 +169,14 @@ export class DesiredSync {
           errorSince: now(),
           lastGoodAt: previous?.lastGoodAt ?? null,
           consumers: previous?.consumers ?? 0,
+          heldRemovals: null,
         });
       }
       this.seen.set(name, { signature, error: error.message });
       return;
     }
     if (seen?.error) logger.info({ provider: name, file: path }, 'contributions valid again');
+    const wasHeld = seen?.held;
 
     const wanted = state.consumers;
     const delivered = this.delivered.get(name) ?? new Map<string, string>();
@@ -155,14 +189,57 @@ export class DesiredSync {
     const gone = [...delivered.keys()].filter((key) => !declared.has(key));
     for (const key of gone) changes.push({ key, desired: null });
 
+    const { share, floor } = provider.removalGuard;
+    let confirmed: string | undefined;
+    if (gone.length > floor && gone.length > share * delivered.size) {
+      const change = sha256Hex(canonicalJson(changes.map(({ key, desired }) => [key, desired ? digest(desired) : null]).sort()));
+      if ((await this.options.confirmations.confirmedRemovals(name)) !== change) {
+        await this.holdBack(provider, signature, change, gone, delivered.size);
+        return;
+      }
+      confirmed = change;
+      logger.warn({ provider: name, file: path, removals: gone.length }, `removals confirmed by a person: removing ${gone.length} of ${delivered.size} consumers of ${name} as ${path} declares`);
+    }
+
     const at = this.deliveryTime();
     for (let i = 0; i < changes.length; i += 1000) await queue.deliverDesired(changes.slice(i, i + 1000), at);
+    const logins = this.logins.get(name) ?? new Map<string, string>();
     for (const { key, desired } of changes) {
       if (desired) delivered.set(key, digest(desired));
       else delivered.delete(key);
+      // a refused spec keeps the accepted one's login; a removed consumer's is released by the orphan watch's second look
+      if (desired && (desired.problems.length === 0 || !logins.has(key))) logins.set(key, desired.login);
+      else if (!desired) logins.delete(key);
     }
+    this.known.add(name);
+    if (wasHeld !== undefined && confirmed === undefined) logger.info({ provider: name, file: path }, `${path} changed since removals were held back; judged afresh, nothing is held back now`);
     for (const key of gone) logger.info({ consumer: key }, 'no longer declared; removing');
     this.seen.set(name, { signature, error: null });
-    await store.setProviderStatus({ _id: name, contributionsError: null, errorSince: null, lastGoodAt: now(), consumers: wanted.length });
+    await store.setProviderStatus({ _id: name, contributionsError: null, errorSince: null, lastGoodAt: now(), consumers: wanted.length, heldRemovals: null });
+    if (confirmed) await this.options.confirmations.clearConfirmedRemovals(name, confirmed);
+  }
+
+  /** Holds back a change that would remove too many consumers: said once, kept in the provider's status. */
+  private async holdBack(provider: ProviderConfig, signature: string, change: string, gone: readonly string[], of: number): Promise<void> {
+    const { store, logger, now } = this.options;
+    const name = provider.name;
+    const path = provider.contributionsPath;
+    const seen = this.seen.get(name);
+    this.seen.set(name, { signature, error: null, held: change });
+    if (seen?.held === change) return;
+    logger.error(
+      { provider: name, file: path, removals: gone.length, of },
+      `removals held back: ${gone.length} of ${of} consumers of ${name} would be removed by ${path} (more than ${Math.round(provider.removalGuard.share * 100)}% at once); ` +
+        `nothing in this change is applied until a person confirms it with \`holdfast confirm-removals ${name}\``,
+    );
+    const previous = await store.providerStatus(name);
+    await store.setProviderStatus({
+      _id: name,
+      contributionsError: null,
+      errorSince: null,
+      lastGoodAt: previous?.lastGoodAt ?? null,
+      consumers: of,
+      heldRemovals: { file: path, change, removals: gone.length, of, since: now(), sample: [...gone].sort().slice(0, 5) },
+    });
   }
 }

@@ -20,8 +20,10 @@ import { bullConnection, ConsumerQueue } from '../queue/consumer-queue.js';
 import { Coordination } from '../queue/coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
 import { Resync } from '../resync/resync.js';
+import { OrphanWatch } from '../orphans/orphan-watch.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { storeReason } from '../store/store-retry.js';
+import { StoreWatch } from '../store/store-watch.js';
 import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 
@@ -46,6 +48,8 @@ export interface Engine {
   sync: DesiredSync | undefined;
   resync: Resync | undefined;
   worker: ConsumerWorker | undefined;
+  /** Whether the record store answers, asked every second. */
+  storeWatch: StoreWatch;
   /** Stops syncing, lets in-flight jobs finish, closes every connection. */
   stop(): Promise<void>;
 }
@@ -106,8 +110,16 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const queue = new ConsumerQueue(config.queue);
     closing.push(() => queue.close());
     const { redis, coordination } = connectCoordination(config);
+    const storeWatch = new StoreWatch(client.db(config.store.database), {
+      where: config.store.url,
+      logger,
+      now,
+      publish: (outage) => coordination.setStoreOutage(outage && { since: outage.since.toISOString(), reason: outage.reason }),
+    });
+    storeWatch.start();
     const gate = new ProviderGate(coordination);
     closing.push(() => Promise.resolve(redis.disconnect()));
+    closing.push(() => Promise.resolve(storeWatch.stop()));
     const providers = new Map(
       config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin))]),
     );
@@ -140,7 +152,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     };
     const worker = options.roles.worker
       ? new ConsumerWorker(
-          { store, queue, coordination, providers, effects, logger, now },
+          { store, queue, coordination, providers, effects, logger, now, storeDown: () => storeWatch.down !== null },
           { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot },
           logger,
         )
@@ -149,7 +161,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
 
     let sync: DesiredSync | undefined;
     if (options.roles.sync) {
-      const desired = new DesiredSync({ store, queue, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
+      const desired = new DesiredSync({ store, queue, confirmations: coordination, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
       closing.push(() => desired.stop());
       const again = new Resync({
         store,
@@ -166,6 +178,17 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await again.sweep((record) => desired.remember(record));
       await desired.start();
       again.start();
+      const orphans = new OrphanWatch({
+        providers: [...providers.values()],
+        claimed: (name) => desired.claimedLogins(name),
+        coordination,
+        logger,
+        scrubber,
+        paused: () => storeWatch.down !== null,
+        now,
+      });
+      orphans.start();
+      closing.push(() => orphans.stop());
       sync = desired;
       resync = again;
     }
@@ -178,6 +201,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       sync,
       resync,
       worker,
+      storeWatch,
       stop: close,
     };
   } catch (error) {

@@ -31,7 +31,11 @@ export type ErrorCode =
   /** A record cannot be read by this holdfast (written by a newer machine version, or damaged). */
   | 'RECORD_UNREADABLE'
   /** No consumer by that name. */
-  | 'CONSUMER_UNKNOWN';
+  | 'CONSUMER_UNKNOWN'
+  /** No provider by that name in the configuration. */
+  | 'PROVIDER_UNKNOWN'
+  /** `confirm-removals`: no change is held back for that provider. */
+  | 'NOTHING_HELD_BACK';
 
 export class HoldfastError extends Error {
   override readonly name = 'HoldfastError';

@@ -10,7 +10,11 @@
  * - the consumers each provider **could not be asked** about, to ask them again promptly
  *   when it answers;
  * - each provider's **pause** (its checks timed out) and the one probe a pause lets through;
- * - a **sentinel** whose absence says the queue's Redis forgot everything.
+ * - a **sentinel** whose absence says the queue's Redis forgot everything;
+ * - the record store's **outage**, as a worker's watch last saw it (it expires by itself);
+ * - each provider's **orphans**: logins under its prefix that no consumer claims, as last listed;
+ * - each provider's **confirmed removals**: the held-back change a person confirmed with
+ *   `holdfast confirm-removals`, for the running desired-state sync to apply.
  *
  * With a Redis Cluster, give the queue a hash-tagged prefix (`{holdfast}`): every key here
  * starts with it, so each script's keys share a slot.
@@ -34,6 +38,13 @@ export interface CheckMemo {
 export interface Pause {
   since: string;
   reason: string;
+}
+
+/** Logins on a provider's backend under its orphan prefix that no consumer claims. */
+export interface OrphanReport {
+  at: string;
+  prefix: string;
+  logins: string[];
 }
 
 /** A consumer's lock, taken: what the queue's Redis knows of it. */
@@ -200,6 +211,60 @@ export class Coordination {
       if (raw) out.set(p, JSON.parse(raw) as Pause);
     });
     return out;
+  }
+
+  /** The record store does not answer (kept `ttlMs`, refreshed while it stays so); null: it answers again. */
+  async setStoreOutage(outage: Pause | null, ttlMs = 5_000): Promise<void> {
+    const key = `${this.prefix}:store-down`;
+    if (outage) await this.redis.set(key, JSON.stringify(outage), 'PX', ttlMs);
+    else await this.redis.del(key);
+  }
+
+  /** The record store's outage as a worker last saw it, or null. */
+  async storeOutage(): Promise<Pause | null> {
+    const raw = await this.redis.get(`${this.prefix}:store-down`);
+    return raw ? (JSON.parse(raw) as Pause) : null;
+  }
+
+  private orphansKey(provider: string): string {
+    return `${this.prefix}:orphans:${provider}`;
+  }
+
+  /** What the last listing of `provider`'s logins found unclaimed (an empty list clears it). */
+  async setOrphans(provider: string, report: OrphanReport): Promise<void> {
+    if (report.logins.length === 0) await this.redis.del(this.orphansKey(provider));
+    else await this.redis.set(this.orphansKey(provider), JSON.stringify(report));
+  }
+
+  /** The orphans last found among `providers`, for the status. */
+  async orphans(providers: readonly string[]): Promise<Map<string, OrphanReport>> {
+    const out = new Map<string, OrphanReport>();
+    if (providers.length === 0) return out;
+    const values = await this.redis.mget(...providers.map((p) => this.orphansKey(p)));
+    providers.forEach((p, i) => {
+      const raw = values[i];
+      if (raw) out.set(p, JSON.parse(raw) as OrphanReport);
+    });
+    return out;
+  }
+
+  private confirmKey(provider: string): string {
+    return `${this.prefix}:confirm-removals:${provider}`;
+  }
+
+  /** A person confirms the held-back change `change` of `provider` (kept a day at most). */
+  async confirmRemovals(provider: string, change: string): Promise<void> {
+    await this.redis.set(this.confirmKey(provider), change, 'EX', 86_400);
+  }
+
+  /** The change of `provider` a person confirmed, or null. */
+  async confirmedRemovals(provider: string): Promise<string | null> {
+    return this.redis.get(this.confirmKey(provider));
+  }
+
+  /** The confirmation of `change` is used up (a newer confirmation is left alone). */
+  async clearConfirmedRemovals(provider: string, change: string): Promise<void> {
+    if ((await this.redis.get(this.confirmKey(provider))) === change) await this.redis.del(this.confirmKey(provider));
   }
 
   /** False when the queue's Redis has forgotten everything since {@link markAlive} (restarted empty, flushed). */

@@ -19,6 +19,7 @@ export function formatStatus(report: StatusReport): string {
     const problems = [
       p.contributionsError ? `contributions refused (last good state in force):\n    ${p.contributionsError.replace(/\n/g, '\n    ')}` : '',
       p.paused ? `checks paused since ${ago(p.paused.since, now)}: ${p.paused.reason}` : '',
+      ...p.problems,
     ].filter(Boolean);
     lines.push(`provider ${p.provider}: ${p.consumers} consumer${p.consumers === 1 ? '' : 's'}${problems.length ? ` — ${problems.join('; ')}` : ''}`);
   }

@@ -8,7 +8,7 @@ import { readPersisted } from '../../machines/machine-step.js';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import { verifyDelay } from '../../machines/delays.js';
 import type { ProviderConfig } from '../config/config.js';
-import type { CheckMemo, Coordination, Pause } from '../queue/coordination.js';
+import type { CheckMemo, Coordination, OrphanReport, Pause } from '../queue/coordination.js';
 import type { ConsumerRecord, LastCheck } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 
@@ -27,6 +27,8 @@ export interface ConsumerStatus {
   nextAt: string | null;
   brakeCount: number;
   reason: string | null;
+  /** A newer spec the policy refused (file, line and field), while the last accepted one is kept; null when none. */
+  refused: string | null;
 }
 
 export interface ProviderHealth {
@@ -35,6 +37,8 @@ export interface ProviderHealth {
   consumers: number;
   contributionsError: string | null;
   paused: { since: string; reason: string } | null;
+  /** Other problems of the provider, one sentence each with what to do (e.g. removals held back); any makes it unhealthy. */
+  problems: string[];
 }
 
 export interface StatusReport {
@@ -48,7 +52,7 @@ export interface StatusReport {
 export interface StatusSources {
   store: Pick<ConsumerStore, 'list' | 'providerStatuses'>;
   /** Where pauses and what checks learned are read (absent: the queue's Redis is not asked). */
-  coordination?: Pick<Coordination, 'checkMemos' | 'pauses'>;
+  coordination?: Pick<Coordination, 'checkMemos' | 'pauses'> & Partial<Pick<Coordination, 'orphans'>>;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
 }
 
@@ -63,6 +67,7 @@ export async function statusReport(sources: StatusSources, now: Date): Promise<S
   const [records, statuses] = await Promise.all([store.list(), store.providerStatuses()]);
   const names = [...new Set([...sources.providers.map((p) => p.name), ...statuses.map((s) => s._id), ...records.map((r) => r.provider)])].sort();
   const paused = coordination ? await coordination.pauses(names) : new Map<string, Pause>();
+  const orphans = coordination?.orphans ? await coordination.orphans(names) : new Map<string, OrphanReport>();
   const memos = coordination ? await coordination.checkMemos(records.map((r) => r._id)) : new Map<string, CheckMemo>();
   const timing = new Map(sources.providers.map((p) => [p.name, p.timing]));
 
@@ -74,18 +79,20 @@ export async function statusReport(sources: StatusSources, now: Date): Promise<S
     // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the last check
     const due = record.timer?.dueAt ?? null;
     const next = due && lastCheck && due <= lastCheck.at && providerTiming ? new Date(lastCheck.at.getTime() + verifyDelay(record._id, providerTiming)) : due;
+    const refused = record.refused ? `new spec refused by policy, the last accepted one kept: ${record.refused.problems.join('; ')}` : null;
     return {
       consumer: record._id,
       provider: record.provider,
       login: record.desired.login,
       state: described.state,
-      label: described.label,
-      healthy: described.healthy,
+      label: refused ? `${described.label}; new spec refused` : described.label,
+      healthy: described.healthy && !refused,
       since: record.stateSince.toISOString(),
       lastCheck: lastCheck ? { ...lastCheck, at: lastCheck.at.toISOString() } : null,
       nextAt: next?.toISOString() ?? null,
       brakeCount: described.brakeCount,
-      reason: described.reason,
+      reason: refused ?? described.reason,
+      refused,
     };
   });
 
@@ -93,9 +100,25 @@ export async function statusReport(sources: StatusSources, now: Date): Promise<S
     const status = statuses.find((s) => s._id === name);
     const pause = paused.get(name) ?? null;
     const contributionsError = status?.contributionsError ?? null;
+    const problems: string[] = [];
+    const held = status?.heldRemovals;
+    if (held) {
+      problems.push(
+        `removals held back since ${held.since.toISOString()}: ${held.removals} would be removed (of ${held.of}) by ${held.file}, e.g. ${held.sample.join(', ')}; ` +
+          `if that is intended: holdfast confirm-removals ${name}; otherwise restore the file`,
+      );
+    }
+    const orphaned = orphans.get(name);
+    if (orphaned && orphaned.logins.length > 0) {
+      problems.push(
+        `${orphaned.logins.length} login(s) under "${orphaned.prefix}" that no consumer claims (orphans, as of ${orphaned.at}): ${orphaned.logins.slice(0, 20).join(', ')}${orphaned.logins.length > 20 ? ', …' : ''}; ` +
+          'declare them, remove them by hand, or set orphans.remove',
+      );
+    }
     return {
       provider: name,
-      healthy: !pause && !contributionsError,
+      healthy: !pause && !contributionsError && problems.length === 0,
+      problems,
       consumers: consumers.filter((c) => c.provider === name).length,
       contributionsError,
       paused: pause,

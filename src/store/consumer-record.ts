@@ -21,6 +21,14 @@ export interface DesiredSpec {
   problems: string[];
 }
 
+/** A new spec the provider's policy refused for a consumer that keeps its last accepted one. */
+export interface RefusedSpec {
+  /** Where it was declared, e.g. `/etc/holdfast/cache.yaml:12`. */
+  source: string;
+  /** Why, each naming file, line and field. */
+  problems: string[];
+}
+
 /** A wait the machine asked for, run as the delayed job `<key>@<epoch>`. */
 export interface TimerRecord {
   /** The revision that scheduled it: a job carrying another epoch is stale. */
@@ -53,8 +61,10 @@ export interface ConsumerRecord {
   _id: string;
   provider: string;
   consumerId: string;
-  /** The desired spec last delivered to the machine. */
+  /** The desired spec last delivered to the machine (the last accepted one, while a newer one is refused). */
   desired: DesiredSpec;
+  /** A newer spec the policy refused, while the consumer keeps `desired` (absent or null: none). */
+  refused?: RefusedSpec | null;
   /** When the desired-state sync read that spec (ms since the epoch): an older delivery is stale. */
   desiredAt: number;
   machine: MachineRecord;

@@ -10,7 +10,7 @@
  */
 import type { Collection, Db, Filter } from 'mongodb';
 import { HoldfastError } from '../errors/holdfast-error.js';
-import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type MachineRecord, type TimerRecord } from './consumer-record.js';
+import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type MachineRecord, type RefusedSpec, type TimerRecord } from './consumer-record.js';
 import { GroupCommit } from './group-commit.js';
 import { decodeKeys, encodeKeys } from './key-codec.js';
 import { withStoreRetry } from './store-retry.js';
@@ -23,6 +23,8 @@ export interface RecordChange {
   /** A desired spec delivered to the machine, and when the sync read it. */
   desired?: { spec: DesiredSpec; at: number };
   appliedAt?: Date;
+  /** A newer spec refused while the accepted one is kept (null: none any more). */
+  refused?: RefusedSpec | null;
   timer: TimerRecord | null;
   /** An effect other than a check follows, bounded by this time; null otherwise. */
   effectUntil: Date | null;
@@ -36,6 +38,21 @@ export interface ProviderStatus {
   errorSince: Date | null;
   lastGoodAt: Date | null;
   consumers: number;
+  /** A change that would remove too many consumers at once, held back until a person confirms it (absent or null: none). */
+  heldRemovals?: HeldRemovals | null;
+}
+
+/** A change of a contributions file held back by the mass-removal guard. */
+export interface HeldRemovals {
+  file: string;
+  /** Identifies exactly this change (a digest of what it would deliver): a confirmation names it. */
+  change: string;
+  /** How many consumers it would remove, of how many. */
+  removals: number;
+  of: number;
+  since: Date;
+  /** Some of the consumers it would remove. */
+  sample: string[];
 }
 
 /** Operations this process asked of the store, for the benchmark's store cost. */
@@ -143,6 +160,7 @@ export class ConsumerStore {
       set.desiredAt = change.desired.at;
     }
     if (change.appliedAt) set.appliedAt = change.appliedAt;
+    if (change.refused !== undefined) set.refused = change.refused;
     if (change.lastCheck) set.lastCheck = change.lastCheck;
     this.counters.writes++;
     // a record written before machine versions loses its old `snapshot` when it gains `machine`

@@ -87,6 +87,7 @@ export class BenchEnv {
         '    adapter: redis-acl',
         `    admin: { url: "redis://${cache.host}:${cache.port}", username: ${cache.admin.username}, passwordFile: secrets/cache }`,
         '    contributions: contributions/cache.yaml',
+        '    secretsRoot: grants',
         `    policy: { keyPrefix: "{id}:", allowedCommands: ${JSON.stringify(COMMANDS)} }`,
       ].join('\n') + '\n',
     );

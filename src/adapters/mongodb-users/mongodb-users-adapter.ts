@@ -178,6 +178,10 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     return (await this.loginAnswer(grant, signal)).matches;
   }
 
+  async ping({ signal }: CallOptions): Promise<void> {
+    await this.send(signal, 'ping', [], () => this.client.db('admin').command({ ping: 1 }));
+  }
+
   async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
     return this.send(signal, 'the listing of users', [], async () => {
       const reply = await this.client.db('admin').command({ usersInfo: { forAllDBs: true } });

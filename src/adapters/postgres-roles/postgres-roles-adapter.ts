@@ -174,6 +174,10 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     return row !== undefined && row.ok && (await this.comparePassword(grant, row.rolpassword)).matches;
   }
 
+  async ping({ signal }: CallOptions): Promise<void> {
+    await this.calls.run(signal, 'SELECT 1', [], () => this.pool.query('SELECT 1'));
+  }
+
   async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
     return this.calls.run(signal, 'the listing of roles', [], async () => {
       const result = await this.pool.query<{ rolname: string }>(

@@ -19,13 +19,14 @@ export function effectivePatterns(patterns: readonly string[]): string[] {
   return patterns.includes('*') ? ['*'] : [...new Set(patterns)];
 }
 
-/** Arguments after `ACL SETUSER <login>`: the whole user, from nothing, enabled. */
-export function userRules(passwordHash: string, values: RedisAclValues): string[] {
+/** Arguments after `ACL SETUSER <login>`: the whole user, from nothing, enabled (accepting `keptHashes` too, during a rotation's overlap). */
+export function userRules(passwordHash: string, values: RedisAclValues, keptHashes: readonly string[] = []): string[] {
   return [
     'reset',
     'resetchannels', // `reset` means `allchannels` where acl-pubsub-default says so
     'on',
     `#${passwordHash}`,
+    ...[...new Set(keptHashes)].filter((h) => h !== passwordHash).map((h) => `#${h}`),
     ...effectivePatterns(values.keys).map((k) => `~${k}`),
     ...effectivePatterns(values.channels).map((c) => `&${c}`),
     ...values.commands,
@@ -83,6 +84,8 @@ export function parseGetUser(reply: unknown): AclUser | null {
 /** What a grant should look like in `ACL GETUSER`. */
 export interface ExpectedUser {
   passwordHash: string;
+  /** During a rotation's overlap: other passwords beside the grant's are accepted. */
+  othersAccepted?: boolean;
   keys: readonly string[];
   channels: readonly string[];
   /** The grant's command rules, as asked. */
@@ -126,7 +129,7 @@ export function compareUser(actual: AclUser | null, expected: ExpectedUser): Hol
     return { held: false, reason: 'disabled', detail: 'the ACL user is off' };
   }
   const matching = actual.passwords.filter((h) => h === expected.passwordHash).length;
-  if (matching !== 1 || actual.passwords.length !== 1) {
+  if (matching !== 1 || (actual.passwords.length !== 1 && !expected.othersAccepted)) {
     const others = actual.passwords.length - matching;
     const detail =
       actual.passwords.length === 0

@@ -135,8 +135,12 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
     const hash = sha256Hex(grant.password);
     const secrets = [grant.password, hash];
-    await this.send(signal, `ACL SETUSER "${grant.login}"`, secrets, () =>
-      this.client.call('ACL', 'SETUSER', grant.login, ...userRules(hash, grant.values)),
+    // a rotation's overlap: the passwords the user accepts now are kept beside the new one
+    const kept = grant.keepPasswords
+      ? (parseGetUser(await this.send(signal, `ACL GETUSER "${grant.login}"`, secrets, () => this.client.call('ACL', 'GETUSER', grant.login)))?.passwords ?? [])
+      : [];
+    await this.send(signal, `ACL SETUSER "${grant.login}"`, [...secrets, ...kept], () =>
+      this.client.call('ACL', 'SETUSER', grant.login, ...userRules(hash, grant.values, kept)),
     );
     await this.saveIfAclFile(signal, secrets);
   }
@@ -155,7 +159,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     ]);
     const actual = parseGetUser(reply);
     const { keys, channels, commands: rules } = grant.values;
-    return compareUser(actual, { passwordHash, keys, channels, rules, commands });
+    return compareUser(actual, { passwordHash, othersAccepted: grant.keepPasswords === true, keys, channels, rules, commands });
   }
 
   /**
@@ -184,6 +188,10 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       throw error;
     });
     return (await this.calls.race(auth, signal, what, secrets)) !== refused;
+  }
+
+  async ping({ signal }: CallOptions): Promise<void> {
+    await this.send(signal, 'PING', [], () => this.client.ping());
   }
 
   async list(prefix: string, { signal }: CallOptions): Promise<string[]> {

@@ -137,6 +137,11 @@ export function describeAdapterConformance<Values>(name: string, setup: () => Pr
       expect(answers).toEqual(grants.map((_, i) => i < 20));
     });
 
+    it('answers a ping as its administrator', async (context) => {
+      if (!adapter.ping) return context.skip();
+      await expect(adapter.ping(signal())).resolves.toBeUndefined();
+    });
+
     it('says missing for a login that was never created', async () => {
       if (adapter.holds) expect(await reason(fresh())).toBe('missing');
     });
@@ -181,6 +186,7 @@ export function describeAdapterConformance<Values>(name: string, setup: () => Pr
         if (down.authenticates) await rejects(down.authenticates(grant, signal()), 'BACKEND_UNAVAILABLE');
         await rejects(down.create(grant, signal()), 'BACKEND_UNAVAILABLE');
         await rejects(down.remove(grant.login, signal()), 'BACKEND_UNAVAILABLE');
+        if (down.ping) await rejects(down.ping(signal()), 'BACKEND_UNAVAILABLE');
         expect(Date.now() - started).toBeLessThan(5_000);
       } finally {
         await down.close();

@@ -36,6 +36,8 @@ export interface FixtureOptions {
   wrapEffects?: EngineOptions['wrapEffects'];
   concurrency?: number;
   resyncEvery?: string;
+  /** More lines for the provider's configuration, e.g. `management: observe`; `{tag}` is the fixture's tag (logins are `t<tag>_<id>`). */
+  providerLines?: string[];
 }
 
 /** Fixtures for one test file, each stopped (engines and files) after the file's tests. */
@@ -55,7 +57,7 @@ export type ProviderKindName = 'redis-acl' | 'postgres-roles' | 'mongodb-users';
 interface ProviderFlavor {
   adminUrl(b: BackendEndpoint): string;
   policy(tag: string): string;
-  values(c: Consumer, tag: string, keys: string): string;
+  values(c: Consumer, tag: string, keys: string, commands: string[]): string;
   canLogin(b: BackendEndpoint, c: Consumer, tag: string): Promise<boolean>;
 }
 
@@ -63,7 +65,7 @@ const FLAVORS: Record<ProviderKindName, ProviderFlavor> = {
   'redis-acl': {
     adminUrl: (b) => `redis://${b.host}:${b.port}`,
     policy: () => '{ keyPrefix: "{id}:", allowedCommands: ["+@read", "+@write", "+@connection"] }',
-    values: (_c, _tag, keys) => `{ keys: ["${keys}"], commands: ["+@read", "+@write", "+@connection"] }`,
+    values: (_c, _tag, keys, commands) => `{ keys: ["${keys}"], commands: ${JSON.stringify(commands)} }`,
     canLogin: (b, c) => redisLogin(b, c.login, c.password),
   },
   'postgres-roles': {
@@ -160,17 +162,23 @@ export class EngineFixture {
         `      username: ${options.provider.admin.username}`,
         '      passwordFile: secrets/cache',
         '    contributions: contributions/cache.yaml',
+        '    secretsRoot: grants',
         `    policy: ${FLAVORS[kind].policy(tag)}`,
+        ...(options.providerLines ?? []).map((l) => `    ${l.replaceAll('{tag}', tag)}`),
       ].join('\n'),
     );
     fixture.config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
     return fixture;
   }
 
-  /** Declares `consumers`, each with the key pattern `keys(c)` (default `<id>:*`). */
-  writeContributions(consumers: Consumer[], keys: (c: Consumer) => string = (c) => `${c.id}:*`): void {
+  /** Declares `consumers`, each with the key pattern `keys(c)` (default `<id>:*`) and the command rules `commands(c)`. */
+  writeContributions(
+    consumers: Consumer[],
+    keys: (c: Consumer) => string = (c) => `${c.id}:*`,
+    commands: (c: Consumer) => string[] = () => ['+@read', '+@write', '+@connection'],
+  ): void {
     const items = consumers.map(
-      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: ${this.flavor.values(c, this.tag, keys(c))}`,
+      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: ${this.flavor.values(c, this.tag, keys(c), commands(c))}`,
     );
     writeFileSync(join(this.dir, 'contributions/cache.yaml'), consumers.length ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n');
   }

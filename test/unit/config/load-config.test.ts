@@ -156,6 +156,9 @@ providers:
             secretGraceMs: 90_000,
             deepCheckEveryMs: 10_800_000,
           },
+          management: 'manage',
+          removalGuard: { share: 0.25, floor: 2 },
+          secretsRoot: undefined,
         },
         {
           name: 'other',
@@ -172,6 +175,9 @@ providers:
             secretGraceMs: 90_000,
             deepCheckEveryMs: 10_800_000,
           },
+          management: 'manage',
+          removalGuard: { share: 0.25, floor: 2 },
+          secretsRoot: undefined,
         },
       ],
     });
@@ -231,6 +237,19 @@ providers:
   });
 });
 
+describe('loadConfig, provider keys for bad input', () => {
+  it('resolves management, the removal guard, secretsRoot, rotationOverlap and orphans', async () => {
+    const config = await load(`${MINIMAL}    management: no-delete\n    removalGuard: { share: 0.5, floor: 10 }\n    secretsRoot: grants\n    rotationOverlap: 10m\n    orphans: { prefix: app_ }\n`);
+    expect(config.providers[0]).toMatchObject({
+      management: 'no-delete',
+      removalGuard: { share: 0.5, floor: 10 },
+      secretsRoot: join(dir, 'grants'),
+      rotationOverlapMs: 600_000,
+      orphans: { prefix: 'app_', everyMs: 300_000, remove: false },
+    });
+  });
+});
+
 describe('loadConfig, refused files name file, line and field', () => {
   const refused = (yaml: string, marker: string, field: string, reason: string | RegExp) => async () => {
     const found = await problems(yaml);
@@ -239,6 +258,10 @@ describe('loadConfig, refused files name file, line and field', () => {
       typeof reason === 'string' ? `${prefix}${reason}` : expect.stringMatching(new RegExp(`^${escape(prefix)}${reason.source}`)),
     );
   };
+
+  it('a removal guard share above 1', refused(`${MINIMAL}    removalGuard: { share: 2 }\n`, 'removalGuard', 'providers[0].removalGuard.share', 'must be at most 1'));
+
+  it('a management that does not exist', refused(`${MINIMAL}    management: delete-all\n`, 'management', 'providers[0].management', /Invalid option: expected one of "manage"\|"observe"\|"no-delete"/));
 
   it(
     'a mistyped key',

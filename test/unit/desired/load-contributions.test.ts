@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function provider(path = file): ProviderConfig {
+function provider(path = file, secretsRoot?: string): ProviderConfig {
   return {
     name: 'cache',
     adapter: fakeKind,
@@ -43,12 +43,15 @@ function provider(path = file): ProviderConfig {
     contributionsPath: path,
     policy: { keyPrefix: 'app:' },
     timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000, brakeMaxMs: 3_600_000, retryBaseMs: 1_000, jitter: 0.1, secretGraceMs: 60_000, deepCheckEveryMs: 3_600_000 },
+    management: 'manage',
+    removalGuard: { share: 0.25, floor: 2 },
+    secretsRoot,
   };
 }
 
-async function load(yaml: string) {
+async function load(yaml: string, secretsRoot?: string) {
   writeFileSync(file, yaml);
-  return loadContributions(provider());
+  return loadContributions(provider(file, secretsRoot));
 }
 
 /** The problems a user sees, one per line, when the file is refused. */
@@ -74,7 +77,7 @@ describe('loadContributions', () => {
   - id: search
     login: app_search
     secret: /run/grants/search
-`);
+`, '/run/grants');
 
     expect(state).toEqual({
       provider: 'cache',
@@ -109,6 +112,32 @@ describe('loadContributions', () => {
         },
       ],
     });
+  });
+
+  it('rejects a consumer whose grant secret leaves the contributions directory (../, absolute, a symlink out) unless under secretsRoot', async () => {
+    mkdirSync(join(dir, 'grants'));
+    const outside = mkdtempSync(join(tmpdir(), 'holdfast-outside-'));
+    try {
+      writeFileSync(join(outside, 'real.secret'), 'a-long-password\n');
+      symlinkSync(join(outside, 'real.secret'), join(dir, 'grants/link.secret'));
+      const yaml = `consumers:
+  - { id: a, login: app_a, secret: grants/ok.secret }
+  - { id: b, login: app_b, secret: ../elsewhere/b.secret }
+  - { id: c, login: app_c, secret: /etc/shadow }
+  - { id: d, login: app_d, secret: grants/link.secret }
+`;
+      const state = await load(yaml);
+      const problems = Object.fromEntries(state.consumers.map((c) => [c.id, c.desired.problems]));
+      expect(problems.a).toEqual([]);
+      expect(problems.b).toEqual([`${file}:3: consumers[1].secret: "../elsewhere/b.secret" leaves the contributions file's directory (give the provider a secretsRoot to allow another)`]);
+      expect(problems.c).toEqual([`${file}:4: consumers[2].secret: "/etc/shadow" leaves the contributions file's directory (give the provider a secretsRoot to allow another)`]);
+      expect(problems.d?.[0]).toMatch(new RegExp(`^${file}:5: consumers\\[3\\]\\.secret: "grants/link.secret" is a symlink to .*real\\.secret, outside the contributions file's directory`));
+      const allowed = await load(yaml, outside);
+      expect(allowed.consumers.find((c) => c.id === 'd')!.desired.problems).toEqual([]);
+      expect(allowed.consumers.find((c) => c.id === 'c')!.desired.problems).toHaveLength(1);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it('accepts `consumers: []` as declaring none', async () => {

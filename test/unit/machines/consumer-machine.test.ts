@@ -229,6 +229,25 @@ describe('grant secrets (rule 7)', () => {
   });
 });
 
+describe('an observe-only provider', () => {
+  it('reports a consumer its backend does not hold once, asks again every interval, and is held when the backend holds it', () => {
+    const d = new Driver();
+    d.send({ type: 'DESIRED', specHash: 'spec-1' });
+    const missing = { type: 'NOT_APPLIED', reason: 'missing', detail: 'no such ACL user' } as const;
+    const first = d.send(missing);
+    expect(first.state).toBe('observedNotHeld');
+    expect(first.said).toEqual([{ level: 'warn', message: 'not held (missing: no such ACL user); its provider only observes: reported, not applied' }]);
+    for (let i = 0; i < 3; i++) {
+      expect(d.send(AFTER.verify('observedNotHeld'))).toMatchObject({ state: 'applying', effects: ['apply'] });
+      expect(d.send(missing)).toMatchObject({ state: 'observedNotHeld', said: [] });
+    }
+    d.send(AFTER.verify('observedNotHeld'));
+    expect(d.send({ ...missing, reason: 'password-differs' }).said).toHaveLength(1);
+    d.send(AFTER.verify('observedNotHeld'));
+    expect(d.send(applied).state).toBe('held');
+  });
+});
+
 describe('policy and removal', () => {
   it('a consumer refused by policy is never applied until its spec is accepted', () => {
     const d = new Driver();
@@ -344,10 +363,12 @@ describe('generated paths', () => {
       { type: 'CHANGED', what: 'grant secret rotated' },
       { type: 'SECRET_MISSING', path: '/s' },
       { type: 'SECRET_UNREADABLE', detail: 'EACCES' },
+      { type: 'SECRET_INVALID', detail: 'empty' },
+      { type: 'NOT_APPLIED', reason: 'missing', detail: 'no such user' },
       { type: 'REMOVED' },
       { type: 'REMOVE_FAILED', error: 'e' },
       { type: 'REMOVE_REFUSED', error: 'e' },
-      ...['held', 'couldNotAsk', 'blocked'].map(AFTER.verify),
+      ...['held', 'couldNotAsk', 'blocked', 'observedNotHeld'].map(AFTER.verify),
       ...['retrying', 'removeRetrying'].map(AFTER.retry),
       AFTER.brake,
       AFTER.secretWait,
@@ -361,6 +382,6 @@ describe('generated paths', () => {
     });
     const reached = new Set(paths.map((p) => p.state.value as string));
     expect([...reached].sort()).toEqual([...CONSUMER_STATES].sort());
-    expect(CONSUMER_STATES.size).toBe(16);
+    expect(CONSUMER_STATES.size).toBe(17);
   });
 });

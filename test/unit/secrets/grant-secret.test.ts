@@ -72,6 +72,23 @@ describe('grant secrets', () => {
     expect(await code(join(dir, 'dir.secret'))).toMatch(/^SECRET_INVALID: .* is a directory$/);
   });
 
+  it('refuses a secret that is empty, too large or not text, naming the file and never the content', async () => {
+    writeFileSync(join(dir, 'empty.secret'), '\n');
+    expect(await code(join(dir, 'empty.secret'))).toBe(`SECRET_INVALID: grant secret ${join(dir, 'empty.secret')} is empty`);
+    writeFileSync(join(dir, 'max.secret'), `${'m'.repeat(4096)}\r\n`);
+    expect(await readGrantSecret(join(dir, 'max.secret'))).toBe('m'.repeat(4096));
+    writeFileSync(join(dir, 'large.secret'), 'x'.repeat(4097));
+    expect(await code(join(dir, 'large.secret'))).toBe(`SECRET_INVALID: grant secret ${join(dir, 'large.secret')} is larger than 4096 bytes; no password is`);
+    writeFileSync(join(dir, 'huge.secret'), 'y'.repeat(1 << 20));
+    expect(await code(join(dir, 'huge.secret'))).toMatch(/is larger than 4096 bytes/);
+    writeFileSync(join(dir, 'binary.secret'), Buffer.from([0xff, 0xfe, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47]));
+    expect(await code(join(dir, 'binary.secret'))).toMatch(/^SECRET_INVALID: .* is not text \(not UTF-8\)$/);
+    writeFileSync(join(dir, 'nul.secret'), 'abcd\u0000efgh');
+    expect(await code(join(dir, 'nul.secret'))).toMatch(/^SECRET_INVALID: .* is not text \(it holds control characters\)$/);
+    writeFileSync(join(dir, 'utf8.secret'), 'pässwörd-ünïcode\n');
+    expect(await readGrantSecret(join(dir, 'utf8.secret'))).toBe('pässwörd-ünïcode');
+  });
+
   it.runIf(process.getuid?.() === 0)('names path, owner, mode and uid when the process may not read it', () => {
     const path = join(dir, 'root-only.secret');
     writeFileSync(path, 'root-only-password\n', { mode: 0o600 });

@@ -1,0 +1,123 @@
+/**
+ * `holdfast doctor`: what this process, as the user it runs as, would trip over. Every grant
+ * secret the contributions name is read and judged as a worker would; every backend, the queue's
+ * Redis and the record store are asked to answer. Each problem is one line saying what is wrong,
+ * where, and what to do. Nothing is written anywhere.
+ */
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import type { HoldfastConfig, ProviderConfig } from '../config/config.js';
+import { loadContributions } from '../desired/load-contributions.js';
+import { isHoldfastError } from '../errors/holdfast-error.js';
+import type { Scrubber } from '../logging/scrubber.js';
+import { bullConnection } from '../queue/consumer-queue.js';
+import { readGrantSecret } from '../secrets/grant-secret.js';
+
+/** How long each server is given to answer. */
+export const DOCTOR_TIMEOUT_MS = 5_000;
+
+/** What to do about a grant secret's problem, by its code. */
+function secretAdvice(code: string, uid: number): string {
+  switch (code) {
+    case 'SECRET_MISSING':
+      return 'write it (the mesh writes it beside the contributions), or correct the consumer\'s secret path';
+    case 'SECRET_UNREADABLE':
+      return `make it readable by uid ${uid} (chown or chmod), or run holdfast as its owner`;
+    default:
+      return 'write a password of 8 to 4096 bytes of UTF-8 text on one line';
+  }
+}
+
+async function grantSecretProblems(provider: ProviderConfig, uid: number): Promise<string[]> {
+  let state;
+  try {
+    state = await loadContributions(provider);
+  } catch (error) {
+    if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
+    const [, ...lines] = error.message.split('\n');
+    return lines.map((line) => `contributions of ${provider.name}: ${line.trim()}; correct the file (the last good desired state stays in force meanwhile)`);
+  }
+  const problems: string[] = [];
+  for (const { key, desired } of state.consumers) {
+    for (const problem of desired.problems) problems.push(`consumer ${key} refused: ${problem}; correct its entry or the provider's policy`);
+    try {
+      await readGrantSecret(desired.secretPath);
+    } catch (error) {
+      if (!isHoldfastError(error)) throw error;
+      problems.push(`grant secret of ${key}: ${error.message}; ${secretAdvice(error.code, uid)}`);
+    }
+  }
+  return problems;
+}
+
+/** Why `run` did not answer within the doctor's time, in words (scrubbed), or undefined when it did. */
+async function unanswered(run: (signal: AbortSignal) => Promise<unknown>, scrubber: Scrubber): Promise<string | undefined> {
+  const signal = AbortSignal.timeout(DOCTOR_TIMEOUT_MS);
+  try {
+    await Promise.race([
+      run(signal),
+      new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error(`no answer within ${DOCTOR_TIMEOUT_MS} ms`)), { once: true })),
+    ]);
+    return undefined;
+  } catch (error) {
+    return scrubber.describe(error);
+  }
+}
+
+async function backendProblems(provider: ProviderConfig, index: number, source: string, scrubber: Scrubber): Promise<string[]> {
+  const adapter = provider.adapter.connect(provider.admin);
+  try {
+    const ask = adapter.ping?.bind(adapter) ?? (adapter.list ? (options: { signal: AbortSignal }) => adapter.list!('', options) : undefined);
+    if (!ask) return [];
+    const why = await unanswered((signal) => ask({ signal }), scrubber);
+    return why ? [`backend of provider ${provider.name} (${provider.admin.url}) does not answer: ${why}; start it, or correct providers[${index}].admin in ${source}`] : [];
+  } finally {
+    await adapter.close().catch(() => undefined);
+  }
+}
+
+async function queueProblems(config: HoldfastConfig, scrubber: Scrubber): Promise<string[]> {
+  const redis = new Redis({ ...bullConnection(config.queue.connection), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: DOCTOR_TIMEOUT_MS });
+  let last: unknown;
+  redis.on('error', (error: unknown) => (last = error));
+  try {
+    const why = await unanswered(async () => {
+      try {
+        await redis.connect();
+        await redis.ping();
+      } catch (error) {
+        throw last ?? error; // the connection's own error says more than "Connection is closed"
+      }
+    }, scrubber);
+    const { host, port } = config.queue.connection;
+    return why ? [`the queue's Redis (${host}:${port}) does not answer: ${why}; start it, or correct queue in ${config.source}`] : [];
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function storeProblems(config: HoldfastConfig, scrubber: Scrubber): Promise<string[]> {
+  const { url, username, password, database } = config.store;
+  const client = new MongoClient(url, { ...(username ? { auth: { username, password } } : {}), serverSelectionTimeoutMS: DOCTOR_TIMEOUT_MS - 1000, connectTimeoutMS: DOCTOR_TIMEOUT_MS - 1000 });
+  try {
+    const why = await unanswered(async () => {
+      await client.connect();
+      await client.db(database).command({ ping: 1 });
+    }, scrubber);
+    return why ? [`the record store (${url}) does not answer: ${why}; start it, or correct store in ${config.source}`] : [];
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+/** Every problem found, one sentence each; empty when there is none. */
+export async function doctorProblems(config: HoldfastConfig, scrubber: Scrubber): Promise<string[]> {
+  const uid = process.getuid?.() ?? -1;
+  const checks = [
+    ...config.providers.map((p) => grantSecretProblems(p, uid)),
+    ...config.providers.map((p, i) => backendProblems(p, i, config.source, scrubber)),
+    queueProblems(config, scrubber),
+    storeProblems(config, scrubber),
+  ];
+  return (await Promise.all(checks)).flat();
+}

@@ -1,0 +1,40 @@
+/** Rotation with overlap (redis-acl): a rotated grant secret leaves the old password accepted beside the new one for a while, then only the new one. */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { redisLogin } from '../../backends/logins.js';
+import { sharedBackend } from '../../backends/index.js';
+import { engineFixtures, type Consumer } from './engine-fixture.js';
+
+describe('rotation with overlap', () => {
+  const fixture = engineFixtures();
+  const login = (c: Consumer, password: string) => redisLogin(sharedBackend('redis'), c.login, password).catch(() => false);
+
+  it('both passwords work during the overlap, only the new one after it', async () => {
+    const f = await fixture({ consumers: 2, timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, providerLines: ['rotationOverlap: 4s'] });
+    await f.startHeld();
+    const [c] = f.consumers as [Consumer];
+    const old = c.password;
+    const next = randomBytes(18).toString('base64url');
+    writeFileSync(c.secretPath, `${next}\n`);
+    await f.until('the new password works', () => login(c, next), 10_000);
+    expect(await login(c, old)).toBe(true); // the overlap has just begun
+    await f.until('the old password refused', async () => !(await login(c, old)), 20_000);
+    expect(await login(c, next)).toBe(true);
+    await f.until('held', () => f.allHeld(), 10_000);
+    expect(f.logsFor(c).filter((l) => l.level >= 40)).toEqual([]);
+    const moves = f.logsFor(c).filter((l) => l.msg.includes(' → ')).map((l) => l.msg);
+    expect(moves).toContain('held → applying: grant secret rotated');
+    expect(moves).toContain("held → applying: passwords besides the grant secret's accepted (a rotation overlap over, or added by hand): removing them");
+  });
+
+  it('without an overlap, the old password stops with the rotation', async () => {
+    const f = await fixture({ consumers: 1, timing: { verifyEvery: '300ms', checkTimeout: '300ms' } });
+    await f.startHeld();
+    const [c] = f.consumers as [Consumer];
+    const next = randomBytes(18).toString('base64url');
+    writeFileSync(c.secretPath, `${next}\n`);
+    await f.until('the new password works', () => login(c, next), 10_000);
+    expect(await login(c, c.password)).toBe(false);
+  });
+});
