@@ -1,11 +1,10 @@
 /** `holdfast doctor`, run as `nobody` (this suite runs as root, who reads every file): one line per problem, with what to do. */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, readdirSync, rmSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { bundleForAnyUser } from '../../support/bundle-for-any-user.js';
 import { EngineFixture, type Consumer } from '../engine/engine-fixture.js';
-
-const MAIN = join(import.meta.dirname, '../../../src/cli/main.ts');
 
 /** Everything under `dir` readable by anyone (what a deployment for another user would look like). */
 function openUp(dir: string): void {
@@ -19,16 +18,22 @@ function openUp(dir: string): void {
 
 describe('holdfast doctor', () => {
   let fixture: EngineFixture | undefined;
-  afterAll(() => fixture?.stop());
+  let bundle: string | undefined;
+  afterAll(async () => {
+    await fixture?.stop();
+    if (bundle) rmSync(dirname(bundle), { recursive: true, force: true });
+  });
 
   it.runIf(process.getuid?.() === 0)('reports an unreadable grant file and an unreachable backend, one line each, and exits 1', async () => {
     fixture = await EngineFixture.create({ consumers: 3 });
     const f = fixture;
     const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+    // nobody may not reach the checkout (nor its node_modules): it runs holdfast bundled
+    const cli = (bundle = await bundleForAnyUser('src/cli/main.ts'));
     const doctor = (config: string, uid?: number) => {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'doctor', '-c', config], {
+      const run = spawnSync(process.execPath, [cli, 'doctor', '-c', config], {
         encoding: 'utf8',
-        cwd: join(import.meta.dirname, '../../..'),
+        cwd: dirname(cli),
         ...(uid === undefined ? {} : { uid, gid: uid }),
       });
       const lines = run.stdout.split('\n').filter(Boolean);

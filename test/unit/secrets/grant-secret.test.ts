@@ -3,51 +3,17 @@
  * root, and root reads every file whatever its mode.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { readGrantSecret } from '../../../src/secrets/grant-secret.js';
+import { bundleForAnyUser } from '../../support/bundle-for-any-user.js';
 
-const repo = resolve(import.meta.dirname, '../../..');
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-grants-'));
 chmodSync(dir, 0o755);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/**
- * Another user may not reach the repository (a clone under a 0700 directory) nor its
- * node_modules, so what `nobody` runs is copied out as plain JavaScript: `entry` (relative to the
- * repository) and every module it imports by a relative path, transpiled into `into` with their
- * layout kept so their `./x.js` imports resolve. Returns the path of `entry`'s `.js` file there.
- */
-function transpileForAnyUser(entry: string, into: string): string {
-  const writeWorldReadable = (path: string, text: string) => {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
-    for (let d = dirname(path); d.startsWith(`${into}/`); d = dirname(d)) chmodSync(d, 0o755); // whatever the umask
-    writeFileSync(path, text, { mode: 0o644 });
-    chmodSync(path, 0o644);
-  };
-  const done = new Set<string>();
-  writeWorldReadable(join(into, 'package.json'), '{ "type": "module" }\n');
-  const pending = [resolve(repo, entry)];
-  for (let source = pending.pop(); source !== undefined; source = pending.pop()) {
-    if (done.has(source)) continue;
-    done.add(source);
-    const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023, verbatimModuleSyntax: true },
-      fileName: source,
-    });
-    for (const [, specifier] of outputText.matchAll(/\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
-      if (specifier === undefined || specifier.startsWith('node:')) continue;
-      if (!specifier.startsWith('.')) throw new Error(`${relative(repo, source)} imports ${specifier}, which another user cannot load from here`);
-      pending.push(resolve(dirname(source), specifier.replace(/\.js$/, '.ts')));
-    }
-    writeWorldReadable(join(into, relative(repo, source)).replace(/\.ts$/, '.js'), outputText);
-  }
-  return join(into, entry.replace(/\.ts$/, '.js'));
-}
 
 async function code(path: string): Promise<string> {
   try {
@@ -89,29 +55,22 @@ describe('grant secrets', () => {
     expect(await readGrantSecret(join(dir, 'utf8.secret'))).toBe('pässwörd-ünïcode');
   });
 
-  it.runIf(process.getuid?.() === 0)('names path, owner, mode and uid when the process may not read it', () => {
+  it.runIf(process.getuid?.() === 0)('names path, owner, mode and uid when the process may not read it', async () => {
     const path = join(dir, 'root-only.secret');
     writeFileSync(path, 'root-only-password\n', { mode: 0o600 });
     chmodSync(path, 0o600);
     const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
-    const work = mkdtempSync(join(tmpdir(), 'holdfast-as-nobody-'));
+    const reader = await bundleForAnyUser({
+      source: `import { readGrantSecret } from './src/secrets/grant-secret.ts';
+        readGrantSecret(process.argv[2]!).then(() => console.log('read'), (e) => console.log(e.code + ': ' + e.message));`,
+    });
     try {
-      chmodSync(work, 0o755);
-      const module = transpileForAnyUser('src/secrets/grant-secret.ts', work);
-      const reader = join(work, 'read.js');
-      writeFileSync(
-        reader,
-        `import { readGrantSecret } from ${JSON.stringify(`./${relative(work, module)}`)};
-        readGrantSecret(${JSON.stringify(path)}).then(() => console.log('read'), (e) => console.log(e.code + ': ' + e.message));\n`,
-        { mode: 0o644 },
-      );
-      chmodSync(reader, 0o644);
-      const result = spawnSync(process.execPath, [reader], { uid: nobody, gid: nobody, encoding: 'utf8', cwd: work });
+      const result = spawnSync(process.execPath, [reader, path], { uid: nobody, gid: nobody, encoding: 'utf8', cwd: dirname(reader) });
       expect(result.stderr).toBe('');
       expect(result.stdout.trim()).toBe(`SECRET_UNREADABLE: ${path} (EACCES; owner 0:0, mode 0600; holdfast runs as uid ${nobody} gid ${nobody})`);
       expect(result.stdout).not.toContain('root-only-password');
     } finally {
-      rmSync(work, { recursive: true, force: true });
+      rmSync(dirname(reader), { recursive: true, force: true });
     }
   });
 });
