@@ -5,6 +5,7 @@
  *    reads the record instead of trusting its ticket);
  * 2. the record is written (created, the first time), only when something durable changed:
  *    the machine, the desired spec, or an effect about to start;
+ *    and then its summary (for the status) in the queue's Redis;
  * 3. once the job is done, the wait the machine asked for is scheduled as a job carrying the
  *    new revision, and the revision is remembered again.
  *
@@ -15,13 +16,14 @@ import { MACHINE_VERSION, persist, samePersisted, type ConsumerSnapshot, type Wa
 import type { Logger } from '../src/logging/logger.js';
 import type { Coordination } from '../src/queue/coordination.js';
 import type { CheckTicket, ConsumerQueue } from '../src/queue/consumer-queue.js';
+import { summaryOf } from '../src/queue/summarize.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, TimerRecord } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 
 export interface DraftDeps {
   store: Pick<ConsumerStore, 'insert' | 'save' | 'delete'>;
   queue: Pick<ConsumerQueue, 'scheduleWaits'>;
-  coordination: Pick<Coordination, 'forgetRevision' | 'rememberRevision' | 'forgetConsumer'>;
+  coordination: Pick<Coordination, 'forgetRevision' | 'rememberRevision' | 'forgetConsumer' | 'noteSummaries'>;
   now: () => Date;
 }
 
@@ -35,6 +37,9 @@ export class RecordDraft {
   private appliedAt: Date | undefined;
   private lastAppliedAt: Date | null;
   private lastCheck: LastCheck | undefined;
+  /** The record's last check and state's start, as last written. */
+  private checkedLast: LastCheck | null;
+  private since: Date;
   private written = false;
   private raised = false;
   private sayings: Array<() => void> = [];
@@ -56,6 +61,8 @@ export class RecordDraft {
     this.desired = record.desired;
     this.desiredAt = record.desiredAt;
     this.lastAppliedAt = record.appliedAt;
+    this.checkedLast = record.lastCheck;
+    this.since = record.stateSince;
   }
 
   get key(): string {
@@ -128,6 +135,7 @@ export class RecordDraft {
     const moved = !samePersisted(machine, this.saved) || this.saved.version !== MACHINE_VERSION;
     if (!moved && !this.delivered && !this.appliedAt && effectUntil === null && !this.isNewUnsaved) return this.speak();
     const now = this.deps.now();
+    const first = this.isNewUnsaved;
     if (!this.written) await this.deps.coordination.forgetRevision(this.key);
     const transition: HistoryEntry | undefined =
       machine.state !== this.saved.state ? { at: now, from: this.saved.state, to: machine.state, reason: machine.context.reason } : undefined;
@@ -166,6 +174,11 @@ export class RecordDraft {
       );
     }
     this.written = true;
+    if (transition || first) this.since = now;
+    this.checkedLast = this.lastCheck ?? this.checkedLast;
+    await this.deps.coordination.noteSummaries([
+      [this.key, summaryOf({ rev: this.rev, machine, stateSince: this.since, desired: this.desired, timer, lastCheck: this.checkedLast })],
+    ]);
     if (transition) {
       this.history = [...this.history, transition];
       const { from, to, reason } = transition;

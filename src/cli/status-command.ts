@@ -1,19 +1,54 @@
-/** `holdfast status`: every consumer's state; exits 1 when any is not held. */
-import { connectCoordination, connectStore } from '../engine/engine.js';
+/**
+ * `holdfast status`: counts per provider and state, every consumer not served (every one with
+ * `--all`), and why it is red; exits 1 when anything is not served. It creates nothing, and
+ * names a store or queue Redis it cannot reach within the store's `connectTimeout`.
+ */
+import { connectCoordination, connectStore } from '../engine/connect.js';
+import type { HoldfastConfig } from '../config/config.js';
+import { formatDuration } from '../config/duration.js';
+import { isHoldfastError } from '../errors/holdfast-error.js';
 import { formatStatus } from '../status/format-status.js';
-import { statusReport } from '../status/status-report.js';
+import { statusReport, unreachableReport, type StatusReport } from '../status/status-report.js';
+import { storeReason } from '../store/store-retry.js';
 import { load } from './load.js';
 
-export async function statusCommand(options: { config?: string; json?: boolean }): Promise<number> {
-  const { config } = await load(options.config);
-  const { client, store } = await connectStore(config);
-  const { redis, coordination } = connectCoordination(config);
+function queueUrl(config: HoldfastConfig): string {
+  const { host, port, db, tls } = config.queue.connection;
+  return `${tls ? 'rediss' : 'redis'}://${host.includes(':') ? `[${host}]` : host}:${port}/${db}`;
+}
+
+/** The status as read from the configured store and queue Redis; red naming either when it cannot be read. */
+export async function readStatus(config: HoldfastConfig, options: { all?: boolean }): Promise<StatusReport> {
+  const now = new Date();
+  let connected: Awaited<ReturnType<typeof connectStore>>;
   try {
-    const report = await statusReport({ store, coordination, providers: config.providers }, new Date());
-    process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatStatus(report)}\n`);
-    return report.healthy ? 0 : 1;
+    connected = await connectStore(config, { create: false });
+  } catch (error) {
+    if (!isHoldfastError(error, 'STORE_UNAVAILABLE')) throw error;
+    return unreachableReport(now, [`record store ${config.store.url} unreachable: ${storeReason(error.cause ?? error)}`]);
+  }
+  const { client, store } = connected;
+  const { redis, coordination } = connectCoordination(config);
+  const limit = config.store.connectTimeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${formatDuration(limit)}`)), limit);
+    });
+    return await Promise.race([statusReport({ store, coordination, providers: config.providers }, now, options), timeout]);
+  } catch (error) {
+    if (isHoldfastError(error, 'STORE_UNAVAILABLE')) return unreachableReport(now, [`record store ${config.store.url} unreachable: ${storeReason(error.cause ?? error)}`]);
+    return unreachableReport(now, [`queue Redis ${queueUrl(config)} unreachable: ${error instanceof Error ? error.message : String(error)}`]);
   } finally {
+    clearTimeout(timer);
     redis.disconnect();
     await client.close();
   }
+}
+
+export async function statusCommand(options: { config?: string; json?: boolean; all?: boolean }): Promise<number> {
+  const { config } = await load(options.config, { readOnly: true });
+  const report = await readStatus(config, options);
+  process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatStatus(report)}\n`);
+  return report.healthy ? 0 : 1;
 }

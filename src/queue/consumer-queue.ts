@@ -7,6 +7,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { CommandEvent } from '../../machines/consumer-events.js';
 import type { WaitName } from '../../machines/machine-step.js';
 import type { RedisConnectionConfig } from '../config/config.js';
+import { bullConnection } from './bull-connection.js';
 import type { DesiredSpec, MachineRecord, TimerRecord } from '../store/consumer-record.js';
 
 /**
@@ -45,18 +46,7 @@ const JOB_OPTIONS: JobsOptions = {
   backoff: { type: 'exponential', delay: 1000 },
 };
 
-/** ioredis options for BullMQ from the resolved config (workers need `maxRetriesPerRequest: null`). */
-export function bullConnection(c: RedisConnectionConfig) {
-  return {
-    host: c.host,
-    port: c.port,
-    db: c.db,
-    username: c.username,
-    password: c.password,
-    ...(c.tls ? { tls: {} } : {}),
-    maxRetriesPerRequest: null,
-  };
-}
+export { bullConnection } from './bull-connection.js';
 
 function commandName(event: CommandEvent): string {
   return event.type.toLowerCase().replace(/_/g, '-');

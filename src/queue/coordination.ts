@@ -10,13 +10,16 @@
  * - the consumers each provider **could not be asked** about, to ask them again promptly
  *   when it answers;
  * - each provider's **pause** (its checks timed out) and the one probe a pause lets through;
- * - a **sentinel** whose absence says the queue's Redis forgot everything.
+ * - a **sentinel** whose absence says the queue's Redis forgot everything;
+ * - each consumer's record **in brief** (a {@link ConsumerSummary}) and when each provider's
+ *   consumers were last **checked**, so the status reads no record to count and list them.
  *
  * With a Redis Cluster, give the queue a hash-tagged prefix (`{holdfast}`): every key here
  * starts with it, so each script's keys share a slot.
  */
 import type { Redis } from 'ioredis';
 import type { LastCheck } from '../store/consumer-record.js';
+import { encodeSummary, type ConsumerSummary } from './consumer-summary.js';
 
 /** What a consumer's checks learned, kept between checks without touching the store. */
 export interface CheckMemo {
@@ -59,7 +62,16 @@ return 0`;
 const RELEASE = `
 if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
 if ARGV[3] ~= '' then redis.call('hset', KEYS[2], ARGV[2], ARGV[3]) end
+if ARGV[5] ~= '' then redis.call('hset', KEYS[4], ARGV[6], ARGV[5]) end
 if ARGV[4] == 'could-not-ask' then redis.call('sadd', KEYS[3], ARGV[2]) elseif ARGV[4] == 'asked' then redis.call('srem', KEYS[3], ARGV[2]) end
+return 1`;
+
+const NOTE_SUMMARIES = `
+for i = 1, #ARGV, 3 do
+  local old = redis.call('hget', KEYS[1], ARGV[i])
+  local rev = old and tonumber(string.match(old, '^%S+ (%d+) '))
+  if not rev or rev <= tonumber(ARGV[i + 1]) then redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 2]) end
+end
 return 1`;
 
 const TAKE_ALL = `
@@ -70,8 +82,9 @@ return members`;
 type Scripts = Redis & {
   hfClaim(lock: string, revs: string, memos: string, token: string, ttlMs: number, key: string): Promise<[number, string | null, string | null]>;
   hfExtend(lock: string, token: string, ttlMs: number): Promise<number>;
-  hfRelease(lock: string, memos: string, couldNotAsk: string, token: string, key: string, memo: string, asked: string): Promise<number>;
+  hfRelease(lock: string, memos: string, couldNotAsk: string, checked: string, token: string, key: string, memo: string, asked: string, at: string, provider: string): Promise<number>;
   hfTakeAll(set: string): Promise<string[]>;
+  hfNoteSummaries(summaries: string, ...keyRevValue: Array<string | number>): Promise<number>;
 };
 
 export class Coordination {
@@ -84,8 +97,9 @@ export class Coordination {
   ) {
     redis.defineCommand('hfClaim', { numberOfKeys: 3, lua: CLAIM });
     redis.defineCommand('hfExtend', { numberOfKeys: 1, lua: EXTEND });
-    redis.defineCommand('hfRelease', { numberOfKeys: 3, lua: RELEASE });
+    redis.defineCommand('hfRelease', { numberOfKeys: 4, lua: RELEASE });
     redis.defineCommand('hfTakeAll', { numberOfKeys: 1, lua: TAKE_ALL });
+    redis.defineCommand('hfNoteSummaries', { numberOfKeys: 1, lua: NOTE_SUMMARIES });
     this.redis = redis as Scripts;
   }
 
@@ -109,6 +123,14 @@ export class Coordination {
     return `${this.prefix}:paused:${provider}`;
   }
 
+  private get summaries(): string {
+    return `${this.prefix}:states`;
+  }
+
+  private get checked(): string {
+    return `${this.prefix}:checked`;
+  }
+
   private get sentinel(): string {
     return `${this.prefix}:alive`;
   }
@@ -127,7 +149,18 @@ export class Coordination {
 
   /** Releases the lock (if still this token's), keeping what a check learned and whether the provider answered. */
   async release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<void> {
-    await this.redis.hfRelease(this.lockKey(key), this.memos, this.couldNotAskKey(provider), token, key, memo ? JSON.stringify(memo) : '', asked ?? '');
+    await this.redis.hfRelease(
+      this.lockKey(key),
+      this.memos,
+      this.couldNotAskKey(provider),
+      this.checked,
+      token,
+      key,
+      memo ? JSON.stringify(memo) : '',
+      asked ?? '',
+      memo ? String(memo.at) : '',
+      provider,
+    );
   }
 
   /** Before a record is written: its revision is unknown until {@link rememberRevision}. */
@@ -142,7 +175,52 @@ export class Coordination {
 
   /** A consumer removed for good: nothing of it stays. */
   async forgetConsumer(key: string, provider: string): Promise<void> {
-    await this.redis.multi().hdel(this.revs, key).hdel(this.memos, key).srem(this.couldNotAskKey(provider), key).exec();
+    await this.redis.multi().hdel(this.revs, key).hdel(this.memos, key).hdel(this.summaries, key).srem(this.couldNotAskKey(provider), key).exec();
+  }
+
+  /** After a record is written (or read by a sweep): the record in brief, for the status; one of an older revision is ignored. */
+  async noteSummaries(entries: ReadonlyArray<readonly [key: string, summary: ConsumerSummary]>): Promise<void> {
+    for (let i = 0; i < entries.length; i += 1000) {
+      const chunk = entries.slice(i, i + 1000);
+      if (chunk.length > 0) await this.redis.hfNoteSummaries(this.summaries, ...chunk.flatMap(([key, summary]) => [key, summary.rev, encodeSummary(summary)]));
+    }
+  }
+
+  /** Every consumer's record in brief, encoded (see `consumer-summary.ts`), by key. */
+  async allSummaries(): Promise<Record<string, string>> {
+    return this.redis.hgetall(this.summaries);
+  }
+
+  /** The records in brief of `keys`, encoded; absent when unknown. */
+  async summariesOf(keys: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < keys.length; i += 1000) {
+      const chunk = keys.slice(i, i + 1000);
+      const values = await this.redis.hmget(this.summaries, ...chunk);
+      chunk.forEach((key, j) => {
+        const raw = values[j];
+        if (raw) out.set(key, raw);
+      });
+    }
+    return out;
+  }
+
+  /** When any consumer of each provider was last checked (ms since the epoch), by provider. */
+  async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (providers.length === 0) return out;
+    const values = await this.redis.hmget(this.checked, ...providers);
+    providers.forEach((p, i) => {
+      const raw = values[i];
+      if (raw) out.set(p, Number(raw));
+    });
+    return out;
+  }
+
+  /** How many consumers of each provider were last found could-not-ask. */
+  async couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>> {
+    const counts = await Promise.all(providers.map((p) => this.redis.scard(this.couldNotAskKey(p))));
+    return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
   }
 
   /** What the checks of `keys` learned (absent when nothing is known). */
