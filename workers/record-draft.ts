@@ -17,6 +17,7 @@ import type { Logger } from '../src/logging/logger.js';
 import type { Coordination } from '../src/queue/coordination.js';
 import type { CheckTicket, ConsumerQueue } from '../src/queue/consumer-queue.js';
 import { summaryOf } from '../src/queue/summarize.js';
+import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, TimerRecord } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 
@@ -25,6 +26,8 @@ export interface DraftDeps {
   queue: Pick<ConsumerQueue, 'scheduleWaits'>;
   coordination: Pick<Coordination, 'forgetRevision' | 'rememberRevision' | 'forgetConsumer' | 'noteSummaries'>;
   now: () => Date;
+  /** Told of every state change (the metrics); in process. */
+  observer?: Pick<WorkObserver, 'transition'>;
 }
 
 export class RecordDraft {
@@ -180,6 +183,7 @@ export class RecordDraft {
       [this.key, summaryOf({ rev: this.rev, machine, stateSince: this.since, desired: this.desired, timer, lastCheck: this.checkedLast })],
     ]);
     if (transition) {
+      this.deps.observer?.transition(this.record.provider, transition, this.history);
       this.history = [...this.history, transition];
       const { from, to, reason } = transition;
       this.sayings.push(() => this.log.info({ from, to, reason }, `${from} → ${to}${reason ? `: ${reason}` : ''}`));

@@ -83,4 +83,6 @@ export interface HttpConfig {
   listen?: { host: string; port: number } | undefined;
   /** Basic auth, when a password file is given. */
   auth?: { username: string; password: string } | undefined;
+  /** Only GET and HEAD are answered (default true). */
+  readOnly: boolean;
 }

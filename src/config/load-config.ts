@@ -27,6 +27,7 @@
  *   listen: 127.0.0.1:9100              # host:port (`--http` wins); off when neither is given
  *   username: holdfast                  # optional basic auth (default user holdfast) ...
  *   passwordFile: secrets/dashboard     # ... with the password in this file
+ *   readOnly: true                      # optional: false lets Bull Board retry or remove jobs
  * defaults:                             # optional timing for every provider
  *   verifyEvery: 60s                    # brakeMax >= verifyEvery >= checkTimeout
  *   checkTimeout: 30s
@@ -233,8 +234,9 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
         listen: text.transform(parseListen).optional(),
         username: text.default('holdfast'),
         passwordFile: password.optional(),
+        readOnly: z.boolean().default(true),
       })
-      .transform(({ listen, username, passwordFile }) => ({ listen, auth: passwordFile ? { username, password: passwordFile } : undefined }))
+      .transform(({ listen, username, passwordFile, readOnly }) => ({ listen, auth: passwordFile ? { username, password: passwordFile } : undefined, readOnly }))
       .prefault({}),
     fingerprintKeyFile: filePath.prefault('.holdfast/fingerprint.key'),
     worker: z.strictObject({ concurrency: z.int().positive().default(32) }).prefault({}),

@@ -18,6 +18,9 @@ import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
+import { observedEffects } from '../../workers/observed-effects.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { summaryState } from '../queue/consumer-summary.js';
 import { Resync } from '../resync/resync.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 
@@ -32,6 +35,8 @@ export interface EngineOptions {
   /** Wraps the effects (tests observe them). */
   wrapEffects?: (effects: Effects) => Effects;
   now?: () => Date;
+  /** Counts work as it happens, and reads the consumers and the queue when scraped (`/metrics`). */
+  metrics?: Metrics;
 }
 
 export interface Engine {
@@ -87,6 +92,24 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       couldNotAsk: (name) => recovery.couldNotAsk(name),
     });
     if (options.wrapEffects) effects = options.wrapEffects(effects);
+    const { metrics } = options;
+    if (metrics) {
+      effects = observedEffects(effects, metrics);
+      metrics.scrapeFrom({
+        consumers: async () => {
+          const counts = new Map<string, number>();
+          for (const [key, encoded] of Object.entries(await coordination.allSummaries())) {
+            const label = `${key.slice(0, key.indexOf('/'))}\n${summaryState(encoded)}`;
+            counts.set(label, (counts.get(label) ?? 0) + 1);
+          }
+          return [...counts].map(([label, count]) => {
+            const [provider = '', state = ''] = label.split('\n');
+            return { provider, state, count };
+          });
+        },
+        queueDepth: () => queue.queue.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
+      });
+    }
 
     let resync: Resync | undefined;
     /** A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now. */
@@ -97,7 +120,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     };
     const worker = options.roles.worker
       ? new ConsumerWorker(
-          { store, queue, coordination, providers, effects, logger, now },
+          { store, queue, coordination, providers, effects, logger, now, ...(metrics ? { observer: metrics } : {}) },
           { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot },
           logger,
         )

@@ -141,7 +141,11 @@ export class EngineFixture {
   }
 
   /** Starts an engine (sync + worker unless told otherwise). */
-  async start(roles: EngineOptions['roles'] = { sync: true, worker: true }, adapter: Adapter | undefined = this.options.adapter): Promise<Engine> {
+  async start(
+    roles: EngineOptions['roles'] = { sync: true, worker: true },
+    adapter: Adapter | undefined = this.options.adapter,
+    more: Pick<EngineOptions, 'metrics'> = {},
+  ): Promise<Engine> {
     const sink = new Writable({
       write: (chunk: Buffer, _enc, done) => {
         for (const text of chunk.toString().split('\n').filter(Boolean)) {
@@ -160,6 +164,7 @@ export class EngineFixture {
       roles,
       ...(adapter ? { adapters: new Map([['cache', adapter]]) } : {}),
       ...(this.options.wrapEffects ? { wrapEffects: this.options.wrapEffects } : {}),
+      ...more,
     });
     this.engines.push(engine);
     await indexFerretDb(this.options.store);

@@ -140,7 +140,7 @@ providers:
       worker: { concurrency: 8 },
       sync: { pollEveryMs: 2_000, resyncEveryMs: 60_000, sweepEveryMs: 600_000 },
       log: { level: 'debug', format: 'pretty' },
-      http: { listen: undefined, auth: undefined },
+      http: { listen: undefined, auth: undefined, readOnly: true },
       providers: [
         {
           name: 'cache',
@@ -181,7 +181,7 @@ providers:
   it('reads the HTTP server settings: host:port, and basic auth from a password file', async () => {
     write('secrets/dashboard', 'board-pw\n');
     const config = await load(`${MINIMAL}http: { listen: "0.0.0.0:9100", passwordFile: secrets/dashboard }\n`);
-    expect(config.http).toEqual({ listen: { host: '0.0.0.0', port: 9100 }, auth: { username: 'holdfast', password: 'board-pw' } });
+    expect(config.http).toEqual({ listen: { host: '0.0.0.0', port: 9100 }, auth: { username: 'holdfast', password: 'board-pw' }, readOnly: true });
     expect((await load(`${MINIMAL}http: { listen: "[::1]:80" }\n`)).http.listen).toEqual({ host: '::1', port: 80 });
     expect((await load(`${MINIMAL}http: { listen: "9100" }\n`)).http.listen).toEqual({ host: '127.0.0.1', port: 9100 });
     expect(await problems(`${MINIMAL}http: { listen: "somewhere" }\n`)).toEqual([`${configPath}:11: http.listen: expected host:port, e.g. 127.0.0.1:9100; got "somewhere"`]);
@@ -203,7 +203,7 @@ providers:
       name: 'consumers',
     });
     expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast', connectTimeoutMs: 5_000 });
-    expect(config.http).toEqual({ listen: undefined, auth: undefined });
+    expect(config.http).toEqual({ listen: undefined, auth: undefined, readOnly: true });
     expect(config.worker).toEqual({ concurrency: 32 });
     expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 5_000, sweepEveryMs: 1_800_000 });
     expect(config.log).toEqual({ level: 'info', format: 'json' });
