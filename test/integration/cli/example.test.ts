@@ -16,6 +16,8 @@ describe('npm run example', () => {
     expect(output).toContain('app_photos logs in to the cache: false');
     expect(output).toMatch(/healed \d+\.\d s after the restart/);
     expect(output.match(/all 3 consumers held/g)).toHaveLength(2);
+    expect(output).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\//);
+    expect(output).not.toMatch(/--pass '/);
     expect(code).toBe(0);
   }, 120_000);
 });

@@ -34,6 +34,8 @@ export interface FixtureOptions {
   wrapEffects?: EngineOptions['wrapEffects'];
   concurrency?: number;
   resyncEvery?: string;
+  /** The queue's key prefix (default `hf<tag>`); `{tag}` is substituted. */
+  prefix?: string;
 }
 
 /** Fixtures for one test file, each stopped (engines and files) after the file's tests. */
@@ -107,7 +109,7 @@ export class EngineFixture {
         `  url: redis://${options.queue.host}:${options.queue.port}`,
         `  username: ${options.queue.admin.username}`,
         '  passwordFile: secrets/queue',
-        `  prefix: hf${tag}`,
+        `  prefix: "${(options.prefix ?? 'hf{tag}').replace('{tag}', tag)}"`,
         'store:',
         `  url: mongodb://${options.store.host}:${options.store.port}/?authSource=admin`,
         `  username: ${options.store.admin.username}`,
