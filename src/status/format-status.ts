@@ -43,7 +43,7 @@ export function formatStatus(report: StatusReport): string {
   if (report.healthy) {
     lines.push(`all ${report.total} consumers held`);
   } else {
-    lines.push(`NOT HEALTHY: ${report.unserved} of ${report.total} consumers not served`);
+    lines.push(`NOT HEALTHY${report.total > 0 ? `: ${report.unserved} of ${report.total} consumers not served` : ''}`);
     // the consumers are in the table above; the rest is said here
     for (const line of reasons.filter((r) => !report.consumers.some((c) => r.startsWith(`${c.consumer}: `)))) lines.push(`  ${line}`);
   }
