@@ -12,6 +12,18 @@ import { statusReport, unreachableReport, type StatusReport } from '../status/st
 import { storeReason } from '../store/store-retry.js';
 import { load } from './load.js';
 
+/** A driver's reason in words: `connection refused (connect ECONNREFUSED 127.0.0.1:1)`. */
+function inWords(reason: string): string {
+  const words: Array<[RegExp, string]> = [
+    [/ECONNREFUSED/, 'connection refused'],
+    [/ENOTFOUND|EAI_AGAIN/, 'host not found'],
+    [/ETIMEDOUT|timed out/i, 'timed out'],
+    [/WRONGPASS|NOAUTH|Authentication failed/i, 'authentication failed'],
+  ];
+  const found = words.find(([pattern]) => pattern.test(reason));
+  return found ? `${found[1]} (${reason})` : reason;
+}
+
 function queueUrl(config: HoldfastConfig): string {
   const { host, port, db, tls } = config.queue.connection;
   return `${tls ? 'rediss' : 'redis'}://${host.includes(':') ? `[${host}]` : host}:${port}/${db}`;
@@ -25,10 +37,12 @@ export async function readStatus(config: HoldfastConfig, options: { all?: boolea
     connected = await connectStore(config, { create: false });
   } catch (error) {
     if (!isHoldfastError(error, 'STORE_UNAVAILABLE')) throw error;
-    return unreachableReport(now, [`record store ${config.store.url} unreachable: ${storeReason(error.cause ?? error)}`]);
+    return unreachableReport(now, [`record store ${config.store.url} unreachable: ${inWords(storeReason(error.cause ?? error))}`]);
   }
   const { client, store } = connected;
   const { redis, coordination } = connectCoordination(config);
+  let lastRedisError: string | undefined;
+  redis.on('error', (error: Error) => (lastRedisError = error.message));
   const limit = config.store.connectTimeoutMs;
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -37,8 +51,8 @@ export async function readStatus(config: HoldfastConfig, options: { all?: boolea
     });
     return await Promise.race([statusReport({ store, coordination, providers: config.providers }, now, options), timeout]);
   } catch (error) {
-    if (isHoldfastError(error, 'STORE_UNAVAILABLE')) return unreachableReport(now, [`record store ${config.store.url} unreachable: ${storeReason(error.cause ?? error)}`]);
-    return unreachableReport(now, [`queue Redis ${queueUrl(config)} unreachable: ${error instanceof Error ? error.message : String(error)}`]);
+    if (isHoldfastError(error, 'STORE_UNAVAILABLE')) return unreachableReport(now, [`record store ${config.store.url} unreachable: ${inWords(storeReason(error.cause ?? error))}`]);
+    return unreachableReport(now, [`queue Redis ${queueUrl(config)} unreachable: ${inWords(lastRedisError ?? (error instanceof Error ? error.message : String(error)))}`]);
   } finally {
     clearTimeout(timer);
     redis.disconnect();

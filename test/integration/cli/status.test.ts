@@ -116,10 +116,28 @@ describe('holdfast status is red, naming why', () => {
       ].join('\n'),
     );
     const { code, output, ms } = await holdfastOnce(['status', '-c', config]);
-    expect(output).toMatch(/record store mongodb:\/\/127\.0\.0\.1:1\/ unreachable: .*ECONNREFUSED/);
+    expect(output).toMatch(/record store mongodb:\/\/127\.0\.0\.1:1\/ unreachable: connection refused/);
     expect(code).toBe(1);
     // the default connectTimeout is 5 s; generous for start-up on a loaded machine
     expect(ms).toBeLessThan(30_000);
+  });
+
+  it("when the queue's Redis cannot be reached, naming it", async () => {
+    const f = await fixture({ consumers: 1 });
+    const store = sharedBackend('mongodb');
+    const config = join(f.dir, 'no-queue.yaml');
+    writeFileSync(
+      config,
+      [
+        'queue: { url: "redis://127.0.0.1:1" }',
+        `store: { url: "mongodb://${store.host}:${store.port}/?authSource=admin", username: ${store.admin.username}, passwordFile: secrets/store }`,
+        'providers:',
+        '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:1" }, contributions: contributions/cache.yaml }',
+      ].join('\n'),
+    );
+    const { code, output } = await holdfastOnce(['status', '-c', config]);
+    expect(output).toMatch(/queue Redis redis:\/\/127\.0\.0\.1:1\/0 unreachable: connection refused/);
+    expect(code).toBe(1);
   });
 
   it('and green, with counts only, when everything is held', async () => {
