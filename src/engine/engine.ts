@@ -98,7 +98,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       metrics.scrapeFrom({
         consumers: async () => {
           const counts = new Map<string, number>();
-          for (const [key, encoded] of Object.entries(await coordination.allSummaries())) {
+          for (const [key, encoded] of Object.entries(await coordination.allStates())) {
             const label = `${key.slice(0, key.indexOf('/'))}\n${summaryState(encoded)}`;
             counts.set(label, (counts.get(label) ?? 0) + 1);
           }

@@ -11,8 +11,9 @@
  *   when it answers;
  * - each provider's **pause** (its checks timed out) and the one probe a pause lets through;
  * - a **sentinel** whose absence says the queue's Redis forgot everything;
- * - each consumer's record **in brief** (a {@link ConsumerSummary}) and when each provider's
- *   consumers were last **checked**, so the status reads no record to count and list them.
+ * - each consumer's record **in brief** (a {@link ConsumerSummary}), and each provider's
+ *   consumers by when they were last **checked**, so the status reads no record to count them,
+ *   list the unserved and find the ones nobody asked about for too long.
  *
  * With a Redis Cluster, give the queue a hash-tagged prefix (`{holdfast}`): every key here
  * starts with it, so each script's keys share a slot.
@@ -62,15 +63,18 @@ return 0`;
 const RELEASE = `
 if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
 if ARGV[3] ~= '' then redis.call('hset', KEYS[2], ARGV[2], ARGV[3]) end
-if ARGV[5] ~= '' then redis.call('hset', KEYS[4], ARGV[6], ARGV[5]) end
 if ARGV[4] == 'could-not-ask' then redis.call('sadd', KEYS[3], ARGV[2]) elseif ARGV[4] == 'asked' then redis.call('srem', KEYS[3], ARGV[2]) end
+if ARGV[5] ~= '' then redis.call('zadd', KEYS[4], ARGV[5], ARGV[2]) end
 return 1`;
 
 const NOTE_SUMMARIES = `
-for i = 1, #ARGV, 3 do
+for i = 1, #ARGV, 4 do
   local old = redis.call('hget', KEYS[1], ARGV[i])
-  local rev = old and tonumber(string.match(old, '^%S+ (%d+) '))
-  if not rev or rev <= tonumber(ARGV[i + 1]) then redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 2]) end
+  local rev = old and tonumber(string.match(old, '^%S+ (%d+)$'))
+  if not rev or rev <= tonumber(ARGV[i + 1]) then
+    redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 2])
+    redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 3])
+  end
 end
 return 1`;
 
@@ -82,9 +86,9 @@ return members`;
 type Scripts = Redis & {
   hfClaim(lock: string, revs: string, memos: string, token: string, ttlMs: number, key: string): Promise<[number, string | null, string | null]>;
   hfExtend(lock: string, token: string, ttlMs: number): Promise<number>;
-  hfRelease(lock: string, memos: string, couldNotAsk: string, checked: string, token: string, key: string, memo: string, asked: string, at: string, provider: string): Promise<number>;
+  hfRelease(lock: string, memos: string, couldNotAsk: string, checked: string, token: string, key: string, memo: string, asked: string, at: string): Promise<number>;
   hfTakeAll(set: string): Promise<string[]>;
-  hfNoteSummaries(summaries: string, ...keyRevValue: Array<string | number>): Promise<number>;
+  hfNoteSummaries(states: string, briefs: string, ...keyRevStateBrief: Array<string | number>): Promise<number>;
 };
 
 export class Coordination {
@@ -99,7 +103,7 @@ export class Coordination {
     redis.defineCommand('hfExtend', { numberOfKeys: 1, lua: EXTEND });
     redis.defineCommand('hfRelease', { numberOfKeys: 4, lua: RELEASE });
     redis.defineCommand('hfTakeAll', { numberOfKeys: 1, lua: TAKE_ALL });
-    redis.defineCommand('hfNoteSummaries', { numberOfKeys: 1, lua: NOTE_SUMMARIES });
+    redis.defineCommand('hfNoteSummaries', { numberOfKeys: 2, lua: NOTE_SUMMARIES });
     this.redis = redis as Scripts;
   }
 
@@ -123,12 +127,19 @@ export class Coordination {
     return `${this.prefix}:paused:${provider}`;
   }
 
-  private get summaries(): string {
+  /** Each consumer's `<state> <revision>`: all the status reads of every consumer. */
+  private get states(): string {
     return `${this.prefix}:states`;
   }
 
-  private get checked(): string {
-    return `${this.prefix}:checked`;
+  /** Each consumer's record in brief, encoded (see `consumer-summary.ts`): read for the consumers listed. */
+  private get briefs(): string {
+    return `${this.prefix}:briefs`;
+  }
+
+  /** The provider's consumers by when their checks last ended (a sorted set): the status finds the silent ones without reading every memo. */
+  private checkedKey(provider: string): string {
+    return `${this.prefix}:checked:${provider}`;
   }
 
   private get sentinel(): string {
@@ -153,13 +164,12 @@ export class Coordination {
       this.lockKey(key),
       this.memos,
       this.couldNotAskKey(provider),
-      this.checked,
+      this.checkedKey(provider),
       token,
       key,
       memo ? JSON.stringify(memo) : '',
       asked ?? '',
       memo ? String(memo.at) : '',
-      provider,
     );
   }
 
@@ -175,45 +185,44 @@ export class Coordination {
 
   /** A consumer removed for good: nothing of it stays. */
   async forgetConsumer(key: string, provider: string): Promise<void> {
-    await this.redis.multi().hdel(this.revs, key).hdel(this.memos, key).hdel(this.summaries, key).srem(this.couldNotAskKey(provider), key).exec();
+    await this.redis.multi().hdel(this.revs, key).hdel(this.memos, key).hdel(this.states, key).hdel(this.briefs, key).srem(this.couldNotAskKey(provider), key).zrem(this.checkedKey(provider), key).exec();
   }
 
   /** After a record is written (or read by a sweep): the record in brief, for the status; one of an older revision is ignored. */
   async noteSummaries(entries: ReadonlyArray<readonly [key: string, summary: ConsumerSummary]>): Promise<void> {
     for (let i = 0; i < entries.length; i += 1000) {
       const chunk = entries.slice(i, i + 1000);
-      if (chunk.length > 0) await this.redis.hfNoteSummaries(this.summaries, ...chunk.flatMap(([key, summary]) => [key, summary.rev, encodeSummary(summary)]));
+      if (chunk.length === 0) continue;
+      await this.redis.hfNoteSummaries(this.states, this.briefs, ...chunk.flatMap(([key, summary]) => [key, summary.rev, `${summary.state} ${summary.rev}`, encodeSummary(summary)]));
+      // becoming held counts as being asked, until its first routine check says when it was
+      const held = new Map<string, Array<string | number>>();
+      for (const [key, summary] of chunk) {
+        if (summary.state !== 'held') continue;
+        const provider = key.slice(0, key.indexOf('/'));
+        const scores = held.get(provider) ?? [];
+        scores.push(summary.since, key);
+        held.set(provider, scores);
+      }
+      await Promise.all([...held].map(([provider, scores]) => this.redis.zadd(this.checkedKey(provider), 'GT', ...scores)));
     }
   }
 
-  /** Every consumer's record in brief, encoded (see `consumer-summary.ts`), by key. */
-  async allSummaries(): Promise<Record<string, string>> {
-    return this.redis.hgetall(this.summaries);
+  /** Every consumer's `<state> <revision>` (read the state with `summaryState`), by key. */
+  async allStates(): Promise<Record<string, string>> {
+    return this.redis.hgetall(this.states);
   }
 
-  /** The records in brief of `keys`, encoded; absent when unknown. */
+  /** The records in brief of `keys`, encoded (see `consumer-summary.ts`); absent when unknown. */
   async summariesOf(keys: readonly string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     for (let i = 0; i < keys.length; i += 1000) {
       const chunk = keys.slice(i, i + 1000);
-      const values = await this.redis.hmget(this.summaries, ...chunk);
+      const values = await this.redis.hmget(this.briefs, ...chunk);
       chunk.forEach((key, j) => {
         const raw = values[j];
         if (raw) out.set(key, raw);
       });
     }
-    return out;
-  }
-
-  /** When any consumer of each provider was last checked (ms since the epoch), by provider. */
-  async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    if (providers.length === 0) return out;
-    const values = await this.redis.hmget(this.checked, ...providers);
-    providers.forEach((p, i) => {
-      const raw = values[i];
-      if (raw) out.set(p, Number(raw));
-    });
     return out;
   }
 
@@ -234,6 +243,20 @@ export class Coordination {
         if (raw) out.set(key, JSON.parse(raw) as CheckMemo);
       });
     }
+    return out;
+  }
+
+  /** When any consumer of each provider was last checked (ms since the epoch), by provider. */
+  async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {
+    const latest = await Promise.all(providers.map((p) => this.redis.zrevrange(this.checkedKey(p), 0, 0, 'WITHSCORES')));
+    return new Map(providers.flatMap((p, i) => (latest[i]?.[1] === undefined ? [] : [[p, Number(latest[i][1])] as const])));
+  }
+
+  /** Up to `limit` consumers of `provider` whose checks last ended before `beforeMs`, oldest first, with when. */
+  async checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>> {
+    const flat = await this.redis.zrangebyscore(this.checkedKey(provider), '-inf', `(${beforeMs}`, 'WITHSCORES', 'LIMIT', 0, limit);
+    const out: Array<[string, number]> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, Number(flat[i + 1])]);
     return out;
   }
 

@@ -76,7 +76,7 @@ export interface StatusReport {
 /** Where the status reads from. */
 export interface StatusSources {
   store: Pick<ConsumerStore, 'providerStatuses'>;
-  coordination: Pick<Coordination, 'allSummaries' | 'checkMemos' | 'pauses' | 'lastCheckedAt' | 'couldNotAskCounts' | 'alive'>;
+  coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'checkedBefore' | 'checkMemos' | 'pauses' | 'couldNotAskCounts' | 'alive'>;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
 }
 
@@ -93,14 +93,15 @@ export interface ProviderFacts {
   status: ProviderStatus | undefined;
   pause: Pause | null;
   states: Record<string, number>;
+  /** The latest sign of a worker asking about its consumers: a check ending, or a consumer becoming held. */
   lastCheckAt: number | null;
-  /** The latest sign of a worker asking about its held consumers: a check, or a consumer becoming held (decoded only when asked). */
-  lastSignOfWork: () => number | null;
   couldNotAsk: number;
   now: number;
 }
 
 const REMOVING = new Set(['removing', 'removeRetrying']);
+/** Silent consumers looked at per provider; when every one is silent, the provider's own line says so. */
+const SILENT_LISTED = 10_000;
 
 /** How long checks may be silent before the status says no worker runs: twice the interval plus the timeout. */
 export function silenceLimitMs(timing: ProviderFacts['timing'] & object): number {
@@ -109,6 +110,10 @@ export function silenceLimitMs(timing: ProviderFacts['timing'] & object): number
 
 function ago(ms: number): string {
   return formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
+}
+
+function silentFor(ms: number): string {
+  return `not asked for ${ago(ms)}: is a worker running?`;
 }
 
 /**
@@ -134,14 +139,7 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> 
     const rejected = states.rejected ?? 0;
     return rejected > 0 ? [`${rejected} consumer${rejected === 1 ? '' : 's'} rejected by policy`] : [];
   },
-  ({ states, lastCheckAt, lastSignOfWork, timing, now }) => {
-    if (!timing || !(states.held ?? 0)) return [];
-    const limit = silenceLimitMs(timing);
-    if (lastCheckAt !== null && now - lastCheckAt <= limit) return [];
-    const last = lastSignOfWork();
-    if (last === null) return ['no check of its consumers recorded: is a worker running?'];
-    return now - last > limit ? [`not asked for ${ago(now - last)}: is a worker running?`] : [];
-  },
+  ({ states, lastCheckAt, timing, now }) => (timing && (states.held ?? 0) > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [silentFor(now - lastCheckAt)] : []),
 ];
 
 /** The last check: the one the queue's Redis remembers when it is newer than the record's. */
@@ -157,7 +155,7 @@ function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo |
   const due = summary.dueAt;
   const next = due !== null && lastCheck && due <= lastCheck.at && timing ? lastCheck.at + verifyDelay(key, timing) : due;
   const silent = summary.state === 'held' && timing ? now - Math.max(lastCheck?.at ?? 0, summary.since) : 0;
-  const problem = timing && silent > silenceLimitMs(timing) ? `not asked for ${ago(silent)}: is a worker running?` : null;
+  const problem = timing && silent > silenceLimitMs(timing) ? silentFor(silent) : null;
   return {
     consumer: key,
     provider: key.slice(0, key.indexOf('/')),
@@ -176,13 +174,14 @@ function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo |
 
 export async function statusReport(sources: StatusSources, now: Date, options: StatusOptions = {}): Promise<StatusReport> {
   const { store, coordination } = sources;
-  const [summaries, statuses] = await Promise.all([coordination.allSummaries(), store.providerStatuses()]);
+  const [stateOf, statuses] = await Promise.all([coordination.allStates(), store.providerStatuses()]);
   const configured = new Map(sources.providers.map((p) => [p.name, p.timing]));
+  const at = now.getTime();
 
-  // counted from each summary's state alone; only the consumers listed are decoded
+  // counted from each consumer's state alone; only the consumers listed are read in brief
   const states = new Map<string, Record<string, number>>();
   const listed: string[] = [];
-  for (const [key, encoded] of Object.entries(summaries)) {
+  for (const [key, encoded] of Object.entries(stateOf)) {
     const provider = key.slice(0, key.indexOf('/'));
     const state = summaryState(encoded);
     const counts = states.get(provider) ?? {};
@@ -190,19 +189,32 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     states.set(provider, counts);
     if (options.all || state === 'unreadable' || !STATE_MEANINGS[state].healthy) listed.push(key);
   }
-  listed.sort();
 
   const names = [...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys()])].sort();
-  const [alive, paused, memos, checkedAt, couldNotAsk] = await Promise.all([
+  const [alive, paused, couldNotAsk, lastCheckAt] = await Promise.all([
     coordination.alive(),
     coordination.pauses(names),
-    coordination.checkMemos(listed),
-    coordination.lastCheckedAt(names),
     coordination.couldNotAskCounts(names),
+    coordination.lastCheckedAt(names),
   ]);
-
-  const at = now.getTime();
-  const consumers = listed.map((key) => consumerStatus(key, decodeSummary(summaries[key]!), memos.get(key), configured.get(key.slice(0, key.indexOf('/'))), at));
+  /** Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED each. */
+  const silent = new Map<string, string[]>();
+  await Promise.all(
+    names.map(async (name) => {
+      const timing = configured.get(name);
+      if (!timing || !states.get(name)?.held) return;
+      const before = at - silenceLimitMs(timing);
+      const candidates = (await coordination.checkedBefore(name, before, SILENT_LISTED)).map(([key]) => key).filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
+      const briefs = await coordination.summariesOf(candidates);
+      silent.set(
+        name,
+        candidates.filter((key) => {
+          const brief = briefs.get(key);
+          return brief !== undefined && decodeSummary(brief).since < before;
+        }),
+      );
+    }),
+  );
 
   const providers = names.map((name): ProviderHealth => {
     const facts: ProviderFacts = {
@@ -212,16 +224,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       status: statuses.find((s) => s._id === name),
       pause: paused.get(name) ?? null,
       states: states.get(name) ?? {},
-      lastCheckAt: checkedAt.get(name) ?? null,
-      lastSignOfWork: () => {
-        let last = checkedAt.get(name) ?? null;
-        for (const [key, encoded] of Object.entries(summaries)) {
-          if (!key.startsWith(`${name}/`) || summaryState(encoded) !== 'held') continue;
-          const summary = decodeSummary(encoded);
-          last = Math.max(last ?? 0, summary.since, summary.lastCheck?.at ?? 0);
-        }
-        return last;
-      },
+      lastCheckAt: lastCheckAt.get(name) ?? null,
       couldNotAsk: couldNotAsk.get(name) ?? 0,
       now: at,
     };
@@ -229,7 +232,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     const unserved = Object.entries(facts.states).some(([state, count]) => count > 0 && (state === 'unreadable' || !STATE_MEANINGS[state as keyof typeof STATE_MEANINGS].healthy));
     return {
       provider: name,
-      healthy: problems.length === 0 && !unserved,
+      healthy: problems.length === 0 && !unserved && !silent.get(name)?.length,
       consumers: Object.values(facts.states).reduce((a, b) => a + b, 0),
       declared: facts.status && facts.status.lastGoodAt !== null ? facts.status.consumers : null,
       states: facts.states,
@@ -241,6 +244,17 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     };
   });
 
+  // a held consumer not asked for too long is not served; when none of its provider's are asked, the provider's line says so once
+  for (const p of providers) {
+    if (options.all || p.problems.some((line) => line.startsWith('not asked for'))) continue;
+    listed.push(...(silent.get(p.provider) ?? []));
+  }
+  listed.sort();
+  const [memos, briefs] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed)]);
+  const consumers = listed.flatMap((key) => {
+    const brief = briefs.get(key);
+    return brief ? [consumerStatus(key, decodeSummary(brief), memos.get(key), configured.get(key.slice(0, key.indexOf('/'))), at)] : [];
+  });
   const total = providers.reduce((n, p) => n + p.consumers, 0);
   const problems = [
     // the sync marks the queue alive after its first sweep; a queue without the mark forgot (or never had) every job

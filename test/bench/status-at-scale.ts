@@ -1,6 +1,7 @@
 /**
  * `npx tsx test/bench/status-at-scale.ts [N]`: how long `holdfast status` takes with N
- * consumers (default 100,000), every one held, and with 1% of them unserved; on a local
+ * consumers (default 100,000): every one held, 1% of them unserved, and none asked for 10
+ * minutes (no worker running); on a local
  * Redis and FerretDB it starts. The status reads the consumers in brief from the queue's
  * Redis and one small document per provider from the store: no record.
  */
@@ -57,13 +58,18 @@ try {
   const prefix = `${config.queue.prefix}:holdfast`;
   for (let i = 0; i < n; i += 5000) {
     const args: string[] = [];
+    const states: string[] = [];
     for (let j = i; j < Math.min(n, i + 5000); j++) {
       args.push(`cache/c${j}`, encodeSummary(summary(j, 'held')));
+      states.push(`cache/c${j}`, 'held 3');
       await redis.hset(`${prefix}:checks`, `cache/c${j}`, JSON.stringify({ at: now - 10_000, outcome: 'held', detail: null, epoch: 3, deepAt: now - 10_000 }));
     }
-    await redis.hset(`${prefix}:states`, ...args);
+    await redis.hset(`${prefix}:briefs`, ...args);
+    await redis.hset(`${prefix}:states`, ...states);
+    const checked: Array<string | number> = [];
+    for (let j = i; j < Math.min(n, i + 5000); j++) checked.push(now - 10_000 + j / n, `cache/c${j}`);
+    await redis.zadd(`${prefix}:checked:cache`, ...checked);
   }
-  await redis.hset(`${prefix}:checked`, 'cache', String(Date.now()));
   await redis.set(`${prefix}:alive`, new Date().toISOString());
 
   const time = async (label: string) => {
@@ -83,12 +89,27 @@ try {
     const lines = cli.stdout.split('\n').length;
     console.log(`${label}: statusReport ${inProcess.toFixed(0)} ms in process; \`${existsSync(built) ? 'node dist/src/cli/main.js' : 'tsx src/cli/main.ts'} status\` ${whole.toFixed(0)} ms as a command (exit ${cli.status}, ${lines} lines), healthy ${report.healthy}, ${report.unserved} unserved listed`);
   };
+  const bytes = async (key: string) => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+  const [stateBytes, briefBytes, checkedBytes] = await Promise.all([bytes(`${prefix}:states`), bytes(`${prefix}:briefs`), bytes(`${prefix}:checked:cache`)]);
+  console.log(`the queue's Redis, for the status, per consumer: state ${(stateBytes / n).toFixed(0)} B, record in brief ${(briefBytes / n).toFixed(0)} B, checked sorted set ${(checkedBytes / n).toFixed(0)} B`);
   await time(`${n} held`);
   const unserved = Math.round(n / 100);
   const args: string[] = [];
-  for (let j = 0; j < unserved; j++) args.push(`cache/c${j * 100}`, encodeSummary(summary(j * 100, 'backoff')));
-  await redis.hset(`${prefix}:states`, ...args);
+  const states: string[] = [];
+  for (let j = 0; j < unserved; j++) {
+    args.push(`cache/c${j * 100}`, encodeSummary(summary(j * 100, 'backoff')));
+    states.push(`cache/c${j * 100}`, 'backoff 3');
+  }
+  await redis.hset(`${prefix}:briefs`, ...args);
+  await redis.hset(`${prefix}:states`, ...states);
   await time(`${n} consumers, ${unserved} not held`);
+  // no worker for 10 minutes: every check is old
+  for (let i = 0; i < n; i += 5000) {
+    const old: Array<string | number> = [];
+    for (let j = i; j < Math.min(n, i + 5000); j++) old.push(now - 600_000, `cache/c${j}`);
+    await redis.zadd(`${prefix}:checked:cache`, ...old);
+  }
+  await time(`${n} consumers, none asked for 10 min`);
   redis.disconnect();
 } finally {
   await Promise.allSettled([queue.stop(), store.stop()]);

@@ -79,6 +79,20 @@ describe('holdfast status is red, naming why', () => {
     expect(all.output).toMatch(new RegExp(`! ${f.consumers[0]!.key}\\s+held .*not asked for \\d+s: is a worker running\\?`));
   });
 
+  it('when one consumer is not asked for that long (its job lost) while the others are', async () => {
+    const f = await fixture({ consumers: 3, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
+    const engine = await f.startHeld();
+    const victim = f.consumers[1]!;
+    const rev = (await engine.store.get(victim.key))!.rev;
+    // its wait's job dropped from the queue (as a queue that loses a job would): nobody asks about it until the next sweep
+    await f.until('its job removed', async () => (await engine.queue.queue.remove(`${victim.key}@${rev}`)) === 1, 10_000);
+    const { code, output } = await statusUntil(f, /not asked for/);
+    expect(output).toMatch(new RegExp(`! ${victim.key}\\s+held .*not asked for \\d+s: is a worker running\\?`));
+    expect(output).not.toContain('provider cache: not asked for');
+    expect(output).not.toContain(f.consumers[0]!.key);
+    expect(code).toBe(1);
+  });
+
   it('when a provider cannot be asked', async () => {
     const provider = await ownBackend('redis');
     const f = await fixture({ provider, consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
