@@ -68,12 +68,16 @@ if ARGV[5] ~= '' then redis.call('zadd', KEYS[4], ARGV[5], ARGV[2]) end
 return 1`;
 
 const NOTE_SUMMARIES = `
-for i = 1, #ARGV, 4 do
+for i = 1, #ARGV, 5 do
   local old = redis.call('hget', KEYS[1], ARGV[i])
   local rev = old and tonumber(string.match(old, '^%S+ (%d+)$'))
   if not rev or rev <= tonumber(ARGV[i + 1]) then
     redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 2])
     redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 3])
+    if ARGV[i + 4] ~= '' then
+      local asked = tonumber(redis.call('zscore', KEYS[3], ARGV[i]))
+      if not asked or asked < tonumber(ARGV[i + 4]) then redis.call('zadd', KEYS[3], ARGV[i + 4], ARGV[i]) end
+    end
   end
 end
 return 1`;
@@ -88,7 +92,7 @@ type Scripts = Redis & {
   hfExtend(lock: string, token: string, ttlMs: number): Promise<number>;
   hfRelease(lock: string, memos: string, couldNotAsk: string, checked: string, token: string, key: string, memo: string, asked: string, at: string): Promise<number>;
   hfTakeAll(set: string): Promise<string[]>;
-  hfNoteSummaries(states: string, briefs: string, ...keyRevStateBrief: Array<string | number>): Promise<number>;
+  hfNoteSummaries(states: string, briefs: string, checked: string, ...keyRevStateBriefHeld: Array<string | number>): Promise<number>;
 };
 
 export class Coordination {
@@ -103,7 +107,7 @@ export class Coordination {
     redis.defineCommand('hfExtend', { numberOfKeys: 1, lua: EXTEND });
     redis.defineCommand('hfRelease', { numberOfKeys: 4, lua: RELEASE });
     redis.defineCommand('hfTakeAll', { numberOfKeys: 1, lua: TAKE_ALL });
-    redis.defineCommand('hfNoteSummaries', { numberOfKeys: 2, lua: NOTE_SUMMARIES });
+    redis.defineCommand('hfNoteSummaries', { numberOfKeys: 3, lua: NOTE_SUMMARIES });
     this.redis = redis as Scripts;
   }
 
@@ -188,22 +192,21 @@ export class Coordination {
     await this.redis.multi().hdel(this.revs, key).hdel(this.memos, key).hdel(this.states, key).hdel(this.briefs, key).srem(this.couldNotAskKey(provider), key).zrem(this.checkedKey(provider), key).exec();
   }
 
-  /** After a record is written (or read by a sweep): the record in brief, for the status; one of an older revision is ignored. */
+  /**
+   * After a record is written (or read by a sweep): its state and brief, for the status; one of
+   * an older revision is ignored. A consumer becoming held counts as asked (in the provider's
+   * sorted set) until its first routine check says when it was. One script per provider.
+   */
   async noteSummaries(entries: ReadonlyArray<readonly [key: string, summary: ConsumerSummary]>): Promise<void> {
-    for (let i = 0; i < entries.length; i += 1000) {
-      const chunk = entries.slice(i, i + 1000);
-      if (chunk.length === 0) continue;
-      await this.redis.hfNoteSummaries(this.states, this.briefs, ...chunk.flatMap(([key, summary]) => [key, summary.rev, `${summary.state} ${summary.rev}`, encodeSummary(summary)]));
-      // becoming held counts as being asked, until its first routine check says when it was
-      const held = new Map<string, Array<string | number>>();
-      for (const [key, summary] of chunk) {
-        if (summary.state !== 'held') continue;
-        const provider = key.slice(0, key.indexOf('/'));
-        const scores = held.get(provider) ?? [];
-        scores.push(summary.since, key);
-        held.set(provider, scores);
-      }
-      await Promise.all([...held].map(([provider, scores]) => this.redis.zadd(this.checkedKey(provider), 'GT', ...scores)));
+    const byProvider = new Map<string, Array<string | number>>();
+    for (const [key, summary] of entries) {
+      const provider = key.slice(0, key.indexOf('/'));
+      const args = byProvider.get(provider) ?? [];
+      args.push(key, summary.rev, `${summary.state} ${summary.rev}`, encodeSummary(summary), summary.state === 'held' ? summary.since : '');
+      byProvider.set(provider, args);
+    }
+    for (const [provider, args] of byProvider) {
+      for (let i = 0; i < args.length; i += 5000) await this.redis.hfNoteSummaries(this.states, this.briefs, this.checkedKey(provider), ...args.slice(i, i + 5000));
     }
   }
 
