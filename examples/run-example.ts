@@ -5,14 +5,18 @@
  * without an ACL file and forgets every consumer; holdfast notices at the next check and
  * applies them again. Then a ledger role is dropped by hand, and comes back the same way.
  *
- * `--once` stops after the demonstration (CI runs it so); otherwise it keeps running until
- * Ctrl-C, printing what to try.
+ * It waits until every declared consumer is held (not merely a green status), prints the
+ * dashboard's URL (holdfast run --http), and never prints an admin password: it points at the
+ * files that hold them. `--once` stops after the demonstration (CI runs it so); otherwise it
+ * keeps running, and serving the dashboard, until Ctrl-C.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { parseDocument } from 'yaml';
+import { freePort } from '../test/backends/ports.js';
 import { indexFerretDb } from '../test/backends/ferretdb-index.js';
 import { postgresLogin, redisLogin } from '../test/backends/logins.js';
 import { startOwned, useDocker } from '../test/backends/provision.js';
@@ -30,9 +34,30 @@ function holdfast(args: string[], inherit = false): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', main, ...args], { stdio: inherit ? 'inherit' : 'pipe' });
 }
 
-function status(config: string): { code: number; output: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'status', '-c', config], { encoding: 'utf8' });
+function status(config: string, ...more: string[]): { code: number; output: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'status', '-c', config, ...more], { encoding: 'utf8' });
   return { code: r.status ?? 2, output: `${r.stdout}${r.stderr}` };
+}
+
+/** Every one of the example's consumers has a record and is held (a green status over nothing is not enough). */
+function everyDeclaredHeld(config: string, declared: number): boolean {
+  const { code, output } = status(config, '--json', '--all');
+  if (code !== 0) return false;
+  try {
+    const report = JSON.parse(output) as { consumers: Array<{ state: string }> };
+    return report.consumers.length === declared && report.consumers.every((c) => c.state === 'held');
+  } catch {
+    return false;
+  }
+}
+
+/** The dashboard's port: 9100 when free, else any free one. */
+function dashboardPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(freePort()));
+    probe.listen(9100, '127.0.0.1', () => probe.close(() => resolve(9100)));
+  });
 }
 
 async function until(what: string, predicate: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
@@ -95,12 +120,15 @@ try {
   config.setIn(['providers', 2, 'admin', 'url'], `mongodb://${store.host}:${store.port}/?authSource=admin`);
   writeFileSync(configPath, config.toString());
 
-  say(`holdfast run -c ${configPath}`);
-  engine = holdfast(['run', '-c', configPath], true);
-  await until('every consumer held', () => status(configPath).code === 0, 60_000);
+  const port = await dashboardPort();
+  const dashboard = `http://127.0.0.1:${port}/`;
+  say(`holdfast run -c ${configPath} --http 127.0.0.1:${port}`);
+  engine = holdfast(['run', '-c', configPath, '--http', `127.0.0.1:${port}`], true);
+  await until('every declared consumer held', () => everyDeclaredHeld(configPath, 3), 60_000);
   await indexFerretDb(store); // FerretDB's SQLite handler finds `_id` by index only with this (see the README)
   say('holdfast status');
   console.log(status(configPath).output);
+  say(`every declared consumer held; the dashboard: ${dashboard}`);
 
   const consumers = ['photos', 'billing', 'search'].map((id) => ({
     login: `app_${id}`,
@@ -114,8 +142,9 @@ try {
   for (const c of consumers) console.log(`${c.login} logs in to the cache: ${await canLogin(cache, c.login, c.password)}`);
   await until('every consumer logs in again', async () => (await Promise.all(consumers.map((c) => canLogin(cache, c.login, c.password)))).every(Boolean), 30_000);
   say(`healed ${((Date.now() - restarted) / 1000).toFixed(1)} s after the restart (verifyEvery 5 s): every consumer logs in again`);
-  await until('status healthy', () => status(configPath).code === 0, 30_000);
+  await until('every declared consumer held again', () => everyDeclaredHeld(configPath, 3), 30_000);
   console.log(status(configPath).output);
+  say(`dashboard: ${dashboard}   (queue: ${dashboard}queues, ${dashboard}healthz, ${dashboard}metrics)`);
 
   say('someone drops the ledger role app_reports by hand');
   const reports = readFileSync(join(dir, 'grants', 'ledger-reports.secret'), 'utf8').trim();
@@ -134,10 +163,11 @@ try {
     say('done (--once): stopping holdfast and the servers');
   } else {
     say('holdfast keeps running; try, in another terminal:');
-    console.log(`  redis-cli -p ${cache.port} --user default --pass '${cache.admin.password}' ACL DELUSER app_photos   # healed at the next check`);
+    console.log(`  open ${dashboard} in a browser                      # refreshes itself every 5 s`);
+    console.log(`  redis-cli -p ${cache.port} --user default --pass "$(cat ${join(dir, 'secrets/cache-admin')})" ACL DELUSER app_photos   # healed at the next check`);
     console.log(`  edit ${join(dir, 'contributions/cache.yaml')}   # picked up without a restart`);
     console.log(`  npx tsx src/cli/main.ts status -c ${configPath}`);
-    console.log('Ctrl-C stops holdfast and the servers.');
+    console.log('Ctrl-C stops holdfast, the dashboard and the servers.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());
       process.once('SIGTERM', () => resolve());

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what holdfast's tests need on a fresh Debian machine with Node 20 and Go:
-#   redis-server, PostgreSQL and the sqlite3 CLI (apt), FerretDB v1.24.2 (built with this machine's Go),
+#   redis-server, PostgreSQL, the sqlite3 CLI and chromium (apt; the dashboard's browser test drives
+#   it through playwright-core, which downloads no browser), FerretDB v1.24.2 (built with this machine's Go),
 #   npm packages.
 # Idempotent: a second run checks and does nothing.
 set -euo pipefail
@@ -16,6 +17,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgresql)
 # sqlite3: the test harness indexes FerretDB's SQLite files with it (test/backends/ferretdb-index.ts)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+# chromium: test/integration/http/dashboard-browser.test.ts opens the dashboard in it
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then as_root=(); elif command -v sudo >/dev/null 2>&1; then as_root=(sudo); else
     fail "need ${missing[*]} from apt, and this user is not root and has no sudo; install them and run again"
@@ -69,4 +72,4 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-say "ready: $(redis-server --version | cut -d' ' -f1-3), $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1), ferretdb $FERRETDB_VERSION, sqlite3 $(sqlite3 --version | cut -d' ' -f1), node $(node --version)"
+say "ready: $(redis-server --version | cut -d' ' -f1-3), $(chromium --version 2>/dev/null | head -1), $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1), ferretdb $FERRETDB_VERSION, sqlite3 $(sqlite3 --version | cut -d' ' -f1), node $(node --version)"

@@ -21,6 +21,8 @@ import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { ConsumerRecord, DesiredSpec } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 import type { Effects } from './effects.js';
+import { verifyDelay } from '../machines/delays.js';
+import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { RecordDraft, type DraftDeps } from './record-draft.js';
 import { lastCheckOf, memoOf, routineCheck, type PerformedCheck } from './routine-check.js';
@@ -36,6 +38,7 @@ export interface JobDeps extends DraftDeps {
   logger: Logger;
   /** Whether the record store is known not to answer: then no consumer is acted on (see `src/store/store-watch.ts`). */
   storeDown?: () => boolean;
+  observer?: DraftDeps['observer'] & Partial<Pick<WorkObserver, 'lateness'>>;
 }
 
 /** How long a job waits, put back, while the record store does not answer. */
@@ -79,6 +82,8 @@ export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promi
     if (job.kind === 'timer' && claim.rev !== null && claim.rev > job.epoch) return { kind: 'stale' };
     let performed: PerformedCheck | undefined;
     if (job.kind === 'timer' && claim.rev === job.epoch) {
+      // a routine check is due one wait after the last: how late it began (in process, from what the lock told)
+      if (claim.memo && job.wait === 'verify') deps.observer?.lateness?.(providerName, deps.now().getTime() - claim.memo.at - verifyDelay(job.key, provider.config.timing));
       const routine = await routineCheck(job, provider, claim.memo, deps.effects, deps.now);
       if (!('notRoutine' in routine)) {
         learned.memo = routine.memo;

@@ -5,6 +5,7 @@
  *    reads the record instead of trusting its ticket);
  * 2. the record is written (created, the first time), only when something durable changed:
  *    the machine, the desired spec, or an effect about to start;
+ *    and then its summary (for the status) in the queue's Redis;
  * 3. once the job is done, the wait the machine asked for is scheduled as a job carrying the
  *    new revision, and the revision is remembered again.
  *
@@ -16,13 +17,17 @@ import type { Logger } from '../src/logging/logger.js';
 import type { Coordination } from '../src/queue/coordination.js';
 import type { CheckTicket, ConsumerQueue } from '../src/queue/consumer-queue.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
+import { summaryOf } from '../src/queue/summarize.js';
+import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 
 export interface DraftDeps {
   store: Pick<ConsumerStore, 'insert' | 'save' | 'delete'>;
   queue: Pick<ConsumerQueue, 'scheduleWaits'>;
-  coordination: Pick<Coordination, 'forgetRevision' | 'rememberRevision' | 'forgetConsumer'>;
+  coordination: Pick<Coordination, 'forgetRevision' | 'rememberRevision' | 'forgetConsumer' | 'noteSummaries'>;
   now: () => Date;
+  /** Told of every state change (the metrics); in process. */
+  observer?: Pick<WorkObserver, 'transition'>;
 }
 
 export class RecordDraft {
@@ -37,6 +42,11 @@ export class RecordDraft {
   private lastCheck: LastCheck | undefined;
   /** A refused spec to record (null: the refusal is over); undefined: unchanged. */
   private refusedChange: RefusedSpec | null | undefined;
+  /** The refused spec the record holds, as last written. */
+  private refusedKept: RefusedSpec | null;
+  /** The record's last check and state's start, as last written. */
+  private checkedLast: LastCheck | null;
+  private since: Date;
   private written = false;
   private raised = false;
   private sayings: Array<() => void> = [];
@@ -58,6 +68,9 @@ export class RecordDraft {
     this.desired = record.desired;
     this.desiredAt = record.desiredAt;
     this.lastAppliedAt = record.appliedAt;
+    this.checkedLast = record.lastCheck;
+    this.since = record.stateSince;
+    this.refusedKept = record.refused ?? null;
   }
 
   get key(): string {
@@ -138,6 +151,7 @@ export class RecordDraft {
     const moved = !samePersisted(machine, this.saved) || this.saved.version !== MACHINE_VERSION;
     if (!moved && !this.delivered && !this.appliedAt && effectUntil === null && !this.isNewUnsaved && this.refusedChange === undefined) return this.speak();
     const now = this.deps.now();
+    const first = this.isNewUnsaved;
     if (!this.written) await this.deps.coordination.forgetRevision(this.key);
     const transition: HistoryEntry | undefined =
       machine.state !== this.saved.state ? { at: now, from: this.saved.state, to: machine.state, reason: machine.context.reason } : undefined;
@@ -177,7 +191,14 @@ export class RecordDraft {
       );
     }
     this.written = true;
+    if (transition || first) this.since = now;
+    this.checkedLast = this.lastCheck ?? this.checkedLast;
+    if (this.refusedChange !== undefined) this.refusedKept = this.refusedChange;
+    await this.deps.coordination.noteSummaries([
+      [this.key, summaryOf({ rev: this.rev, machine, stateSince: this.since, desired: this.desired, timer, lastCheck: this.checkedLast, refused: this.refusedKept })],
+    ]);
     if (transition) {
+      this.deps.observer?.transition(this.record.provider, transition, this.history);
       this.history = [...this.history, transition];
       const { from, to, reason } = transition;
       this.sayings.push(() => this.log.info({ from, to, reason }, `${from} → ${to}${reason ? `: ${reason}` : ''}`));

@@ -17,11 +17,11 @@ export interface Loaded {
 /** Knows every admin secret read by this process, so even the last words of a failing command are scrubbed. */
 export const processScrubber = new Scrubber();
 
-export async function load(configOption: string | undefined): Promise<Loaded> {
+export async function load(configOption: string | undefined, options: { readOnly?: boolean } = {}): Promise<Loaded> {
   const environment = readEnvironment();
   const path = configOption ?? environment.configPath;
   if (!path) throw new HoldfastError('CONFIG_INVALID', 'no configuration file: give --config <file> or set HOLDFAST_CONFIG');
-  const config = await loadConfig(path, { adapters: ADAPTERS, environment });
+  const config = await loadConfig(path, { adapters: ADAPTERS, environment, readOnly: options.readOnly === true });
   const scrubber = processScrubber;
   scrubber.add(...configSecrets(config));
   const logger = createLogger({ level: config.log.level, format: config.log.format, scrubber });

@@ -1,32 +1,80 @@
 #!/usr/bin/env node
-/** The `holdfast` command line. Exit codes: 0 fine, 1 not healthy, 2 could not run. */
-import { Command } from 'commander';
+/** The `holdfast` command line. Exit codes: 0 fine, 1 something is not served (status), 2 could not run (or a usage error). */
+import { readFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CommandEvent } from '../../machines/consumer-events.js';
+import { parseListen } from '../config/load-config.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import { processScrubber } from './load.js';
-import { runCommand } from './run-command.js';
-import { sendCommand } from './send-command.js';
-import { statusCommand } from './status-command.js';
-import { confirmRemovalsCommand } from './confirm-removals-command.js';
-import { doctorCommand } from './doctor-command.js';
+
+/** holdfast's own package.json, found upwards from here (src/cli or dist/src/cli). */
+function version(): string {
+  for (let dir = import.meta.dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'holdfast' && pkg.version) return pkg.version;
+    }
+  }
+  return 'unknown';
+}
+
+const HELP_AFTER = `
+Exit codes:
+  0  done; for status: everything declared is served
+  1  status only: something is not served (each reason is named)
+  2  could not run: a usage error, a bad configuration, a store that cannot be reached
+
+Environment variables:
+  HOLDFAST_CONFIG      configuration file, when --config is not given
+  HOLDFAST_LOG_LEVEL   trace, debug, info, warn, error or fatal (overrides log.level)
+  HOLDFAST_LOG_FORMAT  json or pretty (overrides log.format)
+
+check, reapply, suspend and resume only queue a job: a running worker (\`holdfast run\` or
+\`holdfast worker\`) acts on it, and \`holdfast status\` shows the outcome.`;
 
 const program = new Command()
   .name('holdfast')
   .description("Keeps every consumer's credential true on the backends that serve it.")
-  .showHelpAfterError();
+  .version(version(), '-V, --version')
+  .showHelpAfterError()
+  .addHelpText('after', HELP_AFTER)
+  // a usage error exits 2: 1 means only "something is not served"
+  .exitOverride((error) => {
+    throw error;
+  });
 
 /** Every command reads the configuration file. */
 function command(nameAndArgs: string, description: string) {
-  return program.command(nameAndArgs).description(description).option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)');
+  return program
+    .command(nameAndArgs)
+    .description(description)
+    .option('-c, --config <file>', 'configuration file (default: $HOLDFAST_CONFIG)')
+    .addHelpText('after', HELP_AFTER);
 }
 
+function listen(value: string): { host: string; port: number } {
+  try {
+    return parseListen(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+const HTTP_HELP = 'serve the dashboard (/), /queues, /status, /healthz and /metrics there (default: http.listen; off when neither); a port alone listens on 127.0.0.1';
+
 command('run', 'run desired-state sync and a worker until SIGINT or SIGTERM')
-  .action(async (options: { config?: string }) => {
+  .option('--http <host:port>', HTTP_HELP, listen)
+  .action(async (options: { config?: string; http?: { host: string; port: number } }) => {
+    const { runCommand } = await import('./run-command.js');
     await runCommand(options);
   });
 
 command('worker', 'run a worker only (more workers for the same queue and store)')
-  .action(async (options: { config?: string }) => {
+  .option('--http <host:port>', HTTP_HELP, listen)
+  .action(async (options: { config?: string; http?: { host: string; port: number } }) => {
+    const { runCommand } = await import('./run-command.js');
     await runCommand(options, { sync: false, worker: true });
   });
 
@@ -38,28 +86,39 @@ const SENDS: ReadonlyArray<[name: string, description: string, event: CommandEve
   ['resume', 'end a suspension: the consumer is asked now, and applied again if need be', { type: 'RESUME' }],
 ];
 for (const [name, description, event] of SENDS) {
-  command(`${name} <consumer>`, `${description}; a running worker acts on it`).action(async (consumer: string, options: { config?: string }) => {
+  command(`${name} <consumer>`, `${description}; only queues a job: a running worker (holdfast run or worker) acts on it`).action(async (consumer: string, options: { config?: string }) => {
+    const { sendCommand } = await import('./send-command.js');
     await sendCommand(consumer, event, options);
   });
 }
 
-command('status', "every consumer's state; exits 1 when any consumer is not held")
+command('status', 'counts per provider and state, and every consumer not served; exits 1 when anything is not served')
   .option('--json', 'machine-readable output')
-  .action(async (options: { config?: string; json?: boolean }) => {
+  .option('--all', 'list every consumer, not only those not served')
+  .action(async (options: { config?: string; json?: boolean; all?: boolean }) => {
+    // each command loads only what it needs: the status answers fast
+    const { statusCommand } = await import('./status-command.js');
     process.exitCode = await statusCommand(options);
   });
 
 command('confirm-removals <provider>', 'apply the change the mass-removal guard holds back for a provider, exactly as held back')
   .action(async (provider: string, options: { config?: string }) => {
+    const { confirmRemovalsCommand } = await import('./confirm-removals-command.js');
     await confirmRemovalsCommand(provider, options);
   });
 
 command('doctor', 'as this process: can every admin and grant secret be read and used, and does every server answer? one line per problem; exits 1 on any')
   .action(async (options: { config?: string }) => {
+    const { doctorCommand } = await import('./doctor-command.js');
     process.exitCode = await doctorCommand(options);
   });
 
 program.parseAsync().catch((error: unknown) => {
+  if (error instanceof CommanderError) {
+    // --help and --version exit 0; every other commander error is a usage error
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
+    return;
+  }
   const message = isHoldfastError(error) ? `${error.message} [${error.code}]` : processScrubber.describe(error);
   process.stderr.write(`holdfast: ${processScrubber.scrub(message)}\n`);
   process.exitCode = 2;

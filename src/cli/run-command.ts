@@ -1,15 +1,38 @@
-/** `holdfast run` (desired-state sync and a worker) and `holdfast worker`, until SIGINT or SIGTERM. */
+/** `holdfast run` (desired-state sync and a worker) and `holdfast worker`, until SIGINT or SIGTERM; with `--http`, the dashboard too. */
 import { startEngine, type EngineOptions } from '../engine/engine.js';
+import { startHttpServer, type HttpServer } from '../http/http-server.js';
+import { Metrics } from '../metrics/metrics.js';
 import { load } from './load.js';
 
 export async function runCommand(
-  options: { config?: string },
+  options: { config?: string; http?: { host: string; port: number } },
   roles: EngineOptions['roles'] = { sync: true, worker: true },
 ): Promise<void> {
   const { config, scrubber, logger } = await load(options.config);
-  const engine = await startEngine({ config, logger, scrubber, roles });
+  const listen = options.http ?? config.http.listen;
+  const metrics = listen ? new Metrics() : undefined;
+  const engine = await startEngine({ config, logger, scrubber, roles, ...(metrics ? { metrics } : {}) });
+  let http: HttpServer | undefined;
+  if (listen) {
+    try {
+      http = await startHttpServer({
+        listen,
+        auth: config.http.auth,
+        readOnly: config.http.readOnly,
+        store: engine.store,
+        coordination: engine.coordination,
+        queue: engine.queue,
+        providers: config.providers,
+        metrics,
+        logger,
+      });
+    } catch (error) {
+      await engine.stop();
+      throw error;
+    }
+  }
   logger.info(
-    { providers: config.providers.map((p) => p.name), concurrency: config.worker.concurrency, roles },
+    { providers: config.providers.map((p) => p.name), concurrency: config.worker.concurrency, roles, ...(http ? { dashboard: http.url } : {}) },
     `holdfast ${roles.sync ? 'running' : 'worker running'}: ${config.providers.length} provider${config.providers.length === 1 ? '' : 's'}, config ${config.source}`,
   );
   await new Promise<void>((resolve) => {
@@ -21,16 +44,18 @@ export async function runCommand(
       }
       stopping = true;
       logger.info(`${signal}: stopping; finishing in-flight jobs`);
-      engine.stop().then(
-        () => {
-          logger.info('stopped');
-          resolve();
-        },
-        (error: unknown) => {
-          logger.error({ err: scrubber.describe(error) }, 'stopped with an error');
-          resolve();
-        },
-      );
+      Promise.resolve(http?.close())
+        .then(() => engine.stop())
+        .then(
+          () => {
+            logger.info('stopped');
+            resolve();
+          },
+          (error: unknown) => {
+            logger.error({ err: scrubber.describe(error) }, 'stopped with an error');
+            resolve();
+          },
+        );
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

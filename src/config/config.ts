@@ -78,7 +78,7 @@ export interface HoldfastConfig {
     password?: string | undefined;
     /** Database for holdfast's records (default `holdfast`). */
     database: string;
-    /** How long a process waits at start-up for the store to answer before giving up (default 30 s). */
+    /** How long a process waits at start-up (and `status`) for the store to answer before giving up (default 5 s). */
     connectTimeoutMs: number;
   };
   /** Key of the HMAC that fingerprints applied secrets. */
@@ -100,4 +100,14 @@ export interface HoldfastConfig {
     format: 'json' | 'pretty';
   };
   providers: ProviderConfig[];
+  /** The HTTP server (dashboard, /status, /healthz, /metrics): off unless `listen` is given here or by `--http`. */
+  http: HttpConfig;
+}
+
+export interface HttpConfig {
+  listen?: { host: string; port: number } | undefined;
+  /** Basic auth, when a password file is given. */
+  auth?: { username: string; password: string } | undefined;
+  /** Only GET and HEAD are answered (default true). */
+  readOnly: boolean;
 }

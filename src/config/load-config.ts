@@ -16,13 +16,18 @@
  *   username: admin                     # optional
  *   passwordFile: secrets/mongodb-admin # optional
  *   database: holdfast                  # optional, default holdfast
- *   connectTimeout: 30s                 # optional: how long start-up waits for the store
+ *   connectTimeout: 5s                  # optional: how long start-up (and status) waits for the store
  * fingerprintKeyFile: secrets/fingerprint.key  # optional, default .holdfast/fingerprint.key;
  *                                       # created when missing (32 random bytes, mode 0600)
  * worker: { concurrency: 32 }           # optional
  * sync: { pollEvery: 5s, resyncEvery: 5s, sweepEvery: 30m }  # optional
  * log: { level: info, format: json }    # optional; format defaults to pretty on a terminal,
  *                                       # json otherwise; HOLDFAST_LOG_LEVEL/_FORMAT win
+ * http:                                 # optional: the dashboard, /status, /healthz, /metrics
+ *   listen: 127.0.0.1:9100              # host:port (`--http` wins); off when neither is given
+ *   username: holdfast                  # optional basic auth (default user holdfast) ...
+ *   passwordFile: secrets/dashboard     # ... with the password in this file
+ *   readOnly: true                      # optional: false lets Bull Board retry or remove jobs
  * defaults:                             # optional timing for every provider
  *   verifyEvery: 60s                    # brakeMax >= verifyEvery >= checkTimeout
  *   checkTimeout: 30s
@@ -69,6 +74,8 @@ export interface LoadConfigOptions {
   /** The adapters holdfast has, by the name configuration uses. */
   adapters: ReadonlyMap<string, AdapterKind>;
   environment: Environment;
+  /** Creates nothing: a missing fingerprint key is left missing (an empty key; for `status`). */
+  readOnly?: boolean;
 }
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
@@ -130,6 +137,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
 
   const fingerprintKey = await readFingerprintKey(config.fingerprintKeyFile, (reason) =>
     problems.push(source.problem(['fingerprintKeyFile'], reason)),
+    options.readOnly === true,
   );
   if (!fingerprintKey) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
 
@@ -152,6 +160,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
     sync: { pollEveryMs: config.sync.pollEvery, resyncEveryMs: config.sync.resyncEvery, sweepEveryMs: config.sync.sweepEvery },
     log,
     providers,
+    http: config.http,
   };
 }
 
@@ -256,8 +265,17 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
       username: text.optional(),
       passwordFile: password.optional(),
       database: text.default('holdfast'),
-      connectTimeout: durationSchema.default(30_000),
+      connectTimeout: durationSchema.default(5_000),
     }),
+    http: z
+      .strictObject({
+        listen: text.transform(parseListen).optional(),
+        username: text.default('holdfast'),
+        passwordFile: password.optional(),
+        readOnly: z.boolean().default(true),
+      })
+      .transform(({ listen, username, passwordFile, readOnly }) => ({ listen, auth: passwordFile ? { username, password: passwordFile } : undefined, readOnly }))
+      .prefault({}),
     fingerprintKeyFile: filePath.prefault('.holdfast/fingerprint.key'),
     worker: z.strictObject({ concurrency: z.int().positive().default(32) }).prefault({}),
     sync: z
@@ -271,6 +289,19 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
     defaults: z.strictObject(timingFields).prefault({}),
     providers: z.array(provider).min(1, 'at least one provider is required'),
   });
+}
+
+/** `host:port` (`[::1]:9100` for IPv6; a port alone means loopback) where the HTTP server listens. */
+export function parseListen(text: string, ctx?: z.RefinementCtx): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text) ?? /^()()(\d{1,5})$/.exec(text);
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port > 65535) {
+    const message = `expected host:port, e.g. 127.0.0.1:9100; got ${JSON.stringify(text)}`;
+    if (!ctx) throw new Error(message);
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  }
+  return { host: match[1] || match[2] || '127.0.0.1', port };
 }
 
 /** Why `url` is unusable (not a URL, or carrying credentials), without repeating it. */
@@ -362,7 +393,7 @@ function logSettings(
  * The HMAC key in `path`; when the file is missing, 32 random bytes are written there (mode
  * 0600, parent directory 0700). Problems go to `report`; the key itself is never shown.
  */
-async function readFingerprintKey(path: string, report: (reason: string) => void): Promise<Buffer | undefined> {
+async function readFingerprintKey(path: string, report: (reason: string) => void, readOnly = false): Promise<Buffer | undefined> {
   try {
     const key = await readFile(path);
     if (key.length >= FINGERPRINT_KEY_BYTES) return key;
@@ -374,6 +405,7 @@ async function readFingerprintKey(path: string, report: (reason: string) => void
       return undefined;
     }
   }
+  if (readOnly) return Buffer.alloc(0);
   const key = randomBytes(FINGERPRINT_KEY_BYTES);
   try {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
@@ -381,7 +413,7 @@ async function readFingerprintKey(path: string, report: (reason: string) => void
     return key;
   } catch (error) {
     // Another process created it just now: use theirs.
-    if (errnoCode(error) === 'EEXIST') return readFingerprintKey(path, report);
+    if (errnoCode(error) === 'EEXIST') return readFingerprintKey(path, report, readOnly);
     report(`cannot create ${path} (${errnoCode(error)})`);
     return undefined;
   }

@@ -4,8 +4,7 @@
  * (worker; desired-state sync with the resync). Start-up is all or nothing: whatever fails,
  * everything started is closed again and the error is thrown.
  */
-import { Redis } from 'ioredis';
-import { MongoClient } from 'mongodb';
+import { connectCoordination, connectStore } from './connect.js';
 import { ConsumerWorker } from '../../workers/consumer-worker.js';
 import { createEffects, type Effects } from '../../workers/effects.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
@@ -16,16 +15,16 @@ import { configSecrets } from '../config/config-secrets.js';
 import { DesiredSync } from '../desired/desired-sync.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
-import { bullConnection, ConsumerQueue } from '../queue/consumer-queue.js';
-import { Coordination } from '../queue/coordination.js';
+import { ConsumerQueue } from '../queue/consumer-queue.js';
+import type { Coordination } from '../queue/coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
+import { observedEffects } from '../../workers/observed-effects.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { summaryState } from '../queue/consumer-summary.js';
 import { Resync } from '../resync/resync.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
-import { ConsumerStore } from '../store/consumer-store.js';
-import { storeReason } from '../store/store-retry.js';
+import type { ConsumerStore } from '../store/consumer-store.js';
 import { StoreWatch } from '../store/store-watch.js';
-import { formatDuration } from '../config/duration.js';
-import { HoldfastError } from '../errors/holdfast-error.js';
 
 export interface EngineOptions {
   config: HoldfastConfig;
@@ -38,6 +37,8 @@ export interface EngineOptions {
   /** Wraps the effects (tests observe them). */
   wrapEffects?: (effects: Effects) => Effects;
   now?: () => Date;
+  /** Counts work as it happens, and reads the consumers and the queue when scraped (`/metrics`). */
+  metrics?: Metrics;
 }
 
 export interface Engine {
@@ -54,44 +55,7 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
-/**
- * Connects the record store, waiting for it up to `store.connectTimeout` (a store that starts
- * after holdfast is not an error); then fails naming the store and why.
- */
-export async function connectStore(config: HoldfastConfig): Promise<{ client: MongoClient; store: ConsumerStore }> {
-  const { url, username, password, database, connectTimeoutMs } = config.store;
-  const client = new MongoClient(url, {
-    ...(username ? { auth: { username, password } } : {}),
-    serverSelectionTimeoutMS: Math.min(10_000, connectTimeoutMs),
-  });
-  const deadline = Date.now() + connectTimeoutMs;
-  try {
-    for (;;) {
-      try {
-        await client.connect();
-        break;
-      } catch (error) {
-        if (Date.now() + 500 >= deadline) {
-          throw new HoldfastError('STORE_UNAVAILABLE', `the record store at ${url} could not be reached within ${formatDuration(connectTimeoutMs)}: ${storeReason(error)}`);
-        }
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    }
-    return { client, store: await ConsumerStore.open(client.db(database)) };
-  } catch (error) {
-    await client.close().catch(() => undefined);
-    throw error;
-  }
-}
-
-/** The queue's Redis, for what workers share besides jobs: locks, revisions, what checks learned, pauses. */
-export function connectCoordination(config: HoldfastConfig): { redis: Redis; coordination: Coordination } {
-  // commands issued in the same tick share one write: a check's claim and release are two of them
-  const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2, enableAutoPipelining: true });
-  redis.on('error', () => undefined);
-  const prefix = `${config.queue.prefix}:holdfast`;
-  return { redis, coordination: new Coordination(redis, prefix) };
-}
+export { connectCoordination, connectStore } from './connect.js';
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
   const { config, logger, scrubber } = options;
@@ -142,6 +106,24 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       couldNotAsk: (name) => recovery.couldNotAsk(name),
     });
     if (options.wrapEffects) effects = options.wrapEffects(effects);
+    const { metrics } = options;
+    if (metrics) {
+      effects = observedEffects(effects, metrics);
+      metrics.scrapeFrom({
+        consumers: async () => {
+          const counts = new Map<string, number>();
+          for (const [key, encoded] of Object.entries(await coordination.allStates())) {
+            const label = `${key.slice(0, key.indexOf('/'))}\n${summaryState(encoded)}`;
+            counts.set(label, (counts.get(label) ?? 0) + 1);
+          }
+          return [...counts].map(([label, count]) => {
+            const [provider = '', state = ''] = label.split('\n');
+            return { provider, state, count };
+          });
+        },
+        queueDepth: () => queue.queue.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
+      });
+    }
 
     let resync: Resync | undefined;
     /** A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now. */
@@ -152,7 +134,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     };
     const worker = options.roles.worker
       ? new ConsumerWorker(
-          { store, queue, coordination, providers, effects, logger, now, storeDown: () => storeWatch.down !== null },
+          { store, queue, coordination, providers, effects, logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) },
           { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot },
           logger,
         )

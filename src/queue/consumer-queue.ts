@@ -7,6 +7,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { CommandEvent } from '../../machines/consumer-events.js';
 import type { WaitName } from '../../machines/machine-step.js';
 import type { RedisConnectionConfig } from '../config/config.js';
+import { bullConnection } from './bull-connection.js';
 import type { DesiredSpec, MachineRecord, TimerRecord } from '../store/consumer-record.js';
 
 /**
@@ -45,18 +46,7 @@ const JOB_OPTIONS: JobsOptions = {
   backoff: { type: 'exponential', delay: 1000 },
 };
 
-/** ioredis options for BullMQ from the resolved config (workers need `maxRetriesPerRequest: null`). */
-export function bullConnection(c: RedisConnectionConfig) {
-  return {
-    host: c.host,
-    port: c.port,
-    db: c.db,
-    username: c.username,
-    password: c.password,
-    ...(c.tls ? { tls: {} } : {}),
-    maxRetriesPerRequest: null,
-  };
-}
+export { bullConnection } from './bull-connection.js';
 
 function commandName(event: CommandEvent): string {
   return event.type.toLowerCase().replace(/_/g, '-');
@@ -67,6 +57,7 @@ export function waitJobId(key: string, epoch: number): string {
   return `${key}@${epoch}`;
 }
 
+/** Jobs are named `<consumer> <kind> <event>`, e.g. `cache/photos timer verify`, `cache/photos command check-now`: readable in Bull Board. */
 export class ConsumerQueue {
   readonly queue: Queue<ConsumerJobData>;
 
@@ -83,7 +74,7 @@ export class ConsumerQueue {
     if (waits.length === 0) return;
     await this.queue.addBulk(
       waits.map(({ key, timer, ticket }) => ({
-        name: timer.wait,
+        name: `${key} timer ${timer.wait}`,
         data: { key, kind: 'timer' as const, epoch: timer.epoch, wait: timer.wait, ticket },
         opts: { jobId: waitJobId(key, timer.epoch), delay: Math.max(0, timer.dueAt.getTime() - now.getTime()) },
       })),
@@ -95,7 +86,7 @@ export class ConsumerQueue {
     if (entries.length === 0) return;
     await this.queue.addBulk(
       entries.map(({ key, desired }) => ({
-        name: desired === null ? 'undeclared' : 'declared',
+        name: `${key} sync ${desired === null ? 'undeclared' : 'declared'}`,
         data: { key, kind: 'desired' as const, at, desired },
         opts: { jobId: `${key}@desired-${at}` },
       })),
@@ -104,7 +95,7 @@ export class ConsumerQueue {
 
   /** Sends a command event now. */
   async send(key: string, event: CommandEvent): Promise<void> {
-    await this.queue.add(commandName(event), { key, kind: 'command', event });
+    await this.queue.add(`${key} command ${commandName(event)}`, { key, kind: 'command', event });
   }
 
   /** Sends a command event to many consumers, each after its own delay (ms). */
@@ -112,7 +103,7 @@ export class ConsumerQueue {
     for (let i = 0; i < entries.length; i += 1000) {
       await this.queue.addBulk(
         entries.slice(i, i + 1000).map(({ key, delayMs }) => ({
-          name: commandName(event),
+          name: `${key} command ${commandName(event)}`,
           data: { key, kind: 'command' as const, event },
           opts: { delay: Math.max(0, Math.round(delayMs)) },
         })),
@@ -122,7 +113,7 @@ export class ConsumerQueue {
 
   /** Asks a worker to finish what a dead worker left mid-effect at revision `rev`. */
   async redo(key: string, rev: number): Promise<void> {
-    await this.queue.add('redo', { key, kind: 'redo', rev }, { jobId: `${key}@redo-${rev}` });
+    await this.queue.add(`${key} redo`, { key, kind: 'redo', rev }, { jobId: `${key}@redo-${rev}` });
   }
 
   async close(): Promise<void> {

@@ -15,12 +15,16 @@
  * - each provider's **orphans**: logins under its prefix that no consumer claims, as last listed;
  * - each provider's **confirmed removals**: the held-back change a person confirmed with
  *   `holdfast confirm-removals`, for the running desired-state sync to apply.
+ * - each consumer's record **in brief** (a {@link ConsumerSummary}), and each provider's
+ *   consumers by when they were last **checked**, so the status reads no record to count them,
+ *   list the unserved and find the ones nobody asked about for too long.
  *
  * With a Redis Cluster, give the queue a hash-tagged prefix (`{holdfast}`): every key here
  * starts with it, so each script's keys share a slot.
  */
 import type { Redis } from 'ioredis';
 import type { LastCheck } from '../store/consumer-record.js';
+import { encodeSummary, stateToken, type ConsumerSummary } from './consumer-summary.js';
 
 /** What a consumer's checks learned, kept between checks without touching the store. */
 export interface CheckMemo {
@@ -71,6 +75,22 @@ const RELEASE = `
 if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
 if ARGV[3] ~= '' then redis.call('hset', KEYS[2], ARGV[2], ARGV[3]) end
 if ARGV[4] == 'could-not-ask' then redis.call('sadd', KEYS[3], ARGV[2]) elseif ARGV[4] == 'asked' then redis.call('srem', KEYS[3], ARGV[2]) end
+if ARGV[5] ~= '' then redis.call('zadd', KEYS[4], ARGV[5], ARGV[2]) end
+return 1`;
+
+const NOTE_SUMMARIES = `
+for i = 1, #ARGV, 5 do
+  local old = redis.call('hget', KEYS[1], ARGV[i])
+  local rev = old and tonumber(string.match(old, '^%S+ (%d+)$'))
+  if not rev or rev <= tonumber(ARGV[i + 1]) then
+    redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 2])
+    redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 3])
+    if ARGV[i + 4] ~= '' then
+      local asked = tonumber(redis.call('zscore', KEYS[3], ARGV[i]))
+      if not asked or asked < tonumber(ARGV[i + 4]) then redis.call('zadd', KEYS[3], ARGV[i + 4], ARGV[i]) end
+    end
+  end
+end
 return 1`;
 
 const TAKE_ALL = `
@@ -81,8 +101,9 @@ return members`;
 type Scripts = Redis & {
   hfClaim(lock: string, revs: string, memos: string, token: string, ttlMs: number, key: string): Promise<[number, string | null, string | null]>;
   hfExtend(lock: string, token: string, ttlMs: number): Promise<number>;
-  hfRelease(lock: string, memos: string, couldNotAsk: string, token: string, key: string, memo: string, asked: string): Promise<number>;
+  hfRelease(lock: string, memos: string, couldNotAsk: string, checked: string, token: string, key: string, memo: string, asked: string, at: string): Promise<number>;
   hfTakeAll(set: string): Promise<string[]>;
+  hfNoteSummaries(states: string, briefs: string, checked: string, ...keyRevStateBriefHeld: Array<string | number>): Promise<number>;
 };
 
 export class Coordination {
@@ -95,8 +116,9 @@ export class Coordination {
   ) {
     redis.defineCommand('hfClaim', { numberOfKeys: 3, lua: CLAIM });
     redis.defineCommand('hfExtend', { numberOfKeys: 1, lua: EXTEND });
-    redis.defineCommand('hfRelease', { numberOfKeys: 3, lua: RELEASE });
+    redis.defineCommand('hfRelease', { numberOfKeys: 4, lua: RELEASE });
     redis.defineCommand('hfTakeAll', { numberOfKeys: 1, lua: TAKE_ALL });
+    redis.defineCommand('hfNoteSummaries', { numberOfKeys: 3, lua: NOTE_SUMMARIES });
     this.redis = redis as Scripts;
   }
 
@@ -120,6 +142,21 @@ export class Coordination {
     return `${this.prefix}:paused:${provider}`;
   }
 
+  /** Each consumer's `<state> <revision>`: all the status reads of every consumer. */
+  private get states(): string {
+    return `${this.prefix}:states`;
+  }
+
+  /** Each consumer's record in brief, encoded (see `consumer-summary.ts`): read for the consumers listed. */
+  private get briefs(): string {
+    return `${this.prefix}:briefs`;
+  }
+
+  /** The provider's consumers by when their checks last ended (a sorted set): the status finds the silent ones without reading every memo. */
+  private checkedKey(provider: string): string {
+    return `${this.prefix}:checked:${provider}`;
+  }
+
   private get sentinel(): string {
     return `${this.prefix}:alive`;
   }
@@ -138,7 +175,17 @@ export class Coordination {
 
   /** Releases the lock (if still this token's), keeping what a check learned and whether the provider answered. */
   async release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<void> {
-    await this.redis.hfRelease(this.lockKey(key), this.memos, this.couldNotAskKey(provider), token, key, memo ? JSON.stringify(memo) : '', asked ?? '');
+    await this.redis.hfRelease(
+      this.lockKey(key),
+      this.memos,
+      this.couldNotAskKey(provider),
+      this.checkedKey(provider),
+      token,
+      key,
+      memo ? JSON.stringify(memo) : '',
+      asked ?? '',
+      memo ? String(memo.at) : '',
+    );
   }
 
   /** Before a record is written: its revision is unknown until {@link rememberRevision}. */
@@ -153,7 +200,50 @@ export class Coordination {
 
   /** A consumer removed for good: nothing of it stays. */
   async forgetConsumer(key: string, provider: string): Promise<void> {
-    await this.redis.multi().hdel(this.revs, key).hdel(this.memos, key).srem(this.couldNotAskKey(provider), key).exec();
+    await this.redis.multi().hdel(this.revs, key).hdel(this.memos, key).hdel(this.states, key).hdel(this.briefs, key).srem(this.couldNotAskKey(provider), key).zrem(this.checkedKey(provider), key).exec();
+  }
+
+  /**
+   * After a record is written (or read by a sweep): its state and brief, for the status; one of
+   * an older revision is ignored. A consumer becoming held counts as asked (in the provider's
+   * sorted set) until its first routine check says when it was. One script per provider.
+   */
+  async noteSummaries(entries: ReadonlyArray<readonly [key: string, summary: ConsumerSummary]>): Promise<void> {
+    const byProvider = new Map<string, Array<string | number>>();
+    for (const [key, summary] of entries) {
+      const provider = key.slice(0, key.indexOf('/'));
+      const args = byProvider.get(provider) ?? [];
+      args.push(key, summary.rev, `${stateToken(summary)} ${summary.rev}`, encodeSummary(summary), summary.state === 'held' ? summary.since : '');
+      byProvider.set(provider, args);
+    }
+    for (const [provider, args] of byProvider) {
+      for (let i = 0; i < args.length; i += 5000) await this.redis.hfNoteSummaries(this.states, this.briefs, this.checkedKey(provider), ...args.slice(i, i + 5000));
+    }
+  }
+
+  /** Every consumer's `<state> <revision>` (read the state with `summaryState`), by key. */
+  async allStates(): Promise<Record<string, string>> {
+    return this.redis.hgetall(this.states);
+  }
+
+  /** The records in brief of `keys`, encoded (see `consumer-summary.ts`); absent when unknown. */
+  async summariesOf(keys: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < keys.length; i += 1000) {
+      const chunk = keys.slice(i, i + 1000);
+      const values = await this.redis.hmget(this.briefs, ...chunk);
+      chunk.forEach((key, j) => {
+        const raw = values[j];
+        if (raw) out.set(key, raw);
+      });
+    }
+    return out;
+  }
+
+  /** How many consumers of each provider were last found could-not-ask. */
+  async couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>> {
+    const counts = await Promise.all(providers.map((p) => this.redis.scard(this.couldNotAskKey(p))));
+    return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
   }
 
   /** What the checks of `keys` learned (absent when nothing is known). */
@@ -167,6 +257,20 @@ export class Coordination {
         if (raw) out.set(key, JSON.parse(raw) as CheckMemo);
       });
     }
+    return out;
+  }
+
+  /** When any consumer of each provider was last checked (ms since the epoch), by provider. */
+  async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {
+    const latest = await Promise.all(providers.map((p) => this.redis.zrevrange(this.checkedKey(p), 0, 0, 'WITHSCORES')));
+    return new Map(providers.flatMap((p, i) => (latest[i]?.[1] === undefined ? [] : [[p, Number(latest[i][1])] as const])));
+  }
+
+  /** Up to `limit` consumers of `provider` whose checks last ended before `beforeMs`, oldest first, with when. */
+  async checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>> {
+    const flat = await this.redis.zrangebyscore(this.checkedKey(provider), '-inf', `(${beforeMs}`, 'WITHSCORES', 'LIMIT', 0, limit);
+    const out: Array<[string, number]> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, Number(flat[i + 1])]);
     return out;
   }
 

@@ -6,6 +6,8 @@
  *   already overdue is spread over one verify interval, not all due at once;
  * - for a record left mid-effect past its deadline (its worker died), a job that resumes it.
  *
+ * Each record read is also noted in brief in the queue's Redis, for the status.
+ *
  * A sweep runs at start-up, every `sweepEvery` (rare: it reads every record), and at once
  * when the queue's sentinel is gone (checked every `resyncEvery`, one cheap Redis call),
  * which is said once.
@@ -16,13 +18,15 @@ import type { Timing } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { Coordination } from '../queue/coordination.js';
 import type { ConsumerQueue, ScheduledWait } from '../queue/consumer-queue.js';
+import type { ConsumerSummary } from '../queue/consumer-summary.js';
+import { summaryOf } from '../queue/summarize.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 
 export interface ResyncOptions {
   store: Pick<ConsumerStore, 'scan'>;
   queue: Pick<ConsumerQueue, 'scheduleWaits' | 'redo'>;
-  coordination: Pick<Coordination, 'alive' | 'markAlive'>;
+  coordination: Pick<Coordination, 'alive' | 'markAlive' | 'noteSummaries'>;
   /** Each provider's timing, by name. */
   timing: ReadonlyMap<string, Timing>;
   logger: Logger;
@@ -82,11 +86,17 @@ export class Resync {
     const { store, queue, coordination, logger, now } = this.options;
     const started = now();
     let waits: ScheduledWait[] = [];
+    let summaries: Array<[string, ConsumerSummary]> = [];
     let read = 0;
     let redone = 0;
     for await (const record of store.scan()) {
       read++;
       visit?.(record);
+      summaries.push([record._id, summaryOf(record)]);
+      if (summaries.length >= BATCH) {
+        await coordination.noteSummaries(summaries);
+        summaries = [];
+      }
       const at = now();
       if (EFFECT_STATES.has(record.machine.state)) {
         if (record.effectUntil === null || record.effectUntil <= at) {
@@ -103,6 +113,7 @@ export class Resync {
       }
     }
     await queue.scheduleWaits(waits, now());
+    await coordination.noteSummaries(summaries);
     await coordination.markAlive(now());
     if (this.lost) logger.info(`every consumer's next step re-created from ${read} records`);
     this.lost = false;

@@ -1,25 +1,34 @@
 /**
- * What `holdfast status` reports: every consumer's state, since when, its last and next
- * check, its brake count and last reason; every provider's contributions and pause. It is
- * never green over an unserved consumer.
+ * What `holdfast status`, `/status` and `/healthz` report: per provider, its consumers counted
+ * by state and every problem in words; every consumer that is not served (every consumer with
+ * `all`), with its state, since when, its last and next check, its brake count and reason.
+ *
+ * It is never green over something unserved: a declared consumer without a record, a
+ * contributions file never read, checks that stopped running, a provider that cannot be asked,
+ * a rejected consumer each make it red, with one line a person understands.
+ *
+ * It reads no record: the consumers in brief, what their checks learned and the providers'
+ * pauses come from the queue's Redis, and the providers' statuses (one small document each)
+ * from the store.
  */
-import { describeConsumer } from '../../machines/consumer-health.js';
-import { readPersisted } from '../../machines/machine-step.js';
-import type { ConsumerStateName } from '../../machines/consumer-machine.js';
+import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import { verifyDelay } from '../../machines/delays.js';
 import type { ProviderConfig } from '../config/config.js';
+import { formatDuration } from '../config/duration.js';
 import type { CheckMemo, Coordination, OrphanReport, Pause } from '../queue/coordination.js';
-import type { ConsumerRecord, LastCheck } from '../store/consumer-record.js';
-import type { ConsumerStore } from '../store/consumer-store.js';
+import { decodeSummary, summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
+import type { LastCheck } from '../store/consumer-record.js';
+import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
 
 export interface ConsumerStatus {
   consumer: string;
   provider: string;
   login: string;
   /** The machine's state; `unreadable` for a record this holdfast cannot read (a newer machine version). */
-  state: ConsumerStateName | 'unreadable';
+  state: ConsumerSummary['state'];
   /** The state in words, e.g. `could not ask`. */
   label: string;
+  /** False when the consumer is (or may be) unserved. */
   healthy: boolean;
   since: string;
   lastCheck: { at: string; outcome: LastCheck['outcome']; detail: string | null } | null;
@@ -27,6 +36,8 @@ export interface ConsumerStatus {
   nextAt: string | null;
   brakeCount: number;
   reason: string | null;
+  /** Why a consumer whose state is healthy is not served after all (e.g. not asked for too long). */
+  problem: string | null;
   /** A newer spec the policy refused (file, line and field), while the last accepted one is kept; null when none. */
   refused: string | null;
 }
@@ -34,101 +45,271 @@ export interface ConsumerStatus {
 export interface ProviderHealth {
   provider: string;
   healthy: boolean;
+  /** Consumers with a record. */
   consumers: number;
+  /** Consumers the contributions declared at their last good read (null: never read). */
+  declared: number | null;
+  /** Consumers by state. */
+  states: Record<string, number>;
   contributionsError: string | null;
   paused: { since: string; reason: string } | null;
-  /** Other problems of the provider, one sentence each with what to do (e.g. removals held back); any makes it unhealthy. */
+  /** When any of its consumers was last checked. */
+  lastCheckAt: string | null;
+  /** Consumers whose last check could not ask the backend. */
+  couldNotAsk: number;
+  /** Why it is not served, one line a person understands each; empty when it is. */
   problems: string[];
 }
 
 export interface StatusReport {
   at: string;
   healthy: boolean;
+  /** Problems beyond any one provider (e.g. the record store cannot be reached). */
+  problems: string[];
   providers: ProviderHealth[];
+  /** Consumers with a record, and how many of them are not served. */
+  total: number;
+  unserved: number;
+  /** Which consumers `consumers` lists. */
+  listing: 'unserved' | 'all';
   consumers: ConsumerStatus[];
 }
 
-/** Where the status reads from: the records, and (when reachable) the queue's Redis. */
+/** Where the status reads from. */
 export interface StatusSources {
-  store: Pick<ConsumerStore, 'list' | 'providerStatuses'>;
-  /** Where pauses and what checks learned are read (absent: the queue's Redis is not asked). */
-  coordination?: Pick<Coordination, 'checkMemos' | 'pauses'> & Partial<Pick<Coordination, 'orphans'>>;
+  store: Pick<ConsumerStore, 'providerStatuses'>;
+  coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'checkedBefore' | 'checkMemos' | 'pauses' | 'couldNotAskCounts' | 'alive' | 'orphans'>;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
 }
 
-/** The last check: the one the queue's Redis remembers when it is newer than the record's. */
-function lastCheckOf(record: ConsumerRecord, memo: CheckMemo | undefined): LastCheck | null {
-  if (memo && (!record.lastCheck || memo.at > record.lastCheck.at.getTime())) return { at: new Date(memo.at), outcome: memo.outcome, detail: memo.detail };
-  return record.lastCheck;
+export interface StatusOptions {
+  /** List every consumer, not only the unserved. */
+  all?: boolean;
 }
 
-export async function statusReport(sources: StatusSources, now: Date): Promise<StatusReport> {
-  const { store, coordination } = sources;
-  const [records, statuses] = await Promise.all([store.list(), store.providerStatuses()]);
-  const names = [...new Set([...sources.providers.map((p) => p.name), ...statuses.map((s) => s._id), ...records.map((r) => r.provider)])].sort();
-  const paused = coordination ? await coordination.pauses(names) : new Map<string, Pause>();
-  const orphans = coordination?.orphans ? await coordination.orphans(names) : new Map<string, OrphanReport>();
-  const memos = coordination ? await coordination.checkMemos(records.map((r) => r._id)) : new Map<string, CheckMemo>();
-  const timing = new Map(sources.providers.map((p) => [p.name, p.timing]));
+/** What is known of one provider, for the checks that find its problems. */
+export interface ProviderFacts {
+  name: string;
+  configured: boolean;
+  timing: Pick<ProviderConfig, 'timing'>['timing'] | undefined;
+  status: ProviderStatus | undefined;
+  pause: Pause | null;
+  states: Record<string, number>;
+  /** The latest sign of a worker asking about its consumers: a check ending, or a consumer becoming held. */
+  lastCheckAt: number | null;
+  couldNotAsk: number;
+  /** Consumers that keep their accepted spec while a newer one is refused. */
+  refused: number;
+  /** Logins under the provider's orphan prefix that no consumer claims, as last listed. */
+  orphans: OrphanReport | undefined;
+  now: number;
+}
 
-  const consumers = records.map((record): ConsumerStatus => {
-    const read = readPersisted(record.machine.version, record.machine);
-    const described = 'consumer' in read ? describeConsumer(read.consumer) : { state: 'unreadable' as const, label: `unreadable: ${read.problem}`, healthy: false, brakeCount: 0, reason: read.problem };
-    const lastCheck = lastCheckOf(record, memos.get(record._id));
-    const providerTiming = timing.get(record.provider);
-    // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the last check
-    const due = record.timer?.dueAt ?? null;
-    const next = due && lastCheck && due <= lastCheck.at && providerTiming ? new Date(lastCheck.at.getTime() + verifyDelay(record._id, providerTiming)) : due;
-    const refused = record.refused ? `new spec refused by policy, the last accepted one kept: ${record.refused.problems.join('; ')}` : null;
-    return {
-      consumer: record._id,
-      provider: record.provider,
-      login: record.desired.login,
-      state: described.state,
-      label: refused ? `${described.label}; new spec refused` : described.label,
-      healthy: described.healthy && !refused,
-      since: record.stateSince.toISOString(),
-      lastCheck: lastCheck ? { ...lastCheck, at: lastCheck.at.toISOString() } : null,
-      nextAt: next?.toISOString() ?? null,
-      brakeCount: described.brakeCount,
-      reason: refused ?? described.reason,
-      refused,
-    };
-  });
+const REMOVING = new Set(['removing', 'removeRetrying']);
+/** Silent consumers looked at per provider; when every one is silent, the provider's own line says so. */
+const SILENT_LISTED = 10_000;
+
+/** How long checks may be silent before the status says no worker runs: twice the interval plus the timeout. */
+export function silenceLimitMs(timing: ProviderFacts['timing'] & object): number {
+  return 2 * timing.verifyEveryMs + timing.checkTimeoutMs;
+}
+
+function ago(ms: number): string {
+  return formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
+}
+
+function silentFor(ms: number): string {
+  return `not asked for ${ago(ms)}: is a worker running?`;
+}
+
+/**
+ * The checks that find what keeps a provider from being served; each returns its lines. Add
+ * one here to make the status red for a new reason.
+ */
+export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> = [
+  ({ status, configured }) => {
+    if (!configured) return ['not in this configuration: its records are left from an earlier one'];
+    if (!status) return ['contributions never read: is `holdfast run` running?'];
+    if (status.lastGoodAt === null) return [`contributions never read successfully: ${status.contributionsError ?? 'not read yet'}`];
+    return status.contributionsError ? [`contributions refused (last good state in force): ${status.contributionsError}`] : [];
+  },
+  ({ status, states }) => {
+    if (!status || status.lastGoodAt === null) return [];
+    const recorded = Object.entries(states).reduce((n, [state, count]) => (REMOVING.has(state) ? n : n + count), 0);
+    const missing = status.consumers - recorded;
+    return missing > 0 ? [`${missing} of ${status.consumers} declared consumers have no record yet: their first apply has not finished (is a worker running?)`] : [];
+  },
+  ({ pause, now }) => (pause ? [`cannot be asked: checks paused for ${ago(now - Date.parse(pause.since))}: ${pause.reason}`] : []),
+  ({ couldNotAsk }) => (couldNotAsk > 0 ? [`cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`] : []),
+  ({ states }) => {
+    const rejected = states.rejected ?? 0;
+    return rejected > 0 ? [`${rejected} consumer${rejected === 1 ? '' : 's'} rejected by policy`] : [];
+  },
+  ({ refused }) => (refused > 0 ? [`${refused} consumer${refused === 1 ? '' : 's'} keep${refused === 1 ? 's' : ''} the last accepted spec: a newer one was refused by policy`] : []),
+  ({ status, name }) => {
+    const held = status?.heldRemovals;
+    if (!held) return [];
+    return [
+      `removals held back since ${held.since.toISOString()}: ${held.removals} would be removed (of ${held.of}) by ${held.file}, e.g. ${held.sample.join(', ')}; ` +
+        `if that is intended: holdfast confirm-removals ${name}; otherwise restore the file`,
+    ];
+  },
+  ({ orphans }) => {
+    if (!orphans || orphans.logins.length === 0) return [];
+    const some = `${orphans.logins.slice(0, 20).join(', ')}${orphans.logins.length > 20 ? ', …' : ''}`;
+    return [`${orphans.logins.length} login(s) under "${orphans.prefix}" that no consumer claims (orphans, as of ${orphans.at}): ${some}; declare them, remove them by hand, or set orphans.remove`];
+  },
+  ({ states, lastCheckAt, timing, now }) => (timing && (states.held ?? 0) > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [silentFor(now - lastCheckAt)] : []),
+];
+
+/** The last check: the one the queue's Redis remembers when it is newer than the record's. */
+function lastCheckOf(summary: ConsumerSummary, memo: CheckMemo | undefined): ConsumerSummary['lastCheck'] {
+  if (memo && (!summary.lastCheck || memo.at > summary.lastCheck.at)) return { at: memo.at, outcome: memo.outcome, detail: memo.detail };
+  return summary.lastCheck;
+}
+
+function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo | undefined, timing: ProviderFacts['timing'], now: number): ConsumerStatus {
+  const meaning = summary.state === 'unreadable' ? { label: summary.reason ?? 'unreadable', healthy: false } : STATE_MEANINGS[summary.state];
+  const lastCheck = lastCheckOf(summary, memo);
+  // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the last check
+  const due = summary.dueAt;
+  const next = due !== null && lastCheck && due <= lastCheck.at && timing ? lastCheck.at + verifyDelay(key, timing) : due;
+  const silent = summary.state === 'held' && timing ? now - Math.max(lastCheck?.at ?? 0, summary.since) : 0;
+  const problem = timing && silent > silenceLimitMs(timing) ? silentFor(silent) : null;
+  const refused = summary.refused ? `new spec refused by policy, the last accepted one kept: ${summary.refused}` : null;
+  return {
+    consumer: key,
+    provider: key.slice(0, key.indexOf('/')),
+    login: summary.login,
+    state: summary.state,
+    label: refused ? `${meaning.label}; new spec refused` : meaning.label,
+    healthy: meaning.healthy && problem === null && refused === null,
+    since: new Date(summary.since).toISOString(),
+    lastCheck: lastCheck ? { ...lastCheck, at: new Date(lastCheck.at).toISOString() } : null,
+    nextAt: next === null ? null : new Date(next).toISOString(),
+    brakeCount: summary.brakeCount,
+    reason: refused ?? summary.reason,
+    problem,
+    refused,
+  };
+}
+
+export async function statusReport(sources: StatusSources, now: Date, options: StatusOptions = {}): Promise<StatusReport> {
+  const { store, coordination } = sources;
+  const [stateOf, statuses] = await Promise.all([coordination.allStates(), store.providerStatuses()]);
+  const configured = new Map(sources.providers.map((p) => [p.name, p.timing]));
+  const at = now.getTime();
+
+  // counted from each consumer's state alone; only the consumers listed are read in brief
+  const states = new Map<string, Record<string, number>>();
+  const refused = new Map<string, number>();
+  const listed: string[] = [];
+  for (const [key, encoded] of Object.entries(stateOf)) {
+    const provider = key.slice(0, key.indexOf('/'));
+    const state = summaryState(encoded);
+    const counts = states.get(provider) ?? {};
+    counts[state] = (counts[state] ?? 0) + 1;
+    states.set(provider, counts);
+    const refusedSpec = summaryRefused(encoded);
+    if (refusedSpec) refused.set(provider, (refused.get(provider) ?? 0) + 1);
+    if (options.all || refusedSpec || state === 'unreadable' || !STATE_MEANINGS[state].healthy) listed.push(key);
+  }
+
+  const names = [...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys()])].sort();
+  const [alive, paused, couldNotAsk, lastCheckAt, orphans] = await Promise.all([
+    coordination.alive(),
+    coordination.pauses(names),
+    coordination.couldNotAskCounts(names),
+    coordination.lastCheckedAt(names),
+    coordination.orphans(names),
+  ]);
+  /** Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED each. */
+  const silent = new Map<string, string[]>();
+  await Promise.all(
+    names.map(async (name) => {
+      const timing = configured.get(name);
+      if (!timing || !states.get(name)?.held) return;
+      const before = at - silenceLimitMs(timing);
+      const candidates = (await coordination.checkedBefore(name, before, SILENT_LISTED)).map(([key]) => key).filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
+      const briefs = await coordination.summariesOf(candidates);
+      silent.set(
+        name,
+        candidates.filter((key) => {
+          const brief = briefs.get(key);
+          return brief !== undefined && decodeSummary(brief).since < before;
+        }),
+      );
+    }),
+  );
 
   const providers = names.map((name): ProviderHealth => {
-    const status = statuses.find((s) => s._id === name);
-    const pause = paused.get(name) ?? null;
-    const contributionsError = status?.contributionsError ?? null;
-    const problems: string[] = [];
-    const held = status?.heldRemovals;
-    if (held) {
-      problems.push(
-        `removals held back since ${held.since.toISOString()}: ${held.removals} would be removed (of ${held.of}) by ${held.file}, e.g. ${held.sample.join(', ')}; ` +
-          `if that is intended: holdfast confirm-removals ${name}; otherwise restore the file`,
-      );
-    }
-    const orphaned = orphans.get(name);
-    if (orphaned && orphaned.logins.length > 0) {
-      problems.push(
-        `${orphaned.logins.length} login(s) under "${orphaned.prefix}" that no consumer claims (orphans, as of ${orphaned.at}): ${orphaned.logins.slice(0, 20).join(', ')}${orphaned.logins.length > 20 ? ', …' : ''}; ` +
-          'declare them, remove them by hand, or set orphans.remove',
-      );
-    }
+    const facts: ProviderFacts = {
+      name,
+      configured: configured.has(name),
+      timing: configured.get(name),
+      status: statuses.find((s) => s._id === name),
+      pause: paused.get(name) ?? null,
+      states: states.get(name) ?? {},
+      lastCheckAt: lastCheckAt.get(name) ?? null,
+      couldNotAsk: couldNotAsk.get(name) ?? 0,
+      refused: refused.get(name) ?? 0,
+      orphans: orphans.get(name),
+      now: at,
+    };
+    const problems = PROVIDER_CHECKS.flatMap((check) => check(facts));
+    const unserved = Object.entries(facts.states).some(([state, count]) => count > 0 && (state === 'unreadable' || !STATE_MEANINGS[state as keyof typeof STATE_MEANINGS].healthy));
     return {
       provider: name,
-      healthy: !pause && !contributionsError && problems.length === 0,
+      healthy: problems.length === 0 && !unserved && !silent.get(name)?.length,
+      consumers: Object.values(facts.states).reduce((a, b) => a + b, 0),
+      declared: facts.status && facts.status.lastGoodAt !== null ? facts.status.consumers : null,
+      states: facts.states,
+      contributionsError: facts.status?.contributionsError ?? null,
+      paused: facts.pause,
+      lastCheckAt: facts.lastCheckAt === null ? null : new Date(facts.lastCheckAt).toISOString(),
+      couldNotAsk: facts.couldNotAsk,
       problems,
-      consumers: consumers.filter((c) => c.provider === name).length,
-      contributionsError,
-      paused: pause,
     };
   });
 
+  // a held consumer not asked for too long is not served; when none of its provider's are asked, the provider's line says so once
+  for (const p of providers) {
+    if (options.all || p.problems.some((line) => line.startsWith('not asked for'))) continue;
+    listed.push(...(silent.get(p.provider) ?? []));
+  }
+  listed.sort();
+  const [memos, briefs] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed)]);
+  const consumers = listed.flatMap((key) => {
+    const brief = briefs.get(key);
+    return brief ? [consumerStatus(key, decodeSummary(brief), memos.get(key), configured.get(key.slice(0, key.indexOf('/'))), at)] : [];
+  });
+  const total = providers.reduce((n, p) => n + p.consumers, 0);
+  const problems = [
+    // the sync marks the queue alive after its first sweep; a queue without the mark forgot (or never had) every job
+    ...(!alive && statuses.length > 0 ? ["the queue's Redis has forgotten every job (restarted empty, or flushed): a running `holdfast run` re-creates them within resyncEvery"] : []),
+  ];
   return {
     at: now.toISOString(),
-    healthy: consumers.every((c) => c.healthy) && providers.every((p) => p.healthy),
+    healthy: problems.length === 0 && providers.every((p) => p.healthy) && consumers.every((c) => c.healthy),
+    problems,
     providers,
+    total,
+    unserved: consumers.filter((c) => !c.healthy).length,
+    listing: options.all ? 'all' : 'unserved',
     consumers,
   };
+}
+
+/** The report when the record store (or the queue's Redis) cannot be read: red, naming why. */
+export function unreachableReport(now: Date, problems: string[]): StatusReport {
+  return { at: now.toISOString(), healthy: false, problems, providers: [], total: 0, unserved: 0, listing: 'unserved', consumers: [] };
+}
+
+/** Every reason the report is red, one line each (`provider cache: …`, `cache/photos: …`). */
+export function redReasons(report: StatusReport): string[] {
+  return [
+    ...report.problems,
+    ...report.providers.flatMap((p) => p.problems.map((line) => `provider ${p.provider}: ${line}`)),
+    ...report.consumers.filter((c) => !c.healthy).map((c) => `${c.consumer}: ${c.problem ?? `${c.label}${c.reason && c.label !== c.reason ? ` (${c.reason})` : ''}`}`),
+  ];
 }

@@ -103,11 +103,11 @@ export class ConsumerStore {
     this.grouped = revisionInFilter ? undefined : new GroupCommit(this.records);
   }
 
-  /** Opens the store on `db`, asking the server what it is. */
-  static async open(db: Db): Promise<ConsumerStore> {
+  /** Opens the store on `db`, asking the server what it is; `create: false` creates nothing (for the status). */
+  static async open(db: Db, options: { create?: boolean } = {}): Promise<ConsumerStore> {
     const info = await withStoreRetry('answer buildInfo', () => db.command({ buildInfo: 1 }));
     const store = new ConsumerStore(db, typeof info.ferretdbVersion !== 'string');
-    await store.ensureCollections();
+    if (options.create !== false) await store.ensureCollections();
     return store;
   }
 

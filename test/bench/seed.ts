@@ -10,6 +10,7 @@ import { firstSnapshot, MACHINE_VERSION, persist, step, waitEnded, type Consumer
 import type { HoldfastConfig } from '../../src/config/config.js';
 import { loadContributions } from '../../src/desired/load-contributions.js';
 import { connectCoordination } from '../../src/engine/engine.js';
+import { summaryOf } from '../../src/queue/summarize.js';
 import { secretFingerprint } from '../../src/secrets/fingerprint.js';
 import type { ConsumerRecord } from '../../src/store/consumer-record.js';
 import { encodeKeys } from '../../src/store/key-codec.js';
@@ -90,6 +91,7 @@ export async function seedHeld(env: BenchEnv, config: HoldfastConfig): Promise<v
       const deepAt = now - Math.random() * deepCheckEveryMs * 0.95;
       await coordination.release(r._id, provider.name, 'seed', { at: now - verifyEveryMs, outcome: 'held', detail: null, epoch: REV, deepAt });
     });
+    await coordination.noteSummaries(records.map((r) => [r._id, summaryOf(r)]));
   } finally {
     redis.disconnect();
   }

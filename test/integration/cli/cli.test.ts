@@ -45,7 +45,7 @@ describe('the holdfast command', () => {
     rmSync(late.secretPath); // its grant secret is not there yet
 
     run = holdfast(['run', '-c', config]);
-    const status = () => holdfastOnce(['status', '-c', config, '--json']);
+    const status = () => holdfastOnce(['status', '-c', config, '--json', '--all']);
     await f.until('two held, one waiting for its secret', async () => {
       const { output } = await status();
       try {
@@ -58,7 +58,7 @@ describe('the holdfast command', () => {
     const unhealthy = await holdfastOnce(['status', '-c', config]);
     expect(unhealthy.code).toBe(1);
     expect(unhealthy.output).toMatch(new RegExp(`! ${late.key}\\s+waiting for its grant secret`));
-    expect(unhealthy.output).toContain('NOT HEALTHY: 1 of 3 consumers not held');
+    expect(unhealthy.output).toContain('NOT HEALTHY: 1 of 3 consumers not served');
 
     writeFileSync(late.secretPath, `${late.password}\n`, { mode: 0o600 });
     await f.until('status exits 0', async () => (await status()).code === 0, 10_000);

@@ -18,6 +18,8 @@ describe('npm run example', () => {
     expect(output.match(/all 7 consumers held/g)).toHaveLength(2);
     expect(output).toContain('app_reports logs in to the ledger: false');
     expect(output).toMatch(/healed \d+\.\d s after the drop: app_reports logs in to the ledger again/);
+    expect(output).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\//);
+    expect(output).not.toMatch(/--pass '/);
     expect(code).toBe(0);
   }, 120_000);
 });

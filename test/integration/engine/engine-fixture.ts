@@ -38,6 +38,8 @@ export interface FixtureOptions {
   resyncEvery?: string;
   /** More lines for the provider's configuration, e.g. `management: observe`; `{tag}` is the fixture's tag (logins are `t<tag>_<id>`). */
   providerLines?: string[];
+  /** The queue's key prefix (default `hf<tag>`); `{tag}` is substituted. */
+  prefix?: string;
 }
 
 /** Fixtures for one test file, each stopped (engines and files) after the file's tests. */
@@ -144,7 +146,7 @@ export class EngineFixture {
         `  url: redis://${options.queue.host}:${options.queue.port}`,
         `  username: ${options.queue.admin.username}`,
         '  passwordFile: secrets/queue',
-        `  prefix: hf${tag}`,
+        `  prefix: "${(options.prefix ?? 'hf{tag}').replace('{tag}', tag)}"`,
         'store:',
         `  url: mongodb://${options.store.host}:${options.store.port}/?authSource=admin`,
         `  username: ${options.store.admin.username}`,
@@ -184,7 +186,11 @@ export class EngineFixture {
   }
 
   /** Starts an engine (sync + worker unless told otherwise). */
-  async start(roles: EngineOptions['roles'] = { sync: true, worker: true }, adapter: Adapter | undefined = this.options.adapter): Promise<Engine> {
+  async start(
+    roles: EngineOptions['roles'] = { sync: true, worker: true },
+    adapter: Adapter | undefined = this.options.adapter,
+    more: Pick<EngineOptions, 'metrics'> = {},
+  ): Promise<Engine> {
     const sink = new Writable({
       write: (chunk: Buffer, _enc, done) => {
         for (const text of chunk.toString().split('\n').filter(Boolean)) {
@@ -203,6 +209,7 @@ export class EngineFixture {
       roles,
       ...(adapter ? { adapters: new Map([['cache', adapter]]) } : {}),
       ...(this.options.wrapEffects ? { wrapEffects: this.options.wrapEffects } : {}),
+      ...more,
     });
     this.engines.push(engine);
     await indexFerretDb(this.options.store);
@@ -219,7 +226,7 @@ export class EngineFixture {
   async status(): Promise<StatusReport> {
     const engine = this.engines[0];
     if (!engine) throw new Error('no engine started');
-    return statusReport({ store: engine.store, coordination: engine.coordination, providers: this.config.providers }, new Date());
+    return statusReport({ store: engine.store, coordination: engine.coordination, providers: this.config.providers }, new Date(), { all: true });
   }
 
   /** Polls until `predicate` holds, or fails with the last status. */

@@ -46,9 +46,10 @@ describe('recovery', () => {
     const admin = new Redis(queue.url);
     await admin.flushall(); // about a hundred checks a second are running
     const flushed = Date.now();
-    await f.until('every consumer checked again', async () =>
-      (await f.status()).consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > flushed + 500),
-    );
+    await f.until('every consumer checked again', async () => {
+      const { consumers } = await f.status();
+      return consumers.length === f.consumers.length && consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > flushed + 500);
+    });
     admin.disconnect();
     const since = f.logs.filter((l) => (l.time as number) >= flushed);
     expect(since.filter((l) => l.msg.startsWith("the queue's Redis has forgotten every job"))).toHaveLength(1);

@@ -1,4 +1,4 @@
-/** No grant password reaches a log line, a record, or a job's data: searched, not assumed. */
+/** No grant password reaches a log line, a record, a job's data or an HTTP response (the dashboard, Bull Board's API, /status, /metrics): searched, not assumed. */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -7,6 +7,10 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { sharedBackend, type BackendEndpoint } from '../../backends/index.js';
+import { startHttpServer } from '../../../src/http/http-server.js';
+import { createLogger } from '../../../src/logging/logger.js';
+import { Scrubber } from '../../../src/logging/scrubber.js';
+import { Metrics } from '../../../src/metrics/metrics.js';
 import { engineFixtures as fixtures, type Consumer, type ProviderKindName } from './engine-fixture.js';
 import { LeakyAdapter } from './test-adapters.js';
 
@@ -54,7 +58,8 @@ describe('secrets', () => {
     const queue = sharedBackend('redis');
     const store = sharedBackend('mongodb');
     const f = await fixture({ queue, store, consumers: 8, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
-    await f.start(undefined, new LeakyAdapter(redisAcl.connect(f.config.providers[0]!.admin)));
+    const metrics = new Metrics();
+    const engine = await f.start(undefined, new LeakyAdapter(redisAcl.connect(f.config.providers[0]!.admin)), { metrics });
     await f.until('every consumer held', () => f.allHeld());
     // a hand-dropped login: lost, re-applied, logged
     const admin = new Redis(sharedBackend('redis').url);
@@ -68,6 +73,28 @@ describe('secrets', () => {
     const jobs = await dumpRedis(redis, f.config.queue.prefix);
     redis.disconnect();
     const records = await dumpMongo(store.url, f.config.store.database);
+    const server = await startHttpServer({
+      listen: { host: '127.0.0.1', port: 0 },
+      readOnly: true,
+      store: engine.store,
+      coordination: engine.coordination,
+      queue: engine.queue,
+      providers: f.config.providers,
+      metrics,
+      logger: createLogger({ level: 'fatal', format: 'json', scrubber: new Scrubber() }),
+    });
+    const paths = [
+      '/',
+      '/status?all=1',
+      '/healthz',
+      '/metrics',
+      ...f.consumers.map((c) => `/consumer?key=${encodeURIComponent(c.key)}`),
+      '/queues/api/queues',
+      ...['latest', 'delayed', 'waiting', 'active', 'completed', 'failed'].map((status) => `/queues/api/queues?activeQueue=${f.config.queue.name}&status=${status}&page=1&jobsPerPage=100`),
+    ];
+    const served = (await Promise.all(paths.map(async (path) => `${path}\n${await (await fetch(`${server.url}${path}`)).text()}`))).join('\n');
+    await server.close();
+    expect(served).toContain(`${f.consumers[0]!.key} timer verify`); // Bull Board's API lists the jobs
 
     // the searches can find what they look for: every grant file holds its password
     for (const c of f.consumers) expect(readFileSync(c.secretPath, 'utf8')).toContain(c.password);
@@ -82,11 +109,13 @@ describe('secrets', () => {
         expect(logs.includes(form), `log mentions ${c.key}'s password`).toBe(false);
         expect(jobs.includes(form), `job data mentions ${c.key}'s password`).toBe(false);
         expect(records.includes(form), `records mention ${c.key}'s password`).toBe(false);
+        expect(served.includes(form), `an HTTP response mentions ${c.key}'s password`).toBe(false);
       }
     }
     for (const secret of [queue.admin.password, store.admin.password]) {
       expect(logs.includes(secret)).toBe(false);
       expect(records.includes(secret)).toBe(false);
+      expect(served.includes(secret)).toBe(false);
     }
   });
 });

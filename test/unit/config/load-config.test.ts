@@ -135,11 +135,12 @@ providers:
         username: 'admin',
         password: 'mongo-pw',
         database: 'records',
-        connectTimeoutMs: 30_000,
+        connectTimeoutMs: 5_000,
       },
       worker: { concurrency: 8 },
       sync: { pollEveryMs: 2_000, resyncEveryMs: 60_000, sweepEveryMs: 600_000 },
       log: { level: 'debug', format: 'pretty' },
+      http: { listen: undefined, auth: undefined, readOnly: true },
       providers: [
         {
           name: 'cache',
@@ -183,6 +184,22 @@ providers:
     });
   });
 
+  it('reads the HTTP server settings: host:port, and basic auth from a password file', async () => {
+    write('secrets/dashboard', 'board-pw\n');
+    const config = await load(`${MINIMAL}http: { listen: "0.0.0.0:9100", passwordFile: secrets/dashboard }\n`);
+    expect(config.http).toEqual({ listen: { host: '0.0.0.0', port: 9100 }, auth: { username: 'holdfast', password: 'board-pw' }, readOnly: true });
+    expect((await load(`${MINIMAL}http: { listen: "[::1]:80" }\n`)).http.listen).toEqual({ host: '::1', port: 80 });
+    expect((await load(`${MINIMAL}http: { listen: "9100" }\n`)).http.listen).toEqual({ host: '127.0.0.1', port: 9100 });
+    expect(await problems(`${MINIMAL}http: { listen: "somewhere" }\n`)).toEqual([`${configPath}:11: http.listen: expected host:port, e.g. 127.0.0.1:9100; got "somewhere"`]);
+  });
+
+  it('creates no fingerprint key when read only (status creates nothing)', async () => {
+    writeFileSync(configPath, MINIMAL);
+    const config = await loadConfig(configPath, { adapters, environment: noTerminal, readOnly: true });
+    expect(config.fingerprintKey).toHaveLength(0);
+    expect(() => statSync(join(dir, '.holdfast'))).toThrow();
+  });
+
   it('applies every default to a minimal file', async () => {
     const config = await load(MINIMAL);
 
@@ -191,7 +208,8 @@ providers:
       prefix: 'holdfast',
       name: 'consumers',
     });
-    expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast', connectTimeoutMs: 30_000 });
+    expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast', connectTimeoutMs: 5_000 });
+    expect(config.http).toEqual({ listen: undefined, auth: undefined, readOnly: true });
     expect(config.worker).toEqual({ concurrency: 32 });
     expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 5_000, sweepEveryMs: 1_800_000 });
     expect(config.log).toEqual({ level: 'info', format: 'json' });

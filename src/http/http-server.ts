@@ -1,0 +1,131 @@
+/**
+ * holdfast's one HTTP server (fastify), started by `holdfast run` and `holdfast worker` when
+ * `--http` or `http.listen` is given: the status page (`/`, `/consumer?key=`), Bull Board for
+ * holdfast's queue (`/queues`), `/status` (the JSON of `holdfast status --json`), `/healthz`
+ * (200 only when everything is served, else 503 with the reasons) and `/metrics`.
+ *
+ * Read-only unless `http.readOnly: false`: only GET and HEAD are answered. Optional basic auth.
+ * Nothing it serves carries a secret: job data holds none, the status and records hold none.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { HttpConfig, ProviderConfig } from '../config/config.js';
+import type { Logger } from '../logging/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { ConsumerQueue } from '../queue/consumer-queue.js';
+import type { Coordination } from '../queue/coordination.js';
+import { redReasons, statusReport, type StatusReport } from '../status/status-report.js';
+import type { ConsumerStore } from '../store/consumer-store.js';
+import { consumerPage, statusPage } from './status-page.js';
+
+export interface HttpServerOptions {
+  listen: { host: string; port: number };
+  auth?: HttpConfig['auth'];
+  /** Only GET and HEAD: Bull Board's actions (retry, remove, …) refused. */
+  readOnly: boolean;
+  store: Pick<ConsumerStore, 'providerStatuses' | 'get'>;
+  coordination: Coordination;
+  queue: ConsumerQueue;
+  providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
+  metrics?: Metrics | undefined;
+  logger: Logger;
+}
+
+/** The status page lists every consumer up to this many; beyond, the unserved only. */
+const PAGE_LISTS_ALL_UP_TO = 2000;
+/** Reports are shared by requests this close together (ms). */
+const REPORT_REUSE_MS = 250;
+
+export interface HttpServer {
+  /** Where it listens, e.g. `http://127.0.0.1:9100`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const { store, coordination, providers, metrics, auth, logger } = options;
+  const app: FastifyInstance = Fastify({ logger: false });
+
+  let cached: Partial<Record<'all' | 'unserved', { at: number; report: Promise<StatusReport> }>> = {};
+  const report = (all: boolean): Promise<StatusReport> => {
+    const which = all ? 'all' : 'unserved';
+    const hit = cached[which];
+    if (hit && Date.now() - hit.at < REPORT_REUSE_MS) return hit.report;
+    const fresh = statusReport({ store, coordination, providers }, new Date(), { all });
+    cached = { ...cached, [which]: { at: Date.now(), report: fresh } };
+    fresh.catch(() => (cached = {}));
+    return fresh;
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (auth) {
+      const header = request.headers.authorization ?? '';
+      const decoded = header.startsWith('Basic ') ? Buffer.from(header.slice(6), 'base64').toString() : '';
+      const colon = decoded.indexOf(':');
+      if (colon < 0 || decoded.slice(0, colon) !== auth.username || !sameSecret(decoded.slice(colon + 1), auth.password)) {
+        return reply.code(401).header('www-authenticate', 'Basic realm="holdfast"').send('authentication required\n');
+      }
+    }
+    if (options.readOnly && request.method !== 'GET' && request.method !== 'HEAD') {
+      return reply.code(405).send('read-only: set http.readOnly: false to allow changes\n');
+    }
+    return undefined;
+  });
+
+  app.get('/healthz', async (_request, reply) => {
+    const r = await report(false);
+    const reasons = redReasons(r);
+    reply.type('text/plain; charset=utf-8');
+    return r.healthy ? reply.code(200).send(`ok: ${r.total} consumers served\n`) : reply.code(503).send(`not served:\n${reasons.map((l) => `${l}\n`).join('')}`);
+  });
+
+  app.get('/status', async (request) => {
+    const all = (request.query as { all?: string }).all;
+    return report(all !== undefined && all !== '0' && all !== 'false');
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    if (!metrics) return reply.code(404).send('no metrics in this process\n');
+    return reply.type(metrics.registry.contentType).send(await metrics.text());
+  });
+
+  app.get('/', async (request, reply) => {
+    const query = request.query as { provider?: string; state?: string };
+    let r = await report(false);
+    if (r.total <= PAGE_LISTS_ALL_UP_TO) r = await report(true);
+    return reply.type('text/html; charset=utf-8').send(statusPage(r, { provider: query.provider || undefined, state: query.state || undefined }, redReasons(r)));
+  });
+
+  app.get('/consumer', async (request, reply) => {
+    const key = (request.query as { key?: string }).key ?? '';
+    const [record, r] = await Promise.all([store.get(key), report(true)]);
+    const status = r.consumers.find((c) => c.consumer === key);
+    return reply.code(record ? 200 : 404).type('text/html; charset=utf-8').send(consumerPage(key, status, record, new Date()));
+  });
+
+  const board = new FastifyAdapter();
+  createBullBoard({
+    queues: [new BullMQAdapter(options.queue.queue, { readOnlyMode: options.readOnly, description: "holdfast's consumer jobs: one event for one consumer each" })],
+    serverAdapter: board,
+    options: { uiConfig: { boardTitle: 'holdfast' } },
+  });
+  board.setBasePath('/queues');
+  await app.register(board.registerPlugin(), { prefix: '/queues' });
+
+  const { host, port } = options.listen;
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  logger.info({ url }, `dashboard at ${url}/ (queue: ${url}/queues; ${url}/healthz, ${url}/metrics)${auth ? '; basic auth' : ''}`);
+  return { url, close: () => app.close() };
+}

@@ -1,0 +1,111 @@
+/** The status page (`/`) and a consumer's page: plain server-rendered HTML that refreshes itself. */
+import { ago } from '../status/format-status.js';
+import type { ConsumerStatus, StatusReport } from '../status/status-report.js';
+import type { ConsumerRecord } from '../store/consumer-record.js';
+
+const REFRESH_SECONDS = 5;
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+const STYLE = `
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; margin: 0 0 .3em; } h2 { font-size: 1.1em; margin: 1.2em 0 .4em; }
+table { border-collapse: collapse; } th, td { text-align: left; padding: .25em .7em; border-bottom: 1px solid #ddd; vertical-align: top; }
+th { background: #f4f4f4; } .bad { background: #fde8e8; } .mark { color: #b00; font-weight: bold; }
+.ok { color: #070; font-weight: bold; } .verdict { font-size: 1.2em; margin: .5em 0; } ul.reasons { color: #b00; margin: .3em 0; }
+form { margin: .5em 0; } nav a { margin-right: 1em; } code { background: #f4f4f4; padding: 0 .2em; }`;
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${REFRESH_SECONDS}">
+<title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<body><nav><a href="/">status</a><a href="/queues">queue (Bull Board)</a><a href="/status">/status</a><a href="/healthz">/healthz</a><a href="/metrics">/metrics</a></nav>
+${body}
+<p><small>refreshes every ${REFRESH_SECONDS} s</small></p></body></html>
+`;
+}
+
+function consumerLink(key: string): string {
+  return `<a href="/consumer?key=${encodeURIComponent(key)}">${escapeHtml(key)}</a>`;
+}
+
+function consumerRow(c: ConsumerStatus, now: number): string {
+  const cells = [
+    `${c.healthy ? '' : '<span class="mark" title="not served">✗ </span>'}${consumerLink(c.consumer)}`,
+    escapeHtml(c.label),
+    escapeHtml(ago(c.since, now)),
+    c.lastCheck ? escapeHtml(`${c.lastCheck.outcome} ${ago(c.lastCheck.at, now)}`) : '-',
+    c.nextAt ? escapeHtml(ago(c.nextAt, now)) : '-',
+    String(c.brakeCount),
+    escapeHtml(c.problem ?? c.reason ?? ''),
+  ];
+  return `<tr class="${c.healthy ? 'served' : 'bad'}" data-consumer="${escapeHtml(c.consumer)}" data-state="${escapeHtml(c.state)}">${cells.map((x) => `<td>${x}</td>`).join('')}</tr>`;
+}
+
+function select(name: string, label: string, values: string[], chosen: string | undefined): string {
+  const options = ['', ...values].map((v) => `<option value="${escapeHtml(v)}"${v === (chosen ?? '') ? ' selected' : ''}>${v === '' ? `every ${label}` : escapeHtml(v)}</option>`);
+  return `<label>${label} <select name="${name}" onchange="this.form.submit()">${options.join('')}</select></label>`;
+}
+
+export interface PageFilter {
+  provider?: string | undefined;
+  state?: string | undefined;
+}
+
+/** The status page: verdict and reasons, providers, then the consumers (unserved first, marked), filtered. */
+export function statusPage(report: StatusReport, filter: PageFilter, reasons: string[]): string {
+  const now = Date.parse(report.at);
+  const verdict = report.healthy
+    ? `<p class="verdict ok" id="verdict">Every consumer served: ${report.total} held</p>`
+    : `<p class="verdict mark" id="verdict">NOT SERVED: ${report.unserved} of ${report.total} consumers</p><ul class="reasons">${reasons.map((r) => `<li>${escapeHtml(r)}</li>`).join('')}</ul>`;
+  const providers = report.providers
+    .map((p) => {
+      const counts = Object.entries(p.states).map(([s, n]) => `${n} ${escapeHtml(s)}`).join(', ');
+      return `<tr class="${p.healthy ? '' : 'bad'}"><td>${p.healthy ? '' : '<span class="mark">✗ </span>'}${escapeHtml(p.provider)}</td><td>${p.consumers}</td><td>${p.declared ?? '-'}</td><td>${counts || '-'}</td><td>${p.lastCheckAt ? escapeHtml(ago(p.lastCheckAt, now)) : '-'}</td><td>${p.problems.map(escapeHtml).join('<br>')}</td></tr>`;
+    })
+    .join('');
+  const states = [...new Set(report.providers.flatMap((p) => Object.keys(p.states)))].sort();
+  const shown = report.consumers
+    .filter((c) => (!filter.provider || c.provider === filter.provider) && (!filter.state || c.state === filter.state))
+    .sort((a, b) => Number(a.healthy) - Number(b.healthy) || (a.consumer < b.consumer ? -1 : 1));
+  const listing = report.listing === 'all' ? '' : `<p>Only the consumers not served are listed (${report.total} in all); <code>holdfast status --all</code> lists every one.</p>`;
+  return page(
+    `holdfast: ${report.healthy ? 'served' : 'NOT SERVED'}`,
+    `<h1>holdfast</h1>${verdict}
+<h2>Providers</h2>
+<table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>problems</th></tr>${providers}</table>
+<h2>Consumers</h2>${listing}
+<form method="get" action="/">${select('provider', 'provider', report.providers.map((p) => p.provider), filter.provider)} ${select('state', 'state', states, filter.state)} <noscript><button>filter</button></noscript></form>
+<table id="consumers"><tr><th>consumer</th><th>state</th><th>since</th><th>last check</th><th>next check</th><th>brake</th><th>reason</th></tr>${shown.map((c) => consumerRow(c, now)).join('')}</table>`,
+  );
+}
+
+/** One consumer: what the status says, and its recent transitions from its record. */
+export function consumerPage(key: string, status: ConsumerStatus | undefined, record: ConsumerRecord | null, at: Date): string {
+  const now = at.getTime();
+  if (!record) return page(`holdfast: ${key}`, `<h1>${escapeHtml(key)}</h1><p class="mark">No record: not declared, or its first apply has not been written yet.</p>`);
+  const facts: Array<[string, string]> = [
+    ['state', status ? `${status.healthy ? '' : '✗ '}${status.label}` : record.machine.state],
+    ['since', `${record.stateSince.toISOString()} (${ago(record.stateSince.toISOString(), now)})`],
+    ['login', record.desired.login],
+    ['declared at', record.desired.source],
+    ['last check', status?.lastCheck ? `${status.lastCheck.outcome} ${ago(status.lastCheck.at, now)}${status.lastCheck.detail ? `: ${status.lastCheck.detail}` : ''}` : '-'],
+    ['next check', status?.nextAt ? ago(status.nextAt, now) : '-'],
+    ['brake count', String(status?.brakeCount ?? 0)],
+    ['reason', status?.problem ?? status?.reason ?? '-'],
+    ['last applied', record.appliedAt ? record.appliedAt.toISOString() : 'never'],
+  ];
+  const history = [...record.history]
+    .reverse()
+    .map((h) => `<tr><td>${escapeHtml(h.at.toISOString())}</td><td>${escapeHtml(ago(h.at.toISOString(), now))}</td><td>${escapeHtml(h.from)} → ${escapeHtml(h.to)}</td><td>${escapeHtml(h.reason ?? '')}</td></tr>`)
+    .join('');
+  return page(
+    `holdfast: ${key}`,
+    `<h1>${escapeHtml(key)}</h1>
+<table id="facts">${facts.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>
+<h2>Recent transitions</h2>
+<table id="history"><tr><th>at</th><th></th><th>transition</th><th>reason</th></tr>${history || '<tr><td colspan="4">none yet</td></tr>'}</table>`,
+  );
+}

@@ -1,0 +1,129 @@
+/**
+ * holdfast's Prometheus metrics (prom-client), counted in process as work happens: checks by
+ * kind and outcome, applies, heal time, brake engagements, blocked secrets, could-not-ask,
+ * lateness of due checks. The consumers by state and the queue's depth are read when scraped
+ * (from the queue's Redis: never a record).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { HistoryEntry } from '../store/consumer-record.js';
+
+/** What a worker tells the metrics; every method is cheap and synchronous (no I/O on the check path). */
+export interface WorkObserver {
+  /** A check ended: `deep` when rules were compared; outcome as the record keeps it. */
+  checked(provider: string, deep: boolean, outcome: string): void;
+  /** An apply ended; `reapply` after a loss. */
+  applied(provider: string, reapply: boolean, ok: boolean): void;
+  /** A consumer's state changed; `history` is what its record held before. */
+  transition(provider: string, transition: HistoryEntry, history: readonly HistoryEntry[]): void;
+  /** A due check began `ms` after it was due. */
+  lateness(provider: string, ms: number): void;
+}
+
+/** Sources read when scraped. */
+export interface ScrapeSources {
+  /** Consumers by provider and state. */
+  consumers(): Promise<ReadonlyArray<{ provider: string; state: string; count: number }>>;
+  /** Jobs by BullMQ state. */
+  queueDepth(): Promise<Record<string, number>>;
+}
+
+/** The time from leaving `held` (the loss) to `held` again, when the consumer went through `lost`. */
+export function healTimeMs(transition: HistoryEntry, history: readonly HistoryEntry[]): number | undefined {
+  if (transition.to !== 'held') return undefined;
+  let sawLost = transition.from === 'lost';
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i]!;
+    if (entry.to === 'lost' || entry.from === 'lost') sawLost = true;
+    if (entry.from === 'held') return sawLost ? transition.at.getTime() - entry.at.getTime() : undefined;
+    if (entry.to === 'held') return undefined;
+  }
+  return undefined;
+}
+
+export class Metrics implements WorkObserver {
+  readonly registry = new Registry();
+  private readonly checks: Counter<'provider' | 'kind' | 'outcome'>;
+  private readonly applies: Counter<'provider' | 'kind' | 'outcome'>;
+  private readonly heal: Histogram<'provider'>;
+  private readonly brakes: Counter<'provider'>;
+  private readonly blocked: Counter<'provider'>;
+  private readonly couldNotAsk: Counter<'provider'>;
+  private readonly late: Histogram<'provider'>;
+  private sources: ScrapeSources | undefined;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'holdfast_process_' });
+    this.checks = new Counter({ name: 'holdfast_checks_total', help: 'Checks by provider, kind (light: password only; deep: rules compared) and outcome', labelNames: ['provider', 'kind', 'outcome'], registers });
+    this.applies = new Counter({ name: 'holdfast_applies_total', help: 'Applies by provider, kind (first, reapply after a loss) and outcome', labelNames: ['provider', 'kind', 'outcome'], registers });
+    this.heal = new Histogram({
+      name: 'holdfast_heal_seconds',
+      help: 'Time from a consumer leaving held (found lost) to held again',
+      labelNames: ['provider'],
+      buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
+      registers,
+    });
+    this.brakes = new Counter({ name: 'holdfast_brake_engagements_total', help: 'Times a consumer lost again and again was braked (re-applies spaced out)', labelNames: ['provider'], registers });
+    this.blocked = new Counter({ name: 'holdfast_blocked_secrets_total', help: 'Times a consumer was blocked: its grant secret could not be read', labelNames: ['provider'], registers });
+    this.couldNotAsk = new Counter({ name: 'holdfast_could_not_ask_total', help: 'Checks that could not ask the backend', labelNames: ['provider'], registers });
+    this.late = new Histogram({
+      name: 'holdfast_check_lateness_seconds',
+      help: 'How late due checks began',
+      labelNames: ['provider'],
+      buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300],
+      registers,
+    });
+    const read = () => {
+      if (!this.sources) throw new Error('no scrape sources');
+      return this.sources;
+    };
+    new Gauge({
+      name: 'holdfast_consumers',
+      help: 'Consumers by provider and state',
+      labelNames: ['provider', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const { provider, state, count } of await read().consumers()) this.set({ provider, state }, count);
+      },
+    });
+    new Gauge({
+      name: 'holdfast_queue_jobs',
+      help: "Jobs in holdfast's queue by state (delayed: waits not due yet; waiting: due, not started)",
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        for (const [state, count] of Object.entries(await read().queueDepth())) this.set({ state }, count);
+      },
+    });
+  }
+
+  /** Where the scraped gauges read from (set once the engine runs). */
+  scrapeFrom(sources: ScrapeSources): void {
+    this.sources = sources;
+  }
+
+  checked(provider: string, deep: boolean, outcome: string): void {
+    this.checks.inc({ provider, kind: deep ? 'deep' : 'light', outcome });
+    if (outcome === 'could-not-ask') this.couldNotAsk.inc({ provider });
+  }
+
+  applied(provider: string, reapply: boolean, ok: boolean): void {
+    this.applies.inc({ provider, kind: reapply ? 'reapply' : 'first', outcome: ok ? 'applied' : 'failed' });
+  }
+
+  transition(provider: string, transition: HistoryEntry, history: readonly HistoryEntry[]): void {
+    if (transition.to === 'backoff') this.brakes.inc({ provider });
+    if (transition.to === 'blocked') this.blocked.inc({ provider });
+    const heal = healTimeMs(transition, history);
+    if (heal !== undefined) this.heal.observe({ provider }, heal / 1000);
+  }
+
+  lateness(provider: string, ms: number): void {
+    this.late.observe({ provider }, Math.max(0, ms) / 1000);
+  }
+
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The dashboard in a real browser (Debian's chromium, driven by playwright-core; no browser is
+ * downloaded): a running `holdfast run --http` shows every consumer held; a login deleted by
+ * hand on the backend (its grant secret gone too, so that it stays unserved long enough to
+ * see) turns its row unserved, and it is held again once the secret is back; its page shows
+ * the transitions; /queues shows holdfast's queue. Screenshots go to test-results/dashboard/.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sharedBackend } from '../../backends/index.js';
+import { freePort } from '../../backends/ports.js';
+import { engineFixtures } from '../engine/engine-fixture.js';
+
+const ROOT = join(import.meta.dirname, '../../..');
+const MAIN = join(ROOT, 'src/cli/main.ts');
+const SHOTS = join(ROOT, 'test-results/dashboard');
+const CHROMIUM = '/usr/bin/chromium';
+
+async function until(what: string, predicate: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const start = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** The state shown in the consumer's row, after a fresh load of the page. */
+async function rowState(page: Page, key: string): Promise<{ state: string; served: boolean } | null> {
+  await page.reload();
+  const row = page.locator(`tr[data-consumer="${key}"]`);
+  if ((await row.count()) === 0) return null;
+  return { state: (await row.getAttribute('data-state')) ?? '', served: (await row.getAttribute('class')) === 'served' };
+}
+
+describe('the dashboard in a browser', () => {
+  const fixture = engineFixtures();
+  let run: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  afterAll(async () => {
+    await browser?.close();
+    if (run && run.exitCode === null) {
+      run.kill('SIGTERM');
+      await new Promise((r) => run?.once('exit', r));
+    }
+  });
+
+  it('shows a consumer go from held to not served and back, its transitions, and holdfast\'s queue', async () => {
+    expect(existsSync(CHROMIUM), `${CHROMIUM} missing: scripts/install-deps.sh installs Debian's chromium`).toBe(true);
+    rmSync(SHOTS, { recursive: true, force: true });
+    mkdirSync(SHOTS, { recursive: true });
+    const f = await fixture({ consumers: 3, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
+    const port = await freePort();
+    run = spawn(process.execPath, ['--import', 'tsx', MAIN, 'run', '-c', join(f.dir, 'holdfast.yaml'), '--http', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    run.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+    run.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+    const url = `http://127.0.0.1:${port}`;
+    await until('the dashboard answers with every consumer served', async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, 60_000).catch((error: Error) => {
+      throw new Error(`${error.message}\n${log}`);
+    });
+    expect(log).toContain(`dashboard at ${url}/`);
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(url);
+    await expect(page.locator('#verdict').textContent()).resolves.toContain('Every consumer served');
+    const victim = f.consumers[1]!;
+    expect(await rowState(page, victim.key)).toEqual({ state: 'held', served: true });
+    await page.screenshot({ path: join(SHOTS, '1-held.png'), fullPage: true });
+
+    // by hand on the backend: the login deleted; the next check finds it lost and applies it again at once
+    const admin = new Redis(sharedBackend('redis').url);
+    await admin.call('ACL', 'DELUSER', victim.login);
+    const consumerPage = `${url}/consumer?key=${encodeURIComponent(victim.key)}`;
+    await page.goto(consumerPage);
+    await until('its page shows it lost and held again', async () => {
+      await page.reload();
+      return /held → lost.*\n?/s.test((await page.locator('#history').textContent()) ?? '');
+    });
+    const history = (await page.locator('#history').textContent()) ?? '';
+    expect(history.indexOf('→ held')).toBeLessThan(history.indexOf('held → lost')); // newest first: lost, then held again
+    await page.screenshot({ path: join(SHOTS, '2-lost-and-healed.png'), fullPage: true });
+
+    // again, with its grant secret taken away too, so that it stays unserved long enough to watch
+    rmSync(victim.secretPath);
+    await admin.call('ACL', 'DELUSER', victim.login);
+    admin.disconnect();
+    await page.goto(url);
+    await until('the row unserved', async () => (await rowState(page, victim.key))?.served === false);
+    expect((await rowState(page, victim.key))?.state).not.toBe('held');
+    await expect(page.locator('#verdict').textContent()).resolves.toContain('NOT SERVED');
+    await expect(page.locator(`tr[data-consumer="${victim.key}"]`).textContent()).resolves.toContain('✗');
+    await page.screenshot({ path: join(SHOTS, '3-not-served.png'), fullPage: true });
+
+    writeFileSync(victim.secretPath, `${victim.password}\n`, { mode: 0o600 });
+    await until('the row held again', async () => JSON.stringify(await rowState(page, victim.key)) === JSON.stringify({ state: 'held', served: true }));
+    await expect(page.locator('#verdict').textContent()).resolves.toContain('Every consumer served');
+    await page.screenshot({ path: join(SHOTS, '4-held-again.png'), fullPage: true });
+
+    await page.goto(`${url}/queues`);
+    await page.getByText('consumers', { exact: false }).first().waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, '5-queues.png'), fullPage: true });
+    await page.goto(`${url}/queues/queue/consumers?status=delayed`);
+    await page.getByText(`${f.consumers[0]!.key} timer verify`).first().waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, '6-queue-jobs.png'), fullPage: true });
+    const html = await page.content();
+    for (const c of f.consumers) expect(html).not.toContain(c.password);
+    for (const shot of ['1-held', '2-lost-and-healed', '3-not-served', '4-held-again', '5-queues', '6-queue-jobs']) expect(existsSync(join(SHOTS, `${shot}.png`))).toBe(true);
+  }, 180_000);
+});

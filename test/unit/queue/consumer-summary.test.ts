@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { decodeSummary, encodeSummary, summaryState, type ConsumerSummary } from '../../../src/queue/consumer-summary.js';
+
+describe('a record in brief', () => {
+  const summary: ConsumerSummary = {
+    rev: 12,
+    state: 'backoff',
+    since: 1_700_000_000_000,
+    login: 'app photos',
+    brakeCount: 3,
+    reason: 'not held: missing { "x": 1 }',
+    dueAt: null,
+    lastCheck: { at: 1_700_000_001_000, outcome: 'not-held', detail: 'missing' },
+  };
+
+  it('reads back what was written, and gives its state without parsing the rest', () => {
+    const encoded = encodeSummary(summary);
+    expect(encoded.startsWith('backoff 12 {')).toBe(true);
+    expect(summaryState(encoded)).toBe('backoff');
+    expect(decodeSummary(encoded)).toEqual(summary);
+  });
+});

@@ -1,0 +1,23 @@
+/** Effects that tell a {@link WorkObserver} (the metrics) what each check and apply did; in process only. */
+import type { WorkObserver } from '../src/metrics/metrics.js';
+import { lastCheckOf } from './routine-check.js';
+import type { Effects } from './effects.js';
+
+export function observedEffects(effects: Effects, observer: WorkObserver): Effects {
+  return {
+    ...effects,
+    secretProblem: (spec) => effects.secretProblem(spec),
+    remove: (input) => effects.remove(input),
+    async check(input) {
+      const result = await effects.check(input);
+      const outcome = lastCheckOf(result.event, new Date(0))?.outcome;
+      if (outcome) observer.checked(input.provider.config.name, result.deep, outcome);
+      return result;
+    },
+    async apply(input) {
+      const event = await effects.apply(input);
+      observer.applied(input.provider.config.name, input.context.reapplying, event.type === 'APPLIED');
+      return event;
+    },
+  };
+}
