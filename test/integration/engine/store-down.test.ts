@@ -34,7 +34,7 @@ describe('the record store down', () => {
       expect(saidDown()).toBe(n);
       const status = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../../src/cli/main.ts'), 'status', '-c', join(f.dir, 'holdfast.yaml')], { encoding: 'utf8' });
       expect(status.status).toBe(1);
-      expect(status.stdout).toContain(`NOT HEALTHY: the record store at ${f.config.store.url} does not answer since`);
+      expect(status.stdout).toContain(`record store ${f.config.store.url} does not answer since`);
 
       await restore();
       await f.until('answering again', () => engine.storeWatch.down === null, 20_000);

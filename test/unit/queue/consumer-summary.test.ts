@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSummary, encodeSummary, summaryState, type ConsumerSummary } from '../../../src/queue/consumer-summary.js';
+import { decodeSummary, encodeSummary, summaryRefused, summaryState, type ConsumerSummary } from '../../../src/queue/consumer-summary.js';
 
 describe('a record in brief', () => {
   const summary: ConsumerSummary = {
@@ -18,5 +18,15 @@ describe('a record in brief', () => {
     expect(encoded.startsWith('backoff 12 {')).toBe(true);
     expect(summaryState(encoded)).toBe('backoff');
     expect(decodeSummary(encoded)).toEqual(summary);
+    expect(summaryRefused(encoded)).toBe(false);
+  });
+
+  it('marks a consumer that keeps its accepted spec over a refused one, its state still read', () => {
+    const refused = { ...summary, state: 'held' as const, refused: 'c.yaml:2: values.commands[0]: +@all is not allowed' };
+    const encoded = encodeSummary(refused);
+    expect(encoded.startsWith('held! 12 {')).toBe(true);
+    expect(summaryState(encoded)).toBe('held');
+    expect(summaryRefused(encoded)).toBe(true);
+    expect(decodeSummary(encoded)).toEqual(refused);
   });
 });
