@@ -29,6 +29,12 @@ export type ResultEvent =
   | { type: 'APPLIED'; specHash: string; secretMac: string }
   /** `apply` failed; `error` is scrubbed words. */
   | { type: 'APPLY_FAILED'; error: string }
+  /**
+   * `apply`: the backend (or the adapter, before sending anything) refuses until someone acts
+   * (a role holdfast did not make, roles a server cannot grant); trying again on a timer would
+   * change nothing. `error` is scrubbed words.
+   */
+  | { type: 'APPLY_REFUSED'; error: string }
   /** `check`: the backend holds the consumer. */
   | { type: 'HELD' }
   /** `check`: the backend does not hold the consumer; `reason` is the adapter's word for why (`missing`, `rules-differ`…). */

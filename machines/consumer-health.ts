@@ -29,6 +29,7 @@ export const STATE_MEANINGS: Readonly<Record<ConsumerStateName, StateMeaning>> =
   observedNotHeld: { label: 'not held; observe only, not applied', healthy: false },
   removing: { label: 'removing', healthy: true },
   removeRetrying: { label: 'remove failed, retrying', healthy: false },
+  applyRefused: { label: 'apply refused by the backend: waiting for someone to act', healthy: false },
   removeRefused: { label: 'remove refused by the backend: waiting for someone to act', healthy: false },
   removed: { label: 'removed', healthy: true },
 };

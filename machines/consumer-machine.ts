@@ -24,6 +24,9 @@
  * - `suspended`: an operator paused it (`holdfast suspend`); its login is left as it is, not
  *   checked and not applied, until `holdfast resume`.
  * - `removing` / `removeRetrying` / `removed`: the consumer is no longer wanted.
+ * - `applyRefused`: the backend refuses the apply until someone acts (a role holdfast did not
+ *   make, roles the server cannot grant); said once, not retried on a timer: a new spec or
+ *   `holdfast reapply` tries again.
  * - `removeRefused`: the backend refuses the remove until someone acts (a role that still owns
  *   objects); said once, not retried on a timer: `holdfast reapply` (or `check`) tries again.
  *
@@ -168,6 +171,15 @@ function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
     ],
   };
 
+  /** Applying or re-applying, when the backend refuses until someone acts: said once, not retried on a timer. */
+  const refusedApply = {
+    target: 'applyRefused' as const,
+    actions: [
+      m.assign({ reason: ({ event }) => `apply refused: ${failure(event)}`, reapplying: false }),
+      say('error', ({ event }) => `apply refused by the backend (${failure(event)}); not retried until the spec changes or someone asks (holdfast reapply)`),
+    ],
+  };
+
   /** An observe-only provider's backend does not hold the consumer: reported once, not applied. */
   const observed = [
     { guard: 'sameObservation' as const, target: 'observedNotHeld' as const },
@@ -204,13 +216,13 @@ function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
   /** An effect state found mid-effect (its worker died): the effect is performed again. */
   const redoes = (state: 'applying' | 'verifying' | 'lost' | 'removing') => ({ REDO: { target: state, reenter: true } });
 
-  return { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, observed, betweenChecks, waitingToApply, applyAgain, redoes };
+  return { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, refusedApply, observed, betweenChecks, waitingToApply, applyAgain, redoes };
 }
 
 /** Builds the machine for a provider's timing: the chart. */
 export function createConsumerMachine(timing: ConsumerTiming) {
   const m = consumerSetup(timing);
-  const { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, observed, betweenChecks, waitingToApply, applyAgain, redoes } = handlers(m, timing);
+  const { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, refusedApply, observed, betweenChecks, waitingToApply, applyAgain, redoes } = handlers(m, timing);
   return m.createMachine({
     id: 'consumer',
     // XState's `transition()` computes an initial context without input for every event: tolerate that
@@ -249,6 +261,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             { target: 'held', actions: applied(() => 'applied') },
           ],
           APPLY_FAILED: failedApply,
+          APPLY_REFUSED: refusedApply,
           NOT_APPLIED: observed,
           ...secretOutcomes,
         },
@@ -300,6 +313,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             { target: 'held', actions: applied(() => 'applied again', (c) => ({ brakeCount: c.brakeCount + 1 })) },
           ],
           APPLY_FAILED: failedApply,
+          APPLY_REFUSED: refusedApply,
           NOT_APPLIED: observed,
           ...secretOutcomes,
         },
@@ -338,6 +352,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       },
 
       // no timer: trying again changes nothing until someone acts on the backend, then asks
+      applyRefused: { on: waitingToApply },
       removeRefused: {
         on: {
           REMOVE: {},

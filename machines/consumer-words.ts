@@ -36,7 +36,7 @@ export function refusal(event: ConsumerEvent): string {
 
 /** Why an apply, a remove or a check failed. */
 export function failure(event: ConsumerEvent): string {
-  assertEvent(event, ['APPLY_FAILED', 'REMOVE_FAILED', 'REMOVE_REFUSED', 'CHECK_FAILED']);
+  assertEvent(event, ['APPLY_FAILED', 'APPLY_REFUSED', 'REMOVE_FAILED', 'REMOVE_REFUSED', 'CHECK_FAILED']);
   return event.error;
 }
 

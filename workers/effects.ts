@@ -156,7 +156,8 @@ export function createEffects(deps: EffectDeps): Effects {
         await answered(provider.config.name);
         return { type: 'APPLIED', specHash: spec.specHash, secretMac };
       } catch (error) {
-        return { type: 'APPLY_FAILED', error: scrub.describe(error) };
+        const words = scrub.describe(error);
+        return isHoldfastError(error, 'BACKEND_REFUSED') ? { type: 'APPLY_REFUSED', error: words } : { type: 'APPLY_FAILED', error: words };
       } finally {
         limit.done();
       }

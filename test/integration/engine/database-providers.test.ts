@@ -116,3 +116,35 @@ describe('a PostgreSQL role that still owns objects, no longer declared', () => 
     }
   });
 });
+
+describe('a PostgreSQL role of the same name that holdfast did not make', () => {
+  const fixture = engineFixtures();
+
+  it('is left alone: apply refused, said once, red in the status, not retried until asked', async () => {
+    const provider = sharedBackend('postgres');
+    const f = await fixture({ adapterKind: 'postgres-roles', provider, consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
+    const [taken, other] = f.consumers as [Consumer, Consumer];
+    await pgAdmin(provider, `CREATE ROLE "${taken.login}" LOGIN PASSWORD 'somebody-elses-password'`);
+    try {
+      const engine = await f.start();
+      await f.until('one held, one refused', async () => {
+        const states = new Map((await f.status()).consumers.map((c) => [c.consumer, c.state]));
+        return states.get(other.key) === 'held' && states.get(taken.key) === 'applyRefused';
+      });
+      await new Promise((r) => setTimeout(r, 1500)); // three intervals, many retry bases: nothing is tried again meanwhile
+      const status = await f.status();
+      expect(status.consumers.find((c) => c.consumer === taken.key)).toMatchObject({ state: 'applyRefused', healthy: false, nextAt: null });
+      expect(status.healthy).toBe(false);
+      expect(f.logsFor(taken).filter((l) => l.msg.startsWith('apply refused by the backend'))).toHaveLength(1);
+      expect(f.logsFor(taken).filter((l) => l.msg.includes('apply failed'))).toEqual([]);
+      expect(await f.canLogin(taken)).toBe(false); // somebody else's password stays
+
+      // someone acts on the backend, then asks: applied
+      await pgAdmin(provider, `DROP ROLE "${taken.login}"`);
+      await engine.queue.send(taken.key, { type: 'REAPPLY' });
+      await f.until('applied once asked', async () => (await f.allHeld()) && (await f.canLogin(taken)));
+    } finally {
+      await pgAdmin(provider, `DROP ROLE IF EXISTS "${taken.login}"`).catch(() => undefined);
+    }
+  });
+});

@@ -280,6 +280,22 @@ describe('policy and removal', () => {
     expect(d.send({ type: 'REMOVED' }).state).toBe('removed');
   });
 
+  it('an apply the backend refuses (a role holdfast did not make) is said once and not retried until the spec changes or someone asks', () => {
+    const d = Driver.held();
+    d.send({ type: 'REAPPLY' });
+    const refused = d.send({ type: 'APPLY_REFUSED', error: 'role "app" exists but is not managed by holdfast' });
+    expect(refused).toMatchObject({ state: 'applyRefused', effects: [] });
+    expect(refused.timer ?? null).toBeNull(); // nothing scheduled: no retry on a timer
+    expect(refused.said).toEqual([
+      { level: 'error', message: 'apply refused by the backend (role "app" exists but is not managed by holdfast); not retried until the spec changes or someone asks (holdfast reapply)' },
+    ]);
+    expect(d.context.reason).toBe('apply refused: role "app" exists but is not managed by holdfast');
+    expect(d.send({ type: 'CHECK_NOW' })).toMatchObject({ state: 'applyRefused', effects: [] });
+    expect(d.send({ type: 'REAPPLY' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+    d.send({ type: 'APPLY_REFUSED', error: 'still' });
+    expect(d.send({ type: 'DESIRED', specHash: 'spec-2' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+  });
+
   it('a consumer declared again while being removed is applied again', () => {
     const d = Driver.held();
     d.send({ type: 'REMOVE' }, { type: 'REMOVE_FAILED', error: 'x' });
@@ -368,6 +384,7 @@ describe('generated paths', () => {
       { type: 'REMOVED' },
       { type: 'REMOVE_FAILED', error: 'e' },
       { type: 'REMOVE_REFUSED', error: 'e' },
+      { type: 'APPLY_REFUSED', error: 'e' },
       ...['held', 'couldNotAsk', 'blocked', 'observedNotHeld'].map(AFTER.verify),
       ...['retrying', 'removeRetrying'].map(AFTER.retry),
       AFTER.brake,
@@ -382,6 +399,6 @@ describe('generated paths', () => {
     });
     const reached = new Set(paths.map((p) => p.state.value as string));
     expect([...reached].sort()).toEqual([...CONSUMER_STATES].sort());
-    expect(CONSUMER_STATES.size).toBe(17);
+    expect(CONSUMER_STATES.size).toBe(18);
   });
 });
