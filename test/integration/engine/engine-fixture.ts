@@ -3,7 +3,7 @@
  * contributions, on real servers, with its log lines captured.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll } from 'vitest';
@@ -182,7 +182,10 @@ export class EngineFixture {
     const items = consumers.map(
       (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: ${this.flavor.values(c, this.tag, keys(c), commands(c))}`,
     );
-    writeFileSync(join(this.dir, 'contributions/cache.yaml'), consumers.length ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n');
+    // written whole, then renamed into place, as a deployment tool would: the running sync never reads it half-written
+    const file = join(this.dir, 'contributions/cache.yaml');
+    writeFileSync(`${file}.new`, consumers.length ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n');
+    renameSync(`${file}.new`, file);
   }
 
   /** Starts an engine (sync + worker unless told otherwise). */
