@@ -8,7 +8,8 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
-import { bullConnection, type ConsumerJobData } from '../src/queue/consumer-queue.js';
+import { bullConnection } from '../src/queue/bull-connection.js';
+import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { RedisConnectionConfig } from '../src/config/config.js';
 import { runConsumerJob, STORE_DOWN_RETRY_MS, type JobDeps, type JobOutcome } from './consumer-job.js';
 

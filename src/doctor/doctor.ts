@@ -10,7 +10,7 @@ import type { HoldfastConfig, ProviderConfig } from '../config/config.js';
 import { loadContributions } from '../desired/load-contributions.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Scrubber } from '../logging/scrubber.js';
-import { bullConnection } from '../queue/consumer-queue.js';
+import { bullConnection } from '../queue/bull-connection.js';
 import { readGrantSecret } from '../secrets/grant-secret.js';
 
 /** How long each server is given to answer. */

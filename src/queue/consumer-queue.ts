@@ -46,8 +46,6 @@ const JOB_OPTIONS: JobsOptions = {
   backoff: { type: 'exponential', delay: 1000 },
 };
 
-export { bullConnection } from './bull-connection.js';
-
 function commandName(event: CommandEvent): string {
   return event.type.toLowerCase().replace(/_/g, '-');
 }

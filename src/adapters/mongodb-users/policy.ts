@@ -7,9 +7,9 @@
  */
 import { z } from 'zod';
 import type { PolicySubject } from '../adapter.js';
+import { loginShapeProblem } from '../login-shape.js';
 import { roleName, type MongodbUsersValues } from './values.js';
 
-const LOGIN_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 /** The databases MongoDB keeps for itself: no consumer's user is made there. */
 export const RESERVED_DATABASES: readonly string[] = ['admin', 'local', 'config'];
 
@@ -22,10 +22,7 @@ export const mongodbUsersPolicySchema = z.strictObject({
 export type MongodbUsersPolicy = z.infer<typeof mongodbUsersPolicySchema>;
 
 /** Why `login` cannot be a user holdfast manages, or undefined. */
-export function loginProblem(login: string): string | undefined {
-  if (!LOGIN_PATTERN.test(login)) return 'may contain only letters, digits, _ . and -, and may not start with . or -';
-  return undefined;
-}
+export const loginProblem = loginShapeProblem;
 
 /** What `subject` asks for beyond `policy`, one sentence per problem naming the field; empty when allowed. */
 export function violations(subject: PolicySubject<MongodbUsersValues>, policy: MongodbUsersPolicy): string[] {

@@ -6,9 +6,8 @@
  */
 import { z } from 'zod';
 import type { PolicySubject } from '../adapter.js';
+import { loginShapeProblem } from '../login-shape.js';
 import { identifierProblem, identifierSchema, type PostgresRolesValues } from './values.js';
-
-export const LOGIN_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
 export const postgresRolesPolicySchema = z.strictObject({
   allowedDatabases: z.array(identifierSchema).default([]),
@@ -21,9 +20,8 @@ export type PostgresRolesPolicy = z.infer<typeof postgresRolesPolicySchema>;
 
 /** Why `login` cannot be a role holdfast manages, or undefined. */
 export function loginProblem(login: string): string | undefined {
-  const problem = identifierProblem(login);
+  const problem = identifierProblem(login) ?? loginShapeProblem(login);
   if (problem) return problem;
-  if (!LOGIN_PATTERN.test(login)) return 'may contain only letters, digits, _ . and -, and may not start with . or -';
   if (login.toLowerCase().startsWith('pg_')) return 'starts with "pg_", which PostgreSQL reserves';
   return undefined;
 }
