@@ -6,7 +6,7 @@
  */
 import { connectCoordination, connectStore } from './connect.js';
 import { ConsumerWorker } from '../../workers/consumer-worker.js';
-import { createEffects, type Effects } from '../../workers/effects.js';
+import { createEffects } from '../../workers/effects.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
 import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
 import type { Adapter } from '../adapters/adapter.js';
@@ -34,8 +34,6 @@ export interface EngineOptions {
   roles: { sync: boolean; worker: boolean };
   /** Adapters to use instead of connecting the configured ones, by provider name (tests). */
   adapters?: ReadonlyMap<string, Adapter>;
-  /** Wraps the effects (tests observe them). */
-  wrapEffects?: (effects: Effects) => Effects;
   now?: () => Date;
   /** Counts work as it happens, and reads the consumers and the queue when scraped (`/metrics`). */
   metrics?: Metrics;
@@ -105,7 +103,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       answeredAgain: (name) => recovery.answeredAgain(name),
       couldNotAsk: (name) => recovery.couldNotAsk(name),
     });
-    if (options.wrapEffects) effects = options.wrapEffects(effects);
     const { metrics } = options;
     if (metrics) {
       effects = observedEffects(effects, metrics);

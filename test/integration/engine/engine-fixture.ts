@@ -33,7 +33,6 @@ export interface FixtureOptions {
   timing?: Record<string, string | number>;
   /** Adapter used instead of redis-acl (for tests that need a misbehaving one). */
   adapter?: Adapter;
-  wrapEffects?: EngineOptions['wrapEffects'];
   concurrency?: number;
   resyncEvery?: string;
   /** More lines for the provider's configuration, e.g. `management: observe`; `{tag}` is the fixture's tag (logins are `t<tag>_<id>`). */
@@ -211,7 +210,6 @@ export class EngineFixture {
       scrubber,
       roles,
       ...(adapter ? { adapters: new Map([['cache', adapter]]) } : {}),
-      ...(this.options.wrapEffects ? { wrapEffects: this.options.wrapEffects } : {}),
       ...more,
     });
     this.engines.push(engine);
