@@ -58,7 +58,10 @@ export interface Adapter<Values = unknown> {
   authenticates?(grant: Grant<Values>, options: CallOptions): Promise<boolean>;
   /** Read-only: asks the backend to answer, as its administrator (for `holdfast doctor`). Throws when it does not. */
   ping?(options: CallOptions): Promise<void>;
-  /** Logins on the backend that start with `prefix` (for orphan reports). */
+  /**
+   * Logins on the backend that start with `prefix` and that this provider made (its mark), for
+   * orphan reports: a login another provider (or a person) made is never listed.
+   */
   list?(prefix: string, options: CallOptions): Promise<string[]>;
   /** Closes the admin connection. */
   close(): Promise<void>;
@@ -75,6 +78,20 @@ export interface AdminConnection {
    * adapter that pools admin connections keeps no more than this many.
    */
   maxConcurrentCalls?: number | undefined;
+}
+
+/**
+ * Whose logins an adapter makes. Each login it creates carries a mark naming `provider` that the
+ * deep check can read and that a lost record store cannot erase (Redis: a channel permission,
+ * MongoDB: `customData`, PostgreSQL: the role's comment). A login that already exists without
+ * this provider's mark is never changed or removed: `create` throws `BACKEND_REFUSED` naming it,
+ * unless `adopt` (then `create` takes it over and marks it).
+ */
+export interface Ownership {
+  /** The provider's name, as in the configuration. */
+  provider: string;
+  /** Take over logins that exist without this provider's mark (said at start-up). */
+  adopt: boolean;
 }
 
 /** A consumer as the policy sees it. */
@@ -106,6 +123,6 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * keys) are scrubbed by the adapter's own calls, which know the salt.
    */
   readonly secretForms?: (password: string) => readonly string[];
-  /** Opens the admin connection (lazily; a backend that is down does not make this throw). */
-  connect(admin: AdminConnection): Adapter<Values>;
+  /** Opens the admin connection (lazily; a backend that is down does not make this throw), acting for `ownership`'s provider. */
+  connect(admin: AdminConnection, ownership: Ownership): Adapter<Values>;
 }

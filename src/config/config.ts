@@ -3,7 +3,7 @@
  * read from their files. Built only by `loadConfig`; everything else receives it.
  */
 import type { ConsumerTiming } from '../../machines/delays.js';
-import type { AdapterKind, AdminConnection } from '../adapters/adapter.js';
+import type { AdapterKind, AdminConnection, Ownership } from '../adapters/adapter.js';
 
 /**
  * Per-provider timing, in milliseconds: the machine's (`verifyEvery` 60 s, `brakeMax` 1 h,
@@ -37,6 +37,12 @@ export interface ProviderConfig {
   secretsRoot: string | undefined;
   /** A rotated grant secret's old password stays accepted beside the new one this long (backends that hold several); absent: replaced at once. */
   rotationOverlapMs?: number | undefined;
+  /** Take over logins that exist on the backend without this provider's mark (default false; said at start-up). */
+  adopt: boolean;
+  /** Every consumer's login starts with this; providers sharing a backend are kept apart by it. Absent: any login. */
+  loginPrefix?: string | undefined;
+  /** Logins no consumer may have: the provider's admin, the queue's and the store's users, `default`, holdfast's own. */
+  reservedLogins: readonly string[];
   /** Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for. */
   orphans?: OrphanPolicy | undefined;
 }
@@ -110,4 +116,9 @@ export interface HttpConfig {
   auth?: { username: string; password: string } | undefined;
   /** Only GET and HEAD are answered (default true). */
   readOnly: boolean;
+}
+
+/** Whose logins `provider`'s adapter makes (see {@link Ownership}). */
+export function ownershipOf(provider: Pick<ProviderConfig, 'name' | 'adopt'>): Ownership {
+  return { provider: provider.name, adopt: provider.adopt };
 }

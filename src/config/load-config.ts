@@ -129,6 +129,9 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       management: provider.management,
       removalGuard: provider.removalGuard,
       secretsRoot: provider.secretsRoot,
+      adopt: provider.adopt,
+      ...(provider.loginPrefix !== undefined ? { loginPrefix: provider.loginPrefix } : {}),
+      reservedLogins: [],
       ...(provider.rotationOverlap !== undefined ? { rotationOverlapMs: provider.rotationOverlap } : {}),
       ...(provider.orphans ? { orphans: { prefix: provider.orphans.prefix, everyMs: provider.orphans.every, remove: provider.orphans.remove } } : {}),
     };
@@ -250,6 +253,8 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
       .prefault({}),
     secretsRoot: filePath.optional(),
     rotationOverlap: durationSchema.optional(),
+    adopt: z.boolean().default(false),
+    loginPrefix: text.optional(),
     orphans: z.strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) }).optional(),
   });
   return z.strictObject({

@@ -10,7 +10,7 @@ import { createEffects } from '../../workers/effects.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
 import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
 import type { Adapter } from '../adapters/adapter.js';
-import type { HoldfastConfig } from '../config/config.js';
+import { ownershipOf, type HoldfastConfig } from '../config/config.js';
 import { configSecrets } from '../config/config-secrets.js';
 import { DesiredSync } from '../desired/desired-sync.js';
 import type { Logger } from '../logging/logger.js';
@@ -83,7 +83,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     closing.push(() => Promise.resolve(redis.disconnect()));
     closing.push(() => Promise.resolve(storeWatch.stop()));
     const providers = new Map(
-      config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin))]),
+      config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin, ownershipOf(p)))]),
     );
     closing.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
 

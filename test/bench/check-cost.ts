@@ -77,7 +77,7 @@ try {
   servers.push(pgb, mongo);
   const rows: string[] = [`${'check (per call, mean of 200)'.padEnd(58)} ${'server ms'.padStart(8)} ${'holdfast ms'.padStart(10)} ${'wall ms'.padStart(8)}`];
 
-  const pgAdapter = postgresRoles.connect({ url: `postgres://${pgb.host}:${pgb.port}/postgres`, username: pgb.admin.username, password: pgb.admin.password });
+  const pgAdapter = postgresRoles.connect({ url: `postgres://${pgb.host}:${pgb.port}/postgres`, username: pgb.admin.username, password: pgb.admin.password }, { provider: 'test', adopt: false });
   const pgGrants = Array.from({ length: USERS }, (_, i) => ({ login: `cost_${i}`, password: randomBytes(12).toString('hex'), values: postgresRoles.valuesSchema.parse({}) }));
   await populate(pgAdapter, pgGrants);
   const pgPid = listener(pgb.port);
@@ -87,7 +87,7 @@ try {
   rows.push(await measure('a login as the role on a fresh connection', pgPid, (i) => postgresLogin(pgb, pg(i).login, pg(i).password)));
   await pgAdapter.close();
 
-  const mAdapter = mongodbUsers.connect({ url: `mongodb://${mongo.host}:${mongo.port}/?authSource=admin`, username: mongo.admin.username, password: mongo.admin.password });
+  const mAdapter = mongodbUsers.connect({ url: `mongodb://${mongo.host}:${mongo.port}/?authSource=admin`, username: mongo.admin.username, password: mongo.admin.password }, { provider: 'test', adopt: false });
   const mGrants = Array.from({ length: USERS }, (_, i) => ({ login: `cost_${i}`, password: randomBytes(12).toString('hex'), values: mongodbUsers.valuesSchema.parse({ database: 'cost' }) }));
   await populate(mAdapter, mGrants);
   const mPid = listener(mongo.port);

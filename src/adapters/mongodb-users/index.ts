@@ -13,5 +13,5 @@ export const mongodbUsers: AdapterKind<MongodbUsersValues, MongodbUsersPolicy> =
   valuesSchema: mongodbUsersValuesSchema,
   policySchema: mongodbUsersPolicySchema,
   violations,
-  connect: (admin) => new MongodbUsersAdapter(admin),
+  connect: (admin, ownership) => new MongodbUsersAdapter(admin, ownership),
 };

@@ -8,7 +8,7 @@
  * Everything else compares SCRAM keys computed here with the ones the server keeps.
  */
 import { MongoClient, MongoNetworkError, MongoServerError, MongoServerSelectionError, type Document } from 'mongodb';
-import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer } from '../adapter.js';
+import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
@@ -62,7 +62,7 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
   /** Digests of (user, password, stored keys) known to match: a check compares text, not PBKDF2. */
   private readonly verified = new Remembered(VERIFIED_CACHE);
 
-  constructor(admin: AdminConnection) {
+  constructor(admin: AdminConnection, private readonly ownership: Ownership) {
     this.url = admin.url;
     const max = admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
     this.calls = new BackendCalls({

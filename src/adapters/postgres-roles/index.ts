@@ -14,5 +14,5 @@ export const postgresRoles: AdapterKind<PostgresRolesValues, PostgresRolesPolicy
   policySchema: postgresRolesPolicySchema,
   violations,
   // the server is sent a salted SCRAM verifier, scrubbed by each call that knows it: nothing derives from the password alone
-  connect: (admin) => new PostgresRolesAdapter(admin),
+  connect: (admin, ownership) => new PostgresRolesAdapter(admin, ownership),
 };

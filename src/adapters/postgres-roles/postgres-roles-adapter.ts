@@ -4,7 +4,7 @@
  * pool of admin connections that at most `maxConcurrentCalls` calls share.
  */
 import pg from 'pg';
-import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer } from '../adapter.js';
+import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
@@ -63,7 +63,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   /** Digests of (role, password, verifier) known to match: a check compares text, not PBKDF2. */
   private readonly verified = new Remembered(VERIFIED_CACHE);
 
-  constructor(admin: AdminConnection) {
+  constructor(admin: AdminConnection, private readonly ownership: Ownership) {
     this.target = target(admin.url);
     const max = admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
     this.calls = new BackendCalls({

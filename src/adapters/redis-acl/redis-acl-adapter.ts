@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer } from '../adapter.js';
+import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { isHoldfastError } from '../../errors/holdfast-error.js';
 import {
@@ -80,7 +80,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private saveQueued: Promise<void> | undefined;
   private saveRunning: Promise<void> = Promise.resolve();
 
-  constructor(admin: AdminConnection, options: RedisAclAdapterOptions = {}) {
+  constructor(admin: AdminConnection, private readonly ownership: Ownership, options: RedisAclAdapterOptions = {}) {
     this.calls = new BackendCalls({
       adapter: 'redis-acl',
       where: hostOf(admin.url, 'redis'),

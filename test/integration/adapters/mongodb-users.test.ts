@@ -33,8 +33,8 @@ describeAdapterConformance('mongodb-users', async () => {
   const b = await ownBackend('mongodb');
   const nowhere = await freePort();
   return {
-    connect: () => mongodbUsers.connect(mongoAdminOf(b)),
-    connectUnreachable: () => mongodbUsers.connect({ url: `mongodb://127.0.0.1:${nowhere}/?authSource=admin`, username: 'admin', password: hex(12) }),
+    connect: () => mongodbUsers.connect(mongoAdminOf(b), { provider: 'test', adopt: false }),
+    connectUnreachable: () => mongodbUsers.connect({ url: `mongodb://127.0.0.1:${nowhere}/?authSource=admin`, username: 'admin', password: hex(12) }, { provider: 'test', adopt: false }),
     grant: (login, password) => grantFor(login, password),
     canLogin: (login, password) => mongoLogin(b, login, password, DB),
     stopBackend: () => b.down(),
@@ -49,7 +49,7 @@ describe('mongodb-users: what only MongoDB has', () => {
   const logins: string[] = [];
 
   beforeAll(() => {
-    adapter = new MongodbUsersAdapter(mongoAdminOf(b));
+    adapter = new MongodbUsersAdapter(mongoAdminOf(b), { provider: 'test', adopt: false });
     admin = new MongoClient(b.url);
   });
   afterAll(async () => {
@@ -126,7 +126,7 @@ describe('mongodb-users: what only MongoDB has', () => {
 describe('mongodb-users: a frozen server', () => {
   it('times every call out promptly with DEADLINE_EXCEEDED (those waiting for a call slot too), and answers again once it thaws', async () => {
     const b = await ownBackend('mongodb');
-    const adapter = new MongodbUsersAdapter(mongoAdminOf(b, { maxConcurrentCalls: 2 }));
+    const adapter = new MongodbUsersAdapter(mongoAdminOf(b, { maxConcurrentCalls: 2 }), { provider: 'test', adopt: false });
     try {
       const g = grantFor(`hff_${hex(5)}`, hex(12));
       await adapter.create(g, within());

@@ -39,8 +39,8 @@ describeAdapterConformance('postgres-roles', async () => {
   const b = await ownBackend('postgres');
   const nowhere = await freePort();
   return {
-    connect: () => postgresRoles.connect(adminOf(b)),
-    connectUnreachable: () => postgresRoles.connect({ url: `postgres://127.0.0.1:${nowhere}/postgres`, username: 'postgres', password: hex(12) }),
+    connect: () => postgresRoles.connect(adminOf(b), { provider: 'test', adopt: false }),
+    connectUnreachable: () => postgresRoles.connect({ url: `postgres://127.0.0.1:${nowhere}/postgres`, username: 'postgres', password: hex(12) }, { provider: 'test', adopt: false }),
     grant: (login, password) => grantFor(login, password),
     canLogin: (login, password) => postgresLogin(b, login, password),
     // a group role that does not exist: the server refuses the grant (its password is never sent)
@@ -60,7 +60,7 @@ describe('postgres-roles: what only PostgreSQL has', () => {
   const logins: string[] = [];
 
   beforeAll(async () => {
-    adapter = new PostgresRolesAdapter(adminOf(b));
+    adapter = new PostgresRolesAdapter(adminOf(b), { provider: 'test', adopt: false });
     await sql(b, `CREATE ROLE ${group} NOLOGIN`);
     await sql(b, `CREATE DATABASE ${db}`);
     await sql(b, `CREATE SCHEMA ${schema}`);
@@ -134,7 +134,7 @@ describe('postgres-roles: what only PostgreSQL has', () => {
     const limited = `hfadmin_${hex(4)}`;
     const pw = hex(12);
     await sql(b, `CREATE ROLE ${limited} LOGIN CREATEROLE PASSWORD '${pw}'`);
-    const weak = new PostgresRolesAdapter({ url: `postgres://${b.host}:${b.port}/postgres`, username: limited, password: pw });
+    const weak = new PostgresRolesAdapter({ url: `postgres://${b.host}:${b.port}/postgres`, username: limited, password: pw }, { provider: 'test', adopt: false });
     try {
       const g = fresh();
       await adapter.create(g, within());
@@ -193,7 +193,7 @@ describe('postgres-roles: what only PostgreSQL has', () => {
     const capAdmin = `hfcap_${hex(4)}`;
     const pw = hex(12);
     await sql(b, `CREATE ROLE ${capAdmin} LOGIN SUPERUSER PASSWORD '${pw}'`);
-    const capped = new PostgresRolesAdapter({ url: `postgres://${b.host}:${b.port}/postgres`, username: capAdmin, password: pw, maxConcurrentCalls: 2 });
+    const capped = new PostgresRolesAdapter({ url: `postgres://${b.host}:${b.port}/postgres`, username: capAdmin, password: pw, maxConcurrentCalls: 2 }, { provider: 'test', adopt: false });
     try {
       const grants = Array.from({ length: 12 }, () => fresh());
       let most = 0;

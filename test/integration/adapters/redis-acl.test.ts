@@ -83,8 +83,8 @@ describeAdapterConformance('redis-acl', async () => {
   const b = await ownBackend('redis');
   const nowhere = await freePort();
   return {
-    connect: () => redisAcl.connect(adminOf(b)),
-    connectUnreachable: () => redisAcl.connect({ url: `redis://127.0.0.1:${nowhere}`, password: hex(12) }),
+    connect: () => redisAcl.connect(adminOf(b), { provider: 'test', adopt: false }),
+    connectUnreachable: () => redisAcl.connect({ url: `redis://127.0.0.1:${nowhere}`, password: hex(12) }, { provider: 'test', adopt: false }),
     grant: (login, password) => grantFor(login, password),
     canLogin: (login, password) => canLogin(b, login, password),
     // Redis echoes a modifier it refuses, so a password that is also a rule shows the scrubbing.
@@ -109,7 +109,7 @@ describe('redis-acl: what holds sees of changes made by hand', () => {
   const logins: string[] = [];
 
   beforeAll(() => {
-    adapter = new RedisAclAdapter(adminOf(b));
+    adapter = new RedisAclAdapter(adminOf(b), { provider: 'test', adopt: false });
     admin = adminClient(b);
   });
   afterAll(async () => {
@@ -208,7 +208,7 @@ describe('redis-acl: what holds sees of changes made by hand', () => {
 
   it('sends the SHA-256 of the password, never the password', async () => {
     const tap = await wireTap(b);
-    const tapped = new RedisAclAdapter({ ...adminOf(b), url: tap.url });
+    const tapped = new RedisAclAdapter({ ...adminOf(b), url: tap.url }, { provider: 'test', adopt: false });
     try {
       const login = `hfr_${hex(5)}`;
       logins.push(login);
@@ -236,7 +236,7 @@ describe('redis-acl: what holds sees of changes made by hand', () => {
     const pw = hex(12);
     logins.push(name);
     await admin.call('ACL', 'SETUSER', name, 'reset', 'on', `>${pw}`, '~*', '&*', '+@all', '-config');
-    const limited = new RedisAclAdapter({ url: `redis://${b.host}:${b.port}`, username: name, password: pw });
+    const limited = new RedisAclAdapter({ url: `redis://${b.host}:${b.port}`, username: name, password: pw }, { provider: 'test', adopt: false });
     try {
       const login = `hfr_${hex(5)}`;
       logins.push(login);
@@ -251,7 +251,7 @@ describe('redis-acl: what holds sees of changes made by hand', () => {
 
   it('reports a refused admin password as BACKEND_UNAVAILABLE, without the password', async () => {
     const wrong = `wrong-${hex(8)}`;
-    const refused = new RedisAclAdapter({ url: `redis://${b.host}:${b.port}`, username: 'default', password: wrong });
+    const refused = new RedisAclAdapter({ url: `redis://${b.host}:${b.port}`, username: 'default', password: wrong }, { provider: 'test', adopt: false });
     try {
       const error: unknown = await refused.holds(grantFor('hfr_nobody', 'x'), within()).catch((e: unknown) => e);
       expect(isHoldfastError(error, 'BACKEND_UNAVAILABLE')).toBe(true);
@@ -270,7 +270,7 @@ describe('redis-acl: restarts, a frozen server and the cost of asking', () => {
 
   beforeAll(async () => {
     b = await ownBackend('redis');
-    adapter = new RedisAclAdapter(adminOf(b));
+    adapter = new RedisAclAdapter(adminOf(b), { provider: 'test', adopt: false });
     admin = adminClient(b);
   });
   afterAll(async () => {
@@ -338,7 +338,7 @@ describe('redis-acl: restarts, a frozen server and the cost of asking', () => {
   });
 
   it('remembers a bounded number of rule sets', async () => {
-    const small = new RedisAclAdapter(adminOf(b), { canonicalCacheSize: 3 });
+    const small = new RedisAclAdapter(adminOf(b), { provider: 'test', adopt: false }, { canonicalCacheSize: 3 });
     try {
       for (const command of ['+get', '+set', '+del', '+incr', '+decr', '+ping']) {
         const grant = grantFor(`hfr_${hex(5)}`, hex(8), { commands: [command] });
@@ -358,7 +358,7 @@ describe('redis-acl: a server with an ACL file', () => {
     const aclfile = join(testDir('acl'), 'users.acl');
     writeFileSync(aclfile, ''); // redis-server will not start on a missing ACL file
     const b = await ownBackend('redis', { redisArgs: ['--aclfile', aclfile] });
-    const adapter = new RedisAclAdapter(adminOf(b));
+    const adapter = new RedisAclAdapter(adminOf(b), { provider: 'test', adopt: false });
     try {
       const kept = grantFor(`hfr_${hex(5)}`, hex(12));
       const removed = grantFor(`hfr_${hex(5)}`, hex(12));

@@ -1,6 +1,7 @@
 /** A backend that refuses connections: could not ask is not evidence of loss. */
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { ownershipOf } from '../../../src/config/config.js';
 import { ownBackend } from '../../backends/index.js';
 import { engineFixtures } from './engine-fixture.js';
 import { RecordingAdapter } from './test-adapters.js';
@@ -11,7 +12,7 @@ describe('a backend that cannot be asked', () => {
   it('re-creates nothing, asks again every interval, and the status says could not ask', async () => {
     const provider = await ownBackend('redis');
     const f = await fixture({ provider, consumers: 4, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
-    const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin));
+    const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)));
     await f.startHeld(undefined, adapter);
 
     await provider.down();

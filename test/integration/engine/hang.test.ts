@@ -1,6 +1,7 @@
 /** A backend that hangs (SIGSTOP): checks time out, nothing is re-created, the provider pauses. */
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { ownershipOf } from '../../../src/config/config.js';
 import { ownBackend } from '../../backends/index.js';
 import { engineFixtures } from './engine-fixture.js';
 import { RecordingAdapter } from './test-adapters.js';
@@ -11,7 +12,7 @@ describe('a backend that hangs', () => {
   it('times checks out at checkTimeout, pauses the provider, re-creates nothing, and recovers without re-applies', async () => {
     const provider = await ownBackend('redis');
     const f = await fixture({ provider, consumers: 12, timing: { verifyEvery: '1s', checkTimeout: '600ms' } });
-    const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin));
+    const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)));
     await f.startHeld(undefined, adapter);
 
     await provider.pause();

@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { ownershipOf } from '../../../src/config/config.js';
 import { sharedBackend } from '../../backends/index.js';
 import { engineFixtures, type Consumer } from './engine-fixture.js';
 import { RecordingAdapter } from './test-adapters.js';
@@ -23,10 +24,10 @@ describe('per-provider management', () => {
   it('observe: adopts what the backend holds, reports a login deleted by hand and one never made, and creates or removes nothing', async () => {
     const f = await fixture({ consumers: 3, timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, providerLines: ['management: observe'] });
     const [kept, deleted, never] = f.consumers as [Consumer, Consumer, Consumer];
-    const admin = redisAcl.connect(f.config.providers[0]!.admin);
+    const admin = redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!));
     const signal = () => ({ signal: AbortSignal.timeout(5000) });
     for (const c of [kept, deleted]) await admin.create({ login: c.login, password: c.password, values: { keys: [`${c.id}:*`], channels: [], commands: COMMANDS } }, signal());
-    const recorder = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin));
+    const recorder = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)));
     await f.start(undefined, recorder);
     const stateOf = async (c: Consumer) => (await f.status()).consumers.find((s) => s.consumer === c.key);
     await f.until('two held, one reported', async () => (await f.status()).consumers.map((c) => c.state).join() === 'held,held,observedNotHeld');

@@ -6,6 +6,7 @@ import { MongoClient } from 'mongodb';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { ownershipOf } from '../../../src/config/config.js';
 import { sharedBackend, type BackendEndpoint } from '../../backends/index.js';
 import { startHttpServer } from '../../../src/http/http-server.js';
 import { createLogger } from '../../../src/logging/logger.js';
@@ -59,7 +60,7 @@ describe('secrets', () => {
     const store = sharedBackend('mongodb');
     const f = await fixture({ queue, store, consumers: 8, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
     const metrics = new Metrics();
-    const engine = await f.start(undefined, new LeakyAdapter(redisAcl.connect(f.config.providers[0]!.admin)), { metrics });
+    const engine = await f.start(undefined, new LeakyAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!))), { metrics });
     await f.until('every consumer held', () => f.allHeld());
     // a hand-dropped login: lost, re-applied, logged
     const admin = new Redis(sharedBackend('redis').url);

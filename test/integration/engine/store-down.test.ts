@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { ownershipOf } from '../../../src/config/config.js';
 import { ownBackend } from '../../backends/index.js';
 import { engineFixtures } from './engine-fixture.js';
 import { RecordingAdapter } from './test-adapters.js';
@@ -13,7 +14,7 @@ describe('the record store down', () => {
   it('frozen, then stopped: no adapter call while it does not answer, and every consumer held again after', async () => {
     const store = await ownBackend('mongodb');
     const f = await fixture({ store, consumers: 10, timing: { verifyEvery: '300ms', checkTimeout: '300ms' } });
-    const recorder = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin));
+    const recorder = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)));
     await f.startHeld(undefined, recorder);
     const engine = f.engines[0]!;
     const saidDown = () => f.logs.filter((l) => l.msg.startsWith('the record store at ') && l.msg.includes('does not answer')).length;

@@ -1,6 +1,7 @@
 /** Two workers on one queue: never both on one consumer, and no consumer lost. */
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { ownershipOf } from '../../../src/config/config.js';
 import { engineFixtures } from './engine-fixture.js';
 import { RecordingAdapter, type Call } from './test-adapters.js';
 
@@ -11,8 +12,8 @@ describe('two workers on the same queue', () => {
     const f = await fixture({ consumers: 200, timing: { verifyEvery: '10s', checkTimeout: '2s' }, concurrency: 8 });
     const admin = f.config.providers[0]!.admin;
     const detector = { inFlight: new Map<string, Call>(), overlaps: [] as string[] };
-    const first = new RecordingAdapter(redisAcl.connect(admin), detector);
-    const second = new RecordingAdapter(redisAcl.connect(admin), detector);
+    const first = new RecordingAdapter(redisAcl.connect(admin, ownershipOf(f.config.providers[0]!)), detector);
+    const second = new RecordingAdapter(redisAcl.connect(admin, ownershipOf(f.config.providers[0]!)), detector);
     const [a, b] = [await f.start({ sync: true, worker: true }, first), await f.start({ sync: false, worker: true }, second)];
     const t0 = Date.now();
     await f.until('every consumer held', () => f.allHeld(), 90_000);

@@ -159,6 +159,8 @@ providers:
           },
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
+          adopt: false,
+          reservedLogins: [],
           secretsRoot: undefined,
         },
         {
@@ -178,6 +180,8 @@ providers:
           },
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
+          adopt: false,
+          reservedLogins: [],
           secretsRoot: undefined,
         },
       ],

@@ -46,6 +46,8 @@ function provider(path = file, secretsRoot?: string): ProviderConfig {
     management: 'manage',
     removalGuard: { share: 0.25, floor: 2 },
     secretsRoot,
+    adopt: false,
+    reservedLogins: [],
   };
 }
 
