@@ -123,6 +123,11 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * keys) are scrubbed by the adapter's own calls, which know the salt.
    */
   readonly secretForms?: (password: string) => readonly string[];
-  /** Opens the admin connection (lazily; a backend that is down does not make this throw), acting for `ownership`'s provider. */
-  connect(admin: AdminConnection, ownership: Ownership): Adapter<Values>;
+  /**
+   * Opens the admin connection (lazily; a backend that is down does not make this throw), acting
+   * for `ownership`'s provider. `policy` is the provider's (validated): what an adapter enforces
+   * where rights are applied (Redis: the deny list after every consumer's rules); without it,
+   * the policy's defaults.
+   */
+  connect(admin: AdminConnection, ownership: Ownership, policy?: Policy): Adapter<Values>;
 }
