@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminConnection, Grant, Ownership } from '../../../src/adapters/adapter.js';
 import { redisAcl, type RedisAclAdapter, type RedisAclValues } from '../../../src/adapters/redis-acl/index.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
-import { ownBackend, sharedBackend, type BackendEndpoint } from '../../backends/index.js';
+import { ownBackend, sharedBackend, type BackendEndpoint, type OwnedBackend } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
 import { engineFixtures, type Consumer } from '../engine/engine-fixture.js';
 
@@ -58,41 +58,6 @@ describe('redis-acl: logins that are not the provider\'s', () => {
     if (made.length > 0) await admin.call('ACL', 'DELUSER', ...made);
     admin.disconnect();
     await cache.close();
-  });
-
-  it('refuses "default", the admin\'s own login, adopt or not: the admin still logs in and its ACL user is unchanged', async () => {
-    expect(b.admin.username).toBe('default');
-    const before = await getUser(admin, 'default');
-    const adopting = connect(b, { provider: 'cache', adopt: true });
-    try {
-      for (const adapter of [cache, adopting]) {
-        const grant = grantFor('default');
-        expect(await refusal(adapter.create(grant, within()))).toContain('the login "default" is Redis\'s default user');
-        expect(await redisLogin(b, 'default', grant.password)).toBe(false);
-        await adapter.remove('default', within());
-        expect(await adapter.holds(grant, within())).toMatchObject({ held: false, reason: 'rules-differ' });
-      }
-    } finally {
-      await adopting.close();
-    }
-    expect(await redisLogin(b, 'default', b.admin.password)).toBe(true);
-    expect(await getUser(admin, 'default')).toEqual(before);
-  });
-
-  it('refuses the admin\'s own login when it is not "default", adopt or not', async () => {
-    const name = login();
-    const password = hex(12);
-    await admin.call('ACL', 'SETUSER', name, 'reset', 'on', `>${password}`, '~*', '&*', '+@all');
-    const before = await getUser(admin, name);
-    const adopting = connect(b, { provider: 'cache', adopt: true }, adminOf(b, name, password));
-    try {
-      expect(await refusal(adopting.create(grantFor(name), within()))).toContain(`the login "${name}" is the admin's own login`);
-      await adopting.remove(name, within());
-    } finally {
-      await adopting.close();
-    }
-    expect(await redisLogin(b, name, password)).toBe(true);
-    expect(await getUser(admin, name)).toEqual(before);
   });
 
   it('leaves a login made by hand as it is: create refused naming login, provider and adopt; not listed, not removed, not held', async () => {
@@ -200,11 +165,71 @@ describe('redis-acl: logins that are not the provider\'s', () => {
     const grant = grantFor(login());
     await cache.create(grant, within());
     await admin.call('ACL', 'SETUSER', grant.login, 'clearselectors');
-    expect(await cache.holds(grant, within())).toMatchObject({ held: false, reason: 'rules-differ', detail: expect.stringContaining('mark') as unknown });
+    expect(await cache.holds(grant, within())).toMatchObject({ held: false, reason: 'rules-differ', detail: expect.stringContaining('lacks holdfast\'s mark') as unknown });
     await refusal(cache.create(grant, within()));
     await cache.remove(grant.login, within());
     expect(await getUser(admin, grant.login)).not.toBeNull();
   });
+});
+
+describe('redis-acl: the admin\'s own login and "default", on a server of the test\'s own', () => {
+  let b: OwnedBackend;
+  let admin: Redis;
+  let cache: RedisAclAdapter;
+  const made: string[] = [];
+  const login = () => {
+    const l = `hfo_${hex(5)}`;
+    made.push(l);
+    return l;
+  };
+
+  beforeAll(async () => {
+    b = await ownBackend('redis');
+    admin = new Redis({ host: b.host, port: b.port, username: b.admin.username, password: b.admin.password, maxRetriesPerRequest: 0 });
+    admin.on('error', () => undefined);
+    cache = connect(b, { provider: 'cache', adopt: false });
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await cache.close();
+    await b.stop();
+  });
+
+  it('refuses "default", the admin\'s own login, adopt or not: the admin still logs in and its ACL user is unchanged', async () => {
+    expect(b.admin.username).toBe('default');
+    const before = await getUser(admin, 'default');
+    const adopting = connect(b, { provider: 'cache', adopt: true });
+    try {
+      for (const adapter of [cache, adopting]) {
+        const grant = grantFor('default');
+        expect(await refusal(adapter.create(grant, within()))).toContain('the login "default" is Redis\'s default user');
+        expect(await redisLogin(b, 'default', grant.password)).toBe(false);
+        await adapter.remove('default', within());
+        expect(await adapter.holds(grant, within())).toMatchObject({ held: false, reason: 'rules-differ' });
+      }
+    } finally {
+      await adopting.close();
+    }
+    expect(await redisLogin(b, 'default', b.admin.password)).toBe(true);
+    expect(await getUser(admin, 'default')).toEqual(before);
+  });
+
+  it('refuses the admin\'s own login when it is not "default", adopt or not', async () => {
+    const name = login();
+    const password = hex(12);
+    await admin.call('ACL', 'SETUSER', name, 'reset', 'on', `>${password}`, '~*', '&*', '+@all');
+    const before = await getUser(admin, name);
+    const adopting = connect(b, { provider: 'cache', adopt: true }, adminOf(b, name, password));
+    try {
+      expect(await refusal(adopting.create(grantFor(name), within()))).toContain(`the login "${name}" is the admin's own login`);
+      await adopting.remove(name, within());
+    } finally {
+      await adopting.close();
+    }
+    expect(await redisLogin(b, name, password)).toBe(true);
+    expect(await getUser(admin, name)).toEqual(before);
+  });
+
 });
 
 describe('redis-acl: the mark on a server whose acl-pubsub-default is allchannels', () => {
