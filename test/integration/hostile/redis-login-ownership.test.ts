@@ -124,6 +124,20 @@ describe('redis-acl: logins that are not the provider\'s', () => {
     }
   });
 
+  it('a consumer cannot forge another provider\'s mark with a channel pattern of its own', async () => {
+    const forged = grantFor(login(), { channels: ['holdfast-managed:sessions'] });
+    await cache.create(forged, within());
+    const sessions = connect(b, { provider: 'sessions', adopt: false });
+    try {
+      expect(await sessions.list(forged.login, within())).toEqual([]);
+      expect(await refusal(sessions.create(grantFor(forged.login), within()))).toContain('carries the mark of provider "cache"');
+      await sessions.remove(forged.login, within());
+      expect(await cache.holds(forged, within())).toEqual({ held: true });
+    } finally {
+      await sessions.close();
+    }
+  });
+
   it('lists only its own provider\'s logins under a prefix, never one made by hand or by another provider', async () => {
     const prefix = `hfo_${hex(3)}_`;
     const [own, other, byHand] = ['own', 'other', 'hand'].map((s) => `${prefix}${s}`) as [string, string, string];
