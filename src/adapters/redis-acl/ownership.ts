@@ -39,30 +39,6 @@ export function ownedBy(owners: readonly string[], provider: string): boolean {
 }
 
 /**
- * One line of `ACL LIST` (`user <name> <rules> (<selector>)…`): the login and the providers
- * whose marks its selectors carry. Redis refuses whitespace in usernames and patterns, and a
- * provider's name holds no parenthesis, so words split the line exactly.
- */
-export function parseAclListLine(line: string): { login: string; owners: string[] } | null {
-  const words = line.split(' ');
-  const login = words[1];
-  if (words[0] !== 'user' || login === undefined) return null;
-  const owners = new Set<string>();
-  let inSelector = false;
-  for (let word of words.slice(2)) {
-    if (!inSelector && word.startsWith('(')) {
-      inSelector = true;
-      word = word.slice(1);
-    }
-    const closes = inSelector && word.endsWith(')');
-    if (closes) word = word.slice(0, -1);
-    if (inSelector && word.startsWith(`&${MARK_PREFIX}`)) owners.add(word.slice(1 + MARK_PREFIX.length));
-    if (closes) inSelector = false;
-  }
-  return { login, owners: [...owners] };
-}
-
-/**
  * Why `ownership`'s provider may not apply `login`, or undefined when it may. `existing` is
  * the user as the backend has it now (null: none). `never` are logins no consumer gets even
  * with `adopt`: the admin's own and Redis's `default`.

@@ -8,7 +8,7 @@ import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownersh
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
 import { commandRulesKey, compareUser, effectiveCommands, parseGetUser, scratchRules, userRules, type AclUser } from './acl-rules.js';
-import { claimProblem, ownedBy, ownersOf, parseAclListLine, SCRATCH_PREFIX } from './ownership.js';
+import { claimProblem, ownedBy, ownersOf, SCRATCH_PREFIX } from './ownership.js';
 import { DEFAULT_DENIED_COMMANDS } from './policy.js';
 import { sha256Hex } from '../../secrets/sha256.js';
 import type { RedisAclValues } from './values.js';
@@ -19,6 +19,9 @@ export interface RedisAclAdapterOptions {
   /** The provider's deny list, applied after every consumer's rules (default the policy's default). */
   deniedCommands?: readonly string[] | undefined;
 }
+
+/** How many `ACL GETUSER`s a listing sends at once (each costs Redis up to ~1.5 ms). */
+const LIST_BATCH = 32;
 
 /** The error code a Redis error reply starts with (`ERR`, `WRONGPASS`, `NOPERM`…); undefined for other errors. */
 function replyCode(error: unknown): string | undefined {
@@ -203,14 +206,27 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     await this.send(signal, 'PING', [], () => this.client.ping());
   }
 
-  /** One `ACL LIST`: the logins under `prefix` that carry this provider's mark (and no other's). */
-  async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
-    const lines = await this.send(signal, 'ACL LIST', [], () => this.client.call('ACL', 'LIST'));
-    return (Array.isArray(lines) ? lines : []).flatMap((line) => {
-      const user = parseAclListLine(String(line));
-      const ours = user !== null && user.login.startsWith(prefix) && !user.login.startsWith(SCRATCH_PREFIX) && ownedBy(user.owners, this.ownership.provider);
-      return ours ? [user.login] : [];
-    });
+  /**
+   * The logins under `prefix` that carry this provider's mark (and no other's): `ACL USERS`
+   * (names only: 1 ms for 10,000 users), then `ACL GETUSER` for each one not in `claimed`, a
+   * few at a time. Not `ACL LIST`: it describes every user's rules, which blocks Redis for
+   * about 1.5 ms per user (15 s for 10,000).
+   */
+  async list(prefix: string, { signal }: CallOptions, claimed: ReadonlySet<string> = new Set()): Promise<string[]> {
+    const users = await this.send(signal, 'ACL USERS', [], () => this.client.call('ACL', 'USERS'));
+    const candidates = (Array.isArray(users) ? users : [])
+      .map(String)
+      .filter((u) => u.startsWith(prefix) && !u.startsWith(SCRATCH_PREFIX) && !claimed.has(u) && !this.never.has(u));
+    const ours: string[] = [];
+    for (let i = 0; i < candidates.length; i += LIST_BATCH) {
+      const batch = candidates.slice(i, i + LIST_BATCH);
+      const read = await Promise.all(batch.map((login) => this.getUser(login, signal, [])));
+      batch.forEach((login, j) => {
+        const user = read[j];
+        if (user && ownedBy(ownersOf(user), this.ownership.provider)) ours.push(login);
+      });
+    }
+    return ours;
   }
 
   close(): Promise<void> {

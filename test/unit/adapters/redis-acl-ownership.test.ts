@@ -1,11 +1,11 @@
 /**
  * The `redis-acl` mark and deny list as pure rules: what `ACL SETUSER` is sent (deny list after
- * the consumer's rules, the mark last), how a mark is read back from `ACL GETUSER` and
- * `ACL LIST`, and which logins a provider may claim.
+ * the consumer's rules, the mark last), how a mark is read back from `ACL GETUSER`, and which
+ * logins a provider may claim.
  */
 import { describe, expect, it } from 'vitest';
 import { compareUser, effectiveCommands, parseGetUser, userRules, type AclUser, type ExpectedUser } from '../../../src/adapters/redis-acl/acl-rules.js';
-import { claimProblem, ownersOf, parseAclListLine } from '../../../src/adapters/redis-acl/ownership.js';
+import { claimProblem, ownersOf } from '../../../src/adapters/redis-acl/ownership.js';
 
 const HASH = 'a'.repeat(64);
 
@@ -44,16 +44,6 @@ describe('redis-acl: reading the mark', () => {
     // a consumer allowed every channel could name one that looks like a mark: it is not one
     expect(ownersOf(user([], '&holdfast-managed:cache'))).toEqual([]);
     expect(ownersOf(user([{ channels: '&holdfast-managed:a' }, { channels: '&holdfast-managed:b' }]))).toEqual(['a', 'b']);
-  });
-
-  it('reads owners from ACL LIST lines, selectors only', () => {
-    expect(parseAclListLine('user app on sanitize-payload #abc ~photos:* &* -@all +get (resetchannels &holdfast-managed:cache -@all)')).toEqual({
-      login: 'app',
-      owners: ['cache'],
-    });
-    expect(parseAclListLine('user app on #abc ~photos:* &holdfast-managed:cache -@all +get')).toEqual({ login: 'app', owners: [] });
-    expect(parseAclListLine('user app on #abc (~x:* +get) (&holdfast-managed:ledger)')).toEqual({ login: 'app', owners: ['ledger'] });
-    expect(parseAclListLine('something else')).toBeNull();
   });
 
   it('holds a marked user, and says rules-differ with the reason when the mark is missing or another\'s', () => {
