@@ -60,9 +60,11 @@ export interface Adapter<Values = unknown> {
   ping?(options: CallOptions): Promise<void>;
   /**
    * Logins on the backend that start with `prefix` and that this provider made (its mark), for
-   * orphan reports: a login another provider (or a person) made is never listed.
+   * orphan reports: a login another provider (or a person) made is never listed. Logins in
+   * `claimed` (its consumers') may be left out without being asked about: where the mark costs
+   * a call per login to read (Redis), only the others are read.
    */
-  list?(prefix: string, options: CallOptions): Promise<string[]>;
+  list?(prefix: string, options: CallOptions, claimed?: ReadonlySet<string>): Promise<string[]>;
   /** Closes the admin connection. */
   close(): Promise<void>;
 }
@@ -123,6 +125,11 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * keys) are scrubbed by the adapter's own calls, which know the salt.
    */
   readonly secretForms?: (password: string) => readonly string[];
-  /** Opens the admin connection (lazily; a backend that is down does not make this throw), acting for `ownership`'s provider. */
-  connect(admin: AdminConnection, ownership: Ownership): Adapter<Values>;
+  /**
+   * Opens the admin connection (lazily; a backend that is down does not make this throw), acting
+   * for `ownership`'s provider. `policy` is the provider's (validated): what an adapter enforces
+   * where rights are applied (Redis: the deny list after every consumer's rules); without it,
+   * the policy's defaults.
+   */
+  connect(admin: AdminConnection, ownership: Ownership, policy?: Policy): Adapter<Values>;
 }

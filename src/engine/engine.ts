@@ -83,7 +83,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     closing.push(() => Promise.resolve(redis.disconnect()));
     closing.push(() => Promise.resolve(storeWatch.stop()));
     const providers = new Map(
-      config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin, ownershipOf(p)))]),
+      config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin, ownershipOf(p), p.policy))]),
     );
     closing.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
 

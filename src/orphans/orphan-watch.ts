@@ -64,7 +64,7 @@ export class OrphanWatch {
     const name = config.name;
     let listed: string[];
     try {
-      listed = await adapter.list(policy.prefix, { signal: AbortSignal.timeout(config.timing.checkTimeoutMs) });
+      listed = await adapter.list(policy.prefix, { signal: AbortSignal.timeout(config.timing.checkTimeoutMs) }, claimed);
     } catch (error) {
       logger.debug({ provider: name }, `could not list the logins of ${name} for orphans: ${scrubber.describe(error)}`);
       return;

@@ -6,10 +6,9 @@
  */
 import { sha256Hex } from '../../secrets/sha256.js';
 import type { HoldsAnswer } from '../adapter.js';
-import type { RedisAclValues } from './values.js';
+import { markChannel, markSelector, ownedBy, ownersOf, SCRATCH_PREFIX } from './ownership.js';
 
-/** Logins holdfast uses for its scratch users; never a consumer's. */
-export const SCRATCH_PREFIX = 'holdfast-canon-';
+export { SCRATCH_PREFIX } from './ownership.js';
 
 /**
  * The patterns as Redis keeps them: `*` covers every name (and Redis refuses a pattern after
@@ -19,17 +18,37 @@ export function effectivePatterns(patterns: readonly string[]): string[] {
   return patterns.includes('*') ? ['*'] : [...new Set(patterns)];
 }
 
-/** Arguments after `ACL SETUSER <login>`: the whole user, from nothing, enabled (accepting `keptHashes` too, during a rotation's overlap). */
-export function userRules(passwordHash: string, values: RedisAclValues, keptHashes: readonly string[] = []): string[] {
+/** The command rules a user gets: the consumer's, then the provider's deny list, which wins (in Redis the last rule does). */
+export function effectiveCommands(commands: readonly string[], denied: readonly string[]): string[] {
+  return [...commands, ...denied];
+}
+
+/** A whole ACL user as holdfast applies it. */
+export interface UserSpec {
+  passwordHash: string;
+  /** During a rotation's overlap: the hashes the user accepts now, kept beside the new one. */
+  keptHashes?: readonly string[];
+  keys: readonly string[];
+  channels: readonly string[];
+  /** The command rules, the deny list included ({@link effectiveCommands}). */
+  commands: readonly string[];
+  /** The provider whose mark the user carries. */
+  owner: string;
+}
+
+/** Arguments after `ACL SETUSER <login>`: the whole user, from nothing, enabled and marked as `owner`'s. */
+export function userRules(user: UserSpec): string[] {
+  const kept = [...new Set(user.keptHashes ?? [])].filter((h) => h !== user.passwordHash);
   return [
     'reset',
     'resetchannels', // `reset` means `allchannels` where acl-pubsub-default says so
     'on',
-    `#${passwordHash}`,
-    ...[...new Set(keptHashes)].filter((h) => h !== passwordHash).map((h) => `#${h}`),
-    ...effectivePatterns(values.keys).map((k) => `~${k}`),
-    ...effectivePatterns(values.channels).map((c) => `&${c}`),
-    ...values.commands,
+    `#${user.passwordHash}`,
+    ...kept.map((h) => `#${h}`),
+    ...effectivePatterns(user.keys).map((k) => `~${k}`),
+    ...effectivePatterns(user.channels).map((c) => `&${c}`),
+    ...user.commands,
+    markSelector(user.owner),
   ];
 }
 
@@ -44,6 +63,13 @@ export function scratchRules(commands: readonly string[]): string[] {
   return ['reset', 'off', ...commands];
 }
 
+/** A selector (`(…)` rule group) as `ACL GETUSER` shows it. */
+export interface AclSelector {
+  commands: string;
+  keys: string[];
+  channels: string[];
+}
+
 /** The parts of an `ACL GETUSER` reply holdfast compares. */
 export interface AclUser {
   flags: string[];
@@ -53,8 +79,8 @@ export interface AclUser {
   keys: string[];
   /** Channel patterns without their `&`. */
   channels: string[];
-  /** How many selectors (`(…)` rule groups) the user has. */
-  selectors: number;
+  /** The user's selectors (`(…)` rule groups); holdfast's mark is one. */
+  selectors: AclSelector[];
 }
 
 function words(value: unknown): string[] {
@@ -63,21 +89,34 @@ function words(value: unknown): string[] {
   return [];
 }
 
+/** A RESP2 field/value list as a map. */
+function fields(reply: unknown[]): Map<string, unknown> {
+  const field = new Map<string, unknown>();
+  for (let i = 0; i + 1 < reply.length; i += 2) field.set(String(reply[i]), reply[i + 1]);
+  return field;
+}
+
+const strip = (prefix: string) => (w: string) => (w.startsWith(prefix) ? w.slice(prefix.length) : w);
+
+function parseRules(field: Map<string, unknown>): AclSelector {
+  return {
+    commands: words(field.get('commands')).join(' '),
+    keys: words(field.get('keys')).map(strip('~')),
+    channels: words(field.get('channels')).map(strip('&')),
+  };
+}
+
 /** Reads an `ACL GETUSER` reply (RESP2 field/value list); null when the user does not exist. */
 export function parseGetUser(reply: unknown): AclUser | null {
   if (reply === null) return null;
   if (!Array.isArray(reply)) throw new TypeError('ACL GETUSER answered with something that is not a list');
-  const field = new Map<string, unknown>();
-  for (let i = 0; i + 1 < reply.length; i += 2) field.set(String(reply[i]), reply[i + 1]);
-  const strip = (prefix: string) => (w: string) => (w.startsWith(prefix) ? w.slice(prefix.length) : w);
+  const field = fields(reply);
   const selectors = field.get('selectors');
   return {
     flags: words(field.get('flags')),
     passwords: words(field.get('passwords')),
-    commands: words(field.get('commands')).join(' '),
-    keys: words(field.get('keys')).map(strip('~')),
-    channels: words(field.get('channels')).map(strip('&')),
-    selectors: Array.isArray(selectors) ? selectors.length : 0,
+    ...parseRules(field),
+    selectors: Array.isArray(selectors) ? selectors.map((s) => parseRules(fields(Array.isArray(s) ? s : []))) : [],
   };
 }
 
@@ -88,10 +127,12 @@ export interface ExpectedUser {
   othersAccepted?: boolean;
   keys: readonly string[];
   channels: readonly string[];
-  /** The grant's command rules, as asked. */
+  /** The grant's command rules as applied: the consumer's, then the deny list. */
   rules: readonly string[];
   /** The canonical form of {@link rules} on this server. */
   commands: string;
+  /** The provider whose mark the user must carry. */
+  owner: string;
 }
 
 /** Names the canonical rules one side has and the other lacks, then both sides in full. */
@@ -119,12 +160,38 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
 const show = (patterns: readonly string[], sigil: string) =>
   patterns.length === 0 ? '(none)' : `"${patterns.map((p) => `${sigil}${p}`).join(' ')}"`;
 
+/** A selector that is `owner`'s mark and grants nothing: that one channel, no key, no command allowed. */
+function isMark(selector: AclSelector, owner: string): boolean {
+  const [channel, ...more] = selector.channels;
+  return channel === markChannel(owner) && more.length === 0 && selector.keys.length === 0 && selector.commands.split(' ').every((w) => w.startsWith('-'));
+}
+
+/** Why `actual` is not `owner`'s by its mark, or undefined when it is. */
+function markDifference(actual: AclUser, owner: string): string | undefined {
+  const owners = ownersOf(actual);
+  if (ownedBy(owners, owner)) return undefined;
+  const others = owners.filter((o) => o !== owner).map((o) => `"${o}"`);
+  return others.length > 0
+    ? `mark: the ACL user carries the mark of provider ${others.join(', ')}, not "${owner}"'s alone`
+    : `mark: the ACL user lacks holdfast's mark for provider "${owner}" ("&${markChannel(owner)}" in a selector); holdfast does not take it for its own`;
+}
+
+/** What differs when the selectors are not the mark alone, or undefined. */
+function selectorDifference(selectors: readonly AclSelector[], owner: string): string | undefined {
+  const [only, ...more] = selectors;
+  if (only !== undefined && more.length === 0 && isMark(only, owner)) return undefined;
+  const shown = selectors.map((s) => `(${[...s.keys.map((k) => `~${k}`), ...s.channels.map((c) => `&${c}`), s.commands].join(' ')})`);
+  return `selectors: the backend has ${selectors.length} selector(s) "${shown.join(' ')}", the grant asks for holdfast's mark alone "(&${markChannel(owner)} -@all)"`;
+}
+
 /**
  * Compares what the backend has with what was asked. The detail names fields and rules,
  * never a password or a hash.
  */
 export function compareUser(actual: AclUser | null, expected: ExpectedUser): HoldsAnswer {
   if (actual === null) return { held: false, reason: 'missing', detail: 'the backend has no such ACL user' };
+  const unmarked = markDifference(actual, expected.owner);
+  if (unmarked !== undefined) return { held: false, reason: 'rules-differ', detail: unmarked };
   if (actual.flags.includes('off') || !actual.flags.includes('on')) {
     return { held: false, reason: 'disabled', detail: 'the ACL user is off' };
   }
@@ -149,8 +216,7 @@ export function compareUser(actual: AclUser | null, expected: ExpectedUser): Hol
     differences.push(`channels: the backend has ${show(actual.channels, '&')}, the grant asks for ${show(channels, '&')}`);
   }
   if (actual.commands !== expected.commands) differences.push(describeCommands(actual.commands, expected));
-  if (actual.selectors > 0) {
-    differences.push(`selectors: the backend has ${actual.selectors} selector(s), the grant asks for none`);
-  }
+  const selectors = selectorDifference(actual.selectors, expected.owner);
+  if (selectors !== undefined) differences.push(selectors);
   return differences.length === 0 ? { held: true } : { held: false, reason: 'rules-differ', detail: differences.join('; ') };
 }

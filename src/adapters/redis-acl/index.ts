@@ -16,5 +16,5 @@ export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
   violations,
   // Redis is sent a password's SHA-256 (`ACL SETUSER … #<sha256>`) and shows it in `ACL GETUSER`
   secretForms: (password) => [sha256Hex(password)],
-  connect: (admin, ownership) => new RedisAclAdapter(admin, ownership),
+  connect: (admin, ownership, policy) => new RedisAclAdapter(admin, ownership, { deniedCommands: policy?.deniedCommands }),
 };

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { PolicySubject } from '../adapter.js';
-import { SCRATCH_PREFIX } from './acl-rules.js';
+import { SCRATCH_PREFIX } from './ownership.js';
 import { commandRule, type RedisAclValues } from './values.js';
 
 const GLOB_CHARS = /[*?[\]\\]/;
@@ -19,13 +19,32 @@ const allowedRule = commandRule
   .refine((rule) => rule.startsWith('+'), 'allowed commands are "+" rules')
   .refine((rule) => rule !== '+@all', 'use allowAllCommands to allow "+@all"');
 
+const deniedRule = commandRule.refine((rule) => rule.startsWith('-'), 'denied commands are "-" rules, such as "-@dangerous" or "-flushall"');
+
+/**
+ * What a tenant may use without the operator saying so: reads and writes within its patterns,
+ * its connection, and pub/sub within its channels. Not `@keyspace` (`FLUSHALL`, `FLUSHDB`,
+ * `SWAPDB`, `KEYS`…), `@admin`, `@dangerous` or `@scripting`.
+ */
+export const DEFAULT_ALLOWED_COMMANDS: readonly string[] = ['+@read', '+@write', '+@connection', '+@pubsub'];
+
+/**
+ * Applied after every consumer's rules, so they win over anything it asks. `@dangerous` and
+ * `@admin` hold `FLUSHALL`, `FLUSHDB`, `SWAPDB`, `KEYS`, `CLIENT LIST|KILL`, `CONFIG`, `DEBUG`,
+ * `MONITOR`; `FUNCTION` is in neither, yet `FUNCTION FLUSH|DELETE|LOAD` (in `@write`) erase or
+ * replace every tenant's function libraries.
+ */
+export const DEFAULT_DENIED_COMMANDS: readonly string[] = ['-@dangerous', '-@admin', '-function'];
+
 export const redisAclPolicySchema = z.strictObject({
   keyPrefix: prefix.default('{id}:'),
   channelPrefix: prefix.default('{id}:'),
   allowAllKeys: z.boolean().default(false),
   allowAllChannels: z.boolean().default(false),
-  allowedCommands: z.array(allowedRule).default(['+@read', '+@write', '+@connection', '+@pubsub', '+@keyspace']),
+  allowedCommands: z.array(allowedRule).default([...DEFAULT_ALLOWED_COMMANDS]),
   allowAllCommands: z.boolean().default(false),
+  /** Command rules appended after every consumer's: the last rule wins in Redis, so these always do. */
+  deniedCommands: z.array(deniedRule).default([...DEFAULT_DENIED_COMMANDS]),
 });
 
 /** A `redis-acl` provider's policy, defaults applied. */

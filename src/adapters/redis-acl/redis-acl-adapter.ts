@@ -6,22 +6,22 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
-import { isHoldfastError } from '../../errors/holdfast-error.js';
-import {
-  SCRATCH_PREFIX,
-  commandRulesKey,
-  compareUser,
-  parseGetUser,
-  scratchRules,
-  userRules,
-} from './acl-rules.js';
+import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
+import { commandRulesKey, compareUser, effectiveCommands, parseGetUser, scratchRules, userRules, type AclUser } from './acl-rules.js';
+import { claimProblem, ownedBy, ownersOf, SCRATCH_PREFIX } from './ownership.js';
+import { DEFAULT_DENIED_COMMANDS } from './policy.js';
 import { sha256Hex } from '../../secrets/sha256.js';
 import type { RedisAclValues } from './values.js';
 
 export interface RedisAclAdapterOptions {
   /** Distinct command rule sets whose canonical form is remembered (default 64). */
   canonicalCacheSize?: number;
+  /** The provider's deny list, applied after every consumer's rules (default the policy's default). */
+  deniedCommands?: readonly string[] | undefined;
 }
+
+/** How many `ACL GETUSER`s a listing sends at once (each costs Redis up to ~1.5 ms). */
+const LIST_BATCH = 32;
 
 /** The error code a Redis error reply starts with (`ERR`, `WRONGPASS`, `NOPERM`…); undefined for other errors. */
 function replyCode(error: unknown): string | undefined {
@@ -79,6 +79,9 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   /** The next `ACL SAVE`, not started yet: callers arriving now share it. */
   private saveQueued: Promise<void> | undefined;
   private saveRunning: Promise<void> = Promise.resolve();
+  private readonly denied: readonly string[];
+  /** Logins never a consumer's, adopt or not: Redis's `default` and the admin's own. */
+  private readonly never: ReadonlySet<string>;
 
   constructor(admin: AdminConnection, private readonly ownership: Ownership, options: RedisAclAdapterOptions = {}) {
     this.calls = new BackendCalls({
@@ -92,6 +95,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       },
     });
     this.canonical = new Lru(options.canonicalCacheSize ?? 64);
+    this.denied = options.deniedCommands ?? DEFAULT_DENIED_COMMANDS;
+    this.never = new Set(['default', admin.username ?? 'default']);
     this.client = new Redis(admin.url, {
       username: admin.username,
       password: admin.password,
@@ -132,20 +137,29 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     return this.canonical.size;
   }
 
+  /**
+   * One `ACL GETUSER` first: a login that exists without this provider's mark is refused
+   * (`BACKEND_REFUSED`, nothing sent) unless the provider adopts; during a rotation's overlap
+   * the same reply gives the passwords to keep.
+   */
   async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
     const hash = sha256Hex(grant.password);
     const secrets = [grant.password, hash];
-    // a rotation's overlap: the passwords the user accepts now are kept beside the new one
-    const kept = grant.keepPasswords
-      ? (parseGetUser(await this.send(signal, `ACL GETUSER "${grant.login}"`, secrets, () => this.client.call('ACL', 'GETUSER', grant.login)))?.passwords ?? [])
-      : [];
-    await this.send(signal, `ACL SETUSER "${grant.login}"`, [...secrets, ...kept], () =>
-      this.client.call('ACL', 'SETUSER', grant.login, ...userRules(hash, grant.values, kept)),
-    );
+    const existing = await this.getUser(grant.login, signal, secrets);
+    const problem = claimProblem(grant.login, existing, this.ownership, this.never);
+    if (problem !== undefined) throw new HoldfastError('BACKEND_REFUSED', `redis-acl: ${problem}; nothing was sent`);
+    const kept = grant.keepPasswords ? (existing?.passwords ?? []) : [];
+    const { keys, channels } = grant.values;
+    const rules = userRules({ passwordHash: hash, keptHashes: kept, keys, channels, commands: this.rulesOf(grant.values), owner: this.ownership.provider });
+    await this.send(signal, `ACL SETUSER "${grant.login}"`, [...secrets, ...kept], () => this.client.call('ACL', 'SETUSER', grant.login, ...rules));
     await this.saveIfAclFile(signal, secrets);
   }
 
+  /** Deletes the login only when it carries this provider's mark; any other is left as it is, and that succeeds. */
   async remove(login: string, { signal }: CallOptions): Promise<void> {
+    if (this.never.has(login)) return;
+    const existing = await this.getUser(login, signal, []);
+    if (existing === null || !ownedBy(ownersOf(existing), this.ownership.provider)) return;
     await this.send(signal, `ACL DELUSER "${login}"`, [], () => this.client.call('ACL', 'DELUSER', login));
     await this.saveIfAclFile(signal, []);
   }
@@ -153,13 +167,11 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   async holds(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
     const passwordHash = sha256Hex(grant.password);
     const secrets = [grant.password, passwordHash];
-    const [reply, commands] = await Promise.all([
-      this.send(signal, `ACL GETUSER "${grant.login}"`, secrets, () => this.client.call('ACL', 'GETUSER', grant.login)),
-      this.canonicalCommands(grant.values.commands, signal, secrets),
-    ]);
-    const actual = parseGetUser(reply);
-    const { keys, channels, commands: rules } = grant.values;
-    return compareUser(actual, { passwordHash, othersAccepted: grant.keepPasswords === true, keys, channels, rules, commands });
+    const rules = this.rulesOf(grant.values);
+    const [actual, commands] = await Promise.all([this.getUser(grant.login, signal, secrets), this.canonicalCommands(rules, signal, secrets)]);
+    const { keys, channels } = grant.values;
+    const owner = this.ownership.provider;
+    return compareUser(actual, { passwordHash, othersAccepted: grant.keepPasswords === true, keys, channels, rules, commands, owner });
   }
 
   /**
@@ -194,11 +206,27 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     await this.send(signal, 'PING', [], () => this.client.ping());
   }
 
-  async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
+  /**
+   * The logins under `prefix` that carry this provider's mark (and no other's): `ACL USERS`
+   * (names only: 1 ms for 10,000 users), then `ACL GETUSER` for each one not in `claimed`, a
+   * few at a time. Not `ACL LIST`: it describes every user's rules, which blocks Redis for
+   * about 1.5 ms per user (15 s for 10,000).
+   */
+  async list(prefix: string, { signal }: CallOptions, claimed: ReadonlySet<string> = new Set()): Promise<string[]> {
     const users = await this.send(signal, 'ACL USERS', [], () => this.client.call('ACL', 'USERS'));
-    return (Array.isArray(users) ? users : [])
+    const candidates = (Array.isArray(users) ? users : [])
       .map(String)
-      .filter((u) => u.startsWith(prefix) && !u.startsWith(SCRATCH_PREFIX));
+      .filter((u) => u.startsWith(prefix) && !u.startsWith(SCRATCH_PREFIX) && !claimed.has(u) && !this.never.has(u));
+    const ours: string[] = [];
+    for (let i = 0; i < candidates.length; i += LIST_BATCH) {
+      const batch = candidates.slice(i, i + LIST_BATCH);
+      const read = await Promise.all(batch.map((login) => this.getUser(login, signal, [])));
+      batch.forEach((login, j) => {
+        const user = read[j];
+        if (user && ownedBy(ownersOf(user), this.ownership.provider)) ours.push(login);
+      });
+    }
+    return ours;
   }
 
   close(): Promise<void> {
@@ -229,6 +257,15 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       }
       return probe;
     });
+  }
+
+  /** The consumer's command rules, then the provider's deny list. */
+  private rulesOf(values: RedisAclValues): string[] {
+    return effectiveCommands(values.commands, this.denied);
+  }
+
+  private async getUser(login: string, signal: AbortSignal, secrets: readonly string[]): Promise<AclUser | null> {
+    return parseGetUser(await this.send(signal, `ACL GETUSER "${login}"`, secrets, () => this.client.call('ACL', 'GETUSER', login)));
   }
 
   private async probe(scratch: string, commands: readonly string[]): Promise<string> {

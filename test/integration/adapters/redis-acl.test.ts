@@ -337,6 +337,20 @@ describe('redis-acl: restarts, a frozen server and the cost of asking', () => {
     expect(adapter.canonicalCacheSize).toBe(size);
   });
 
+  it('lists with one ACL USERS, never ACL LIST, and reads the mark of unclaimed logins only', async () => {
+    const prefix = `hfl_${hex(3)}_`;
+    const grants = Array.from({ length: 40 }, (_, i) => grantFor(`${prefix}${i}`, hex(8)));
+    await Promise.all(grants.map((g) => adapter.create(g, within())));
+    const byHand = `${prefix}hand`;
+    await admin.call('ACL', 'SETUSER', byHand, 'on', '>made-by-hand', '+get');
+    const claimed = new Set(grants.slice(1).map((g) => g.login));
+    const before = await Promise.all(['acl|users', 'acl|getuser', 'acl|list'].map((c) => calls(admin, c)));
+    expect(await adapter.list(prefix, within(), claimed)).toEqual([grants[0]!.login]);
+    const after = await Promise.all(['acl|users', 'acl|getuser', 'acl|list'].map((c) => calls(admin, c)));
+    expect(after.map((a, i) => a.calls - before[i]!.calls)).toEqual([1, 2, 0]); // the unclaimed one and the one made by hand
+    expect((await adapter.list(prefix, within())).sort()).toEqual(grants.map((g) => g.login).sort());
+  });
+
   it('remembers a bounded number of rule sets', async () => {
     const small = new RedisAclAdapter(adminOf(b), { provider: 'test', adopt: false }, { canonicalCacheSize: 3 });
     try {

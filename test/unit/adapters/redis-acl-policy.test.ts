@@ -50,8 +50,9 @@ describe('redis-acl policy', () => {
       channelPrefix: '{id}:',
       allowAllKeys: false,
       allowAllChannels: false,
-      allowedCommands: ['+@read', '+@write', '+@connection', '+@pubsub', '+@keyspace'],
+      allowedCommands: ['+@read', '+@write', '+@connection', '+@pubsub'],
       allowAllCommands: false,
+      deniedCommands: ['-@dangerous', '-@admin', '-function'],
     });
     expect(redisAcl.violations(subject({ keys: ['photos:*', 'photos:thumbs:*'], channels: ['photos:events'] }), p)).toEqual([]);
   });
@@ -102,6 +103,20 @@ describe('redis-acl policy', () => {
   it('allows "+@all" only with allowAllCommands', () => {
     expect(redisAcl.violations(subject({ commands: ['+@all', '-@dangerous'] }), policy({ allowAllCommands: true }))).toEqual([]);
     expect(redisAcl.policySchema.safeParse({ allowedCommands: ['+@all'] }).success).toBe(false);
+  });
+
+  it('does not allow @keyspace by default: FLUSHALL, FLUSHDB, SWAPDB and KEYS live there', () => {
+    expect(redisAcl.violations(subject({ commands: ['+@read', '+@keyspace'] }), policy())).toEqual([
+      'values.commands[1]: "+@keyspace" is not among the commands allowed by the provider\'s policy (+@read +@write +@connection +@pubsub)',
+    ]);
+  });
+
+  it('takes a deny list of "-" rules only, and an empty one', () => {
+    expect(policy({ deniedCommands: ['-@dangerous', '-keys', '-client|list'] }).deniedCommands).toEqual(['-@dangerous', '-keys', '-client|list']);
+    expect(policy({ deniedCommands: [] }).deniedCommands).toEqual([]);
+    for (const bad of [['+@all'], ['-@dangerous', '+flushall'], ['reset'], ['-FLUSHALL'], 'nocommands']) {
+      expect(redisAcl.policySchema.safeParse({ deniedCommands: bad }).success, JSON.stringify(bad)).toBe(false);
+    }
   });
 
   it('refuses policies whose prefixes are patterns or empty, and unknown fields', () => {
