@@ -52,11 +52,22 @@ function holdfast(args: string[]): ChildProcess & { output: () => string } {
   return Object.assign(child, { output: () => output });
 }
 
-const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));
+/** Its exit code, or `still running` after `ms` (generous: it loads the configuration and connects first). */
+function exited(child: ChildProcess, ms = 60_000): Promise<number | null | 'still running'> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('still running'), ms);
+    if (child.exitCode !== null) resolve(child.exitCode);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
 
 function expectSecurityHeaders(answer: Answer, what: string): void {
-  expect(answer.headers['content-security-policy'], `${what}: Content-Security-Policy`).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
-  expect(answer.headers['content-security-policy'], what).not.toMatch(/unsafe-inline|unsafe-eval/);
+  const csp = answer.headers['content-security-policy'] ?? '(no Content-Security-Policy)';
+  expect(csp, `${what}: Content-Security-Policy`).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
+  expect(csp, what).not.toMatch(/unsafe-inline|unsafe-eval/);
   expect(answer.headers['x-frame-options'], what).toBe('DENY');
   expect(answer.headers['x-content-type-options'], what).toBe('nosniff');
   expect(answer.headers['referrer-policy'], what).toBe('no-referrer');
