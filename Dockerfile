@@ -18,4 +18,7 @@ RUN mkdir -p /var/lib/holdfast && chown node:node /var/lib/holdfast
 USER node
 EXPOSE 9100
 ENTRYPOINT ["node", "/opt/holdfast/dist/src/cli/main.js"]
+# The dashboard listens on every address of the container, so the configuration must give it a
+# password (http.passwordFile, e.g. /run/secrets/dashboard as docker-compose.yml mounts it):
+# without one holdfast refuses to start (exit 2) rather than serve it to anyone who reaches it.
 CMD ["run", "-c", "/etc/holdfast/holdfast.yaml", "--http", "0.0.0.0:9100"]

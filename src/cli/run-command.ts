@@ -1,6 +1,7 @@
 /** `holdfast run` (desired-state sync and a worker) and `holdfast worker`, until SIGINT or SIGTERM; with `--http`, the dashboard too. */
 import { startEngine, type EngineOptions } from '../engine/engine.js';
 import { startHttpServer, type HttpServer } from '../http/http-server.js';
+import { refuseExposedDashboard } from '../http/listen-guard.js';
 import { Metrics } from '../metrics/metrics.js';
 import { load } from './load.js';
 
@@ -10,6 +11,7 @@ export async function runCommand(
 ): Promise<void> {
   const { config, scrubber, logger } = await load(options.config);
   const listen = options.http ?? config.http.listen;
+  if (listen) refuseExposedDashboard(listen, config.http.auth);
   const metrics = listen ? new Metrics() : undefined;
   const engine = await startEngine({ config, logger, scrubber, roles, ...(metrics ? { metrics } : {}) });
   let http: HttpServer | undefined;
@@ -18,6 +20,7 @@ export async function runCommand(
       http = await startHttpServer({
         listen,
         auth: config.http.auth,
+        hosts: config.http.hosts,
         readOnly: config.http.readOnly,
         store: engine.store,
         coordination: engine.coordination,

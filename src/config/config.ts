@@ -43,6 +43,8 @@ export interface ProviderConfig {
   loginPrefix?: string | undefined;
   /** Logins no consumer may have: the provider's admin, the queue's and the store's users, `default`, holdfast's own. */
   reservedLogins: readonly string[];
+  /** A larger contributions file is refused unread (`sync.contributionsMaxBytes`; absent: 64 MiB). */
+  contributionsMaxBytes?: number | undefined;
   /** Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for. */
   orphans?: OrphanPolicy | undefined;
 }
@@ -100,6 +102,8 @@ export interface HoldfastConfig {
     resyncEveryMs: number;
     /** Every record is read and any job the queue lost re-created this often (default 30 min); also at start-up. */
     sweepEveryMs: number;
+    /** A contributions file larger than this is refused before it is read (default 64 MiB). */
+    contributionsMaxBytes: number;
   };
   log: {
     level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
@@ -116,6 +120,8 @@ export interface HttpConfig {
   auth?: { username: string; password: string } | undefined;
   /** Only GET and HEAD are answered (default true). */
   readOnly: boolean;
+  /** `Host` names accepted besides the listen address (and loopback names); others get 421. */
+  hosts: readonly string[];
 }
 
 /** Whose logins `provider`'s adapter makes (see {@link Ownership}). */

@@ -21,6 +21,8 @@
  *                                       # created when missing (32 random bytes, mode 0600)
  * worker: { concurrency: 32 }           # optional
  * sync: { pollEvery: 5s, resyncEvery: 5s, sweepEvery: 30m }  # optional
+ *                                       # contributionsMaxBytes: 64MiB (optional): a larger
+ *                                       # contributions file is refused unread (KiB, MiB, GiB, or bytes)
  * log: { level: info, format: json }    # optional; format defaults to pretty on a terminal,
  *                                       # json otherwise; HOLDFAST_LOG_LEVEL/_FORMAT win
  * http:                                 # optional: the dashboard, /status, /healthz, /metrics
@@ -28,6 +30,9 @@
  *   username: holdfast                  # optional basic auth (default user holdfast) ...
  *   passwordFile: secrets/dashboard     # ... with the password in this file
  *   readOnly: true                      # optional: false lets Bull Board retry or remove jobs
+ *   hosts: [holdfast.example.com]       # optional: Host names accepted besides the listen
+ *                                       # address (loopback names when it is loopback or 0.0.0.0)
+ * # admin passwords (every passwordFile) must be at least 8 characters
  * defaults:                             # optional timing for every provider
  *   verifyEvery: 60s                    # brakeMax >= verifyEvery >= checkTimeout
  *   checkTimeout: 30s
@@ -64,7 +69,10 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AdapterKind } from '../adapters/adapter.js';
 import type { HoldfastConfig, RedisConnectionConfig, Timing } from './config.js';
+import { shortAdminSecret } from './admin-secret.js';
 import { durationSchema, formatDuration } from './duration.js';
+import { hostEntrySchema } from './http-hosts.js';
+import { DEFAULT_CONTRIBUTIONS_MAX_BYTES, sizeSchema } from './size.js';
 import { readSecretFile } from '../secrets/secret-file.js';
 import type { Environment } from './environment.js';
 import { nameSchema } from './names.js';
@@ -124,6 +132,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
         ...(provider.admin.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: provider.admin.maxConcurrentCalls }),
       },
       contributionsPath: provider.contributions,
+      contributionsMaxBytes: config.sync.contributionsMaxBytes,
       policy: policies.get(index),
       timing,
       management: provider.management,
@@ -160,7 +169,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
     },
     fingerprintKey,
     worker: config.worker,
-    sync: { pollEveryMs: config.sync.pollEvery, resyncEveryMs: config.sync.resyncEvery, sweepEveryMs: config.sync.sweepEvery },
+    sync: { pollEveryMs: config.sync.pollEvery, resyncEveryMs: config.sync.resyncEvery, sweepEveryMs: config.sync.sweepEvery, contributionsMaxBytes: config.sync.contributionsMaxBytes },
     log,
     providers,
     http: config.http,
@@ -278,8 +287,9 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
         username: text.default('holdfast'),
         passwordFile: password.optional(),
         readOnly: z.boolean().default(true),
+        hosts: z.array(hostEntrySchema).default([]),
       })
-      .transform(({ listen, username, passwordFile, readOnly }) => ({ listen, auth: passwordFile ? { username, password: passwordFile } : undefined, readOnly }))
+      .transform(({ listen, username, passwordFile, readOnly, hosts }) => ({ listen, auth: passwordFile ? { username, password: passwordFile } : undefined, readOnly, hosts }))
       .prefault({}),
     fingerprintKeyFile: filePath.prefault('.holdfast/fingerprint.key'),
     worker: z.strictObject({ concurrency: z.int().positive().default(32) }).prefault({}),
@@ -288,6 +298,7 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
         pollEvery: durationSchema.default(5_000),
         resyncEvery: durationSchema.default(5_000),
         sweepEvery: durationSchema.default(1_800_000),
+        contributionsMaxBytes: sizeSchema.default(DEFAULT_CONTRIBUTIONS_MAX_BYTES),
       })
       .prefault({}),
     log: z.strictObject({ level: z.enum(LOG_LEVELS).optional(), format: z.enum(LOG_FORMATS).optional() }).prefault({}),
@@ -352,8 +363,9 @@ function readPassword(path: string, ctx: z.RefinementCtx): string {
     ctx.addIssue({ code: 'custom', message: `cannot read ${path} (${errnoCode(error)})` });
     return z.NEVER;
   }
-  if (password !== '') return password;
-  ctx.addIssue({ code: 'custom', message: `${path} is empty` });
+  const problem = password === '' ? `${path} is empty` : shortAdminSecret(path, password);
+  if (problem === undefined) return password;
+  ctx.addIssue({ code: 'custom', message: problem });
   return z.NEVER;
 }
 

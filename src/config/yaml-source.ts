@@ -7,6 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { HoldfastError } from '../errors/holdfast-error.js';
+import { readBounded, type SizeLimit } from './bounded-read.js';
+import { listedProblems } from './problem-list.js';
 
 export type FieldPath = readonly PropertyKey[];
 
@@ -16,10 +18,13 @@ export type YamlRead = { ok: true; source: YamlSource } | { ok: false; problems:
 /** A validation outcome; its problems were added to the caller's list. */
 export type Checked<T> = { ok: true; value: T } | { ok: false };
 
-/** The error for a file that cannot be used: `invalid <what> <file> (<n> problems):` and one line per problem. */
+/**
+ * The error for a file that cannot be used: `invalid <what> <file> (<n> problems):` and one line
+ * per problem, at most 100 of them, then `… and <n> more`.
+ */
 export function invalidFile(code: 'CONFIG_INVALID' | 'CONTRIBUTIONS_INVALID', what: string, file: string, problems: readonly string[]): HoldfastError {
-  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-  return new HoldfastError(code, `invalid ${what} ${file} (${count}):\n  ${problems.join('\n  ')}`);
+  const count = problems.length === 1 ? '1 problem' : `${problems.length.toLocaleString('en-US')} problems`;
+  return new HoldfastError(code, `invalid ${what} ${file} (${count}):\n  ${listedProblems(problems).join('\n  ')}`);
 }
 
 /** `consumers[1].login`; the empty path is `(top level)`. */
@@ -61,8 +66,15 @@ export class YamlSource {
     }
   }
 
-  /** Reads and parses `file`; a file that cannot be read is a problem naming its errno code. */
-  static async read(file: string): Promise<YamlRead> {
+  /**
+   * Reads and parses `file`; a file that cannot be read is a problem naming its errno code. With
+   * `limit`, a file that is not regular or is larger is refused before it is read.
+   */
+  static async read(file: string, limit?: SizeLimit): Promise<YamlRead> {
+    if (limit) {
+      const bounded = await readBounded(file, limit);
+      return bounded.ok ? YamlSource.parse(file, bounded.text) : { ok: false, problems: [bounded.problem] };
+    }
     let text: string;
     try {
       text = await readFile(file, 'utf8');

@@ -13,7 +13,8 @@
  * ```
  *
  * Any problem with the file rejects all of it, so a truncated or mistyped file never removes a
- * consumer. A consumer that asks for more than the provider's policy allows is rejected alone.
+ * consumer; so does a file larger than `sync.contributionsMaxBytes` (64 MiB), refused unread.
+ * A consumer that asks for more than the provider's policy allows is rejected alone.
  */
 import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
@@ -24,6 +25,8 @@ import { sha256Hex } from '../secrets/sha256.js';
 import { canonicalJson } from './canonical-json.js';
 import { nameSchema } from '../config/names.js';
 import { consumerKey, type DesiredState } from './consumer-spec.js';
+import { consumerItemShape } from './consumer-item.js';
+import { contributionsLimit } from './contributions-limit.js';
 
 const fileSchema = z.strictObject({ consumers: z.array(z.unknown()) });
 const consumerSchema = z.strictObject({
@@ -40,7 +43,7 @@ const consumerSchema = z.strictObject({
  */
 export async function loadContributions(provider: ProviderConfig): Promise<DesiredState> {
   const file = provider.contributionsPath;
-  const read = await YamlSource.read(file);
+  const read = await YamlSource.read(file, contributionsLimit(provider));
   if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, read.problems);
   const { source } = read;
   if (source.value === null) {
@@ -53,8 +56,12 @@ export async function loadContributions(provider: ProviderConfig): Promise<Desir
   const items: unknown[] = Array.isArray(listed) ? listed : [];
   const consumers: { id: string; login: string; secret: string; values: unknown }[] = [];
   for (const [index, item] of items.entries()) {
+    const shape = consumerItemShape(item);
+    if (shape !== undefined) {
+      problems.push(source.problem(['consumers', index], shape));
+      continue;
+    }
     const checked = await source.check(consumerSchema, item, problems, ['consumers', index]);
-    if (typeof item !== 'object' || item === null) continue;
     const rawValues = (item as { values?: unknown }).values ?? {};
     const values = await source.check(provider.adapter.valuesSchema, rawValues, problems, ['consumers', index, 'values']);
     if (checked.ok && values.ok) consumers.push({ ...checked.value, values: values.value });

@@ -4,10 +4,14 @@
  * holdfast's queue (`/queues`), `/status` (the JSON of `holdfast status --json`), `/healthz`
  * (200 only when everything is served, else 503 with the reasons) and `/metrics`.
  *
- * Read-only unless `http.readOnly: false`: only GET and HEAD are answered. Optional basic auth.
- * Nothing it serves carries a secret: job data holds none, the status and records hold none.
+ * Read-only unless `http.readOnly: false`: only GET and HEAD are answered; Bull Board's actions
+ * that write job data are refused always ({@link refusedBoardAction}). Basic auth, required off
+ * loopback ({@link refuseExposedDashboard}). A request whose `Host` is not one it answers to gets
+ * 421 ({@link hostMatcher}). Every response carries a Content-Security-Policy, `X-Frame-Options:
+ * DENY`, `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.
+ * Nothing it serves carries a secret: job data holds none, the status and records hold none;
+ * Bull Board hides the queue Redis's details (its INFO).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
@@ -19,11 +23,18 @@ import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
 import { redReasons, statusReport, type StatusReport } from '../status/status-report.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
-import { consumerPage, statusPage } from './status-page.js';
+import { basicAuthChecker } from './basic-auth.js';
+import { BOARD_PREFIX, refusedBoardAction } from './board-guard.js';
+import { boardCsp, withoutRemoteFonts } from './board-csp.js';
+import { hostMatcher } from './host-check.js';
+import { hostPort, refuseExposedDashboard } from './listen-guard.js';
+import { consumerPage, PAGE_CSP, statusPage } from './status-page.js';
 
 export interface HttpServerOptions {
   listen: { host: string; port: number };
   auth?: HttpConfig['auth'];
+  /** `Host` names accepted besides the listen address (`http.hosts`). */
+  hosts?: readonly string[] | undefined;
   /** Only GET and HEAD: Bull Board's actions (retry, remove, …) refused. */
   readOnly: boolean;
   store: Pick<ConsumerStore, 'providerStatuses' | 'get'>;
@@ -45,15 +56,20 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** Sent with every response. */
+const SECURITY_HEADERS = { 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' };
+const onBoard = (route: string) => route === BOARD_PREFIX || route.startsWith(`${BOARD_PREFIX}/`);
+/** For everything that is not a page: nothing may load, nothing may frame it. */
+const NOTHING_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
   const { store, coordination, providers, metrics, auth, logger } = options;
+  refuseExposedDashboard(options.listen, auth);
   const app: FastifyInstance = Fastify({ logger: false });
+  const boardPolicy = boardCsp();
+  const authorized = auth ? basicAuthChecker(auth) : () => true;
+  // set once listening (the port may be 0 until then)
+  let knownHost: (header: string | undefined) => boolean = () => false;
 
   let cached: Partial<Record<'all' | 'unserved', { at: number; report: Promise<StatusReport> }>> = {};
   const report = (all: boolean): Promise<StatusReport> => {
@@ -67,18 +83,26 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   };
 
   app.addHook('onRequest', async (request, reply) => {
-    if (auth) {
-      const header = request.headers.authorization ?? '';
-      const decoded = header.startsWith('Basic ') ? Buffer.from(header.slice(6), 'base64').toString() : '';
-      const colon = decoded.indexOf(':');
-      if (colon < 0 || decoded.slice(0, colon) !== auth.username || !sameSecret(decoded.slice(colon + 1), auth.password)) {
-        return reply.code(401).header('www-authenticate', 'Basic realm="holdfast"').send('authentication required\n');
-      }
+    // by the route matched, not the URL as spelled
+    const route = request.routeOptions.url ?? '';
+    reply.headers({ ...SECURITY_HEADERS, 'content-security-policy': onBoard(route) ? boardPolicy : route === '/' || route === '/consumer' ? PAGE_CSP : NOTHING_CSP });
+    if (!knownHost(request.headers.host)) {
+      return reply.code(421).type('text/plain; charset=utf-8').send(`this server does not answer to Host ${JSON.stringify(request.headers.host ?? '')}: add the name to http.hosts to reach the dashboard by it\n`);
+    }
+    if (!authorized(request.headers.authorization)) {
+      return reply.code(401).header('www-authenticate', 'Basic realm="holdfast"').send('authentication required\n');
     }
     if (options.readOnly && request.method !== 'GET' && request.method !== 'HEAD') {
       return reply.code(405).send('read-only: set http.readOnly: false to allow changes\n');
     }
+    const refused = refusedBoardAction(request.method, route);
+    if (refused) return reply.code(403).type('text/plain; charset=utf-8').send(refused);
     return undefined;
+  });
+  // Bull Board's page, without the remote font stylesheet its policy would refuse
+  app.addHook('onSend', async (request, reply, payload) => {
+    const html = typeof payload === 'string' && onBoard(request.routeOptions.url ?? '') && String(reply.getHeader('content-type') ?? '').startsWith('text/html');
+    return html ? withoutRemoteFonts(payload) : payload;
   });
 
   app.get('/healthz', async (_request, reply) => {
@@ -116,16 +140,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   createBullBoard({
     queues: [new BullMQAdapter(options.queue.queue, { readOnlyMode: options.readOnly, description: "holdfast's consumer jobs: one event for one consumer each" })],
     serverAdapter: board,
-    options: { uiConfig: { boardTitle: 'holdfast' } },
+    options: { uiConfig: { boardTitle: 'holdfast', hideRedisDetails: true, hideDocsLink: true } },
   });
-  board.setBasePath('/queues');
-  await app.register(board.registerPlugin(), { prefix: '/queues' });
+  board.setBasePath(BOARD_PREFIX);
+  await app.register(board.registerPlugin(), { prefix: BOARD_PREFIX });
 
   const { host, port } = options.listen;
   await app.listen({ host, port });
   const address = app.server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  knownHost = hostMatcher(host, actualPort, options.hosts ?? []);
+  const url = `http://${hostPort(host, actualPort)}`;
   logger.info({ url }, `dashboard at ${url}/ (queue: ${url}/queues; ${url}/healthz, ${url}/metrics)${auth ? '; basic auth' : ''}`);
   return { url, close: () => app.close() };
 }

@@ -1,4 +1,9 @@
-/** The status page (`/`) and a consumer's page: plain server-rendered HTML that refreshes itself. */
+/**
+ * The status page (`/`) and a consumer's page: plain server-rendered HTML that refreshes itself.
+ * Its one style sheet and one script are inline and fixed, allowed by their hashes
+ * ({@link PAGE_CSP}); nothing else runs (no inline handlers).
+ */
+import { createHash } from 'node:crypto';
 import { ago } from '../status/format-status.js';
 import type { ConsumerStatus, StatusReport } from '../status/status-report.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
@@ -17,13 +22,30 @@ th { background: #f4f4f4; } .bad { background: #fde8e8; } .mark { color: #b00; f
 .ok { color: #070; font-weight: bold; } .verdict { font-size: 1.2em; margin: .5em 0; } ul.reasons { color: #b00; margin: .3em 0; }
 form { margin: .5em 0; } nav a { margin-right: 1em; } code { background: #f4f4f4; padding: 0 .2em; }`;
 
+/** Submits the filter form when a choice changes (without a script, the filter button shows). */
+const SCRIPT = `
+for (const select of document.querySelectorAll('select[data-submit]')) select.addEventListener('change', () => select.form.submit());`;
+
+const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/** The Content-Security-Policy of these pages: their own style and script (by hash), forms and links to this server, nothing else. */
+export const PAGE_CSP = [
+  "default-src 'none'",
+  `style-src ${hash(STYLE)}`,
+  `script-src ${hash(SCRIPT)}`,
+  "img-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${REFRESH_SECONDS}">
 <title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
 <body><nav><a href="/">status</a><a href="/queues">queue (Bull Board)</a><a href="/status">/status</a><a href="/healthz">/healthz</a><a href="/metrics">/metrics</a></nav>
 ${body}
-<p><small>refreshes every ${REFRESH_SECONDS} s</small></p></body></html>
+<p><small>refreshes every ${REFRESH_SECONDS} s</small></p><script>${SCRIPT}</script></body></html>
 `;
 }
 
@@ -46,7 +68,7 @@ function consumerRow(c: ConsumerStatus, now: number): string {
 
 function select(name: string, label: string, values: string[], chosen: string | undefined): string {
   const options = ['', ...values].map((v) => `<option value="${escapeHtml(v)}"${v === (chosen ?? '') ? ' selected' : ''}>${v === '' ? `every ${label}` : escapeHtml(v)}</option>`);
-  return `<label>${label} <select name="${name}" onchange="this.form.submit()">${options.join('')}</select></label>`;
+  return `<label>${label} <select name="${name}" data-submit>${options.join('')}</select></label>`;
 }
 
 export interface PageFilter {

@@ -3,7 +3,8 @@
  * downloaded): a running `holdfast run --http` shows every consumer held; a login deleted by
  * hand on the backend (its grant secret gone too, so that it stays unserved long enough to
  * see) turns its row unserved, and it is held again once the secret is back; its page shows
- * the transitions; /queues shows holdfast's queue. Screenshots go to test-results/dashboard/.
+ * the transitions; /queues shows holdfast's queue. All of it under the server's
+ * Content-Security-Policy, with no violation reported. Screenshots go to test-results/dashboard/.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -66,11 +67,23 @@ describe('the dashboard in a browser', () => {
 
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    // every violation of the pages' Content-Security-Policy, as the browser reports it
+    const violations: string[] = [];
+    await page.addInitScript({
+      content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline')));",
+    });
+    page.on('console', (message) => {
+      if (/Content Security Policy|CSP violation/i.test(message.text())) violations.push(`${page.url()}: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => violations.push(`${page.url()}: page error ${error.message}`));
     await page.goto(url);
     await expect(page.locator('#verdict').textContent()).resolves.toContain('Every consumer served');
     const victim = f.consumers[1]!;
     expect(await rowState(page, victim.key)).toEqual({ state: 'held', served: true });
     await page.screenshot({ path: join(SHOTS, '1-held.png'), fullPage: true });
+    // the filter submits itself when a choice changes (the page's one script, allowed by its hash)
+    await Promise.all([page.waitForURL(/[?&]state=held/), page.selectOption('select[name="state"]', 'held')]);
+    expect(await page.locator('tr[data-consumer]').count()).toBe(3);
 
     // by hand on the backend: the login deleted; the next check finds it lost and applies it again at once
     const admin = new Redis(sharedBackend('redis').url);
@@ -102,13 +115,19 @@ describe('the dashboard in a browser', () => {
     await page.screenshot({ path: join(SHOTS, '4-held-again.png'), fullPage: true });
 
     await page.goto(`${url}/queues`);
-    await page.getByText('consumers', { exact: false }).first().waitFor({ timeout: 30_000 });
+    await page.getByText(/^\d+ Jobs?$/).first().waitFor({ timeout: 30_000 }); // the queue's card, from the board's API
     await page.screenshot({ path: join(SHOTS, '5-queues.png'), fullPage: true });
     await page.goto(`${url}/queues/queue/consumers?status=delayed`);
     await page.getByText(`${f.consumers[0]!.key} timer verify`).first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(SHOTS, '6-queue-jobs.png'), fullPage: true });
+    const listed = (await (await fetch(`${url}/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`)).json()) as { queues: Array<{ name: string; jobs: Array<{ id: string; name: string }> }> };
+    const job = listed.queues.find((q) => q.name === 'consumers')!.jobs.find((j) => j.name.endsWith('timer verify'))!;
+    await page.goto(`${url}/queues/queue/consumers/${encodeURIComponent(job.id)}`);
+    await page.getByText(job.name).first().waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, '7-job.png'), fullPage: true });
     const html = await page.content();
     for (const c of f.consumers) expect(html).not.toContain(c.password);
-    for (const shot of ['1-held', '2-lost-and-healed', '3-not-served', '4-held-again', '5-queues', '6-queue-jobs']) expect(existsSync(join(SHOTS, `${shot}.png`))).toBe(true);
+    for (const shot of ['1-held', '2-lost-and-healed', '3-not-served', '4-held-again', '5-queues', '6-queue-jobs', '7-job']) expect(existsSync(join(SHOTS, `${shot}.png`))).toBe(true);
+    expect(violations).toEqual([]);
   }, 180_000);
 });

@@ -3,13 +3,16 @@
  * refers to are checked instead: services, secrets and their files, mounted files, the
  * Dockerfile, ports, and the holdfast configuration it mounts (validated by holdfast itself).
  */
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
-import { loadConfig } from '../../../src/config/load-config.js';
+import { loadConfig, parseListen } from '../../../src/config/load-config.js';
+import { refuseExposedDashboard } from '../../../src/http/listen-guard.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -22,6 +25,7 @@ interface Service {
   ports?: string[];
   depends_on?: Record<string, { condition: string }>;
   environment?: Record<string, string>;
+  healthcheck?: { test: string[] };
 }
 const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as {
   services: Record<string, Service>;
@@ -82,5 +86,39 @@ describe('docker-compose.yml', () => {
     expect(config.store.url).toMatch(/^mongodb:\/\/mongodb:27017\//);
     for (const p of config.providers) expect(services).toHaveProperty(new URL(p.admin.url).hostname);
     expect(existsSync(config.providers[0]!.contributionsPath)).toBe(true);
+
+    // it listens on every address of its container, so it has a password, from a secret it mounts
+    expect(config.http.auth?.username).toBe('holdfast');
+    expect(config.http.auth?.password).toBe(readFileSync(join(ROOT, compose.secrets.dashboard!.file), 'utf8').trimEnd());
+    expect(holdfast.secrets).toContain('dashboard');
+    expect(() => refuseExposedDashboard(parseListen(holdfast.command![4]!), config.http.auth)).not.toThrow();
+    expect(() => refuseExposedDashboard(parseListen(holdfast.command![4]!), undefined)).toThrow('set http.passwordFile');
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain('CMD ["run", "-c", "/etc/holdfast/holdfast.yaml", "--http", "0.0.0.0:9100"]');
+    expect(dockerfile).toContain('http.passwordFile');
+  });
+
+  it("checks holdfast's health with the dashboard's password, as the server wants it", async () => {
+    const [kind, flag, script] = services.holdfast!.healthcheck!.test.slice(1);
+    expect([kind, flag]).toEqual(['node', '-e']);
+    expect(script).toContain("'/run/secrets/dashboard'");
+    const password = readFileSync(join(ROOT, compose.secrets.dashboard!.file), 'utf8');
+    const expected = `Basic ${Buffer.from(`holdfast:${password.replace(/\r?\n$/, '')}`).toString('base64')}`;
+    const server = createServer((request, response) => response.writeHead(request.headers.authorization === expected ? 200 : 401).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/healthz`;
+    const run = (secretFile: string) =>
+      new Promise<number>((resolve) => {
+        const local = script!.replace('/run/secrets/dashboard', secretFile).replace('http://127.0.0.1:9100/healthz', url);
+        execFile(process.execPath, ['-e', local], (error) => resolve(error ? ((error as { code?: number }).code ?? 1) : 0));
+      });
+    try {
+      expect(await run(join(ROOT, compose.secrets.dashboard!.file))).toBe(0);
+      writeFileSync(join(tmp, 'wrong'), 'not-the-password\n');
+      expect(await run(join(tmp, 'wrong'))).toBe(1);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -94,7 +94,7 @@ store:
   passwordFile: secrets/mongodb-admin
   database: records
 worker: { concurrency: 8 }
-sync: { pollEvery: 2s, resyncEvery: 1m, sweepEvery: 10m }
+sync: { pollEvery: 2s, resyncEvery: 1m, sweepEvery: 10m, contributionsMaxBytes: 32MiB }
 log: { level: debug, format: pretty }
 defaults:
   verifyEvery: 2m
@@ -138,15 +138,16 @@ providers:
         connectTimeoutMs: 5_000,
       },
       worker: { concurrency: 8 },
-      sync: { pollEveryMs: 2_000, resyncEveryMs: 60_000, sweepEveryMs: 600_000 },
+      sync: { pollEveryMs: 2_000, resyncEveryMs: 60_000, sweepEveryMs: 600_000, contributionsMaxBytes: 32 * 1024 * 1024 },
       log: { level: 'debug', format: 'pretty' },
-      http: { listen: undefined, auth: undefined, readOnly: true },
+      http: { listen: undefined, auth: undefined, readOnly: true, hosts: [] },
       providers: [
         {
           name: 'cache',
           adapter: fakeKind,
           admin: { url: 'redis://127.0.0.1:6380', username: 'default', password: 'cache-pw' },
           contributionsPath: join(dir, 'contributions/cache.yaml'),
+          contributionsMaxBytes: 32 * 1024 * 1024,
           policy: { keyPrefix: 'app:' },
           timing: {
             verifyEveryMs: 10_000,
@@ -168,6 +169,7 @@ providers:
           adapter: fakeKind,
           admin: { url: 'redis://[::1]:6381', username: undefined, password: undefined },
           contributionsPath: '/etc/holdfast/other.yaml',
+          contributionsMaxBytes: 32 * 1024 * 1024,
           policy: { keyPrefix: '' },
           timing: {
             verifyEveryMs: 120_000,
@@ -191,7 +193,7 @@ providers:
   it('reads the HTTP server settings: host:port, and basic auth from a password file', async () => {
     write('secrets/dashboard', 'board-pw\n');
     const config = await load(`${MINIMAL}http: { listen: "0.0.0.0:9100", passwordFile: secrets/dashboard }\n`);
-    expect(config.http).toEqual({ listen: { host: '0.0.0.0', port: 9100 }, auth: { username: 'holdfast', password: 'board-pw' }, readOnly: true });
+    expect(config.http).toEqual({ listen: { host: '0.0.0.0', port: 9100 }, auth: { username: 'holdfast', password: 'board-pw' }, readOnly: true, hosts: [] });
     expect((await load(`${MINIMAL}http: { listen: "[::1]:80" }\n`)).http.listen).toEqual({ host: '::1', port: 80 });
     expect((await load(`${MINIMAL}http: { listen: "9100" }\n`)).http.listen).toEqual({ host: '127.0.0.1', port: 9100 });
     expect(await problems(`${MINIMAL}http: { listen: "somewhere" }\n`)).toEqual([`${configPath}:11: http.listen: expected host:port, e.g. 127.0.0.1:9100; got "somewhere"`]);
@@ -213,9 +215,9 @@ providers:
       name: 'consumers',
     });
     expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast', connectTimeoutMs: 5_000 });
-    expect(config.http).toEqual({ listen: undefined, auth: undefined, readOnly: true });
+    expect(config.http).toEqual({ listen: undefined, auth: undefined, readOnly: true, hosts: [] });
     expect(config.worker).toEqual({ concurrency: 32 });
-    expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 5_000, sweepEveryMs: 1_800_000 });
+    expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 5_000, sweepEveryMs: 1_800_000, contributionsMaxBytes: 64 * 1024 * 1024 });
     expect(config.log).toEqual({ level: 'info', format: 'json' });
     expect(config.providers[0]?.policy).toEqual({ keyPrefix: '' });
     expect(config.providers[0]?.timing).toEqual({
