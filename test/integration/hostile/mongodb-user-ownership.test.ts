@@ -137,6 +137,7 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
   it('MongoDB\'s own databases, in any case, are refused before anything is sent', async () => {
     const a = connect(A, true);
     for (const database of ['admin', 'Admin', 'local', 'CONFIG']) {
+      made.push([database, `hfo${tag}_own`]);
       const message = await refusal(a.create({ login: `hfo${tag}_own`, password: hex(12), values: mongodbUsers.valuesSchema.parse({ database }) }, within()));
       expect(message).toContain(`the database "${database}" is MongoDB's own`);
       expect(message).toContain('nothing was sent');
