@@ -125,11 +125,11 @@ describe('postgres-roles: a role is changed only by the provider whose mark it c
     const admin = `hfadm${tag}`;
     const password = hex(12);
     roles.push(admin);
-    await sql(b, `CREATE ROLE "${admin}" LOGIN CREATEROLE PASSWORD '${password}'`);
+    await sql(b, `CREATE ROLE "${admin}" LOGIN SUPERUSER PASSWORD '${password}'`); // an admin of its own: the shared one is never at stake
     const adopting = connect(A, true, postgresAdminOf(b, { username: admin, password }));
     const message = await refusal(adopting.create({ login: admin, password: hex(12), values: postgresRoles.valuesSchema.parse({}) }, within()));
     expect(message).toContain(`"${admin}" is the admin role provider "${A}" connects as`);
     expect(await postgresLogin(b, admin, password)).toBe(true);
-    expect(await roleAsSeen(b, admin)).toMatchObject({ comment: null, rolcreaterole: true });
+    expect(await roleAsSeen(b, admin)).toMatchObject({ comment: null, rolsuper: true });
   });
 });
