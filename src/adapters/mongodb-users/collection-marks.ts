@@ -53,15 +53,14 @@ export class CollectionMarks implements UserMarks {
   async createMarked(db: Db, command: Document): Promise<void> {
     const login = String(command.createUser);
     const key = userKey(db.databaseName, login);
-    await this.claim(db.databaseName, login);
+    await this.claim(db, login);
     try {
       await db.command(command);
     } catch (error) {
       await this.marks().deleteOne({ _id: key, provider: this.provider, userId: null }).catch(() => undefined);
       throw error;
     }
-    const reply = await db.command({ usersInfo: { user: login, db: db.databaseName } });
-    const user = ((reply.users as ListedUser[] | undefined) ?? [])[0];
+    const user = await this.userOf(db, login);
     if (user) await this.marks().updateOne({ _id: key, provider: this.provider }, { $set: { userId: idText(user.userId) } });
   }
 
@@ -76,10 +75,11 @@ export class CollectionMarks implements UserMarks {
 
   /**
    * Claims `<db>.<login>` (whose user the caller found absent) with a pending mark. A mark of
-   * this provider's is made pending again; a stale one (bound to a user since gone) is replaced;
-   * another provider's pending mark means it is making this user: refused.
+   * this provider's is made pending again; another provider's is replaced only when its user is
+   * gone still (stale), else it is that provider's user, made or being made: refused.
    */
-  private async claim(db: string, login: string): Promise<void> {
+  private async claim(database: Db, login: string): Promise<void> {
+    const db = database.databaseName;
     const key = userKey(db, login);
     const pending: MarkDocument = { _id: key, db, user: login, provider: this.provider, userId: null };
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -94,15 +94,21 @@ export class CollectionMarks implements UserMarks {
         await this.marks().updateOne({ _id: key, provider: this.provider }, { $set: { userId: null } });
         return;
       }
-      if (found?.userId === null) {
+      // asked again now: the caller's look may be older than the other provider's create
+      if (found && (found.userId === null || (await this.userOf(database, login)) !== undefined)) {
         throw new HoldfastError(
           'BACKEND_REFUSED',
-          `mongodb-users: user "${login}" in database "${db}" is being made by provider "${found.provider}" (its pending mark in ${MARKS_DATABASE}.${MARKS_COLLECTION}); provider "${this.provider}" does not make it (give this consumer another login)`,
+          `mongodb-users: user "${login}" in database "${db}" is made by provider "${found.provider}" (its mark in ${MARKS_DATABASE}.${MARKS_COLLECTION}); provider "${this.provider}" does not make it (give this consumer another login)`,
         );
       }
       if (found) await this.marks().deleteOne({ _id: key, userId: found.userId });
     }
     throw new HoldfastError('BACKEND_ERROR', `mongodb-users: the mark of user "${login}" in database "${db}" kept changing while it was claimed; tried again later`);
+  }
+
+  private async userOf(db: Db, login: string): Promise<ListedUser | undefined> {
+    const reply = await db.command({ usersInfo: { user: login, db: db.databaseName } });
+    return ((reply.users as ListedUser[] | undefined) ?? [])[0];
   }
 
   private marks(): Collection<MarkDocument> {

@@ -96,6 +96,24 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     expect(await a.list(g.login, within())).toEqual([]);
   });
 
+  it('two providers making the same new logins at the same moment: for each, one wins, the other is refused (at once or at its next try); the winner\'s password works', async () => {
+    const [a, bee] = [connect(A), connect(B)];
+    const pairs = Array.from({ length: 10 }, (_, i) => {
+      const g = grant(`hfrace${tag}${i}`, `hfrace${tag}_${hex(4)}`); // a database each: the race is for the login alone
+      return [g, { ...g, password: hex(12) }] as const;
+    });
+    const outcomes = await Promise.all(pairs.map(([g, theirs]) => Promise.allSettled([a.create(g, within()), bee.create(theirs, within())])));
+    for (const [i, [g, theirs]] of pairs.entries()) {
+      const both = outcomes[i]!;
+      expect(both.filter((o) => o.status === 'fulfilled'), JSON.stringify(both.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok')))).toHaveLength(1);
+      const [winner, loser, winnerAdapter, loserAdapter] = both[0].status === 'fulfilled' ? [g, theirs, a, bee] : [theirs, g, bee, a];
+      await refusal(loserAdapter.create(loser, within())); // its retry, if the first try only lost the race
+      expect(await reason(winnerAdapter, winner)).toEqual({ reason: 'held', detail: '' }); // marked as the winner's
+      expect(await logsIn(winner)).toBe(true);
+      expect(await logsIn(loser)).toBe(false);
+    }
+  });
+
   it('two providers claiming one login: the second refused naming both, adopting or not; the first\'s password intact; each lists and removes only its own', async () => {
     const g = grant();
     const [a, bee, beeAdopting] = [connect(A), connect(B), connect(B, true)];

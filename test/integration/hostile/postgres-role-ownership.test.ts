@@ -37,6 +37,7 @@ describe('postgres-roles: a role is changed only by the provider whose mark it c
     expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
     return (error as Error).message;
   };
+  const logsIn = (g: Grant<PostgresRolesValues>) => postgresLogin(b, g.login, g.password);
   const reason = async (adapter: PostgresRolesAdapter, g: Grant<PostgresRolesValues>) => {
     const answer = await adapter.holds(g, within());
     return answer.held ? { reason: 'held', detail: '' } : answer;
@@ -78,6 +79,21 @@ describe('postgres-roles: a role is changed only by the provider whose mark it c
     const a = connect(A);
     expect(await reason(a, g)).toEqual({ reason: 'held', detail: '' });
     expect(await a.list(g.login, within())).toEqual([g.login]);
+  });
+
+  it('two providers making one new login at the same moment: one wins, the other is refused (at once or at its next try); the winner\'s password works', async () => {
+    const g = grant(`hfrace${tag}_${hex(4)}`);
+    const theirs = { ...g, password: hex(12) };
+    const [a, bee] = [connect(A), connect(B)];
+    const outcomes = await Promise.allSettled([a.create(g, within()), bee.create(theirs, within())]);
+    const won = outcomes.findIndex((o) => o.status === 'fulfilled');
+    expect(outcomes.filter((o) => o.status === 'fulfilled'), JSON.stringify(outcomes.map((o) => o.status === 'rejected' ? String(o.reason) : 'ok'))).toHaveLength(1);
+    const [winner, loser] = won === 0 ? [g, theirs] : [theirs, g];
+    const [winnerAdapter, loserAdapter] = won === 0 ? [a, bee] : [bee, a];
+    await refusal(loserAdapter.create(loser, within())); // its retry, if the first try only lost the race
+    expect(await reason(winnerAdapter, winner)).toEqual({ reason: 'held', detail: '' }); // marked as the winner's
+    expect(await logsIn(winner)).toBe(true);
+    expect(await logsIn(loser)).toBe(false);
   });
 
   it('two providers claiming one login: the second refused naming both, adopting or not; the first\'s password and role intact; each lists and removes only its own', async () => {
