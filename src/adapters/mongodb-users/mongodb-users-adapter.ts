@@ -14,7 +14,10 @@ import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import { mongoSha1Password, prepared, sameKeys, scramKeys, type ScramHash, type ScramKeys } from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
-import { loginProblem, RESERVED_DATABASES } from './policy.js';
+import { CollectionMarks } from './collection-marks.js';
+import { CustomDataMarks } from './custom-data-marks.js';
+import { isReservedDatabase, loginProblem } from './policy.js';
+import { userKey, type ListedUser, type UserMarks, type UserOwner } from './user-marks.js';
 import { databaseProblem, type MongodbUsersValues } from './values.js';
 
 export const DEFAULT_MAX_CONCURRENT_CALLS = 4;
@@ -35,9 +38,7 @@ interface StoredCredential {
   serverKey: string;
 }
 
-interface UserDocument {
-  user: string;
-  db: string;
+interface UserDocument extends ListedUser {
   roles: Array<{ role: string; db: string }>;
   credentials?: Partial<Record<'SCRAM-SHA-1' | 'SCRAM-SHA-256', StoredCredential>>;
 }
@@ -55,7 +56,7 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
   private readonly url: string;
   /** Why the server is known to be down; undefined while up or not yet known. */
   private down: string | undefined;
-  /** Whether the server is FerretDB (which grants no roles); asked once. */
+  /** Whether the server is FerretDB (which grants no roles and keeps no customData); asked once. */
   private ferret: Promise<string | undefined> | undefined;
   /** Whether `admin.system.users` may be read by `_id` (the light check's fast path); asked once. */
   private usersReadable: boolean | undefined;
@@ -92,6 +93,12 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     });
   }
 
+  /**
+   * Creates the user, or changes it when it carries this provider's mark (or none and the
+   * provider adopts: it is then marked). A user of another provider or without a mark is
+   * refused (`BACKEND_REFUSED`), unchanged; so is a user to be made (or adopted) in a database
+   * that holds another provider's users.
+   */
   async create(grant: Grant<MongodbUsersValues>, { signal }: CallOptions): Promise<void> {
     const { database, roles } = this.checked(grant);
     const what = `the apply of user "${grant.login}" in "${database}"`;
@@ -104,42 +111,62 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
         );
       }
       const db = this.client.db(database);
+      const marks = await this.marks();
+      const users = await this.usersIn(database);
+      const owners = await marks.owners(users);
+      const existing = users.find((u) => u.user === grant.login);
+      const owner = existing && owners.get(userKey(database, existing.user));
+      const ours = owner?.provider === this.ownership.provider;
+      if (existing && !ours && (owner !== undefined || !this.ownership.adopt)) throw this.refusal(grant.login, database, owner);
+      if (!ours) this.refuseOthersDatabase(grant.login, database, users, owners); // made or adopted here: a database of its own
       const wanted = roles.map((role) => ({ role, db: database }));
-      try {
-        await db.command({ createUser: grant.login, pwd: grant.password, roles: wanted });
-      } catch (error) {
-        if (!(error instanceof MongoServerError && error.code === USER_EXISTS)) throw error;
-        await db.command({ updateUser: grant.login, pwd: grant.password, roles: wanted });
+      if (!existing) {
+        await marks.createMarked(db, { createUser: grant.login, pwd: grant.password, roles: wanted }).catch((error: unknown) => {
+          if (!(error instanceof MongoServerError && error.code === USER_EXISTS)) throw error;
+          throw new HoldfastError('BACKEND_ERROR', `mongodb-users: user "${grant.login}" in "${database}" was made by someone else while holdfast made it; looked at again on the next try`);
+        });
+        return;
       }
+      await db.command({ updateUser: grant.login, pwd: grant.password, roles: wanted });
+      if (owner === undefined || owner.pending) await marks.mark(db, existing);
     });
   }
 
   /**
-   * Drops the user from the database its values name; without them, from every database
-   * that has a user of this name except MongoDB's own (`admin`, `local`, `config`).
+   * Drops the user where it carries this provider's mark: in the database its values name;
+   * without them, in every database that has a user of this name except MongoDB's own
+   * (`admin`, `local`, `config`). A user without this provider's mark is left as it is.
    */
   async remove(login: string, { signal }: CallOptions, values?: MongodbUsersValues): Promise<void> {
     this.assertLogin(login);
     if (values !== undefined) this.checked({ login, password: '', values });
     await this.send(signal, `the removal of user "${login}"`, [], async () => {
-      const databases = values === undefined ? await this.databasesOf(login) : [values.database];
-      for (const db of databases.filter((d) => !RESERVED_DATABASES.includes(d))) {
+      const marks = await this.marks();
+      const found = values === undefined ? (await this.allUsers()).filter((u) => u.user === login) : (await this.usersIn(values.database)).filter((u) => u.user === login);
+      const owners = await marks.owners(found);
+      for (const user of found.filter((u) => !isReservedDatabase(u.db) && owners.get(userKey(u.db, u.user))?.provider === this.ownership.provider)) {
         try {
-          await this.client.db(db).command({ dropUser: login });
+          await this.client.db(user.db).command({ dropUser: login });
         } catch (error) {
           if (!(error instanceof MongoServerError && error.code === USER_NOT_FOUND)) throw error;
         }
+        await marks.forget(user.db, login);
       }
     });
   }
 
   async holds(grant: Grant<MongodbUsersValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
     const { database, roles } = this.checked(grant);
-    const user = await this.send(signal, `usersInfo of "${grant.login}" in "${database}"`, [grant.password], async () => {
+    const found = await this.send(signal, `usersInfo of "${grant.login}" in "${database}"`, [grant.password], async () => {
       const reply = await this.client.db(database).command({ usersInfo: { user: grant.login, db: database }, showCredentials: true });
-      return ((reply.users as UserDocument[] | undefined) ?? [])[0] ?? null;
+      const user = ((reply.users as UserDocument[] | undefined) ?? [])[0];
+      return user ? { user, owner: (await (await this.marks()).owners([user])).get(userKey(database, user.user)) } : null;
     });
-    if (user === null) return { held: false, reason: 'missing', detail: `the backend has no user "${grant.login}" in database "${database}"` };
+    if (found === null) return { held: false, reason: 'missing', detail: `the backend has no user "${grant.login}" in database "${database}"` };
+    const { user, owner } = found;
+    if (owner?.provider !== this.ownership.provider) {
+      return { held: false, reason: 'rules-differ', detail: `the user exists but ${this.notOwnedWords(owner)}; holdfast will not change it` };
+    }
     const password = user.credentials && Object.keys(user.credentials).length > 0 ? await this.comparePassword(grant, user) : await this.loginAnswer(grant, signal);
     if (!password.matches) return { held: false, reason: 'password-differs', detail: password.detail };
     const have = user.roles.map((r) => (r.db === database ? r.role : `${r.role}@${r.db}`)).sort();
@@ -182,10 +209,12 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     await this.send(signal, 'ping', [], () => this.client.db('admin').command({ ping: 1 }));
   }
 
+  /** The users under `prefix` that carry this provider's mark. */
   async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
     return this.send(signal, 'the listing of users', [], async () => {
-      const reply = await this.client.db('admin').command({ usersInfo: { forAllDBs: true } });
-      return [...new Set(((reply.users as UserDocument[] | undefined) ?? []).map((u) => u.user).filter((u) => u.startsWith(prefix)))].sort();
+      const users = (await this.allUsers()).filter((u) => u.user.startsWith(prefix));
+      const owners = await (await this.marks()).owners(users);
+      return [...new Set(users.filter((u) => owners.get(userKey(u.db, u.user))?.provider === this.ownership.provider).map((u) => u.user))].sort();
     });
   }
 
@@ -266,17 +295,58 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     return this.ferret;
   }
 
-  /** The databases that hold a user of this name. */
-  private async databasesOf(login: string): Promise<string[]> {
+  /** Where this server keeps marks: customData on a mongod, a collection of its own on FerretDB. */
+  private async marks(): Promise<UserMarks> {
+    const ferret = await this.ferretDb();
+    return ferret === undefined ? new CustomDataMarks(this.ownership.provider) : new CollectionMarks(this.client, this.ownership.provider);
+  }
+
+  /** Every user of every database. */
+  private async allUsers(): Promise<ListedUser[]> {
     const reply = await this.client.db('admin').command({ usersInfo: { forAllDBs: true } });
-    return ((reply.users as UserDocument[] | undefined) ?? []).filter((u) => u.user === login).map((u) => u.db);
+    return (reply.users as ListedUser[] | undefined) ?? [];
+  }
+
+  /** The users of one database. */
+  private async usersIn(database: string): Promise<ListedUser[]> {
+    const reply = await this.client.db(database).command({ usersInfo: 1 });
+    return ((reply.users as ListedUser[] | undefined) ?? []).filter((u) => u.db === database);
+  }
+
+  /**
+   * Refuses a database that holds another provider's users: a consumer whose id (or login)
+   * names another provider's database gets no user there.
+   */
+  private refuseOthersDatabase(login: string, database: string, users: readonly ListedUser[], owners: ReadonlyMap<string, UserOwner>): void {
+    const others = users.map((u) => ({ user: u.user, owner: owners.get(userKey(database, u.user)) })).filter((u) => u.owner !== undefined && u.owner.provider !== this.ownership.provider);
+    if (others.length === 0) return;
+    const providers = [...new Set(others.map((o) => `"${o.owner?.provider}"`))].join(', ');
+    throw new HoldfastError(
+      'BACKEND_REFUSED',
+      `mongodb-users: database "${database}" holds users of provider ${providers} (${others.map((o) => `"${o.user}"`).join(', ')}); provider "${this.ownership.provider}" makes no user "${login}" there (give this consumer a database of its own)`,
+    );
+  }
+
+  private notOwnedWords(owner: UserOwner | undefined): string {
+    return owner === undefined
+      ? `holdfast did not make it for provider "${this.ownership.provider}" (it carries no holdfast mark)`
+      : `it belongs to provider "${owner.provider}" (its holdfast mark), not to provider "${this.ownership.provider}"`;
+  }
+
+  private refusal(login: string, database: string, owner: UserOwner | undefined): HoldfastError {
+    const fix =
+      owner === undefined
+        ? `drop that user, give this consumer another login, or set adopt: true on provider "${this.ownership.provider}" to take it over`
+        : `give this consumer another login, or remove it from provider "${owner.provider}" first`;
+    return new HoldfastError('BACKEND_REFUSED', `mongodb-users: user "${login}" in database "${database}" exists but ${this.notOwnedWords(owner)}; it is not changed (${fix})`);
   }
 
   /** Refuses, before anything is sent, a login or a database holdfast does not use. */
   private checked(grant: Grant<MongodbUsersValues>): MongodbUsersValues {
     this.assertLogin(grant.login);
-    const problem = databaseProblem(grant.values.database);
-    if (problem) throw new HoldfastError('BACKEND_REFUSED', `mongodb-users: the database "${grant.values.database}" ${problem}; nothing was sent`);
+    const database = grant.values.database;
+    const problem = databaseProblem(database) ?? (isReservedDatabase(database) ? 'is MongoDB\'s own; no consumer\'s user is made there' : undefined);
+    if (problem) throw new HoldfastError('BACKEND_REFUSED', `mongodb-users: the database "${database}" ${problem}; nothing was sent`);
     return grant.values;
   }
 

@@ -11,7 +11,8 @@ import { HoldfastError } from '../../errors/holdfast-error.js';
 import { keyForms, newSalt, parsePostgresVerifier, postgresVerifier, prepared, sameKeys, scramKeys, type ScramKeys } from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
 import { loginProblem } from './policy.js';
-import { compareRole, MANAGED_MARK, ROLE_ATTRIBUTES, roleQuery, type PasswordAnswer, type RoleRow } from './role-state.js';
+import { notOwnedWords, roleMark, roleOwner, type RoleOwner } from './role-mark.js';
+import { compareRole, ownershipDiffers, PRIVILEGED_GROUPS, ROLE_ATTRIBUTES, roleQuery, type PasswordAnswer, type RoleRow } from './role-state.js';
 import { identifierProblem, type PostgresRolesValues } from './values.js';
 
 export const DEFAULT_MAX_CONCURRENT_CALLS = 4;
@@ -62,9 +63,15 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   private verifiersReadable: Promise<boolean> | undefined;
   /** Digests of (role, password, verifier) known to match: a check compares text, not PBKDF2. */
   private readonly verified = new Remembered(VERIFIED_CACHE);
+  /** The role the admin connection logs in as: never a consumer's, adopted or not. */
+  private readonly adminRole: string;
+  /** The comment on the roles this provider makes. */
+  private readonly mark: string;
 
   constructor(admin: AdminConnection, private readonly ownership: Ownership) {
     this.target = target(admin.url);
+    this.adminRole = admin.username ?? 'postgres';
+    this.mark = roleMark(ownership.provider);
     const max = admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
     this.calls = new BackendCalls({
       adapter: 'postgres-roles',
@@ -81,7 +88,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     });
     this.pool = new pg.Pool({
       ...this.target,
-      user: admin.username ?? 'postgres',
+      user: this.adminRole,
       password: admin.password,
       max,
       connectionTimeoutMillis: 5_000,
@@ -92,8 +99,16 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     this.pool.on('error', () => undefined); // an idle connection lost: the next call opens another
   }
 
+  /**
+   * Creates the role, or changes it when it carries this provider's mark (or an older
+   * holdfast's bare mark, or none and the provider adopts: it is then marked). A role of another
+   * provider, one without a mark, and the admin's own are refused (`BACKEND_REFUSED`), unchanged.
+   */
   async create(grant: Grant<PostgresRolesValues>, { signal }: CallOptions): Promise<void> {
     const names = this.names(grant.login, grant.values);
+    if (grant.login === this.adminRole) {
+      throw new HoldfastError('BACKEND_REFUSED', `postgres-roles: the login "${grant.login}" is the admin role provider "${this.ownership.provider}" connects as; nothing was sent`);
+    }
     const keys = await scramKeys('sha256', prepared(grant.password), newSalt(), ITERATIONS);
     const verifier = postgresVerifier(keys);
     const forms = [verifier, ...keyForms(keys)];
@@ -104,37 +119,27 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       () =>
         this.transaction(async (client) => {
           const role = client.escapeIdentifier(grant.login);
-          const existing = await client.query<{ comment: string | null }>(
-            "SELECT shobj_description(oid, 'pg_authid') AS comment FROM pg_catalog.pg_roles WHERE rolname = $1",
-            [grant.login],
-          );
-          const row = existing.rows[0];
-          if (row && row.comment !== MANAGED_MARK) throw this.notManaged(grant.login, 'changed');
+          const owner = await this.ownerOf(client, grant.login);
+          if (owner && !this.mayChange(owner)) throw this.refusal(grant.login, owner);
           const password = `PASSWORD ${client.escapeLiteral(verifier)} VALID UNTIL 'infinity'`;
-          if (row) {
-            await client.query(`ALTER ROLE ${role} WITH ${ROLE_ATTRIBUTES} ${password}`);
-          } else {
-            await client.query(`CREATE ROLE ${role} WITH ${ROLE_ATTRIBUTES} ${password}`);
-            await client.query(`COMMENT ON ROLE ${role} IS ${client.escapeLiteral(MANAGED_MARK)}`);
-          }
+          await client.query(`${owner ? 'ALTER' : 'CREATE'} ROLE ${role} WITH ${ROLE_ATTRIBUTES} ${password}`);
+          if (owner?.kind !== 'ours') await client.query(`COMMENT ON ROLE ${role} IS ${client.escapeLiteral(this.mark)}`);
           await this.grantExactly(client, grant.login, names);
+          await this.refusePrivilegedGroups(client, grant.login);
         }),
       forms,
     );
     this.verified.add(this.verifiedKey(grant.login, grant.password, verifier));
   }
 
+  /** Drops the role when it is this provider's (or carries an older holdfast's bare mark); any other is left as it is. */
   async remove(login: string, { signal }: CallOptions): Promise<void> {
     this.assertLogin(login);
     await this.calls.run(signal, `DROP ROLE "${login}"`, [], () =>
       this.transaction(async (client) => {
-        const existing = await client.query<{ comment: string | null }>(
-          "SELECT shobj_description(oid, 'pg_authid') AS comment FROM pg_catalog.pg_roles WHERE rolname = $1",
-          [login],
-        );
-        const row = existing.rows[0];
-        if (!row) return;
-        if (row.comment !== MANAGED_MARK) throw this.notManaged(login, 'dropped');
+        const owner = await this.ownerOf(client, login);
+        // absent, or never this provider's: nothing of its own to remove
+        if (owner?.kind !== 'ours' && owner?.kind !== 'legacy') return;
         // the grants holdfast made would keep the role from being dropped: revoked first
         await this.grantExactly(client, login, { databases: [], schemas: [], roles: [] });
         await client.query(`DROP ROLE IF EXISTS ${client.escapeIdentifier(login)}`);
@@ -149,9 +154,10 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       const result = await this.pool.query<RoleRow>(roleQuery(readable), [grant.login]);
       return result.rows[0] ?? null;
     });
-    if (row === null || row.comment !== MANAGED_MARK || !row.rolcanlogin || row.expired) return compareRole(row, grant.values, { matches: true });
+    const provider = this.ownership.provider;
+    if (row === null || ownershipDiffers(row, provider) || !row.rolcanlogin || row.expired) return compareRole(row, grant.values, { matches: true }, provider);
     const password = readable ? await this.comparePassword(grant, row.rolpassword) : await this.loginAnswer(grant, signal);
-    return compareRole(row, grant.values, password);
+    return compareRole(row, grant.values, password, provider);
   }
 
   /**
@@ -167,7 +173,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     const row = await this.calls.run(signal, `the reading of role "${grant.login}"`, [grant.password], async () => {
       const result = await this.pool.query<{ ok: boolean; rolpassword: string | null }>(
         "SELECT rolcanlogin AND coalesce(rolvaliduntil > now(), true) AND shobj_description(oid, 'pg_authid') IS NOT DISTINCT FROM $2 AS ok, rolpassword FROM pg_catalog.pg_authid WHERE rolname = $1",
-        [grant.login, MANAGED_MARK],
+        [grant.login, this.mark],
       );
       return result.rows[0];
     });
@@ -182,7 +188,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     return this.calls.run(signal, 'the listing of roles', [], async () => {
       const result = await this.pool.query<{ rolname: string }>(
         "SELECT rolname FROM pg_catalog.pg_roles WHERE starts_with(rolname, $1) AND shobj_description(oid, 'pg_authid') = $2 ORDER BY 1",
-        [prefix, MANAGED_MARK],
+        [prefix, this.mark],
       );
       return result.rows.map((r) => r.rolname);
     });
@@ -298,7 +304,37 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     if (problem) throw new HoldfastError('BACKEND_REFUSED', `postgres-roles: the login "${login}" ${problem}; nothing was sent`);
   }
 
-  private notManaged(login: string, verb: string): HoldfastError {
-    return new HoldfastError('BACKEND_REFUSED', `postgres-roles: role "${login}" exists but is not ${MANAGED_MARK}; it is not ${verb}`);
+  /** Whose the role is, by its comment; undefined when there is no such role. */
+  private async ownerOf(client: pg.PoolClient, login: string): Promise<RoleOwner | undefined> {
+    const { rows } = await client.query<{ comment: string | null }>(
+      "SELECT shobj_description(oid, 'pg_authid') AS comment FROM pg_catalog.pg_roles WHERE rolname = $1",
+      [login],
+    );
+    return rows[0] && roleOwner(rows[0].comment, this.ownership.provider);
+  }
+
+  /** This provider's, an older holdfast's (claimed now), or unmarked and adopted. */
+  private mayChange(owner: RoleOwner): boolean {
+    return owner.kind === 'ours' || owner.kind === 'legacy' || (owner.kind === 'none' && this.ownership.adopt);
+  }
+
+  private refusal(login: string, owner: RoleOwner): HoldfastError {
+    const provider = this.ownership.provider;
+    const fix =
+      owner.kind === 'provider'
+        ? `give this consumer another login, or remove it from provider "${owner.provider}" first`
+        : `drop or rename that role, give this consumer another login, or set adopt: true on provider "${provider}" to take it over`;
+    return new HoldfastError('BACKEND_REFUSED', `postgres-roles: role "${login}" exists but ${notOwnedWords(owner, provider) ?? ''}; it is not changed (${fix})`);
+  }
+
+  /** Refuses (the transaction rolled back) a role that could SET ROLE to one with a right a consumer's role never has. */
+  private async refusePrivilegedGroups(client: pg.PoolClient, login: string): Promise<void> {
+    const { rows } = await client.query<{ groups: string[] }>(`SELECT ${PRIVILEGED_GROUPS} AS groups FROM pg_catalog.pg_roles r WHERE r.rolname = $1`, [login]);
+    const groups = rows[0]?.groups ?? [];
+    if (groups.length === 0) return;
+    throw new HoldfastError(
+      'BACKEND_REFUSED',
+      `postgres-roles: role "${login}" would be a member of ${groups.join(', ')}, and could SET ROLE to it; a consumer's role has no such right, so nothing was changed (take those attributes from the group, or the group from the provider's allowedRoles)`,
+    );
   }
 }

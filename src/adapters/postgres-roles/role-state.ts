@@ -1,15 +1,25 @@
 /**
  * A role as PostgreSQL describes it, read in one catalog query, and its comparison with a
- * grant. Only roles holdfast created (marked by a comment) are ever changed or dropped.
+ * grant. Only roles this provider created (marked by a comment, see role-mark.ts) are ever
+ * changed or dropped.
  */
 import type { HoldsAnswer } from '../adapter.js';
+import { notOwnedWords, roleOwner } from './role-mark.js';
 import type { PostgresRolesValues } from './values.js';
-
-/** The comment holdfast puts on the roles it creates; a role without it is never touched. */
-export const MANAGED_MARK = 'managed by holdfast';
 
 /** The attributes a consumer's role has: a login, nothing more. */
 export const ROLE_ATTRIBUTES = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT CONNECTION LIMIT -1';
+
+/** A role with any of these may do what a consumer's role may not; `r` is the role itself. */
+const WITHHELD = (r: string) => `(${r}.rolsuper OR ${r}.rolcreatedb OR ${r}.rolcreaterole OR ${r}.rolreplication OR ${r}.rolbypassrls)`;
+
+/**
+ * `$1` is the role's name: the roles it is a member of, directly or through others, that have a
+ * withheld attribute (it could `SET ROLE` to them). Each is named with its attributes.
+ */
+export const PRIVILEGED_GROUPS = `ARRAY(SELECT g.rolname::text || ' (' || concat_ws(', ', CASE WHEN g.rolsuper THEN 'SUPERUSER' END, CASE WHEN g.rolcreatedb THEN 'CREATEDB' END,
+    CASE WHEN g.rolcreaterole THEN 'CREATEROLE' END, CASE WHEN g.rolreplication THEN 'REPLICATION' END, CASE WHEN g.rolbypassrls THEN 'BYPASSRLS' END) || ')'
+  FROM pg_catalog.pg_roles g WHERE ${WITHHELD('g')} AND g.oid <> r.oid AND pg_has_role(r.oid, g.oid, 'MEMBER') ORDER BY 1)`;
 
 /** `$1` is the role's name. `rolpassword` is the verifier from pg_authid, or `********` from pg_roles. */
 export function roleQuery(readVerifier: boolean): string {
@@ -17,7 +27,8 @@ export function roleQuery(readVerifier: boolean): string {
   r.rolconnlimit, r.rolpassword, shobj_description(r.oid, 'pg_authid') AS comment,
   ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid ORDER BY 1) AS member_of,
   ARRAY(SELECT d.datname::text FROM pg_database d, aclexplode(d.datacl) a WHERE a.grantee = r.oid AND a.privilege_type = 'CONNECT' ORDER BY 1) AS databases,
-  ARRAY(SELECT n.nspname::text FROM pg_namespace n, aclexplode(n.nspacl) a WHERE a.grantee = r.oid AND a.privilege_type = 'USAGE' ORDER BY 1) AS schemas
+  ARRAY(SELECT n.nspname::text FROM pg_namespace n, aclexplode(n.nspacl) a WHERE a.grantee = r.oid AND a.privilege_type = 'USAGE' ORDER BY 1) AS schemas,
+  ${PRIVILEGED_GROUPS} AS privileged_groups
 FROM ${readVerifier ? 'pg_catalog.pg_authid' : 'pg_catalog.pg_roles'} r WHERE r.rolname = $1`;
 }
 
@@ -38,6 +49,8 @@ export interface RoleRow {
   member_of: string[];
   databases: string[];
   schemas: string[];
+  /** Roles with a withheld attribute it is a member of, each as `name (ATTRIBUTES)`. */
+  privileged_groups: string[];
 }
 
 const list = (names: readonly string[]) => (names.length === 0 ? '(none)' : names.map((n) => `"${n}"`).join(', '));
@@ -55,16 +68,24 @@ const ATTRIBUTE_WORDS = { rolsuper: 'SUPERUSER', rolcreatedb: 'CREATEDB', rolcre
 /** Whether the grant's password is the role's, and if not, in words. */
 export type PasswordAnswer = { matches: true } | { matches: false; detail: string };
 
+/** Why `row` is not `provider`'s to hold as it is, or undefined when it carries this provider's mark. */
+export function ownershipDiffers(row: RoleRow, provider: string): string | undefined {
+  const owner = roleOwner(row.comment, provider);
+  if (owner.kind === 'ours') return undefined;
+  if (owner.kind === 'legacy') return `the role carries the bare mark of an older holdfast (no provider); it is re-marked as provider "${provider}"'s on the next apply`;
+  return `the role exists but ${notOwnedWords(owner, provider)}; holdfast will not change it`;
+}
+
 /**
- * Compares a role with the grant's values. `password` says whether the password was found to
- * match (checked by the caller against the verifier or by logging in). Details name fields and
- * values, never a password or a verifier.
+ * Compares a role with the grant's values, as `provider` sees it (the role must carry its
+ * mark). `password` says whether the password was found to match (checked by the caller
+ * against the verifier or by logging in). Details name fields and values, never a password
+ * or a verifier.
  */
-export function compareRole(row: RoleRow | null, values: PostgresRolesValues, password: PasswordAnswer): HoldsAnswer {
+export function compareRole(row: RoleRow | null, values: PostgresRolesValues, password: PasswordAnswer, provider: string): HoldsAnswer {
   if (row === null) return { held: false, reason: 'missing', detail: 'the backend has no such role' };
-  if (row.comment !== MANAGED_MARK) {
-    return { held: false, reason: 'rules-differ', detail: `the role exists but is not ${MANAGED_MARK} (its comment is ${row.comment === null ? 'empty' : `"${row.comment}"`}); holdfast will not change it` };
-  }
+  const ownership = ownershipDiffers(row, provider);
+  if (ownership) return { held: false, reason: 'rules-differ', detail: ownership };
   if (!row.rolcanlogin) return { held: false, reason: 'disabled', detail: 'the role cannot log in (NOLOGIN)' };
   if (row.expired) return { held: false, reason: 'disabled', detail: `the role's password expired at ${row.valid_until ?? '?'} (VALID UNTIL)` };
   if (!password.matches) return { held: false, reason: 'password-differs', detail: password.detail };
@@ -72,6 +93,9 @@ export function compareRole(row: RoleRow | null, values: PostgresRolesValues, pa
   if (attributes.length > 0 || row.rolconnlimit !== -1) {
     const more = [...attributes, ...(row.rolconnlimit !== -1 ? [`CONNECTION LIMIT ${row.rolconnlimit}`] : [])];
     return { held: false, reason: 'rules-differ', detail: `attributes: the role has ${more.join(', ')}; the grant asks for a plain LOGIN role` };
+  }
+  if (row.privileged_groups.length > 0) {
+    return { held: false, reason: 'rules-differ', detail: `attributes: through membership the role may SET ROLE to ${row.privileged_groups.join(', ')}; a consumer's role has none of these` };
   }
   const roles = setDifference('roles', row.member_of, values.roles);
   if (roles) return { held: false, reason: 'roles-differ', detail: roles };

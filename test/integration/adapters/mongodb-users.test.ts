@@ -119,7 +119,8 @@ describe('mongodb-users: what only MongoDB has', () => {
     expect(mongodbUsers.violations(subject('c1'), policy)).toEqual([]);
     expect(mongodbUsers.violations(subject('admin'), policy)[0]).toMatch(/^values\.database: "admin" is MongoDB's own/);
     expect(mongodbUsers.violations(subject('other'), policy)[0]).toMatch(/^values\.database: "other" is not allowed/);
-    expect(mongodbUsers.violations(subject('c1', ['root']), policy)[0]).toMatch(/^values\.roles\[0\]: role "root" is not allowed .*none/);
+    expect(mongodbUsers.violations(subject('c1', ['readWrite']), policy)[0]).toMatch(/^values\.roles\[0\]: role "readWrite" is not allowed .*none/);
+    expect(mongodbUsers.violations(subject('c1', ['root']), policy)[0]).toMatch(/^values\.roles\[0\]: role "root" is a built-in role of MongoDB's admin database/);
   });
 });
 

@@ -1,6 +1,7 @@
 /** The policies of `postgres-roles` and `mongodb-users`: pure checks of a consumer against its provider's. */
 import { describe, expect, it } from 'vitest';
 import { mongodbUsers } from '../../../src/adapters/mongodb-users/index.js';
+import { ADMIN_ONLY_ROLES, DATABASE_ADMIN_ROLES } from '../../../src/adapters/mongodb-users/policy.js';
 import { postgresRoles } from '../../../src/adapters/postgres-roles/index.js';
 
 describe('postgres-roles policy', () => {
@@ -50,6 +51,34 @@ describe('mongodb-users policy', () => {
     expect(check({ database: 'admin', roles: ['readWrite'] }, { allowedDatabases: ['admin'], allowedRoles: ['readWrite'] })).toEqual([
       'values.database: "admin" is MongoDB\'s own database; a consumer\'s user lives in its own',
     ]);
+  });
+
+  it('never allows MongoDB\'s own databases in another case either', () => {
+    for (const database of ['Admin', 'LOCAL', 'Config']) {
+      expect(check({ database }, { allowedDatabases: [database] })).toEqual([`values.database: "${database}" is MongoDB's own database; a consumer's user lives in its own`]);
+    }
+    expect(check({ database: 'Admin' }, { allowedDatabases: ['{login}'] }, 'Admin')).toEqual([`values.database: "Admin" is MongoDB's own database; a consumer's user lives in its own`]); // a template that names it
+  });
+
+  it('refuses the built-in administrative roles unless the policy names them', () => {
+    const wide = { allowedRoles: ['read', 'readWrite'] };
+    for (const role of DATABASE_ADMIN_ROLES) {
+      expect(check({ database: 'c1', roles: [role] }, wide)).toEqual([`values.roles[0]: administrative role "${role}" is not allowed by the provider's policy (allowed: "read", "readWrite")`]);
+      expect(check({ database: 'c1', roles: [role] }, { allowedRoles: [role] })).toEqual([]);
+    }
+    for (const role of ADMIN_ONLY_ROLES) {
+      expect(check({ database: 'c1', roles: [role] }, wide)).toEqual([`values.roles[0]: role "${role}" is a built-in role of MongoDB's admin database; no consumer's user is given it`]);
+    }
+    expect(ADMIN_ONLY_ROLES).toEqual(expect.arrayContaining(['root', 'userAdminAnyDatabase', 'dbAdminAnyDatabase', 'readWriteAnyDatabase', 'readAnyDatabase', 'clusterAdmin', 'clusterManager', 'clusterMonitor', 'hostManager', 'enableSharding', 'backup', 'restore', '__system']));
+  });
+
+  it('refuses a policy that allows a role of the admin database, naming the field', () => {
+    for (const role of ADMIN_ONLY_ROLES) {
+      const parsed = mongodbUsers.policySchema.safeParse({ allowedRoles: ['readWrite', role] });
+      expect(parsed.success, role).toBe(false);
+      expect(parsed.error?.issues[0]).toMatchObject({ path: ['allowedRoles', 1], message: expect.stringContaining('built-in role of the admin database') as unknown });
+    }
+    expect(mongodbUsers.policySchema.safeParse({ allowedRoles: ['dbOwner', 'readWrite'] }).success).toBe(true);
   });
 
   it('refuses a database name MongoDB refuses, and logins with quotes, spaces or ;', () => {
