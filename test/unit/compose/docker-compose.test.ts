@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
 import { loadConfig } from '../../../src/config/load-config.js';
+import { loadContributions } from '../../../src/desired/load-contributions.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -82,5 +83,9 @@ describe('docker-compose.yml', () => {
     expect(config.store.url).toMatch(/^mongodb:\/\/mongodb:27017\//);
     for (const p of config.providers) expect(services).toHaveProperty(new URL(p.admin.url).hostname);
     expect(existsSync(config.providers[0]!.contributionsPath)).toBe(true);
+    // every consumer it declares is accepted: its grant secret in the provider's own directory
+    const declared = await loadContributions(config.providers[0]!);
+    expect(declared.consumers.map((c) => [c.id, c.desired.problems])).toEqual(declared.consumers.map((c) => [c.id, []]));
+    expect(declared.consumers).toHaveLength(3);
   });
 });
