@@ -49,13 +49,9 @@ const realRoots = new Map<string, { real: string; until: number }>();
 async function realRoot(path: string): Promise<string> {
   const known = realRoots.get(path);
   if (known && known.until > Date.now()) return known.real;
-  try {
-    const real = await realpath(path);
-    realRoots.set(path, { real, until: Date.now() + REAL_ROOT_TTL_MS });
-    return real;
-  } catch {
-    return path; // not there yet: as written, and asked again next time
-  }
+  const real = await realpath(path).catch(() => path); // not there (yet): as written
+  realRoots.set(path, { real, until: Date.now() + REAL_ROOT_TTL_MS });
+  return real;
 }
 
 /** Where the file open on `fd` (opened as `path`) really is: the kernel's name for it, else `realpath`. */
