@@ -1,10 +1,10 @@
 /**
  * Grant-secret files written to harm (issue 13, item 5, and secrets across providers): a FIFO,
  * a device, a symlink out of the grants folder or to another consumer's secret, a hard link, a
- * path into another provider's directory. Each consumer is blocked (or refused) with its reason,
- * said once; the other consumers of the same provider and of another are created, and healed
- * after the cache restarts; the status answers promptly throughout. `holdfast doctor` names a
- * FIFO and finishes.
+ * folder swapped for a directory symlink out of the roots, a path into another provider's
+ * directory. Each consumer is blocked (or refused) with its reason, said once; the other
+ * consumers of the same provider and of another are created, and healed after the cache
+ * restarts; the status answers promptly throughout. `holdfast doctor` names a FIFO and finishes.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -45,15 +45,20 @@ describe('grant secrets written to harm', () => {
 
   it('blocks a FIFO, a device, symlinks and a hard link, refuses another provider\'s file, and serves, heals and answers for the rest', async () => {
     const cache = await ownBackend('redis');
-    const f = await fixture({ provider: cache, consumers: 9, timing: { verifyEvery: `${VERIFY_MS}ms`, checkTimeout: '1s', retryBase: '200ms' }, ledger: { adapterKind: 'postgres-roles', consumers: 2 } });
-    const [fifo, outLink, inLink, hardLink, device, foreign, fine, target, shared] = f.consumers as [Consumer, Consumer, Consumer, Consumer, Consumer, Consumer, Consumer, Consumer, Consumer];
+    const f = await fixture({ provider: cache, consumers: 10, timing: { verifyEvery: `${VERIFY_MS}ms`, checkTimeout: '1s', retryBase: '200ms' }, ledger: { adapterKind: 'postgres-roles', consumers: 2 } });
+    const [fifo, outLink, inLink, hardLink, device, foreign, fine, target, shared, inFolder] = f.consumers as [Consumer, Consumer, Consumer, Consumer, Consumer, Consumer, Consumer, Consumer, Consumer, Consumer];
     const [ledgerBilling] = f.ledgerConsumers as [Consumer];
     const slowest = { ms: 0 };
     const stateOf = async (c: Consumer) => (await promptStatus(f, slowest)).consumers.find((s) => s.consumer === c.key);
 
     // one consumer names the ledger's grant file; one a file beside the contributions, a directory of both providers
-    const secretOf = new Map([[foreign.id, `../grants-ledger/${ledgerBilling.id}.secret`], [shared.id, `${shared.id}.secret`]]);
+    // and one keeps its grant secret in a folder of its own (replaced by a directory symlink below)
+    const secretOf = new Map([[foreign.id, `../grants-ledger/${ledgerBilling.id}.secret`], [shared.id, `${shared.id}.secret`], [inFolder.id, `../grants/${inFolder.id}/grant.secret`]]);
     writeFileSync(join(f.dir, 'contributions', `${shared.id}.secret`), `${shared.password}\n`, { mode: 0o600 });
+    const folder = join(f.dir, 'grants', inFolder.id);
+    mkdirSync(folder);
+    renameSync(inFolder.secretPath, join(folder, 'grant.secret'));
+    inFolder.secretPath = join(folder, 'grant.secret');
     const items = f.consumers.map((c) => `  - { id: ${c.id}, login: ${c.login}, secret: ${secretOf.get(c.id) ?? `../grants/${c.id}.secret`}, values: { keys: ["${c.id}:*"], commands: ["+@read", "+@write", "+@connection"] } }`);
     writeFileSync(join(f.dir, 'contributions/cache.yaml.new'), `consumers:\n${items.join('\n')}\n`);
     renameSync(join(f.dir, 'contributions/cache.yaml.new'), join(f.dir, 'contributions/cache.yaml'));
@@ -68,7 +73,7 @@ describe('grant secrets written to harm', () => {
     }
 
     await f.start();
-    const healthy = [outLink, inLink, hardLink, fine, target];
+    const healthy = [outLink, inLink, hardLink, fine, target, inFolder];
     const blockedAtStart = [fifo, device];
     await f.until('the others held, the FIFO and the device blocked, the misplaced refused', async () => {
       const states = await Promise.all([...f.consumers, ...f.ledgerConsumers].map(stateOf));
@@ -95,12 +100,16 @@ describe('grant secrets written to harm', () => {
       admin.disconnect();
     }
 
-    // accepted secrets replaced: by a symlink out of the roots, by one to another consumer's secret, by a hard link
+    // accepted secrets replaced: by a symlink out of the roots, by one to another consumer's secret, by a hard link,
+    // and a folder by a directory symlink out of the roots
     const outside = join(f.dir, 'outside');
     mkdirSync(outside);
     const planted = { password: 'a-password-planted-outside' };
     writeFileSync(join(outside, 'out.secret'), `${planted.password}\n`);
     writeFileSync(join(outside, 'hard.secret'), `${planted.password}\n`);
+    writeFileSync(join(outside, 'grant.secret'), `${planted.password}\n`);
+    rmSync(folder, { recursive: true });
+    symlinkSync(outside, folder);
     rmSync(outLink.secretPath);
     symlinkSync(join(outside, 'out.secret'), outLink.secretPath);
     rmSync(inLink.secretPath);
@@ -113,8 +122,9 @@ describe('grant secrets written to harm', () => {
       [outLink.key, `${outLink.secretPath} is a symbolic link (to ${join(outside, 'out.secret')}); a grant secret is a regular file, not a link to one`],
       [inLink.key, `${inLink.secretPath} is a symbolic link (to ${target.secretPath}); a grant secret is a regular file, not a link to one`],
       [hardLink.key, `${hardLink.secretPath} has 2 names (hard links); a grant secret has one, or another consumer's secret could be read through it`],
+      [inFolder.key, `${inFolder.secretPath} is really ${join(outside, 'grant.secret')}, outside the contributions file's directory or the provider's secretsRoot (${join(f.dir, 'grants')}); nothing was read from it`],
     ]);
-    const bad = [fifo, device, outLink, inLink, hardLink];
+    const bad = [fifo, device, outLink, inLink, hardLink, inFolder];
     await f.until('the replaced secrets blocked, each with its reason', async () => {
       const states = await Promise.all(bad.map(stateOf));
       return states.every((s) => s?.state === 'blocked' && s.reason?.includes(reasons.get(s.consumer)!));
@@ -140,14 +150,16 @@ describe('grant secrets written to harm', () => {
       const errors = f.logsFor(c).filter((l) => l.level >= 50);
       expect(errors.map((l) => l.msg)).toEqual([expect.stringContaining(`grant secret is no usable password: grant secret ${reasons.get(c.key)}`)]);
     }
-    for (const c of [outLink, hardLink]) expect(await f.canLogin({ ...c, password: planted.password })).toBe(false);
+    for (const c of [outLink, hardLink, inFolder]) expect(await f.canLogin({ ...c, password: planted.password })).toBe(false);
     expect(await f.canLogin({ ...inLink, password: target.password })).toBe(false);
     for (const line of f.rawLog) expect(line).not.toContain(planted.password);
     expect(statSync(fifo.secretPath).isFIFO()).toBe(true);
 
     // regular files again: served, said once
+    rmSync(folder);
+    mkdirSync(folder);
     for (const c of bad) {
-      rmSync(c.secretPath);
+      rmSync(c.secretPath, { force: true });
       writeFileSync(c.secretPath, `${c.password}\n`, { mode: 0o600 });
     }
     await f.until('the blocked held again', async () => (await Promise.all(bad.map(stateOf))).every((s) => s?.state === 'held'), 30_000);
