@@ -158,10 +158,11 @@ function password(path: string, read: ReturnType<typeof decode>): string {
  * and in no other provider's, or why not: missing, unreadable (with owner, mode and uid), no
  * grant secret of this provider's (`SECRET_INVALID`, with what it is), or unusable.
  *
- * Measured on a 2-core machine (the routine check reads it every check): 5.6 µs of event-loop
- * time for the synchronous read this replaces, about 35 µs here with 32 reads in flight (55 µs
- * one at a time; a FileHandle costs 70 µs): five trips through the thread pool (open, fstat and
- * readlink together, read, close); where the roots really are is kept for ten seconds.
+ * What it costs, the routine check reading it at every check (`test/bench/grant-secret-read.ts`,
+ * on a loaded 2-core machine): 52 to 58 µs of CPU a read with 32 in flight, 37 to 57 µs of it on
+ * the event loop, against 5.2 µs (all on the event loop) for the synchronous read it replaces;
+ * five trips through the thread pool (open; fstat beside readlink; read; close). A FileHandle
+ * costs about twice the event-loop time. Where the roots really are is kept for ten seconds.
  */
 export async function readGrantSecret(path: string, roots: SecretRoots): Promise<string> {
   let fd: number;
