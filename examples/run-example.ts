@@ -104,7 +104,7 @@ try {
   // the example, copied where its files may have the modes a grant secret should have
   const dir = instanceDir(run, 'example');
   cpSync(here, dir, { recursive: true, filter: (src) => !src.endsWith('.ts') });
-  for (const name of ['photos', 'billing', 'search', 'ledger-billing', 'ledger-reports', 'catalog-photos', 'catalog-search']) {
+  for (const name of ['cache/photos', 'cache/billing', 'cache/search', 'ledger/billing', 'ledger/reports', 'catalog/photos', 'catalog/search']) {
     chmodSync(join(dir, 'grants', `${name}.secret`), 0o600);
   }
   mkdirSync(join(dir, 'secrets'), { mode: 0o700 });
@@ -134,7 +134,7 @@ try {
 
   const consumers = ['photos', 'billing', 'search'].map((id) => ({
     login: `app_${id}`,
-    password: readFileSync(join(dir, 'grants', `${id}.secret`), 'utf8').trim(),
+    password: readFileSync(join(dir, 'grants/cache', `${id}.secret`), 'utf8').trim(),
   }));
   for (const c of consumers) console.log(`${c.login} logs in to the cache: ${await canLogin(cache, c.login, c.password)}`);
 
@@ -149,7 +149,7 @@ try {
   say(`dashboard: ${dashboard}   (queue: ${dashboard}queues, ${dashboard}healthz, ${dashboard}metrics)`);
 
   say('someone drops the ledger role app_reports by hand');
-  const reports = readFileSync(join(dir, 'grants', 'ledger-reports.secret'), 'utf8').trim();
+  const reports = readFileSync(join(dir, 'grants/ledger', 'reports.secret'), 'utf8').trim();
   const ledgerLogin = () => postgresLogin(ledger, 'app_reports', reports).catch(() => false);
   const pgAdmin = new pg.Client({ host: ledger.host, port: ledger.port, user: ledger.admin.username, password: ledger.admin.password, database: 'postgres' });
   await pgAdmin.connect();

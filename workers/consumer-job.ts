@@ -191,7 +191,7 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
     if (deps.storeDown?.()) throw new HoldfastError('STORE_UNAVAILABLE', `the record store stopped answering before the ${effect} of ${job.key}; put back until it answers`);
     const input = { key: job.key, provider, spec: draft.desired, context: snapshot.context };
     if (effect !== 'check') {
-      const problem = effect === 'apply' ? await deps.effects.secretProblem(draft.desired) : null;
+      const problem = effect === 'apply' ? await deps.effects.secretProblem(draft.desired, provider) : null;
       if (problem) return problem; // nothing attempted: nothing to write down before it
       // an observe-only provider's apply only asks: nothing to write down before it either
       if (!(effect === 'apply' && provider.config.management === 'observe')) {

@@ -22,6 +22,7 @@ import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ProviderGate } from './provider-gate.js';
 import { secretFingerprint } from '../src/secrets/fingerprint.js';
 import { readGrantSecret } from '../src/secrets/grant-secret.js';
+import { secretRootsOf } from '../src/secrets/secret-roots.js';
 import type { DesiredSpec } from '../src/store/consumer-record.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 
@@ -56,7 +57,7 @@ export interface Effects {
    * a consumer waiting for its secret stays in its waiting state rather than passing through
    * `applying` at every try.
    */
-  secretProblem(spec: EffectSpec): Promise<ConsumerEvent | null>;
+  secretProblem(spec: EffectSpec, provider: ProviderRuntime): Promise<ConsumerEvent | null>;
   apply(input: EffectInput): Promise<ConsumerEvent>;
   check(input: CheckInput): Promise<CheckResult>;
   remove(input: EffectInput): Promise<ConsumerEvent>;
@@ -75,9 +76,9 @@ export interface EffectDeps {
 
 type SecretOutcome = { password: string } | { event: ConsumerEvent };
 
-async function readSecret(path: string, scrubber: Scrubber): Promise<SecretOutcome> {
+async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scrubber): Promise<SecretOutcome> {
   try {
-    return { password: await readGrantSecret(path) };
+    return { password: await readGrantSecret(path, secretRootsOf(provider.config)) };
   } catch (error) {
     if (isHoldfastError(error, 'SECRET_MISSING')) return { event: { type: 'SECRET_MISSING', path } };
     if (isHoldfastError(error, 'SECRET_UNREADABLE')) return { event: { type: 'SECRET_UNREADABLE', detail: error.message } };
@@ -129,13 +130,13 @@ export function createEffects(deps: EffectDeps): Effects {
   };
 
   return {
-    async secretProblem(spec) {
-      const secret = await readSecret(spec.secretPath, deps.scrubber);
+    async secretProblem(spec, provider) {
+      const secret = await readSecret(spec.secretPath, provider, deps.scrubber);
       return 'event' in secret ? secret.event : null;
     },
 
     async apply({ provider, spec, context }) {
-      const secret = await readSecret(spec.secretPath, deps.scrubber);
+      const secret = await readSecret(spec.secretPath, provider, deps.scrubber);
       if ('event' in secret) return secret.event;
       const scrub = deps.scrubber.with(secret.password);
       const limit = deadline(provider);
@@ -166,7 +167,7 @@ export function createEffects(deps: EffectDeps): Effects {
     async check({ key, provider, spec, context, appliedAt, memo }) {
       const shallow = { deep: false };
       if (spec.specHash !== context.appliedSpecHash) return { event: { type: 'CHANGED', what: 'spec changed since it was applied' }, ...shallow };
-      const secret = await readSecret(spec.secretPath, deps.scrubber);
+      const secret = await readSecret(spec.secretPath, provider, deps.scrubber);
       if ('event' in secret) {
         const { event } = secret;
         return { event: event.type === 'APPLY_FAILED' ? { type: 'CHECK_FAILED', error: event.error, timedOut: false } : event, ...shallow };

@@ -6,7 +6,7 @@ import type { Effects } from './effects.js';
 export function observedEffects(effects: Effects, observer: WorkObserver): Effects {
   return {
     ...effects,
-    secretProblem: (spec) => effects.secretProblem(spec),
+    secretProblem: (spec, provider) => effects.secretProblem(spec, provider),
     remove: (input) => effects.remove(input),
     async check(input) {
       const result = await effects.check(input);

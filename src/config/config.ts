@@ -35,6 +35,11 @@ export interface ProviderConfig {
   removalGuard: { share: number; floor: number };
   /** Absolute directory grant secrets may be in besides the contributions file's own; undefined: only the latter. */
   secretsRoot: string | undefined;
+  /**
+   * The grant-secret roots (contributions file's directory, `secretsRoot`) of every other
+   * provider: no grant secret of this provider may be inside one (filled in by `loadConfig`).
+   */
+  foreignSecretRoots: readonly ForeignSecretRoot[];
   /** A rotated grant secret's old password stays accepted beside the new one this long (backends that hold several); absent: replaced at once. */
   rotationOverlapMs?: number | undefined;
   /** Take over logins that exist on the backend without this provider's mark (default false; said at start-up). */
@@ -47,6 +52,17 @@ export interface ProviderConfig {
   contributionsMaxBytes?: number | undefined;
   /** Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for. */
   orphans?: OrphanPolicy | undefined;
+}
+
+/** The fields that make a directory a root of a provider's grant secrets. */
+export type SecretRootField = 'contributions' | 'secretsRoot';
+
+/** A directory where another provider's grant secrets may be. */
+export interface ForeignSecretRoot {
+  provider: string;
+  field: SecretRootField;
+  /** Absolute. */
+  path: string;
 }
 
 export interface OrphanPolicy {

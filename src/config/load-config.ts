@@ -54,8 +54,10 @@
  *     removalGuard: { share: 0.25, floor: 2 }  # optional: a change removing more than share of
  *                                       # the consumers and more than floor of them waits for
  *                                       # `holdfast confirm-removals cache`
- *     secretsRoot: grants               # optional: grant secrets may also be under this
- *                                       # directory; by default only beside the contributions
+ *     secretsRoot: grants/cache         # optional: grant secrets may also be under this
+ *                                       # directory; by default only beside the contributions;
+ *                                       # the provider's own: no other provider's root is in,
+ *                                       # around or the same as it
  *     rotationOverlap: 10m              # optional (redis-acl): a rotated grant secret's old
  *                                       # password is accepted beside the new one this long
  *     orphans: { prefix: app_, every: 5m, remove: false }  # optional: logins under prefix
@@ -76,6 +78,7 @@ import { DEFAULT_CONTRIBUTIONS_MAX_BYTES, sizeSchema } from './size.js';
 import { readSecretFile } from '../secrets/secret-file.js';
 import type { Environment } from './environment.js';
 import { nameSchema } from './names.js';
+import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
 
 export interface LoadConfigOptions {
@@ -138,6 +141,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       management: provider.management,
       removalGuard: provider.removalGuard,
       secretsRoot: provider.secretsRoot,
+      foreignSecretRoots: foreignSecretRoots(config.providers, index),
       adopt: provider.adopt,
       ...(provider.loginPrefix !== undefined ? { loginPrefix: provider.loginPrefix } : {}),
       reservedLogins: [],
@@ -145,6 +149,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       ...(provider.orphans ? { orphans: { prefix: provider.orphans.prefix, everyMs: provider.orphans.every, remove: provider.orphans.remove } } : {}),
     };
   });
+  problems.push(...(await secretRootOverlaps(source, config.providers)));
   if (problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
 
   const fingerprintKey = await readFingerprintKey(config.fingerprintKeyFile, (reason) =>

@@ -8,7 +8,8 @@
  *     secret: grants/photos.secret  # the grant secret, relative to this file (not read here); it
  *                                   # must be in this file's directory (or below), or under the
  *                                   # provider's `secretsRoot`: a path leaving them (`../`, an
- *                                   # absolute path elsewhere, a symlink out) is refused
+ *                                   # absolute path elsewhere, a symlink out) is refused, and
+ *                                   # so is one in another provider's directory
  *     values: { keys: ['photos:*'] }  # optional, validated by the provider's adapter
  * ```
  *
@@ -16,11 +17,11 @@
  * consumer; so does a file larger than `sync.contributionsMaxBytes` (64 MiB), refused unread.
  * A consumer that asks for more than the provider's policy allows is rejected alone.
  */
-import { realpath } from 'node:fs/promises';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.js';
 import { invalidFile, YamlSource } from '../config/yaml-source.js';
+import { resolveRoots, secretPathProblem, secretRootsOf } from '../secrets/secret-roots.js';
 import { sha256Hex } from '../secrets/sha256.js';
 import { canonicalJson } from './canonical-json.js';
 import { nameSchema } from '../config/names.js';
@@ -70,36 +71,17 @@ export async function loadContributions(provider: ProviderConfig): Promise<Desir
   if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, problems);
 
   const dir = dirname(file);
-  const roots = [dir, ...(provider.secretsRoot === undefined ? [] : [provider.secretsRoot])];
-  const realRoots = await Promise.all(roots.map((root) => realpath(root).catch(() => root)));
+  const roots = secretRootsOf(provider);
+  const realRoots = await resolveRoots(roots);
   // Every item passed, so `index` is also the item's place in the file.
   const declared = await Promise.all(consumers.map(async ({ id, login, secret, values }, index) => {
     const at = source.at(['consumers', index]);
     const secretPath = resolve(dir, secret);
     const problems = provider.adapter.violations({ id, login, values }, provider.policy).map((v) => `${at}: ${v}`);
-    const outside = await secretOutside(secretPath, roots, realRoots);
+    const outside = await secretPathProblem(secretPath, roots, realRoots);
     if (outside) problems.push(source.problem(['consumers', index, 'secret'], `${JSON.stringify(secret)} ${outside}`));
     const specHash = sha256Hex(canonicalJson({ login, values, secretPath }));
     return { key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } };
   }));
   return { provider: provider.name, consumers: declared };
 }
-
-function inside(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
-}
-
-/**
- * Why a grant secret's path leaves where grant secrets may be (the contributions file's
- * directory, the provider's `secretsRoot`), or undefined when it does not. A file that exists
- * is judged where its symlinks lead; one that does not yet, by its path.
- */
-async function secretOutside(path: string, roots: readonly string[], realRoots: readonly string[]): Promise<string | undefined> {
-  const where = roots.length > 1 ? `the contributions file's directory or the provider's secretsRoot (${roots.slice(1).join(', ')})` : "the contributions file's directory (give the provider a secretsRoot to allow another)";
-  if (!roots.some((root) => inside(path, root))) return `leaves ${where}`;
-  const real = await realpath(path).catch(() => undefined);
-  if (real !== undefined && !realRoots.some((root) => inside(real, root))) return `is a symlink to ${real}, outside ${where}`;
-  return undefined;
-}
-

@@ -12,6 +12,7 @@ import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { bullConnection } from '../queue/bull-connection.js';
 import { readGrantSecret } from '../secrets/grant-secret.js';
+import { secretRootsOf } from '../secrets/secret-roots.js';
 
 /** How long each server is given to answer. */
 export const DOCTOR_TIMEOUT_MS = 5_000;
@@ -24,7 +25,7 @@ function secretAdvice(code: string, uid: number): string {
     case 'SECRET_UNREADABLE':
       return `make it readable by uid ${uid} (chown or chmod), or run holdfast as its owner`;
     default:
-      return 'write a password of 8 to 4096 bytes of UTF-8 text on one line';
+      return "write its password (8 to 4096 bytes of UTF-8 text on one line) to a regular file of its own, in its provider's directories";
   }
 }
 
@@ -38,10 +39,12 @@ async function grantSecretProblems(provider: ProviderConfig, uid: number): Promi
     return lines.map((line) => `contributions of ${provider.name}: ${line.trim()}; correct the file (the last good desired state stays in force meanwhile)`);
   }
   const problems: string[] = [];
+  const roots = secretRootsOf(provider);
   for (const { key, desired } of state.consumers) {
     for (const problem of desired.problems) problems.push(`consumer ${key} refused: ${problem}; correct its entry or the provider's policy`);
+    if (desired.problems.length > 0) continue; // refused: its secret is not read
     try {
-      await readGrantSecret(desired.secretPath);
+      await readGrantSecret(desired.secretPath, roots);
     } catch (error) {
       if (!isHoldfastError(error)) throw error;
       problems.push(`grant secret of ${key}: ${error.message}; ${secretAdvice(error.code, uid)}`);

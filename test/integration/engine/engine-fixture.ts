@@ -39,6 +39,11 @@ export interface FixtureOptions {
   providerLines?: string[];
   /** The queue's key prefix (default `hf<tag>`); `{tag}` is substituted. */
   prefix?: string;
+  /**
+   * A second provider, `ledger`, beside `cache` (on the run's shared server of its kind): its
+   * contributions in contributions/ledger.yaml, its grant secrets in grants-ledger/.
+   */
+  ledger?: { adapterKind: ProviderKindName; consumers: number };
 }
 
 /** Fixtures for one test file, each stopped (engines and files) after the file's tests. */
@@ -53,6 +58,11 @@ export function engineFixtures(): (options: FixtureOptions) => Promise<EngineFix
 }
 
 export type ProviderKindName = 'redis-acl' | 'postgres-roles' | 'mongodb-users';
+
+/** The run's shared server of a provider kind. */
+function sharedOf(kind: ProviderKindName): BackendEndpoint {
+  return kind === 'postgres-roles' ? sharedBackend('postgres') : kind === 'mongodb-users' ? sharedBackend('mongodb') : sharedBackend('redis');
+}
 
 /** How the fixture writes a provider of each kind, and logs in as one of its consumers. */
 interface ProviderFlavor {
@@ -104,6 +114,8 @@ function line(file: string, text: string) {
 
 export class EngineFixture {
   readonly logs: LogLine[] = [];
+  /** The `ledger` provider's consumers (keys `ledger/<id>`), when there is one. */
+  ledgerConsumers: Consumer[] = [];
   readonly rawLog: string[] = [];
   engines: Engine[] = [];
   config!: HoldfastConfig;
@@ -116,11 +128,10 @@ export class EngineFixture {
 
   static async create(given: FixtureOptions): Promise<EngineFixture> {
     const kind = given.adapterKind ?? 'redis-acl';
-    const defaultProvider = kind === 'postgres-roles' ? sharedBackend('postgres') : kind === 'mongodb-users' ? sharedBackend('mongodb') : sharedBackend('redis');
-    const options = { ...given, queue: given.queue ?? sharedBackend('redis'), store: given.store ?? sharedBackend('mongodb'), provider: given.provider ?? defaultProvider };
+    const options = { ...given, queue: given.queue ?? sharedBackend('redis'), store: given.store ?? sharedBackend('mongodb'), provider: given.provider ?? sharedOf(kind) };
     const dir = testDir('engine');
     const tag = randomBytes(4).toString('hex');
-    for (const sub of ['secrets', 'grants', 'contributions']) mkdirSync(join(dir, sub));
+    for (const sub of ['secrets', 'grants', 'contributions', ...(given.ledger ? ['grants-ledger'] : [])]) mkdirSync(join(dir, sub));
     const consumers: Consumer[] = Array.from({ length: options.consumers }, (_, i) => {
       const id = `c${String(i).padStart(4, '0')}`;
       return {
@@ -137,6 +148,7 @@ export class EngineFixture {
     line(join(dir, 'secrets/queue'), options.queue.admin.password);
     line(join(dir, 'secrets/store'), options.store.admin.password);
     line(join(dir, 'secrets/cache'), options.provider.admin.password);
+    const ledgerLines = given.ledger ? fixture.ledgerProvider(given.ledger.adapterKind, given.ledger.consumers) : [];
     const timing = Object.entries(options.timing ?? {}).map(([k, v]) => `  ${k}: ${v}`).join('\n');
     writeFileSync(
       join(dir, 'holdfast.yaml'),
@@ -166,10 +178,44 @@ export class EngineFixture {
         '    secretsRoot: grants',
         `    policy: ${FLAVORS[kind].policy(tag)}`,
         ...(options.providerLines ?? []).map((l) => `    ${l.replaceAll('{tag}', tag)}`),
+        ...ledgerLines,
       ].join('\n'),
     );
     fixture.config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
     return fixture;
+  }
+
+  /** Makes the `ledger` provider's consumers, grant secrets and contributions; returns its lines of configuration. */
+  private ledgerProvider(kind: ProviderKindName, count: number): string[] {
+    const server = sharedOf(kind);
+    this.ledgerConsumers = Array.from({ length: count }, (_, i) => {
+      const id = `l${String(i).padStart(4, '0')}`;
+      return { id, key: `ledger/${id}`, login: `t${this.tag}_${id}`, password: randomBytes(18).toString('base64url'), secretPath: join(this.dir, 'grants-ledger', `${id}.secret`) };
+    });
+    for (const c of this.ledgerConsumers) line(c.secretPath, c.password);
+    line(join(this.dir, 'secrets/ledger'), server.admin.password);
+    const items = this.ledgerConsumers.map((c) => `  - { id: ${c.id}, login: ${c.login}, secret: ../grants-ledger/${c.id}.secret, values: ${FLAVORS[kind].values(c, this.tag, '', [])} }`);
+    writeFileSync(join(this.dir, 'contributions/ledger.yaml'), count ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n');
+    this.ledgerKind = kind;
+    return [
+      '  - name: ledger',
+      `    adapter: ${kind}`,
+      '    admin:',
+      `      url: ${FLAVORS[kind].adminUrl(server)}`,
+      `      username: ${server.admin.username}`,
+      '      passwordFile: secrets/ledger',
+      '    contributions: contributions/ledger.yaml',
+      '    secretsRoot: grants-ledger',
+      `    policy: ${FLAVORS[kind].policy(this.tag)}`,
+    ];
+  }
+
+  private ledgerKind: ProviderKindName | undefined;
+
+  /** Authenticates a fresh connection to the `ledger` provider's server as one of its consumers. */
+  async canLoginToLedger(c: Consumer): Promise<boolean> {
+    if (!this.ledgerKind) throw new Error('no ledger provider');
+    return FLAVORS[this.ledgerKind].canLogin(sharedOf(this.ledgerKind), c, this.tag).catch(() => false);
   }
 
   /** Declares `consumers`, each with the key pattern `keys(c)` (default `<id>:*`) and the command rules `commands(c)`. */
@@ -246,7 +292,7 @@ export class EngineFixture {
 
   async allHeld(): Promise<boolean> {
     const status = await this.status();
-    return status.consumers.length === this.consumers.length && status.consumers.every((c) => c.state === 'held');
+    return status.consumers.length === this.consumers.length + this.ledgerConsumers.length && status.consumers.every((c) => c.state === 'held');
   }
 
   /**
@@ -259,7 +305,7 @@ export class EngineFixture {
     const records = await engine.store.list();
     const memos = await engine.coordination.checkMemos(records.map((r) => r._id));
     return (
-      records.length === this.consumers.length &&
+      records.length === this.consumers.length + this.ledgerConsumers.length &&
       records.every((r) => {
         const memo = memos.get(r._id);
         return r.machine.state === 'held' && memo?.epoch === r.rev && memo.deepAt !== null && memo.deepAt >= (r.appliedAt?.getTime() ?? 0);

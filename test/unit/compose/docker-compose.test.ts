@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
 import { loadConfig, parseListen } from '../../../src/config/load-config.js';
+import { loadContributions } from '../../../src/desired/load-contributions.js';
 import { refuseExposedDashboard } from '../../../src/http/listen-guard.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -96,6 +97,11 @@ describe('docker-compose.yml', () => {
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     expect(dockerfile).toContain('CMD ["run", "-c", "/etc/holdfast/holdfast.yaml", "--http", "0.0.0.0:9100"]');
     expect(dockerfile).toContain('http.passwordFile');
+
+    // every consumer it declares is accepted: its grant secret in the provider's own directory
+    const declared = await loadContributions(config.providers[0]!);
+    expect(declared.consumers.map((c) => [c.id, c.desired.problems])).toEqual(declared.consumers.map((c) => [c.id, []]));
+    expect(declared.consumers).toHaveLength(3);
   });
 
   it("checks holdfast's health with the dashboard's password, as the server wants it", async () => {

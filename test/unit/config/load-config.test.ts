@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -163,6 +163,7 @@ providers:
           adopt: false,
           reservedLogins: [],
           secretsRoot: undefined,
+          foreignSecretRoots: [{ provider: 'other', field: 'contributions', path: '/etc/holdfast' }],
         },
         {
           name: 'other',
@@ -185,6 +186,7 @@ providers:
           adopt: false,
           reservedLogins: [],
           secretsRoot: undefined,
+          foreignSecretRoots: [{ provider: 'cache', field: 'contributions', path: join(dir, 'contributions') }],
         },
       ],
     });
@@ -271,6 +273,43 @@ describe('loadConfig, provider keys for bad input', () => {
       rotationOverlapMs: 600_000,
       orphans: { prefix: 'app_', everyMs: 300_000, remove: false },
     });
+  });
+});
+
+describe("loadConfig, each provider's grant secrets apart", () => {
+  const second = (lines: string) => `  - name: ledger\n    adapter: fake\n    admin: { url: "redis://127.0.0.1:6390" }\n${lines}`;
+  const cacheRoot = (root: string) => `${MINIMAL}    secretsRoot: ${root}\n`;
+  const own = (path: string) => join(dir, path);
+
+  it("refuses a secretsRoot that is, lies inside or contains another provider's root, naming both providers and the field", async () => {
+    const shared = `${cacheRoot('grants')}${second('    contributions: contributions/ledger.yaml\n    secretsRoot: grants\n')}`;
+    expect(await problems(shared)).toEqual([
+      `${configPath}:${shared.split('\n').lastIndexOf('    secretsRoot: grants') + 1}: providers[1].secretsRoot: provider ledger's secretsRoot ${own('grants')} is also provider cache's secretsRoot (${own('grants')}): one provider's consumers could name the other's grant secrets; give each provider a directory of its own`,
+    ]);
+    const nested = `${cacheRoot('grants')}${second('    contributions: contributions/ledger.yaml\n    secretsRoot: grants/ledger\n')}`;
+    expect(await problems(nested)).toEqual([expect.stringContaining(`providers[1].secretsRoot: provider ledger's secretsRoot ${own('grants/ledger')} lies inside provider cache's secretsRoot (${own('grants')})`)]);
+    const around = `${cacheRoot('.')}${second('    contributions: ledger/ledger.yaml\n')}`;
+    expect(await problems(around)).toEqual([
+      expect.stringContaining(`${configPath}:${lineOf(around, 'secretsRoot: .')}: providers[0].secretsRoot: provider cache's secretsRoot ${dir} contains provider ledger's contributions file's directory (${own('ledger')})`),
+    ]);
+    const intoContributions = `${cacheRoot('contributions/grants')}${second('    contributions: contributions/ledger.yaml\n')}`;
+    expect(await problems(intoContributions)).toEqual([expect.stringContaining(`provider cache's secretsRoot ${own('contributions/grants')} lies inside provider ledger's contributions file's directory (${own('contributions')})`)]);
+  });
+
+  it('refuses two secretsRoots that are one directory through a symlink', async () => {
+    mkdirSync(own('grants'));
+    symlinkSync(own('grants'), own('alias'));
+    const aliased = `${cacheRoot('grants')}${second('    contributions: contributions/ledger.yaml\n    secretsRoot: alias\n')}`;
+    expect(await problems(aliased)).toEqual([expect.stringContaining(`providers[1].secretsRoot: provider ledger's secretsRoot ${own('alias')} is also provider cache's secretsRoot (${own('grants')})`)]);
+  });
+
+  it("gives each provider the others' roots: a shared contributions directory is allowed, and holds neither's secrets", async () => {
+    const apart = `${cacheRoot('grants/cache')}${second('    contributions: contributions/ledger.yaml\n    secretsRoot: grants/ledger\n')}`;
+    const config = await load(apart);
+    expect(config.providers.map((p) => p.foreignSecretRoots)).toEqual([
+      [{ provider: 'ledger', field: 'contributions', path: own('contributions') }, { provider: 'ledger', field: 'secretsRoot', path: own('grants/ledger') }],
+      [{ provider: 'cache', field: 'contributions', path: own('contributions') }, { provider: 'cache', field: 'secretsRoot', path: own('grants/cache') }],
+    ]);
   });
 });
 

@@ -45,6 +45,7 @@ function provider(more: Partial<ProviderConfig> = {}): ProviderConfig {
     secretsRoot: undefined,
     adopt: false,
     reservedLogins: [],
+    foreignSecretRoots: [],
     ...more,
   };
 }

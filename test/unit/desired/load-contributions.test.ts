@@ -35,7 +35,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function provider(path = file, secretsRoot?: string): ProviderConfig {
+function provider(path = file, secretsRoot?: string, foreignSecretRoots: ProviderConfig['foreignSecretRoots'] = []): ProviderConfig {
   return {
     name: 'cache',
     adapter: fakeKind,
@@ -46,14 +46,15 @@ function provider(path = file, secretsRoot?: string): ProviderConfig {
     management: 'manage',
     removalGuard: { share: 0.25, floor: 2 },
     secretsRoot,
+    foreignSecretRoots,
     adopt: false,
     reservedLogins: [],
   };
 }
 
-async function load(yaml: string, secretsRoot?: string) {
+async function load(yaml: string, secretsRoot?: string, foreign: ProviderConfig['foreignSecretRoots'] = []) {
   writeFileSync(file, yaml);
-  return loadContributions(provider(file, secretsRoot));
+  return loadContributions(provider(file, secretsRoot, foreign));
 }
 
 /** The problems a user sees, one per line, when the file is refused. */
@@ -140,6 +141,32 @@ describe('loadContributions', () => {
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }
+  });
+
+  it("rejects a grant secret in another provider's directory, even one that is also this provider's, and a symlink into one", async () => {
+    for (const sub of ['grants', 'grants/ledger', 'ledger-grants']) mkdirSync(join(dir, sub));
+    writeFileSync(join(dir, 'ledger-grants/billing.secret'), 'a-ledger-password\n');
+    symlinkSync(join(dir, 'ledger-grants/billing.secret'), join(dir, 'grants/link.secret'));
+    const foreign = [
+      { provider: 'ledger', field: 'contributions' as const, path: dir }, // the ledger's contributions beside the cache's
+      { provider: 'ledger', field: 'secretsRoot' as const, path: join(dir, 'ledger-grants') },
+    ];
+    const yaml = `consumers:
+  - { id: a, login: app_a, secret: grants/a.secret }
+  - { id: b, login: app_b, secret: ledger-grants/billing.secret }
+  - { id: c, login: app_c, secret: grants/link.secret }
+`;
+    const grants = join(dir, 'grants');
+    // the shared directory holds no secret of either: only the cache's own secretsRoot does
+    const shared = await load(yaml, grants, foreign);
+    const problems = Object.fromEntries(shared.consumers.map((c) => [c.id, c.desired.problems]));
+    expect(problems.a).toEqual([`${file}:2: consumers[0].secret: "grants/a.secret" is in ${dir}, provider ledger's contributions file's directory: no grant secret of one provider may be in another's directory`]);
+    expect(problems.b?.[0]).toContain(`"ledger-grants/billing.secret" is in ${dir}, provider ledger's contributions file's directory`);
+    const apart = await load(yaml, grants, foreign.slice(1));
+    const kept = Object.fromEntries(apart.consumers.map((c) => [c.id, c.desired.problems]));
+    expect(kept.a).toEqual([]);
+    expect(kept.b).toEqual([`${file}:3: consumers[1].secret: "ledger-grants/billing.secret" is in ${join(dir, 'ledger-grants')}, provider ledger's secretsRoot: no grant secret of one provider may be in another's directory`]);
+    expect(kept.c).toEqual([`${file}:4: consumers[2].secret: "grants/link.secret" is a symlink to ${join(dir, 'ledger-grants/billing.secret')}, in ${join(dir, 'ledger-grants')}, provider ledger's secretsRoot: no grant secret of one provider may be in another's directory`]);
   });
 
   it('accepts `consumers: []` as declaring none', async () => {
