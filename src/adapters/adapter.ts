@@ -123,6 +123,11 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * keys) are scrubbed by the adapter's own calls, which know the salt.
    */
   readonly secretForms?: (password: string) => readonly string[];
+  /**
+   * The login {@link connect} uses when the admin connection names none (Redis: `default`,
+   * PostgreSQL: `postgres`); absent when the backend has none. No consumer may have it then.
+   */
+  readonly defaultAdminLogin?: string;
   /** Opens the admin connection (lazily; a backend that is down does not make this throw), acting for `ownership`'s provider. */
   connect(admin: AdminConnection, ownership: Ownership): Adapter<Values>;
 }

@@ -43,6 +43,8 @@ export interface ProviderConfig {
   loginPrefix?: string | undefined;
   /** Logins no consumer may have: the provider's admin, the queue's and the store's users, `default`, holdfast's own. */
   reservedLogins: readonly string[];
+  /** Why each of {@link reservedLogins} is reserved, in words for a refusal (`is the admin login of provider cache`); absent: `is reserved`. */
+  reservedReasons?: ReadonlyMap<string, string> | undefined;
   /** Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for. */
   orphans?: OrphanPolicy | undefined;
 }

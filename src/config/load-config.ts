@@ -68,6 +68,8 @@ import { durationSchema, formatDuration } from './duration.js';
 import { readSecretFile } from '../secrets/secret-file.js';
 import type { Environment } from './environment.js';
 import { nameSchema } from './names.js';
+import { backendOverlaps } from './backend-overlap.js';
+import { reservedLogins } from './reserved-logins.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
 
 export interface LoadConfigOptions {
@@ -112,8 +114,10 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   if (!parsed.ok || problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
   const config = parsed.value;
 
+  problems.push(...backendOverlaps(source, config.providers));
   const providers = config.providers.map((provider, index) => {
     const timing = resolveTiming(source, provider, index, config.defaults, problems);
+    const reserved = reservedLogins({ provider, queueUsername: config.queue.username, storeUsername: config.store.username });
     return {
       name: provider.name,
       adapter: provider.adapter,
@@ -131,7 +135,8 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       secretsRoot: provider.secretsRoot,
       adopt: provider.adopt,
       ...(provider.loginPrefix !== undefined ? { loginPrefix: provider.loginPrefix } : {}),
-      reservedLogins: [],
+      reservedLogins: reserved.logins,
+      reservedReasons: reserved.reasons,
       ...(provider.rotationOverlap !== undefined ? { rotationOverlapMs: provider.rotationOverlap } : {}),
       ...(provider.orphans ? { orphans: { prefix: provider.orphans.prefix, everyMs: provider.orphans.every, remove: provider.orphans.remove } } : {}),
     };

@@ -160,7 +160,13 @@ providers:
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
           adopt: false,
-          reservedLogins: [],
+          // no consumer may be the provider's admin, the queue's or the store's user, or `default`
+          reservedLogins: ['default', 'queue-user', 'admin'],
+          reservedReasons: new Map([
+            ['default', 'is the admin login of provider cache'],
+            ['queue-user', "is the login of holdfast's queue (queue.username)"],
+            ['admin', "is the login of holdfast's record store (store.username)"],
+          ]),
           secretsRoot: undefined,
         },
         {
@@ -181,7 +187,12 @@ providers:
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
           adopt: false,
-          reservedLogins: [],
+          reservedLogins: ['queue-user', 'admin', 'default'],
+          reservedReasons: new Map([
+            ['queue-user', "is the login of holdfast's queue (queue.username)"],
+            ['admin', "is the login of holdfast's record store (store.username)"],
+            ['default', "is the backends' built-in user (Redis's default), reserved on every provider"],
+          ]),
           secretsRoot: undefined,
         },
       ],
