@@ -15,8 +15,7 @@
  * Any problem with the file rejects all of it, so a truncated or mistyped file never removes a
  * consumer. A consumer that asks for more than the provider's policy allows is rejected alone.
  */
-import { realpath } from 'node:fs/promises';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.js';
 import { invalidFile, YamlSource } from '../config/yaml-source.js';
@@ -24,6 +23,7 @@ import { sha256Hex } from '../secrets/sha256.js';
 import { canonicalJson } from './canonical-json.js';
 import { nameSchema } from '../config/names.js';
 import { consumerKey, type DesiredState } from './consumer-spec.js';
+import { consumerProblems, rootsOf } from './consumer-problems.js';
 
 const fileSchema = z.strictObject({ consumers: z.array(z.unknown()) });
 const consumerSchema = z.strictObject({
@@ -63,36 +63,14 @@ export async function loadContributions(provider: ProviderConfig): Promise<Desir
   if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, problems);
 
   const dir = dirname(file);
-  const roots = [dir, ...(provider.secretsRoot === undefined ? [] : [provider.secretsRoot])];
-  const realRoots = await Promise.all(roots.map((root) => realpath(root).catch(() => root)));
+  const roots = await rootsOf(provider);
   // Every item passed, so `index` is also the item's place in the file.
   const declared = await Promise.all(consumers.map(async ({ id, login, secret, values }, index) => {
     const at = source.at(['consumers', index]);
     const secretPath = resolve(dir, secret);
-    const problems = provider.adapter.violations({ id, login, values }, provider.policy).map((v) => `${at}: ${v}`);
-    const outside = await secretOutside(secretPath, roots, realRoots);
-    if (outside) problems.push(source.problem(['consumers', index, 'secret'], `${JSON.stringify(secret)} ${outside}`));
+    const problems = await consumerProblems(source, provider, index, { id, login, secret, secretPath, values }, roots);
     const specHash = sha256Hex(canonicalJson({ login, values, secretPath }));
     return { key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } };
   }));
   return { provider: provider.name, consumers: declared };
 }
-
-function inside(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
-}
-
-/**
- * Why a grant secret's path leaves where grant secrets may be (the contributions file's
- * directory, the provider's `secretsRoot`), or undefined when it does not. A file that exists
- * is judged where its symlinks lead; one that does not yet, by its path.
- */
-async function secretOutside(path: string, roots: readonly string[], realRoots: readonly string[]): Promise<string | undefined> {
-  const where = roots.length > 1 ? `the contributions file's directory or the provider's secretsRoot (${roots.slice(1).join(', ')})` : "the contributions file's directory (give the provider a secretsRoot to allow another)";
-  if (!roots.some((root) => inside(path, root))) return `leaves ${where}`;
-  const real = await realpath(path).catch(() => undefined);
-  if (real !== undefined && !realRoots.some((root) => inside(real, root))) return `is a symlink to ${real}, outside ${where}`;
-  return undefined;
-}
-
