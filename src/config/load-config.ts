@@ -55,6 +55,12 @@
  *                                       # password is accepted beside the new one this long
  *     orphans: { prefix: app_, every: 5m, remove: false }  # optional: logins under prefix
  *                                       # that no consumer claims are reported (removed if remove)
+ *     loginPrefix: cache_               # optional: every consumer's login must start with it; two
+ *                                       # providers on one server need one each, neither a prefix of the other
+ *     adopt: false                      # optional: true takes over logins this provider did not make
+ *                                       # (said at start-up)
+ *                                       # No consumer may have the admin's login, the queue's or the
+ *                                       # store's, or `default`.
  *     verifyEvery: 10s                  # any timing key overrides defaults
  * ```
  */
