@@ -163,4 +163,28 @@ describe('jobs written into the queue by hand', () => {
     expect(notHoldfasts(f)).toHaveLength(1);
     expect(notHoldfasts(f)[0]!.msg).toContain("its ticket is not sealed by holdfast: not used, the consumer's record is read instead");
   });
+
+  it('a command job may carry only what a command sends: a REMOVE or a DESIRED by hand, or a job naming no consumer, is dropped, counted and said once', async () => {
+    const f = await fixture({ consumers: 2, timing });
+    const metrics = new Metrics();
+    await f.start(undefined, undefined, { metrics });
+    await f.until('every consumer held', () => f.allHeld());
+    const [victim] = f.consumers as [Consumer];
+    const queue = byHand(f);
+    const ids = [
+      (await queue.add(`${victim.key} command remove`, { key: victim.key, kind: 'command', event: { type: 'REMOVE' } })).id,
+      (await queue.add(`${victim.key} command desired`, { key: victim.key, kind: 'command', event: { type: 'DESIRED', specHash: 'f'.repeat(64) } })).id,
+      (await queue.add('no consumer', { key: 42, kind: 'command', event: { type: 'CHECK_NOW' } })).id,
+    ];
+
+    await f.until('the jobs taken by the worker', () => processed(queue, ids));
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await f.canLogin(victim)).toBe(true);
+    const status = await f.status();
+    expect(status.healthy).toBe(true);
+    expect(status.consumers.map((c) => c.state)).toEqual(['held', 'held']);
+    expect(await rejected(metrics, 'not-a-holdfast-job')).toBe(3);
+    expect(notHoldfasts(f)).toHaveLength(1);
+    expect(notHoldfasts(f)[0]!.msg).toContain('it asks for an event no command sends ("REMOVE"): dropped');
+  });
 });
