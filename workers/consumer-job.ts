@@ -8,6 +8,11 @@
  *   what changed (before any effect but a check), **performs** the effect the machine asks
  *   for and **feeds back** its result, until the machine rests; then the wait it asks for
  *   becomes a job carrying the new revision.
+ *
+ * A job holdfast did not write is dropped first, or its ticket not used (`job-trust.ts`); and
+ * before any apply or removal, the spec acted on is checked against its provider's
+ * configuration (`spec-guard.ts`): a spec it refuses is an `APPLY_REFUSED`, a removal it refuses
+ * leaves the login alone.
  */
 import { randomUUID } from 'node:crypto';
 import type { ConsumerEvent, EffectType } from '../machines/consumer-events.js';
@@ -25,6 +30,8 @@ import { verifyDelay } from '../machines/delays.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { RecordDraft, type DraftDeps } from './record-draft.js';
+import type { JobTrust } from './job-trust.js';
+import { guardSpec } from './spec-guard.js';
 import { lastCheckOf, memoOf, routineCheck, type PerformedCheck } from './routine-check.js';
 
 /** Time added to an effect's deadline for the lock (and the record's effect horizon) that covers it. */
@@ -35,6 +42,8 @@ export interface JobDeps extends DraftDeps {
   coordination: DraftDeps['coordination'] & Pick<Coordination, 'claim' | 'extend' | 'release'>;
   providers: ReadonlyMap<string, ProviderRuntime>;
   effects: Effects;
+  /** Judges what a job may be taken at its word for (see `job-trust.ts`). */
+  trust: JobTrust;
   logger: Logger;
   /** Whether the record store is known not to answer: then no consumer is acted on (see `src/store/store-watch.ts`). */
   storeDown?: () => boolean;
@@ -50,7 +59,9 @@ export type JobOutcome =
   | { kind: 'again'; at: Date }
   /** Another worker acts on the consumer (or did, and its effect's deadline is not over): try again at `at`. */
   | { kind: 'busy'; at: Date }
-  | { kind: 'stale' | 'absent' | 'unknown-provider' };
+  | { kind: 'stale' | 'absent' | 'unknown-provider' }
+  /** Not written by holdfast: dropped (see `job-trust.ts`). */
+  | { kind: 'rejected' };
 
 const BUSY_RETRY_MS = 250;
 
@@ -65,6 +76,8 @@ function askedOf(event: ConsumerEvent): Asked {
 }
 
 export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promise<JobOutcome> {
+  const trust = deps.trust.judge(job);
+  if (trust === 'none') return { kind: 'rejected' };
   const providerName = job.key.slice(0, job.key.indexOf('/'));
   const provider = deps.providers.get(providerName);
   if (!provider) {
@@ -81,7 +94,7 @@ export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promi
   try {
     if (job.kind === 'timer' && claim.rev !== null && claim.rev > job.epoch) return { kind: 'stale' };
     let performed: PerformedCheck | undefined;
-    if (job.kind === 'timer' && claim.rev === job.epoch) {
+    if (job.kind === 'timer' && claim.rev === job.epoch && trust === 'whole') {
       // a routine check is due one wait after the last: how late it began (in process, from what the lock told)
       if (claim.memo && job.wait === 'verify') deps.observer?.lateness?.(providerName, deps.now().getTime() - claim.memo.at - verifyDelay(job.key, provider.config.timing));
       const routine = await routineCheck(job, provider, claim.memo, deps.effects, deps.now);
@@ -185,12 +198,22 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
 
   let snapshot: ConsumerSnapshot = restore(provider.machine, read.consumer);
   let performed = options.performed;
+  /** Why a removal left the login on the backend, if it did. */
+  let leftBehind: string | undefined;
   /** Performs the effect the machine asks for (persisting first, but for a check) and returns its result. */
   const perform = async (effect: EffectType): Promise<ConsumerEvent> => {
     if (!(await options.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${job.key} before ${effect}`);
     if (deps.storeDown?.()) throw new HoldfastError('STORE_UNAVAILABLE', `the record store stopped answering before the ${effect} of ${job.key}; put back until it answers`);
     const input = { key: job.key, provider, spec: draft.desired, context: snapshot.context };
     if (effect !== 'check') {
+      // the policy, checked where rights are applied: on the spec about to be applied or removed
+      const verdict = guardSpec(provider, job.key, draft.desired, effect);
+      if ('refusal' in verdict) {
+        if (effect === 'apply') return { type: 'APPLY_REFUSED', error: verdict.refusal };
+        leftBehind = verdict.refusal; // not this consumer's to remove: the backend is not asked
+        return { type: 'REMOVED' };
+      }
+      input.spec = { ...draft.desired, values: verdict.values };
       const problem = effect === 'apply' ? await deps.effects.secretProblem(draft.desired, provider) : null;
       if (problem) return problem; // nothing attempted: nothing to write down before it
       // an observe-only provider's apply only asks: nothing to write down before it either
@@ -232,12 +255,16 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
   if (snapshot.status === 'done') {
     await draft.delete();
     const management = provider.config.management;
-    log.info(
-      { from: draft.state, to: 'removed' },
-      management === 'manage'
-        ? `${draft.state} → removed: login ${draft.desired.login} is gone from ${provider.config.name}; record deleted`
-        : `${draft.state} → removed: no longer managed; login ${draft.desired.login} left on ${provider.config.name} (management: ${management}); record deleted`,
-    );
+    const name = provider.config.name;
+    if (leftBehind !== undefined) log.warn({ from: draft.state, to: 'removed' }, `${draft.state} → removed: login ${draft.desired.login} left on ${name}, not removed: ${leftBehind}; record deleted`);
+    else {
+      log.info(
+        { from: draft.state, to: 'removed' },
+        management === 'manage'
+          ? `${draft.state} → removed: login ${draft.desired.login} is gone from ${name}; record deleted`
+          : `${draft.state} → removed: no longer managed; login ${draft.desired.login} left on ${name} (management: ${management}); record deleted`,
+      );
+    }
     return { kind: 'done' };
   }
   await draft.save(snapshot, null);

@@ -126,6 +126,11 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    */
   readonly secretForms?: (password: string) => readonly string[];
   /**
+   * The login {@link connect} uses when the admin connection names none (Redis: `default`,
+   * PostgreSQL: `postgres`); absent when the backend has none. No consumer may have it then.
+   */
+  readonly defaultAdminLogin?: string;
+  /**
    * Opens the admin connection (lazily; a backend that is down does not make this throw), acting
    * for `ownership`'s provider. `policy` is the provider's (validated): what an adapter enforces
    * where rights are applied (Redis: the deny list after every consumer's rules); without it,

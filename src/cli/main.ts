@@ -3,7 +3,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import type { CommandEvent } from '../../machines/consumer-events.js';
+import type { JobCommand } from '../queue/consumer-queue.js';
 import { parseListen } from '../config/load-config.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import { processScrubber } from './load.js';
@@ -79,7 +79,7 @@ command('worker', 'run a worker only (more workers for the same queue and store)
   });
 
 /** Commands that send one consumer an event, which a running worker acts on. */
-const SENDS: ReadonlyArray<[name: string, description: string, event: CommandEvent]> = [
+const SENDS: ReadonlyArray<[name: string, description: string, event: JobCommand]> = [
   ['check', 'ask the backend about one consumer now (e.g. cache/photos)', { type: 'CHECK_NOW' }],
   ['reapply', 'apply one consumer again now', { type: 'REAPPLY' }],
   ['suspend', 'leave one consumer as it is: not checked, not applied, until resumed', { type: 'SUSPEND' }],

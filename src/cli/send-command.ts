@@ -1,14 +1,14 @@
 /** `holdfast check <consumer>` and `holdfast reapply <consumer>`: a command event for one consumer. */
-import type { CommandEvent } from '../../machines/consumer-events.js';
 import { connectStore } from '../engine/engine.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
-import { ConsumerQueue } from '../queue/consumer-queue.js';
+import { ConsumerQueue, type JobCommand } from '../queue/consumer-queue.js';
+import { JobSeal } from '../queue/job-seal.js';
 import { load } from './load.js';
 
-export async function sendCommand(consumer: string, event: CommandEvent, options: { config?: string }): Promise<void> {
+export async function sendCommand(consumer: string, event: JobCommand, options: { config?: string }): Promise<void> {
   const { config } = await load(options.config);
   const { client, store } = await connectStore(config);
-  const queue = new ConsumerQueue(config.queue);
+  const queue = new ConsumerQueue({ ...config.queue, seal: new JobSeal(config.fingerprintKey) });
   try {
     if (!(await store.get(consumer))) {
       const known: string[] = [];

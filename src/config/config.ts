@@ -50,6 +50,8 @@ export interface ProviderConfig {
   reservedLogins: readonly string[];
   /** A larger contributions file is refused unread (`sync.contributionsMaxBytes`; absent: 64 MiB). */
   contributionsMaxBytes?: number | undefined;
+  /** Why each of {@link reservedLogins} is reserved, in words for a refusal (`is the admin login of provider cache`); absent: `is reserved`. */
+  reservedReasons?: ReadonlyMap<string, string> | undefined;
   /** Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for. */
   orphans?: OrphanPolicy | undefined;
 }

@@ -62,6 +62,12 @@
  *                                       # password is accepted beside the new one this long
  *     orphans: { prefix: app_, every: 5m, remove: false }  # optional: logins under prefix
  *                                       # that no consumer claims are reported (removed if remove)
+ *     loginPrefix: cache_               # optional: every consumer's login must start with it; two
+ *                                       # providers on one server need one each, neither a prefix of the other
+ *     adopt: false                      # optional: true takes over logins this provider did not make
+ *                                       # (said at start-up)
+ *                                       # No consumer may have the admin's login, the queue's or the
+ *                                       # store's, or `default`.
  *     verifyEvery: 10s                  # any timing key overrides defaults
  * ```
  */
@@ -78,6 +84,8 @@ import { DEFAULT_CONTRIBUTIONS_MAX_BYTES, sizeSchema } from './size.js';
 import { readSecretFile } from '../secrets/secret-file.js';
 import type { Environment } from './environment.js';
 import { nameSchema } from './names.js';
+import { backendOverlaps } from './backend-overlap.js';
+import { reservedLogins } from './reserved-logins.js';
 import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
 
@@ -123,8 +131,10 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   if (!parsed.ok || problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
   const config = parsed.value;
 
+  problems.push(...backendOverlaps(source, config.providers));
   const providers = config.providers.map((provider, index) => {
     const timing = resolveTiming(source, provider, index, config.defaults, problems);
+    const reserved = reservedLogins({ provider, queueUsername: config.queue.username, storeUsername: config.store.username });
     return {
       name: provider.name,
       adapter: provider.adapter,
@@ -144,7 +154,8 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       foreignSecretRoots: foreignSecretRoots(config.providers, index),
       adopt: provider.adopt,
       ...(provider.loginPrefix !== undefined ? { loginPrefix: provider.loginPrefix } : {}),
-      reservedLogins: [],
+      reservedLogins: reserved.logins,
+      reservedReasons: reserved.reasons,
       ...(provider.rotationOverlap !== undefined ? { rotationOverlapMs: provider.rotationOverlap } : {}),
       ...(provider.orphans ? { orphans: { prefix: provider.orphans.prefix, everyMs: provider.orphans.every, remove: provider.orphans.remove } } : {}),
     };

@@ -21,13 +21,13 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.js';
 import { invalidFile, YamlSource } from '../config/yaml-source.js';
-import { resolveRoots, secretPathProblem, secretRootsOf } from '../secrets/secret-roots.js';
 import { sha256Hex } from '../secrets/sha256.js';
 import { canonicalJson } from './canonical-json.js';
 import { nameSchema } from '../config/names.js';
 import { consumerKey, type DesiredState } from './consumer-spec.js';
 import { consumerItemShape } from './consumer-item.js';
 import { contributionsLimit } from './contributions-limit.js';
+import { consumerProblems, rootsOf } from './consumer-problems.js';
 
 const fileSchema = z.strictObject({ consumers: z.array(z.unknown()) });
 const consumerSchema = z.strictObject({
@@ -71,15 +71,12 @@ export async function loadContributions(provider: ProviderConfig): Promise<Desir
   if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, problems);
 
   const dir = dirname(file);
-  const roots = secretRootsOf(provider);
-  const realRoots = await resolveRoots(roots);
+  const roots = await rootsOf(provider);
   // Every item passed, so `index` is also the item's place in the file.
   const declared = await Promise.all(consumers.map(async ({ id, login, secret, values }, index) => {
     const at = source.at(['consumers', index]);
     const secretPath = resolve(dir, secret);
-    const problems = provider.adapter.violations({ id, login, values }, provider.policy).map((v) => `${at}: ${v}`);
-    const outside = await secretPathProblem(secretPath, roots, realRoots);
-    if (outside) problems.push(source.problem(['consumers', index, 'secret'], `${JSON.stringify(secret)} ${outside}`));
+    const problems = await consumerProblems(source, provider, index, { id, login, secret, secretPath, values }, roots);
     const specHash = sha256Hex(canonicalJson({ login, values, secretPath }));
     return { key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } };
   }));

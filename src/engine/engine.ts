@@ -7,6 +7,7 @@
 import { connectCoordination, connectStore } from './connect.js';
 import { ConsumerWorker } from '../../workers/consumer-worker.js';
 import { createEffects } from '../../workers/effects.js';
+import { JobTrust } from '../../workers/job-trust.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
 import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
 import type { Adapter } from '../adapters/adapter.js';
@@ -16,6 +17,7 @@ import { DesiredSync } from '../desired/desired-sync.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
+import { JobSeal } from '../queue/job-seal.js';
 import type { Coordination } from '../queue/coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
 import { observedEffects } from '../../workers/observed-effects.js';
@@ -61,6 +63,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   scrubber.add(...configSecrets(config));
   // each adapter's derived forms of a password (Redis: its SHA-256) are scrubbed wherever a password is
   scrubber.learn(...config.providers.flatMap((p) => (p.adapter.secretForms ? [p.adapter.secretForms] : [])));
+  for (const p of config.providers.filter((provider) => provider.adopt)) {
+    logger.warn(
+      { provider: p.name },
+      `provider ${p.name} has adopt: true: it takes over logins on its backend that it did not make (that carry no mark of its own), ` +
+        'giving them the password and rights its consumers declare; set adopt: false once they are marked',
+    );
+  }
   const closing: Array<() => Promise<unknown>> = [];
   const close = async () => {
     for (const step of closing.splice(0).reverse()) await step().catch(() => undefined);
@@ -69,7 +78,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   try {
     const { client, store } = await connectStore(config);
     closing.push(() => client.close());
-    const queue = new ConsumerQueue(config.queue);
+    const seal = new JobSeal(config.fingerprintKey);
+    const queue = new ConsumerQueue({ ...config.queue, seal });
     closing.push(() => queue.close());
     const { redis, coordination } = connectCoordination(config);
     const storeWatch = new StoreWatch(client.db(config.store.database), {
@@ -131,7 +141,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     };
     const worker = options.roles.worker
       ? new ConsumerWorker(
-          { store, queue, coordination, providers, effects, logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) },
+          { store, queue, coordination, providers, effects, trust: new JobTrust(seal, logger, metrics), logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) },
           { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot },
           logger,
         )

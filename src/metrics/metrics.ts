@@ -17,6 +17,8 @@ export interface WorkObserver {
   transition(provider: string, transition: HistoryEntry, history: readonly HistoryEntry[]): void;
   /** A due check began `ms` after it was due. */
   lateness(provider: string, ms: number): void;
+  /** A job holdfast did not write was dropped (or its ticket not used), for `reason`. */
+  jobRejected(reason: string): void;
 }
 
 /** Sources read when scraped. */
@@ -49,6 +51,7 @@ export class Metrics implements WorkObserver {
   private readonly blocked: Counter<'provider'>;
   private readonly couldNotAsk: Counter<'provider'>;
   private readonly late: Histogram<'provider'>;
+  private readonly rejected: Counter<'reason'>;
   private sources: ScrapeSources | undefined;
 
   constructor() {
@@ -71,6 +74,12 @@ export class Metrics implements WorkObserver {
       help: 'How late due checks began',
       labelNames: ['provider'],
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300],
+      registers,
+    });
+    this.rejected = new Counter({
+      name: 'holdfast_jobs_rejected_total',
+      help: 'Jobs holdfast did not write, by reason: a desired spec not sealed (dropped), a ticket not sealed (not used), a command no command sends (dropped)',
+      labelNames: ['reason'],
       registers,
     });
     const read = () => {
@@ -121,6 +130,10 @@ export class Metrics implements WorkObserver {
 
   lateness(provider: string, ms: number): void {
     this.late.observe({ provider }, Math.max(0, ms) / 1000);
+  }
+
+  jobRejected(reason: string): void {
+    this.rejected.inc({ reason });
   }
 
   async text(): Promise<string> {

@@ -1,7 +1,9 @@
 /**
  * The jobs that drive consumers. A job carries one event for one consumer and never a
  * secret. Job ids are deterministic where a duplicate must collapse: a wait is
- * `<key>@<epoch>`, so a sweep can re-create a lost one without doubling it.
+ * `<key>@<epoch>`, so a sweep can re-create a lost one without doubling it. What a worker would
+ * otherwise take on a job's word (a desired spec, a routine check's ticket) is sealed (see
+ * `job-seal.ts`); a command job carries only an event a person may send, a redo job a revision.
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { CommandEvent } from '../../machines/consumer-events.js';
@@ -9,6 +11,7 @@ import type { WaitName } from '../../machines/machine-step.js';
 import type { RedisConnectionConfig } from '../config/config.js';
 import { bullConnection } from './bull-connection.js';
 import type { DesiredSpec, MachineRecord, TimerRecord } from '../store/consumer-record.js';
+import type { JobSeal } from './job-seal.js';
 
 /**
  * What a wait's job carries so that a routine check needs no store read: the consumer at the
@@ -23,14 +26,18 @@ export interface CheckTicket {
 }
 
 export type ConsumerJobData =
-  /** A wait the machine asked for has ended; stale unless `epoch` is the record's revision. */
-  | { key: string; kind: 'timer'; epoch: number; wait: WaitName; ticket: CheckTicket }
-  /** What the contributions declare for the consumer (null: no longer declared), as the sync read it at `at` (ms). */
-  | { key: string; kind: 'desired'; at: number; desired: DesiredSpec | null }
+  /** A wait the machine asked for has ended; stale unless `epoch` is the record's revision. `seal`: the ticket's. */
+  | { key: string; kind: 'timer'; epoch: number; wait: WaitName; ticket: CheckTicket; seal: string }
+  /** What the contributions declare for the consumer (null: no longer declared), as the sync read it at `at` (ms); `seal`: its. */
+  | { key: string; kind: 'desired'; at: number; desired: DesiredSpec | null; seal: string }
   /** A command from the CLI or the API. */
-  | { key: string; kind: 'command'; event: CommandEvent }
+  | { key: string; kind: 'command'; event: JobCommand }
   /** The record was found mid-effect at revision `rev`, past its deadline: its worker died. */
   | { key: string; kind: 'redo'; rev: number };
+
+/** The events a command job may carry: what `holdfast check`, `reapply`, `suspend` and `resume` (and a provider's recovery) send. */
+export const JOB_COMMANDS = ['CHECK_NOW', 'REAPPLY', 'SUSPEND', 'RESUME'] as const;
+export type JobCommand = Extract<CommandEvent, { type: (typeof JOB_COMMANDS)[number] }>;
 
 /** A wait to schedule: the record's timer and the ticket its job carries. */
 export interface ScheduledWait {
@@ -59,7 +66,11 @@ export function waitJobId(key: string, epoch: number): string {
 export class ConsumerQueue {
   readonly queue: Queue<ConsumerJobData>;
 
-  constructor(options: { connection: RedisConnectionConfig; prefix: string; name: string }) {
+  private readonly seal: JobSeal;
+
+  /** `seal` seals what the jobs this queue adds carry (made from the fingerprint key). */
+  constructor(options: { connection: RedisConnectionConfig; prefix: string; name: string; seal: JobSeal }) {
+    this.seal = options.seal;
     this.queue = new Queue<ConsumerJobData>(options.name, {
       connection: bullConnection(options.connection),
       prefix: options.prefix,
@@ -73,7 +84,7 @@ export class ConsumerQueue {
     await this.queue.addBulk(
       waits.map(({ key, timer, ticket }) => ({
         name: `${key} timer ${timer.wait}`,
-        data: { key, kind: 'timer' as const, epoch: timer.epoch, wait: timer.wait, ticket },
+        data: { key, kind: 'timer' as const, epoch: timer.epoch, wait: timer.wait, ticket, seal: this.seal.ticket(key, timer.epoch, timer.wait, ticket) },
         opts: { jobId: waitJobId(key, timer.epoch), delay: Math.max(0, timer.dueAt.getTime() - now.getTime()) },
       })),
     );
@@ -85,19 +96,19 @@ export class ConsumerQueue {
     await this.queue.addBulk(
       entries.map(({ key, desired }) => ({
         name: `${key} sync ${desired === null ? 'undeclared' : 'declared'}`,
-        data: { key, kind: 'desired' as const, at, desired },
+        data: { key, kind: 'desired' as const, at, desired, seal: this.seal.desired(key, at, desired) },
         opts: { jobId: `${key}@desired-${at}` },
       })),
     );
   }
 
   /** Sends a command event now. */
-  async send(key: string, event: CommandEvent): Promise<void> {
+  async send(key: string, event: JobCommand): Promise<void> {
     await this.queue.add(`${key} command ${commandName(event)}`, { key, kind: 'command', event });
   }
 
   /** Sends a command event to many consumers, each after its own delay (ms). */
-  async sendLater(entries: ReadonlyArray<{ key: string; delayMs: number }>, event: CommandEvent): Promise<void> {
+  async sendLater(entries: ReadonlyArray<{ key: string; delayMs: number }>, event: JobCommand): Promise<void> {
     for (let i = 0; i < entries.length; i += 1000) {
       await this.queue.addBulk(
         entries.slice(i, i + 1000).map(({ key, delayMs }) => ({

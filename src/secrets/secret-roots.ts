@@ -65,19 +65,6 @@ export function misplacedInWords(where: Misplaced): string {
   return `in ${path}, provider ${provider}'s ${what}: no grant secret of one provider may be in another's directory`;
 }
 
-/**
- * Why the grant secret at `path` (absolute, as written) is no place for one of the provider's,
- * in words, or undefined when it is one. A file that exists is also judged where its symlinks
- * lead, against `realRoots` (`roots` resolved); one that does not yet, by its path.
- */
-export async function secretPathProblem(path: string, roots: SecretRoots, realRoots: SecretRoots): Promise<string | undefined> {
-  const written = misplaced(path, roots);
-  if (written) return 'outside' in written ? `leaves ${written.outside}` : `is ${misplacedInWords(written)}`;
-  const real = await realpath(path).catch(() => undefined);
-  const led = real === undefined ? undefined : misplaced(real, realRoots);
-  return led ? `is a symlink to ${real}, ${misplacedInWords(led)}` : undefined;
-}
-
 /** `roots` with every directory resolved to where its symlinks lead (a directory that does not exist yet, as written). */
 export async function resolveRoots(roots: SecretRoots, resolve: (path: string) => Promise<string> = realOrAsWritten): Promise<SecretRoots> {
   const [own, foreign] = await Promise.all([

@@ -14,5 +14,7 @@ export const postgresRoles: AdapterKind<PostgresRolesValues, PostgresRolesPolicy
   policySchema: postgresRolesPolicySchema,
   violations,
   // the server is sent a salted SCRAM verifier, scrubbed by each call that knows it: nothing derives from the password alone
+  // the admin pool connects as `postgres` when no username is given
+  defaultAdminLogin: 'postgres',
   connect: (admin, ownership) => new PostgresRolesAdapter(admin, ownership),
 };

@@ -16,5 +16,7 @@ export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
   violations,
   // Redis is sent a password's SHA-256 (`ACL SETUSER … #<sha256>`) and shows it in `ACL GETUSER`
   secretForms: (password) => [sha256Hex(password)],
+  // a connection that names no user is Redis's `default` user
+  defaultAdminLogin: 'default',
   connect: (admin, ownership, policy) => new RedisAclAdapter(admin, ownership, { deniedCommands: policy?.deniedCommands }),
 };

@@ -161,7 +161,13 @@ providers:
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
           adopt: false,
-          reservedLogins: [],
+          // no consumer may be the provider's admin, the queue's or the store's user, or `default`
+          reservedLogins: ['default', 'queue-user', 'admin'],
+          reservedReasons: new Map([
+            ['default', 'is the admin login of provider cache'],
+            ['queue-user', "is the login of holdfast's queue (queue.username)"],
+            ['admin', "is the login of holdfast's record store (store.username)"],
+          ]),
           secretsRoot: undefined,
           foreignSecretRoots: [{ provider: 'other', field: 'contributions', path: '/etc/holdfast' }],
         },
@@ -184,7 +190,12 @@ providers:
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
           adopt: false,
-          reservedLogins: [],
+          reservedLogins: ['queue-user', 'admin', 'default'],
+          reservedReasons: new Map([
+            ['queue-user', "is the login of holdfast's queue (queue.username)"],
+            ['admin', "is the login of holdfast's record store (store.username)"],
+            ['default', "is the backends' built-in user (Redis's default), reserved on every provider"],
+          ]),
           secretsRoot: undefined,
           foreignSecretRoots: [{ provider: 'cache', field: 'contributions', path: join(dir, 'contributions') }],
         },

@@ -1,0 +1,98 @@
+/**
+ * The one check of a consumer's spec against its provider, run where contributions are read
+ * and again by the worker before every apply, on the spec it is about to apply: whatever reached
+ * the queue or the store, nothing is applied that the provider's configuration does not give.
+ *
+ * - `values` parse with the adapter's schema, and ask no more than the provider's policy allows
+ *   (the adapter's `violations`);
+ * - `login` is a plain name, none of the provider's reserved logins, and starts with its
+ *   `loginPrefix` when it has one;
+ * - `secret` is an absolute path lexically inside the provider's secret roots (symlinks are
+ *   judged where the secret is read).
+ *
+ * Pure and synchronous: no file is touched.
+ */
+import { isAbsolute } from 'node:path';
+import type { ProviderConfig } from '../config/config.js';
+import { formatPath, type FieldPath } from '../config/yaml-source.js';
+import { NAME_PATTERN } from '../config/names.js';
+import { misplaced, misplacedInWords, secretRootsOf } from '../secrets/secret-roots.js';
+
+/** A consumer as its spec names it; `values` as written (they are parsed here). */
+export interface SpecSubject {
+  id: string;
+  login: string;
+  values: unknown;
+  /** Absolute; undefined: not judged (a removal reads no secret). */
+  secretPath?: string | undefined;
+}
+
+/**
+ * One problem: with `login` or `secret` (the reason follows the field's value), a `values` schema
+ * issue at `path` inside the values, or a `policy` sentence of the adapter's, which names its own field.
+ */
+export type SpecProblem =
+  | { field: 'login' | 'secret'; reason: string }
+  | { field: 'values'; path: FieldPath; reason: string }
+  | { field: 'policy'; reason: string };
+
+export interface SpecCheck {
+  /** The values as the adapter's schema parsed them; undefined when they do not parse. */
+  values: unknown;
+  problems: SpecProblem[];
+}
+
+type Provider = Pick<ProviderConfig, 'name' | 'adapter' | 'policy' | 'loginPrefix' | 'reservedLogins' | 'reservedReasons' | 'contributionsPath' | 'secretsRoot' | 'foreignSecretRoots'>;
+
+/** Why `login` is not one this provider's consumers may have; empty when it is. */
+export function loginProblems(provider: Provider, login: string): string[] {
+  const quoted = JSON.stringify(login);
+  if (!NAME_PATTERN.test(login)) return [`${quoted} must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit`];
+  const problems: string[] = [];
+  if (provider.reservedLogins.includes(login)) {
+    problems.push(`${quoted} ${provider.reservedReasons?.get(login) ?? 'is reserved'}; no consumer may have it`);
+  }
+  const prefix = provider.loginPrefix;
+  if (prefix !== undefined && !login.startsWith(prefix)) problems.push(`${quoted} does not start with "${prefix}", the loginPrefix of provider ${provider.name}`);
+  return problems;
+}
+
+/** Why `path` is not where this provider's grant secrets may be; undefined when it is. */
+export function secretPathProblem(provider: Provider, path: string): string | undefined {
+  if (!isAbsolute(path)) return 'is not an absolute path';
+  const where = misplaced(path, secretRootsOf(provider));
+  if (where === undefined) return undefined;
+  return 'outside' in where ? `leaves ${where.outside}` : `is ${misplacedInWords(where)}`;
+}
+
+/** Everything wrong with `subject` as a consumer of `provider`; no problems: it may be applied as parsed. */
+export function checkSpec(provider: Provider, subject: SpecSubject): SpecCheck {
+  const problems: SpecProblem[] = loginProblems(provider, subject.login).map((reason) => ({ field: 'login', reason }));
+  if (subject.secretPath !== undefined) {
+    const reason = secretPathProblem(provider, subject.secretPath);
+    if (reason) problems.push({ field: 'secret', reason });
+  }
+  const parsed = provider.adapter.valuesSchema.safeParse(subject.values);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push({ field: 'values', path: issue.path, reason: issue.message });
+    return { values: undefined, problems };
+  }
+  for (const reason of provider.adapter.violations({ id: subject.id, login: subject.login, values: parsed.data }, provider.policy)) {
+    problems.push({ field: 'policy', reason });
+  }
+  return { values: parsed.data, problems };
+}
+
+/** A problem as one sentence naming its field: `login: "default" is the admin login of provider cache; …`. */
+export function describeSpecProblem(problem: SpecProblem, subject: Pick<SpecSubject, 'login' | 'secretPath'>): string {
+  switch (problem.field) {
+    case 'login':
+      return `login: ${problem.reason}`;
+    case 'secret':
+      return `secret: ${JSON.stringify(subject.secretPath)} ${problem.reason}`;
+    case 'values':
+      return `${formatPath(['values', ...problem.path])}: ${problem.reason}`;
+    case 'policy':
+      return problem.reason;
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * The provider's policy, checked where rights are applied: before every apply (and every
+ * removal), on the spec the worker is about to act on, whatever reached the record. The same
+ * check the contributions loader runs (`src/policy/spec-check.ts`): values schema, policy,
+ * reserved logins, `loginPrefix`, and the grant secret's path inside the provider's roots (a
+ * removal reads no secret: its path is not judged). Pure and cheap; never on a routine check.
+ */
+import { checkSpec, describeSpecProblem } from '../src/policy/spec-check.js';
+import type { DesiredSpec } from '../src/store/consumer-record.js';
+import type { ProviderRuntime } from './provider-runtime.js';
+
+export type Verdict =
+  /** Go ahead, with the values as the adapter's schema parsed them. */
+  | { values: unknown }
+  /** Refused: why, naming where the spec came from and each field. */
+  | { refusal: string };
+
+export function guardSpec(provider: ProviderRuntime, key: string, spec: DesiredSpec, effect: 'apply' | 'remove'): Verdict {
+  const subject = {
+    id: key.slice(key.indexOf('/') + 1),
+    login: spec.login,
+    values: spec.values,
+    secretPath: effect === 'apply' ? spec.secretPath : undefined,
+  };
+  const { values, problems } = checkSpec(provider.config, subject);
+  if (problems.length === 0) return { values };
+  const said = problems.map((problem) => describeSpecProblem(problem, subject)).join('; ');
+  return { refusal: `the spec declared at ${spec.source} is not what provider ${provider.config.name}'s configuration gives, so nothing was sent: ${said}` };
+}
