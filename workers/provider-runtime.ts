@@ -2,7 +2,7 @@
 import type { ConsumerMachine } from '../machines/consumer-machine.js';
 import { createConsumerMachine } from '../machines/consumer-machine.js';
 import type { Adapter } from '../src/adapters/adapter.js';
-import { ownershipOf, type ProviderConfig } from '../src/config/config.js';
+import { connectAdapter, type ProviderConfig } from '../src/config/config.js';
 
 export interface ProviderRuntime {
   config: ProviderConfig;
@@ -11,6 +11,6 @@ export interface ProviderRuntime {
 }
 
 /** Connects a provider's adapter (lazily: a backend that is down does not fail start-up). */
-export function providerRuntime(config: ProviderConfig, adapter: Adapter = config.adapter.connect(config.admin, ownershipOf(config))): ProviderRuntime {
+export function providerRuntime(config: ProviderConfig, adapter: Adapter = connectAdapter(config)): ProviderRuntime {
   return { config, adapter, machine: createConsumerMachine(config.timing) };
 }

@@ -3,7 +3,7 @@
  * read from their files. Built only by `loadConfig`; everything else receives it.
  */
 import type { ConsumerTiming } from '../../machines/delays.js';
-import type { AdapterKind, AdminConnection, Ownership } from '../adapters/adapter.js';
+import type { Adapter, AdapterKind, AdminConnection, Ownership } from '../adapters/adapter.js';
 
 /**
  * Per-provider timing, in milliseconds: the machine's (`verifyEvery` 60 s, `brakeMax` 1 h,
@@ -140,6 +140,11 @@ export interface HttpConfig {
   readOnly: boolean;
   /** `Host` names accepted besides the listen address (and loopback names); others get 421. */
   hosts: readonly string[];
+}
+
+/** Connects `provider`'s adapter (lazily) for its provider: its ownership and its policy. */
+export function connectAdapter(provider: Pick<ProviderConfig, 'name' | 'adopt' | 'adapter' | 'admin' | 'policy'>): Adapter {
+  return provider.adapter.connect(provider.admin, ownershipOf(provider), provider.policy);
 }
 
 /** Whose logins `provider`'s adapter makes (see {@link Ownership}). */

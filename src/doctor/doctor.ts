@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
-import { ownershipOf, type HoldfastConfig, type ProviderConfig } from '../config/config.js';
+import { connectAdapter, type HoldfastConfig, type ProviderConfig } from '../config/config.js';
 import { loadContributions } from '../desired/load-contributions.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Scrubber } from '../logging/scrubber.js';
@@ -68,7 +68,7 @@ async function unanswered(run: (signal: AbortSignal) => Promise<unknown>, scrubb
 }
 
 async function backendProblems(provider: ProviderConfig, index: number, source: string, scrubber: Scrubber): Promise<string[]> {
-  const adapter = provider.adapter.connect(provider.admin, ownershipOf(provider));
+  const adapter = connectAdapter(provider);
   try {
     const ask = adapter.ping?.bind(adapter) ?? (adapter.list ? (options: { signal: AbortSignal }) => adapter.list!('', options) : undefined);
     if (!ask) return [];

@@ -11,7 +11,7 @@ import { JobTrust } from '../../workers/job-trust.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
 import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
 import type { Adapter } from '../adapters/adapter.js';
-import { ownershipOf, type HoldfastConfig } from '../config/config.js';
+import type { HoldfastConfig } from '../config/config.js';
 import { configSecrets } from '../config/config-secrets.js';
 import { DesiredSync } from '../desired/desired-sync.js';
 import type { Logger } from '../logging/logger.js';
@@ -93,7 +93,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     closing.push(() => Promise.resolve(redis.disconnect()));
     closing.push(() => Promise.resolve(storeWatch.stop()));
     const providers = new Map(
-      config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name) ?? p.adapter.connect(p.admin, ownershipOf(p), p.policy))]),
+      config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name))]),
     );
     closing.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
 

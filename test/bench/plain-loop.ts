@@ -3,7 +3,7 @@
  * GETUSER` and compare, through the same adapter), with every password already in memory.
  */
 import { Redis } from 'ioredis';
-import { ownershipOf, type ProviderConfig } from '../../src/config/config.js';
+import { connectAdapter, type ProviderConfig } from '../../src/config/config.js';
 import type { BenchEnv } from './bench-env.js';
 import { checksIn, costBetween, redisCost } from './measure.js';
 
@@ -18,7 +18,7 @@ export interface PlainLoopResult {
 }
 
 export async function plainLoop(env: BenchEnv, provider: ProviderConfig, durationMs: number): Promise<PlainLoopResult> {
-  const adapter = provider.adapter.connect(provider.admin, ownershipOf(provider));
+  const adapter = connectAdapter(provider);
   const admin = new Redis(env.cache.url);
   try {
     const grants = env.consumers.map((c) => ({ login: c.login, password: c.password, values: { keys: [`${c.id}:*`], channels: [], commands: ['+@read', '+@write', '+@connection'] } }));
