@@ -99,7 +99,8 @@ export interface LoadConfigOptions {
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 const LOG_FORMATS = ['json', 'pretty'] as const;
-const DEFAULT_TIMING: Timing = {
+/** Timing when neither the provider nor `defaults` says otherwise. */
+export const DEFAULT_TIMING: Readonly<Timing> = {
   verifyEveryMs: 60_000,
   checkTimeoutMs: 30_000,
   brakeMaxMs: 3_600_000,

@@ -1,31 +1,20 @@
 /** holdfast end to end on its command line: run, status, check, a graceful stop, bad configuration. */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedBackend } from '../../backends/index.js';
+import { spawnHoldfast, type HoldfastProcess } from '../../support/holdfast-cli.js';
 import { EngineFixture } from '../engine/engine-fixture.js';
 
-const MAIN = join(import.meta.dirname, '../../../src/cli/main.ts');
-
-function holdfast(args: string[]): ChildProcess & { output: () => string } {
-  // the fixture's configuration asks for JSON logs
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  return Object.assign(child, { output: () => output });
-}
-
 async function holdfastOnce(args: string[]): Promise<{ code: number | null; output: string }> {
-  const child = holdfast(args);
+  const child = spawnHoldfast(args);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   return { code, output: child.output() };
 }
 
 describe('the holdfast command', () => {
   let fixture: EngineFixture | undefined;
-  let run: ReturnType<typeof holdfast> | undefined;
+  let run: HoldfastProcess | undefined;
   afterAll(async () => {
     run?.kill('SIGKILL');
     await fixture?.stop();
@@ -44,7 +33,7 @@ describe('the holdfast command', () => {
     const [, , late] = f.consumers as [typeof f.consumers[0], typeof f.consumers[0], typeof f.consumers[0]];
     rmSync(late.secretPath); // its grant secret is not there yet
 
-    run = holdfast(['run', '-c', config]);
+    run = spawnHoldfast(['run', '-c', config]);
     const status = () => holdfastOnce(['status', '-c', config, '--json', '--all']);
     await f.until('two held, one waiting for its secret', async () => {
       const { output } = await status();

@@ -3,25 +3,20 @@
  * remove as an orphan) the other's logins. `holdfast run` refuses the configuration, naming
  * both providers, the file and their lines, and exits 2 before touching anything.
  */
-import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redisLogin } from '../../backends/logins.js';
 import { engineFixtures } from '../engine/engine-fixture.js';
-
-const MAIN = join(import.meta.dirname, '../../../src/cli/main.ts');
+import { spawnHoldfast } from '../../support/holdfast-cli.js';
 
 async function holdfast(args: string[]): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const child = spawnHoldfast(args);
   // a run that starts would not exit by itself: stopped, so that it leaves nothing running
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   clearTimeout(timer);
-  return { code, output };
+  return { code, output: child.output() };
 }
 
 describe('two providers on one backend', () => {

@@ -6,7 +6,7 @@
  * Board never adds a job or rewrites one's data, even with `readOnly: false`, and does not show
  * the queue Redis's INFO.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -18,8 +18,8 @@ import { Scrubber } from '../../../src/logging/scrubber.js';
 import { sharedBackend } from '../../backends/index.js';
 import { freePort } from '../../backends/ports.js';
 import { engineFixtures } from '../engine/engine-fixture.js';
+import { exitOf, spawnHoldfast } from '../../support/holdfast-cli.js';
 
-const MAIN = join(import.meta.dirname, '../../../src/cli/main.ts');
 const AUTH = { username: 'holdfast', password: 'board-Pw-7c1-long' };
 const basic = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 const RIGHT = basic(AUTH.username, AUTH.password);
@@ -41,26 +41,6 @@ function send(url: string, init: { method?: string; headers?: Record<string, str
     });
     req.on('error', reject);
     req.end(init.body);
-  });
-}
-
-function holdfast(args: string[]): ChildProcess & { output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  return Object.assign(child, { output: () => output });
-}
-
-/** Its exit code, or `still running` after `ms` (generous: it loads the configuration and connects first). */
-function exited(child: ChildProcess, ms = 60_000): Promise<number | null | 'still running'> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve('still running'), ms);
-    if (child.exitCode !== null) resolve(child.exitCode);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
   });
 }
 
@@ -87,9 +67,9 @@ describe('the dashboard where it is put', () => {
     const config = join(f.dir, 'holdfast.yaml');
     const port = await freePort();
 
-    const refused = holdfast(['run', '-c', config, '--http', `0.0.0.0:${port}`]);
+    const refused = spawnHoldfast(['run', '-c', config, '--http', `0.0.0.0:${port}`]);
     children.push(refused);
-    expect(await exited(refused)).toBe(2);
+    expect(await exitOf(refused)).toBe(2);
     expect(refused.output()).toContain(`holdfast: the dashboard would listen on 0.0.0.0:${port}, which is not a loopback address, with no password: set http.passwordFile`);
     expect(refused.output()).toContain('[CONFIG_INVALID]');
     expect(refused.output()).not.toContain('holdfast running'); // the engine never started
@@ -97,15 +77,15 @@ describe('the dashboard where it is put', () => {
     // the same from the configuration file's http.listen
     const fromFile = join(f.dir, 'listen-anywhere.yaml');
     writeFileSync(fromFile, `${readFileSync(config, 'utf8')}\nhttp: { listen: "0.0.0.0:${port}" }\n`);
-    const refusedToo = holdfast(['run', '-c', fromFile]);
+    const refusedToo = spawnHoldfast(['run', '-c', fromFile]);
     children.push(refusedToo);
-    expect(await exited(refusedToo)).toBe(2);
+    expect(await exitOf(refusedToo)).toBe(2);
     expect(refusedToo.output()).toContain('set http.passwordFile');
 
     // with a password file it starts there, and answers (on loopback) to the right pair only
     writeFileSync(join(f.dir, 'secrets/dashboard'), `${AUTH.password}\n`, { mode: 0o600 });
     appendFileSync(config, '\nhttp: { passwordFile: secrets/dashboard }\n');
-    const run = holdfast(['run', '-c', config, '--http', `0.0.0.0:${port}`]);
+    const run = spawnHoldfast(['run', '-c', config, '--http', `0.0.0.0:${port}`]);
     children.push(run);
     const url = `http://127.0.0.1:${port}`;
     await f.until('the dashboard answers', async () => (await send(`${url}/healthz`, { headers: { authorization: RIGHT } }).catch(() => undefined))?.status === 200, 60_000).catch((error: Error) => {
@@ -113,7 +93,7 @@ describe('the dashboard where it is put', () => {
     });
     expect((await send(`${url}/healthz`)).status).toBe(401);
     run.kill('SIGTERM');
-    expect(await exited(run)).toBe(0);
+    expect(await exitOf(run)).toBe(0);
   }, 120_000);
 
   it('answers only to its own Host names, with the security headers on every response, behind basic auth of both fields, and never writes job data', async () => {

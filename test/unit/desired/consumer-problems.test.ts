@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import type { ProviderConfig } from '../../../src/config/config.js';
 import { loadContributions } from '../../../src/desired/load-contributions.js';
+import { providerConfig } from '../../support/provider-config.js';
 
 let dir: string;
 beforeEach(() => {
@@ -13,22 +14,15 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function provider(more: Partial<ProviderConfig> = {}): ProviderConfig {
-  return {
-    name: 'cache',
+  return providerConfig({
     adapter: redisAcl,
     admin: { url: 'redis://127.0.0.1:6380', username: 'cache-admin' },
     contributionsPath: join(dir, 'cache.yaml'),
     policy: redisAcl.policySchema.parse({}),
-    timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000, brakeMaxMs: 3_600_000, retryBaseMs: 1_000, jitter: 0.1, secretGraceMs: 60_000, deepCheckEveryMs: 3_600_000 },
-    management: 'manage',
-    removalGuard: { share: 0.25, floor: 2 },
-    secretsRoot: undefined,
-    adopt: false,
     reservedLogins: ['cache-admin', 'default'],
-    foreignSecretRoots: [],
     reservedReasons: new Map([['cache-admin', 'is the admin login of provider cache']]),
     ...more,
-  };
+  });
 }
 
 describe('contributions: logins that are not the consumer\'s', () => {

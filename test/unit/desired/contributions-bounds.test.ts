@@ -13,6 +13,7 @@ import type { AdapterKind } from '../../../src/adapters/adapter.js';
 import type { ProviderConfig } from '../../../src/config/config.js';
 import { HoldfastError } from '../../../src/errors/holdfast-error.js';
 import { loadContributions } from '../../../src/desired/load-contributions.js';
+import { providerConfig } from '../../support/provider-config.js';
 
 const fakeKind: AdapterKind = {
   kind: 'fake',
@@ -33,21 +34,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function provider(more: Partial<ProviderConfig> = {}): ProviderConfig {
-  return {
-    name: 'cache',
-    adapter: fakeKind,
-    admin: { url: 'redis://127.0.0.1:6380' },
-    contributionsPath: file,
-    policy: {},
-    timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000, brakeMaxMs: 3_600_000, retryBaseMs: 1_000, jitter: 0.1, secretGraceMs: 60_000, deepCheckEveryMs: 3_600_000 },
-    management: 'manage',
-    removalGuard: { share: 0.25, floor: 2 },
-    secretsRoot: undefined,
-    adopt: false,
-    reservedLogins: [],
-    foreignSecretRoots: [],
-    ...more,
-  };
+  return providerConfig({ adapter: fakeKind, contributionsPath: file, ...more });
 }
 
 /** The message a person reads when the file is refused. */

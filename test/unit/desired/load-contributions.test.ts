@@ -9,6 +9,7 @@ import { HoldfastError } from '../../../src/errors/holdfast-error.js';
 import { canonicalJson } from '../../../src/desired/canonical-json.js';
 import { sha256Hex } from '../../../src/secrets/sha256.js';
 import { loadContributions } from '../../../src/desired/load-contributions.js';
+import { providerConfig } from '../../support/provider-config.js';
 
 /** A backend whose consumers get key patterns, and whose policy bounds them by a prefix. */
 const valuesSchema = z.strictObject({ keys: z.array(z.string()).default([]) });
@@ -36,20 +37,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function provider(path = file, secretsRoot?: string, foreignSecretRoots: ProviderConfig['foreignSecretRoots'] = []): ProviderConfig {
-  return {
-    name: 'cache',
-    adapter: fakeKind,
-    admin: { url: 'redis://127.0.0.1:6380' },
-    contributionsPath: path,
-    policy: { keyPrefix: 'app:' },
-    timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000, brakeMaxMs: 3_600_000, retryBaseMs: 1_000, jitter: 0.1, secretGraceMs: 60_000, deepCheckEveryMs: 3_600_000 },
-    management: 'manage',
-    removalGuard: { share: 0.25, floor: 2 },
-    secretsRoot,
-    foreignSecretRoots,
-    adopt: false,
-    reservedLogins: [],
-  };
+  return providerConfig({ adapter: fakeKind, contributionsPath: path, policy: { keyPrefix: 'app:' }, secretsRoot, foreignSecretRoots });
 }
 
 async function load(yaml: string, secretsRoot?: string, foreign: ProviderConfig['foreignSecretRoots'] = []) {

@@ -2,29 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import type { ProviderConfig } from '../../../src/config/config.js';
 import { checkSpec, describeSpecProblem, type SpecSubject } from '../../../src/policy/spec-check.js';
+import { providerConfig } from '../../support/provider-config.js';
 
 /** A redis-acl provider as loadConfig makes it: admin `cache-admin`, queue user `queue-user`, grants under /srv/grants. */
 function provider(more: Partial<ProviderConfig> = {}): ProviderConfig {
-  return {
-    name: 'cache',
+  return providerConfig({
     adapter: redisAcl,
     admin: { url: 'redis://127.0.0.1:6380', username: 'cache-admin' },
     contributionsPath: '/srv/contributions/cache.yaml',
     policy: redisAcl.policySchema.parse({ allowedCommands: ['+@read', '+@write'] }),
-    timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000, brakeMaxMs: 3_600_000, retryBaseMs: 1_000, jitter: 0.1, secretGraceMs: 60_000, deepCheckEveryMs: 3_600_000 },
-    management: 'manage',
-    removalGuard: { share: 0.25, floor: 2 },
     secretsRoot: '/srv/grants',
-    adopt: false,
     reservedLogins: ['cache-admin', 'queue-user', 'default'],
-    foreignSecretRoots: [],
     reservedReasons: new Map([
       ['cache-admin', 'is the admin login of provider cache'],
       ['queue-user', "is the login of holdfast's queue (queue.username)"],
       ['default', "is the backends' built-in user (Redis's default), reserved on every provider"],
     ]),
     ...more,
-  };
+  });
 }
 
 const photos: SpecSubject = { id: 'photos', login: 'app_photos', values: { keys: ['photos:*'], commands: ['+@read'] }, secretPath: '/srv/grants/photos.secret' };
