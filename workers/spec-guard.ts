@@ -2,10 +2,11 @@
  * The provider's policy, checked where rights are applied: before every apply (and every
  * removal), on the spec the worker is about to act on, whatever reached the record. The same
  * check the contributions loader runs (`src/policy/spec-check.ts`): values schema, policy,
- * reserved logins, `loginPrefix`, and the grant secret's path inside the provider's roots (a
- * removal reads no secret: its path is not judged). Pure and cheap; never on a routine check.
+ * reserved logins, `loginPrefix`, and the grant secret's path inside the provider's roots. A
+ * removal widens no right, so only its login is judged: a policy tightened since the apply must
+ * not leave the wider login behind. Pure and cheap; never on a routine check.
  */
-import { checkSpec, describeSpecProblem } from '../src/policy/spec-check.js';
+import { checkSpec, describeSpecProblem, loginProblems, type SpecProblem } from '../src/policy/spec-check.js';
 import type { DesiredSpec } from '../src/store/consumer-record.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 
@@ -22,7 +23,10 @@ export function guardSpec(provider: ProviderRuntime, key: string, spec: DesiredS
     values: spec.values,
     secretPath: effect === 'apply' ? spec.secretPath : undefined,
   };
-  const { values, problems } = checkSpec(provider.config, subject);
+  const { values, problems } =
+    effect === 'apply'
+      ? checkSpec(provider.config, subject)
+      : { values: spec.values, problems: loginProblems(provider.config, spec.login).map((reason): SpecProblem => ({ field: 'login', reason })) };
   if (problems.length === 0) return { values };
   const said = problems.map((problem) => describeSpecProblem(problem, subject)).join('; ');
   return { refusal: `the spec declared at ${spec.source} is not what provider ${provider.config.name}'s configuration gives, so nothing was sent: ${said}` };
