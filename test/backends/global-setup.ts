@@ -1,6 +1,6 @@
 /**
- * vitest global setup for integration tests: one shared Redis, MongoDB wire server and
- * PostgreSQL for the whole run, a run directory for the instances tests start themselves,
+ * vitest global setup for integration tests: one shared Redis, MongoDB wire server,
+ * PostgreSQL and S3 server (SeaweedFS) for the whole run, started concurrently, a run directory for the instances tests start themselves,
  * and on teardown nothing left behind.
  */
 import type { TestProject } from 'vitest/node';

@@ -1,37 +1,28 @@
 /**
  * Backends as local processes on loopback ports with throw-away data directories:
- * redis-server, FerretDB (SQLite handler) and PostgreSQL, each started by the harness.
+ * redis-server, FerretDB (SQLite handler), PostgreSQL and SeaweedFS, each started by the harness.
  */
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { chownSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ManagedProcess, type ProcessSpec } from './managed-process.js';
-import { freePort } from './ports.js';
+import type { Recipe } from './local-recipe.js';
+import { ManagedProcess } from './managed-process.js';
+import { freePorts } from './ports.js';
 import { waitUntilReady } from './probe.js';
 import { instanceDir, type RunDir } from './run-dir.js';
+import { seaweedFsRecipe } from './seaweedfs.js';
 import type { TestBackendSettings } from './settings.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend, RestartOptions } from './types.js';
-
-interface Recipe {
-  flavor: string;
-  username: string;
-  url(port: number, password: string): string;
-  /** Writes what the server holds in memory to its data directory before a restart that keeps data. */
-  persist?(url: string): Promise<void>;
-  /** Prepares the data directory; `fresh` means any previous data is discarded. */
-  prepare(dir: string, password: string, fresh: boolean): void;
-  spec(dir: string, port: number, password: string): Omit<ProcessSpec, 'cwd' | 'logFile'>;
-}
 
 function secret(): string {
   return randomBytes(18).toString('base64url');
 }
 
-function version(command: string, args: string[]): string {
+export function version(command: string, args: string[]): string {
   try {
-    return execFileSync(command, args, { encoding: 'utf8' }).trim().split('\n')[0] ?? command;
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n')[0] ?? command;
   } catch (error) {
     throw new Error(`${command} is not usable here (run scripts/install-deps.sh): ${(error as Error).message}`, { cause: error });
   }
@@ -139,6 +130,8 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
         }),
       };
     }
+    case 's3':
+      return seaweedFsRecipe(binaries.weed, version(binaries.weed, ['version']));
   }
 }
 
@@ -155,18 +148,21 @@ export class LocalServer implements OwnedBackend {
   private constructor(
     readonly kind: BackendKind,
     readonly port: number,
+    private readonly extraPorts: readonly number[],
     private readonly run: RunDir,
     private readonly dir: string,
     private readonly recipe: Recipe,
   ) {
-    this.admin = { username: recipe.username, password: secret() };
-    this.url = recipe.url(port, this.admin.password);
+    this.admin = recipe.newAdmin?.() ?? { username: recipe.username, password: secret() };
+    this.url = recipe.url(port, this.admin.password, this.admin.username);
     this.flavor = recipe.flavor;
     this.sqliteDir = kind === 'mongodb' ? ferretDbDataDir(dir) : undefined;
   }
 
   static async start(kind: BackendKind, run: RunDir, settings: TestBackendSettings, options: BackendOptions = {}): Promise<LocalServer> {
-    const server = new LocalServer(kind, await freePort(), run, instanceDir(run, kind), recipe(kind, settings, options));
+    const how = recipe(kind, settings, options);
+    const [port, ...extraPorts] = await freePorts(1 + (how.extraPorts ?? 0));
+    const server = new LocalServer(kind, port!, extraPorts, run, instanceDir(run, kind), how);
     await server.launch(true);
     return server;
   }
@@ -180,7 +176,7 @@ export class LocalServer implements OwnedBackend {
   private async launch(fresh: boolean): Promise<void> {
     this.recipe.prepare(this.dir, this.admin.password, fresh);
     const proc = new ManagedProcess(this.run, {
-      ...this.recipe.spec(this.dir, this.port, this.admin.password),
+      ...this.recipe.spec(this.dir, this.port, this.admin.password, { username: this.admin.username, ports: this.extraPorts }),
       cwd: this.dir,
       logFile: join(this.dir, 'server.log'),
     });
@@ -188,6 +184,7 @@ export class LocalServer implements OwnedBackend {
     proc.start();
     try {
       await waitUntilReady(this.endpoint(), {
+        ...(this.recipe.readyTimeoutMs === undefined ? {} : { timeoutMs: this.recipe.readyTimeoutMs }),
         stillStarting: () => proc.running,
         describeFailure: () => proc.logTail(),
       });

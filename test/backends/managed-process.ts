@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { forgetProcess, recordProcess, type RunDir } from './run-dir.js';
+import { childEnvironment } from './settings.js';
 
 export interface ProcessSpec {
   command: string;
@@ -15,6 +16,10 @@ export interface ProcessSpec {
   user?: { uid: number; gid: number };
   /** Signal for a clean, fast stop (PostgreSQL wants SIGINT). */
   stopSignal?: NodeJS.Signals;
+  /** How long a stop waits after {@link stopSignal} before SIGKILL (default 10 s). */
+  stopTimeoutMs?: number;
+  /** Extra environment variables, added to this process's own. */
+  env?: Record<string, string>;
 }
 
 export class ManagedProcess {
@@ -39,6 +44,7 @@ export class ManagedProcess {
     const child = spawn(this.spec.command, this.spec.args, {
       cwd: this.spec.cwd,
       stdio: ['ignore', log, log],
+      ...(this.spec.env ? { env: childEnvironment(this.spec.env) } : {}),
       ...(this.spec.user ?? {}),
     });
     closeSync(log);
@@ -66,7 +72,7 @@ export class ManagedProcess {
     if (this.child?.pid !== undefined) process.kill(this.child.pid, 'SIGCONT');
   }
 
-  async stop(timeoutMs = 10_000): Promise<void> {
+  async stop(timeoutMs = this.spec.stopTimeoutMs ?? 10_000): Promise<void> {
     const child = this.child;
     if (child?.pid === undefined) return;
     const pid = child.pid;

@@ -15,3 +15,10 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** `count` distinct loopback ports nobody listens on right now. */
+export async function freePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}

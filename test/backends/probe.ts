@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
+import { probeS3 } from './seaweedfs.js';
 import type { BackendEndpoint } from './types.js';
 
 export async function probe(endpoint: BackendEndpoint, timeoutMs = 2000): Promise<void> {
@@ -45,6 +46,9 @@ export async function probe(endpoint: BackendEndpoint, timeoutMs = 2000): Promis
       }
       return;
     }
+    case 's3':
+      await probeS3(endpoint.host, endpoint.port, timeoutMs);
+      return;
   }
 }
 

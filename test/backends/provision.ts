@@ -8,7 +8,7 @@ import type { RunDir } from './run-dir.js';
 import type { TestBackendSettings } from './settings.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
 
-export const KINDS: readonly BackendKind[] = ['redis', 'mongodb', 'postgres'];
+export const KINDS: readonly BackendKind[] = ['redis', 'mongodb', 'postgres', 's3'];
 
 export async function useDocker(settings: TestBackendSettings): Promise<boolean> {
   if (settings.mode === 'local') return false;
@@ -19,7 +19,10 @@ export async function useDocker(settings: TestBackendSettings): Promise<boolean>
   return answers;
 }
 
-/** A backend given by URL: used as it is, never restarted or paused. */
+/**
+ * A backend given by URL: used as it is, never restarted or paused. For `s3` the URL is
+ * `http://<accessKeyId>:<secretKey>@host:port` (the key pair percent-encoded).
+ */
 export function endpointFromUrl(kind: BackendKind, raw: string): BackendEndpoint {
   let url: URL;
   try {
@@ -27,7 +30,7 @@ export function endpointFromUrl(kind: BackendKind, raw: string): BackendEndpoint
   } catch {
     throw new Error(`HOLDFAST_TEST_${kind.toUpperCase()}_URL is not a URL`);
   }
-  const defaults: Record<BackendKind, number> = { redis: 6379, mongodb: 27017, postgres: 5432 };
+  const defaults: Record<BackendKind, number> = { redis: 6379, mongodb: 27017, postgres: 5432, s3: 8333 };
   return {
     kind,
     origin: 'url',

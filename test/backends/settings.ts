@@ -14,7 +14,7 @@ export interface TestBackendSettings {
   dockerProbeMs: number;
   /** `DOCKER_HOST`, when set. */
   dockerHost: string | undefined;
-  binaries: { redisServer: string; ferretdb: string; postgresBinDir: string };
+  binaries: { redisServer: string; ferretdb: string; postgresBinDir: string; weed: string };
   /** Parent directory for throw-away data directories. */
   tmpRoot: string;
 }
@@ -37,7 +37,9 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): TestBackendS
   if (env.HOLDFAST_TEST_REDIS_URL) urls.redis = env.HOLDFAST_TEST_REDIS_URL;
   if (env.HOLDFAST_TEST_MONGODB_URL) urls.mongodb = env.HOLDFAST_TEST_MONGODB_URL;
   if (env.HOLDFAST_TEST_POSTGRES_URL) urls.postgres = env.HOLDFAST_TEST_POSTGRES_URL;
+  if (env.HOLDFAST_TEST_S3_URL) urls.s3 = env.HOLDFAST_TEST_S3_URL;
   const home = env.HOME ?? '/root';
+  const gobin = env.GOBIN ?? `${env.GOPATH ?? `${home}/go`}/bin`;
   return {
     urls,
     mode: modeFrom(env.HOLDFAST_TEST_BACKENDS),
@@ -45,9 +47,15 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): TestBackendS
     dockerHost: env.DOCKER_HOST,
     binaries: {
       redisServer: env.HOLDFAST_REDIS_SERVER ?? 'redis-server',
-      ferretdb: env.HOLDFAST_FERRETDB ?? `${env.GOBIN ?? `${env.GOPATH ?? `${home}/go`}/bin`}/ferretdb`,
+      ferretdb: env.HOLDFAST_FERRETDB ?? `${gobin}/ferretdb`,
       postgresBinDir: env.HOLDFAST_POSTGRES_BIN ?? debianPostgresBin(),
+      weed: env.HOLDFAST_WEED ?? `${gobin}/weed`,
     },
     tmpRoot: env.TMPDIR ?? '/tmp',
   };
+}
+
+/** The environment for a server process the harness starts: its own, plus `extra`. */
+export function childEnvironment(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, ...extra };
 }

@@ -1,10 +1,13 @@
-/** The three kinds of backend holdfast provisions on, and the queue/store servers it runs on. */
-export type BackendKind = 'redis' | 'mongodb' | 'postgres';
+/**
+ * The kinds of backend holdfast provisions on, and the queue/store servers it runs on:
+ * `s3` is an S3 server with an IAM API (SeaweedFS).
+ */
+export type BackendKind = 'redis' | 'mongodb' | 'postgres' | 's3';
 
 /** Where a test backend came from. */
 export type BackendOrigin = 'url' | 'docker' | 'local';
 
-/** Admin credentials a backend was started with (or that its URL carries). */
+/** Admin credentials a backend was started with (or that its URL carries); for `s3`, the access key id and the secret key. */
 export interface AdminCredentials {
   username: string;
   password: string;
@@ -17,7 +20,7 @@ export interface AdminCredentials {
 export interface BackendEndpoint {
   kind: BackendKind;
   origin: BackendOrigin;
-  /** e.g. `redis-server 7.0.15`, `ferretdb v1.24.2`, `mongo:7`. */
+  /** e.g. `redis-server 7.0.15`, `ferretdb v1.24.2`, `mongo:7`, `seaweedfs 4.48`. */
   flavor: string;
   host: string;
   port: number;

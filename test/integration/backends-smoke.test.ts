@@ -1,8 +1,11 @@
 /**
  * Proves the test backends are real servers: logins made on them authenticate, wrong
- * passwords are refused, and a Redis restarted without an ACL file forgets its users.
+ * passwords are refused, a Redis restarted without an ACL file forgets its users, and the
+ * S3 server answers its admin and comes back empty when recreated on an empty data directory.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
@@ -134,4 +137,64 @@ describe('PostgreSQL', () => {
     await expect(pgLogin(b, role, password)).rejects.toThrow(/password authentication failed/);
     await pgLogin(b, 'postgres', b.admin.password);
   });
+});
+
+/**
+ * One S3 request as `b`'s admin, signed by curl's own SigV4 (`--aws-sigv4`; curl 7.75 or
+ * newer), so this file needs no signing library: the status and the body.
+ */
+async function s3AsAdmin(b: BackendEndpoint, method: string, path: string, secret = b.admin.password): Promise<{ status: number; body: string }> {
+  const { stdout } = await promisify(execFile)('curl', [
+    '-s', '-m', '10', '-X', method, '--aws-sigv4', 'aws:amz:us-east-1:s3', '--user', `${b.admin.username}:${secret}`,
+    '-w', '\n%{http_code}', `http://${b.host}:${b.port}${path}`,
+  ]);
+  const cut = stdout.lastIndexOf('\n');
+  return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
+}
+
+async function unsignedGet(b: BackendEndpoint): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://${b.host}:${b.port}/`);
+  return { status: res.status, body: await res.text() };
+}
+
+describe('S3 server (SeaweedFS)', () => {
+  it('has an AWS-shaped admin key pair in its URL, refuses an unsigned request and a wrong secret, and answers its admin', async () => {
+    const b = sharedBackend('s3');
+    expect(b.admin.username).toMatch(/^[A-Z0-9]{16,20}$/);
+    expect(b.admin.password).toHaveLength(40);
+    const url = new URL(b.url);
+    expect([decodeURIComponent(url.username), decodeURIComponent(url.password), Number(url.port)]).toEqual([b.admin.username, b.admin.password, b.port]);
+
+    const unsigned = await unsignedGet(b);
+    expect(unsigned.status).toBe(403);
+    expect(unsigned.body).toMatch(/<Code>(AccessDenied|MissingSecurityHeader)<\/Code>/);
+    expect((await s3AsAdmin(b, 'GET', '/', `${b.admin.password.slice(1)}x`)).body).toContain('<Code>SignatureDoesNotMatch</Code>');
+    const listed = await s3AsAdmin(b, 'GET', '/');
+    expect(listed.status).toBe(200);
+    expect(listed.body).toContain('<ListAllMyBucketsResult');
+  });
+
+  it('keeps its buckets over a restart, and comes back empty on the same port when recreated on an empty data directory', async () => {
+    const b = await ownBackend('s3');
+    const bucket = name('smoke').replace('_', '-');
+    expect((await s3AsAdmin(b, 'PUT', `/${bucket}`)).status).toBe(200);
+    const port = b.port;
+
+    await b.restart();
+    expect((await s3AsAdmin(b, 'GET', '/')).body).toContain(`<Name>${bucket}</Name>`);
+
+    await b.restart({ keepData: false });
+    expect(b.port).toBe(port);
+    const listed = await s3AsAdmin(b, 'GET', '/');
+    expect(listed.status).toBe(200);
+    expect(listed.body).not.toContain(`<Name>${bucket}</Name>`);
+  }, 240_000);
+
+  it('can be paused and resumed: a paused server answers nothing until resumed', async () => {
+    const b = await ownBackend('s3');
+    await b.pause();
+    await expect(fetch(`http://${b.host}:${b.port}/`, { signal: AbortSignal.timeout(1000) })).rejects.toThrow();
+    await b.resume();
+    expect((await s3AsAdmin(b, 'GET', '/')).status).toBe(200);
+  }, 120_000);
 });

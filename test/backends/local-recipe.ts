@@ -1,0 +1,20 @@
+/** How the harness starts one kind of backend as a local process (see local-server.ts). */
+import type { ProcessSpec } from './managed-process.js';
+import type { AdminCredentials } from './types.js';
+
+export interface Recipe {
+  flavor: string;
+  username: string;
+  /** Generates the admin credentials, when the username is not fixed (SeaweedFS's access key id). */
+  newAdmin?(): AdminCredentials;
+  /** Loopback ports the server needs besides its client port (SeaweedFS: master, volume, filer, gRPC). */
+  extraPorts?: number;
+  /** How long a start may take before the harness gives up (default 30 s). */
+  readyTimeoutMs?: number;
+  url(port: number, password: string, username: string): string;
+  /** Writes what the server holds in memory to its data directory before a restart that keeps data. */
+  persist?(url: string): Promise<void>;
+  /** Prepares the data directory; `fresh` means any previous data is discarded. */
+  prepare(dir: string, password: string, fresh: boolean): void;
+  spec(dir: string, port: number, password: string, more: { username: string; ports: readonly number[] }): Omit<ProcessSpec, 'cwd' | 'logFile'>;
+}
