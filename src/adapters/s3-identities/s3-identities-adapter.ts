@@ -1,0 +1,264 @@
+/**
+ * The `s3-identities` adapter: IAM users on an S3 server that lets holdfast choose a key's
+ * secret (SeaweedFS's `CreateAccessKey` with `AccessKeyId` and `SecretAccessKey`). One user per
+ * consumer, one access key (id derived from provider and login), one inline policy. Buckets
+ * are never created or deleted. Checks go through the S3 gateway, as the consumer would.
+ */
+import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import { BackendCalls, hostOf } from '../backend-calls.js';
+import { HoldfastError } from '../../errors/holdfast-error.js';
+import { accessKeyIdOf, MARK_TAG, POLICY_NAME, policyDocument, policyShape } from './identity.js';
+import { claimProblem, type IamUser } from './ownership.js';
+import { secretProblem } from './policy.js';
+import { blocks, elements, first, S3ErrorReply, S3Requests, type Credentials } from './s3-requests.js';
+import type { S3IdentitiesValues } from './values.js';
+
+export const DEFAULT_MAX_CONCURRENT_CALLS = 4;
+
+/** Error codes with which the server refuses the admin's own signature: could not ask, not an answer. */
+const ADMIN_REFUSED = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidClientTokenId']);
+
+/** How many users' tags a listing reads at once. */
+const LIST_BATCH = 16;
+
+/** What a request signed as the consumer proved. */
+type Probe = 'held' | 'missing' | 'password-differs';
+
+interface AccessKey {
+  id: string;
+  status: string;
+}
+
+const isReply = (error: unknown, code?: string): error is S3ErrorReply =>
+  error instanceof S3ErrorReply && (code === undefined || error.code === code);
+
+/** fetch's "fetch failed" with the reason underneath (ECONNREFUSED…), never a body. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as { code?: string; message?: string } | undefined;
+  const why = cause === undefined ? '' : `: ${cause.code ?? cause.message ?? ''}`;
+  return `${error.message}${why}`;
+}
+
+export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
+  private readonly calls: BackendCalls;
+  private readonly requests: S3Requests;
+  private readonly admin: Credentials;
+  private createAccessKeys = 0;
+
+  constructor(admin: AdminConnection, private readonly ownership: Ownership) {
+    this.admin = { accessKeyId: admin.username ?? '', secretAccessKey: admin.password ?? '' };
+    this.requests = new S3Requests(admin.url);
+    this.calls = new BackendCalls({
+      adapter: 's3-identities',
+      where: hostOf(admin.url, 's3'),
+      adminSecrets: admin.password === undefined ? [] : [admin.password],
+      maxConcurrent: admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS,
+      answered: (error) => isReply(error) && !ADMIN_REFUSED.has(error.code),
+      describe,
+    });
+  }
+
+  /** How many `CreateAccessKey` requests this adapter has sent: routine checks send none. */
+  get createAccessKeyCalls(): number {
+    return this.createAccessKeys;
+  }
+
+  /**
+   * Reads the user's mark first: one that exists without this provider's is refused
+   * (`BACKEND_REFUSED`, nothing sent) unless adopted. A key that already takes the secret is
+   * kept; one that does not is deleted and made again (a rotation).
+   */
+  async create(grant: Grant<S3IdentitiesValues>, { signal }: CallOptions): Promise<void> {
+    const refusal = secretProblem(grant.password);
+    if (refusal !== undefined) throw new HoldfastError('BACKEND_REFUSED', `s3-identities: ${refusal}; nothing was sent`);
+    const { login } = grant;
+    const secrets = [grant.password];
+    const existing = await this.user(login, signal);
+    const problem = claimProblem(login, existing, this.ownership);
+    if (problem !== undefined) throw new HoldfastError('BACKEND_REFUSED', `s3-identities: ${problem}; nothing was sent`);
+    if (existing === null) await this.iam(signal, 'CreateUser', { UserName: login });
+    if (existing?.owner !== this.ownership.provider) await this.mark(login, signal);
+    const keyId = accessKeyIdOf(this.ownership.provider, login);
+    const keys = existing === null ? [] : await this.accessKeys(login, signal);
+    if (keys.some((k) => k.id === this.admin.accessKeyId)) {
+      throw new HoldfastError('BACKEND_REFUSED', `s3-identities: the IAM user "${login}" holds the admin's own access key; it is never a consumer's`);
+    }
+    for (const key of keys.filter((k) => k.id !== keyId)) await this.deleteKey(login, key.id, signal);
+    const ours = keys.find((k) => k.id === keyId);
+    const takes = ours?.status === 'Active' && (await this.probe(grant, signal)) === 'held';
+    if (!takes) {
+      if (ours !== undefined) await this.deleteKey(login, keyId, signal);
+      await this.createKey(login, keyId, grant.password, signal, secrets);
+    }
+    await this.applyPolicy(login, grant.values, signal);
+  }
+
+  /** Deletes the user's keys, policies and the user, only when it carries this provider's mark; absent is fine. */
+  async remove(login: string, { signal }: CallOptions): Promise<void> {
+    const existing = await this.user(login, signal);
+    if (existing?.owner !== this.ownership.provider) return;
+    for (const key of await this.accessKeys(login, signal)) {
+      await this.iamOrAbsent(signal, 'DeleteAccessKey', { UserName: login, AccessKeyId: key.id });
+    }
+    for (const name of await this.policyNames(login, signal)) {
+      await this.iamOrAbsent(signal, 'DeleteUserPolicy', { UserName: login, PolicyName: name });
+    }
+    await this.iamOrAbsent(signal, 'DeleteUser', { UserName: login });
+  }
+
+  /** `ListUserTags`, `ListAccessKeys`, `ListUserPolicies` and `GetUserPolicy` as the admin, and one request as the consumer. */
+  async holds(grant: Grant<S3IdentitiesValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
+    const { login } = grant;
+    const user = await this.user(login, signal);
+    if (user === null) return { held: false, reason: 'missing', detail: 'the server has no such IAM user' };
+    if (user.owner !== this.ownership.provider) {
+      const whose = user.owner === undefined ? 'no mark' : `the mark of provider "${user.owner}"`;
+      return { held: false, reason: 'rules-differ', detail: `mark: the IAM user carries ${whose}, not ${MARK_TAG}=${this.ownership.provider}` };
+    }
+    const keyId = accessKeyIdOf(this.ownership.provider, login);
+    const [keys, policy, probe] = await Promise.all([this.accessKeys(login, signal), this.policyDifference(login, grant.values, signal), this.probe(grant, signal)]);
+    const ours = keys.find((k) => k.id === keyId);
+    if (ours === undefined) return { held: false, reason: 'missing', detail: `the IAM user has no access key ${keyId}` };
+    if (ours.status !== 'Active') return { held: false, reason: 'disabled', detail: `the access key ${keyId} is ${ours.status}` };
+    if (keys.length > 1) return { held: false, reason: 'password-differs', detail: `the IAM user has ${keys.length - 1} access key(s) beside ${keyId}` };
+    if (probe === 'missing') return { held: false, reason: 'missing', detail: `the S3 gateway does not know the access key ${keyId} (InvalidAccessKeyId)` };
+    if (probe === 'password-differs') return { held: false, reason: 'password-differs', detail: `the S3 gateway refuses the grant's secret for ${keyId} (SignatureDoesNotMatch)` };
+    return policy === undefined ? { held: true } : { held: false, reason: 'rules-differ', detail: policy };
+  }
+
+  /** One `ListBuckets` signed as the consumer, through the S3 gateway. */
+  async authenticates(grant: Grant<S3IdentitiesValues>, { signal }: CallOptions): Promise<boolean> {
+    return (await this.probe(grant, signal)) === 'held';
+  }
+
+  async ping({ signal }: CallOptions): Promise<void> {
+    await this.iam(signal, 'ListUsers', { MaxItems: '1' });
+  }
+
+  /** `ListUsers`, then `ListUserTags` for each under `prefix` not in `claimed`: only this provider's marked users. */
+  async list(prefix: string, { signal }: CallOptions, claimed: ReadonlySet<string> = new Set()): Promise<string[]> {
+    const names: string[] = [];
+    let marker: string | undefined;
+    do {
+      const xml = await this.iam(signal, 'ListUsers', marker === undefined ? {} : { Marker: marker });
+      names.push(...blocks(xml, 'member').flatMap((m) => elements(m, 'UserName')));
+      marker = first(xml, 'IsTruncated') === 'true' ? first(xml, 'Marker') : undefined;
+    } while (marker !== undefined);
+    const candidates = names.filter((n) => n.startsWith(prefix) && !claimed.has(n));
+    const ours: string[] = [];
+    for (let i = 0; i < candidates.length; i += LIST_BATCH) {
+      const batch = candidates.slice(i, i + LIST_BATCH);
+      const read = await Promise.all(batch.map((login) => this.user(login, signal)));
+      batch.forEach((login, j) => {
+        if (read[j]?.owner === this.ownership.provider) ours.push(login);
+      });
+    }
+    return ours;
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private async iam(signal: AbortSignal, action: string, params: Record<string, string>, secrets: readonly string[] = []): Promise<string> {
+    const xml = await this.send(signal, action, params, secrets, false);
+    return xml ?? '';
+  }
+
+  /** As {@link iam}, but null when the server answers `NoSuchEntity`. */
+  private iamOrAbsent(signal: AbortSignal, action: string, params: Record<string, string>): Promise<string | null> {
+    return this.send(signal, action, params, [], true);
+  }
+
+  private send(signal: AbortSignal, action: string, params: Record<string, string>, secrets: readonly string[], absentIsNull: boolean): Promise<string | null> {
+    const what = `${action}${params['UserName'] === undefined ? '' : ` "${params['UserName']}"`}`;
+    return this.calls.run(signal, what, secrets, async () => {
+      try {
+        return await this.requests.iam(this.admin, action, params, signal);
+      } catch (error) {
+        if (absentIsNull && isReply(error, 'NoSuchEntity')) return null;
+        throw error;
+      }
+    });
+  }
+
+  /** The user and its mark; null when there is no such user. */
+  private async user(login: string, signal: AbortSignal): Promise<IamUser | null> {
+    const xml = await this.iamOrAbsent(signal, 'ListUserTags', { UserName: login });
+    if (xml === null) return null;
+    const tag = blocks(xml, 'member').find((m) => first(m, 'Key') === MARK_TAG);
+    return { owner: tag === undefined ? undefined : first(tag, 'Value') };
+  }
+
+  private async mark(login: string, signal: AbortSignal): Promise<void> {
+    await this.iam(signal, 'TagUser', { UserName: login, 'Tags.member.1.Key': MARK_TAG, 'Tags.member.1.Value': this.ownership.provider });
+  }
+
+  private async accessKeys(login: string, signal: AbortSignal): Promise<AccessKey[]> {
+    const xml = await this.iam(signal, 'ListAccessKeys', { UserName: login });
+    return blocks(xml, 'member').map((m) => ({ id: first(m, 'AccessKeyId') ?? '', status: first(m, 'Status') ?? '' }));
+  }
+
+  private async deleteKey(login: string, keyId: string, signal: AbortSignal): Promise<void> {
+    await this.iam(signal, 'DeleteAccessKey', { UserName: login, AccessKeyId: keyId });
+  }
+
+  /** The response echoes the secret: it is dropped unread, and an error carries its code and message only, scrubbed. */
+  private async createKey(login: string, keyId: string, secret: string, signal: AbortSignal, secrets: readonly string[]): Promise<void> {
+    this.createAccessKeys++;
+    try {
+      await this.iam(signal, 'CreateAccessKey', { UserName: login, AccessKeyId: keyId, SecretAccessKey: secret }, secrets);
+    } catch (error) {
+      if (!(error instanceof HoldfastError) || !error.message.includes('EntityAlreadyExists')) throw error;
+      throw new HoldfastError('BACKEND_REFUSED', `s3-identities: the access key id ${keyId} for "${login}" is in use by another IAM user; it is left as it is`);
+    }
+  }
+
+  private async policyNames(login: string, signal: AbortSignal): Promise<string[]> {
+    const xml = await this.iam(signal, 'ListUserPolicies', { UserName: login });
+    return blocks(xml, 'PolicyNames').flatMap((b) => elements(b, 'member'));
+  }
+
+  /** Exactly holdfast's one policy for `values` (none when they name no bucket); any other inline policy is deleted. */
+  private async applyPolicy(login: string, values: S3IdentitiesValues, signal: AbortSignal): Promise<void> {
+    const document = policyDocument(values);
+    for (const name of await this.policyNames(login, signal)) {
+      if (name !== POLICY_NAME || document === null) await this.iam(signal, 'DeleteUserPolicy', { UserName: login, PolicyName: name });
+    }
+    if (document !== null) {
+      await this.iam(signal, 'PutUserPolicy', { UserName: login, PolicyName: POLICY_NAME, PolicyDocument: JSON.stringify(document) });
+    }
+  }
+
+  /** What differs between the user's inline policies and the one `values` ask for, or undefined. */
+  private async policyDifference(login: string, values: S3IdentitiesValues, signal: AbortSignal): Promise<string | undefined> {
+    const document = policyDocument(values);
+    const names = await this.policyNames(login, signal);
+    const expected = document === null ? [] : [POLICY_NAME];
+    const others = names.filter((n) => !expected.includes(n));
+    if (others.length > 0) return `policies: the IAM user also has ${others.map((n) => `"${n}"`).join(', ')}`;
+    if (document === null) return undefined;
+    if (!names.includes(POLICY_NAME)) return `policies: the IAM user lacks "${POLICY_NAME}"`;
+    const xml = await this.iam(signal, 'GetUserPolicy', { UserName: login, PolicyName: POLICY_NAME });
+    const actual = policyShape(first(xml, 'PolicyDocument') ?? '');
+    const wanted = policyShape(JSON.stringify(document));
+    if (JSON.stringify(actual) === JSON.stringify(wanted)) return undefined;
+    return `policy "${POLICY_NAME}": the server has ${JSON.stringify(actual ?? 'an unreadable document')}, the grant asks for ${JSON.stringify(wanted)}`;
+  }
+
+  /** `ListBuckets` signed with the consumer's key and secret; connection failures and other errors throw. */
+  private probe(grant: Grant<S3IdentitiesValues>, signal: AbortSignal): Promise<Probe> {
+    const consumer = { accessKeyId: accessKeyIdOf(this.ownership.provider, grant.login), secretAccessKey: grant.password };
+    return this.calls.run(signal, `ListBuckets as "${grant.login}"`, [grant.password], async () => {
+      try {
+        await this.requests.listBuckets(consumer, signal);
+        return 'held';
+      } catch (error) {
+        if (isReply(error, 'InvalidAccessKeyId')) return 'missing';
+        if (isReply(error, 'SignatureDoesNotMatch')) return 'password-differs';
+        throw error;
+      }
+    });
+  }
+}
