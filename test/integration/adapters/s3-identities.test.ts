@@ -10,19 +10,21 @@ import { S3IdentitiesAdapter, s3Identities, type S3IdentitiesValues } from '../.
 import { accessKeyIdOf, MARK_TAG } from '../../../src/adapters/s3-identities/identity.js';
 import { blocks, first, S3ErrorReply, S3Requests } from '../../../src/adapters/s3-identities/s3-requests.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
+import { sharedBackend } from '../../backends/index.js';
 import { freePort } from '../../backends/ports.js';
 import { describeAdapterConformance } from './conformance.js';
-import { s3Endpoint } from './s3-endpoint.js';
 
 const hex = (n: number) => randomBytes(n).toString('hex');
 const within = (ms = 10_000) => ({ signal: AbortSignal.timeout(ms) });
 const PROVIDER = 'test';
 const ownership = { provider: PROVIDER, adopt: false };
 
-const b = s3Endpoint();
-const admin: AdminConnection = { url: b.url, username: b.admin.username, password: b.admin.password };
+const b = sharedBackend('s3');
+/** The S3 endpoint without the key pair its test URL carries: holdfast's configuration takes no credentials in a URL. */
+const s3Url = `http://${b.host}:${b.port}`;
+const admin: AdminConnection = { url: s3Url, username: b.admin.username, password: b.admin.password };
 const adminKeys = { accessKeyId: b.admin.username, secretAccessKey: b.admin.password };
-const requests = new S3Requests(b.url);
+const requests = new S3Requests(s3Url);
 
 /** An IAM action as the admin, by hand (what a person with the admin key would do). */
 const byHand = (action: string, params: Record<string, string>) => requests.iam(adminKeys, action, params, AbortSignal.timeout(10_000));
