@@ -21,9 +21,10 @@ describe('s3-identities: no access-key churn', () => {
 
     // counted on the instance the engine calls: light checks (authenticates) and deep ones (holds)
     const checks = { light: 0, deep: 0 };
-    const { authenticates, holds } = adapter;
-    adapter.authenticates = (...args) => (checks.light++, authenticates.apply(adapter, args));
-    adapter.holds = (...args) => (checks.deep++, holds.apply(adapter, args));
+    const authenticates = adapter.authenticates.bind(adapter);
+    const holds = adapter.holds.bind(adapter);
+    adapter.authenticates = (...args) => (checks.light++, authenticates(...args));
+    adapter.holds = (...args) => (checks.deep++, holds(...args));
     const since = Date.now();
     await new Promise((r) => setTimeout(r, 20_000));
     const churn = adapter.createAccessKeyCalls - firstApplies;
