@@ -18,6 +18,7 @@ import { statusReport, type StatusReport } from '../../../src/status/status-repo
 import { indexFerretDb } from '../../backends/ferretdb-index.js';
 import { sharedBackend, testDir, type BackendEndpoint } from '../../backends/index.js';
 import { mongoLogin, postgresLogin, redisLogin } from '../../backends/logins.js';
+import { s3Login } from './s3-login.js';
 
 export interface FixtureOptions {
   /** The queue's Redis (default: the run's shared one). */
@@ -57,11 +58,12 @@ export function engineFixtures(): (options: FixtureOptions) => Promise<EngineFix
   };
 }
 
-export type ProviderKindName = 'redis-acl' | 'postgres-roles' | 'mongodb-users';
+export type ProviderKindName = 'redis-acl' | 'postgres-roles' | 'mongodb-users' | 's3-identities';
 
 /** The run's shared server of a provider kind. */
-function sharedOf(kind: ProviderKindName): BackendEndpoint {
-  return kind === 'postgres-roles' ? sharedBackend('postgres') : kind === 'mongodb-users' ? sharedBackend('mongodb') : sharedBackend('redis');
+export function sharedOf(kind: ProviderKindName): BackendEndpoint {
+  const backend = { 'redis-acl': 'redis', 'postgres-roles': 'postgres', 'mongodb-users': 'mongodb', 's3-identities': 's3' } as const;
+  return sharedBackend(backend[kind]);
 }
 
 /** How the fixture writes a provider of each kind, and logs in as one of its consumers. */
@@ -90,6 +92,14 @@ const FLAVORS: Record<ProviderKindName, ProviderFlavor> = {
     policy: (tag) => `{ allowedDatabases: [hfu${tag}] }`,
     values: (_c, tag) => `{ database: hfu${tag} }`,
     canLogin: (b, c, tag) => mongoLogin(b, c.login, c.password, `hfu${tag}`),
+  },
+  's3-identities': {
+    // holdfast's admin URL carries no key pair: the access key id is the username, the secret the password file
+    adminUrl: (b) => `http://${b.host}:${b.port}`,
+    policy: () => '{}',
+    values: (c) => `{ buckets: ["${c.id}-a"] }`,
+    // the provider's name (before the key's `/`) is part of the derived access key id
+    canLogin: (b, c) => s3Login(b, c.key.split('/')[0]!, c.login, c.password),
   },
 };
 

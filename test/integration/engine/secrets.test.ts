@@ -12,7 +12,8 @@ import { startHttpServer } from '../../../src/http/http-server.js';
 import { createLogger } from '../../../src/logging/logger.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { Metrics } from '../../../src/metrics/metrics.js';
-import { engineFixtures as fixtures, type Consumer, type ProviderKindName } from './engine-fixture.js';
+import type { Engine } from '../../../src/engine/engine.js';
+import { engineFixtures as fixtures, sharedOf, type Consumer, type EngineFixture, type ProviderKindName } from './engine-fixture.js';
 import { LeakyAdapter } from './test-adapters.js';
 
 /** Every value under the queue's prefix, whatever its type. */
@@ -121,6 +122,32 @@ describe('secrets', () => {
   });
 });
 
+/** The bodies of the read-only HTTP server's pages (dashboard, status, metrics, each consumer, Bull Board's API), each after its path. */
+async function servedBodies(engine: Engine, f: EngineFixture): Promise<string> {
+  const server = await startHttpServer({
+    listen: { host: '127.0.0.1', port: 0 },
+    readOnly: true,
+    store: engine.store,
+    coordination: engine.coordination,
+    queue: engine.queue,
+    providers: f.config.providers,
+    metrics: new Metrics(),
+    logger: createLogger({ level: 'fatal', format: 'json', scrubber: new Scrubber() }),
+  });
+  try {
+    const paths = [
+      '/',
+      '/status?all=1',
+      '/metrics',
+      ...f.consumers.map((c) => `/consumer?key=${encodeURIComponent(c.key)}`),
+      ...['latest', 'delayed', 'waiting', 'active', 'completed', 'failed'].map((status) => `/queues/api/queues?activeQueue=${f.config.queue.name}&status=${status}&page=1&jobsPerPage=100`),
+    ];
+    return (await Promise.all(paths.map(async (path) => `${path}\n${await (await fetch(`${server.url}${path}`)).text()}`))).join('\n');
+  } finally {
+    await server.close();
+  }
+}
+
 /** The forms a salted SCRAM credential takes: its keys in base64 and hex, and a PostgreSQL verifier whole. */
 function keyForms(storedKey: string, serverKey: string): string[] {
   return [storedKey, serverKey].flatMap((k) => [k, Buffer.from(k, 'base64').toString('hex')]);
@@ -145,6 +172,8 @@ const derivedForms: Record<Exclude<ProviderKindName, 'redis-acl'>, (b: BackendEn
       await client.end();
     }
   },
+  // the server keeps the secret itself (searched already); SigV4 signatures cover a date and a request, so no form derives from it alone
+  's3-identities': () => Promise.resolve(new Map()),
   'mongodb-users': async (b, tag, consumers) => {
     const client = new MongoClient(b.url);
     try {
@@ -164,15 +193,15 @@ const derivedForms: Record<Exclude<ProviderKindName, 'redis-acl'>, (b: BackendEn
   },
 };
 
-describe.each(['postgres-roles', 'mongodb-users'] as const)('secrets on a %s provider', (kind) => {
+describe.each(['postgres-roles', 'mongodb-users', 's3-identities'] as const)('secrets on a %s provider', (kind) => {
   const fixture = fixtures();
 
-  it('neither the password nor the verifier or SCRAM keys derived from it appear in logs, records or job data', async () => {
+  it('neither the password nor the verifier or SCRAM keys derived from it appear in logs, records, job data or HTTP responses', async () => {
     const queue = sharedBackend('redis');
     const store = sharedBackend('mongodb');
-    const provider = sharedBackend(kind === 'postgres-roles' ? 'postgres' : 'mongodb');
+    const provider = sharedOf(kind);
     const f = await fixture({ adapterKind: kind, provider, queue, store, consumers: 4, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
-    await f.startHeld();
+    const engine = await f.startHeld();
     // a rotated secret: applied again, checked light and deep
     const [rotated] = f.consumers as [Consumer];
     rotated.password = randomBytes(18).toString('base64url');
@@ -189,9 +218,12 @@ describe.each(['postgres-roles', 'mongodb-users'] as const)('secrets on a %s pro
     expect(jobs).toContain(rotated.key);
     expect(records).toContain(rotated.login);
     expect(logs).toContain(rotated.key);
+    const served = await servedBodies(engine, f);
+    expect(served).toContain(rotated.key);
 
     for (const c of f.consumers) {
       for (const form of [c.password, createHash('sha256').update(c.password).digest('hex'), ...(forms.get(c.key) ?? [])]) {
+        expect(served.includes(form), `an HTTP response mentions a form of ${c.key}'s password`).toBe(false);
         expect(logs.includes(form), `log mentions a form of ${c.key}'s password`).toBe(false);
         expect(jobs.includes(form), `job data mentions a form of ${c.key}'s password`).toBe(false);
         expect(records.includes(form), `records mention a form of ${c.key}'s password`).toBe(false);
