@@ -6,7 +6,8 @@
  */
 import { sha256Hex } from '../../secrets/sha256.js';
 import type { HoldsAnswer } from '../adapter.js';
-import { markChannel, markSelector, ownedBy, ownersOf, SCRATCH_PREFIX } from './ownership.js';
+import { ownedBy } from '../claim-login.js';
+import { markChannel, markSelector, ownersOf, SCRATCH_PREFIX } from './ownership.js';
 
 export { SCRATCH_PREFIX } from './ownership.js';
 

@@ -7,6 +7,7 @@
  * values cannot express a selector (their patterns get their `~`/`&` from holdfast).
  */
 import type { Ownership } from '../adapter.js';
+import { claimRefusal } from '../claim-login.js';
 import type { AclUser } from './acl-rules.js';
 
 /** What a mark's channel pattern starts with; the provider's name follows. */
@@ -33,11 +34,6 @@ export function ownersOf(user: AclUser): string[] {
   return [...new Set(owners.map((c) => c.slice(MARK_PREFIX.length)))];
 }
 
-/** True when `owners` is exactly `provider`: a login carrying another provider's mark as well is not its own. */
-export function ownedBy(owners: readonly string[], provider: string): boolean {
-  return owners.length === 1 && owners[0] === provider;
-}
-
 /**
  * Why `ownership`'s provider may not apply `login`, or undefined when it may. `existing` is
  * the user as the backend has it now (null: none). `never` are logins no consumer gets even
@@ -50,13 +46,5 @@ export function claimProblem(login: string, existing: AclUser | null, ownership:
   }
   if (login.startsWith(SCRATCH_PREFIX)) return `the login "${login}" starts with "${SCRATCH_PREFIX}", which holdfast reserves for its own use`;
   if (existing === null) return undefined;
-  const owners = ownersOf(existing);
-  if (ownedBy(owners, provider)) return undefined;
-  const others = owners.filter((o) => o !== provider);
-  if (others.length > 0) {
-    const names = others.map((o) => `"${o}"`).join(', ');
-    return `the ACL user "${login}" carries the mark of provider ${names}, not "${provider}"'s; it is left as it is (adopt does not take another provider's login); give the consumer another login, or remove it from that provider`;
-  }
-  if (ownership.adopt) return undefined;
-  return `the ACL user "${login}" exists but was not made by holdfast for provider "${provider}" (it lacks the mark "&${markChannel(provider)}"); it is left as it is; give the consumer another login, or set adopt: true on provider "${provider}" to take it over`;
+  return claimRefusal(login, ownersOf(existing), ownership, { noun: 'ACL user', lacks: `the mark "&${markChannel(provider)}"` });
 }

@@ -8,7 +8,8 @@ import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownersh
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
 import { commandRulesKey, compareUser, effectiveCommands, parseGetUser, scratchRules, userRules, type AclUser } from './acl-rules.js';
-import { claimProblem, ownedBy, ownersOf, SCRATCH_PREFIX } from './ownership.js';
+import { ownedBy } from '../claim-login.js';
+import { claimProblem, ownersOf, SCRATCH_PREFIX } from './ownership.js';
 import { DEFAULT_DENIED_COMMANDS } from './policy.js';
 import { sha256Hex } from '../../secrets/sha256.js';
 import type { RedisAclValues } from './values.js';

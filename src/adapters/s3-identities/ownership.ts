@@ -1,8 +1,8 @@
 /**
- * Who may claim an IAM user: one holdfast made for this provider (its tag), one it adopts, or
- * none. A user carrying another provider's mark is never taken, adopt or not.
+ * Who may claim an IAM user: the rule of `../claim-login.ts`, on the provider its tag names.
  */
 import type { Ownership } from '../adapter.js';
+import { claimRefusal } from '../claim-login.js';
 import { MARK_TAG } from './identity.js';
 
 /** An IAM user as the adapter reads it: exists, and whose mark it carries (undefined: none). */
@@ -12,11 +12,7 @@ export interface IamUser {
 
 /** Why `ownership`'s provider may not apply `login`, or undefined when it may. `existing` null: no such user. */
 export function claimProblem(login: string, existing: IamUser | null, ownership: Ownership): string | undefined {
-  const { provider } = ownership;
-  if (existing === null || existing.owner === provider) return undefined;
-  if (existing.owner !== undefined) {
-    return `the IAM user "${login}" carries the mark of provider "${existing.owner}", not "${provider}"'s; it is left as it is (adopt does not take another provider's login); give the consumer another login, or remove it from that provider`;
-  }
-  if (ownership.adopt) return undefined;
-  return `the IAM user "${login}" exists but was not made by holdfast for provider "${provider}" (it lacks the tag ${MARK_TAG}=${provider}); it is left as it is; give the consumer another login, or set adopt: true on provider "${provider}" to take it over`;
+  if (existing === null) return undefined;
+  const owners = existing.owner === undefined ? [] : [existing.owner];
+  return claimRefusal(login, owners, ownership, { noun: 'IAM user', lacks: `the tag ${MARK_TAG}=${ownership.provider}` });
 }
