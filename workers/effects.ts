@@ -78,7 +78,11 @@ type SecretOutcome = { password: string } | { event: ConsumerEvent };
 
 async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scrubber): Promise<SecretOutcome> {
   try {
-    return { password: await readGrantSecret(path, secretRootsOf(provider.config)) };
+    const password = await readGrantSecret(path, secretRootsOf(provider.config));
+    // what this backend would refuse (an S3 secret over 128 characters) is refused here, before anything is sent
+    const refused = provider.config.adapter.secretProblem?.(password);
+    if (refused !== undefined) return { event: { type: 'SECRET_INVALID', detail: `grant secret ${path} ${refused} (${provider.config.adapter.kind})` } };
+    return { password };
   } catch (error) {
     if (isHoldfastError(error, 'SECRET_MISSING')) return { event: { type: 'SECRET_MISSING', path } };
     if (isHoldfastError(error, 'SECRET_UNREADABLE')) return { event: { type: 'SECRET_UNREADABLE', detail: error.message } };
