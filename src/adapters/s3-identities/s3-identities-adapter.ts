@@ -75,12 +75,12 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     if (refusal !== undefined) throw new HoldfastError('BACKEND_REFUSED', `s3-identities: grant secret: ${refusal}; nothing was sent`);
     const { login } = grant;
     const existing = await this.user(login, signal);
-    const problem = claimProblem(login, existing, this.ownership);
+    const keys = existing === null ? [] : await this.accessKeys(login, signal);
+    const problem = claimProblem(login, existing, this.ownership, existing !== null && (await this.isBare(login, existing, keys, signal)));
     if (problem !== undefined) throw new HoldfastError('BACKEND_REFUSED', `s3-identities: ${problem}; nothing was sent`);
     if (existing === null) await this.iam(signal, 'CreateUser', { UserName: login });
     if (existing?.owner !== this.ownership.provider) await this.mark(login, signal);
     const { usual, overlap } = this.keyIds(login);
-    const keys = existing === null ? [] : await this.accessKeys(login, signal);
     if (keys.some((k) => k.id === this.admin.accessKeyId)) {
       throw new HoldfastError('BACKEND_REFUSED', `s3-identities: the IAM user "${login}" holds the admin's own access key; it is never a consumer's`);
     }
@@ -188,8 +188,14 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   private async user(login: string, signal: AbortSignal): Promise<IamUser | null> {
     const xml = await this.iamOrAbsent(signal, 'ListUserTags', { UserName: login });
     if (xml === null) return null;
-    const tag = blocks(xml, 'member').find((m) => first(m, 'Key') === MARK_TAG);
-    return { owner: tag === undefined ? undefined : first(tag, 'Value') };
+    const tags = blocks(xml, 'member');
+    const tag = tags.find((m) => first(m, 'Key') === MARK_TAG);
+    return { owner: tag === undefined ? undefined : first(tag, 'Value'), tags: tags.length };
+  }
+
+  /** No tag, no access key, no inline policy (see {@link claimProblem}). */
+  private async isBare(login: string, user: IamUser, keys: readonly AccessKey[], signal: AbortSignal): Promise<boolean> {
+    return user.tags === 0 && keys.length === 0 && (await this.policyNames(login, signal)).length === 0;
   }
 
   private async mark(login: string, signal: AbortSignal): Promise<void> {
