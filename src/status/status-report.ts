@@ -15,7 +15,7 @@ import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import { verifyDelay } from '../../machines/delays.js';
 import type { ProviderConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
-import type { CheckMemo, Coordination, OrphanReport, Pause } from '../queue/coordination.js';
+import type { CheckMemo, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
 import { decodeSummary, summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
 import type { LastCheck } from '../store/consumer-record.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
@@ -78,7 +78,7 @@ export interface StatusReport {
 /** Where the status reads from. */
 export interface StatusSources {
   store: Pick<ConsumerStore, 'providerStatuses'>;
-  coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'checkedBefore' | 'checkMemos' | 'pauses' | 'couldNotAskCounts' | 'alive' | 'orphans'>;
+  coordination: StatusReads;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
 }
 
