@@ -18,6 +18,7 @@ import { formatDuration } from '../config/duration.js';
 import type { CheckMemo, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
 import { decodeSummary, summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
 import type { LastCheck } from '../store/consumer-record.js';
+import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
 
 export interface ConsumerStatus {
@@ -179,7 +180,7 @@ function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo |
   const refused = summary.refused ? `new spec refused by policy, the last accepted one kept: ${summary.refused}` : null;
   return {
     consumer: key,
-    provider: key.slice(0, key.indexOf('/')),
+    provider: providerOf(key),
     login: summary.login,
     state: summary.state,
     label: refused ? `${meaning.label}; new spec refused` : meaning.label,
@@ -205,7 +206,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const refused = new Map<string, number>();
   const listed: string[] = [];
   for (const [key, encoded] of Object.entries(stateOf)) {
-    const provider = key.slice(0, key.indexOf('/'));
+    const provider = providerOf(key);
     const state = summaryState(encoded);
     const counts = states.get(provider) ?? {};
     counts[state] = (counts[state] ?? 0) + 1;
@@ -281,7 +282,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const [memos, briefs] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed)]);
   const consumers = listed.flatMap((key) => {
     const brief = briefs.get(key);
-    return brief ? [consumerStatus(key, decodeSummary(brief), memos.get(key), configured.get(key.slice(0, key.indexOf('/'))), at)] : [];
+    return brief ? [consumerStatus(key, decodeSummary(brief), memos.get(key), configured.get(providerOf(key)), at)] : [];
   });
   const total = providers.reduce((n, p) => n + p.consumers, 0);
   const problems = [
