@@ -13,12 +13,11 @@
  * codecs of what they read (`values.ts`). Each client depends on the slices it uses.
  */
 import type { Redis } from 'ioredis';
-import type { CoordinationContext } from './coordination/context.js';
 import { coordinationKeys } from './coordination/keys.js';
-import { consumerLocks, type ConsumerLocks, type MemoReads, type RevisionNotes } from './coordination/locks.js';
-import { statusNotes, type NoteReads, type OrphanNotes, type RemovalConfirmations, type SummaryNotes } from './coordination/notes.js';
+import { Locks, type ConsumerLocks, type MemoReads, type RevisionNotes } from './coordination/locks.js';
+import { Notes, type NoteReads, type OrphanNotes, type RemovalConfirmations, type SummaryNotes } from './coordination/notes.js';
 import { ScriptRunner } from './coordination/scripts.js';
-import { providerSignals, type CouldNotAskSignals, type PauseSignals, type QueueSentinel, type SignalReads, type StoreOutageSignal } from './coordination/signals.js';
+import { Signals, type CouldNotAskSignals, type PauseSignals, type QueueSentinel, type SignalReads, type StoreOutageSignal } from './coordination/signals.js';
 
 export type { Asked, Claim, ConsumerLocks, MemoReads, RevisionNotes } from './coordination/locks.js';
 export type { NoteReads, OrphanNotes, RemovalConfirmations, SummaryNotes } from './coordination/notes.js';
@@ -36,9 +35,19 @@ export interface StatusReads extends NoteReads, SignalReads, MemoReads {}
 export interface Coordination
   extends ConsumerLocks, RevisionNotes, MemoReads, PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads, SummaryNotes, OrphanNotes, RemovalConfirmations, NoteReads {}
 
+/** The methods of `part`, bound to it: what lets the parts sit side by side in one object. */
+function methodsOf<T extends object>(part: T): T {
+  const names = Object.getOwnPropertyNames(Object.getPrototypeOf(part)).filter((name) => name !== 'constructor');
+  return Object.fromEntries(names.map((name) => [name, (part[name as keyof T] as (...args: unknown[]) => unknown).bind(part)])) as T;
+}
+
 /** The coordination on `redis` under `prefix` (see `holdfastPrefix`). */
 export function createCoordination(redis: Redis, prefix: string): Coordination {
   const keys = coordinationKeys(prefix);
-  const context: CoordinationContext = { redis, keys, scripts: new ScriptRunner(redis, keys) };
-  return { ...consumerLocks(context), ...providerSignals(context), ...statusNotes(context) };
+  const context = { redis, keys, scripts: new ScriptRunner(redis, keys) };
+  return {
+    ...methodsOf<ConsumerLocks & RevisionNotes & MemoReads>(new Locks(context)),
+    ...methodsOf<PauseSignals & CouldNotAskSignals & QueueSentinel & StoreOutageSignal & SignalReads>(new Signals(context)),
+    ...methodsOf<SummaryNotes & OrphanNotes & RemovalConfirmations & NoteReads>(new Notes(context)),
+  };
 }

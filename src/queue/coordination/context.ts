@@ -8,3 +8,16 @@ export interface CoordinationContext {
   keys: CoordinationKeys;
   scripts: ScriptRunner;
 }
+
+/** A part of coordination (locks, signals, notes): the context, at hand. */
+export abstract class CoordinationPart {
+  protected readonly redis: Redis;
+  protected readonly keys: CoordinationKeys;
+  protected readonly scripts: ScriptRunner;
+
+  constructor({ redis, keys, scripts }: CoordinationContext) {
+    this.redis = redis;
+    this.keys = keys;
+    this.scripts = scripts;
+  }
+}

@@ -4,7 +4,7 @@
  * timer from a stale one without reading the store) and what its checks learned (so a check
  * that finds it held writes nothing to the store).
  */
-import type { CoordinationContext } from './context.js';
+import { CoordinationPart } from './context.js';
 import { consumerEntries } from './keys.js';
 import { hashFields } from './reads.js';
 import { checkMemoCodec, decodeJson, decodeRevision, type CheckMemo } from './values.js';
@@ -47,26 +47,37 @@ export interface MemoReads {
 
 const decodeMemo = (raw: string | null) => decodeJson(checkMemoCodec, raw);
 
-export function consumerLocks({ redis, keys, scripts }: CoordinationContext): ConsumerLocks & RevisionNotes & MemoReads {
-  return {
-    async claim(key, token, ttlMs) {
-      const { taken, rev, memo } = await scripts.run('claim', { key, token, ttlMs });
-      return taken ? { rev: decodeRevision(rev), memo: decodeMemo(memo) } : null;
-    },
-    extend: (key, token, ttlMs) => scripts.run('extend', { key, token, ttlMs }),
-    release: (key, provider, token, memo, asked) => scripts.run('release', { key, provider, token, memo: memo ? JSON.stringify(memo) : null, memoAt: memo ? memo.at : null, asked }),
-    async forgetRevision(key) {
-      await redis.hdel(keys.revs, key);
-    },
-    async rememberRevision(key, rev) {
-      await redis.hset(keys.revs, key, rev);
-    },
-    async forgetConsumer(key, provider) {
-      const { hashes, set, sortedSet } = consumerEntries(keys, provider);
-      const multi = redis.multi();
-      for (const hash of hashes) multi.hdel(hash, key);
-      await multi.srem(set, key).zrem(sortedSet, key).exec();
-    },
-    checkMemos: (consumers) => hashFields(redis, keys.memos, consumers, decodeMemo),
-  };
+/** Locks and check memos on one connection, under one key table. */
+export class Locks extends CoordinationPart implements ConsumerLocks, RevisionNotes, MemoReads {
+  async claim(key: string, token: string, ttlMs: number): Promise<Claim | null> {
+    const { taken, rev, memo } = await this.scripts.run('claim', { key, token, ttlMs });
+    return taken ? { rev: decodeRevision(rev), memo: decodeMemo(memo) } : null;
+  }
+
+  extend(key: string, token: string, ttlMs: number): Promise<boolean> {
+    return this.scripts.run('extend', { key, token, ttlMs });
+  }
+
+  release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<void> {
+    return this.scripts.run('release', { key, provider, token, memo: memo ? JSON.stringify(memo) : null, memoAt: memo ? memo.at : null, asked });
+  }
+
+  async forgetRevision(key: string): Promise<void> {
+    await this.redis.hdel(this.keys.revs, key);
+  }
+
+  async rememberRevision(key: string, rev: number): Promise<void> {
+    await this.redis.hset(this.keys.revs, key, rev);
+  }
+
+  async forgetConsumer(key: string, provider: string): Promise<void> {
+    const { hashes, set, sortedSet } = consumerEntries(this.keys, provider);
+    const multi = this.redis.multi();
+    for (const hash of hashes) multi.hdel(hash, key);
+    await multi.srem(set, key).zrem(sortedSet, key).exec();
+  }
+
+  checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {
+    return hashFields(this.redis, this.keys.memos, keys, decodeMemo);
+  }
 }

@@ -7,7 +7,7 @@
  */
 import { providerOf } from '../../store/consumer-key.js';
 import { encodeSummary, stateToken, type ConsumerSummary } from '../consumer-summary.js';
-import type { CoordinationContext } from './context.js';
+import { CoordinationPart } from './context.js';
 import { hashFields, perProvider } from './reads.js';
 import type { NotedSummary } from './scripts.js';
 import { decodeJson, orphanReportCodec, type OrphanReport } from './values.js';
@@ -61,6 +61,18 @@ function noted(key: string, summary: ConsumerSummary): NotedSummary {
   return { key, rev: summary.rev, state: `${stateToken(summary)} ${summary.rev}`, brief: encodeSummary(summary), heldSince: summary.state === 'held' ? summary.since : null };
 }
 
+/** The entries as the script notes them, by provider (one call per provider). */
+function byProvider(entries: ReadonlyArray<readonly [key: string, summary: ConsumerSummary]>): Map<string, NotedSummary[]> {
+  const out = new Map<string, NotedSummary[]>();
+  for (const [key, summary] of entries) {
+    const provider = providerOf(key);
+    const list = out.get(provider) ?? [];
+    list.push(noted(key, summary));
+    out.set(provider, list);
+  }
+  return out;
+}
+
 /** `[member, score, member, score…]` as pairs. */
 function scored(flat: readonly string[]): Array<[string, number]> {
   const out: Array<[string, number]> = [];
@@ -68,38 +80,49 @@ function scored(flat: readonly string[]): Array<[string, number]> {
   return out;
 }
 
-export function statusNotes({ redis, keys, scripts }: CoordinationContext): SummaryNotes & OrphanNotes & RemovalConfirmations & NoteReads {
-  return {
-    async noteSummaries(entries) {
-      const byProvider = new Map<string, NotedSummary[]>();
-      for (const [key, summary] of entries) {
-        const provider = providerOf(key);
-        const list = byProvider.get(provider) ?? [];
-        list.push(noted(key, summary));
-        byProvider.set(provider, list);
-      }
-      for (const [provider, all] of byProvider) {
-        for (let i = 0; i < all.length; i += NOTED_PER_CALL) await scripts.run('noteSummaries', { provider, entries: all.slice(i, i + NOTED_PER_CALL) });
-      }
-    },
-    allStates: () => redis.hgetall(keys.states),
-    summariesOf: (consumers) => hashFields(redis, keys.briefs, consumers, (raw) => raw),
-    async lastCheckedAt(providers) {
-      const latest = await Promise.all(providers.map((p) => redis.zrevrange(keys.checked(p), 0, 0, 'WITHSCORES')));
-      return new Map(providers.flatMap((p, i) => (latest[i]?.[1] === undefined ? [] : [[p, Number(latest[i][1])] as const])));
-    },
-    checkedBefore: async (provider, beforeMs, limit) => scored(await redis.zrangebyscore(keys.checked(provider), '-inf', `(${beforeMs}`, 'WITHSCORES', 'LIMIT', 0, limit)),
-    async setOrphans(provider, report) {
-      if (report.logins.length === 0) await redis.del(keys.orphans(provider));
-      else await redis.set(keys.orphans(provider), JSON.stringify(report));
-    },
-    orphans: (providers) => perProvider(redis, providers, keys.orphans, (raw) => decodeJson(orphanReportCodec, raw)),
-    async confirmRemovals(provider, change) {
-      await redis.set(keys.confirmRemovals(provider), change, 'EX', CONFIRMATION_TTL_S);
-    },
-    confirmedRemovals: (provider) => redis.get(keys.confirmRemovals(provider)),
-    async clearConfirmedRemovals(provider, change) {
-      if ((await redis.get(keys.confirmRemovals(provider))) === change) await redis.del(keys.confirmRemovals(provider));
-    },
-  };
+/** Status notes on one connection, under one key table. */
+export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes, RemovalConfirmations, NoteReads {
+  async noteSummaries(entries: ReadonlyArray<readonly [key: string, summary: ConsumerSummary]>): Promise<void> {
+    for (const [provider, all] of byProvider(entries)) {
+      for (let i = 0; i < all.length; i += NOTED_PER_CALL) await this.scripts.run('noteSummaries', { provider, entries: all.slice(i, i + NOTED_PER_CALL) });
+    }
+  }
+
+  allStates(): Promise<Record<string, string>> {
+    return this.redis.hgetall(this.keys.states);
+  }
+
+  summariesOf(keys: readonly string[]): Promise<Map<string, string>> {
+    return hashFields(this.redis, this.keys.briefs, keys, (raw) => raw);
+  }
+
+  async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {
+    const latest = await Promise.all(providers.map((p) => this.redis.zrevrange(this.keys.checked(p), 0, 0, 'WITHSCORES')));
+    return new Map(providers.flatMap((p, i) => (latest[i]?.[1] === undefined ? [] : [[p, Number(latest[i][1])] as const])));
+  }
+
+  async checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>> {
+    return scored(await this.redis.zrangebyscore(this.keys.checked(provider), '-inf', `(${beforeMs}`, 'WITHSCORES', 'LIMIT', 0, limit));
+  }
+
+  async setOrphans(provider: string, report: OrphanReport): Promise<void> {
+    if (report.logins.length === 0) await this.redis.del(this.keys.orphans(provider));
+    else await this.redis.set(this.keys.orphans(provider), JSON.stringify(report));
+  }
+
+  orphans(providers: readonly string[]): Promise<Map<string, OrphanReport>> {
+    return perProvider(this.redis, providers, this.keys.orphans, (raw) => decodeJson(orphanReportCodec, raw));
+  }
+
+  async confirmRemovals(provider: string, change: string): Promise<void> {
+    await this.redis.set(this.keys.confirmRemovals(provider), change, 'EX', CONFIRMATION_TTL_S);
+  }
+
+  confirmedRemovals(provider: string): Promise<string | null> {
+    return this.redis.get(this.keys.confirmRemovals(provider));
+  }
+
+  async clearConfirmedRemovals(provider: string, change: string): Promise<void> {
+    if ((await this.redis.get(this.keys.confirmRemovals(provider))) === change) await this.redis.del(this.keys.confirmRemovals(provider));
+  }
 }

@@ -5,7 +5,7 @@
  * answers), the record store's **outage** as a worker's watch last saw it (it expires by
  * itself), and the **sentinel** whose absence says the queue's Redis forgot everything.
  */
-import type { CoordinationContext } from './context.js';
+import { CoordinationPart } from './context.js';
 import { perProvider } from './reads.js';
 import { decodeJson, pauseCodec, type Pause } from './values.js';
 
@@ -60,35 +60,64 @@ const decodePause = (raw: string | null) => decodeJson(pauseCodec, raw);
 /** How long a sentinel's answer is kept for {@link QueueSentinel.forgot}. */
 const FORGOT_ASKED_EVERY_MS = 1000;
 
-export function providerSignals({ redis, keys, scripts }: CoordinationContext): PauseSignals & CouldNotAskSignals & QueueSentinel & StoreOutageSignal & SignalReads {
-  let aliveSeen: { at: number; alive: Promise<boolean> } | undefined;
-  const alive = async () => (await redis.exists(keys.alive)) === 1;
-  return {
-    pauseOf: async (provider) => decodePause(await redis.get(keys.paused(provider))),
-    pauseProvider: async (provider, pause) => (await redis.set(keys.paused(provider), JSON.stringify(pause), 'NX')) === 'OK',
-    unpauseProvider: async (provider) => (await redis.del(keys.paused(provider))) > 0,
-    takeProbe: async (provider, ms) => (await redis.set(keys.probe(provider), '1', 'PX', ms, 'NX')) === 'OK',
-    pauses: (providers) => perProvider(redis, providers, keys.paused, decodePause),
-    oneCouldNotAsk: (provider) => redis.srandmember(keys.couldNotAsk(provider)),
-    takeCouldNotAsk: (provider) => scripts.run('takeCouldNotAsk', { provider }),
-    async couldNotAskCounts(providers) {
-      const counts = await Promise.all(providers.map((p) => redis.scard(keys.couldNotAsk(p))));
-      return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
-    },
-    async setStoreOutage(outage, ttlMs = 5_000) {
-      if (outage) await redis.set(keys.storeDown, JSON.stringify(outage), 'PX', ttlMs);
-      else await redis.del(keys.storeDown);
-    },
-    storeOutage: async () => decodePause(await redis.get(keys.storeDown)),
-    alive,
-    async markAlive(now) {
-      await redis.set(keys.alive, now.toISOString());
-      aliveSeen = undefined;
-    },
-    forgot() {
-      const now = Date.now();
-      if (!aliveSeen || now - aliveSeen.at > FORGOT_ASKED_EVERY_MS) aliveSeen = { at: now, alive: alive().catch(() => true) };
-      return aliveSeen.alive.then((up) => !up);
-    },
-  };
+/** Provider signals on one connection, under one key table. */
+export class Signals extends CoordinationPart implements PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads {
+  private aliveSeen: { at: number; alive: Promise<boolean> } | undefined;
+
+  async pauseOf(provider: string): Promise<Pause | null> {
+    return decodePause(await this.redis.get(this.keys.paused(provider)));
+  }
+
+  async pauseProvider(provider: string, pause: Pause): Promise<boolean> {
+    return (await this.redis.set(this.keys.paused(provider), JSON.stringify(pause), 'NX')) === 'OK';
+  }
+
+  async unpauseProvider(provider: string): Promise<boolean> {
+    return (await this.redis.del(this.keys.paused(provider))) > 0;
+  }
+
+  async takeProbe(provider: string, ms: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.probe(provider), '1', 'PX', ms, 'NX')) === 'OK';
+  }
+
+  pauses(providers: readonly string[]): Promise<Map<string, Pause>> {
+    return perProvider(this.redis, providers, this.keys.paused, decodePause);
+  }
+
+  oneCouldNotAsk(provider: string): Promise<string | null> {
+    return this.redis.srandmember(this.keys.couldNotAsk(provider));
+  }
+
+  takeCouldNotAsk(provider: string): Promise<string[]> {
+    return this.scripts.run('takeCouldNotAsk', { provider });
+  }
+
+  async couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>> {
+    const counts = await Promise.all(providers.map((p) => this.redis.scard(this.keys.couldNotAsk(p))));
+    return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
+  }
+
+  async setStoreOutage(outage: Pause | null, ttlMs = 5_000): Promise<void> {
+    if (outage) await this.redis.set(this.keys.storeDown, JSON.stringify(outage), 'PX', ttlMs);
+    else await this.redis.del(this.keys.storeDown);
+  }
+
+  async storeOutage(): Promise<Pause | null> {
+    return decodePause(await this.redis.get(this.keys.storeDown));
+  }
+
+  async alive(): Promise<boolean> {
+    return (await this.redis.exists(this.keys.alive)) === 1;
+  }
+
+  async markAlive(now: Date): Promise<void> {
+    await this.redis.set(this.keys.alive, now.toISOString());
+    this.aliveSeen = undefined;
+  }
+
+  forgot(): Promise<boolean> {
+    const now = Date.now();
+    if (!this.aliveSeen || now - this.aliveSeen.at > FORGOT_ASKED_EVERY_MS) this.aliveSeen = { at: now, alive: this.alive().catch(() => true) };
+    return this.aliveSeen.alive.then((alive) => !alive);
+  }
 }
