@@ -16,7 +16,7 @@ import { verifyDelay } from '../../machines/delays.js';
 import type { ProviderConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
 import type { CheckMemo, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
-import { decodeSummary, summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
+import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
 import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
@@ -237,7 +237,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
         name,
         candidates.filter((key) => {
           const brief = briefs.get(key);
-          return brief !== undefined && decodeSummary(brief).since < before;
+          return brief !== undefined && brief.since < before;
         }),
       );
     }),
@@ -282,7 +282,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const [memos, briefs] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed)]);
   const consumers = listed.flatMap((key) => {
     const brief = briefs.get(key);
-    return brief ? [consumerStatus(key, decodeSummary(brief), memos.get(key), configured.get(providerOf(key)), at)] : [];
+    return brief ? [consumerStatus(key, brief, memos.get(key), configured.get(providerOf(key)), at)] : [];
   });
   const total = providers.reduce((n, p) => n + p.consumers, 0);
   const problems = [

@@ -6,7 +6,7 @@
  * `holdfast confirm-removals`, for the running desired-state sync to apply).
  */
 import { providerOf } from '../../store/consumer-key.js';
-import { encodeSummary, stateToken, type ConsumerSummary } from '../consumer-summary.js';
+import { decodeSummary, encodeSummary, stateToken, type ConsumerSummary } from '../consumer-summary.js';
 import { CoordinationPart } from './context.js';
 import { hashFields, perProvider } from './reads.js';
 import type { NotedSummary } from './scripts.js';
@@ -42,8 +42,8 @@ export interface RemovalConfirmations {
 export interface NoteReads {
   /** Every consumer's `<state> <revision>` (read the state with `summaryState`), by key. */
   allStates(): Promise<Record<string, string>>;
-  /** The records in brief of `keys`, encoded (see `consumer-summary.ts`); absent when unknown. */
-  summariesOf(keys: readonly string[]): Promise<Map<string, string>>;
+  /** The records in brief of `keys`; absent when unknown or unreadable. */
+  summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>>;
   /** When any consumer of each provider was last checked (ms since the epoch), by provider. */
   lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>>;
   /** Up to `limit` consumers of `provider` whose checks last ended before `beforeMs`, oldest first, with when. */
@@ -92,8 +92,8 @@ export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes
     return this.redis.hgetall(this.keys.states);
   }
 
-  summariesOf(keys: readonly string[]): Promise<Map<string, string>> {
-    return hashFields(this.redis, this.keys.briefs, keys, (raw) => raw);
+  summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>> {
+    return hashFields(this.redis, this.keys.briefs, keys, decodeSummary);
   }
 
   async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {

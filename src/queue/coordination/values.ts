@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { LastCheck } from '../../store/consumer-record.js';
+import { CHECK_OUTCOMES } from '../consumer-summary.js';
 
 /** What a consumer's checks learned, kept between checks without touching the store. */
 export interface CheckMemo {
@@ -31,11 +32,9 @@ export interface OrphanReport {
   logins: string[];
 }
 
-const OUTCOMES = ['held', 'not-held', 'could-not-ask', 'changed'] as const satisfies ReadonlyArray<LastCheck['outcome']>;
-
 export const checkMemoCodec: z.ZodType<CheckMemo> = z.object({
   at: z.number(),
-  outcome: z.enum(OUTCOMES),
+  outcome: z.enum(CHECK_OUTCOMES),
   detail: z.string().nullable(),
   epoch: z.number().int(),
   deepAt: z.number().nullable(),

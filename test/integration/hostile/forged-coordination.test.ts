@@ -1,8 +1,8 @@
 /**
  * Values written by hand into holdfast's part of the queue's Redis (as anyone who can write it
- * could): check memos, revisions, a provider's pause, its orphans and the store's outage that
- * are not what holdfast writes. Each is treated as absent: no job fails, no check is skipped,
- * the status does not repeat them, and the next write replaces them.
+ * could): check memos, revisions, a provider's pause, its orphans, the store's outage and a
+ * record in brief that are not what holdfast writes. Each is treated as absent: no job fails,
+ * no check is skipped, the status does not repeat them, and the next write replaces them.
  */
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -54,5 +54,23 @@ describe('coordination values written by hand', () => {
     expect(f.logs.filter((l) => l.level >= 50 || l.msg.includes('failed'))).toEqual([]);
     expect(await f.canLogin(first)).toBe(true);
     expect(await f.canLogin(second)).toBe(true);
+  });
+
+  it('a record in brief that does not decode is left out of the status (which still answers) until it is written again', async () => {
+    const f = await fixture({ consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms' }, resyncEvery: '5s' });
+    await f.startHeld();
+    const [first, second] = f.consumers as [Consumer, Consumer];
+    const redis = new Redis(bullConnection(f.config.queue.connection));
+    clients.push(redis);
+    const keys = coordinationKeys(holdfastPrefix(f.config.queue.prefix));
+    const [state] = (await redis.hget(keys.briefs, first.key))!.split(' ', 1);
+    await redis.hset(keys.briefs, first.key, `${state} 9 {"since":"then"`);
+
+    // unless a sweep wrote it again meanwhile, the first is left out; the status answers either way
+    const status = await f.status();
+    expect(status.consumers.map((c) => [c.consumer, c.state])).toEqual(expect.arrayContaining([[second.key, 'held']]));
+    expect(status.consumers.every((c) => c.state === 'held' && [first.key, second.key].includes(c.consumer))).toBe(true);
+    await f.until('its brief written again', () => f.allHeld(), 40_000);
+    expect(f.logs.filter((l) => l.level >= 50 || l.msg.includes('failed'))).toEqual([]);
   });
 });
