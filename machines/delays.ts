@@ -27,9 +27,14 @@ export function unitHash(text: string): number {
   return (hash >>> 0) / 2 ** 32;
 }
 
+/** The one jitter formula: `ms` shifted by up to ±spread/2 of it, by where `unit` (in [0, 1)) falls. */
+export function jittered(ms: number, spread: number, unit: number): number {
+  return ms * (1 + spread * (unit - 0.5));
+}
+
 /** The wait between checks: the verify interval, shifted by up to ±jitter/2 of it. */
 export function verifyDelay(key: string, t: ConsumerTiming): number {
-  return Math.round(t.verifyEveryMs * (1 + t.jitter * (unitHash(key) - 0.5)));
+  return Math.round(jittered(t.verifyEveryMs, t.jitter, unitHash(key)));
 }
 
 /** The brake after the n-th successful re-apply that is still not held (n ≥ 2): 2v, 4v, … ≤ brakeMax. */

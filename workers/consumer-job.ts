@@ -21,7 +21,7 @@ import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
 import { firstSnapshot, MACHINE_VERSION, persist, readPersisted, restore, step, waitEnded, type ConsumerSnapshot } from '../machines/machine-step.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
-import type { Asked, CheckMemo, Claim, Coordination } from '../src/queue/coordination.js';
+import type { Asked, CheckMemo, Claim, ConsumerLocks } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { ConsumerRecord, DesiredSpec } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
@@ -39,7 +39,7 @@ export const LOCK_MARGIN_MS = 10_000;
 
 export interface JobDeps extends DraftDeps {
   store: DraftDeps['store'] & Pick<ConsumerStore, 'get'>;
-  coordination: DraftDeps['coordination'] & Pick<Coordination, 'claim' | 'extend' | 'release'>;
+  coordination: DraftDeps['coordination'] & ConsumerLocks;
   providers: ReadonlyMap<string, ProviderRuntime>;
   effects: Effects;
   /** Judges what a job may be taken at its word for (see `job-trust.ts`). */

@@ -4,7 +4,7 @@
  * write lost a compare-and-swap, is put back, delayed: none of these use up an attempt. A job
  * fails only for what retries cannot fix, and says which consumer, in words.
  */
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, ErrorCode, Worker, type Job } from 'bullmq';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
@@ -12,6 +12,7 @@ import { bullConnection } from '../src/queue/bull-connection.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { RedisConnectionConfig } from '../src/config/config.js';
 import { runConsumerJob, STORE_DOWN_RETRY_MS, type JobDeps, type JobOutcome } from './consumer-job.js';
+import { putBackAt } from './put-back.js';
 
 export interface ConsumerWorkerOptions {
   connection: RedisConnectionConfig;
@@ -32,11 +33,11 @@ const LOST_SAID_EVERY_MS = 60_000;
 
 /**
  * BullMQ's codes for a job it can no longer move once a worker is done with it: its key is
- * gone, its lock is gone or another's, it is not where it was (ErrorCode -1, -2, -3, -6). The
+ * gone, its lock is gone or another's, it is not where it was. The
  * consumer's work is done (and safe to do again); only BullMQ's bookkeeping failed: the queue's
  * Redis forgot the job (restarted empty, flushed), or the job outlived its lock.
  */
-const LOST_JOB_CODES: ReadonlySet<number> = new Set([-1, -2, -3, -6]);
+const LOST_JOB_CODES: ReadonlySet<number> = new Set([ErrorCode.JobNotExist, ErrorCode.JobLockNotExist, ErrorCode.JobNotInState, ErrorCode.JobLockMismatch]);
 
 function lostJob(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -81,11 +82,11 @@ export class ConsumerWorker {
           if (isHoldfastError(error, 'STORE_UNAVAILABLE') && deps.storeDown?.()) {
             // the store stopped answering (said once by its watch): put back, no attempt used
             logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${describe(error)}`);
-            return later(job, Date.now() + STORE_DOWN_RETRY_MS + Math.floor(Math.random() * STORE_DOWN_RETRY_MS), token);
+            return later(job, putBackAt(Date.now(), STORE_DOWN_RETRY_MS), token);
           }
           if (!isHoldfastError(error, 'REVISION_CONFLICT')) throw error;
           logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${describe(error)}`);
-          return later(job, Date.now() + CONFLICT_RETRY_MS + Math.floor(Math.random() * CONFLICT_RETRY_MS), token);
+          return later(job, putBackAt(Date.now(), CONFLICT_RETRY_MS), token);
         }
         if (outcome.kind === 'again' || outcome.kind === 'busy') return later(job, outcome.at.getTime(), token);
         if (outcome.kind !== 'done') logger.debug({ consumer: job.data.key, job: job.id, kind: job.data.kind, outcome: outcome.kind }, `job ${outcome.kind}`);

@@ -14,7 +14,7 @@
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerContext } from '../machines/consumer-machine.js';
-import { unitHash } from '../machines/delays.js';
+import { jittered, unitHash } from '../machines/delays.js';
 import type { Grant } from '../src/adapters/adapter.js';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
@@ -111,7 +111,7 @@ export function deepCheckDue(key: string, appliedAt: number | null, memo: CheckM
   const overlap = provider.config.rotationOverlapMs;
   if (overlap !== undefined && appliedAt !== null && now >= appliedAt + overlap && memo.deepAt < appliedAt + overlap) return true;
   const { deepCheckEveryMs, jitter } = provider.config.timing;
-  return now - memo.deepAt >= deepCheckEveryMs * (1 + jitter * (unitHash(`${key}#deep`) - 0.5));
+  return now - memo.deepAt >= jittered(deepCheckEveryMs, jitter, unitHash(`${key}#deep`));
 }
 
 /** A check that fails this soon after its provider answered another one races the provider's recovery. */

@@ -14,7 +14,7 @@
 import type { ConsumerStateName } from '../machines/consumer-machine.js';
 import { MACHINE_VERSION, persist, samePersisted, type ConsumerSnapshot, type Wait } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
-import type { Coordination } from '../src/queue/coordination.js';
+import type { RecordNotes } from '../src/queue/coordination.js';
 import type { CheckTicket, ConsumerQueue } from '../src/queue/consumer-queue.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
 import { summaryOf } from '../src/queue/summarize.js';
@@ -24,7 +24,7 @@ import type { ConsumerStore } from '../src/store/consumer-store.js';
 export interface DraftDeps {
   store: Pick<ConsumerStore, 'insert' | 'save' | 'delete'>;
   queue: Pick<ConsumerQueue, 'scheduleWaits'>;
-  coordination: Pick<Coordination, 'forgetRevision' | 'rememberRevision' | 'forgetConsumer' | 'noteSummaries'>;
+  coordination: RecordNotes;
   now: () => Date;
   /** Told of every state change (the metrics); in process. */
   observer?: Pick<WorkObserver, 'transition'>;

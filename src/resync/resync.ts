@@ -16,7 +16,7 @@ import { EFFECT_STATES } from '../../machines/consumer-machine.js';
 import { unitHash } from '../../machines/delays.js';
 import type { Timing } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import type { Coordination } from '../queue/coordination.js';
+import type { QueueSentinel, SummaryNotes } from '../queue/coordination.js';
 import type { ConsumerQueue, ScheduledWait } from '../queue/consumer-queue.js';
 import type { ConsumerSummary } from '../queue/consumer-summary.js';
 import { summaryOf } from '../queue/summarize.js';
@@ -26,7 +26,7 @@ import type { ConsumerStore } from '../store/consumer-store.js';
 export interface ResyncOptions {
   store: Pick<ConsumerStore, 'scan'>;
   queue: Pick<ConsumerQueue, 'scheduleWaits' | 'redo'>;
-  coordination: Pick<Coordination, 'alive' | 'markAlive' | 'noteSummaries'>;
+  coordination: QueueSentinel & SummaryNotes;
   /** Each provider's timing, by name. */
   timing: ReadonlyMap<string, Timing>;
   logger: Logger;

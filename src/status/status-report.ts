@@ -15,9 +15,10 @@ import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import { verifyDelay } from '../../machines/delays.js';
 import type { ProviderConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
-import type { CheckMemo, Coordination, OrphanReport, Pause } from '../queue/coordination.js';
-import { decodeSummary, summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
+import type { CheckMemo, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
+import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
 import type { LastCheck } from '../store/consumer-record.js';
+import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
 
 export interface ConsumerStatus {
@@ -78,7 +79,7 @@ export interface StatusReport {
 /** Where the status reads from. */
 export interface StatusSources {
   store: Pick<ConsumerStore, 'providerStatuses'>;
-  coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'checkedBefore' | 'checkMemos' | 'pauses' | 'couldNotAskCounts' | 'alive' | 'orphans'>;
+  coordination: StatusReads;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
 }
 
@@ -179,7 +180,7 @@ function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo |
   const refused = summary.refused ? `new spec refused by policy, the last accepted one kept: ${summary.refused}` : null;
   return {
     consumer: key,
-    provider: key.slice(0, key.indexOf('/')),
+    provider: providerOf(key),
     login: summary.login,
     state: summary.state,
     label: refused ? `${meaning.label}; new spec refused` : meaning.label,
@@ -205,7 +206,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const refused = new Map<string, number>();
   const listed: string[] = [];
   for (const [key, encoded] of Object.entries(stateOf)) {
-    const provider = key.slice(0, key.indexOf('/'));
+    const provider = providerOf(key);
     const state = summaryState(encoded);
     const counts = states.get(provider) ?? {};
     counts[state] = (counts[state] ?? 0) + 1;
@@ -236,7 +237,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
         name,
         candidates.filter((key) => {
           const brief = briefs.get(key);
-          return brief !== undefined && decodeSummary(brief).since < before;
+          return brief !== undefined && brief.since < before;
         }),
       );
     }),
@@ -281,7 +282,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const [memos, briefs] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed)]);
   const consumers = listed.flatMap((key) => {
     const brief = briefs.get(key);
-    return brief ? [consumerStatus(key, decodeSummary(brief), memos.get(key), configured.get(key.slice(0, key.indexOf('/'))), at)] : [];
+    return brief ? [consumerStatus(key, brief, memos.get(key), configured.get(providerOf(key)), at)] : [];
   });
   const total = providers.reduce((n, p) => n + p.consumers, 0);
   const problems = [
