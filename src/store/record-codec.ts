@@ -127,14 +127,16 @@ function lastCheckOf(value: unknown): LastCheck | null {
   return { at: date(c.at, 'last check time'), outcome: c.outcome as LastCheck['outcome'], detail };
 }
 
+function isHistoryEntry(entry: unknown): entry is HistoryEntry {
+  if (!isFields(entry)) return false;
+  const { at, from, to, reason } = entry;
+  return at instanceof Date && typeof from === 'string' && typeof to === 'string' && (reason === null || typeof reason === 'string');
+}
+
 function historyOf(value: unknown): HistoryEntry[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) refuse('its history is not a list');
-  return value.map((entry: unknown) => {
-    const h = fields(entry, 'history entry');
-    const reason = h.reason === null || h.reason === undefined ? null : text(h.reason, 'history reason');
-    return { at: date(h.at, 'history time'), from: text(h.from, 'history state') as HistoryEntry['from'], to: text(h.to, 'history state') as HistoryEntry['to'], reason };
-  });
+  return value.every(isHistoryEntry) ? value : refuse('its history has an entry that is not a transition');
 }
 
 function recordOf(doc: Fields, key: string): ConsumerRecord {

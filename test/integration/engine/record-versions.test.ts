@@ -12,6 +12,8 @@
 import { Redis } from 'ioredis';
 import { MongoClient, type Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
+import { MACHINE_VERSION } from '../../../machines/machine-step.js';
+import { redReasons } from '../../../src/status/status-report.js';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
 import { engineFixtures, type EngineFixture } from './engine-fixture.js';
 
@@ -92,6 +94,7 @@ describe('records of other versions', () => {
 
     await f.start();
     await f.until('the victim removed', async () => !(await f.canLogin(victim)) && (await f.status()).consumers.every((c) => c.consumer !== victim.key), 30_000);
+    expect(await f.engines[0]!.store.get(victim.key)).toBeNull();
     expect(await f.canLogin(kept)).toBe(true);
   });
 
@@ -140,6 +143,13 @@ describe('records of other versions', () => {
     expect(shown.get(damaged.key)).toMatchObject({ state: 'unreadable', healthy: false, reason: 'unreadable: its desired spec is not a document' });
     expect(shown.get(other.key)?.state).toBe('held');
     expect(shown.get(f.consumers[3]!.key)?.state).toBe('held');
+    // the lines `holdfast status` prints when red
+    expect(redReasons(status)).toEqual(
+      expect.arrayContaining([
+        `${newer.key}: unreadable: written by machine version 99; this holdfast reads versions 1 to ${MACHINE_VERSION}`,
+        `${damaged.key}: unreadable: its desired spec is not a document`,
+      ]),
+    );
     // said once each, however many sweeps read it
     await f.engines[0]!.resync!.sweep();
     for (const c of [newer, damaged]) expect(f.logs.filter((l) => l.msg.startsWith(`the record of ${c.key} cannot be read`))).toHaveLength(1);

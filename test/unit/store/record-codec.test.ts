@@ -86,6 +86,7 @@ describe('a stored record, decoded', () => {
     expect(decodeRecord({ ...stored, rev: -1 })).toEqual({ ...seen, rev: null, unreadable: 'its revision is not a count' });
     expect(decodeRecord({ ...stored, timer: { epoch: 7, event: 'xstate.after.nap.consumer.held', dueAt: at } })).toMatchObject({ unreadable: `its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})` });
     expect(decodeRecord({ ...stored, history: 'long' })).toMatchObject({ unreadable: 'its history is not a list' });
+    expect(decodeRecord({ ...stored, history: [{ at, from: 'applying' }] })).toMatchObject({ unreadable: 'its history has an entry that is not a transition' });
     expect(decodeRecord({ ...stored, lastCheck: { at, outcome: 'fine' } })).toMatchObject({ unreadable: 'its last check has no outcome of this holdfast' });
     expect(decodeRecord({ ...stored, _id: 'app-a' })).toMatchObject({ _id: 'app-a', unreadable: 'its key is not <provider>/<id>' });
   });
