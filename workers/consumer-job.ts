@@ -18,12 +18,12 @@ import { randomUUID } from 'node:crypto';
 import type { ConsumerEvent, EffectType } from '../machines/consumer-events.js';
 import { EFFECT_STATES } from '../machines/consumer-machine.js';
 import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
-import { firstSnapshot, MACHINE_VERSION, persist, readPersisted, restore, step, waitEnded, type ConsumerSnapshot } from '../machines/machine-step.js';
+import { firstSnapshot, persist, restore, step, waitEnded, type ConsumerSnapshot } from '../machines/machine-step.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { Asked, CheckMemo, Claim, ConsumerLocks } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
-import type { ConsumerRecord, DesiredSpec } from '../src/store/consumer-record.js';
+import { isUnreadable, type ConsumerRecord, type DesiredSpec } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 import type { Effects } from './effects.js';
 import { verifyDelay } from '../machines/delays.js';
@@ -134,7 +134,7 @@ function newRecord(job: Extract<ConsumerJobData, { kind: 'desired' }>, provider:
     consumerId: job.key.slice(job.key.indexOf('/') + 1),
     desired,
     desiredAt: job.at,
-    machine: { version: MACHINE_VERSION, ...persist(snapshot) },
+    machine: persist(snapshot),
     stateSince: now,
     rev: 0,
     appliedAt: null,
@@ -156,9 +156,9 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
     if (job.kind !== 'desired' || job.desired === null) return { kind: 'absent' };
     record = newRecord(job, provider, job.desired, now);
   }
-  const read = readPersisted(record.machine.version, record.machine);
-  if (!('consumer' in read)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${read.problem}`);
-  const inEffect = EFFECT_STATES.has(read.consumer.state);
+  if (isUnreadable(record)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${record.unreadable}`);
+  const consumer = record.machine;
+  const inEffect = EFFECT_STATES.has(consumer.state);
   if (inEffect && record.effectUntil && record.effectUntil > now) return busy(now, record.effectUntil);
 
   const log = deps.logger.child({ consumer: job.key });
@@ -172,19 +172,19 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
         // stale, but the record's own wait may be what a dead worker did not schedule
         await draft.reschedule();
         if (events.length === 0) return { kind: 'stale' };
-      } else events.push(waitEnded(job.wait, read.consumer.state));
+      } else events.push(waitEnded(job.wait, consumer.state));
       break;
     case 'desired': {
       if (job.at < draft.desiredReadAt) return { kind: 'stale' };
       const desired = job.desired ?? { ...draft.desired, removed: true };
-      if (keepsAccepted(desired, read.consumer) && !draft.desired.removed) {
+      if (keepsAccepted(desired, consumer) && !draft.desired.removed) {
         draft.refuse(desired, job.at);
         const kept = draft.desired.source;
-        draft.say(() => log.error({ state: read.consumer.state }, `new spec refused by its provider's policy: ${desired.problems.join('; ')}; the spec accepted at ${kept} stays applied and checked`));
+        draft.say(() => log.error({ state: consumer.state }, `new spec refused by its provider's policy: ${desired.problems.join('; ')}; the spec accepted at ${kept} stays applied and checked`));
         break;
       }
       draft.deliver(desired, job.at);
-      const event = desiredEvent(desired, read.consumer.state);
+      const event = desiredEvent(desired, consumer.state);
       if (event) events.push(event);
       break;
     }
@@ -196,7 +196,7 @@ async function act(job: ConsumerJobData, provider: ProviderRuntime, deps: JobDep
       break;
   }
 
-  let snapshot: ConsumerSnapshot = restore(provider.machine, read.consumer);
+  let snapshot: ConsumerSnapshot = restore(provider.machine, consumer);
   let performed = options.performed;
   /** Why a removal left the login on the backend, if it did. */
   let leftBehind: string | undefined;

@@ -12,11 +12,12 @@
  * What the log says about a change is said once the record says so.
  */
 import type { ConsumerStateName } from '../machines/consumer-machine.js';
-import { MACHINE_VERSION, persist, samePersisted, type ConsumerSnapshot, type Wait } from '../machines/machine-step.js';
+import { persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { RecordNotes } from '../src/queue/coordination.js';
 import type { CheckTicket, ConsumerQueue } from '../src/queue/consumer-queue.js';
-import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
+import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
+import { encodeMachine } from '../src/store/record-codec.js';
 import { summaryOf } from '../src/queue/summarize.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
@@ -33,7 +34,7 @@ export interface DraftDeps {
 export class RecordDraft {
   private rev: number;
   private history: HistoryEntry[];
-  private saved: MachineRecord;
+  private saved: PersistedConsumer;
   private timer: TimerRecord | null;
   private desiredAt: number;
   private delivered: { spec: DesiredSpec; at: number } | undefined;
@@ -147,8 +148,8 @@ export class RecordDraft {
    * says what it recorded.
    */
   async save(snapshot: ConsumerSnapshot, effectUntil: Date | null): Promise<void> {
-    const machine: MachineRecord = { version: MACHINE_VERSION, ...persist(snapshot) };
-    const moved = !samePersisted(machine, this.saved) || this.saved.version !== MACHINE_VERSION;
+    const machine = persist(snapshot);
+    const moved = !samePersisted(machine, this.saved);
     if (!moved && !this.delivered && !this.appliedAt && effectUntil === null && !this.isNewUnsaved && this.refusedChange === undefined) return this.speak();
     const now = this.deps.now();
     const first = this.isNewUnsaved;
@@ -240,7 +241,7 @@ export class RecordDraft {
   private async scheduleWait(timer: TimerRecord | null): Promise<void> {
     if (!timer) return;
     const ticket: CheckTicket = {
-      machine: this.saved,
+      machine: encodeMachine(this.saved),
       spec: { login: this.desired.login, values: this.desired.values, secretPath: this.desired.secretPath, specHash: this.desired.specHash },
       appliedAt: this.appliedAtMs,
     };

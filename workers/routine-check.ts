@@ -6,10 +6,11 @@
  * the caller with the check's result, to be carried on against the record.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
-import { readPersisted, restore, samePersisted, step, persist, waitEnded, type ConsumerSnapshot } from '../machines/machine-step.js';
+import { restore, samePersisted, step, persist, waitEnded, type ConsumerSnapshot } from '../machines/machine-step.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { LastCheck } from '../src/store/consumer-record.js';
+import { decodeMachine } from '../src/store/record-codec.js';
 import type { CheckResult, Effects } from './effects.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 
@@ -62,7 +63,7 @@ export async function routineCheck(
   now: () => Date,
 ): Promise<RoutineOutcome> {
   const { machine } = provider;
-  const read = readPersisted(job.ticket.machine.version, job.ticket.machine);
+  const read = decodeMachine(job.ticket.machine);
   if (!('consumer' in read)) return { notRoutine: true };
   const snapshot: ConsumerSnapshot = restore(machine, read.consumer);
   const asked = step(machine, snapshot, waitEnded(job.wait, snapshot.value));
