@@ -363,9 +363,9 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       rejected: { on: { DESIRED: { target: 'applying', actions: because('accepted by policy') } } },
       // an operator's pause: no check, no apply (a new spec waits); resumed, it is asked at once
       suspended: { on: { RESUME: { target: 'verifying', actions: because('resumed by an operator') } } },
-      // rules that keep coming back: no check, no apply until someone acts; resumed, the brake starts over
+      // rules that keep coming back: no check, no apply until someone acts; resumed, it is applied and the brake starts over
       quarantined: {
-        on: { ...betweenChecks, RESUME: { target: 'verifying', actions: m.assign({ reason: 'resumed by an operator', brakeCount: 0 }) } },
+        on: { ...betweenChecks, RESUME: { target: 'applying', actions: m.assign({ reason: 'resumed by an operator', brakeCount: 0 }) } },
       },
       // observe only: asked again every interval by an apply that only asks (see workers/effects.ts)
       observedNotHeld: { after: { verify: 'applying' }, on: betweenChecks },

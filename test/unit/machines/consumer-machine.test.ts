@@ -348,7 +348,7 @@ describe('quarantine: rules that keep being changed back', () => {
     expect(d.send(AFTER.brake, notHeld)).toMatchObject({ state: 'lost', effects: ['apply'] });
   });
 
-  it('ends when someone acts: resumed, the brake starts over; asked to apply, or given a new spec, it is applied; checked, it is asked', () => {
+  it('ends when someone acts: resumed, asked to apply or given a new spec, it is applied (resumed, its brake starts over); checked, it is asked', () => {
     const quarantined = () => {
       const d = braked(4);
       d.send(AFTER.brake, rulesDiffer);
@@ -356,9 +356,9 @@ describe('quarantine: rules that keep being changed back', () => {
       return d;
     };
     const resumed = quarantined();
-    expect(resumed.send({ type: 'RESUME' })).toMatchObject({ state: 'verifying', effects: ['check'] });
-    expect(resumed.context.brakeCount).toBe(0);
-    expect(resumed.send(rulesDiffer)).toMatchObject({ state: 'lost', effects: ['apply'], said: [{ level: 'warn' }] });
+    expect(resumed.send({ type: 'RESUME' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+    expect(resumed.context).toMatchObject({ brakeCount: 0, reason: 'resumed by an operator' });
+    expect(resumed.send(applied, AFTER.verify('held'), rulesDiffer)).toMatchObject({ state: 'lost', effects: ['apply'], said: [{ level: 'warn' }] });
     expect(quarantined().send({ type: 'REAPPLY' })).toMatchObject({ state: 'applying', effects: ['apply'] });
     expect(quarantined().send({ type: 'DESIRED', specHash: 'spec-2' })).toMatchObject({ state: 'applying', effects: ['apply'] });
     const checked = quarantined();
