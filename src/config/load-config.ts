@@ -33,11 +33,10 @@
  *   hosts: [holdfast.example.com]       # optional: Host names accepted besides the listen
  *                                       # address (loopback names when it is loopback or 0.0.0.0)
  * # admin passwords (every passwordFile) must be at least 8 characters
- * defaults:                             # optional timing for every provider: the settings,
- *   verifyEvery: 60s                    # their defaults, bounds and meaning are declared once
- *   brakeMax: 1h                        # in TIMING_SETTINGS (src/config/timing.ts), e.g.
- *   quarantineAfter: 1d                 # verifyEvery, checkTimeout, brakeMax, retryBase, jitter,
- *                                       # secretGrace, deepCheckEvery, quarantineAfter
+ * defaults:                             # optional timing for every provider, any of the
+ *   verifyEvery: 60s                    # settings of TIMING_SETTINGS (src/config/timing.ts),
+ *   brakeMax: 1h                        # where each is declared once: key, default, bounds
+ *   checkTimeout: 30s                   # and meaning
  * providers:                            # at least one, names unique
  *   - name: cache
  *     adapter: redis-acl                # one of the adapters holdfast has

@@ -27,19 +27,12 @@ const jitterSchema = z.number().min(0, 'must be at least 0').lt(1, 'must be less
 
 /** The timing settings, by the field each resolves to. */
 export const TIMING_SETTINGS = {
-  /** Each applied consumer is asked this often, jittered. */
   verifyEveryMs: { key: 'verifyEvery', schema: durationSchema, default: 60_000, doc: 'each applied consumer is asked this often, jittered' },
-  /** A check or an apply that takes longer counts as could-not-ask. */
   checkTimeoutMs: { key: 'checkTimeout', schema: durationSchema, default: 30_000, atMost: 'verifyEvery', doc: 'a check or an apply that takes longer counts as could-not-ask' },
-  /** The brake's doubling intervals stop growing here. */
   brakeMaxMs: { key: 'brakeMax', schema: durationSchema, default: 3_600_000, atLeast: 'verifyEvery', doc: "the brake's doubling intervals stop growing here" },
-  /** First retry of a failed apply or remove; doubles, never beyond verifyEvery. */
   retryBaseMs: { key: 'retryBase', schema: durationSchema, default: 1_000, doc: 'first retry of a failed apply or remove; doubles, never beyond verifyEvery' },
-  /** Fraction of the verify interval by which consumers are spread, in [0, 1). */
   jitter: { key: 'jitter', schema: jitterSchema, default: 0.1, doc: 'fraction of the verify interval by which checks are spread, in [0, 1)' },
-  /** A missing grant secret is a quiet wait this long, then a warning. */
   secretGraceMs: { key: 'secretGrace', schema: durationSchema, default: 60_000, doc: 'a missing grant secret is a quiet wait this long, then a warning' },
-  /** Each consumer gets a deep check (rules compared) at least this often, jittered; light checks otherwise. */
   deepCheckEveryMs: {
     key: 'deepCheckEvery',
     schema: durationSchema,
@@ -47,7 +40,6 @@ export const TIMING_SETTINGS = {
     atLeast: 'verifyEvery',
     doc: 'a deep check (rules compared) at least this often; light ones between',
   },
-  /** Rules that still differ after the brake waited at brakeMax this long in all: the consumer is quarantined. Absent: never. */
   quarantineAfterMs: {
     key: 'quarantineAfter',
     schema: durationSchema,

@@ -56,8 +56,16 @@ describe('timing settings', () => {
     expect(timing).toMatchObject({ quarantineAfterMs: 7_200_000, verifyEveryMs: 30_000 });
   });
 
-  it('are each named in the configuration file’s documentation', () => {
+  it('bound one another only by keys the table has', () => {
+    const keys = Object.values(TIMING_SETTINGS).map((setting) => setting.key as string);
+    for (const setting of Object.values(TIMING_SETTINGS)) {
+      for (const bound of ['atLeast' in setting ? setting.atLeast : undefined, 'atMost' in setting ? setting.atMost : undefined]) if (bound !== undefined) expect(keys).toContain(bound);
+    }
+  });
+
+  it('are each documented in the table, to which the configuration file’s documentation points', () => {
+    for (const setting of Object.values(TIMING_SETTINGS)) expect(setting.doc.length).toBeGreaterThan(10);
     const header = readFileSync(new URL('../../../src/config/load-config.ts', import.meta.url), 'utf8').split('*/')[0]!;
-    for (const setting of Object.values(TIMING_SETTINGS)) expect(header).toContain(setting.key);
+    expect(header).toContain('TIMING_SETTINGS (src/config/timing.ts)');
   });
 });
