@@ -15,8 +15,8 @@
  * leaves the login alone.
  */
 import { randomUUID } from 'node:crypto';
-import type { ConsumerEvent, EffectType } from '../machines/consumer-events.js';
-import { EFFECT_STATES } from '../machines/consumer-machine.js';
+import type { ConsumerEvent } from '../machines/consumer-events.js';
+import { EFFECT_STATES, type EffectType } from '../machines/consumer-machine.js';
 import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
 import { firstSnapshot, persist, restore, step, waitEnded, type ConsumerSnapshot } from '../machines/machine-step.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';

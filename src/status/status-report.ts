@@ -12,6 +12,7 @@
  * from the store.
  */
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
+import { REMOVING_STATES, type ConsumerStateName } from '../../machines/consumer-machine.js';
 import { verifyDelay } from '../../machines/delays.js';
 import type { ProviderConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
@@ -106,7 +107,10 @@ export interface ProviderFacts {
   now: number;
 }
 
-const REMOVING = new Set(['removing', 'removeRetrying']);
+/** Consumers being removed no longer count as declared. */
+const REMOVING: ReadonlySet<string> = REMOVING_STATES;
+/** How many of a provider's consumers are in `state`, a state the chart has. */
+const inState = (states: Record<string, number>, state: ConsumerStateName): number => states[state] ?? 0;
 /** Silent consumers looked at per provider; when every one is silent, the provider's own line says so. */
 const SILENT_LISTED = 10_000;
 
@@ -143,7 +147,7 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> 
   ({ pause, now }) => (pause ? [`cannot be asked: checks paused for ${ago(now - Date.parse(pause.since))}: ${pause.reason}`] : []),
   ({ couldNotAsk }) => (couldNotAsk > 0 ? [`cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`] : []),
   ({ states }) => {
-    const rejected = states.rejected ?? 0;
+    const rejected = inState(states, 'rejected');
     return rejected > 0 ? [`${rejected} consumer${rejected === 1 ? '' : 's'} rejected by policy`] : [];
   },
   ({ refused }) => (refused > 0 ? [`${refused} consumer${refused === 1 ? '' : 's'} keep${refused === 1 ? 's' : ''} the last accepted spec: a newer one was refused by policy`] : []),
@@ -160,7 +164,7 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> 
     const some = `${orphans.logins.slice(0, 20).join(', ')}${orphans.logins.length > 20 ? ', …' : ''}`;
     return [`${orphans.logins.length} login(s) under "${orphans.prefix}" that no consumer claims (orphans, as of ${orphans.at}): ${some}; declare them, remove them by hand, or set orphans.remove`];
   },
-  ({ states, lastCheckAt, timing, now }) => (timing && (states.held ?? 0) > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [silentFor(now - lastCheckAt)] : []),
+  ({ states, lastCheckAt, timing, now }) => (timing && inState(states, 'held') > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [silentFor(now - lastCheckAt)] : []),
 ];
 
 /** The last check: the one the queue's Redis remembers when it is newer than the record's. */
@@ -229,7 +233,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   await Promise.all(
     names.map(async (name) => {
       const timing = configured.get(name);
-      if (!timing || !states.get(name)?.held) return;
+      if (!timing || inState(states.get(name) ?? {}, 'held') === 0) return;
       const before = at - silenceLimitMs(timing);
       const candidates = (await coordination.checkedBefore(name, before, SILENT_LISTED)).map(([key]) => key).filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
       const briefs = await coordination.summariesOf(candidates);
