@@ -16,7 +16,15 @@ export interface ChildStats {
   cpuUs: number;
   rss: number;
   store: { reads: number; writes: number; scanned: number };
+  /** `CreateAccessKey` requests the s3-identities adapters of this process sent. */
+  createAccessKeys: number;
 }
+
+/** What an s3-identities adapter counts; other adapters have no such count. */
+const createAccessKeysOf = (adapter: unknown): number => {
+  const count = (adapter as { createAccessKeyCalls?: unknown }).createAccessKeyCalls;
+  return typeof count === 'number' ? count : 0;
+};
 
 const [configPath, role, logFile] = process.argv.slice(2);
 if (!configPath || !role || !logFile) throw new Error('usage: engine-child.ts <config> <run|worker> <log file>');
@@ -31,7 +39,8 @@ send({ type: 'ready', startMs: Date.now() - started });
 
 const report = () => {
   const cpu = process.cpuUsage();
-  const stats: ChildStats = { type: 'stats', at: Date.now(), cpuUs: cpu.user + cpu.system, rss: process.memoryUsage().rss, store: { ...engine.store.counters } };
+  const createAccessKeys = [...engine.providers.values()].reduce((n, p) => n + createAccessKeysOf(p.adapter), 0);
+  const stats: ChildStats = { type: 'stats', at: Date.now(), cpuUs: cpu.user + cpu.system, rss: process.memoryUsage().rss, store: { ...engine.store.counters }, createAccessKeys };
   send(stats);
 };
 const timer = setInterval(report, 1000);
