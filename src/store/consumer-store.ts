@@ -15,6 +15,9 @@ import { GroupCommit } from './group-commit.js';
 import { decodeKeys, encodeKeys } from './key-codec.js';
 import { withStoreRetry } from './store-retry.js';
 
+/** The store's collections: one record per consumer, one status per provider. */
+export const STORE_COLLECTIONS = { records: 'consumers', providers: 'providers' } as const;
+
 /** What a worker writes after a transition. */
 export interface RecordChange {
   machine?: MachineRecord;
@@ -98,8 +101,8 @@ export class ConsumerStore {
     db: Db,
     private readonly revisionInFilter: boolean,
   ) {
-    this.records = db.collection<ConsumerRecord>('consumers');
-    this.providers = db.collection<ProviderStatus>('providers');
+    this.records = db.collection<ConsumerRecord>(STORE_COLLECTIONS.records);
+    this.providers = db.collection<ProviderStatus>(STORE_COLLECTIONS.providers);
     this.grouped = revisionInFilter ? undefined : new GroupCommit(this.records);
   }
 
