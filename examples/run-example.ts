@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { parseDocument } from 'yaml';
 import { freePort } from '../test/backends/ports.js';
-import { indexFerretDb } from '../test/backends/ferretdb-index.js';
+import { STORE_COLLECTIONS } from '../src/store/consumer-store.js';
+import { indexFerretDb, prepareFerretDbStore } from '../test/backends/ferretdb-index.js';
 import { postgresLogin, redisLogin, s3Login } from '../test/backends/logins.js';
 import { startOwned, useDocker } from '../test/backends/provision.js';
 import { createRunDir, instanceDir, reapRunDir } from '../test/backends/run-dir.js';
@@ -130,6 +131,8 @@ try {
   const port = await dashboardPort();
   const dashboard = `http://127.0.0.1:${port}/`;
   say(`holdfast run -c ${configPath} --http 127.0.0.1:${port}`);
+  // FerretDB's SQLite handler finds `_id` by index only with this (see the README): there before holdfast first runs
+  await prepareFerretDbStore(store, 'holdfast', Object.values(STORE_COLLECTIONS));
   engine = holdfast(['run', '-c', configPath, '--http', `127.0.0.1:${port}`], true);
   await until('every declared consumer held', () => everyDeclaredHeld(configPath), 60_000);
   await indexFerretDb(store); // FerretDB's SQLite handler finds `_id` by index only with this (see the README)

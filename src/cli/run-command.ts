@@ -1,4 +1,5 @@
 /** `holdfast run` (desired-state sync and a worker) and `holdfast worker`, until SIGINT or SIGTERM; with `--http`, the dashboard too. */
+import { queueWhere } from '../engine/connect.js';
 import { startEngine, type EngineOptions } from '../engine/engine.js';
 import { startHttpServer, type HttpServer } from '../http/http-server.js';
 import { refuseExposedDashboard } from '../http/listen-guard.js';
@@ -28,6 +29,7 @@ export async function runCommand(
         providers: config.providers,
         metrics,
         logger,
+        where: { store: config.store.url, queue: queueWhere(config) },
       });
     } catch (error) {
       await engine.stop();

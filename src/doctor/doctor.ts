@@ -1,7 +1,8 @@
 /**
  * `holdfast doctor`: what this process, as the user it runs as, would trip over. Every grant
  * secret the contributions name is read and judged as a worker would; every backend, the queue's
- * Redis and the record store are asked to answer. Each problem is one line saying what is wrong,
+ * Redis and the record store are asked to answer, and the store is timed on an `_id` read and
+ * update (named when slow per operation, with what it probably lacks). Each problem is one line saying what is wrong,
  * where, and what to do. Nothing is written anywhere.
  */
 import { Redis } from 'ioredis';
@@ -13,6 +14,7 @@ import type { Scrubber } from '../logging/scrubber.js';
 import { bullConnection } from '../queue/bull-connection.js';
 import { readGrantSecret } from '../secrets/grant-secret.js';
 import { secretRootsOf } from '../secrets/secret-roots.js';
+import { measureStoreSpeed, slowStoreVerdict } from '../store/store-speed.js';
 
 /** How long each server is given to answer. */
 export const DOCTOR_TIMEOUT_MS = 5_000;
@@ -99,6 +101,9 @@ async function queueProblems(config: HoldfastConfig, scrubber: Scrubber): Promis
   }
 }
 
+/** How long the store's speed probe may take: an unindexed scan of a large store takes seconds per operation. */
+const SPEED_TIMEOUT_MS = 4 * DOCTOR_TIMEOUT_MS;
+
 async function storeProblems(config: HoldfastConfig, scrubber: Scrubber): Promise<string[]> {
   const { url, username, password, database } = config.store;
   const client = new MongoClient(url, { ...(username ? { auth: { username, password } } : {}), serverSelectionTimeoutMS: DOCTOR_TIMEOUT_MS - 1000, connectTimeoutMS: DOCTOR_TIMEOUT_MS - 1000 });
@@ -107,9 +112,28 @@ async function storeProblems(config: HoldfastConfig, scrubber: Scrubber): Promis
       await client.connect();
       await client.db(database).command({ ping: 1 });
     }, scrubber);
-    return why ? [`the record store (${url}) does not answer: ${why}; start it, or correct store in ${config.source}`] : [];
+    if (why) return [`the record store (${url}) does not answer: ${why}; start it, or correct store in ${config.source}`];
+    return await speedProblems(client, config, scrubber);
   } finally {
     await client.close().catch(() => undefined);
+  }
+}
+
+/** The store named when it is slow per operation, with what is probably missing. */
+async function speedProblems(client: MongoClient, config: HoldfastConfig, scrubber: Scrubber): Promise<string[]> {
+  const { url, database } = config.store;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), SPEED_TIMEOUT_MS)));
+  try {
+    const speed = await Promise.race([measureStoreSpeed(client.db(database)), late]);
+    if (speed === null) return []; // no records yet: nothing to time
+    if (speed === 'late') return [`the record store (${url}) did not finish an _id read and update within ${SPEED_TIMEOUT_MS / 1000} s: it is far too slow per operation; check its indexes and load`];
+    const verdict = slowStoreVerdict(speed, url, database);
+    return verdict ? [verdict] : [];
+  } catch (error) {
+    return [`the record store (${url}) could not be timed on an _id read and update: ${scrubber.describe(error)}; check the store's user may read and update ${database}`];
+  } finally {
+    clearTimeout(timer);
   }
 }
 

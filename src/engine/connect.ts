@@ -1,5 +1,5 @@
 /** The connections every holdfast process (and the status) makes: the record store, and the queue's Redis for what workers share. */
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import type { HoldfastConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
@@ -40,10 +40,61 @@ export async function connectStore(config: HoldfastConfig, options: { create?: b
 }
 
 /** The queue's Redis, for what workers share besides jobs: locks, revisions, what checks learned, pauses. */
-export function connectCoordination(config: HoldfastConfig): { redis: Redis; coordination: Coordination } {
+export function connectCoordination(config: HoldfastConfig, options: RedisOptions = {}): { redis: Redis; coordination: Coordination } {
   // commands issued in the same tick share one write: a check's claim and release are two of them
-  const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2, enableAutoPipelining: true });
+  const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
   redis.on('error', () => undefined);
   return { redis, coordination: createCoordination(redis, holdfastPrefix(config.queue.prefix)) };
 }
 
+
+/** The queue's Redis as the status names it: `redis://host:port/db`, without credentials. */
+export function queueWhere(config: HoldfastConfig): string {
+  const { host, port, db, tls } = config.queue.connection;
+  return `${tls ? 'rediss' : 'redis'}://${host.includes(':') ? `[${host}]` : host}:${port}/${db}`;
+}
+
+/** The status's own connections: nothing waits for a server longer than `budgetMs`, and nothing is created. */
+export interface StatusConnections {
+  store: Pick<ConsumerStore, 'providerStatuses'>;
+  coordination: Coordination;
+  close(): Promise<void>;
+}
+
+/**
+ * Connections for one status read (`holdfast status`), each with deadlines within `budgetMs`:
+ * server selection, connect, socket and command timeouts. The store is opened on its first
+ * read; what a connection reports by itself (a refused connect) goes to `noteConnection`.
+ */
+export function statusConnections(config: HoldfastConfig, budgetMs: number, noteConnection: (dependency: 'store' | 'queue', error: unknown) => void): StatusConnections {
+  const { url, username, password, database } = config.store;
+  // a refused connect is told before the budget runs out; a server that does not answer is told by the budget
+  const connectMs = Math.max(500, budgetMs - 1000);
+  const client = new MongoClient(url, {
+    ...(username ? { auth: { username, password } } : {}),
+    serverSelectionTimeoutMS: connectMs,
+    connectTimeoutMS: connectMs,
+    socketTimeoutMS: budgetMs,
+    maxPoolSize: 2,
+  });
+  client.on('serverHeartbeatFailed', (event) => noteConnection('store', event.failure));
+  client.on('serverHeartbeatSucceeded', () => noteConnection('store', null));
+  let opened: Promise<ConsumerStore> | undefined;
+  // connected first, so that a store that does not answer fails as such (not as a retried read of a closed client)
+  const open = async () => ConsumerStore.open((await client.connect()).db(database), { create: false });
+  const store = { providerStatuses: async () => (await (opened ??= open())).providerStatuses() };
+  const { redis, coordination } = connectCoordination(config, { maxRetriesPerRequest: 1, connectTimeout: connectMs, commandTimeout: budgetMs, retryStrategy: (n) => (n > 3 ? null : 200) });
+  redis.on('error', (error: Error) => noteConnection('queue', error));
+  redis.on('ready', () => noteConnection('queue', null));
+  return {
+    store,
+    coordination,
+    close: async () => {
+      redis.disconnect();
+      // closing ends sessions on the server: not waited for beyond a moment when it does not answer
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([client.close().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, 500)))]);
+      clearTimeout(timer);
+    },
+  };
+}

@@ -27,6 +27,7 @@ import { Resync } from '../resync/resync.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { StoreWatch } from '../store/store-watch.js';
+import { reportStoreSpeed } from '../store/store-speed.js';
 
 export interface EngineOptions {
   config: HoldfastConfig;
@@ -78,6 +79,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   try {
     const { client, store } = await connectStore(config);
     closing.push(() => client.close());
+    void reportStoreSpeed(client.db(config.store.database), config.store.url, logger); // once: a warning when slow per operation
     const seal = new JobSeal(config.fingerprintKey);
     const queue = new ConsumerQueue({ ...config.queue, seal });
     closing.push(() => queue.close());

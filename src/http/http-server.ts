@@ -21,7 +21,8 @@ import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
-import { redReasons, statusReport, type StatusReport } from '../status/status-report.js';
+import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
+import { redReasons, type StatusReport } from '../status/status-report.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { basicAuthChecker } from './basic-auth.js';
 import { BOARD_PREFIX, refusedBoardAction } from './board-guard.js';
@@ -43,12 +44,12 @@ export interface HttpServerOptions {
   providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
   metrics?: Metrics | undefined;
   logger: Logger;
+  /** Where the store and the queue's Redis are, for a status that names one not answering. */
+  where?: StatusWhere | undefined;
 }
 
 /** The status page lists every consumer up to this many; beyond, the unserved only. */
 const PAGE_LISTS_ALL_UP_TO = 2000;
-/** Reports are shared by requests this close together (ms). */
-const REPORT_REUSE_MS = 250;
 
 export interface HttpServer {
   /** Where it listens, e.g. `http://127.0.0.1:9100`. */
@@ -71,16 +72,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   // set once listening (the port may be 0 until then)
   let knownHost: (header: string | undefined) => boolean = () => false;
 
-  let cached: Partial<Record<'all' | 'unserved', { at: number; report: Promise<StatusReport> }>> = {};
-  const report = (all: boolean): Promise<StatusReport> => {
-    const which = all ? 'all' : 'unserved';
-    const hit = cached[which];
-    if (hit && Date.now() - hit.at < REPORT_REUSE_MS) return hit.report;
-    const fresh = statusReport({ store, coordination, providers }, new Date(), { all });
-    cached = { ...cached, [which]: { at: Date.now(), report: fresh } };
-    fresh.catch(() => (cached = {}));
-    return fresh;
-  };
+  // within the status's budget whatever does not answer, and shared by requests close together
+  const status = new BoundedStatus({ store, coordination, providers }, options.where ?? { store: 'the record store', queue: "the queue's Redis" });
+  const report = (all: boolean): Promise<StatusReport> => status.read({ all });
 
   app.addHook('onRequest', async (request, reply) => {
     // by the route matched, not the URL as spelled
@@ -125,7 +119,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   app.get('/', async (request, reply) => {
     const query = request.query as { provider?: string; state?: string };
     let r = await report(false);
-    if (r.total <= PAGE_LISTS_ALL_UP_TO) r = await report(true);
+    // (a store that did not answer leaves nothing to list: not asked twice)
+    if (r.total > 0 && r.total <= PAGE_LISTS_ALL_UP_TO) r = await report(true);
     return reply.type('text/html; charset=utf-8').send(statusPage(r, { provider: query.provider || undefined, state: query.state || undefined }, redReasons(r)));
   });
 

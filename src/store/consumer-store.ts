@@ -19,6 +19,9 @@ import { GroupCommit } from './group-commit.js';
 import { decodeRecord, encodeDesired, encodeMachine, encodeRecord, type RecordDocument } from './record-codec.js';
 import { withStoreRetry } from './store-retry.js';
 
+/** The store's collections: one record per consumer, one status per provider. */
+export const STORE_COLLECTIONS = { records: 'consumers', providers: 'providers' } as const;
+
 /** What a worker writes after a transition. */
 export interface RecordChange {
   machine?: PersistedConsumer;
@@ -84,8 +87,8 @@ export class ConsumerStore {
     db: Db,
     private readonly revisionInFilter: boolean,
   ) {
-    this.records = db.collection<RecordDocument>('consumers');
-    this.providers = db.collection<ProviderStatus>('providers');
+    this.records = db.collection<RecordDocument>(STORE_COLLECTIONS.records);
+    this.providers = db.collection<ProviderStatus>(STORE_COLLECTIONS.providers);
     this.grouped = revisionInFilter ? undefined : new GroupCommit(this.records);
   }
 

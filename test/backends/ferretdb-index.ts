@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
 import type { BackendEndpoint } from './types.js';
 
 /** Debian's `sqlite3` command (package `sqlite3`, installed by scripts/install-deps.sh). */
@@ -137,4 +138,23 @@ export async function indexFerretDb(endpoint: BackendEndpoint): Promise<number> 
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL_FILES, files.length) }, next));
   return created;
+}
+
+/**
+ * Creates `collections` in `database` (those that do not exist yet) and indexes them with
+ * {@link indexFerretDb}: for a store the harness started, before holdfast first runs on it, so
+ * its `_id` lookups never scan, whoever starts holdfast (the engine fixture, a spawned
+ * `holdfast run`, the example). Returns how many indexes it created; for any other endpoint
+ * it creates the collections only.
+ */
+export async function prepareFerretDbStore(endpoint: BackendEndpoint, database: string, collections: readonly string[]): Promise<number> {
+  const client = new MongoClient(endpoint.url);
+  try {
+    const db = client.db(database);
+    const existing = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+    for (const name of collections) if (!existing.has(name)) await db.createCollection(name).catch(() => undefined);
+  } finally {
+    await client.close();
+  }
+  return indexFerretDb(endpoint);
 }

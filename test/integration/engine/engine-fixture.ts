@@ -16,7 +16,8 @@ import { createLogger } from '../../../src/logging/logger.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
 import { isUnreadable, type ConsumerRecord, type StoredConsumer } from '../../../src/store/consumer-record.js';
-import { indexFerretDb } from '../../backends/ferretdb-index.js';
+import { STORE_COLLECTIONS } from '../../../src/store/consumer-store.js';
+import { indexFerretDb, prepareFerretDbStore } from '../../backends/ferretdb-index.js';
 import { sharedBackend, testDir, type BackendEndpoint } from '../../backends/index.js';
 import { mongoLogin, postgresLogin, redisLogin } from '../../backends/logins.js';
 import { s3Login } from './s3-login.js';
@@ -199,6 +200,8 @@ export class EngineFixture {
       ].join('\n'),
     );
     fixture.config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
+    // the store's collections indexed before any holdfast (in process or spawned) first runs on it
+    await prepareFerretDbStore(options.store, fixture.config.store.database, Object.values(STORE_COLLECTIONS));
     return fixture;
   }
 

@@ -1,10 +1,10 @@
 /** The record store frozen (SIGSTOP) or stopped: no backend is asked meanwhile, it is said once, and everything resumes when it answers. */
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { ownershipOf } from '../../../src/config/config.js';
 import { ownBackend } from '../../backends/index.js';
+import { exitOf, spawnHoldfast } from '../../support/holdfast-cli.js';
 import { engineFixtures } from './engine-fixture.js';
 import { RecordingAdapter } from './test-adapters.js';
 
@@ -33,7 +33,9 @@ describe('the record store down', () => {
       await new Promise((r) => setTimeout(r, 3000)); // ten intervals
       expect(recorder.calls.filter((c) => c.start >= noticed)).toEqual([]);
       expect(saidDown()).toBe(n);
-      const status = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../../src/cli/main.ts'), 'status', '-c', join(f.dir, 'holdfast.yaml')], { encoding: 'utf8' });
+      // spawned, not spawnSync: this process's engine keeps noting the outage meanwhile (its note lasts 5 s)
+      const child = spawnHoldfast(['status', '-c', join(f.dir, 'holdfast.yaml')]);
+      const status = { status: await exitOf(child), stdout: child.output() };
       expect(status.status).toBe(1);
       expect(status.stdout).toContain(`record store ${f.config.store.url} does not answer since`);
 

@@ -1,0 +1,133 @@
+/**
+ * The status within its budget, whatever does not answer: `holdfast status`, `/status`,
+ * `/healthz` and the status page all read it here. When the record store or the queue's Redis
+ * does not answer in time, the report is red and names it, with how long it has not answered;
+ * a worker's note of a store outage (kept in the queue's Redis by its store watch) is used when
+ * present. One report is read at a time per listing: requests meanwhile share it, so scrapers
+ * hitting a frozen server pile nothing up behind it.
+ */
+import type { Coordination } from '../queue/coordination.js';
+import { formatDuration } from '../config/duration.js';
+import { storeReason } from '../store/store-retry.js';
+import { DependencyWatch, type Dependency } from './dependency-watch.js';
+import { statusReport, unreachableReport, type StatusOptions, type StatusReport, type StatusSources } from './status-report.js';
+
+/** The one budget of a status answer, every connection and read included (ms). */
+export const STATUS_BUDGET_MS = 4_000;
+/** A finished report is shared by requests this close after it (ms); an unfinished one always is. */
+const REUSE_MS = 250;
+
+/** Where the status's dependencies are, for its lines (URLs without credentials). */
+export interface StatusWhere {
+  store: string;
+  queue: string;
+}
+
+export interface BoundedSources extends StatusSources {
+  coordination: StatusSources['coordination'] & Pick<Coordination, 'storeOutage'>;
+}
+
+type Outcome<T> = { value: T } | { error: unknown } | { late: true };
+
+/** `promise`'s outcome, or `late` at `until` (epoch ms). */
+async function within<T>(promise: Promise<T>, until: number): Promise<Outcome<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Outcome<T>>((resolve) => (timer = setTimeout(() => resolve({ late: true }), Math.max(0, until - Date.now()))));
+  try {
+    return await Promise.race([promise.then((value): Outcome<T> => ({ value }), (error: unknown): Outcome<T> => ({ error })), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A driver's reason in words: `connection refused (connect ECONNREFUSED 127.0.0.1:1)`. */
+export function inWords(reason: string): string {
+  const words: Array<[RegExp, string]> = [
+    [/ECONNREFUSED/, 'connection refused'],
+    [/ENOTFOUND|EAI_AGAIN/, 'host not found'],
+    [/ETIMEDOUT|timed out/i, 'timed out'],
+    [/WRONGPASS|NOAUTH|Authentication failed/i, 'authentication failed'],
+  ];
+  const found = words.find(([pattern]) => pattern.test(reason));
+  return found ? `${found[1]} (${reason})` : reason;
+}
+
+const inSeconds = (ms: number) => formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
+
+export class BoundedStatus {
+  private readonly sources: BoundedSources;
+  private readonly watch: DependencyWatch;
+  private readonly budgetMs: number;
+  private shared: Partial<Record<'all' | 'unserved', { report: Promise<StatusReport>; settledAt: number | null }>> = {};
+
+  constructor(
+    sources: BoundedSources,
+    private readonly where: StatusWhere,
+    options: { watch?: DependencyWatch; budgetMs?: number } = {},
+  ) {
+    this.watch = options.watch ?? new DependencyWatch();
+    this.budgetMs = options.budgetMs ?? STATUS_BUDGET_MS;
+    this.sources = { ...sources, store: this.watch.watched('store', sources.store), coordination: this.watch.watched('queue', sources.coordination) };
+  }
+
+  /**
+   * The report, within the budget: red naming who did not answer when it cannot be read in time,
+   * and red at once when a worker noted that the store does not answer.
+   */
+  async read(options: StatusOptions = {}): Promise<StatusReport> {
+    const until = Date.now() + this.budgetMs;
+    const report = this.report(options.all === true);
+    const note = this.sources.coordination.storeOutage();
+    const never = new Promise<never>(() => undefined);
+    const noted = note.then((outage) => (outage ? unreachableReport(new Date(), [this.storeDown(outage)]) : never), () => never);
+    // a report, or its failure, is given once the note is read too: the note says more than a refused connection
+    const afterNote = <T>(settle: () => T) => note.then(settle, settle);
+    const reported = report.then(
+      (r) => afterNote(() => r),
+      (error: unknown) => afterNote((): never => {
+        throw error;
+      }),
+    );
+    const read = await within(Promise.race([noted, reported]), until);
+    if ('value' in read) return read.value;
+    const reasons = this.reasons();
+    if (reasons.length > 0) return unreachableReport(new Date(), reasons);
+    if ('error' in read) throw read.error;
+    return unreachableReport(new Date(), [`the status could not be read within ${inSeconds(this.budgetMs)}`]);
+  }
+
+  /** The report being read for this listing (shared), or a new one. */
+  private report(all: boolean): Promise<StatusReport> {
+    const which = all ? 'all' : 'unserved';
+    const hit = this.shared[which];
+    if (hit && (hit.settledAt === null || Date.now() - hit.settledAt < REUSE_MS)) return hit.report;
+    const entry = { report: statusReport(this.sources, new Date(), { all }), settledAt: null as number | null };
+    this.shared[which] = entry;
+    entry.report.then(
+      () => (entry.settledAt = Date.now()),
+      () => {
+        if (this.shared[which] === entry) delete this.shared[which];
+      },
+    );
+    return entry.report;
+  }
+
+  private storeDown(outage: { since: string; reason: string }): string {
+    const ms = Date.now() - Date.parse(outage.since);
+    return `record store ${this.where.store} does not answer since ${outage.since}, ${inSeconds(ms)} ago (${outage.reason}): no consumer is acted on until it does`;
+  }
+
+  /** One line for each dependency that keeps a read waiting or failed it: not answering for how long, or why it is unreachable. */
+  private reasons(): string[] {
+    const names: Record<Dependency, string> = { store: `record store ${this.where.store}`, queue: `queue Redis ${this.where.queue}` };
+    return (['store', 'queue'] as const).flatMap((dependency) => {
+      const since = this.watch.waitingSince(dependency);
+      const error = this.watch.lastError(dependency);
+      const reason = error === undefined ? undefined : dependency === 'store' ? storeReason(error) : error;
+      if (since === null && reason === undefined) return [];
+      const silentMs = since !== null ? Date.now() - since : this.watch.lastWaitMs(dependency);
+      if (reason !== undefined && !/timed out|timeout/i.test(reason)) return [`${names[dependency]} unreachable: ${inWords(reason)}`];
+      return [`${names[dependency]} has not answered for ${inSeconds(silentMs ?? this.budgetMs)}${reason ? ` (${reason})` : ''}`];
+    });
+  }
+}
