@@ -14,6 +14,12 @@ export interface ConsumerSummary {
   state: ConsumerStateName | 'unreadable';
   /** Since when (ms since the epoch). */
   since: number;
+  /**
+   * Since when the consumer has not been served (ms), through every unserved state since it
+   * left a served one (or since its oldest remembered transition); absent while it is served,
+   * and in summaries written before this field existed.
+   */
+  unservedSince?: number;
   login: string;
   brakeCount: number;
   reason: string | null;

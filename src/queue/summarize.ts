@@ -1,18 +1,37 @@
 /** A record in brief (see `consumer-summary.ts`), as workers and sweeps note it. */
+import { STATE_MEANINGS } from '../../machines/consumer-health.js';
+import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import { readPersisted } from '../../machines/machine-step.js';
-import type { ConsumerRecord } from '../store/consumer-record.js';
+import type { ConsumerRecord, HistoryEntry } from '../store/consumer-record.js';
 import type { ConsumerSummary } from './consumer-summary.js';
 
-type Summarized = Pick<ConsumerRecord, 'rev' | 'machine' | 'stateSince' | 'desired' | 'timer' | 'lastCheck'> & Partial<Pick<ConsumerRecord, 'refused'>>;
+type Summarized = Pick<ConsumerRecord, 'rev' | 'machine' | 'stateSince' | 'desired' | 'timer' | 'lastCheck' | 'history'> & Partial<Pick<ConsumerRecord, 'refused'>>;
+
+/**
+ * When a consumer in `state` stopped being served: the last transition out of a served state
+ * in `history` (oldest first); when none is remembered, its oldest transition (it has been
+ * unserved at least since then) or `stateSince`. Undefined while it is served.
+ */
+export function unservedSince(state: ConsumerStateName | 'unreadable', history: readonly HistoryEntry[], stateSince: Date): number | undefined {
+  if (state !== 'unreadable' && STATE_MEANINGS[state].healthy) return undefined;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i]!;
+    if (STATE_MEANINGS[entry.from]?.healthy) return entry.at.getTime();
+  }
+  return Math.min(history[0]?.at.getTime() ?? Infinity, stateSince.getTime());
+}
 
 export function summaryOf(record: Summarized): ConsumerSummary {
   const { lastCheck } = record;
   const read = readPersisted(record.machine.version, record.machine);
   const consumer = 'consumer' in read ? read.consumer : undefined;
+  const state = consumer?.state ?? 'unreadable';
+  const unserved = unservedSince(state, record.history, record.stateSince);
   return {
     rev: record.rev,
-    state: consumer?.state ?? 'unreadable',
+    state,
     since: record.stateSince.getTime(),
+    ...(unserved === undefined ? {} : { unservedSince: unserved }),
     login: record.desired.login,
     brakeCount: consumer?.context.brakeCount ?? 0,
     reason: consumer ? consumer.context.reason : `unreadable: ${'problem' in read ? read.problem : ''}`,
@@ -21,4 +40,3 @@ export function summaryOf(record: Summarized): ConsumerSummary {
     ...(record.refused ? { refused: record.refused.problems.join('; ') } : {}),
   };
 }
-
