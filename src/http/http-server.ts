@@ -18,7 +18,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { HttpConfig, ProviderConfig } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
+import { scrapeDeadlineMs, type Metrics } from '../metrics/metrics.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
 import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
@@ -111,9 +111,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     return report(all !== undefined && all !== '0' && all !== 'false');
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', async (request, reply) => {
     if (!metrics) return reply.code(404).send('no metrics in this process\n');
-    return reply.type(metrics.registry.contentType).send(await metrics.text());
+    return reply.type(metrics.registry.contentType).send(await metrics.text(scrapeDeadlineMs(request.headers['x-prometheus-scrape-timeout-seconds'])));
   });
 
   app.get('/', async (request, reply) => {

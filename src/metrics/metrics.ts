@@ -1,11 +1,29 @@
 /**
  * holdfast's Prometheus metrics (prom-client), counted in process as work happens: checks by
  * kind and outcome, applies, heal time, brake engagements, blocked secrets, could-not-ask,
- * lateness of due checks. The consumers by state and the queue's depth are read when scraped
- * (from the queue's Redis: never a record).
+ * lateness of due checks. What the alert rules (deploy/prometheus/) need besides is read when
+ * scraped (`scrape-gauges.ts`): consumers by state and the unserved by name, the queue's
+ * depth, last checks, orphans, removals held back, the store's and the queue's answer.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { HistoryEntry } from '../store/consumer-record.js';
+import { ScrapeGauges } from './scrape-gauges.js';
+import type { ScrapeSources } from './scrape-sources.js';
+
+export type { ScrapeSources } from './scrape-sources.js';
+
+/** How long a scrape waits for its sources when the scraper does not say (Prometheus sends its scrape timeout). */
+export const SCRAPE_DEADLINE_MS = 3000;
+
+/**
+ * The deadline for a scrape's sources: a quarter second inside the timeout the scraper sends
+ * (Prometheus's `X-Prometheus-Scrape-Timeout-Seconds`), at most {@link SCRAPE_DEADLINE_MS}.
+ */
+export function scrapeDeadlineMs(scrapeTimeoutHeader: string | string[] | undefined): number {
+  const seconds = Number(Array.isArray(scrapeTimeoutHeader) ? scrapeTimeoutHeader[0] : scrapeTimeoutHeader);
+  if (!Number.isFinite(seconds) || seconds <= 0) return SCRAPE_DEADLINE_MS;
+  return Math.max(100, Math.min(SCRAPE_DEADLINE_MS, seconds * 1000 - 250));
+}
 
 /** What a worker tells the metrics; every method is cheap and synchronous (no I/O on the check path). */
 export interface WorkObserver {
@@ -19,14 +37,6 @@ export interface WorkObserver {
   lateness(provider: string, ms: number): void;
   /** A job holdfast did not write was dropped (or its ticket not used), for `reason`. */
   jobRejected(reason: string): void;
-}
-
-/** Sources read when scraped. */
-export interface ScrapeSources {
-  /** Consumers by provider and state. */
-  consumers(): Promise<ReadonlyArray<{ provider: string; state: string; count: number }>>;
-  /** Jobs by BullMQ state. */
-  queueDepth(): Promise<Record<string, number>>;
 }
 
 /** The time from leaving `held` (the loss) to `held` again, when the consumer went through `lost`. */
@@ -52,7 +62,7 @@ export class Metrics implements WorkObserver {
   private readonly couldNotAsk: Counter<'provider'>;
   private readonly late: Histogram<'provider'>;
   private readonly rejected: Counter<'reason'>;
-  private sources: ScrapeSources | undefined;
+  private readonly gauges: ScrapeGauges;
 
   constructor() {
     const registers = [this.registry];
@@ -82,34 +92,12 @@ export class Metrics implements WorkObserver {
       labelNames: ['reason'],
       registers,
     });
-    const read = () => {
-      if (!this.sources) throw new Error('no scrape sources');
-      return this.sources;
-    };
-    new Gauge({
-      name: 'holdfast_consumers',
-      help: 'Consumers by provider and state',
-      labelNames: ['provider', 'state'],
-      registers,
-      async collect() {
-        this.reset();
-        for (const { provider, state, count } of await read().consumers()) this.set({ provider, state }, count);
-      },
-    });
-    new Gauge({
-      name: 'holdfast_queue_jobs',
-      help: "Jobs in holdfast's queue by state (delayed: waits not due yet; waiting: due, not started)",
-      labelNames: ['state'],
-      registers,
-      async collect() {
-        for (const [state, count] of Object.entries(await read().queueDepth())) this.set({ state }, count);
-      },
-    });
+    this.gauges = new ScrapeGauges(this.registry);
   }
 
   /** Where the scraped gauges read from (set once the engine runs). */
   scrapeFrom(sources: ScrapeSources): void {
-    this.sources = sources;
+    this.gauges.readFrom(sources);
   }
 
   checked(provider: string, deep: boolean, outcome: string): void {
@@ -136,7 +124,9 @@ export class Metrics implements WorkObserver {
     this.rejected.inc({ reason });
   }
 
-  async text(): Promise<string> {
+  /** The metrics as Prometheus reads them; the scraped sources are given `deadlineMs` to answer. */
+  async text(deadlineMs = SCRAPE_DEADLINE_MS): Promise<string> {
+    await this.gauges.refresh(deadlineMs);
     return this.registry.metrics();
   }
 }

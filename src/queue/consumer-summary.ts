@@ -15,6 +15,12 @@ export interface ConsumerSummary {
   state: ConsumerStateName | 'unreadable';
   /** Since when (ms since the epoch). */
   since: number;
+  /**
+   * Since when the consumer has not been served (ms), through every unserved state since it
+   * left a served one (or since its oldest remembered transition); absent while it is served,
+   * and in summaries written before this field existed.
+   */
+  unservedSince?: number;
   login: string;
   brakeCount: number;
   reason: string | null;
@@ -56,6 +62,7 @@ export const CHECK_OUTCOMES = ['held', 'not-held', 'could-not-ask', 'changed'] a
 
 const restCodec: z.ZodType<Omit<ConsumerSummary, 'state' | 'rev'>> = z.object({
   since: z.number(),
+  unservedSince: z.number().optional(),
   login: z.string(),
   brakeCount: z.number(),
   reason: z.string().nullable(),

@@ -1,15 +1,33 @@
 /** A record in brief (see `consumer-summary.ts`), as workers and sweeps note it. */
-import type { ConsumerRecord, UnreadableRecord } from '../store/consumer-record.js';
+import { STATE_MEANINGS } from '../../machines/consumer-health.js';
+import type { ConsumerStateName } from '../../machines/consumer-machine.js';
+import type { ConsumerRecord, HistoryEntry, UnreadableRecord } from '../store/consumer-record.js';
 import type { ConsumerSummary } from './consumer-summary.js';
 
-type Summarized = Pick<ConsumerRecord, 'rev' | 'machine' | 'stateSince' | 'desired' | 'timer' | 'lastCheck'> & Partial<Pick<ConsumerRecord, 'refused'>>;
+type Summarized = Pick<ConsumerRecord, 'rev' | 'machine' | 'stateSince' | 'desired' | 'timer' | 'lastCheck' | 'history'> & Partial<Pick<ConsumerRecord, 'refused'>>;
+
+/**
+ * When a consumer in `state` stopped being served: the last transition out of a served state
+ * in `history` (oldest first); when none is remembered, its oldest transition (it has been
+ * unserved at least since then) or `stateSince`. Undefined while it is served.
+ */
+export function unservedSince(state: ConsumerStateName | 'unreadable', history: readonly HistoryEntry[], stateSince: Date): number | undefined {
+  if (state !== 'unreadable' && STATE_MEANINGS[state].healthy) return undefined;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i]!;
+    if (STATE_MEANINGS[entry.from]?.healthy) return entry.at.getTime();
+  }
+  return Math.min(history[0]?.at.getTime() ?? Infinity, stateSince.getTime());
+}
 
 export function summaryOf(record: Summarized): ConsumerSummary {
   const { lastCheck, machine } = record;
+  const unserved = unservedSince(machine.state, record.history, record.stateSince);
   return {
     rev: record.rev,
     state: machine.state,
     since: record.stateSince.getTime(),
+    ...(unserved === undefined ? {} : { unservedSince: unserved }),
     login: record.desired.login,
     brakeCount: machine.context.brakeCount,
     reason: machine.context.reason,
@@ -25,6 +43,7 @@ export function unreadableSummary(record: UnreadableRecord, seen: Date): Consume
     rev: record.rev ?? 0,
     state: 'unreadable',
     since: (record.since ?? seen).getTime(),
+    unservedSince: (record.since ?? seen).getTime(),
     login: record.login ?? '',
     brakeCount: 0,
     reason: `unreadable: ${record.unreadable}`,

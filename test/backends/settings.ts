@@ -14,7 +14,7 @@ export interface TestBackendSettings {
   dockerProbeMs: number;
   /** `DOCKER_HOST`, when set. */
   dockerHost: string | undefined;
-  binaries: { redisServer: string; ferretdb: string; postgresBinDir: string; weed: string };
+  binaries: { redisServer: string; ferretdb: string; postgresBinDir: string; weed: string; prometheus: string; promtool: string };
   /** Parent directory for throw-away data directories. */
   tmpRoot: string;
 }
@@ -50,6 +50,8 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): TestBackendS
       ferretdb: env.HOLDFAST_FERRETDB ?? `${gobin}/ferretdb`,
       postgresBinDir: env.HOLDFAST_POSTGRES_BIN ?? debianPostgresBin(),
       weed: env.HOLDFAST_WEED ?? `${gobin}/weed`,
+      prometheus: env.HOLDFAST_PROMETHEUS ?? 'prometheus',
+      promtool: env.HOLDFAST_PROMTOOL ?? 'promtool',
     },
     tmpRoot: env.TMPDIR ?? '/tmp',
   };

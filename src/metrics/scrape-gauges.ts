@@ -1,0 +1,79 @@
+/**
+ * The gauges `/metrics` sets when scraped, from its {@link ScrapeSources}: consumers by state,
+ * the unserved consumers by name and since when, each provider's interval and its last check,
+ * orphans, removals held back, the queue's depth, and whether the record store and the queue's
+ * Redis answer. Each source is read once per scrape within the scrape's deadline; one that does
+ * not answer in time is said down (`holdfast_store_up`, `holdfast_queue_up`) and what it last
+ * answered stays shown, so alerts on it neither hang the scraper nor resolve by themselves.
+ */
+import { Gauge, type Registry } from 'prom-client';
+import { LatestRead } from './latest-read.js';
+import type { QueueFacts, ScrapeSources, StoreFacts } from './scrape-sources.js';
+
+export class ScrapeGauges {
+  private readonly consumers: Gauge<'provider' | 'state'>;
+  private readonly unservedSince: Gauge<'provider' | 'consumer' | 'login' | 'state'>;
+  private readonly brakeCount: Gauge<'provider' | 'consumer' | 'login'>;
+  private readonly queueJobs: Gauge<'state'>;
+  private readonly verifyEvery: Gauge<'provider'>;
+  private readonly checkTimeout: Gauge<'provider'>;
+  private readonly lastCheck: Gauge<'provider'>;
+  private readonly orphans: Gauge<'provider'>;
+  private readonly heldRemovals: Gauge<'provider'>;
+  private readonly storeUp: Gauge;
+  private readonly queueUp: Gauge;
+  private reads: { queue: LatestRead<QueueFacts>; store: LatestRead<StoreFacts>; storeUp: () => boolean } | undefined;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    const gauge = <T extends string>(name: string, help: string, labelNames: readonly T[]) => new Gauge<T>({ name, help, labelNames, registers });
+    this.consumers = gauge('holdfast_consumers', 'Consumers by provider and state', ['provider', 'state']);
+    this.unservedSince = gauge(
+      'holdfast_consumer_unserved_since_timestamp_seconds',
+      'When each unserved consumer stopped being served (through every unserved state since), by provider, consumer, login and state now; the first 20 by name per provider and state',
+      ['provider', 'consumer', 'login', 'state'],
+    );
+    this.brakeCount = gauge('holdfast_consumer_brake_count', 'Successful re-applies of an unserved consumer that did not make it held (the brake engaged when above 0); named as for holdfast_consumer_unserved_since_timestamp_seconds', ['provider', 'consumer', 'login']);
+    this.queueJobs = gauge('holdfast_queue_jobs', "Jobs in holdfast's queue by state (delayed: waits not due yet; waiting: due, not started)", ['state']);
+    this.verifyEvery = gauge('holdfast_verify_interval_seconds', "Each provider's verify interval (verifyEvery), as configured in this process", ['provider']);
+    this.checkTimeout = gauge('holdfast_check_timeout_seconds', "Each provider's check deadline (checkTimeout), as configured in this process", ['provider']);
+    this.lastCheck = gauge('holdfast_last_check_timestamp_seconds', 'When any consumer of the provider was last asked about (a check ended, or a consumer became held), by any worker', ['provider']);
+    this.orphans = gauge('holdfast_orphan_logins', 'Logins under the provider\'s orphan prefix that no consumer claims, as last listed', ['provider']);
+    this.heldRemovals = gauge('holdfast_removals_held_back', 'Consumers a change of the contributions would remove, held back by the removal guard until confirmed (0: none)', ['provider']);
+    this.storeUp = new Gauge({ name: 'holdfast_store_up', help: "1 while this process's watch of the record store gets an answer (pinged every second), else 0", registers });
+    this.queueUp = new Gauge({ name: 'holdfast_queue_up', help: "1 when this scrape read the queue's Redis within its deadline, else 0 (the queue's gauges then show the last answer)", registers });
+  }
+
+  /** Where the gauges read from (set once the engine runs); the static ones are set now. */
+  readFrom(sources: ScrapeSources): void {
+    this.reads = { queue: new LatestRead(() => sources.queue()), store: new LatestRead(() => sources.store()), storeUp: () => sources.storeUp() };
+    for (const p of sources.providers) {
+      this.verifyEvery.set({ provider: p.name }, p.verifyEveryMs / 1000);
+      this.checkTimeout.set({ provider: p.name }, p.checkTimeoutMs / 1000);
+    }
+  }
+
+  /** Reads every source (within `deadlineMs`) and sets the gauges; does nothing before {@link readFrom}. */
+  async refresh(deadlineMs: number): Promise<void> {
+    if (!this.reads) return;
+    const [queue, store] = await Promise.all([this.reads.queue.read(deadlineMs), this.reads.store.read(deadlineMs)]);
+    this.queueUp.set(queue.fresh ? 1 : 0);
+    this.storeUp.set(this.reads.storeUp() ? 1 : 0);
+    if (queue.fresh && queue.value) this.showQueue(queue.value);
+    if (store.value) for (const [provider, count] of store.value.heldRemovals) this.heldRemovals.set({ provider }, count);
+  }
+
+  private showQueue(facts: QueueFacts): void {
+    this.consumers.reset();
+    for (const { provider, state, count } of facts.consumers) this.consumers.set({ provider, state }, count);
+    this.unservedSince.reset();
+    this.brakeCount.reset();
+    for (const c of facts.unserved) {
+      this.unservedSince.set({ provider: c.provider, consumer: c.consumer, login: c.login, state: c.state }, c.since / 1000);
+      if (c.brakeCount > 0) this.brakeCount.set({ provider: c.provider, consumer: c.consumer, login: c.login }, c.brakeCount);
+    }
+    for (const [state, count] of Object.entries(facts.queueDepth)) this.queueJobs.set({ state }, count);
+    for (const [provider, at] of facts.lastCheckAt) this.lastCheck.set({ provider }, at / 1000);
+    for (const [provider, count] of facts.orphans) this.orphans.set({ provider }, count);
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * What `/metrics` reads when scraped, and where holdfast's engine finds it: the queue's Redis
+ * (consumers by state, the unserved in brief, the queue's depth, when each provider was last
+ * checked, orphans), the record store (removals held back: one small document per provider)
+ * and what this process already knows (its providers' timing, whether its store watch gets an
+ * answer). Nothing here is read on a check's path; no record is read.
+ */
+import { STATE_MEANINGS } from '../../machines/consumer-health.js';
+import type { ProviderConfig } from '../config/config.js';
+import type { Coordination } from '../queue/coordination.js';
+import type { ConsumerQueue } from '../queue/consumer-queue.js';
+import { summaryState } from '../queue/consumer-summary.js';
+import { providerOf } from '../store/consumer-key.js';
+import type { ConsumerStore } from '../store/consumer-store.js';
+
+/** Unserved consumers named per provider and state at most (the rest are counted in `holdfast_consumers`). */
+export const UNSERVED_LISTED_PER_STATE = 20;
+
+/** An unserved consumer, named. */
+export interface UnservedConsumer {
+  provider: string;
+  consumer: string;
+  login: string;
+  state: string;
+  /** Since when it has not been served (ms since the epoch). */
+  since: number;
+  brakeCount: number;
+}
+
+/** What the queue's Redis tells, read once per scrape. */
+export interface QueueFacts {
+  consumers: ReadonlyArray<{ provider: string; state: string; count: number }>;
+  /** Up to {@link UNSERVED_LISTED_PER_STATE} per provider and state, the first by key. */
+  unserved: readonly UnservedConsumer[];
+  /** Jobs by BullMQ state. */
+  queueDepth: Record<string, number>;
+  /** When any consumer of each provider was last checked (ms), by provider. */
+  lastCheckAt: ReadonlyMap<string, number>;
+  /** Logins no consumer claims, as last listed, by provider. */
+  orphans: ReadonlyMap<string, number>;
+}
+
+/** What the record store tells, read once per scrape. */
+export interface StoreFacts {
+  /** Consumers a held-back change of the contributions would remove, by provider (0: none held back). */
+  heldRemovals: ReadonlyMap<string, number>;
+}
+
+/** Sources read when scraped. */
+export interface ScrapeSources {
+  providers: ReadonlyArray<{ name: string; verifyEveryMs: number; checkTimeoutMs: number }>;
+  queue(): Promise<QueueFacts>;
+  store(): Promise<StoreFacts>;
+  /** Whether this process's watch of the record store gets an answer (in process, no I/O). */
+  storeUp(): boolean;
+}
+
+function served(state: string): boolean {
+  return (STATE_MEANINGS as Record<string, { healthy: boolean } | undefined>)[state]?.healthy === true;
+}
+
+/** Keeps the `max` smallest strings offered, sorted (no sort of every key). */
+function keepSmallest(list: string[], key: string, max: number): void {
+  if (list.length >= max && key >= list[list.length - 1]!) return;
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (list[mid]! < key) low = mid + 1;
+    else high = mid;
+  }
+  list.splice(low, 0, key);
+  if (list.length > max) list.pop();
+}
+
+/** Consumers counted by provider and state, and the unserved to name (the first by key, per provider and state). */
+export function countStates(states: Record<string, string>, perState = UNSERVED_LISTED_PER_STATE): { counts: QueueFacts['consumers']; listed: string[] } {
+  const counts = new Map<string, { provider: string; state: string; count: number }>();
+  const named = new Map<string, string[]>();
+  for (const [key, encoded] of Object.entries(states)) {
+    const provider = key.slice(0, key.indexOf('/'));
+    const state = summaryState(encoded);
+    const label = `${provider}\n${state}`;
+    const entry = counts.get(label) ?? { provider, state, count: 0 };
+    entry.count++;
+    counts.set(label, entry);
+    if (served(state)) continue;
+    const list = named.get(label) ?? [];
+    keepSmallest(list, key, perState);
+    named.set(label, list);
+  }
+  return { counts: [...counts.values()], listed: [...named.values()].flat() };
+}
+
+export interface EngineScrapeDeps {
+  coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>;
+  queue: Pick<ConsumerQueue, 'queue'>;
+  store: Pick<ConsumerStore, 'providerStatuses'>;
+  providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
+  storeUp(): boolean;
+}
+
+export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
+  const names = deps.providers.map((p) => p.name);
+  return {
+    providers: deps.providers.map((p) => ({ name: p.name, verifyEveryMs: p.timing.verifyEveryMs, checkTimeoutMs: p.timing.checkTimeoutMs })),
+    storeUp: () => deps.storeUp(),
+    async queue() {
+      const [states, queueDepth, lastCheckAt, orphans] = await Promise.all([
+        deps.coordination.allStates(),
+        deps.queue.queue.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
+        deps.coordination.lastCheckedAt(names),
+        deps.coordination.orphans(names),
+      ]);
+      const { counts, listed } = countStates(states);
+      const briefs = await deps.coordination.summariesOf(listed);
+      const unserved = listed.flatMap((consumer): UnservedConsumer[] => {
+        const summary = briefs.get(consumer);
+        if (!summary) return [];
+        const provider = providerOf(consumer);
+        return [{ provider, consumer, login: summary.login, state: summary.state, since: summary.unservedSince ?? summary.since, brakeCount: summary.brakeCount }];
+      });
+      const orphanCounts = new Map(names.map((name) => [name, orphans.get(name)?.logins.length ?? 0]));
+      return { consumers: counts, unserved, queueDepth, lastCheckAt, orphans: orphanCounts };
+    },
+    async store() {
+      const statuses = await deps.store.providerStatuses();
+      return { heldRemovals: new Map(names.map((name) => [name, statuses.find((s) => s._id === name)?.heldRemovals?.removals ?? 0])) };
+    },
+  };
+}
