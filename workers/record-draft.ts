@@ -12,14 +12,14 @@
  * What the log says about a change is said once the record says so.
  */
 import type { ConsumerStateName } from '../machines/consumer-machine.js';
-import { MACHINE_VERSION, persist, samePersisted, type ConsumerSnapshot, type Wait } from '../machines/machine-step.js';
+import { MACHINE_VERSION, persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { Coordination } from '../src/queue/coordination.js';
-import type { CheckTicket, ConsumerQueue } from '../src/queue/consumer-queue.js';
+import { checkTicket, type ConsumerQueue } from '../src/queue/consumer-queue.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
-import { summaryOf } from '../src/queue/summarize.js';
+import { summaryFrom } from '../src/queue/summarize.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
-import type { ConsumerStore } from '../src/store/consumer-store.js';
+import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js';
 
 export interface DraftDeps {
   store: Pick<ConsumerStore, 'insert' | 'save' | 'delete'>;
@@ -30,24 +30,45 @@ export interface DraftDeps {
   observer?: Pick<WorkObserver, 'transition'>;
 }
 
+/** What this job changed and has not written yet. */
+interface Pending {
+  /** A desired spec delivered by the sync, and when it read it. */
+  delivered?: { spec: DesiredSpec; at: number };
+  appliedAt?: Date;
+  check?: LastCheck;
+  /** A refused spec to record; null: the refusal is over. */
+  refusal?: RefusedSpec | null;
+}
+
+/** The record as the store holds it: as this job read it, or last wrote it. */
+interface Written {
+  rev: number;
+  machine: MachineRecord;
+  history: HistoryEntry[];
+  since: Date;
+  check: LastCheck | null;
+  refusal: RefusedSpec | null;
+}
+
+/** One write about to be made: the machine, its transition if the state changed, the wait and the effect's horizon. */
+interface Write {
+  machine: MachineRecord;
+  moved: boolean;
+  transition: HistoryEntry | undefined;
+  timer: TimerRecord | null;
+  effectUntil: Date | null;
+  now: Date;
+}
+
 export class RecordDraft {
-  private rev: number;
-  private history: HistoryEntry[];
-  private saved: MachineRecord;
+  private written: Written;
+  private pending: Pending = {};
+  /** The wait the machine rests in: as written, or as it asked since. */
   private timer: TimerRecord | null;
   private desiredAt: number;
-  private delivered: { spec: DesiredSpec; at: number } | undefined;
-  private appliedAt: Date | undefined;
-  private lastAppliedAt: Date | null;
-  private lastCheck: LastCheck | undefined;
-  /** A refused spec to record (null: the refusal is over); undefined: unchanged. */
-  private refusedChange: RefusedSpec | null | undefined;
-  /** The refused spec the record holds, as last written. */
-  private refusedKept: RefusedSpec | null;
-  /** The record's last check and state's start, as last written. */
-  private checkedLast: LastCheck | null;
-  private since: Date;
-  private written = false;
+  /** When the spec was last applied, written or not. */
+  private lastApplied: Date | null;
+  private hasWritten = false;
   private raised = false;
   private sayings: Array<() => void> = [];
 
@@ -61,16 +82,11 @@ export class RecordDraft {
     private readonly deps: DraftDeps,
     private readonly log: Logger,
   ) {
-    this.rev = record.rev;
-    this.history = record.history;
-    this.saved = record.machine;
+    this.written = { rev: record.rev, machine: record.machine, history: record.history, since: record.stateSince, check: record.lastCheck, refusal: record.refused ?? null };
     this.timer = record.timer;
     this.desired = record.desired;
     this.desiredAt = record.desiredAt;
-    this.lastAppliedAt = record.appliedAt;
-    this.checkedLast = record.lastCheck;
-    this.since = record.stateSince;
-    this.refusedKept = record.refused ?? null;
+    this.lastApplied = record.appliedAt;
   }
 
   get key(): string {
@@ -78,17 +94,17 @@ export class RecordDraft {
   }
 
   get state(): ConsumerStateName {
-    return this.saved.state;
+    return this.written.machine.state;
   }
 
   /** The revision the record is at (as this job last wrote or read it). */
   get revision(): number {
-    return this.rev;
+    return this.written.rev;
   }
 
   /** Whether this job wrote the record. */
   get wrote(): boolean {
-    return this.written;
+    return this.hasWritten;
   }
 
   /** The wait the machine asked for in this job and still rests in, written or not. */
@@ -105,36 +121,36 @@ export class RecordDraft {
   deliver(spec: DesiredSpec, at: number): void {
     this.desired = spec;
     this.desiredAt = at;
-    this.delivered = { spec, at };
-    if (this.record.refused) this.refusedChange = null;
+    this.pending.delivered = { spec, at };
+    if (this.record.refused) this.pending.refusal = null;
   }
 
   /** A spec the policy refuses, delivered (read at `at`) to a consumer that keeps its accepted one. */
   refuse(spec: DesiredSpec, at: number): void {
     this.desiredAt = at;
-    this.delivered = { spec: this.desired, at };
-    this.refusedChange = { source: spec.source, problems: [...spec.problems] };
+    this.pending.delivered = { spec: this.desired, at };
+    this.pending.refusal = { source: spec.source, problems: [...spec.problems] };
   }
 
   /** The wait the machine asked for (null: cancelled; undefined: unchanged). */
   wait(request: Wait | null | undefined): void {
     if (request === null) this.timer = null;
-    else if (request) this.timer = { epoch: this.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + request.ms) };
+    else if (request) this.timer = { epoch: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + request.ms) };
     if (request !== undefined) this.raised = request !== null;
   }
 
   applied(at: Date): void {
-    this.appliedAt = at;
-    this.lastAppliedAt = at;
+    this.pending.appliedAt = at;
+    this.lastApplied = at;
   }
 
   /** When the spec was last applied (ms since the epoch), if ever. */
   get appliedAtMs(): number | null {
-    return this.lastAppliedAt?.getTime() ?? null;
+    return this.lastApplied?.getTime() ?? null;
   }
 
   checked(check: LastCheck): void {
-    this.lastCheck = check;
+    this.pending.check = check;
   }
 
   /** Something to say once the record says so. */
@@ -147,73 +163,81 @@ export class RecordDraft {
    * says what it recorded.
    */
   async save(snapshot: ConsumerSnapshot, effectUntil: Date | null): Promise<void> {
-    const machine: MachineRecord = { version: MACHINE_VERSION, ...persist(snapshot) };
-    const moved = !samePersisted(machine, this.saved) || this.saved.version !== MACHINE_VERSION;
-    if (!moved && !this.delivered && !this.appliedAt && effectUntil === null && !this.isNewUnsaved && this.refusedChange === undefined) return this.speak();
+    const consumer = persist(snapshot);
+    const machine: MachineRecord = { version: MACHINE_VERSION, ...consumer };
+    const before = this.written.machine;
+    const moved = !samePersisted(machine, before) || before.version !== MACHINE_VERSION;
+    const { delivered, appliedAt, refusal } = this.pending;
+    if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined) return this.speak();
     const now = this.deps.now();
+    if (!this.hasWritten) await this.deps.coordination.forgetRevision(this.key);
+    const transition: HistoryEntry | undefined = machine.state !== before.state ? { at: now, from: before.state, to: machine.state, reason: machine.context.reason } : undefined;
+    const timer = effectUntil === null && this.timer ? { ...this.timer, epoch: this.written.rev + 1 } : null;
+    const write: Write = { machine, moved, transition, timer, effectUntil, now };
     const first = this.isNewUnsaved;
-    if (!this.written) await this.deps.coordination.forgetRevision(this.key);
-    const transition: HistoryEntry | undefined =
-      machine.state !== this.saved.state ? { at: now, from: this.saved.state, to: machine.state, reason: machine.context.reason } : undefined;
-    const timer = effectUntil === null && this.timer ? { ...this.timer, epoch: this.rev + 1 } : null;
-    if (this.isNewUnsaved) {
-      await this.deps.store.insert({
-        ...this.record,
-        desired: this.desired,
-        desiredAt: this.desiredAt,
-        machine,
-        rev: 1,
-        timer,
-        effectUntil,
-        appliedAt: this.appliedAt ?? null,
-        lastCheck: this.lastCheck ?? null,
-        history: transition ? [transition] : [],
-        stateSince: now,
-        updatedAt: now,
-      });
-      this.rev = 1;
-    } else {
-      this.rev = await this.deps.store.save(
-        this.key,
-        this.rev,
-        {
-          ...(moved ? { machine } : {}),
-          ...(transition ? { transition } : {}),
-          ...(this.delivered ? { desired: this.delivered } : {}),
-          ...(this.appliedAt ? { appliedAt: this.appliedAt } : {}),
-          ...(this.lastCheck ? { lastCheck: this.lastCheck } : {}),
-          ...(this.refusedChange !== undefined ? { refused: this.refusedChange } : {}),
-          timer,
-          effectUntil,
-        },
-        this.history,
-        now,
-      );
-    }
-    this.written = true;
-    if (transition || first) this.since = now;
-    this.checkedLast = this.lastCheck ?? this.checkedLast;
-    if (this.refusedChange !== undefined) this.refusedKept = this.refusedChange;
-    await this.deps.coordination.noteSummaries([
-      [this.key, summaryOf({ rev: this.rev, machine, stateSince: this.since, desired: this.desired, timer, lastCheck: this.checkedLast, refused: this.refusedKept })],
-    ]);
+    const rev = first ? await this.insert(write) : await this.update(write);
+    await this.wroteDown(rev, write, consumer, first);
+  }
+
+  /** The first write of a newly declared consumer's record. */
+  private async insert({ machine, transition, timer, effectUntil, now }: Write): Promise<number> {
+    await this.deps.store.insert({
+      ...this.record,
+      desired: this.desired,
+      desiredAt: this.desiredAt,
+      machine,
+      rev: 1,
+      timer,
+      effectUntil,
+      appliedAt: this.pending.appliedAt ?? null,
+      lastCheck: this.pending.check ?? null,
+      history: transition ? [transition] : [],
+      stateSince: now,
+      updatedAt: now,
+    });
+    return 1;
+  }
+
+  /** A write of what changed, compare-and-swap on the revision; the new revision. */
+  private update({ machine, moved, transition, timer, effectUntil, now }: Write): Promise<number> {
+    const { delivered, appliedAt, check, refusal } = this.pending;
+    const change: RecordChange = {
+      ...(moved ? { machine } : {}),
+      ...(transition ? { transition } : {}),
+      ...(delivered ? { desired: delivered } : {}),
+      ...(appliedAt ? { appliedAt } : {}),
+      ...(check ? { lastCheck: check } : {}),
+      ...(refusal !== undefined ? { refused: refusal } : {}),
+      timer,
+      effectUntil,
+    };
+    return this.deps.store.save(this.key, this.written.rev, change, this.written.history, now);
+  }
+
+  /** The record is written: its summary noted (from the consumer in hand), its transition told and said. */
+  private async wroteDown(rev: number, { machine, transition, timer, now }: Write, consumer: PersistedConsumer, first: boolean): Promise<void> {
+    const { written, pending } = this;
+    this.hasWritten = true;
+    const since = transition || first ? now : written.since;
+    const check = pending.check ?? written.check;
+    const refusal = pending.refusal !== undefined ? pending.refusal : written.refusal;
+    const summary = summaryFrom({ rev, stateSince: since, desired: this.desired, timer, lastCheck: check, refused: refusal }, { consumer });
+    await this.deps.coordination.noteSummaries([[this.key, summary]]);
+    let history = written.history;
     if (transition) {
-      this.deps.observer?.transition(this.record.provider, transition, this.history);
-      this.history = [...this.history, transition];
+      this.deps.observer?.transition(this.record.provider, transition, history);
+      history = [...history, transition];
       const { from, to, reason } = transition;
       this.sayings.push(() => this.log.info({ from, to, reason }, `${from} → ${to}${reason ? `: ${reason}` : ''}`));
     }
-    this.saved = machine;
+    this.written = { rev, machine, history, since, check, refusal };
     this.timer = timer;
-    this.delivered = undefined;
-    this.appliedAt = undefined;
-    this.lastCheck = undefined;
-    this.refusedChange = undefined;
+    this.pending = {};
     this.speak();
   }
 
   private get isNewUnsaved(): boolean {
-    return this.isNew && !this.written;
+    return this.isNew && !this.hasWritten;
   }
 
   private speak(): void {
@@ -223,9 +247,9 @@ export class RecordDraft {
 
   /** After the last save: the wait's job at the new revision, then the revision remembered. */
   async finish(): Promise<void> {
-    if (!this.written) return;
+    if (!this.hasWritten) return;
     await this.scheduleWait(this.timer);
-    await this.deps.coordination.rememberRevision(this.key, this.rev);
+    await this.deps.coordination.rememberRevision(this.key, this.written.rev);
   }
 
   /**
@@ -234,22 +258,18 @@ export class RecordDraft {
    */
   async reschedule(): Promise<void> {
     if (this.record.effectUntil === null) await this.scheduleWait(this.record.timer);
-    await this.deps.coordination.rememberRevision(this.key, this.rev);
+    await this.deps.coordination.rememberRevision(this.key, this.written.rev);
   }
 
   private async scheduleWait(timer: TimerRecord | null): Promise<void> {
     if (!timer) return;
-    const ticket: CheckTicket = {
-      machine: this.saved,
-      spec: { login: this.desired.login, values: this.desired.values, secretPath: this.desired.secretPath, specHash: this.desired.specHash },
-      appliedAt: this.appliedAtMs,
-    };
+    const ticket = checkTicket(this.written.machine, this.desired, this.lastApplied);
     await this.deps.queue.scheduleWaits([{ key: this.key, timer, ticket }], this.deps.now());
   }
 
   /** The consumer is removed: its record and everything the queue's Redis knew of it go. */
   async delete(): Promise<void> {
-    if (!this.isNewUnsaved) await this.deps.store.delete(this.key, this.rev);
+    if (!this.isNewUnsaved) await this.deps.store.delete(this.key, this.written.rev);
     await this.deps.coordination.forgetConsumer(this.key, this.record.provider);
     this.speak();
   }

@@ -25,6 +25,12 @@ export interface CheckTicket {
   appliedAt: number | null;
 }
 
+/** The ticket of a wait scheduled from a record: its machine as written, the spec it checks, when that was applied. */
+export function checkTicket(machine: MachineRecord, desired: CheckTicket['spec'], appliedAt: Date | null): CheckTicket {
+  const { login, values, secretPath, specHash } = desired;
+  return { machine, spec: { login, values, secretPath, specHash }, appliedAt: appliedAt?.getTime() ?? null };
+}
+
 export type ConsumerJobData =
   /** A wait the machine asked for has ended; stale unless `epoch` is the record's revision. `seal`: the ticket's. */
   | { key: string; kind: 'timer'; epoch: number; wait: WaitName; ticket: CheckTicket; seal: string }

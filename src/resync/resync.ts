@@ -17,7 +17,7 @@ import { unitHash } from '../../machines/delays.js';
 import type { Timing } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { Coordination } from '../queue/coordination.js';
-import type { ConsumerQueue, ScheduledWait } from '../queue/consumer-queue.js';
+import { checkTicket, type ConsumerQueue, type ScheduledWait } from '../queue/consumer-queue.js';
 import type { ConsumerSummary } from '../queue/consumer-summary.js';
 import { summaryOf } from '../queue/summarize.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
@@ -130,11 +130,7 @@ export class Resync {
     return {
       key: record._id,
       timer: { ...timer, dueAt },
-      ticket: {
-        machine: record.machine,
-        spec: { login: desired.login, values: desired.values, secretPath: desired.secretPath, specHash: desired.specHash },
-        appliedAt: record.appliedAt?.getTime() ?? null,
-      },
+      ticket: checkTicket(record.machine, desired, record.appliedAt),
     };
   }
 }
