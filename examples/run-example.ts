@@ -1,9 +1,10 @@
 /**
  * `npm run example`: holdfast on the example in this folder, against real servers it starts
- * (a cache Redis, a ledger PostgreSQL, the queue's Redis, and a MongoDB wire server that is
- * both the record store and the catalog), then the incident it exists for: the cache restarts
- * without an ACL file and forgets every consumer; holdfast notices at the next check and
- * applies them again. Then a ledger role is dropped by hand, and comes back the same way.
+ * (a cache Redis, a ledger PostgreSQL, an object store SeaweedFS, the queue's Redis, and a
+ * MongoDB wire server that is both the record store and the catalog), then the incident it
+ * exists for: the cache restarts without an ACL file and forgets every consumer; holdfast
+ * notices at the next check and applies them again. Then a ledger role is dropped by hand, and
+ * the object store is recreated on an empty data directory; each comes back the same way.
  *
  * It waits until every declared consumer is held (not merely a green status), prints the
  * dashboard's URL (holdfast run --http), and never prints an admin password: it points at the
@@ -18,7 +19,7 @@ import pg from 'pg';
 import { parseDocument } from 'yaml';
 import { freePort } from '../test/backends/ports.js';
 import { indexFerretDb } from '../test/backends/ferretdb-index.js';
-import { postgresLogin, redisLogin } from '../test/backends/logins.js';
+import { postgresLogin, redisLogin, s3Login } from '../test/backends/logins.js';
 import { startOwned, useDocker } from '../test/backends/provision.js';
 import { createRunDir, instanceDir, reapRunDir } from '../test/backends/run-dir.js';
 import { readSettings } from '../test/backends/settings.js';
@@ -90,21 +91,22 @@ async function cleanUp(): Promise<void> {
 }
 
 try {
-  say('starting a cache Redis, a ledger PostgreSQL, the queue Redis and a MongoDB wire server');
+  say('starting a cache Redis, a ledger PostgreSQL, an object store, the queue Redis and a MongoDB wire server');
   const docker = await useDocker(settings);
-  const [cache, queue, store, ledger] = await Promise.all([
+  const [cache, queue, store, ledger, assets] = await Promise.all([
     startOwned('redis', run, settings, docker),
     startOwned('redis', run, settings, docker),
     startOwned('mongodb', run, settings, docker),
     startOwned('postgres', run, settings, docker),
+    startOwned('s3', run, settings, docker),
   ]);
-  servers.push(cache, queue, store, ledger);
-  console.log(`cache ${cache.flavor} on ${cache.port}, ledger ${ledger.flavor} on ${ledger.port}, queue ${queue.flavor} on ${queue.port}, store and catalog ${store.flavor} on ${store.port}`);
+  servers.push(cache, queue, store, ledger, assets);
+  console.log(`cache ${cache.flavor} on ${cache.port}, ledger ${ledger.flavor} on ${ledger.port}, assets ${assets.flavor} on ${assets.port}, queue ${queue.flavor} on ${queue.port}, store and catalog ${store.flavor} on ${store.port}`);
 
   // the example, copied where its files may have the modes a grant secret should have
   const dir = instanceDir(run, 'example');
   cpSync(here, dir, { recursive: true, filter: (src) => !src.endsWith('.ts') });
-  for (const name of ['cache/photos', 'cache/billing', 'cache/search', 'ledger/billing', 'ledger/reports', 'catalog/photos', 'catalog/search']) {
+  for (const name of ['cache/photos', 'cache/billing', 'cache/search', 'ledger/billing', 'ledger/reports', 'catalog/photos', 'catalog/search', 'assets/photos', 'assets/reports']) {
     chmodSync(join(dir, 'grants', `${name}.secret`), 0o600);
   }
   mkdirSync(join(dir, 'secrets'), { mode: 0o700 });
@@ -113,6 +115,7 @@ try {
   writeFileSync(join(dir, 'secrets/cache-admin'), cache.admin.password, { mode: 0o600 });
   writeFileSync(join(dir, 'secrets/ledger-admin'), ledger.admin.password, { mode: 0o600 });
   writeFileSync(join(dir, 'secrets/catalog-admin'), store.admin.password, { mode: 0o600 });
+  writeFileSync(join(dir, 'secrets/assets-admin'), assets.admin.password, { mode: 0o600 });
   const configPath = join(dir, 'holdfast.yaml');
   const config = parseDocument(readFileSync(configPath, 'utf8'));
   config.setIn(['queue', 'url'], `redis://${queue.host}:${queue.port}`);
@@ -120,6 +123,8 @@ try {
   config.setIn(['providers', 0, 'admin', 'url'], `redis://${cache.host}:${cache.port}`);
   config.setIn(['providers', 1, 'admin', 'url'], `postgres://${ledger.host}:${ledger.port}/postgres`);
   config.setIn(['providers', 2, 'admin', 'url'], `mongodb://${store.host}:${store.port}/?authSource=admin`);
+  config.setIn(['providers', 3, 'admin', 'url'], `http://${assets.host}:${assets.port}`);
+  config.setIn(['providers', 3, 'admin', 'username'], assets.admin.username); // the admin's access key id, made at start
   writeFileSync(configPath, config.toString());
 
   const port = await dashboardPort();
@@ -160,6 +165,21 @@ try {
   await until('app_reports logs in again', ledgerLogin, 30_000);
   say(`healed ${((Date.now() - dropped) / 1000).toFixed(1)} s after the drop: app_reports logs in to the ledger again`);
   await until('status healthy', () => status(configPath).code === 0, 30_000);
+
+  say('the object store is recreated on an empty data directory: its IAM users and keys are gone');
+  const assetsConsumers = ['photos', 'reports'].map((id) => ({
+    login: `app_${id}`,
+    secret: readFileSync(join(dir, 'grants/assets', `${id}.secret`), 'utf8').trim(),
+  }));
+  const signs = (c: { login: string; secret: string }) => s3Login(assets, 'assets', c.login, c.secret).catch(() => false);
+  for (const c of assetsConsumers) console.log(`${c.login} signs a request to the object store: ${await signs(c)}`);
+  await assets.restart({ keepData: false });
+  const recreated = Date.now();
+  for (const c of assetsConsumers) console.log(`${c.login} signs a request to the object store: ${await signs(c)}`);
+  await until('every assets consumer signs again', async () => (await Promise.all(assetsConsumers.map(signs))).every(Boolean), 60_000);
+  say(`healed ${((Date.now() - recreated) / 1000).toFixed(1)} s after the object store came back empty: every assets consumer's signed request works again`);
+  await until('every declared consumer held again', () => everyDeclaredHeld(configPath), 30_000);
+  console.log(status(configPath).output);
 
   if (once) {
     say('done (--once): stopping holdfast and the servers');

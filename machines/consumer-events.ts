@@ -1,7 +1,7 @@
 /**
  * The events a consumer machine understands. Each job delivers one of the first group to
- * one consumer; the worker feeds effect results (second group) back; timers (XState
- * `after` events) come back as delayed jobs. No event ever carries a secret.
+ * one consumer; the worker feeds effect results (second group) back; the end of a wait (an
+ * XState delayed event) comes back as a delayed job. No event ever carries a secret.
  */
 
 /** From the desired-state sync, the CLI or the API. */
@@ -31,7 +31,7 @@ export type ResultEvent =
   | { type: 'APPLY_FAILED'; error: string }
   /**
    * `apply`: the backend (or the adapter, before sending anything) refuses until someone acts
-   * (a role holdfast did not make, roles a server cannot grant); trying again on a timer would
+   * (a role holdfast did not make, roles a server cannot grant); trying again after a wait would
    * change nothing. `error` is scrubbed words.
    */
   | { type: 'APPLY_REFUSED'; error: string }
@@ -60,14 +60,11 @@ export type ResultEvent =
   | { type: 'REMOVE_FAILED'; error: string }
   /**
    * `remove`: the backend refuses until someone acts (a PostgreSQL role that still owns
-   * objects); trying again on a timer would change nothing. `error` is scrubbed words.
+   * objects); trying again after a wait would change nothing. `error` is scrubbed words.
    */
   | { type: 'REMOVE_REFUSED'; error: string };
 
 export type ConsumerEvent = CommandEvent | ResultEvent;
-
-/** The effects a transition may ask the worker to perform (at most one per transition). */
-export type EffectType = 'apply' | 'check' | 'remove';
 
 /** Something the log must say, composed by the machine. */
 export interface Announcement {

@@ -23,19 +23,24 @@
  *   again every interval, never applied.
  * - `suspended`: an operator paused it (`holdfast suspend`); its login is left as it is, not
  *   checked and not applied, until `holdfast resume`.
+ * - `quarantined`: its rules still differ after its brake waited at `brakeMax` for
+ *   `quarantineAfter` (a setting, off unless given): something keeps changing them back, so
+ *   it is left unapplied and red until someone acts (`holdfast reapply`, `resume`, a new spec).
  * - `removing` / `removeRetrying` / `removed`: the consumer is no longer wanted.
  * - `applyRefused`: the backend refuses the apply until someone acts (a role holdfast did not
- *   make, roles the server cannot grant); said once, not retried on a timer: a new spec or
+ *   make, roles the server cannot grant); said once, not retried after a wait: a new spec or
  *   `holdfast reapply` tries again.
  * - `removeRefused`: the backend refuses the remove until someone acts (a role that still owns
- *   objects); said once, not retried on a timer: `holdfast reapply` (or `check`) tries again.
+ *   objects); said once, not retried after a wait: `holdfast reapply` (or `check`) tries again.
  *
- * Extending it (a state, an event, a wait): see `docs/extending.md`.
+ * The engine's vocabulary (states, effects, waits, tags) is read off this chart at the end of
+ * the file, never listed beside it. Extending it (a state, an event, a wait): see
+ * `docs/extending.md`.
  */
-import { setup, type SnapshotFrom } from 'xstate';
+import { setup, type SnapshotFrom, type StateNode } from 'xstate';
 import type { Announcement, ConsumerEvent } from './consumer-events.js';
 import { appliedFingerprints, change, count, duration, failure, missingSecret, notHeld, observation, refusal, unreadableSecret, wrongSecret } from './consumer-words.js';
-import { brakeDelay, retryDelay, verifyDelay, type ConsumerTiming } from './delays.js';
+import { brakeDelay, quarantineDue, retryDelay, verifyDelay, type ConsumerTiming } from './delays.js';
 
 export interface ConsumerContext {
   /** `<provider>/<id>`. */
@@ -64,21 +69,39 @@ export interface ConsumerInput {
 
 type Say = (args: { context: ConsumerContext; event: ConsumerEvent }) => string;
 
+/** The chart's waits: named delays computed from context; the worker turns each into a delayed job. */
+function waitsFor(timing: ConsumerTiming) {
+  return {
+    verify: ({ context }: { context: ConsumerContext }) => verifyDelay(context.key, timing),
+    brake: ({ context }: { context: ConsumerContext }) => brakeDelay(context.brakeCount, timing),
+    retry: ({ context }: { context: ConsumerContext }) => retryDelay(context.retryCount, timing),
+    secretWait: ({ context }: { context: ConsumerContext }) => retryDelay(context.secretWaits, timing),
+  };
+}
+
+/** A wait of the chart, by its name in `setup({ delays })`. */
+export type WaitName = keyof ReturnType<typeof waitsFor>;
+
+/** The effects a state asks the worker to perform as it is entered (`workers/effects.ts` performs them). */
+const effects = { apply: () => undefined, check: () => undefined, remove: () => undefined };
+
+/** An effect of the chart, by its action's name. */
+export type EffectType = keyof typeof effects;
+
+/**
+ * What a state is, for the engine, beyond its name: `removing`, a removal under way (in flight
+ * or retrying after a wait): the consumer no longer counts as declared.
+ */
+export type ConsumerTag = 'removing';
+
 /** The machine's types, delays, guards and the actions the worker performs, for a provider's timing. */
 function consumerSetup(timing: ConsumerTiming) {
   const secretDelay = (waits: number) => retryDelay(waits, timing);
   return setup({
-    types: { context: {} as ConsumerContext, events: {} as ConsumerEvent, input: {} as ConsumerInput },
-    delays: {
-      verify: ({ context }) => verifyDelay(context.key, timing),
-      brake: ({ context }) => brakeDelay(context.brakeCount, timing),
-      retry: ({ context }) => retryDelay(context.retryCount, timing),
-      secretWait: ({ context }) => secretDelay(context.secretWaits),
-    },
+    types: { context: {} as ConsumerContext, events: {} as ConsumerEvent, input: {} as ConsumerInput, tags: {} as ConsumerTag },
+    delays: waitsFor(timing),
     actions: {
-      apply: () => undefined,
-      check: () => undefined,
-      remove: () => undefined,
+      ...effects,
       say: (_, _params: Announcement) => undefined,
     },
     guards: {
@@ -92,6 +115,8 @@ function consumerSetup(timing: ConsumerTiming) {
       /** The wait that just ended took the total past the grace period. */
       secretLate: ({ context }) =>
         context.secretWaitedMs >= timing.secretGraceMs && context.secretWaitedMs - secretDelay(context.secretWaits) < timing.secretGraceMs,
+      /** Its rules still differ after the brake waited at its maximum for `quarantineAfter` (see `delays.ts`). */
+      quarantine: ({ context, event }) => event.type === 'NOT_HELD' && event.reason === 'rules-differ' && quarantineDue(context.brakeCount, timing),
     },
   });
 }
@@ -171,7 +196,7 @@ function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
     ],
   };
 
-  /** Applying or re-applying, when the backend refuses until someone acts: said once, not retried on a timer. */
+  /** Applying or re-applying, when the backend refuses until someone acts: said once, not retried after a wait. */
   const refusedApply = {
     target: 'applyRefused' as const,
     actions: [
@@ -213,8 +238,8 @@ function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
   /** A wait that ends in an apply: a re-apply when the consumer was lost, else an apply. */
   const applyAgain = [{ guard: 'reapplying' as const, target: 'lost' as const }, { target: 'applying' as const }];
 
-  /** An effect state found mid-effect (its worker died): the effect is performed again. */
-  const redoes = (state: 'applying' | 'verifying' | 'lost' | 'removing') => ({ REDO: { target: state, reenter: true } });
+  /** A state entered with an effect, found mid-effect (its worker died): the effect is performed again (a test holds every such state to it). */
+  const redoes = (state: string) => ({ REDO: { target: state, reenter: true } });
 
   return { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, refusedApply, observed, betweenChecks, waitingToApply, applyAgain, redoes };
 }
@@ -276,6 +301,17 @@ export function createConsumerMachine(timing: ConsumerTiming) {
           HELD: { target: 'held', actions: m.assign({ brakeCount: 0, reapplying: false, reason: 'held' }) },
           NOT_HELD: [
             {
+              guard: 'quarantine',
+              target: 'quarantined',
+              actions: [
+                m.assign({ reapplying: false, reason: ({ event }) => `quarantined: ${notHeld(event)}` }),
+                say('error', ({ context, event }) =>
+                  `rules still differ after braking at brakeMax (${duration(timing.brakeMaxMs)}) for ${duration(timing.quarantineAfterMs ?? 0)} or more, ` +
+                  `${count(context.brakeCount, 'successful re-apply', 'successful re-applies')} in all (${notHeld(event)}); something keeps changing them: ` +
+                  'quarantined, not applied again until someone acts (holdfast reapply, holdfast resume, or a changed spec)'),
+              ],
+            },
+            {
               guard: 'braking',
               target: 'lost',
               actions: [
@@ -327,10 +363,15 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       rejected: { on: { DESIRED: { target: 'applying', actions: because('accepted by policy') } } },
       // an operator's pause: no check, no apply (a new spec waits); resumed, it is asked at once
       suspended: { on: { RESUME: { target: 'verifying', actions: because('resumed by an operator') } } },
+      // rules that keep coming back: no check, no apply until someone acts; resumed, it is applied and the brake starts over
+      quarantined: {
+        on: { ...betweenChecks, RESUME: { target: 'applying', actions: m.assign({ reason: 'resumed by an operator', brakeCount: 0 }) } },
+      },
       // observe only: asked again every interval by an apply that only asks (see workers/effects.ts)
       observedNotHeld: { after: { verify: 'applying' }, on: betweenChecks },
 
       removing: {
+        tags: 'removing',
         entry: 'remove',
         on: {
           ...redoes('removing'),
@@ -351,7 +392,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
         },
       },
 
-      // no timer: trying again changes nothing until someone acts on the backend, then asks
+      // no wait: trying again changes nothing until someone acts on the backend, then asks
       applyRefused: { on: waitingToApply },
       removeRefused: {
         on: {
@@ -363,6 +404,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       },
 
       removeRetrying: {
+        tags: 'removing',
         after: { retry: 'removing' },
         on: { REMOVE: {}, DESIRED: { target: 'applying', actions: declaredAgain } },
       },
@@ -377,10 +419,37 @@ export type ConsumerMachine = ReturnType<typeof createConsumerMachine>;
 /** The machine's states, as its definition names them. */
 export type ConsumerStateName = SnapshotFrom<ConsumerMachine>['value'];
 
-/** Every state of the chart, read off its definition (state names do not depend on timing). */
-export const CONSUMER_STATES: ReadonlySet<ConsumerStateName> = new Set(
-  Object.keys(createConsumerMachine({ verifyEveryMs: 1, brakeMaxMs: 1, retryBaseMs: 1, jitter: 0, secretGraceMs: 1 }).root.states) as ConsumerStateName[],
-);
+/**
+ * The chart as a definition, read for the vocabulary the engine shares with it; its timing is
+ * a placeholder (a provider runs `createConsumerMachine(timing)`). Timing sets how long the
+ * waits are, never which states, effects, waits or tags there are (a test holds that).
+ */
+export const CHART: ConsumerMachine = createConsumerMachine({ verifyEveryMs: 1, brakeMaxMs: 1, retryBaseMs: 1, jitter: 0, secretGraceMs: 1 });
+const nodes = CHART.root.states as Record<ConsumerStateName, StateNode<ConsumerContext, ConsumerEvent>>;
+const statesWhere = (test: (node: StateNode<ConsumerContext, ConsumerEvent>) => boolean): ReadonlySet<ConsumerStateName> =>
+  new Set((Object.keys(nodes) as ConsumerStateName[]).filter((state) => test(nodes[state])));
 
-/** States in which an effect is in flight; a record found in one was left by a worker that died. */
-export const EFFECT_STATES: ReadonlySet<ConsumerStateName> = new Set<ConsumerStateName>(['applying', 'lost', 'verifying', 'removing']);
+/** Every state of the chart. */
+export const CONSUMER_STATES: ReadonlySet<ConsumerStateName> = statesWhere(() => true);
+
+/** The chart's effects (`apply`, `check`, `remove`). */
+export const EFFECTS: ReadonlySet<EffectType> = new Set(Object.keys(effects) as EffectType[]);
+
+/** The effect a state performs as it is entered, if any. */
+export function effectOf(state: ConsumerStateName): EffectType | undefined {
+  return nodes[state].entry.find((action): action is EffectType => typeof action === 'string' && EFFECTS.has(action as EffectType));
+}
+
+/** States in which an effect is in flight (entered with one); a record found in one was left by a worker that died, and is redone. */
+export const EFFECT_STATES: ReadonlySet<ConsumerStateName> = statesWhere((node) => effectOf(node.key as ConsumerStateName) !== undefined);
+
+/** States tagged `tag` in the chart. */
+export function statesTagged(tag: ConsumerTag): ReadonlySet<ConsumerStateName> {
+  return statesWhere((node) => node.tags.includes(tag));
+}
+
+/** States of a removal under way (in flight or retrying): the consumer no longer counts as declared. */
+export const REMOVING_STATES = statesTagged('removing');
+
+/** The chart's named delays, which records and jobs name. */
+export const WAIT_NAMES: readonly WaitName[] = Object.keys(CHART.implementations.delays) as WaitName[];

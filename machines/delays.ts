@@ -15,6 +15,8 @@ export interface ConsumerTiming {
   jitter: number;
   /** A missing grant secret is a quiet wait this long, then a warning. */
   secretGraceMs: number;
+  /** Rules that still differ after the brake waited at `brakeMaxMs` this long in all: quarantined. Absent: never. */
+  quarantineAfterMs?: number | undefined;
 }
 
 /** A stable number in [0, 1) from a string (FNV-1a). */
@@ -27,9 +29,14 @@ export function unitHash(text: string): number {
   return (hash >>> 0) / 2 ** 32;
 }
 
+/** The one jitter formula: `ms` shifted by up to ±spread/2 of it, by where `unit` (in [0, 1)) falls. */
+export function jittered(ms: number, spread: number, unit: number): number {
+  return ms * (1 + spread * (unit - 0.5));
+}
+
 /** The wait between checks: the verify interval, shifted by up to ±jitter/2 of it. */
 export function verifyDelay(key: string, t: ConsumerTiming): number {
-  return Math.round(t.verifyEveryMs * (1 + t.jitter * (unitHash(key) - 0.5)));
+  return Math.round(jittered(t.verifyEveryMs, t.jitter, unitHash(key)));
 }
 
 /** The brake after the n-th successful re-apply that is still not held (n ≥ 2): 2v, 4v, … ≤ brakeMax. */
@@ -40,4 +47,21 @@ export function brakeDelay(brakeCount: number, t: ConsumerTiming): number {
 /** The wait before the n-th retry of a failed apply or remove (n ≥ 1): doubling, never beyond the verify interval. */
 export function retryDelay(attempt: number, t: ConsumerTiming): number {
   return Math.min(t.retryBaseMs * 2 ** Math.max(attempt - 1, 0), t.verifyEveryMs);
+}
+
+/** The first brake count whose brake waits `brakeMaxMs` (at least 2: the first brake follows the second re-apply). */
+function firstBrakeAtMax(t: ConsumerTiming): number {
+  let n = 2;
+  while (brakeDelay(n, t) < t.brakeMaxMs && n < 64) n++;
+  return n;
+}
+
+/**
+ * Whether a consumer checked after its `brakeCount`-th brake has braked at `brakeMaxMs` for
+ * `quarantineAfterMs` in all (and at least once): then its rules, still differing, are quarantined.
+ */
+export function quarantineDue(brakeCount: number, t: ConsumerTiming): boolean {
+  if (t.quarantineAfterMs === undefined) return false;
+  const atMax = brakeCount - firstBrakeAtMax(t) + 1;
+  return atMax >= 1 && atMax * t.brakeMaxMs >= t.quarantineAfterMs;
 }

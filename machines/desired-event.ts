@@ -5,7 +5,7 @@
  * spec, applied and checked ({@link keepsAccepted}), and the refusal is reported beside it.
  */
 import type { ConsumerEvent } from './consumer-events.js';
-import type { ConsumerStateName } from './consumer-machine.js';
+import { REMOVING_STATES, type ConsumerStateName } from './consumer-machine.js';
 
 /** The parts of a desired spec the machine looks at. */
 export interface DesiredFacts {
@@ -17,7 +17,7 @@ export interface DesiredFacts {
 
 /** Whether a refused spec leaves the consumer on its last accepted spec: it has one (it was applied), and is not being removed. */
 export function keepsAccepted(desired: DesiredFacts, consumer: { state: ConsumerStateName; context: { appliedSpecHash: string | null } }): boolean {
-  return !desired.removed && desired.problems.length > 0 && consumer.context.appliedSpecHash !== null && consumer.state !== 'removing' && consumer.state !== 'removeRetrying';
+  return !desired.removed && desired.problems.length > 0 && consumer.context.appliedSpecHash !== null && !REMOVING_STATES.has(consumer.state);
 }
 
 /** The event a desired spec delivers to a consumer in `state`; undefined when it asks nothing new. */

@@ -1,13 +1,13 @@
 /**
- * How the engine drives the consumer machine, one event at a time: the one place that knows
- * XState's internal names (the `xstate.raise` and `xstate.cancel` actions, the
- * `xstate.after.<delay>.consumer.<state>` events) and the persisted form of a consumer.
- * Everything outside `machines/` works with {@link Step}s, {@link Wait}s and
- * {@link PersistedConsumer}s, and stores none of XState's names.
+ * How the engine drives the consumer machine, one event at a time, and the persisted form of
+ * a consumer. Everything outside `machines/` works with {@link Step}s, {@link Wait}s and
+ * {@link PersistedConsumer}s, and stores none of XState's names; what this needs of XState
+ * beyond its documented surface is in `xstate-internals.ts`.
  */
-import { createActor, initialTransition, type ActorScope, type ExecutableActionObject, type SnapshotFrom } from 'xstate';
-import type { Announcement, ConsumerEvent, EffectType } from './consumer-events.js';
-import { CONSUMER_STATES, type ConsumerContext, type ConsumerMachine, type ConsumerStateName } from './consumer-machine.js';
+import { initialTransition, type SnapshotFrom } from 'xstate';
+import type { Announcement, ConsumerEvent } from './consumer-events.js';
+import { CHART, CONSUMER_STATES, EFFECTS, WAIT_NAMES, type ConsumerContext, type ConsumerMachine, type ConsumerStateName, type EffectType, type WaitName } from './consumer-machine.js';
+import { delayedEvents, transitionOnce, waitEndEvent, type DelayedEvents } from './xstate-internals.js';
 
 /** The version of the chart that wrote a persisted consumer. Raise it when states or context change, and migrate in {@link readPersisted}. */
 export const MACHINE_VERSION = 2;
@@ -18,9 +18,8 @@ export interface PersistedConsumer {
   context: ConsumerContext;
 }
 
-/** The chart's named delays (`setup({ delays })`), which records and jobs name; a test holds them equal. */
-export const WAIT_NAMES = ['verify', 'brake', 'retry', 'secretWait'] as const;
-export type WaitName = (typeof WAIT_NAMES)[number];
+/** The chart's named delays (`setup({ delays })`), which records and jobs name. */
+export { WAIT_NAMES, type EffectType, type WaitName };
 
 /** A wait the machine asked for: after `ms`, the wait named `name` ends. */
 export interface Wait {
@@ -41,9 +40,14 @@ export interface Step {
   said: Announcement[];
 }
 
-const EFFECTS: ReadonlySet<string> = new Set<EffectType>(['apply', 'check', 'remove']);
-const WAITS: ReadonlySet<string> = new Set<string>(WAIT_NAMES);
-const AFTER = /^xstate\.after\.([A-Za-z]+)\.consumer\.[A-Za-z]+$/;
+/** Each machine's wait-ending events, read off its chart once. */
+const delayed = new WeakMap<ConsumerMachine, DelayedEvents>();
+
+function delayedOf(machine: ConsumerMachine): DelayedEvents {
+  let found = delayed.get(machine);
+  if (!found) delayed.set(machine, (found = delayedEvents(machine)));
+  return found;
+}
 
 /** The first snapshot of a newly declared consumer. */
 export function firstSnapshot(machine: ConsumerMachine, key: string): ConsumerSnapshot {
@@ -68,65 +72,27 @@ export function samePersisted(a: PersistedConsumer, b: PersistedConsumer): boole
   return keys.length === Object.keys(right).length && keys.every((key) => left[key] === right[key]);
 }
 
-interface Scope {
-  scope: ActorScope<ConsumerSnapshot, ConsumerEvent>;
-  actions: ExecutableActionObject[];
-}
-
-const scopes = new WeakMap<ConsumerMachine, Scope>();
-
-/**
- * An inert actor scope for `machine`, made once: its action executor only collects. XState's
- * own `transition()` does the same, but builds a new actor (and its initial snapshot) for
- * every event, which costs a routine check more than the rest of the machine's work.
- */
-function scopeOf(machine: ConsumerMachine): Scope {
-  let found = scopes.get(machine);
-  if (!found) {
-    const actions: ExecutableActionObject[] = [];
-    const self = createActor(machine, { input: { key: '' } });
-    const scope: ActorScope<ConsumerSnapshot, ConsumerEvent> = {
-      self,
-      id: '',
-      sessionId: '',
-      logger: () => undefined,
-      defer: () => undefined,
-      emit: () => undefined,
-      system: self.system,
-      stopChild: () => undefined,
-      actionExecutor: (action) => {
-        actions.push(action);
-      },
-    };
-    found = { scope, actions };
-    scopes.set(machine, found);
-  }
-  return found;
-}
-
 /** Feeds one event to the machine. */
 export function step(machine: ConsumerMachine, snapshot: ConsumerSnapshot, event: ConsumerEvent): Step {
-  const { scope, actions: collected } = scopeOf(machine);
-  collected.length = 0;
-  const next = machine.transition(snapshot, event, scope);
-  const actions = collected.splice(0);
+  const { next, actions } = transitionOnce(machine, snapshot, event);
   const out: Step = { snapshot: next, effect: undefined, wait: undefined, said: [] };
   for (const action of actions) {
-    const type: string = action.type;
-    if (type === 'say') out.said.push(action.params as Announcement);
-    else if (type === 'xstate.cancel') out.wait = null;
-    else if (type === 'xstate.raise') {
-      const params = action.params as { event: { type: string }; delay?: number };
-      const name = AFTER.exec(params.event.type)?.[1];
-      if (params.delay !== undefined && name !== undefined && WAITS.has(name)) out.wait = { name: name as WaitName, ms: params.delay };
-    } else if (EFFECTS.has(type)) out.effect = type as EffectType;
+    if (action.kind === 'cancelled') out.wait = null;
+    else if (action.kind === 'delayed') {
+      const name = delayedOf(machine).waitOf(action.event);
+      if (name !== undefined) out.wait = { name: name as WaitName, ms: action.ms };
+    } else if (action.type === 'say') out.said.push(action.params as Announcement);
+    else if (EFFECTS.has(action.type as EffectType)) out.effect = action.type as EffectType;
   }
   return out;
 }
 
-/** The event that ends the wait `name` of a consumer resting in `state`. */
+/** The event no state handles: a wait ended for a state that has no such wait. */
+const NO_SUCH_WAIT = 'holdfast.noSuchWait';
+
+/** The event that ends the wait `name` of a consumer resting in `state` (a state without that wait ignores it). */
 export function waitEnded(name: WaitName, state: ConsumerStateName): ConsumerEvent {
-  return { type: `xstate.after.${name}.consumer.${state}` } as unknown as ConsumerEvent;
+  return waitEndEvent(delayedOf(CHART).eventOf(name, state) ?? NO_SUCH_WAIT);
 }
 
 /**

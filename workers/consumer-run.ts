@@ -21,17 +21,17 @@
  * login alone.
  */
 import { randomUUID } from 'node:crypto';
-import type { ConsumerEvent, EffectType } from '../machines/consumer-events.js';
-import { EFFECT_STATES } from '../machines/consumer-machine.js';
+import type { ConsumerEvent } from '../machines/consumer-events.js';
+import { EFFECT_STATES, type EffectType } from '../machines/consumer-machine.js';
 import { verifyDelay } from '../machines/delays.js';
 import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
-import { firstSnapshot, MACHINE_VERSION, persist, readPersisted, restore, samePersisted, step, waitEnded, type ConsumerSnapshot, type PersistedConsumer, type Step } from '../machines/machine-step.js';
+import { firstSnapshot, persist, restore, samePersisted, step, waitEnded, type ConsumerSnapshot, type PersistedConsumer, type Step } from '../machines/machine-step.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
-import type { Asked, CheckMemo, Claim, Coordination } from '../src/queue/coordination.js';
+import type { Asked, CheckMemo, Claim, ConsumerLocks } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
-import type { ConsumerRecord, DesiredSpec } from '../src/store/consumer-record.js';
+import { isUnreadable, type ConsumerRecord, type DesiredSpec } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 import type { EffectInput, Effects } from './effects.js';
 import { again, retryLater, type JobOutcome } from './job-outcome.js';
@@ -50,7 +50,7 @@ export function lockMsOf(provider: ProviderRuntime): number {
 
 export interface RunDeps extends DraftDeps {
   store: DraftDeps['store'] & Pick<ConsumerStore, 'get'>;
-  coordination: DraftDeps['coordination'] & Pick<Coordination, 'claim' | 'extend' | 'release'>;
+  coordination: DraftDeps['coordination'] & ConsumerLocks;
   effects: Effects;
   logger: Logger;
   /** Whether the record store is known not to answer (see `src/store/store-watch.ts`). */
@@ -175,11 +175,11 @@ export class ConsumerRun {
       if (job.kind !== 'desired' || job.desired === null) return { kind: 'absent' };
       record = newRecord(job, provider, job.desired, now);
     }
-    const read = readPersisted(record.machine.version, record.machine);
-    if (!('consumer' in read)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${read.problem}`);
-    const inEffect = EFFECT_STATES.has(read.consumer.state);
+    if (isUnreadable(record)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${record.unreadable}`);
+    const consumer = record.machine;
+    const inEffect = EFFECT_STATES.has(consumer.state);
     if (inEffect && record.effectUntil && record.effectUntil > now) return retryLater('busy', now, { until: record.effectUntil });
-    return { record, consumer: read.consumer, draft: new RecordDraft(record, isNew, deps, this.log), inEffect };
+    return { record, consumer, draft: new RecordDraft(record, isNew, deps, this.log), inEffect };
   }
 
   /** What each kind of job tells the machine; a record left mid-effect is told `REDO` first. */
@@ -349,7 +349,7 @@ function newRecord(job: JobOf<'desired'>, provider: ProviderRuntime, desired: De
     consumerId: job.key.slice(job.key.indexOf('/') + 1),
     desired,
     desiredAt: job.at,
-    machine: { version: MACHINE_VERSION, ...persist(snapshot) },
+    machine: persist(snapshot),
     stateSince: now,
     rev: 0,
     appliedAt: null,

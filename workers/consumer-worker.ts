@@ -4,7 +4,7 @@
  * store that does not answer) is put back, delayed, without using up an attempt. A job fails
  * only for what retries cannot fix, and says which consumer, in words.
  */
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, ErrorCode, Worker, type Job } from 'bullmq';
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import { bullConnection } from '../src/queue/bull-connection.js';
@@ -33,11 +33,11 @@ const LOST_SAID_EVERY_MS = 60_000;
 
 /**
  * BullMQ's codes for a job it can no longer move once a worker is done with it: its key is
- * gone, its lock is gone or another's, it is not where it was (ErrorCode -1, -2, -3, -6). The
+ * gone, its lock is gone or another's, it is not where it was. The
  * consumer's work is done (and safe to do again); only BullMQ's bookkeeping failed: the queue's
  * Redis forgot the job (restarted empty, flushed), or the job outlived its lock.
  */
-const LOST_JOB_CODES: ReadonlySet<number> = new Set([-1, -2, -3, -6]);
+const LOST_JOB_CODES: ReadonlySet<number> = new Set([ErrorCode.JobNotExist, ErrorCode.JobLockNotExist, ErrorCode.JobNotInState, ErrorCode.JobLockMismatch]);
 
 function lostJob(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

@@ -14,7 +14,7 @@
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerContext } from '../machines/consumer-machine.js';
-import { unitHash } from '../machines/delays.js';
+import { jittered, unitHash } from '../machines/delays.js';
 import type { Adapter, Grant } from '../src/adapters/adapter.js';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
@@ -84,7 +84,11 @@ export interface EffectDeps {
 
 async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scrubber): Promise<SecretOutcome> {
   try {
-    return { password: await readGrantSecret(path, secretRootsOf(provider.config)) };
+    const password = await readGrantSecret(path, secretRootsOf(provider.config));
+    // what this backend would refuse (an S3 secret over 128 characters) is refused here, before anything is sent
+    const refused = provider.config.adapter.secretProblem?.(password);
+    if (refused !== undefined) return { event: { type: 'SECRET_INVALID', detail: `grant secret ${path} ${refused} (${provider.config.adapter.kind})` } };
+    return { password };
   } catch (error) {
     if (isHoldfastError(error, 'SECRET_MISSING')) return { event: { type: 'SECRET_MISSING', path } };
     if (isHoldfastError(error, 'SECRET_UNREADABLE')) return { event: { type: 'SECRET_UNREADABLE', detail: error.message } };
@@ -113,7 +117,7 @@ export function deepCheckDue(key: string, appliedAt: number | null, memo: CheckM
   const overlap = provider.config.rotationOverlapMs;
   if (overlap !== undefined && appliedAt !== null && now >= appliedAt + overlap && memo.deepAt < appliedAt + overlap) return true;
   const { deepCheckEveryMs, jitter } = provider.config.timing;
-  return now - memo.deepAt >= deepCheckEveryMs * (1 + jitter * (unitHash(`${key}#deep`) - 0.5));
+  return now - memo.deepAt >= jittered(deepCheckEveryMs, jitter, unitHash(`${key}#deep`));
 }
 
 /** A check that fails this soon after its provider answered another one races the provider's recovery. */

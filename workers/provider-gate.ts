@@ -4,7 +4,7 @@
  * worker sees it; each process keeps it for a quarter of a second so that a routine check
  * costs no extra round trip most of the time.
  */
-import type { Coordination, Pause } from '../src/queue/coordination.js';
+import type { Pause, PauseSignals } from '../src/queue/coordination.js';
 
 export type Admission = { admitted: true; probe: boolean } | { admitted: false; pause: Pause };
 
@@ -13,7 +13,7 @@ const CACHE_MS = 250;
 export class ProviderGate {
   private readonly cache = new Map<string, { pause: Pause | null; at: number }>();
 
-  constructor(private readonly shared: Pick<Coordination, 'pauseOf' | 'pauseProvider' | 'unpauseProvider' | 'takeProbe'>) {}
+  constructor(private readonly shared: PauseSignals) {}
 
   private async current(provider: string): Promise<Pause | null> {
     const cached = this.cache.get(provider);

@@ -13,10 +13,10 @@
 import { unitHash } from '../machines/delays.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { ConsumerQueue } from '../src/queue/consumer-queue.js';
-import type { Coordination } from '../src/queue/coordination.js';
+import type { CouldNotAskSignals } from '../src/queue/coordination.js';
 
 export interface ProviderRecoveryDeps {
-  coordination: Pick<Coordination, 'oneCouldNotAsk' | 'takeCouldNotAsk'>;
+  coordination: CouldNotAskSignals;
   queue: Pick<ConsumerQueue, 'send' | 'sendLater'>;
   /** Each provider's verify interval, by name. */
   verifyEveryMs: ReadonlyMap<string, number>;

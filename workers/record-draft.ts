@@ -12,19 +12,19 @@
  * What the log says about a change is said once the record says so.
  */
 import type { ConsumerStateName } from '../machines/consumer-machine.js';
-import { MACHINE_VERSION, persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
+import { persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
-import type { Coordination } from '../src/queue/coordination.js';
+import type { RecordNotes } from '../src/queue/coordination.js';
 import { checkTicket, type ConsumerQueue } from '../src/queue/consumer-queue.js';
-import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
-import { summaryFrom } from '../src/queue/summarize.js';
+import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
+import { summaryOf } from '../src/queue/summarize.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js';
 
 export interface DraftDeps {
   store: Pick<ConsumerStore, 'insert' | 'save' | 'delete'>;
   queue: Pick<ConsumerQueue, 'scheduleWaits'>;
-  coordination: Pick<Coordination, 'forgetRevision' | 'rememberRevision' | 'forgetConsumer' | 'noteSummaries'>;
+  coordination: RecordNotes;
   now: () => Date;
   /** Told of every state change (the metrics); in process. */
   observer?: Pick<WorkObserver, 'transition'>;
@@ -43,7 +43,7 @@ interface Pending {
 /** The record as the store holds it: as this job read it, or last wrote it. */
 interface Written {
   rev: number;
-  machine: MachineRecord;
+  machine: PersistedConsumer;
   history: HistoryEntry[];
   since: Date;
   check: LastCheck | null;
@@ -52,7 +52,7 @@ interface Written {
 
 /** One write about to be made: the machine, its transition if the state changed, the wait and the effect's horizon. */
 interface Write {
-  machine: MachineRecord;
+  machine: PersistedConsumer;
   moved: boolean;
   transition: HistoryEntry | undefined;
   timer: TimerRecord | null;
@@ -163,10 +163,9 @@ export class RecordDraft {
    * says what it recorded.
    */
   async save(snapshot: ConsumerSnapshot, effectUntil: Date | null): Promise<void> {
-    const consumer = persist(snapshot);
-    const machine: MachineRecord = { version: MACHINE_VERSION, ...consumer };
+    const machine = persist(snapshot);
     const before = this.written.machine;
-    const moved = !samePersisted(machine, before) || before.version !== MACHINE_VERSION;
+    const moved = !samePersisted(machine, before);
     const { delivered, appliedAt, refusal } = this.pending;
     if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined) return this.speak();
     const now = this.deps.now();
@@ -176,7 +175,7 @@ export class RecordDraft {
     const write: Write = { machine, moved, transition, timer, effectUntil, now };
     const first = this.isNewUnsaved;
     const rev = first ? await this.insert(write) : await this.update(write);
-    await this.wroteDown(rev, write, consumer, first);
+    await this.wroteDown(rev, write, first);
   }
 
   /** The first write of a newly declared consumer's record. */
@@ -215,13 +214,13 @@ export class RecordDraft {
   }
 
   /** The record is written: its summary noted (from the consumer in hand), its transition told and said. */
-  private async wroteDown(rev: number, { machine, transition, timer, now }: Write, consumer: PersistedConsumer, first: boolean): Promise<void> {
+  private async wroteDown(rev: number, { machine, transition, timer, now }: Write, first: boolean): Promise<void> {
     const { written, pending } = this;
     this.hasWritten = true;
     const since = transition || first ? now : written.since;
     const check = pending.check ?? written.check;
     const refusal = pending.refusal !== undefined ? pending.refusal : written.refusal;
-    const summary = summaryFrom({ rev, stateSince: since, desired: this.desired, timer, lastCheck: check, refused: refusal }, { consumer });
+    const summary = summaryOf({ rev, machine, stateSince: since, desired: this.desired, timer, lastCheck: check, refused: refusal });
     await this.deps.coordination.noteSummaries([[this.key, summary]]);
     let history = written.history;
     if (transition) {

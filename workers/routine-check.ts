@@ -7,10 +7,11 @@
  * against the record without stepping them again.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
-import { readPersisted, restore, samePersisted, step, persist, waitEnded, type PersistedConsumer, type Step } from '../machines/machine-step.js';
+import { restore, samePersisted, step, persist, waitEnded, type PersistedConsumer, type Step } from '../machines/machine-step.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { LastCheck } from '../src/store/consumer-record.js';
+import { decodeMachine } from '../src/store/record-codec.js';
 import type { CheckResult, Effects } from './effects.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 
@@ -70,7 +71,7 @@ export async function routineCheck(
   now: () => Date,
 ): Promise<RoutineOutcome> {
   const { machine } = provider;
-  const read = readPersisted(job.ticket.machine.version, job.ticket.machine);
+  const read = decodeMachine(job.ticket.machine);
   if (!('consumer' in read)) return { unreadable: true };
   const from = read.consumer;
   const ticketed = restore(machine, from);

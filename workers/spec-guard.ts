@@ -7,6 +7,7 @@
  * not leave the wider login behind. Pure and cheap; never on a routine check.
  */
 import { checkSpec, describeSpecProblem, loginProblems, type SpecProblem } from '../src/policy/spec-check.js';
+import { consumerIdOf } from '../src/store/consumer-key.js';
 import type { DesiredSpec } from '../src/store/consumer-record.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 
@@ -18,7 +19,7 @@ export type Verdict =
 
 export function guardSpec(provider: ProviderRuntime, key: string, spec: DesiredSpec, effect: 'apply' | 'remove'): Verdict {
   const subject = {
-    id: key.slice(key.indexOf('/') + 1),
+    id: consumerIdOf(key),
     login: spec.login,
     values: spec.values,
     secretPath: effect === 'apply' ? spec.secretPath : undefined,

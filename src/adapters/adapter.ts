@@ -131,6 +131,12 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    */
   readonly defaultAdminLogin?: string;
   /**
+   * Why this backend would refuse `secret` as a consumer's password (S3: longer than 128
+   * characters), in words that name no secret; undefined when it takes it. Asked when a grant
+   * secret is read, before anything is sent: a refusal is `SECRET_INVALID`, naming the file.
+   */
+  readonly secretProblem?: (secret: string) => string | undefined;
+  /**
    * Opens the admin connection (lazily; a backend that is down does not make this throw), acting
    * for `ownership`'s provider. `policy` is the provider's (validated): what an adapter enforces
    * where rights are applied (Redis: the deny list after every consumer's rules); without it,

@@ -1,18 +1,18 @@
+import { BoundedCache } from './bounded-cache.js';
+
 /** A bounded set, least recently used out first: what an adapter remembers without growing with the number of consumers. */
 export class Remembered {
-  private readonly keys = new Set<string>();
+  private readonly keys: BoundedCache<string, true>;
 
-  constructor(private readonly max: number) {}
+  constructor(max: number) {
+    this.keys = new BoundedCache(max);
+  }
 
   has(key: string): boolean {
-    if (!this.keys.delete(key)) return false;
-    this.keys.add(key);
-    return true;
+    return this.keys.get(key) === true;
   }
 
   add(key: string): void {
-    this.keys.delete(key);
-    this.keys.add(key);
-    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value as string);
+    this.keys.set(key, true);
   }
 }

@@ -2,19 +2,11 @@
  * The resolved configuration: validated, defaults applied, paths absolute, admin passwords
  * read from their files. Built only by `loadConfig`; everything else receives it.
  */
-import type { ConsumerTiming } from '../../machines/delays.js';
 import type { Adapter, AdapterKind, AdminConnection, Ownership } from '../adapters/adapter.js';
+import type { Timing } from './timing.js';
 
-/**
- * Per-provider timing, in milliseconds: the machine's (`verifyEvery` 60 s, `brakeMax` 1 h,
- * `retryBase` 1 s, `jitter` 0.1, `secretGrace` 60 s by default) and the effects'.
- */
-export interface Timing extends ConsumerTiming {
-  /** A check or an apply that takes longer counts as could-not-ask (default 30 s). */
-  checkTimeoutMs: number;
-  /** Each consumer gets a deep check (rules compared) at least this often (default 1 h), jittered; light checks otherwise. */
-  deepCheckEveryMs: number;
-}
+/** Per-provider timing, in milliseconds: each setting is declared once, in `timing.ts`. */
+export type { Timing };
 
 export interface ProviderConfig {
   name: string;

@@ -33,14 +33,10 @@
  *   hosts: [holdfast.example.com]       # optional: Host names accepted besides the listen
  *                                       # address (loopback names when it is loopback or 0.0.0.0)
  * # admin passwords (every passwordFile) must be at least 8 characters
- * defaults:                             # optional timing for every provider
- *   verifyEvery: 60s                    # brakeMax >= verifyEvery >= checkTimeout
- *   checkTimeout: 30s
- *   brakeMax: 1h
- *   retryBase: 1s
- *   jitter: 0.1                         # in [0, 1)
- *   secretGrace: 60s
- *   deepCheckEvery: 1h                  # a deep check (rules compared) at least this often; light ones between
+ * defaults:                             # optional timing for every provider, any of the
+ *   verifyEvery: 60s                    # settings of TIMING_SETTINGS (src/config/timing.ts),
+ *   brakeMax: 1h                        # where each is declared once: key, default, bounds
+ *   checkTimeout: 30s                   # and meaning
  * providers:                            # at least one, names unique
  *   - name: cache
  *     adapter: redis-acl                # one of the adapters holdfast has
@@ -77,6 +73,7 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AdapterKind } from '../adapters/adapter.js';
 import type { HoldfastConfig, RedisConnectionConfig, Timing } from './config.js';
+import { DEFAULT_TIMING, TIMING_ENTRIES, timingFields, type TimingKey } from './timing.js';
 import { shortAdminSecret } from './admin-secret.js';
 import { durationSchema, formatDuration } from './duration.js';
 import { hostEntrySchema } from './http-hosts.js';
@@ -99,16 +96,8 @@ export interface LoadConfigOptions {
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 const LOG_FORMATS = ['json', 'pretty'] as const;
-/** Timing when neither the provider nor `defaults` says otherwise. */
-export const DEFAULT_TIMING: Readonly<Timing> = {
-  verifyEveryMs: 60_000,
-  checkTimeoutMs: 30_000,
-  brakeMaxMs: 3_600_000,
-  retryBaseMs: 1_000,
-  jitter: 0.1,
-  secretGraceMs: 60_000,
-  deepCheckEveryMs: 3_600_000,
-};
+/** Timing when neither the provider nor `defaults` says otherwise (declared in `timing.ts`). */
+export { DEFAULT_TIMING };
 const FINGERPRINT_KEY_BYTES = 32;
 const NOT_EMPTY = 'must not be empty';
 
@@ -194,48 +183,40 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
 }
 
 
-const timingFields = {
-  verifyEvery: durationSchema.optional(),
-  checkTimeout: durationSchema.optional(),
-  brakeMax: durationSchema.optional(),
-  retryBase: durationSchema.optional(),
-  jitter: z.number().min(0, 'must be at least 0').lt(1, 'must be less than 1').optional(),
-  secretGrace: durationSchema.optional(),
-  deepCheckEvery: durationSchema.optional(),
-};
-type TimingKey = keyof typeof timingFields;
-
 type TimingFields = Partial<Record<TimingKey, number>>;
 
-/** A provider's timing: its own, else the defaults', else holdfast's; conflicts go to `problems`. */
+/** A provider's timing: its own, else the defaults', else holdfast's; settings out of their bounds go to `problems`. */
 function resolveTiming(source: YamlSource, provider: TimingFields, index: number, defaults: TimingFields, problems: string[]): Timing {
   const given = (key: TimingKey) => provider[key] ?? defaults[key];
-  const timing: Timing = {
-    verifyEveryMs: given('verifyEvery') ?? DEFAULT_TIMING.verifyEveryMs,
-    checkTimeoutMs: given('checkTimeout') ?? DEFAULT_TIMING.checkTimeoutMs,
-    brakeMaxMs: given('brakeMax') ?? DEFAULT_TIMING.brakeMaxMs,
-    retryBaseMs: given('retryBase') ?? DEFAULT_TIMING.retryBaseMs,
-    jitter: given('jitter') ?? DEFAULT_TIMING.jitter,
-    secretGraceMs: given('secretGrace') ?? DEFAULT_TIMING.secretGraceMs,
-    deepCheckEveryMs: given('deepCheckEvery') ?? DEFAULT_TIMING.deepCheckEveryMs,
-  };
+  const timing: Timing = { ...DEFAULT_TIMING };
+  for (const [field, { key }] of TIMING_ENTRIES) {
+    const value = given(key);
+    if (value !== undefined) timing[field] = value;
+  }
+  const valueOf = (key: TimingKey) => timing[FIELD_OF[key]];
   /** Reported where the user wrote one of `keys`: the provider first, then the defaults. */
   const conflict = (keys: TimingKey[], reason: string) => {
     const path = firstSet(provider, keys, ['providers', index]) ?? firstSet(defaults, keys, ['defaults']) ?? ['providers', index];
     problems.push(source.problem(path, reason));
   };
-  const verifyEvery = formatDuration(timing.verifyEveryMs);
-  if (timing.brakeMaxMs < timing.verifyEveryMs) {
-    conflict(['brakeMax', 'verifyEvery'], `brakeMax (${formatDuration(timing.brakeMaxMs)}) must be at least verifyEvery (${verifyEvery})`);
-  }
-  if (timing.checkTimeoutMs > timing.verifyEveryMs) {
-    conflict(['checkTimeout', 'verifyEvery'], `checkTimeout (${formatDuration(timing.checkTimeoutMs)}) must be at most verifyEvery (${verifyEvery})`);
-  }
-  if (timing.deepCheckEveryMs < timing.verifyEveryMs) {
-    conflict(['deepCheckEvery', 'verifyEvery'], `deepCheckEvery (${formatDuration(timing.deepCheckEveryMs)}) must be at least verifyEvery (${verifyEvery})`);
+  for (const [, { key, atLeast, atMost }] of BOUNDED) {
+    const value = valueOf(key);
+    const other = (atLeast ?? atMost)!;
+    const bound = valueOf(other);
+    if (value === undefined || bound === undefined) continue;
+    if (atLeast ? value < bound : value > bound) {
+      conflict([key, other], `${key} (${formatDuration(value)}) must be at ${atLeast ? 'least' : 'most'} ${other} (${formatDuration(bound)})`);
+    }
   }
   return timing;
 }
+
+const FIELD_OF = Object.fromEntries(TIMING_ENTRIES.map(([field, { key }]) => [key, field])) as Record<TimingKey, keyof Timing & (typeof TIMING_ENTRIES)[number][0]>;
+
+/** The settings bound to another, in the order their problems are listed. */
+const BOUNDED = TIMING_ENTRIES.filter(([, setting]) => setting.atLeast !== undefined || setting.atMost !== undefined) as Array<
+  [string, { key: TimingKey; atLeast?: TimingKey; atMost?: TimingKey }]
+>;
 
 function firstSet(fields: TimingFields, keys: TimingKey[], at: FieldPath): FieldPath | undefined {
   const key = keys.find((candidate) => fields[candidate] !== undefined);

@@ -16,7 +16,3 @@ export interface DesiredState {
   provider: string;
   consumers: DeclaredConsumer[];
 }
-
-export function consumerKey(provider: string, id: string): string {
-  return `${provider}/${id}`;
-}

@@ -22,7 +22,7 @@ import type { ProviderConfig } from '../config/config.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
-import type { Coordination } from '../queue/coordination.js';
+import type { RemovalConfirmations } from '../queue/coordination.js';
 import type { ConsumerRecord, DesiredSpec } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { sha256Hex } from '../secrets/sha256.js';
@@ -33,7 +33,7 @@ export interface DesiredSyncOptions {
   store: Pick<ConsumerStore, 'setProviderStatus' | 'providerStatus'>;
   queue: Pick<ConsumerQueue, 'deliverDesired'>;
   /** Where a person's confirmation of held-back removals is found. */
-  confirmations: Pick<Coordination, 'confirmedRemovals' | 'clearConfirmedRemovals'>;
+  confirmations: RemovalConfirmations;
   providers: readonly ProviderConfig[];
   logger: Logger;
   now: () => Date;

@@ -5,7 +5,7 @@ import type { HoldfastConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { bullConnection } from '../queue/bull-connection.js';
-import { Coordination } from '../queue/coordination.js';
+import { createCoordination, holdfastPrefix, type Coordination } from '../queue/coordination.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { storeReason } from '../store/store-retry.js';
 
@@ -44,7 +44,6 @@ export function connectCoordination(config: HoldfastConfig): { redis: Redis; coo
   // commands issued in the same tick share one write: a check's claim and release are two of them
   const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2, enableAutoPipelining: true });
   redis.on('error', () => undefined);
-  const prefix = `${config.queue.prefix}:holdfast`;
-  return { redis, coordination: new Coordination(redis, prefix) };
+  return { redis, coordination: createCoordination(redis, holdfastPrefix(config.queue.prefix)) };
 }
 

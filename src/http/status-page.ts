@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { ago } from '../status/format-status.js';
 import type { ConsumerStatus, StatusReport } from '../status/status-report.js';
-import type { ConsumerRecord } from '../store/consumer-record.js';
+import { isUnreadable, type StoredConsumer } from '../store/consumer-record.js';
 
 const REFRESH_SECONDS = 5;
 
@@ -105,9 +105,12 @@ export function statusPage(report: StatusReport, filter: PageFilter, reasons: st
 }
 
 /** One consumer: what the status says, and its recent transitions from its record. */
-export function consumerPage(key: string, status: ConsumerStatus | undefined, record: ConsumerRecord | null, at: Date): string {
+export function consumerPage(key: string, status: ConsumerStatus | undefined, record: StoredConsumer | null, at: Date): string {
   const now = at.getTime();
   if (!record) return page(`holdfast: ${key}`, `<h1>${escapeHtml(key)}</h1><p class="mark">No record: not declared, or its first apply has not been written yet.</p>`);
+  if (isUnreadable(record)) {
+    return page(`holdfast: ${key}`, `<h1>${escapeHtml(key)}</h1><p class="mark">✗ Its record cannot be read: ${escapeHtml(record.unreadable)}. It is left as it is and not acted on.</p>`);
+  }
   const facts: Array<[string, string]> = [
     ['state', status ? `${status.healthy ? '' : '✗ '}${status.label}` : record.machine.state],
     ['since', `${record.stateSince.toISOString()} (${ago(record.stateSince.toISOString(), now)})`],

@@ -10,13 +10,13 @@ import type { Adapter } from '../adapters/adapter.js';
 import type { ProviderConfig } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
-import type { Coordination } from '../queue/coordination.js';
+import type { OrphanNotes } from '../queue/coordination.js';
 
 export interface OrphanWatchOptions {
   providers: ReadonlyArray<{ config: ProviderConfig; adapter: Adapter }>;
   /** The logins a provider's consumers claim; undefined until its contributions were read. */
   claimed: (provider: string) => ReadonlySet<string> | undefined;
-  coordination: Pick<Coordination, 'setOrphans'>;
+  coordination: OrphanNotes;
   logger: Logger;
   scrubber: Scrubber;
   /** True while nothing may be asked of a backend (the record store does not answer). */

@@ -7,10 +7,11 @@
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { CommandEvent } from '../../machines/consumer-events.js';
-import type { WaitName } from '../../machines/machine-step.js';
+import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
 import type { RedisConnectionConfig } from '../config/config.js';
 import { bullConnection } from './bull-connection.js';
 import type { DesiredSpec, MachineRecord, TimerRecord } from '../store/consumer-record.js';
+import { encodeMachine } from '../store/record-codec.js';
 import type { JobSeal } from './job-seal.js';
 
 /**
@@ -26,9 +27,9 @@ export interface CheckTicket {
 }
 
 /** The ticket of a wait scheduled from a record: its machine as written, the spec it checks, when that was applied. */
-export function checkTicket(machine: MachineRecord, desired: CheckTicket['spec'], appliedAt: Date | null): CheckTicket {
+export function checkTicket(machine: PersistedConsumer, desired: CheckTicket['spec'], appliedAt: Date | null): CheckTicket {
   const { login, values, secretPath, specHash } = desired;
-  return { machine, spec: { login, values, secretPath, specHash }, appliedAt: appliedAt?.getTime() ?? null };
+  return { machine: encodeMachine(machine), spec: { login, values, secretPath, specHash }, appliedAt: appliedAt?.getTime() ?? null };
 }
 
 export type ConsumerJobData =

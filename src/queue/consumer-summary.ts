@@ -4,6 +4,7 @@
  * one by `_id` decodes every document). Written after every record write and by every sweep;
  * never a secret.
  */
+import { z } from 'zod';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import type { LastCheck } from '../store/consumer-record.js';
 
@@ -50,8 +51,29 @@ export function summaryRefused(encoded: string): boolean {
   return tokenOf(encoded).endsWith('!');
 }
 
-export function decodeSummary(encoded: string): ConsumerSummary {
-  const [token, rev] = encoded.split(' ', 2) as [string, string];
-  const json = encoded.slice(token.length + rev.length + 2);
-  return { state: summaryState(token), rev: Number(rev), ...(JSON.parse(json) as Omit<ConsumerSummary, 'state' | 'rev'>) };
+/** What a check can find. */
+export const CHECK_OUTCOMES = ['held', 'not-held', 'could-not-ask', 'changed'] as const satisfies ReadonlyArray<LastCheck['outcome']>;
+
+const restCodec: z.ZodType<Omit<ConsumerSummary, 'state' | 'rev'>> = z.object({
+  since: z.number(),
+  login: z.string(),
+  brakeCount: z.number(),
+  reason: z.string().nullable(),
+  dueAt: z.number().nullable(),
+  lastCheck: z.object({ at: z.number(), outcome: z.enum(CHECK_OUTCOMES), detail: z.string().nullable() }).nullable(),
+  refused: z.string().nullable().optional(),
+});
+
+/** The summary `encodeSummary` wrote; null when `encoded` is not one (written by hand, or garbled). */
+export function decodeSummary(encoded: string): ConsumerSummary | null {
+  const match = /^(\S+) (\d+) (.*)$/s.exec(encoded);
+  if (!match) return null;
+  let rest: unknown;
+  try {
+    rest = JSON.parse(match[3]!);
+  } catch {
+    return null;
+  }
+  const decoded = restCodec.safeParse(rest);
+  return decoded.success ? { state: summaryState(match[1]!), rev: Number(match[2]), ...decoded.data } : null;
 }

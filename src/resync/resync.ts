@@ -6,7 +6,9 @@
  *   already overdue is spread over one verify interval, not all due at once;
  * - for a record left mid-effect past its deadline (its worker died), a job that resumes it.
  *
- * Each record read is also noted in brief in the queue's Redis, for the status.
+ * Each record read is also noted in brief in the queue's Redis, for the status. A record this
+ * holdfast cannot read (a newer version's, or damaged) is noted unreadable, said once, and left
+ * alone.
  *
  * A sweep runs at start-up, every `sweepEvery` (rare: it reads every record), and at once
  * when the queue's sentinel is gone (checked every `resyncEvery`, one cheap Redis call),
@@ -16,17 +18,17 @@ import { EFFECT_STATES } from '../../machines/consumer-machine.js';
 import { unitHash } from '../../machines/delays.js';
 import type { Timing } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import type { Coordination } from '../queue/coordination.js';
+import type { QueueSentinel, SummaryNotes } from '../queue/coordination.js';
 import { checkTicket, type ConsumerQueue, type ScheduledWait } from '../queue/consumer-queue.js';
 import type { ConsumerSummary } from '../queue/consumer-summary.js';
-import { summaryOf } from '../queue/summarize.js';
-import type { ConsumerRecord } from '../store/consumer-record.js';
+import { summaryOf, unreadableSummary } from '../queue/summarize.js';
+import { isUnreadable, type ConsumerRecord, type UnreadableRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 
 export interface ResyncOptions {
   store: Pick<ConsumerStore, 'scan'>;
   queue: Pick<ConsumerQueue, 'scheduleWaits' | 'redo'>;
-  coordination: Pick<Coordination, 'alive' | 'markAlive' | 'noteSummaries'>;
+  coordination: QueueSentinel & SummaryNotes;
   /** Each provider's timing, by name. */
   timing: ReadonlyMap<string, Timing>;
   logger: Logger;
@@ -41,6 +43,8 @@ export class Resync {
   private readonly timers: NodeJS.Timeout[] = [];
   private sweeping: Promise<number> | undefined;
   private lost = false;
+  /** The unreadable records already said, by key (forgotten once readable). */
+  private readonly saidUnreadable = new Set<string>();
 
   constructor(private readonly options: ResyncOptions) {}
 
@@ -72,7 +76,7 @@ export class Resync {
   }
 
   /**
-   * Reads every record and re-creates the jobs the queue lost; `visit` also sees each record.
+   * Reads every record and re-creates the jobs the queue lost; `visit` also sees each readable record.
    * Returns how many records were read. One sweep at a time: a call during one joins it.
    */
   sweep(visit?: (record: ConsumerRecord) => void): Promise<number> {
@@ -91,13 +95,18 @@ export class Resync {
     let redone = 0;
     for await (const record of store.scan()) {
       read++;
-      visit?.(record);
-      summaries.push([record._id, summaryOf(record)]);
+      const at = now();
+      summaries.push([record._id, isUnreadable(record) ? unreadableSummary(record, at) : summaryOf(record)]);
       if (summaries.length >= BATCH) {
         await coordination.noteSummaries(summaries);
         summaries = [];
       }
-      const at = now();
+      if (isUnreadable(record)) {
+        this.sayUnreadable(record);
+        continue;
+      }
+      if (this.saidUnreadable.size > 0) this.saidUnreadable.delete(record._id);
+      visit?.(record);
       if (EFFECT_STATES.has(record.machine.state)) {
         if (record.effectUntil === null || record.effectUntil <= at) {
           await queue.redo(record._id, record.rev);
@@ -119,6 +128,16 @@ export class Resync {
     this.lost = false;
     logger.debug({ records: read, redone, ms: now().getTime() - started.getTime() }, 'sweep done');
     return read;
+  }
+
+  /** Says once that a record cannot be read: it is not acted on, and the status shows it. */
+  private sayUnreadable(record: UnreadableRecord): void {
+    if (this.saidUnreadable.has(record._id)) return;
+    this.saidUnreadable.add(record._id);
+    this.options.logger.error(
+      { consumer: record._id },
+      `the record of ${record._id} cannot be read (${record.unreadable}); it is left as it is and not acted on, and the status reports it until it can be read`,
+    );
   }
 
   /** The record's wait as a job; overdue waits are spread over one verify interval. */

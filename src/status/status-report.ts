@@ -12,12 +12,14 @@
  * from the store.
  */
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
+import { REMOVING_STATES, type ConsumerStateName } from '../../machines/consumer-machine.js';
 import { verifyDelay } from '../../machines/delays.js';
 import type { ProviderConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
-import type { CheckMemo, Coordination, OrphanReport, Pause } from '../queue/coordination.js';
-import { decodeSummary, summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
+import type { CheckMemo, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
+import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
 import type { LastCheck } from '../store/consumer-record.js';
+import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
 
 export interface ConsumerStatus {
@@ -78,7 +80,7 @@ export interface StatusReport {
 /** Where the status reads from. */
 export interface StatusSources {
   store: Pick<ConsumerStore, 'providerStatuses'>;
-  coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'checkedBefore' | 'checkMemos' | 'pauses' | 'couldNotAskCounts' | 'alive' | 'orphans'>;
+  coordination: StatusReads;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
 }
 
@@ -105,7 +107,10 @@ export interface ProviderFacts {
   now: number;
 }
 
-const REMOVING = new Set(['removing', 'removeRetrying']);
+/** Consumers being removed no longer count as declared. */
+const REMOVING: ReadonlySet<string> = REMOVING_STATES;
+/** How many of a provider's consumers are in `state`, a state the chart has. */
+const inState = (states: Record<string, number>, state: ConsumerStateName): number => states[state] ?? 0;
 /** Silent consumers looked at per provider; when every one is silent, the provider's own line says so. */
 const SILENT_LISTED = 10_000;
 
@@ -142,7 +147,7 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> 
   ({ pause, now }) => (pause ? [`cannot be asked: checks paused for ${ago(now - Date.parse(pause.since))}: ${pause.reason}`] : []),
   ({ couldNotAsk }) => (couldNotAsk > 0 ? [`cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`] : []),
   ({ states }) => {
-    const rejected = states.rejected ?? 0;
+    const rejected = inState(states, 'rejected');
     return rejected > 0 ? [`${rejected} consumer${rejected === 1 ? '' : 's'} rejected by policy`] : [];
   },
   ({ refused }) => (refused > 0 ? [`${refused} consumer${refused === 1 ? '' : 's'} keep${refused === 1 ? 's' : ''} the last accepted spec: a newer one was refused by policy`] : []),
@@ -159,7 +164,7 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> 
     const some = `${orphans.logins.slice(0, 20).join(', ')}${orphans.logins.length > 20 ? ', …' : ''}`;
     return [`${orphans.logins.length} login(s) under "${orphans.prefix}" that no consumer claims (orphans, as of ${orphans.at}): ${some}; declare them, remove them by hand, or set orphans.remove`];
   },
-  ({ states, lastCheckAt, timing, now }) => (timing && (states.held ?? 0) > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [silentFor(now - lastCheckAt)] : []),
+  ({ states, lastCheckAt, timing, now }) => (timing && inState(states, 'held') > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [silentFor(now - lastCheckAt)] : []),
 ];
 
 /** The last check: the one the queue's Redis remembers when it is newer than the record's. */
@@ -179,7 +184,7 @@ function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo |
   const refused = summary.refused ? `new spec refused by policy, the last accepted one kept: ${summary.refused}` : null;
   return {
     consumer: key,
-    provider: key.slice(0, key.indexOf('/')),
+    provider: providerOf(key),
     login: summary.login,
     state: summary.state,
     label: refused ? `${meaning.label}; new spec refused` : meaning.label,
@@ -205,7 +210,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const refused = new Map<string, number>();
   const listed: string[] = [];
   for (const [key, encoded] of Object.entries(stateOf)) {
-    const provider = key.slice(0, key.indexOf('/'));
+    const provider = providerOf(key);
     const state = summaryState(encoded);
     const counts = states.get(provider) ?? {};
     counts[state] = (counts[state] ?? 0) + 1;
@@ -228,7 +233,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   await Promise.all(
     names.map(async (name) => {
       const timing = configured.get(name);
-      if (!timing || !states.get(name)?.held) return;
+      if (!timing || inState(states.get(name) ?? {}, 'held') === 0) return;
       const before = at - silenceLimitMs(timing);
       const candidates = (await coordination.checkedBefore(name, before, SILENT_LISTED)).map(([key]) => key).filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
       const briefs = await coordination.summariesOf(candidates);
@@ -236,7 +241,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
         name,
         candidates.filter((key) => {
           const brief = briefs.get(key);
-          return brief !== undefined && decodeSummary(brief).since < before;
+          return brief !== undefined && brief.since < before;
         }),
       );
     }),
@@ -281,7 +286,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const [memos, briefs] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed)]);
   const consumers = listed.flatMap((key) => {
     const brief = briefs.get(key);
-    return brief ? [consumerStatus(key, decodeSummary(brief), memos.get(key), configured.get(key.slice(0, key.indexOf('/'))), at)] : [];
+    return brief ? [consumerStatus(key, brief, memos.get(key), configured.get(providerOf(key)), at)] : [];
   });
   const total = providers.reduce((n, p) => n + p.consumers, 0);
   const problems = [

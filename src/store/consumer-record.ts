@@ -1,7 +1,11 @@
 /**
- * One consumer's durable record: the machine (version, state, context) and its revision, the
- * desired spec last delivered to it, when it was applied, its wait and a short history. Only
- * the worker that holds the consumer's lock writes it. Never a password.
+ * One consumer's durable record: the machine (state, context) and its revision, the desired
+ * spec last delivered to it, when it was applied, its wait and a short history. Only the worker
+ * that holds the consumer's lock writes it. Never a password.
+ *
+ * These are the record's types as this version of holdfast reads them: the store decodes every
+ * document once, at its edge (`record-codec.ts`), into a {@link ConsumerRecord} of this version,
+ * whichever version wrote it, or into an {@link UnreadableRecord} saying why it cannot.
  */
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
@@ -51,8 +55,12 @@ export interface HistoryEntry {
   reason: string | null;
 }
 
+/**
+ * The machine as a stored document and a check's ticket carry it: the version of the chart that
+ * wrote it (see `machines/machine-step.ts`) beside its state and context. Made and read only by
+ * `record-codec.ts`; everything else works with the decoded {@link PersistedConsumer}.
+ */
 export interface MachineRecord extends PersistedConsumer {
-  /** The version of the chart that wrote it (see `machines/machine-step.ts`). */
   version: number;
 }
 
@@ -67,7 +75,8 @@ export interface ConsumerRecord {
   refused?: RefusedSpec | null;
   /** When the desired-state sync read that spec (ms since the epoch): an older delivery is stale. */
   desiredAt: number;
-  machine: MachineRecord;
+  /** The machine, in this version's shape. */
+  machine: PersistedConsumer;
   stateSince: Date;
   /** Counts the record's writes; a timer of another epoch is stale. */
   rev: number;
@@ -89,3 +98,25 @@ export interface ConsumerRecord {
 
 /** How many transitions a record remembers. */
 export const HISTORY_LENGTH = 20;
+
+/**
+ * A stored document this holdfast cannot read: written by a newer version, or damaged. It is
+ * never acted on nor written over; the status reports it, red, until it can be read.
+ */
+export interface UnreadableRecord {
+  /** The document's `_id`: the consumer's key, if it is one. */
+  _id: string;
+  /** Why, in words. */
+  unreadable: string;
+  /** What could still be read of it, for the status: its revision, since when, its login. */
+  rev: number | null;
+  since: Date | null;
+  login: string | null;
+}
+
+/** A record as the store returns it: readable, or saying why not. */
+export type StoredConsumer = ConsumerRecord | UnreadableRecord;
+
+export function isUnreadable(record: StoredConsumer): record is UnreadableRecord {
+  return 'unreadable' in record;
+}

@@ -7,17 +7,21 @@
  * on a server that evaluates more than `_id` by index (mongod) a write also checks the
  * revision it read (compare-and-swap). Only the sweep and the status read every record.
  * Works on mongod and on FerretDB: no transactions, change streams or TTL indexes.
+ *
+ * Every document read is decoded once, here (`record-codec.ts`), into a record of this version
+ * or an unreadable one saying why; nothing past the store sees a stored form.
  */
 import type { Collection, Db, Filter } from 'mongodb';
 import { HoldfastError } from '../errors/holdfast-error.js';
-import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type MachineRecord, type RefusedSpec, type TimerRecord } from './consumer-record.js';
+import type { PersistedConsumer } from '../../machines/machine-step.js';
+import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type RefusedSpec, type StoredConsumer, type TimerRecord } from './consumer-record.js';
 import { GroupCommit } from './group-commit.js';
-import { decodeKeys, encodeKeys } from './key-codec.js';
+import { decodeRecord, encodeDesired, encodeMachine, encodeRecord, type RecordDocument } from './record-codec.js';
 import { withStoreRetry } from './store-retry.js';
 
 /** What a worker writes after a transition. */
 export interface RecordChange {
-  machine?: MachineRecord;
+  machine?: PersistedConsumer;
   /** Appended to the history (and `stateSince` moves) when the state changed. */
   transition?: HistoryEntry;
   /** A desired spec delivered to the machine, and when the sync read it. */
@@ -63,30 +67,12 @@ export interface StoreCounters {
   scanned: number;
 }
 
-function encode(record: ConsumerRecord): ConsumerRecord {
-  return { ...record, desired: encodeDesired(record.desired) };
-}
-
-function encodeDesired(spec: DesiredSpec): DesiredSpec {
-  return { ...spec, values: encodeKeys(spec.values) };
-}
-
-/** A stored document, as written by this or an earlier version (which kept `snapshot` instead of `machine`). */
-type StoredRecord = Omit<ConsumerRecord, 'machine'> & { machine?: MachineRecord; snapshot?: unknown };
-
-/** A stored document as a record of this version; an earlier one's machine is given version 1, to be migrated by the machine. */
-function decode(raw: StoredRecord): ConsumerRecord {
-  const { snapshot, machine, ...record } = raw;
-  const stored = machine ?? { version: 1, ...decodeKeys<object>(snapshot) };
-  return { ...record, machine: stored as MachineRecord, desired: { ...record.desired, values: decodeKeys(record.desired.values) } };
-}
-
 export class ConsumerStore {
   readonly counters: StoreCounters = { reads: 0, writes: 0, scanned: 0 };
-  private readonly records: Collection<ConsumerRecord>;
+  private readonly records: Collection<RecordDocument>;
   private readonly providers: Collection<ProviderStatus>;
   /** Where updates go by `_id` alone (FerretDB): grouped. */
-  private readonly grouped: GroupCommit<ConsumerRecord> | undefined;
+  private readonly grouped: GroupCommit<RecordDocument> | undefined;
 
   /**
    * @param revisionInFilter whether writes may also filter on `rev`: true where the server
@@ -98,7 +84,7 @@ export class ConsumerStore {
     db: Db,
     private readonly revisionInFilter: boolean,
   ) {
-    this.records = db.collection<ConsumerRecord>('consumers');
+    this.records = db.collection<RecordDocument>('consumers');
     this.providers = db.collection<ProviderStatus>('providers');
     this.grouped = revisionInFilter ? undefined : new GroupCommit(this.records);
   }
@@ -121,14 +107,15 @@ export class ConsumerStore {
     });
   }
 
-  private byId(key: string, rev: number): Filter<ConsumerRecord> {
+  private byId(key: string, rev: number): Filter<RecordDocument> {
     return this.revisionInFilter ? { _id: key, rev } : { _id: key };
   }
 
-  async get(key: string): Promise<ConsumerRecord | null> {
+  /** The record of `key`, decoded (see `record-codec.ts`): null when there is none. */
+  async get(key: string): Promise<StoredConsumer | null> {
     this.counters.reads++;
     const record = await withStoreRetry(`read the record of ${key}`, () => this.records.findOne({ _id: key }));
-    return record ? decode(record) : null;
+    return record ? decodeRecord(record) : null;
   }
 
   /** Writes a new record; `REVISION_CONFLICT` when one exists. */
@@ -136,7 +123,7 @@ export class ConsumerStore {
     this.counters.writes++;
     await withStoreRetry(`create the record of ${record._id}`, async () => {
       try {
-        await this.records.insertOne(encode(record));
+        await this.records.insertOne(encodeRecord(record));
       } catch (error) {
         if ((error as { code?: number }).code === 11000) throw new HoldfastError('REVISION_CONFLICT', `record ${record._id} was created by another worker`);
         throw error;
@@ -150,7 +137,7 @@ export class ConsumerStore {
    */
   async save(key: string, rev: number, change: RecordChange, history: readonly HistoryEntry[], now: Date): Promise<number> {
     const set: Record<string, unknown> = { rev: rev + 1, timer: change.timer, effectUntil: change.effectUntil, updatedAt: now };
-    if (change.machine) set.machine = change.machine;
+    if (change.machine) set.machine = encodeMachine(change.machine);
     if (change.transition) {
       set.stateSince = change.transition.at;
       set.history = [...history, change.transition].slice(-HISTORY_LENGTH);
@@ -178,15 +165,15 @@ export class ConsumerStore {
     await withStoreRetry(`delete the record of ${key}`, () => this.records.deleteOne(this.byId(key, rev)));
   }
 
-  /** Every record, streamed (a full read of the collection: for start-up and rare sweeps only). */
-  async *scan(): AsyncGenerator<ConsumerRecord> {
+  /** Every record, decoded and streamed (a full read of the collection: for start-up and rare sweeps only). */
+  async *scan(): AsyncGenerator<StoredConsumer> {
     const cursor = this.records.find({}, { batchSize: 1000 });
     try {
       for (;;) {
         const record = await withStoreRetry('read the next records', () => cursor.next());
         if (record === null) return;
         this.counters.scanned++;
-        yield decode(record);
+        yield decodeRecord(record);
       }
     } finally {
       await cursor.close().catch(() => undefined);
@@ -194,8 +181,8 @@ export class ConsumerStore {
   }
 
   /** Every record, in key order (for the status). */
-  async list(): Promise<ConsumerRecord[]> {
-    const records: ConsumerRecord[] = [];
+  async list(): Promise<StoredConsumer[]> {
+    const records: StoredConsumer[] = [];
     for await (const record of this.scan()) records.push(record);
     return records.sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
   }

@@ -5,6 +5,7 @@
  * {@link HoldfastError} naming what was being done, in words rather than a driver's call chain.
  */
 import { MongoError, MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
+import { jittered } from '../../machines/delays.js';
 import { HoldfastError, isHoldfastError } from '../errors/holdfast-error.js';
 
 /** Waits between attempts (ms); their sum bounds how long a caller waits for a busy store. */
@@ -36,7 +37,7 @@ export async function withStoreRetry<T>(what: string, operation: () => Promise<T
         const tries = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
         throw new HoldfastError('STORE_UNAVAILABLE', `the record store could not ${what}${tries}: ${storeReason(error)}`);
       }
-      await sleep(wait * (0.75 + Math.random() / 2));
+      await sleep(jittered(wait, 0.5, Math.random()));
     }
   }
 }

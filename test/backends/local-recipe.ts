@@ -12,6 +12,8 @@ export interface Recipe {
   /** How long a start may take before the harness gives up (default 30 s). */
   readyTimeoutMs?: number;
   url(port: number, password: string, username: string): string;
+  /** Where the server's own Prometheus metrics are, from its extra ports (SeaweedFS: `-metricsPort`). */
+  metricsUrl?(ports: readonly number[]): string;
   /** Writes what the server holds in memory to its data directory before a restart that keeps data. */
   persist?(url: string): Promise<void>;
   /** Prepares the data directory; `fresh` means any previous data is discarded. */

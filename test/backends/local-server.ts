@@ -167,10 +167,15 @@ export class LocalServer implements OwnedBackend {
     return server;
   }
 
+  /** The server's own metrics, where its recipe exposes them. */
+  get metricsUrl(): string | undefined {
+    return this.recipe.metricsUrl?.(this.extraPorts);
+  }
+
   /** Plain data for another process. */
   endpoint(): BackendEndpoint {
-    const { kind, origin, flavor, host, port, admin, url, sqliteDir } = this;
-    return { kind, origin, flavor, host, port, admin, url, ...(sqliteDir === undefined ? {} : { sqliteDir }) };
+    const { kind, origin, flavor, host, port, admin, url, sqliteDir, metricsUrl } = this;
+    return { kind, origin, flavor, host, port, admin, url, ...(sqliteDir === undefined ? {} : { sqliteDir }), ...(metricsUrl === undefined ? {} : { metricsUrl }) };
   }
 
   private async launch(fresh: boolean): Promise<void> {

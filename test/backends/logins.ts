@@ -2,6 +2,8 @@
 import { Redis } from 'ioredis';
 import { MongoClient, MongoServerError } from 'mongodb';
 import pg from 'pg';
+import { accessKeyIdOf } from '../../src/adapters/s3-identities/identity.js';
+import { S3ErrorReply, S3Requests } from '../../src/adapters/s3-identities/s3-requests.js';
 
 /**
  * Authenticates a fresh Redis connection as `username`: true when accepted, false when the
@@ -72,5 +74,19 @@ export async function mongoLogin(b: { host: string; port: number }, username: st
     throw error;
   } finally {
     await client.close().catch(() => undefined);
+  }
+}
+
+/** The S3 endpoint without the key pair a test URL carries. */
+export const s3Endpoint = (b: { host: string; port: number }): string => `http://${b.host}:${b.port}`;
+
+/** Whether the gateway accepts `login`'s key (derived for `provider`) with `secret`; false on a refused key or signature. */
+export async function s3Login(b: { host: string; port: number }, provider: string, login: string, secret: string): Promise<boolean> {
+  try {
+    await new S3Requests(s3Endpoint(b)).listBuckets({ accessKeyId: accessKeyIdOf(provider, login), secretAccessKey: secret }, AbortSignal.timeout(10_000));
+    return true;
+  } catch (error) {
+    if (error instanceof S3ErrorReply && ['InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(error.code)) return false;
+    throw error;
   }
 }

@@ -44,16 +44,17 @@ export function seaweedFsRecipe(binary: string, versionLine: string): Recipe {
     flavor: `seaweedfs ${/\b(\d+\.\d+(?:\.\d+)?)\b/.exec(versionLine)?.[1] ?? versionLine}`,
     username: '',
     newAdmin: newS3Admin,
-    extraPorts: 7,
+    extraPorts: 8,
     // about 3-12 s on a fresh directory, up to ~20 s on a kept one (the master waits for its volumes)
     readyTimeoutMs: 90_000,
     url: (port, password, username) => s3Url('127.0.0.1', port, { username, password }),
+    metricsUrl: (ports) => `http://127.0.0.1:${ports[7]}/metrics`,
     prepare: (dir, _password, fresh) => {
       if (fresh) rmSync(join(dir, 'data'), { recursive: true, force: true });
       mkdirSync(join(dir, 'data'), { recursive: true });
     },
     spec: (dir, port, password, { username, ports }) => {
-      const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3Grpc] = ports.map(String);
+      const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3Grpc, metrics] = ports.map(String);
       return {
         command: binary,
         args: [
@@ -61,7 +62,7 @@ export function seaweedFsRecipe(binary: string, versionLine: string): Recipe {
           `-master.port=${master}`, `-master.port.grpc=${masterGrpc}`,
           `-volume.port=${volume}`, `-volume.port.grpc=${volumeGrpc}`,
           `-filer.port=${filer}`, `-filer.port.grpc=${filerGrpc}`,
-          `-s3.port=${port}`, `-s3.port.grpc=${s3Grpc}`,
+          `-s3.port=${port}`, `-s3.port.grpc=${s3Grpc}`, `-metricsPort=${metrics}`, '-metricsIp=127.0.0.1',
           `-filer.localSocket=${join(dir, 'filer.sock')}`, `-s3.localSocket=${join(dir, 's3.sock')}`,
           ...WEED_SERVER_FLAGS,
         ],

@@ -32,6 +32,8 @@ export interface BackendEndpoint {
    * by `indexFerretDb` (test/backends/ferretdb-index.ts); absent for every other endpoint.
    */
   sqliteDir?: string;
+  /** Only a SeaweedFS the harness started as a local process: its Prometheus metrics (`/metrics`), for server-side counts. */
+  metricsUrl?: string;
 }
 
 export interface RestartOptions {

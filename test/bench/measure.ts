@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import { verifyDelay } from '../../machines/delays.js';
 import type { Timing } from '../../src/config/config.js';
-import type { Coordination } from '../../src/queue/coordination.js';
+import type { MemoReads } from '../../src/queue/coordination.js';
 
 export interface RedisCost {
   /** Calls per command (`auth`, `acl|getuser`…). */
@@ -66,7 +66,7 @@ export class LatenessSampler {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly coordination: Pick<Coordination, 'checkMemos'>,
+    private readonly coordination: MemoReads,
     private readonly keys: readonly string[],
     private readonly timing: Timing,
   ) {}

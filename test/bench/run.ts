@@ -11,9 +11,12 @@
  *   lateness of due checks (p50, p99), costs;
  * - heal: the cache restarts without an ACL file; time until every consumer authenticates
  *   again, less the interval;
- * - rebuild (full run only): the queue's Redis flushed; time until every consumer has a job.
+ * - rebuild (full run only): the queue's Redis flushed; time until every consumer has a job;
+ * - object store: s3-identities consumers on SeaweedFS applied from nothing, then routine checks:
+ *   the server's identity writes during the checks (`CreateAccessKey` among them; zero expected),
+ *   its request time and CPU per check, and holdfast's.
  *
- * `--quick` runs only the 1k throughput and heal cases (under three minutes); `--only=<N>` runs
+ * `--quick` runs only the 1k throughput and heal cases and 100 object-store consumers (about four minutes); `--only=<N>` runs
  * the full run's cases for N consumers (1000, 10000 or 100000) alone.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -25,6 +28,7 @@ import { connectCoordination } from '../../src/engine/engine.js';
 import { BenchEnv, type TimingOverrides } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
 import { checksIn, costBetween, LatenessSampler, percentile, perCommand, redisCost } from './measure.js';
+import { objectStore, type ObjectStoreResult } from './object-store.js';
 import { plainLoop, type PlainLoopResult } from './plain-loop.js';
 import { seedHeld } from './seed.js';
 
@@ -305,6 +309,23 @@ function projectedBackendUs(authUs: number, getUserUs: number, config: HoldfastC
 const results: Record<string, unknown> = { at: new Date().toISOString(), quick };
 let summary: Record<string, unknown> = {};
 
+/** The object store's case: zero access-key churn over routine checks, counted by the server. */
+async function objectStoreCase(n: number, windowMs: number): Promise<ObjectStoreResult> {
+  say(`\n== ${n.toLocaleString('en')} s3-identities consumers on SeaweedFS: first applies, then ${windowMs / 1000} s of routine checks`);
+  const o = await objectStore(n, windowMs);
+  table(`object store, ${n.toLocaleString('en')} consumers (verifyEvery ${o.verifyEvery}, deepCheckEvery ${o.deepCheckEvery})`, [
+    ['first applies, until every key signs', `${o.firstApplyMs} ms`],
+    ['identity writes (server) in first applies', o.firstApplyIdentityWrites],
+    ['routine checks (light / deep)', `${o.lightChecks} / ${o.deepChecks} in ${round(o.windowSeconds, 1)} s`],
+    ['CreateAccessKey during checks (server: identity writes)', o.identityWritesDuringChecks],
+    ['server request µs / check', o.serverRequestUsPerCheck],
+    ['server CPU ms / 1k checks', o.serverCpuMsPer1kChecks],
+    ['holdfast CPU ms / 1k checks', o.holdfastCpuMsPer1kChecks],
+  ]);
+  results[`objectStore${n}`] = o;
+  return o;
+}
+
 if (quick) {
   await world(1_000, async (env) => {
     const h = await heal(env, await env.configure('heal', { verifyEvery: '5s', checkTimeout: '2s' }));
@@ -328,6 +349,8 @@ if (quick) {
       rssMb: round(t.run.rssMb[0]!),
     };
   });
+  const o = await objectStoreCase(100, 30_000);
+  summary = { ...summary, s3Consumers: o.consumers, s3ChecksInWindow: o.lightChecks + o.deepChecks, s3CreateAccessKeyDuringChecks: o.identityWritesDuringChecks };
 } else {
   for (const n of [1_000, 10_000].filter(wanted)) {
     await world(n, async (env) => {
@@ -347,6 +370,7 @@ if (quick) {
       }
     });
   }
+  if (wanted(1_000)) await objectStoreCase(300, 60_000);
   if (wanted(100_000)) await world(100_000, async (env) => {
     const defaults = await env.configure('defaults', {});
     const s = await steady(env, defaults);

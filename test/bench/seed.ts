@@ -6,14 +6,14 @@
  */
 import { MongoClient } from 'mongodb';
 import type { ConsumerEvent } from '../../machines/consumer-events.js';
-import { firstSnapshot, MACHINE_VERSION, persist, step, waitEnded, type ConsumerSnapshot } from '../../machines/machine-step.js';
+import { firstSnapshot, persist, step, waitEnded, type ConsumerSnapshot } from '../../machines/machine-step.js';
 import type { HoldfastConfig } from '../../src/config/config.js';
 import { loadContributions } from '../../src/desired/load-contributions.js';
 import { connectCoordination } from '../../src/engine/engine.js';
 import { summaryOf } from '../../src/queue/summarize.js';
 import { secretFingerprint } from '../../src/secrets/fingerprint.js';
 import type { ConsumerRecord } from '../../src/store/consumer-record.js';
-import { encodeKeys } from '../../src/store/key-codec.js';
+import { encodeRecord, type RecordDocument } from '../../src/store/record-codec.js';
 import { providerRuntime } from '../../workers/provider-runtime.js';
 import { indexFerretDb } from '../backends/ferretdb-index.js';
 import type { BenchEnv } from './bench-env.js';
@@ -58,9 +58,9 @@ export async function seedHeld(env: BenchEnv, config: HoldfastConfig): Promise<v
       _id: key,
       provider: provider.name,
       consumerId: id,
-      desired: { ...desired, values: encodeKeys(desired.values) },
+      desired,
       desiredAt: now - 60_000,
-      machine: { version: MACHINE_VERSION, ...persist(snapshot) },
+      machine: persist(snapshot),
       stateSince: at,
       rev: REV,
       appliedAt,
@@ -75,8 +75,8 @@ export async function seedHeld(env: BenchEnv, config: HoldfastConfig): Promise<v
   });
   const client = new MongoClient(env.store.url);
   try {
-    const collection = client.db(config.store.database).collection<ConsumerRecord>('consumers');
-    for (let i = 0; i < records.length; i += 1000) await collection.insertMany(records.slice(i, i + 1000));
+    const collection = client.db(config.store.database).collection<RecordDocument>('consumers');
+    for (let i = 0; i < records.length; i += 1000) await collection.insertMany(records.slice(i, i + 1000).map(encodeRecord));
     await client.db(config.store.database).collection('providers').insertOne({ _id: 'cache' as never, contributionsError: null, errorSince: null, lastGoodAt: new Date(now), consumers: records.length });
   } finally {
     await client.close();

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
+import { BoundedCache } from '../bounded-cache.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
 import { commandRulesKey, compareUser, effectiveCommands, parseGetUser, scratchRules, userRules, type AclUser } from './acl-rules.js';
 import { ownedBy } from '../claim-login.js';
@@ -29,38 +30,6 @@ function replyCode(error: unknown): string | undefined {
   return error instanceof Error && error.name === 'ReplyError' ? error.message.split(' ', 1)[0] : undefined;
 }
 
-/** A small least-recently-used map. */
-class Lru<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private readonly max: number) {}
-
-  get size(): number {
-    return this.map.size;
-  }
-
-  get(key: string): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: string, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    for (const oldest of this.map.keys()) {
-      if (this.map.size <= this.max) break;
-      this.map.delete(oldest);
-    }
-  }
-
-  clear(): void {
-    this.map.clear();
-  }
-}
-
 export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly client: Redis;
   /** Light checks authenticate as the consumer here, never on the admin connection; it holds no credentials of its own. */
@@ -75,7 +44,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly firstAttempt: Promise<void>;
   /** Whether the server has an ACL file; asked once per connection. */
   private aclFile: boolean | undefined;
-  private readonly canonical: Lru<string>;
+  private readonly canonical: BoundedCache<string, string>;
   private readonly probing = new Map<string, Promise<string>>();
   /** The next `ACL SAVE`, not started yet: callers arriving now share it. */
   private saveQueued: Promise<void> | undefined;
@@ -95,7 +64,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
         return code !== undefined && code !== 'NOAUTH' && code !== 'WRONGPASS';
       },
     });
-    this.canonical = new Lru(options.canonicalCacheSize ?? 64);
+    this.canonical = new BoundedCache(options.canonicalCacheSize ?? 64);
     this.denied = options.deniedCommands ?? DEFAULT_DENIED_COMMANDS;
     this.never = new Set(['default', admin.username ?? 'default']);
     this.client = new Redis(admin.url, {

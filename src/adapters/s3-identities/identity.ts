@@ -13,6 +13,16 @@ export function accessKeyIdOf(provider: string, login: string): string {
   return `HF${sha256Hex(`${provider}\u0000${login}`).slice(0, 30).toUpperCase()}`;
 }
 
+/**
+ * The second key of a rotation's overlap: `HF` and 30 hex digits of SHA-256(provider, NUL,
+ * login, NUL, `overlap`). While `rotationOverlap` runs, the new secret is on this key and the
+ * old one stays on {@link accessKeyIdOf}'s; when it ends, the new secret moves to the usual key
+ * and this one is deleted.
+ */
+export function overlapKeyIdOf(provider: string, login: string): string {
+  return `HF${sha256Hex(`${provider}\u0000${login}\u0000overlap`).slice(0, 30).toUpperCase()}`;
+}
+
 /** The user tag that is holdfast's mark; its value is the provider's name. SeaweedFS keeps and returns tags (`ListUserTags`). */
 export const MARK_TAG = 'holdfast-managed';
 

@@ -1,6 +1,6 @@
 /** The `s3-identities` adapter kind: IAM users with a chosen access key on an S3 server (SeaweedFS). */
 import type { AdapterKind } from '../adapter.js';
-import { s3IdentitiesPolicySchema, violations, type S3IdentitiesPolicy } from './policy.js';
+import { s3IdentitiesPolicySchema, secretProblem, violations, type S3IdentitiesPolicy } from './policy.js';
 import { S3IdentitiesAdapter } from './s3-identities-adapter.js';
 import { s3IdentitiesValuesSchema, type S3IdentitiesValues } from './values.js';
 
@@ -17,6 +17,7 @@ export const s3Identities: AdapterKind<S3IdentitiesValues, S3IdentitiesPolicy> =
   // SigV4 signatures keyed by it, which cover a date and a request as well, so no form derives
   // from the secret alone. Response bodies, where CreateAccessKey echoes it, are never kept.
   secretForms: () => [],
+  secretProblem,
   // the admin is named by its access key id
   connect: (admin, ownership) => new S3IdentitiesAdapter(admin, ownership),
 };

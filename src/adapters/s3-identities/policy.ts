@@ -51,10 +51,10 @@ export function violations(subject: PolicySubject<S3IdentitiesValues>, policy: S
 /** Why SeaweedFS would refuse `secret` as a secret key, naming the field; undefined when it takes it. Never quotes the secret. */
 export function secretProblem(secret: string): string | undefined {
   if (secret.length > MAX_SECRET_LENGTH) {
-    return `grant secret: holds ${secret.length} characters; an S3 secret key holds at most ${MAX_SECRET_LENGTH}`;
+    return `holds ${secret.length} characters; an S3 secret key holds at most ${MAX_SECRET_LENGTH}`;
   }
   if (secret.length < MIN_SECRET_LENGTH) {
-    return `grant secret: holds ${secret.length} characters; an S3 secret key holds at least ${MIN_SECRET_LENGTH}`;
+    return `holds ${secret.length} characters; an S3 secret key holds at least ${MIN_SECRET_LENGTH}`;
   }
   return undefined;
 }

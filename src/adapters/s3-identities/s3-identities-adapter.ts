@@ -7,7 +7,7 @@
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
-import { accessKeyIdOf, MARK_TAG, POLICY_NAME, policyDocument, policyShape } from './identity.js';
+import { accessKeyIdOf, MARK_TAG, overlapKeyIdOf, POLICY_NAME, policyDocument, policyShape } from './identity.js';
 import { claimProblem, type IamUser } from './ownership.js';
 import { secretProblem } from './policy.js';
 import { blocks, elements, first, S3ErrorReply, S3Requests, type Credentials } from './s3-requests.js';
@@ -67,30 +67,30 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   /**
    * Reads the user's mark first: one that exists without this provider's is refused
    * (`BACKEND_REFUSED`, nothing sent) unless adopted. A key that already takes the secret is
-   * kept; one that does not is deleted and made again (a rotation).
+   * kept; one that does not is deleted and made again (a rotation). During a rotation's overlap
+   * (`keepPasswords`), the usual key keeps the old secret and the new one goes on the overlap key.
    */
   async create(grant: Grant<S3IdentitiesValues>, { signal }: CallOptions): Promise<void> {
     const refusal = secretProblem(grant.password);
-    if (refusal !== undefined) throw new HoldfastError('BACKEND_REFUSED', `s3-identities: ${refusal}; nothing was sent`);
+    if (refusal !== undefined) throw new HoldfastError('BACKEND_REFUSED', `s3-identities: grant secret: ${refusal}; nothing was sent`);
     const { login } = grant;
-    const secrets = [grant.password];
     const existing = await this.user(login, signal);
-    const problem = claimProblem(login, existing, this.ownership);
+    const keys = existing === null ? [] : await this.accessKeys(login, signal);
+    const problem = claimProblem(login, existing, this.ownership, existing !== null && (await this.isBare(login, existing, keys, signal)));
     if (problem !== undefined) throw new HoldfastError('BACKEND_REFUSED', `s3-identities: ${problem}; nothing was sent`);
     if (existing === null) await this.iam(signal, 'CreateUser', { UserName: login });
     if (existing?.owner !== this.ownership.provider) await this.mark(login, signal);
-    const keyId = accessKeyIdOf(this.ownership.provider, login);
-    const keys = existing === null ? [] : await this.accessKeys(login, signal);
+    const { usual, overlap } = this.keyIds(login);
     if (keys.some((k) => k.id === this.admin.accessKeyId)) {
       throw new HoldfastError('BACKEND_REFUSED', `s3-identities: the IAM user "${login}" holds the admin's own access key; it is never a consumer's`);
     }
-    for (const key of keys.filter((k) => k.id !== keyId)) await this.deleteKey(login, key.id, signal);
-    const ours = keys.find((k) => k.id === keyId);
-    const takes = ours?.status === 'Active' && (await this.probe(grant, signal)) === 'held';
-    if (!takes) {
-      if (ours !== undefined) await this.deleteKey(login, keyId, signal);
-      await this.createKey(login, keyId, grant.password, signal, secrets);
-    }
+    const active = keys.some((k) => k.id === usual && k.status === 'Active');
+    const usualTakes = active && (await this.probeKey(usual, grant, signal)) === 'held';
+    // an overlap: the old secret stays on the usual key for the consumers that still have it
+    const into = grant.keepPasswords === true && active && !usualTakes ? overlap : usual;
+    for (const key of keys.filter((k) => k.id !== usual && k.id !== into)) await this.deleteKey(login, key.id, signal);
+    if (into === overlap) await this.ensureKey(login, overlap, keys, grant, signal);
+    else if (!usualTakes) await this.remakeKey(login, usual, keys, grant.password, signal);
     await this.applyPolicy(login, grant.values, signal);
   }
 
@@ -116,14 +116,15 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
       const whose = user.owner === undefined ? 'no mark' : `the mark of provider "${user.owner}"`;
       return { held: false, reason: 'rules-differ', detail: `mark: the IAM user carries ${whose}, not ${MARK_TAG}=${this.ownership.provider}` };
     }
-    const keyId = accessKeyIdOf(this.ownership.provider, login);
+    const { usual, overlap } = this.keyIds(login);
     const [keys, policy, probe] = await Promise.all([this.accessKeys(login, signal), this.policyDifference(login, grant.values, signal), this.probe(grant, signal)]);
-    const ours = keys.find((k) => k.id === keyId);
-    if (ours === undefined) return { held: false, reason: 'missing', detail: `the IAM user has no access key ${keyId}` };
-    if (ours.status !== 'Active') return { held: false, reason: 'disabled', detail: `the access key ${keyId} is ${ours.status}` };
-    if (keys.length > 1) return { held: false, reason: 'password-differs', detail: `the IAM user has ${keys.length - 1} access key(s) beside ${keyId}` };
-    if (probe === 'missing') return { held: false, reason: 'missing', detail: `the S3 gateway does not know the access key ${keyId} (InvalidAccessKeyId)` };
-    if (probe === 'password-differs') return { held: false, reason: 'password-differs', detail: `the S3 gateway refuses the grant's secret for ${keyId} (SignatureDoesNotMatch)` };
+    const ours = keys.find((k) => k.id === usual);
+    if (ours === undefined) return { held: false, reason: 'missing', detail: `the IAM user has no access key ${usual}` };
+    if (ours.status !== 'Active') return { held: false, reason: 'disabled', detail: `the access key ${usual} is ${ours.status}` };
+    const others = keys.filter((k) => k.id !== usual && !(grant.keepPasswords === true && k.id === overlap));
+    if (others.length > 0) return { held: false, reason: 'password-differs', detail: `the IAM user has ${others.length} access key(s) beside ${usual}` };
+    if (probe === 'missing') return { held: false, reason: 'missing', detail: `the S3 gateway does not know the access key ${usual} (InvalidAccessKeyId)` };
+    if (probe === 'password-differs') return { held: false, reason: 'password-differs', detail: `the S3 gateway refuses the grant's secret for ${usual} (SignatureDoesNotMatch)` };
     return policy === undefined ? { held: true } : { held: false, reason: 'rules-differ', detail: policy };
   }
 
@@ -187,8 +188,14 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   private async user(login: string, signal: AbortSignal): Promise<IamUser | null> {
     const xml = await this.iamOrAbsent(signal, 'ListUserTags', { UserName: login });
     if (xml === null) return null;
-    const tag = blocks(xml, 'member').find((m) => first(m, 'Key') === MARK_TAG);
-    return { owner: tag === undefined ? undefined : first(tag, 'Value') };
+    const tags = blocks(xml, 'member');
+    const tag = tags.find((m) => first(m, 'Key') === MARK_TAG);
+    return { owner: tag === undefined ? undefined : first(tag, 'Value'), tags: tags.length };
+  }
+
+  /** No tag, no access key, no inline policy (see {@link claimProblem}). */
+  private async isBare(login: string, user: IamUser, keys: readonly AccessKey[], signal: AbortSignal): Promise<boolean> {
+    return user.tags === 0 && keys.length === 0 && (await this.policyNames(login, signal)).length === 0;
   }
 
   private async mark(login: string, signal: AbortSignal): Promise<void> {
@@ -247,9 +254,35 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     return `policy "${POLICY_NAME}": the server has ${JSON.stringify(actual ?? 'an unreadable document')}, the grant asks for ${JSON.stringify(wanted)}`;
   }
 
-  /** `ListBuckets` signed with the consumer's key and secret; connection failures and other errors throw. */
-  private probe(grant: Grant<S3IdentitiesValues>, signal: AbortSignal): Promise<Probe> {
-    const consumer = { accessKeyId: accessKeyIdOf(this.ownership.provider, grant.login), secretAccessKey: grant.password };
+  /** The usual key's id and the overlap's (see {@link overlapKeyIdOf}). */
+  private keyIds(login: string): { usual: string; overlap: string } {
+    return { usual: accessKeyIdOf(this.ownership.provider, login), overlap: overlapKeyIdOf(this.ownership.provider, login) };
+  }
+
+  /** Makes `keyId` take the grant's secret: kept when it does, else deleted (if there) and created. */
+  private async ensureKey(login: string, keyId: string, keys: readonly AccessKey[], grant: Grant<S3IdentitiesValues>, signal: AbortSignal): Promise<void> {
+    const key = keys.find((k) => k.id === keyId);
+    if (key?.status === 'Active' && (await this.probeKey(keyId, grant, signal)) === 'held') return;
+    await this.remakeKey(login, keyId, keys, grant.password, signal);
+  }
+
+  /** Deletes `keyId` when the user has it, and creates it with `secret`. */
+  private async remakeKey(login: string, keyId: string, keys: readonly AccessKey[], secret: string, signal: AbortSignal): Promise<void> {
+    if (keys.some((k) => k.id === keyId)) await this.deleteKey(login, keyId, signal);
+    await this.createKey(login, keyId, secret, signal, [secret]);
+  }
+
+  /** What the grant's secret proves on the usual key, or, during an overlap (`keepPasswords`), on either key. */
+  private async probe(grant: Grant<S3IdentitiesValues>, signal: AbortSignal): Promise<Probe> {
+    const { usual, overlap } = this.keyIds(grant.login);
+    const onUsual = await this.probeKey(usual, grant, signal);
+    if (onUsual === 'held' || grant.keepPasswords !== true) return onUsual;
+    return (await this.probeKey(overlap, grant, signal)) === 'held' ? 'held' : onUsual;
+  }
+
+  /** `ListBuckets` signed with `keyId` and the grant's secret; connection failures and other errors throw. */
+  private probeKey(keyId: string, grant: Grant<S3IdentitiesValues>, signal: AbortSignal): Promise<Probe> {
+    const consumer = { accessKeyId: keyId, secretAccessKey: grant.password };
     return this.calls.run(signal, `ListBuckets as "${grant.login}"`, [grant.password], async () => {
       try {
         await this.requests.listBuckets(consumer, signal);

@@ -103,6 +103,23 @@ describe('s3-identities: users, keys and policies changed by hand', () => {
     expect(await adapter.holds(grant, within())).toMatchObject({ held: false, reason: 'rules-differ' });
   });
 
+  it('finishes a bare user (no tag, key or policy: what an apply cut short after CreateUser leaves) without adopt, but not one with any tag', async () => {
+    const login = `hfs_bare_${hex(4)}`;
+    const tagged = `hfs_tagged_${hex(4)}`;
+    logins.push(login, tagged);
+    await byHand('CreateUser', { UserName: login });
+    const grant = grantFor(login, hex(12));
+    await adapter.create(grant, within());
+    expect(await adapter.holds(grant, within())).toEqual({ held: true });
+    expect(await adapter.list(login, within())).toEqual([login]);
+
+    await byHand('CreateUser', { UserName: tagged });
+    await byHand('TagUser', { UserName: tagged, 'Tags.member.1.Key': 'team', 'Tags.member.1.Value': 'search' });
+    const error: unknown = await adapter.create(grantFor(tagged, hex(12)), within()).catch((e: unknown) => e);
+    expect(isHoldfastError(error, 'BACKEND_REFUSED')).toBe(true);
+    expect(await byHand('ListUserTags', { UserName: tagged })).not.toContain(MARK_TAG);
+  });
+
   it('takes a user made by hand over when the provider adopts, and marks it', async () => {
     const login = `hfs_adopt_${hex(4)}`;
     logins.push(login);

@@ -1,4 +1,4 @@
-/** The README's first command works: the example runs, heals the restarted cache and a dropped ledger role, and stops clean. */
+/** The README's first command works: the example runs, heals the restarted cache, a dropped ledger role and an object store recreated empty, and stops clean. */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,9 +15,12 @@ describe('npm run example', () => {
     expect(output).toContain('app_photos logs in to the cache: true');
     expect(output).toContain('app_photos logs in to the cache: false');
     expect(output).toMatch(/healed \d+\.\d s after the restart/);
-    expect(output.match(/all 7 consumers held/g)).toHaveLength(2);
+    expect(output.match(/all 9 consumers held/g)).toHaveLength(3);
     expect(output).toContain('app_reports logs in to the ledger: false');
     expect(output).toMatch(/healed \d+\.\d s after the drop: app_reports logs in to the ledger again/);
+    expect(output).toContain('app_photos signs a request to the object store: true');
+    expect(output).toContain('app_photos signs a request to the object store: false');
+    expect(output).toMatch(/healed \d+\.\d s after the object store came back empty/);
     expect(output).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\//);
     expect(output).not.toMatch(/--pass '/);
     expect(code).toBe(0);

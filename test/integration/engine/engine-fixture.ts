@@ -15,6 +15,7 @@ import { startEngine, type Engine, type EngineOptions } from '../../../src/engin
 import { createLogger } from '../../../src/logging/logger.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
+import { isUnreadable, type ConsumerRecord, type StoredConsumer } from '../../../src/store/consumer-record.js';
 import { indexFerretDb } from '../../backends/ferretdb-index.js';
 import { sharedBackend, testDir, type BackendEndpoint } from '../../backends/index.js';
 import { mongoLogin, postgresLogin, redisLogin } from '../../backends/logins.js';
@@ -56,6 +57,12 @@ export function engineFixtures(): (options: FixtureOptions) => Promise<EngineFix
     made.push(fixture);
     return fixture;
   };
+}
+
+/** A record the store returned, which the test expects this holdfast to read (null: none). */
+export function readable(record: StoredConsumer | null): ConsumerRecord | null {
+  if (record && isUnreadable(record)) throw new Error(`the record of ${record._id} cannot be read: ${record.unreadable}`);
+  return record;
 }
 
 export type ProviderKindName = 'redis-acl' | 'postgres-roles' | 'mongodb-users' | 's3-identities';
@@ -312,7 +319,7 @@ export class EngineFixture {
   async settled(): Promise<boolean> {
     const engine = this.engines[0];
     if (!engine) throw new Error('no engine started');
-    const records = await engine.store.list();
+    const records = (await engine.store.list()).map((r) => readable(r)!);
     const memos = await engine.coordination.checkMemos(records.map((r) => r._id));
     return (
       records.length === this.consumers.length + this.ledgerConsumers.length &&

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { ownershipOf } from '../../../src/config/config.js';
 import { sharedBackend } from '../../backends/index.js';
-import { engineFixtures, type Consumer } from './engine-fixture.js';
+import { engineFixtures, readable, type Consumer } from './engine-fixture.js';
 import { RecordingAdapter } from './test-adapters.js';
 
 async function aclUser(login: string): Promise<unknown> {
@@ -48,7 +48,7 @@ describe('per-provider management', () => {
         'not held (missing: the backend has no such ACL user); its provider only observes: reported, not applied',
       ]);
     }
-    const record = (await f.engines[0]!.store.get(deleted.key))!;
+    const record = readable(await f.engines[0]!.store.get(deleted.key))!;
     expect(record.history.filter((h) => h.to === 'observedNotHeld')).toHaveLength(1);
 
     // made again by hand: held again; removed from the file: the login is left

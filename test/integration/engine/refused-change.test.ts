@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { ownBackend } from '../../backends/index.js';
-import { engineFixtures, type Consumer } from './engine-fixture.js';
+import { engineFixtures, readable, type Consumer } from './engine-fixture.js';
 
 describe('a refused change of a held consumer', () => {
   const fixture = engineFixtures();
@@ -51,7 +51,7 @@ describe('a refused change of a held consumer', () => {
     status = await f.status();
     expect(status.consumers.map((x) => x.state)).toEqual(['held', 'held', 'held']);
     expect((await shown()).refused).not.toBeNull();
-    const record = (await f.engines[0]!.store.get(greedy.key))!;
+    const record = readable(await f.engines[0]!.store.get(greedy.key))!;
     expect(record.history.some((h) => h.to === 'rejected')).toBe(false);
     expect(f.logsFor(greedy).filter((l) => l.msg.startsWith('new spec refused'))).toHaveLength(1);
 

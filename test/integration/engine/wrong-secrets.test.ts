@@ -1,7 +1,7 @@
 /** A grant secret that is there but wrong (empty, too large): blocked, said once, quiet while blocked, healed when it is right. */
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { engineFixtures, type Consumer } from './engine-fixture.js';
+import { engineFixtures, readable, type Consumer } from './engine-fixture.js';
 
 const VERIFY_MS = 300;
 
@@ -26,7 +26,7 @@ describe('a grant secret that is wrong, not only unreadable', () => {
     for (const c of f.consumers) sinces.set(c.key, (await stateOf(c))!.since);
     // ten intervals and more
     await f.until('blocked for over ten intervals', async () => {
-      const records = await Promise.all(f.consumers.map((c) => engine.store.get(c.key)));
+      const records = (await Promise.all(f.consumers.map((c) => engine.store.get(c.key)))).map(readable);
       return records.every((r) => (r?.machine.context.blockedRepeats ?? 0) > 10);
     }, 30_000);
 
@@ -37,7 +37,7 @@ describe('a grant secret that is wrong, not only unreadable', () => {
       expect(shown.healthy).toBe(false);
       expect(shown.since).toBe(sinces.get(c.key));
       expect(shown.reason).toContain(reasons[c.key]);
-      const record = (await engine.store.get(c.key))!;
+      const record = readable(await engine.store.get(c.key))!;
       expect(record.history.filter((h) => h.to === 'blocked')).toHaveLength(1);
       const lines = f.logsFor(c);
       const errors = lines.filter((l) => l.level >= 50);

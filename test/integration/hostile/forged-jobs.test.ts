@@ -13,8 +13,9 @@ import { Metrics } from '../../../src/metrics/metrics.js';
 import { bullConnection } from '../../../src/queue/bull-connection.js';
 import { JobSeal } from '../../../src/queue/job-seal.js';
 import type { DesiredSpec } from '../../../src/store/consumer-record.js';
+import { encodeMachine } from '../../../src/store/record-codec.js';
 import { redisLogin } from '../../backends/logins.js';
-import { engineFixtures, type Consumer, type EngineFixture } from '../engine/engine-fixture.js';
+import { engineFixtures, readable, type Consumer, type EngineFixture } from '../engine/engine-fixture.js';
 
 const queues: Queue[] = [];
 afterAll(() => Promise.all(queues.map((q) => q.close())));
@@ -140,10 +141,10 @@ describe('jobs written into the queue by hand', () => {
     const engine = await f.start(undefined, undefined, { metrics });
     await f.until('every consumer settled', () => f.settled());
     const [victim] = f.consumers as [Consumer];
-    const record = (await engine.store.get(victim.key))!;
+    const record = readable(await engine.store.get(victim.key))!;
     const forgedPath = join(f.dir, 'grants', 'forged-ticket-path.secret');
     const ticket = {
-      machine: record.machine,
+      machine: encodeMachine(record.machine),
       spec: { login: 'default', values: record.desired.values, secretPath: forgedPath, specHash: record.desired.specHash },
       appliedAt: record.appliedAt?.getTime() ?? null,
     };

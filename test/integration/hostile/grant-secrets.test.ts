@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ownBackend } from '../../backends/index.js';
 import { bundleForAnyUser } from '../../support/bundle-for-any-user.js';
-import { EngineFixture, engineFixtures, type Consumer } from '../engine/engine-fixture.js';
+import { EngineFixture, engineFixtures, readable, type Consumer } from '../engine/engine-fixture.js';
 import type { StatusReport } from '../../../src/status/status-report.js';
 
 const VERIFY_MS = 2_000;
@@ -140,7 +140,7 @@ describe('grant secrets written to harm', () => {
     // blocked over several intervals: said once each, nothing read from the files
     const engine = f.engines[0]!;
     await f.until('each blocked consumer refused again and again', async () => {
-      const records = await Promise.all(bad.map((c) => engine.store.get(c.key)));
+      const records = (await Promise.all(bad.map((c) => engine.store.get(c.key)))).map(readable);
       return records.every((r) => (r?.machine.context.blockedRepeats ?? 0) >= 3);
     }, 60_000);
     for (const c of bad) {

@@ -57,7 +57,7 @@ describe('s3-identities policy', () => {
   it('refuses a 200-character secret, naming the field and not the secret', () => {
     const secret = 'k'.repeat(200);
     const problem = secretProblem(secret);
-    expect(problem).toBe('grant secret: holds 200 characters; an S3 secret key holds at most 128');
+    expect(problem).toBe('holds 200 characters; an S3 secret key holds at most 128');
     expect(problem).not.toContain(secret.slice(0, 20));
     expect(secretProblem('k'.repeat(128))).toBeUndefined();
     expect(secretProblem('short')).toMatch(/^grant secret: holds 5 characters/);

@@ -62,6 +62,14 @@ describe('import rules', () => {
     expect(found).toEqual([]);
   });
 
+  it('the parts of coordination (locks, signals, notes) share only its tables, and the rest reaches them through coordination.ts', () => {
+    const dir = 'src/queue/coordination';
+    const parts = ['locks', 'signals', 'notes'].map((part) => `${dir}/${part}.js`);
+    expect(violations(dir, (t) => parts.includes(t))).toEqual([]);
+    const outside = all.filter((f) => !f.startsWith(`${dir}/`) && f !== 'src/queue/coordination.ts');
+    expect(outside.flatMap((file) => importsOf(file).filter(under(dir)).map((t) => `${file} imports ${t}`))).toEqual([]);
+  });
+
   it('workers know neither the sync, the status nor the command line', () => {
     expect(violations('workers', under('src/desired', 'src/status', 'src/cli', 'src/engine', 'src/resync'))).toEqual([]);
   });

@@ -34,13 +34,16 @@ class Driver {
   snapshot: Snapshot;
   last!: Step;
 
-  constructor(key = 'cache/app-a') {
-    [this.snapshot] = initialTransition(machine, { key });
+  constructor(
+    key = 'cache/app-a',
+    readonly chart: ConsumerMachine = machine,
+  ) {
+    [this.snapshot] = initialTransition(chart, { key });
   }
 
   send(...events: Array<ConsumerEvent | { type: string }>): Step {
     for (const event of events) {
-      const [next, actions] = transition(machine, this.snapshot, event as ConsumerEvent);
+      const [next, actions] = transition(this.chart, this.snapshot, event as ConsumerEvent);
       this.snapshot = next;
       let timer: Step['timer'];
       const said: Announcement[] = [];
@@ -64,8 +67,8 @@ class Driver {
   }
 
   /** Applied and held, the normal resting place. */
-  static held(): Driver {
-    const d = new Driver();
+  static held(chart: ConsumerMachine = machine): Driver {
+    const d = new Driver(undefined, chart);
     d.send({ type: 'DESIRED', specHash: 'spec-1' }, applied);
     return d;
   }
@@ -303,6 +306,68 @@ describe('policy and removal', () => {
   });
 });
 
+describe('quarantine: rules that keep being changed back', () => {
+  // brake: 2v, 4v = brakeMax, brakeMax…; quarantined once it braked at brakeMax for two of them
+  const quarantining = createConsumerMachine({ ...timing, brakeMaxMs: 240_000, quarantineAfterMs: 480_000 });
+  const rulesDiffer: ConsumerEvent = { type: 'NOT_HELD', reason: 'rules-differ', detail: 'keys: the backend has "~*"' };
+
+  /** Held, then re-applied `reapplies` times with the rules found differing after each. */
+  function braked(reapplies: number, chart = quarantining): Driver {
+    const d = Driver.held(chart);
+    for (let i = 0; i < reapplies; i++) d.send(d.last.state === 'held' ? AFTER.verify('held') : AFTER.brake, rulesDiffer, applied);
+    return d;
+  }
+
+  it('is off unless quarantineAfter is given: the brake goes on at its maximum', () => {
+    const d = braked(12, machine);
+    expect(d.send(AFTER.brake, rulesDiffer)).toMatchObject({ state: 'lost', effects: ['apply'] });
+  });
+
+  it('leaves a consumer whose rules still differ after braking at brakeMax for quarantineAfter unapplied, said once, with no wait', () => {
+    const d = braked(3); // brakes waited: 2v, then brakeMax once
+    expect(d.last.timer?.delay).toBe(240_000);
+    expect(d.send(AFTER.brake, rulesDiffer).state).toBe('lost'); // braked at its maximum once: not yet
+    d.send(applied);
+    const quarantined = d.send(AFTER.brake, rulesDiffer);
+    expect(quarantined).toMatchObject({ state: 'quarantined', effects: [], timer: undefined });
+    expect(quarantined.said).toEqual([
+      {
+        level: 'error',
+        message:
+          'rules still differ after braking at brakeMax (4 min) for 8 min or more, 4 successful re-applies in all (rules-differ: keys: the backend has "~*"); ' +
+          'something keeps changing them: quarantined, not applied again until someone acts (holdfast reapply, holdfast resume, or a changed spec)',
+      },
+    ]);
+    expect(d.context.reason).toBe('quarantined: rules-differ: keys: the backend has "~*"');
+    // nothing ends it by itself: no wait, the same spec ignored
+    expect(d.send(AFTER.verify('held'), AFTER.brake, { type: 'DESIRED', specHash: 'spec-1' })).toMatchObject({ state: 'quarantined', effects: [] });
+  });
+
+  it('is only for rules: a login missing at brakeMax is applied again', () => {
+    const d = braked(4);
+    expect(d.send(AFTER.brake, notHeld)).toMatchObject({ state: 'lost', effects: ['apply'] });
+  });
+
+  it('ends when someone acts: resumed, asked to apply or given a new spec, it is applied (resumed, its brake starts over); checked, it is asked', () => {
+    const quarantined = () => {
+      const d = braked(4);
+      d.send(AFTER.brake, rulesDiffer);
+      expect(d.last.state).toBe('quarantined');
+      return d;
+    };
+    const resumed = quarantined();
+    expect(resumed.send({ type: 'RESUME' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+    expect(resumed.context).toMatchObject({ brakeCount: 0, reason: 'resumed by an operator' });
+    expect(resumed.send(applied, AFTER.verify('held'), rulesDiffer)).toMatchObject({ state: 'lost', effects: ['apply'], said: [{ level: 'warn' }] });
+    expect(quarantined().send({ type: 'REAPPLY' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+    expect(quarantined().send({ type: 'DESIRED', specHash: 'spec-2' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+    const checked = quarantined();
+    expect(checked.send({ type: 'CHECK_NOW' }, rulesDiffer).state).toBe('quarantined'); // still differing: left as it is
+    expect(checked.send({ type: 'CHECK_NOW' }, { type: 'HELD' }).state).toBe('held');
+    expect(quarantined().send({ type: 'REMOVE' })).toMatchObject({ state: 'removing', effects: ['remove'] });
+  });
+});
+
 describe('recovery (rule 3)', () => {
   it('a record found mid-effect performs its effect again', () => {
     for (const [events, state, effect] of [
@@ -381,6 +446,7 @@ describe('generated paths', () => {
       { type: 'SECRET_UNREADABLE', detail: 'EACCES' },
       { type: 'SECRET_INVALID', detail: 'empty' },
       { type: 'NOT_APPLIED', reason: 'missing', detail: 'no such user' },
+      { type: 'NOT_HELD', reason: 'rules-differ', detail: 'keys differ' },
       { type: 'REMOVED' },
       { type: 'REMOVE_FAILED', error: 'e' },
       { type: 'REMOVE_REFUSED', error: 'e' },
@@ -390,7 +456,9 @@ describe('generated paths', () => {
       AFTER.brake,
       AFTER.secretWait,
     ];
-    const paths = getShortestPaths(machine, {
+    // quarantined after one brake at brakeMax (2v): within the counts the paths tell apart
+    const quarantining = createConsumerMachine({ ...timing, brakeMaxMs: 2 * timing.verifyEveryMs, quarantineAfterMs: 0 });
+    const paths = getShortestPaths(quarantining, {
       input: { key: 'cache/app-a' },
       events: events as ConsumerEvent[],
       // context counters bucketed so the state space stays finite
@@ -399,6 +467,6 @@ describe('generated paths', () => {
     });
     const reached = new Set(paths.map((p) => p.state.value as string));
     expect([...reached].sort()).toEqual([...CONSUMER_STATES].sort());
-    expect(CONSUMER_STATES.size).toBe(18);
+    expect(CONSUMER_STATES.size).toBe(19);
   });
 });

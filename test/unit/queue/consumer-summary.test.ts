@@ -29,4 +29,10 @@ describe('a record in brief', () => {
     expect(summaryRefused(encoded)).toBe(true);
     expect(decodeSummary(encoded)).toEqual(refused);
   });
+
+  it('reads nothing from what it did not write', () => {
+    for (const encoded of ['', 'held', 'held 3', 'held x {}', 'held 3 not json', 'held 3 {"since":"then"}', `held 3 ${JSON.stringify({ ...summary, rev: undefined, state: undefined, brakeCount: '3' })}`]) {
+      expect(decodeSummary(encoded)).toBeNull();
+    }
+  });
 });

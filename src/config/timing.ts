@@ -1,0 +1,77 @@
+/**
+ * Every timing setting, declared once: the key a configuration file gives it (under `defaults:`
+ * or a provider, which wins), the field it resolves to, its default, its schema, the bound it
+ * keeps to another setting, and what it means. The {@link Timing} type, {@link DEFAULT_TIMING},
+ * the configuration's schema, the bounds checked and the file's documentation (`load-config.ts`
+ * points here) all derive from {@link TIMING_SETTINGS}: a new setting is one entry.
+ */
+import { z } from 'zod';
+import type { ConsumerTiming } from '../../machines/delays.js';
+import { durationSchema } from './duration.js';
+
+interface Setting {
+  /** Its key in the configuration file. */
+  key: string;
+  /** Validates and converts what the file says (a duration to milliseconds). */
+  schema: z.ZodType<number, unknown>;
+  /** Its value when neither the provider nor `defaults:` gives it; undefined: off. */
+  default: number | undefined;
+  /** Another setting's key this one may not be less (`atLeast`) or more (`atMost`) than. */
+  atLeast?: string;
+  atMost?: string;
+  /** What it means, in words. */
+  doc: string;
+}
+
+const jitterSchema = z.number().min(0, 'must be at least 0').lt(1, 'must be less than 1');
+
+/** The timing settings, by the field each resolves to. */
+export const TIMING_SETTINGS = {
+  verifyEveryMs: { key: 'verifyEvery', schema: durationSchema, default: 60_000, doc: 'each applied consumer is asked this often, jittered' },
+  checkTimeoutMs: { key: 'checkTimeout', schema: durationSchema, default: 30_000, atMost: 'verifyEvery', doc: 'a check or an apply that takes longer counts as could-not-ask' },
+  brakeMaxMs: { key: 'brakeMax', schema: durationSchema, default: 3_600_000, atLeast: 'verifyEvery', doc: "the brake's doubling intervals stop growing here" },
+  retryBaseMs: { key: 'retryBase', schema: durationSchema, default: 1_000, doc: 'first retry of a failed apply or remove; doubles, never beyond verifyEvery' },
+  jitter: { key: 'jitter', schema: jitterSchema, default: 0.1, doc: 'fraction of the verify interval by which checks are spread, in [0, 1)' },
+  secretGraceMs: { key: 'secretGrace', schema: durationSchema, default: 60_000, doc: 'a missing grant secret is a quiet wait this long, then a warning' },
+  deepCheckEveryMs: {
+    key: 'deepCheckEvery',
+    schema: durationSchema,
+    default: 3_600_000,
+    atLeast: 'verifyEvery',
+    doc: 'a deep check (rules compared) at least this often; light ones between',
+  },
+  quarantineAfterMs: {
+    key: 'quarantineAfter',
+    schema: durationSchema,
+    default: undefined,
+    doc: 'rules still differing after braking at brakeMax this long: quarantined, not applied until someone acts (off by default)',
+  },
+} as const satisfies Record<string, Setting>;
+
+type Settings = typeof TIMING_SETTINGS;
+type Field = keyof Settings;
+type Defaulted = { [F in Field]: Settings[F]['default'] extends number ? F : never }[Field];
+type Optional = Exclude<Field, Defaulted>;
+
+type FromTable = { [F in Defaulted]: number } & { [F in Optional]?: number | undefined };
+
+/** Per-provider timing, in milliseconds (see {@link TIMING_SETTINGS} for each field): the machine's (`ConsumerTiming`, which it must agree with) and the effects'. */
+export interface Timing extends ConsumerTiming, FromTable {}
+
+/** A timing setting's key in the configuration file. */
+export type TimingKey = Settings[Field]['key'];
+
+/** Every setting as `[field, setting]`, in the table's order. */
+export const TIMING_ENTRIES = Object.entries(TIMING_SETTINGS) as Array<[Field, Setting & { key: TimingKey }]>;
+
+/** Timing when neither the provider nor `defaults` says otherwise. */
+export const DEFAULT_TIMING: Readonly<Timing> = (() => {
+  const defaults = {} as Record<Field, number | undefined>;
+  for (const [field] of TIMING_ENTRIES) defaults[field] = TIMING_SETTINGS[field].default;
+  return defaults as { [F in Field]: Settings[F]['default'] };
+})();
+
+/** The configuration's timing keys, each optional. */
+export const timingFields = Object.fromEntries(TIMING_ENTRIES.map(([, setting]) => [setting.key, setting.schema.optional()])) as {
+  [F in Field as Settings[F]['key']]: z.ZodOptional<Settings[F]['schema']>;
+};

@@ -1,0 +1,50 @@
+/**
+ * Every Redis key holdfast builds for itself, in one place (BullMQ builds its own under the
+ * queue's prefix). All of them start with `<queue prefix>:holdfast`: with a Redis Cluster, give
+ * the queue a hash-tagged prefix (`{holdfast}`) and every key here shares one slot, so each
+ * script's keys do too. The names are stored data: renaming one forgets what it holds.
+ */
+
+/** holdfast's own namespace inside the queue's prefix. */
+export function holdfastPrefix(queuePrefix: string): string {
+  return `${queuePrefix}:holdfast`;
+}
+
+/** The keys under `prefix` (see {@link holdfastPrefix}). */
+export function coordinationKeys(prefix: string) {
+  return {
+    /** A consumer's lock: one actor at a time (a string with a TTL). */
+    lock: (key: string) => `${prefix}:lock:${key}`,
+    /** Each consumer's record revision as last written (a hash by consumer key). */
+    revs: `${prefix}:revs`,
+    /** What each consumer's checks learned, a JSON check memo (a hash by consumer key). */
+    memos: `${prefix}:checks`,
+    /** Each consumer's `<state> <revision>`: all the status reads of every consumer (a hash). */
+    states: `${prefix}:states`,
+    /** Each consumer's record in brief, encoded (see `consumer-summary.ts`; a hash). */
+    briefs: `${prefix}:briefs`,
+    /** The provider's consumers last found could-not-ask (a set). */
+    couldNotAsk: (provider: string) => `${prefix}:could-not-ask:${provider}`,
+    /** The provider's consumers by when their checks last ended, ms (a sorted set). */
+    checked: (provider: string) => `${prefix}:checked:${provider}`,
+    /** The provider's pause, a JSON pause (a string). */
+    paused: (provider: string) => `${prefix}:paused:${provider}`,
+    /** The one probe a paused provider lets through (a string with a TTL). */
+    probe: (provider: string) => `${prefix}:probe:${provider}`,
+    /** The provider's orphans, a JSON orphan report (a string). */
+    orphans: (provider: string) => `${prefix}:orphans:${provider}`,
+    /** The provider's held-back change a person confirmed (a string with a TTL). */
+    confirmRemovals: (provider: string) => `${prefix}:confirm-removals:${provider}`,
+    /** The sentinel whose absence says the queue's Redis forgot everything (a string). */
+    alive: `${prefix}:alive`,
+    /** The record store's outage as a worker last saw it, a JSON pause (a string with a TTL). */
+    storeDown: `${prefix}:store-down`,
+  };
+}
+
+export type CoordinationKeys = ReturnType<typeof coordinationKeys>;
+
+/** Where a consumer of `provider` has an entry (besides its lock): what forgetting it clears. */
+export function consumerEntries(keys: CoordinationKeys, provider: string) {
+  return { hashes: [keys.revs, keys.memos, keys.states, keys.briefs], set: keys.couldNotAsk(provider), sortedSet: keys.checked(provider) };
+}

@@ -1,0 +1,83 @@
+/**
+ * Locks and check memos: each consumer's lock (one actor at a time; it expires by itself when
+ * its holder dies), its record revision as last written (so a routine check tells a current
+ * timer from a stale one without reading the store) and what its checks learned (so a check
+ * that finds it held writes nothing to the store).
+ */
+import { CoordinationPart } from './context.js';
+import { consumerEntries } from './keys.js';
+import { hashFields } from './reads.js';
+import { checkMemoCodec, decodeJson, decodeRevision, type CheckMemo } from './values.js';
+
+/** A consumer's lock, taken: what the queue's Redis knows of it. */
+export interface Claim {
+  /** The record's revision as last written, or null when unknown (never written, forgotten, or unreadable). */
+  rev: number | null;
+  memo: CheckMemo | null;
+}
+
+/** What a released claim says about the consumer being asked on its provider. */
+export type Asked = 'asked' | 'could-not-ask' | undefined;
+
+/** A consumer's lock, as a job takes, keeps and releases it. */
+export interface ConsumerLocks {
+  /** Takes the consumer's lock for `ttlMs` under `token`; null when another worker holds it. */
+  claim(key: string, token: string, ttlMs: number): Promise<Claim | null>;
+  /** Extends a lock this token holds; false when it expired (and someone else may hold it). */
+  extend(key: string, token: string, ttlMs: number): Promise<boolean>;
+  /** Releases the lock (if still this token's), keeping what a check learned and whether the provider answered. */
+  release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<void>;
+}
+
+/** A consumer's revision, as its record writes leave it. */
+export interface RevisionNotes {
+  /** Before a record is written: its revision is unknown until {@link rememberRevision}. */
+  forgetRevision(key: string): Promise<void>;
+  /** After a record is written (and its timer job scheduled). */
+  rememberRevision(key: string, rev: number): Promise<void>;
+  /** A consumer removed for good: nothing of it stays. */
+  forgetConsumer(key: string, provider: string): Promise<void>;
+}
+
+/** What checks learned, for whoever reports on them. */
+export interface MemoReads {
+  /** What the checks of `keys` learned (absent when nothing, or nothing readable, is known). */
+  checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>>;
+}
+
+const decodeMemo = (raw: string | null) => decodeJson(checkMemoCodec, raw);
+
+/** Locks and check memos on one connection, under one key table. */
+export class Locks extends CoordinationPart implements ConsumerLocks, RevisionNotes, MemoReads {
+  async claim(key: string, token: string, ttlMs: number): Promise<Claim | null> {
+    const { taken, rev, memo } = await this.scripts.run('claim', { key, token, ttlMs });
+    return taken ? { rev: decodeRevision(rev), memo: decodeMemo(memo) } : null;
+  }
+
+  extend(key: string, token: string, ttlMs: number): Promise<boolean> {
+    return this.scripts.run('extend', { key, token, ttlMs });
+  }
+
+  release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<void> {
+    return this.scripts.run('release', { key, provider, token, memo: memo ? JSON.stringify(memo) : null, memoAt: memo ? memo.at : null, asked });
+  }
+
+  async forgetRevision(key: string): Promise<void> {
+    await this.redis.hdel(this.keys.revs, key);
+  }
+
+  async rememberRevision(key: string, rev: number): Promise<void> {
+    await this.redis.hset(this.keys.revs, key, rev);
+  }
+
+  async forgetConsumer(key: string, provider: string): Promise<void> {
+    const { hashes, set, sortedSet } = consumerEntries(this.keys, provider);
+    const multi = this.redis.multi();
+    for (const hash of hashes) multi.hdel(hash, key);
+    await multi.srem(set, key).zrem(sortedSet, key).exec();
+  }
+
+  checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {
+    return hashFields(this.redis, this.keys.memos, keys, decodeMemo);
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * holdfast's Lua scripts, each beside the builder that turns named arguments into its KEYS
+ * and ARGV (from the key table) and the reader of its reply: no caller orders a script's
+ * arguments by hand. Keys come first and their count travels with each call, so no count is
+ * kept apart from the list.
+ */
+import type { Redis } from 'ioredis';
+import type { CoordinationKeys } from './keys.js';
+
+interface Script<A, R> {
+  lua: string;
+  build(keys: CoordinationKeys, args: A): { keys: string[]; argv: Array<string | number> };
+  reply(raw: unknown): R;
+}
+
+/** A script's arguments, its KEYS before its ARGV, with their count first (as ioredis takes them when a command has no fixed count). */
+export function scriptArgs<A>(script: Pick<Script<A, unknown>, 'build'>, keys: CoordinationKeys, args: A): Array<string | number> {
+  const built = script.build(keys, args);
+  return [built.keys.length, ...built.keys, ...built.argv];
+}
+
+const text = (raw: unknown): string | null => (typeof raw === 'string' ? raw : null);
+
+/** Takes the consumer's lock if free; then its revision and check memo, as stored (undecoded). */
+const claim: Script<{ key: string; token: string; ttlMs: number }, { taken: boolean; rev: string | null; memo: string | null }> = {
+  lua: `
+if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
+  return {1, redis.call('hget', KEYS[2], ARGV[3]), redis.call('hget', KEYS[3], ARGV[3])}
+end
+return {0}`,
+  build: (k, a) => ({ keys: [k.lock(a.key), k.revs, k.memos], argv: [a.token, a.ttlMs, a.key] }),
+  reply: (raw) => {
+    const [taken, rev, memo] = Array.isArray(raw) ? (raw as unknown[]) : [];
+    return { taken: taken === 1, rev: text(rev), memo: text(memo) };
+  },
+};
+
+/** Extends the lock while `token` holds it; false when it expired. */
+const extend: Script<{ key: string; token: string; ttlMs: number }, boolean> = {
+  lua: `
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0`,
+  build: (k, a) => ({ keys: [k.lock(a.key)], argv: [a.token, a.ttlMs] }),
+  reply: (raw) => raw === 1,
+};
+
+/**
+ * Releases the lock (if still `token`'s); keeps the check memo (encoded) and when the check
+ * ended in the provider's sorted set; `asked` moves the consumer in or out of the provider's
+ * could-not-ask set.
+ */
+const release: Script<{ key: string; provider: string; token: string; memo: string | null; memoAt: number | null; asked: 'asked' | 'could-not-ask' | undefined }, void> = {
+  lua: `
+if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
+if ARGV[3] ~= '' then redis.call('hset', KEYS[2], ARGV[2], ARGV[3]) end
+if ARGV[4] == 'could-not-ask' then redis.call('sadd', KEYS[3], ARGV[2]) elseif ARGV[4] == 'asked' then redis.call('srem', KEYS[3], ARGV[2]) end
+if ARGV[5] ~= '' then redis.call('zadd', KEYS[4], ARGV[5], ARGV[2]) end
+return 1`,
+  build: (k, a) => ({
+    keys: [k.lock(a.key), k.memos, k.couldNotAsk(a.provider), k.checked(a.provider)],
+    argv: [a.token, a.key, a.memo ?? '', a.asked ?? '', a.memoAt === null ? '' : String(a.memoAt)],
+  }),
+  reply: () => undefined,
+};
+
+/** One consumer's brief for {@link noteSummaries}: `state` is `<state token> <rev>`; `heldSince` when it is held. */
+export interface NotedSummary {
+  key: string;
+  rev: number;
+  state: string;
+  brief: string;
+  heldSince: number | null;
+}
+
+/**
+ * Notes each consumer's state and brief unless a newer revision is noted; a consumer held
+ * since `heldSince` counts as asked then, unless it was asked later. One provider per call.
+ */
+const noteSummaries: Script<{ provider: string; entries: readonly NotedSummary[] }, void> = {
+  lua: `
+for i = 1, #ARGV, 5 do
+  local old = redis.call('hget', KEYS[1], ARGV[i])
+  local rev = old and tonumber(string.match(old, '^%S+ (%d+)$'))
+  if not rev or rev <= tonumber(ARGV[i + 1]) then
+    redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 2])
+    redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 3])
+    if ARGV[i + 4] ~= '' then
+      local asked = tonumber(redis.call('zscore', KEYS[3], ARGV[i]))
+      if not asked or asked < tonumber(ARGV[i + 4]) then redis.call('zadd', KEYS[3], ARGV[i + 4], ARGV[i]) end
+    end
+  end
+end
+return 1`,
+  build: (k, a) => ({
+    keys: [k.states, k.briefs, k.checked(a.provider)],
+    argv: a.entries.flatMap((e) => [e.key, e.rev, e.state, e.brief, e.heldSince ?? '']),
+  }),
+  reply: () => undefined,
+};
+
+/** The provider's could-not-ask consumers, the set emptied as it is read. */
+const takeCouldNotAsk: Script<{ provider: string }, string[]> = {
+  lua: `
+local members = redis.call('smembers', KEYS[1])
+redis.call('del', KEYS[1])
+return members`,
+  build: (k, a) => ({ keys: [k.couldNotAsk(a.provider)], argv: [] }),
+  reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),
+};
+
+/** The script table: each one's name in Redis is `hf` and its key here. */
+export const SCRIPTS = { claim, extend, release, noteSummaries, takeCouldNotAsk };
+
+type Scripts = typeof SCRIPTS;
+type ArgsOf<N extends keyof Scripts> = Parameters<Scripts[N]['build']>[1];
+type ReplyOf<N extends keyof Scripts> = ReturnType<Scripts[N]['reply']>;
+
+/** Runs the script table's scripts on one connection, under one key table. */
+export class ScriptRunner {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: CoordinationKeys,
+  ) {
+    for (const [name, script] of Object.entries(SCRIPTS)) redis.defineCommand(commandName(name), { lua: script.lua });
+  }
+
+  async run<N extends keyof Scripts>(name: N, args: ArgsOf<N>): Promise<ReplyOf<N>> {
+    const script = SCRIPTS[name] as Script<ArgsOf<N>, ReplyOf<N>>;
+    const command = (this.redis as unknown as Record<string, (...argv: Array<string | number>) => Promise<unknown>>)[commandName(name)]!;
+    return script.reply(await command.apply(this.redis, scriptArgs(script, this.keys, args)));
+  }
+}
+
+function commandName(name: string): string {
+  return `hf${name[0]!.toUpperCase()}${name.slice(1)}`;
+}

@@ -1,0 +1,123 @@
+/**
+ * Provider signals, what workers tell each other about the backends and the queue: each
+ * provider's **pause** (its checks timed out) and the one probe a pause lets through, the
+ * consumers each provider **could not be asked** about (to ask them again promptly when it
+ * answers), the record store's **outage** as a worker's watch last saw it (it expires by
+ * itself), and the **sentinel** whose absence says the queue's Redis forgot everything.
+ */
+import { CoordinationPart } from './context.js';
+import { perProvider } from './reads.js';
+import { decodeJson, pauseCodec, type Pause } from './values.js';
+
+/** A provider's pause, as the checks on it take and lift it. */
+export interface PauseSignals {
+  /** The provider's pause, or null when its checks run. */
+  pauseOf(provider: string): Promise<Pause | null>;
+  /** Pauses the provider's checks unless they already are; true when this call paused them. */
+  pauseProvider(provider: string, pause: Pause): Promise<boolean>;
+  /** Lifts the provider's pause; true when there was one. */
+  unpauseProvider(provider: string): Promise<boolean>;
+  /** The one probe a paused provider lets through every `ms` (across every worker); true when this caller got it. */
+  takeProbe(provider: string, ms: number): Promise<boolean>;
+}
+
+/** The consumers a provider could not be asked about, as its recovery asks them again. */
+export interface CouldNotAskSignals {
+  /** One of the consumers of `provider` last found could-not-ask, or null when there is none. */
+  oneCouldNotAsk(provider: string): Promise<string | null>;
+  /** The consumers of `provider` last found could-not-ask, removed from the set as they are returned. */
+  takeCouldNotAsk(provider: string): Promise<string[]>;
+}
+
+/** Whether the queue's Redis still remembers (see {@link markAlive}). */
+export interface QueueSentinel {
+  /** False when the queue's Redis has forgotten everything since {@link markAlive} (restarted empty, flushed). */
+  alive(): Promise<boolean>;
+  markAlive(now: Date): Promise<void>;
+  /** Whether the queue's Redis forgot everything, asked at most once a second (for explaining errors). */
+  forgot(): Promise<boolean>;
+}
+
+/** The record store's outage, as a worker's watch publishes it and the status reads it. */
+export interface StoreOutageSignal {
+  /** The record store does not answer (kept `ttlMs`, refreshed while it stays so); null: it answers again. */
+  setStoreOutage(outage: Pause | null, ttlMs?: number): Promise<void>;
+  /** The record store's outage as a worker last saw it, or null. */
+  storeOutage(): Promise<Pause | null>;
+}
+
+/** The signals, as the status reads them for every provider. */
+export interface SignalReads {
+  /** Every paused provider among `providers`. */
+  pauses(providers: readonly string[]): Promise<Map<string, Pause>>;
+  /** How many consumers of each provider were last found could-not-ask. */
+  couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>>;
+  alive(): Promise<boolean>;
+}
+
+const decodePause = (raw: string | null) => decodeJson(pauseCodec, raw);
+
+/** How long a sentinel's answer is kept for {@link QueueSentinel.forgot}. */
+const FORGOT_ASKED_EVERY_MS = 1000;
+
+/** Provider signals on one connection, under one key table. */
+export class Signals extends CoordinationPart implements PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads {
+  private aliveSeen: { at: number; alive: Promise<boolean> } | undefined;
+
+  async pauseOf(provider: string): Promise<Pause | null> {
+    return decodePause(await this.redis.get(this.keys.paused(provider)));
+  }
+
+  async pauseProvider(provider: string, pause: Pause): Promise<boolean> {
+    return (await this.redis.set(this.keys.paused(provider), JSON.stringify(pause), 'NX')) === 'OK';
+  }
+
+  async unpauseProvider(provider: string): Promise<boolean> {
+    return (await this.redis.del(this.keys.paused(provider))) > 0;
+  }
+
+  async takeProbe(provider: string, ms: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.probe(provider), '1', 'PX', ms, 'NX')) === 'OK';
+  }
+
+  pauses(providers: readonly string[]): Promise<Map<string, Pause>> {
+    return perProvider(this.redis, providers, this.keys.paused, decodePause);
+  }
+
+  oneCouldNotAsk(provider: string): Promise<string | null> {
+    return this.redis.srandmember(this.keys.couldNotAsk(provider));
+  }
+
+  takeCouldNotAsk(provider: string): Promise<string[]> {
+    return this.scripts.run('takeCouldNotAsk', { provider });
+  }
+
+  async couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>> {
+    const counts = await Promise.all(providers.map((p) => this.redis.scard(this.keys.couldNotAsk(p))));
+    return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
+  }
+
+  async setStoreOutage(outage: Pause | null, ttlMs = 5_000): Promise<void> {
+    if (outage) await this.redis.set(this.keys.storeDown, JSON.stringify(outage), 'PX', ttlMs);
+    else await this.redis.del(this.keys.storeDown);
+  }
+
+  async storeOutage(): Promise<Pause | null> {
+    return decodePause(await this.redis.get(this.keys.storeDown));
+  }
+
+  async alive(): Promise<boolean> {
+    return (await this.redis.exists(this.keys.alive)) === 1;
+  }
+
+  async markAlive(now: Date): Promise<void> {
+    await this.redis.set(this.keys.alive, now.toISOString());
+    this.aliveSeen = undefined;
+  }
+
+  forgot(): Promise<boolean> {
+    const now = Date.now();
+    if (!this.aliveSeen || now - this.aliveSeen.at > FORGOT_ASKED_EVERY_MS) this.aliveSeen = { at: now, alive: this.alive().catch(() => true) };
+    return this.aliveSeen.alive.then((alive) => !alive);
+  }
+}

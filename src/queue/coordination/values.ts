@@ -1,0 +1,64 @@
+/**
+ * The values holdfast keeps in the queue's Redis, and their checked codecs. Anyone who reaches
+ * that Redis can write anything there; a value that does not decode is treated as absent (the
+ * next write replaces it), never trusted and never a crash.
+ */
+import { z } from 'zod';
+import type { LastCheck } from '../../store/consumer-record.js';
+import { CHECK_OUTCOMES } from '../consumer-summary.js';
+
+/** What a consumer's checks learned, kept between checks without touching the store. */
+export interface CheckMemo {
+  /** When the last check ended (ms since the epoch). */
+  at: number;
+  outcome: LastCheck['outcome'];
+  detail: string | null;
+  /** The record revision the check ran at. */
+  epoch: number;
+  /** When the last deep check ended (ms since the epoch), or null when there was none. */
+  deepAt: number | null;
+}
+
+/** Why and since when a provider's checks are paused (or the record store is out). */
+export interface Pause {
+  since: string;
+  reason: string;
+}
+
+/** Logins on a provider's backend under its orphan prefix that no consumer claims. */
+export interface OrphanReport {
+  at: string;
+  prefix: string;
+  logins: string[];
+}
+
+export const checkMemoCodec: z.ZodType<CheckMemo> = z.object({
+  at: z.number(),
+  outcome: z.enum(CHECK_OUTCOMES),
+  detail: z.string().nullable(),
+  epoch: z.number().int(),
+  deepAt: z.number().nullable(),
+});
+
+export const pauseCodec: z.ZodType<Pause> = z.object({ since: z.string(), reason: z.string() });
+
+export const orphanReportCodec: z.ZodType<OrphanReport> = z.object({ at: z.string(), prefix: z.string(), logins: z.array(z.string()) });
+
+/** `raw` (JSON) checked against `codec`; null when absent or not what it should be. */
+export function decodeJson<T>(codec: z.ZodType<T>, raw: string | null | undefined): T | null {
+  if (!raw) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  const decoded = codec.safeParse(value);
+  return decoded.success ? decoded.data : null;
+}
+
+/** A record revision as Redis keeps it (a decimal string); null when absent or not one. */
+export function decodeRevision(raw: string | null | undefined): number | null {
+  if (raw === null || raw === undefined || !/^\d+$/.test(raw)) return null;
+  return Number(raw);
+}

@@ -1,0 +1,149 @@
+/**
+ * The object store's case (issue 14's "no churn, measured"): N `s3-identities` consumers on a
+ * real SeaweedFS, applied from nothing by `holdfast run`, then a window of routine checks. The
+ * server's own metrics count what happened: its identity writes (every `CreateAccessKey`,
+ * `CreateUser`, `PutUserPolicy`… writes the filer's store; a check writes nothing), its
+ * requests by type (a light check is one signed `ListBuckets`, a deep one four IAM reads and
+ * one `ListBuckets`), their handling time and the server's CPU.
+ */
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { s3Login } from '../backends/logins.js';
+import { startOwned, useDocker } from '../backends/provision.js';
+import { createRunDir, instanceDir, reapRunDir } from '../backends/run-dir.js';
+import { readSettings } from '../backends/settings.js';
+import type { OwnedBackend } from '../backends/types.js';
+import { EngineProcess } from './engine-process.js';
+
+/** IAM reads in one deep check: ListUserTags, ListAccessKeys, ListUserPolicies, GetUserPolicy. */
+const IAM_PER_DEEP = 4;
+
+interface ServerCounters {
+  identityWrites: number;
+  listRequests: number;
+  iamRequests: number;
+  requestSeconds: number;
+  cpuSeconds: number;
+}
+
+export interface ObjectStoreResult {
+  consumers: number;
+  verifyEvery: string;
+  deepCheckEvery: string;
+  /** From the start of `holdfast run` until every consumer's signed request works. */
+  firstApplyMs: number;
+  /** The server's identity writes while the consumers were first applied. */
+  firstApplyIdentityWrites: number;
+  windowSeconds: number;
+  lightChecks: number;
+  deepChecks: number;
+  /** The server's identity writes during the routine checks: `CreateAccessKey` calls are among them. */
+  identityWritesDuringChecks: number;
+  serverRequestUsPerCheck: number;
+  serverCpuMsPer1kChecks: number;
+  holdfastCpuMsPer1kChecks: number;
+}
+
+async function counters(s3: OwnedBackend): Promise<ServerCounters> {
+  const text = await (await fetch(s3.metricsUrl!)).text();
+  const sum = (pattern: RegExp) => [...text.matchAll(pattern)].reduce((n, m) => n + Number(m[1]), 0);
+  return {
+    identityWrites: sum(/^SeaweedFS_filerStore_request_total\{[^}]*type="(?:insert|update|delete)"[^}]*\} (\S+)$/gm),
+    listRequests: sum(/^SeaweedFS_s3_request_seconds_count\{[^}]*type="LIST"[^}]*\} (\S+)$/gm),
+    iamRequests: sum(/^SeaweedFS_s3_request_seconds_count\{[^}]*type="IAM-Unified"[^}]*\} (\S+)$/gm),
+    requestSeconds: sum(/^SeaweedFS_s3_request_seconds_sum\{[^}]*type="(?:LIST|IAM-Unified)"[^}]*\} (\S+)$/gm),
+    cpuSeconds: sum(/^process_cpu_seconds_total (\S+)$/gm),
+  };
+}
+
+function writeWorld(dir: string, s3: OwnedBackend, queue: OwnedBackend, store: OwnedBackend, n: number, timing: Record<string, string>): { config: string; secrets: string[] } {
+  for (const sub of ['grants', 'secrets', 'contributions']) mkdirSync(join(dir, sub), { mode: 0o755 });
+  const secrets = Array.from({ length: n }, () => randomBytes(18).toString('base64url'));
+  const ids = secrets.map((_, i) => `c${String(i).padStart(6, '0')}`);
+  ids.forEach((id, i) => writeFileSync(join(dir, 'grants', `${id}.secret`), `${secrets[i]}\n`, { mode: 0o600 }));
+  const items = ids.map((id) => `  - { id: ${id}, login: hf_${id}, secret: ../grants/${id}.secret, values: { buckets: ["${id}-data"] } }`);
+  writeFileSync(join(dir, 'contributions/assets.yaml'), `consumers:\n${items.join('\n')}\n`);
+  writeFileSync(join(dir, 'secrets/queue'), queue.admin.password, { mode: 0o600 });
+  writeFileSync(join(dir, 'secrets/store'), store.admin.password, { mode: 0o600 });
+  writeFileSync(join(dir, 'secrets/assets'), s3.admin.password, { mode: 0o600 });
+  const config = join(dir, 'holdfast.yaml');
+  writeFileSync(config, [
+    `queue: { url: "redis://${queue.host}:${queue.port}", username: ${queue.admin.username}, passwordFile: secrets/queue }`,
+    `store: { url: "mongodb://${store.host}:${store.port}/?authSource=admin", username: ${store.admin.username}, passwordFile: secrets/store }`,
+    'worker: { concurrency: 32 }',
+    'log: { level: warn, format: json }',
+    `defaults: { ${Object.entries(timing).map(([k, v]) => `${k}: ${v}`).join(', ')} }`,
+    'providers:',
+    '  - name: assets',
+    '    adapter: s3-identities',
+    `    admin: { url: "http://${s3.host}:${s3.port}", username: ${s3.admin.username}, passwordFile: secrets/assets }`,
+    '    contributions: contributions/assets.yaml',
+    '    secretsRoot: grants',
+  ].join('\n') + '\n');
+  return { config, secrets };
+}
+
+/** Runs the case for `n` consumers with a `windowMs` window of routine checks. */
+export async function objectStore(n: number, windowMs: number): Promise<ObjectStoreResult> {
+  const settings = readSettings();
+  const run = createRunDir(settings.tmpRoot);
+  const servers: OwnedBackend[] = [];
+  try {
+    const docker = await useDocker(settings);
+    const [s3, queue, store] = await Promise.all([startOwned('s3', run, settings, docker), startOwned('redis', run, settings, docker), startOwned('mongodb', run, settings, docker)]);
+    servers.push(s3, queue, store);
+    if (s3.metricsUrl === undefined) throw new Error('the object-store case needs a SeaweedFS the harness started itself (its metrics port)');
+    // SeaweedFS rewrites its whole identity configuration at every IAM write (about 0.8 ms per identity it holds, measured): applies get time
+    const timing = { verifyEvery: '5s', checkTimeout: '5s', deepCheckEvery: '30s' };
+    const dir = instanceDir(run, 'bench-s3');
+    const world = writeWorld(dir, s3, queue, store, n, timing);
+    const start = await counters(s3);
+    const started = Date.now();
+    const engine = await EngineProcess.start(world.config, 'run', join(dir, 'engine.log'));
+    try {
+      await allSign(s3, world.secrets).catch((error: Error) => {
+        throw new Error(`${error.message}; the engine's log ends:\n${readFileSync(join(dir, 'engine.log'), 'utf8').split('\n').slice(-8).join('\n')}`);
+      });
+      const firstApplyMs = Date.now() - started;
+      // the first deep check after each apply, then light ones
+      await new Promise((r) => setTimeout(r, 5_000));
+      const [before, statsBefore] = [await counters(s3), await engine.fresh()];
+      await new Promise((r) => setTimeout(r, windowMs));
+      const [after, statsAfter] = [await counters(s3), await engine.fresh()];
+      const deep = (after.iamRequests - before.iamRequests) / IAM_PER_DEEP;
+      const light = after.listRequests - before.listRequests - deep;
+      const checks = Math.max(light + deep, 1);
+      return {
+        consumers: n, verifyEvery: timing.verifyEvery, deepCheckEvery: timing.deepCheckEvery, firstApplyMs,
+        firstApplyIdentityWrites: before.identityWrites - start.identityWrites,
+        windowSeconds: (statsAfter.at - statsBefore.at) / 1000,
+        lightChecks: Math.round(light), deepChecks: Math.round(deep),
+        identityWritesDuringChecks: after.identityWrites - before.identityWrites,
+        serverRequestUsPerCheck: ((after.requestSeconds - before.requestSeconds) * 1e6) / checks,
+        serverCpuMsPer1kChecks: ((after.cpuSeconds - before.cpuSeconds) * 1e6) / checks,
+        holdfastCpuMsPer1kChecks: (statsAfter.cpuUs - statsBefore.cpuUs) / checks,
+      };
+    } finally {
+      await engine.stop();
+      // kept beside the results: what the engine said (warnings and errors) during the case
+      copyFileSync(join(dir, 'engine.log'), join(import.meta.dirname, '../../bench/results/object-store-engine.log'));
+    }
+  } finally {
+    await Promise.allSettled(servers.map((s) => s.stop()));
+    await reapRunDir(run);
+  }
+}
+
+/** Waits until every consumer's request, signed with its key and grant secret, is accepted. */
+async function allSign(s3: OwnedBackend, secrets: readonly string[]): Promise<void> {
+  const ids = secrets.map((_, i) => `c${String(i).padStart(6, '0')}`);
+  let waiting = ids.map((id, i) => ({ login: `hf_${id}`, secret: secrets[i]! }));
+  for (const begun = Date.now(); Date.now() - begun < 300_000; ) {
+    const ok = await Promise.all(waiting.map((c) => s3Login(s3, 'assets', c.login, c.secret).catch(() => false)));
+    waiting = waiting.filter((_, i) => !ok[i]);
+    if (waiting.length === 0) return;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  throw new Error(`${waiting.length} of the object store's consumers were not applied within 5 minutes`);
+}

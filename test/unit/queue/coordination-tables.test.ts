@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { consumerEntries, coordinationKeys, holdfastPrefix } from '../../../src/queue/coordination/keys.js';
+import { SCRIPTS, scriptArgs } from '../../../src/queue/coordination/scripts.js';
+import { checkMemoCodec, decodeJson, decodeRevision, orphanReportCodec, pauseCodec } from '../../../src/queue/coordination/values.js';
+
+const keys = coordinationKeys(holdfastPrefix('{hf}'));
+
+describe('the key table', () => {
+  it('keeps the names existing data is stored under', () => {
+    expect({
+      lock: keys.lock('cache/c1'),
+      revs: keys.revs,
+      memos: keys.memos,
+      states: keys.states,
+      briefs: keys.briefs,
+      couldNotAsk: keys.couldNotAsk('cache'),
+      checked: keys.checked('cache'),
+      paused: keys.paused('cache'),
+      probe: keys.probe('cache'),
+      orphans: keys.orphans('cache'),
+      confirmRemovals: keys.confirmRemovals('cache'),
+      alive: keys.alive,
+      storeDown: keys.storeDown,
+    }).toEqual({
+      lock: '{hf}:holdfast:lock:cache/c1',
+      revs: '{hf}:holdfast:revs',
+      memos: '{hf}:holdfast:checks',
+      states: '{hf}:holdfast:states',
+      briefs: '{hf}:holdfast:briefs',
+      couldNotAsk: '{hf}:holdfast:could-not-ask:cache',
+      checked: '{hf}:holdfast:checked:cache',
+      paused: '{hf}:holdfast:paused:cache',
+      probe: '{hf}:holdfast:probe:cache',
+      orphans: '{hf}:holdfast:orphans:cache',
+      confirmRemovals: '{hf}:holdfast:confirm-removals:cache',
+      alive: '{hf}:holdfast:alive',
+      storeDown: '{hf}:holdfast:store-down',
+    });
+  });
+
+  it('names every entry a consumer has, for forgetting it', () => {
+    expect(consumerEntries(keys, 'cache')).toEqual({
+      hashes: ['{hf}:holdfast:revs', '{hf}:holdfast:checks', '{hf}:holdfast:states', '{hf}:holdfast:briefs'],
+      set: '{hf}:holdfast:could-not-ask:cache',
+      sortedSet: '{hf}:holdfast:checked:cache',
+    });
+  });
+});
+
+describe('the script table', () => {
+  it('builds each script’s KEYS and ARGV from named arguments, the key count first', () => {
+    const memo = { at: 1_700_000_000_000, outcome: 'held' as const, detail: null, epoch: 3, deepAt: null };
+    expect(scriptArgs(SCRIPTS.release, keys, { key: 'cache/c1', provider: 'cache', token: 't', memo: JSON.stringify(memo), memoAt: memo.at, asked: 'asked' })).toEqual([
+      4,
+      '{hf}:holdfast:lock:cache/c1',
+      '{hf}:holdfast:checks',
+      '{hf}:holdfast:could-not-ask:cache',
+      '{hf}:holdfast:checked:cache',
+      't',
+      'cache/c1',
+      JSON.stringify(memo),
+      'asked',
+      '1700000000000',
+    ]);
+    expect(scriptArgs(SCRIPTS.release, keys, { key: 'cache/c1', provider: 'cache', token: 't', memo: null, memoAt: null, asked: undefined }).slice(5)).toEqual(['t', 'cache/c1', '', '', '']);
+    expect(scriptArgs(SCRIPTS.claim, keys, { key: 'cache/c1', token: 't', ttlMs: 500 })).toEqual([3, '{hf}:holdfast:lock:cache/c1', '{hf}:holdfast:revs', '{hf}:holdfast:checks', 't', 500, 'cache/c1']);
+    expect(scriptArgs(SCRIPTS.noteSummaries, keys, { provider: 'cache', entries: [{ key: 'cache/c1', rev: 2, state: 'held 2', brief: 'b', heldSince: 5 }, { key: 'cache/c2', rev: 1, state: 'lost 1', brief: 'c', heldSince: null }] })).toEqual([
+      3,
+      '{hf}:holdfast:states',
+      '{hf}:holdfast:briefs',
+      '{hf}:holdfast:checked:cache',
+      ...['cache/c1', 2, 'held 2', 'b', 5],
+      ...['cache/c2', 1, 'lost 1', 'c', ''],
+    ]);
+  });
+
+  it('reads each reply without trusting its shape', () => {
+    expect(SCRIPTS.claim.reply([1, '4', null])).toEqual({ taken: true, rev: '4', memo: null });
+    expect(SCRIPTS.claim.reply([0])).toEqual({ taken: false, rev: null, memo: null });
+    expect(SCRIPTS.takeCouldNotAsk.reply(['a', 2, 'b'])).toEqual(['a', 'b']);
+  });
+});
+
+describe('the values read back', () => {
+  it('decodes what was written', () => {
+    const memo = { at: 1, outcome: 'could-not-ask' as const, detail: 'timed out', epoch: 7, deepAt: 0 };
+    expect(decodeJson(checkMemoCodec, JSON.stringify(memo))).toEqual(memo);
+    expect(decodeJson(pauseCodec, JSON.stringify({ since: '2024-01-01T00:00:00.000Z', reason: 'r' }))).toEqual({ since: '2024-01-01T00:00:00.000Z', reason: 'r' });
+    expect(decodeJson(orphanReportCodec, JSON.stringify({ at: 'a', prefix: 'p', logins: ['x'] }))).toEqual({ at: 'a', prefix: 'p', logins: ['x'] });
+    expect(decodeRevision('12')).toBe(12);
+  });
+
+  it('treats what does not decode as absent', () => {
+    for (const raw of [null, '', 'not json {', '[1,2]', '{"at":"yesterday"}', JSON.stringify({ at: 1, outcome: 'fine', detail: null, epoch: 1, deepAt: null })]) {
+      expect(decodeJson(checkMemoCodec, raw)).toBeNull();
+    }
+    expect(decodeJson(pauseCodec, '{"since":1}')).toBeNull();
+    expect(decodeJson(orphanReportCodec, '{"at":"a","prefix":"p","logins":"x"}')).toBeNull();
+    for (const raw of [null, '', 'abc', '-1', '1.5']) expect(decodeRevision(raw)).toBeNull();
+  });
+});

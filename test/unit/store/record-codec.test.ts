@@ -1,0 +1,106 @@
+/** The record decoded once, at the store's edge: this version's, version 1's, or unreadable, in words; never a throw. */
+import { describe, expect, it } from 'vitest';
+import type { ConsumerContext } from '../../../machines/consumer-machine.js';
+import { MACHINE_VERSION, WAIT_NAMES } from '../../../machines/machine-step.js';
+import type { ConsumerRecord } from '../../../src/store/consumer-record.js';
+import { decodeMachine, decodeRecord, encodeMachine, encodeRecord } from '../../../src/store/record-codec.js';
+
+const context: ConsumerContext = {
+  key: 'cache/app-a',
+  appliedSpecHash: 's',
+  appliedSecretMac: 'm',
+  brakeCount: 0,
+  retryCount: 0,
+  reapplying: false,
+  secretWaits: 0,
+  secretWaitedMs: 0,
+  blockedRepeats: 0,
+  reason: null,
+};
+const at = new Date('2026-11-30T10:00:00Z');
+const desired = { login: 'app_a', values: { keys: ['app-a:*'], 'a.b': { $x: 1 } }, secretPath: '/g/app-a', specHash: 's', source: '/c/cache.yaml:3', removed: false, problems: [] };
+
+const record: ConsumerRecord = {
+  _id: 'cache/app-a',
+  provider: 'cache',
+  consumerId: 'app-a',
+  desired,
+  desiredAt: 1_700_000_000_000,
+  machine: { state: 'held', context },
+  stateSince: at,
+  rev: 7,
+  appliedAt: at,
+  timer: { epoch: 7, wait: 'verify', dueAt: at },
+  effectUntil: null,
+  lastCheck: { at, outcome: 'held', detail: null },
+  history: [{ at, from: 'applying', to: 'held', reason: null }],
+  createdAt: at,
+  updatedAt: at,
+};
+
+/** The document holdfast wrote before machine versions (version 1), in `state`. */
+function versionOne(state: string): Record<string, unknown> {
+  const { machine: _machine, appliedAt: _appliedAt, desiredAt: _desiredAt, ...kept } = encodeRecord(record);
+  return {
+    ...kept,
+    snapshot: { status: 'active', value: state, historyValue: {}, context, children: {} },
+    state,
+    dirty: false,
+    desiredRev: 3,
+    applied: { specHash: 's', secretMac: 'm', at },
+    nextDueAt: at,
+    timer: { epoch: 7, event: `xstate.after.verify.consumer.${state}`, dueAt: at },
+  };
+}
+
+describe('a stored record, decoded', () => {
+  it('reads this version as it was written (keys the wire server refuses encoded and decoded)', () => {
+    const stored = encodeRecord(record);
+    expect(stored.machine).toEqual({ version: MACHINE_VERSION, state: 'held', context });
+    expect(stored.desired).toMatchObject({ values: { keys: ['app-a:*'], 'a%2Eb': { '%24x': 1 } } });
+    expect(decodeRecord(stored)).toEqual(record);
+    expect(decodeRecord({ ...stored, refused: { source: '/c/cache.yaml:4', problems: ['too wide'] } })).toEqual({ ...record, refused: { source: '/c/cache.yaml:4', problems: ['too wide'] } });
+  });
+
+  it('migrates version 1: the snapshot’s state, the time of apply, the wait its timer named', () => {
+    expect(decodeRecord(versionOne('applying'))).toEqual({ ...record, desiredAt: 0, machine: { state: 'applying', context } });
+    expect(decodeRecord({ ...versionOne('held'), applied: null })).toEqual({ ...record, desiredAt: 0, appliedAt: null });
+  });
+
+  it('reads a version-1 record this version rewrote in part: each field from the form it has', () => {
+    const mixed = { ...versionOne('held'), machine: encodeMachine({ state: 'lost', context }), timer: { epoch: 8, wait: 'retry', dueAt: at } };
+    delete (mixed as { snapshot?: unknown }).snapshot;
+    expect(decodeRecord(mixed)).toEqual({ ...record, desiredAt: 0, machine: { state: 'lost', context }, timer: { epoch: 8, wait: 'retry', dueAt: at } });
+  });
+
+  it('says in words why it cannot read a newer version’s record or a damaged one, and what it could read of it', () => {
+    const stored = encodeRecord(record);
+    const seen = { _id: 'cache/app-a', rev: 7, since: at, login: 'app_a' };
+    expect(decodeRecord({ ...stored, machine: { version: 99, phase: 'steady' } })).toEqual({
+      ...seen,
+      unreadable: `written by machine version 99; this holdfast reads versions 1 to ${MACHINE_VERSION}`,
+    });
+    expect(decodeRecord({ ...stored, machine: { ...(stored.machine as object), state: 'sleeping' } })).toMatchObject({ unreadable: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
+    expect(decodeRecord({ ...stored, machine: undefined })).toEqual({ ...seen, unreadable: 'it has no machine' });
+    expect(decodeRecord({ ...stored, desired: 'not a spec' })).toEqual({ ...seen, login: null, unreadable: 'its desired spec is not a document' });
+    expect(decodeRecord({ ...stored, rev: -1 })).toEqual({ ...seen, rev: null, unreadable: 'its revision is not a count' });
+    expect(decodeRecord({ ...stored, timer: { epoch: 7, event: 'xstate.after.nap.consumer.held', dueAt: at } })).toMatchObject({ unreadable: `its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})` });
+    expect(decodeRecord({ ...stored, history: 'long' })).toMatchObject({ unreadable: 'its history is not a list' });
+    expect(decodeRecord({ ...stored, history: [{ at, from: 'applying' }] })).toMatchObject({ unreadable: 'its history has an entry that is not a transition' });
+    expect(decodeRecord({ ...stored, lastCheck: { at, outcome: 'fine' } })).toMatchObject({ unreadable: 'its last check has no outcome of this holdfast' });
+    expect(decodeRecord({ ...stored, _id: 'app-a' })).toMatchObject({ _id: 'app-a', unreadable: 'its key is not <provider>/<id>' });
+  });
+
+  it('never throws, whatever it is given', () => {
+    for (const raw of [null, undefined, 'text', 42, [], { _id: 'cache/x' }, { _id: 'cache/x', machine: null, desired: {} }, { _id: { nested: 1 } }]) {
+      expect(() => decodeRecord(raw)).not.toThrow();
+      expect(decodeRecord(raw)).toHaveProperty('unreadable');
+    }
+  });
+
+  it('decodes a ticket’s machine the same way', () => {
+    expect(decodeMachine(encodeMachine({ state: 'held', context }))).toEqual({ consumer: { state: 'held', context } });
+    expect(decodeMachine({ version: 'two', state: 'held', context })).toEqual({ problem: 'its machine version is not a number' });
+    expect(decodeMachine('held')).toEqual({ problem: 'no state undefined in machine version 1' });
+  });
+});
