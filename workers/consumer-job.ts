@@ -10,6 +10,7 @@
  */
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
+import { providerOf } from '../src/store/consumer-key.js';
 import { ConsumerRun, type RunDeps } from './consumer-run.js';
 import type { JobTrust } from './job-trust.js';
 import { retryLater, type JobOutcome } from './job-outcome.js';
@@ -26,7 +27,7 @@ export interface JobDeps extends RunDeps {
 export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promise<JobOutcome> {
   const trust = deps.trust.judge(job);
   if (trust === 'none') return { kind: 'rejected' };
-  const providerName = job.key.slice(0, job.key.indexOf('/'));
+  const providerName = providerOf(job.key);
   const provider = deps.providers.get(providerName);
   if (!provider) {
     deps.logger.warn({ consumer: job.key }, `no provider "${providerName}" in this configuration; job skipped`);

@@ -31,6 +31,7 @@ import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { Asked, CheckMemo, Claim, ConsumerLocks } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
+import { consumerIdOf } from '../src/store/consumer-key.js';
 import { isUnreadable, type ConsumerRecord, type DesiredSpec } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 import type { EffectInput, Effects } from './effects.js';
@@ -346,7 +347,7 @@ function newRecord(job: JobOf<'desired'>, provider: ProviderRuntime, desired: De
   return {
     _id: job.key,
     provider: provider.config.name,
-    consumerId: job.key.slice(job.key.indexOf('/') + 1),
+    consumerId: consumerIdOf(job.key),
     desired,
     desiredAt: job.at,
     machine: persist(snapshot),

@@ -23,6 +23,7 @@ import { ProviderGate } from '../../workers/provider-gate.js';
 import { observedEffects } from '../../workers/observed-effects.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { summaryState } from '../queue/consumer-summary.js';
+import { providerOf } from '../store/consumer-key.js';
 import { Resync } from '../resync/resync.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
@@ -166,7 +167,7 @@ function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { co
 async function consumersByState(coordination: Coordination): Promise<Array<{ provider: string; state: string; count: number }>> {
   const counts = new Map<string, number>();
   for (const [key, encoded] of Object.entries(await coordination.allStates())) {
-    const label = `${key.slice(0, key.indexOf('/'))}\n${summaryState(encoded)}`;
+    const label = `${providerOf(key)}\n${summaryState(encoded)}`;
     counts.set(label, (counts.get(label) ?? 0) + 1);
   }
   return [...counts].map(([label, count]) => {
