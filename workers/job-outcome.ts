@@ -2,6 +2,7 @@
  * What became of a job. "Try later" is one outcome, whatever its reason: the worker puts the job
  * back, delayed, without using an attempt. A job that throws failed for what retries cannot fix.
  */
+import { putBackAt } from './put-back.js';
 
 /** Why a job is put back. */
 export type Later =
@@ -33,7 +34,6 @@ export function again(at: Date): JobOutcome {
 /** Put back for its reason's retry time, jittered, or until `until` when that is later than `now`. */
 export function retryLater(why: Exclude<Later, 'again'>, now: Date, options: { until?: Date | null; error?: unknown } = {}): JobOutcome {
   const { until, error } = options;
-  const base = RETRY_MS[why];
-  const at = until && until > now ? until.getTime() : now.getTime() + base + Math.floor(Math.random() * base);
+  const at = until && until > now ? until.getTime() : putBackAt(now.getTime(), RETRY_MS[why]);
   return { kind: 'later', at: new Date(at), why, ...(error === undefined ? {} : { error }) };
 }
