@@ -253,7 +253,7 @@ export class ConsumerRun {
 
   /** What a step asks of the record: its wait, and its words, said once the record says so. */
   private note({ draft }: Loaded, moved: Step): void {
-    draft.wait(moved.wait);
+    draft.setWait(moved.wait);
     const state = moved.snapshot.value;
     for (const said of moved.said) draft.say(() => this.log[said.level]({ state }, said.message));
   }

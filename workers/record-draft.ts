@@ -16,7 +16,7 @@ import { persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, 
 import type { Logger } from '../src/logging/logger.js';
 import type { RecordNotes } from '../src/queue/coordination.js';
 import { checkTicket, type ConsumerQueue } from '../src/queue/consumer-queue.js';
-import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
+import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, WaitRecord } from '../src/store/consumer-record.js';
 import { summaryOf } from '../src/queue/summarize.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js';
@@ -55,7 +55,7 @@ interface Write {
   machine: PersistedConsumer;
   moved: boolean;
   transition: HistoryEntry | undefined;
-  timer: TimerRecord | null;
+  timer: WaitRecord | null;
   effectUntil: Date | null;
   now: Date;
 }
@@ -64,12 +64,13 @@ export class RecordDraft {
   private written: Written;
   private pending: Pending = {};
   /** The wait the machine rests in: as written, or as it asked since. */
-  private timer: TimerRecord | null;
+  private wait: WaitRecord | null;
   private desiredAt: number;
   /** When the spec was last applied, written or not. */
   private lastApplied: Date | null;
   private hasWritten = false;
-  private raised = false;
+  /** The machine asked for a wait in this job (and has not cancelled it since). */
+  private waitAsked = false;
   private sayings: Array<() => void> = [];
 
   /** The desired spec the machine works with. */
@@ -83,7 +84,7 @@ export class RecordDraft {
     private readonly log: Logger,
   ) {
     this.written = { rev: record.rev, machine: record.machine, history: record.history, since: record.stateSince, check: record.lastCheck, refusal: record.refused ?? null };
-    this.timer = record.timer;
+    this.wait = record.timer;
     this.desired = record.desired;
     this.desiredAt = record.desiredAt;
     this.lastApplied = record.appliedAt;
@@ -108,8 +109,8 @@ export class RecordDraft {
   }
 
   /** The wait the machine asked for in this job and still rests in, written or not. */
-  get pendingWait(): TimerRecord | null {
-    return this.raised ? this.timer : null;
+  get pendingWait(): WaitRecord | null {
+    return this.waitAsked ? this.wait : null;
   }
 
   /** When the sync read the desired spec the record holds. */
@@ -133,10 +134,10 @@ export class RecordDraft {
   }
 
   /** The wait the machine asked for (null: cancelled; undefined: unchanged). */
-  wait(request: Wait | null | undefined): void {
-    if (request === null) this.timer = null;
-    else if (request) this.timer = { epoch: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + request.ms) };
-    if (request !== undefined) this.raised = request !== null;
+  setWait(request: Wait | null | undefined): void {
+    if (request === null) this.wait = null;
+    else if (request) this.wait = { epoch: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + request.ms) };
+    if (request !== undefined) this.waitAsked = request !== null;
   }
 
   applied(at: Date): void {
@@ -171,7 +172,7 @@ export class RecordDraft {
     const now = this.deps.now();
     if (!this.hasWritten) await this.deps.coordination.forgetRevision(this.key);
     const transition: HistoryEntry | undefined = machine.state !== before.state ? { at: now, from: before.state, to: machine.state, reason: machine.context.reason } : undefined;
-    const timer = effectUntil === null && this.timer ? { ...this.timer, epoch: this.written.rev + 1 } : null;
+    const timer = effectUntil === null && this.wait ? { ...this.wait, epoch: this.written.rev + 1 } : null;
     const write: Write = { machine, moved, transition, timer, effectUntil, now };
     const first = this.isNewUnsaved;
     const rev = first ? await this.insert(write) : await this.update(write);
@@ -230,7 +231,7 @@ export class RecordDraft {
       this.sayings.push(() => this.log.info({ from, to, reason }, `${from} → ${to}${reason ? `: ${reason}` : ''}`));
     }
     this.written = { rev, machine, history, since, check, refusal };
-    this.timer = timer;
+    this.wait = timer;
     this.pending = {};
     this.speak();
   }
@@ -247,7 +248,7 @@ export class RecordDraft {
   /** After the last save: the wait's job at the new revision, then the revision remembered. */
   async finish(): Promise<void> {
     if (!this.hasWritten) return;
-    await this.scheduleWait(this.timer);
+    await this.scheduleWait(this.wait);
     await this.deps.coordination.rememberRevision(this.key, this.written.rev);
   }
 
@@ -260,10 +261,10 @@ export class RecordDraft {
     await this.deps.coordination.rememberRevision(this.key, this.written.rev);
   }
 
-  private async scheduleWait(timer: TimerRecord | null): Promise<void> {
-    if (!timer) return;
+  private async scheduleWait(wait: WaitRecord | null): Promise<void> {
+    if (!wait) return;
     const ticket = checkTicket(this.written.machine, this.desired, this.lastApplied);
-    await this.deps.queue.scheduleWaits([{ key: this.key, timer, ticket }], this.deps.now());
+    await this.deps.queue.scheduleWaits([{ key: this.key, timer: wait, ticket }], this.deps.now());
   }
 
   /** The consumer is removed: its record and everything the queue's Redis knew of it go. */

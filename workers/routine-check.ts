@@ -15,7 +15,7 @@ import { decodeMachine } from '../src/store/record-codec.js';
 import type { CheckResult, Effects } from './effects.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 
-export type TimerJob = Extract<ConsumerJobData, { kind: 'timer' }>;
+export type WaitJob = Extract<ConsumerJobData, { kind: 'timer' }>;
 
 /**
  * The steps a routine check took on the ticket, which is the record at the job's epoch: carried
@@ -64,7 +64,7 @@ export function memoOf(result: CheckResult, epoch: number, previous: CheckMemo |
 }
 
 export async function routineCheck(
-  job: TimerJob,
+  job: WaitJob,
   provider: ProviderRuntime,
   memo: CheckMemo | null,
   effects: Effects,

@@ -10,7 +10,7 @@ import type { CommandEvent } from '../../machines/consumer-events.js';
 import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
 import type { RedisConnectionConfig } from '../config/config.js';
 import { bullConnection } from './bull-connection.js';
-import type { DesiredSpec, MachineRecord, TimerRecord } from '../store/consumer-record.js';
+import type { DesiredSpec, MachineRecord, WaitRecord } from '../store/consumer-record.js';
 import { encodeMachine } from '../store/record-codec.js';
 import type { JobSeal } from './job-seal.js';
 
@@ -49,7 +49,7 @@ export type JobCommand = Extract<CommandEvent, { type: (typeof JOB_COMMANDS)[num
 /** A wait to schedule: the record's timer and the ticket its job carries. */
 export interface ScheduledWait {
   key: string;
-  timer: TimerRecord;
+  timer: WaitRecord;
   ticket: CheckTicket;
 }
 
