@@ -74,9 +74,9 @@ describe('one backend, one owner per login', () => {
     // as `npm run example` runs it: beside its admin secrets
     writeFileSync(join(dir, 'holdfast.yaml'), readFileSync(join(import.meta.dirname, '../../../examples/holdfast.yaml')));
     mkdirSync(join(dir, 'secrets'));
-    for (const name of ['queue', 'store', 'cache', 'ledger', 'catalog']) writeFileSync(join(dir, `secrets/${name}-admin`), 'an-admin-password\n');
+    for (const name of ['queue', 'store', 'cache', 'ledger', 'catalog', 'assets']) writeFileSync(join(dir, `secrets/${name}-admin`), 'an-admin-password\n');
     const config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false }, readOnly: true });
-    expect(config.providers.map((p) => p.name)).toEqual(['cache', 'ledger', 'catalog']);
+    expect(config.providers.map((p) => p.name)).toEqual(['cache', 'ledger', 'catalog', 'assets']);
     expect(config.providers[0]!.reservedLogins).toEqual(['default', 'admin']);
   });
 });
