@@ -4,7 +4,6 @@
  * table; TypeScript refuses a state without an entry, and a test compares it with the chart.
  */
 import type { ConsumerStateName } from './consumer-machine.js';
-import type { PersistedConsumer } from './machine-step.js';
 
 export interface StateMeaning {
   /** The state in words, e.g. `could not ask`. */
@@ -34,8 +33,3 @@ export const STATE_MEANINGS: Readonly<Record<ConsumerStateName, StateMeaning>> =
   removeRefused: { label: 'remove refused by the backend: waiting for someone to act', healthy: false },
   removed: { label: 'removed', healthy: true },
 };
-
-/** A consumer as the status shows it: its state, what that means, its brake count and reason. */
-export function describeConsumer(consumer: PersistedConsumer): StateMeaning & { state: ConsumerStateName; brakeCount: number; reason: string | null } {
-  return { state: consumer.state, ...STATE_MEANINGS[consumer.state], brakeCount: consumer.context.brakeCount, reason: consumer.context.reason };
-}

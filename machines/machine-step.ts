@@ -109,6 +109,3 @@ export function readPersisted(version: number | undefined, stored: unknown): { c
   if (typeof context !== 'object' || context === null) return { problem: `no context in a machine version ${v} record` };
   return { consumer: { state: name as ConsumerStateName, context: context as ConsumerContext } };
 }
-
-/** The machine's context type, for layers that display it. */
-export type { ConsumerContext };

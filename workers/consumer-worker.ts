@@ -1,18 +1,16 @@
 /**
- * A BullMQ worker that runs consumer jobs (see `consumer-job.ts`). A routine check that
- * changed nothing runs its own job again later; a job that finds its consumer busy, or whose
- * write lost a compare-and-swap, is put back, delayed: none of these use up an attempt. A job
- * fails only for what retries cannot fix, and says which consumer, in words.
+ * A BullMQ worker that runs consumer jobs (see `consumer-job.ts`). A job whose outcome is
+ * `later` (a routine check that changed nothing, a busy consumer, a lost compare-and-swap, a
+ * store that does not answer) is put back, delayed, without using up an attempt. A job fails
+ * only for what retries cannot fix, and says which consumer, in words.
  */
 import { DelayedError, ErrorCode, Worker, type Job } from 'bullmq';
-import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import { bullConnection } from '../src/queue/bull-connection.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { RedisConnectionConfig } from '../src/config/config.js';
-import { runConsumerJob, STORE_DOWN_RETRY_MS, type JobDeps, type JobOutcome } from './consumer-job.js';
-import { putBackAt } from './put-back.js';
+import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
 
 export interface ConsumerWorkerOptions {
   connection: RedisConnectionConfig;
@@ -27,7 +25,9 @@ export interface ConsumerWorkerOptions {
   queueForgot: () => Promise<boolean>;
 }
 
-const CONFLICT_RETRY_MS = 250;
+/** What a job that is not put back returns to BullMQ. */
+type Finished = Exclude<JobOutcome['kind'], 'later'>;
+
 /** How often, at most, jobs the queue lost track of are said (counted in between). */
 const LOST_SAID_EVERY_MS = 60_000;
 
@@ -47,64 +47,71 @@ function lostJob(error: unknown): boolean {
 const PUT_BACK = new DelayedError();
 
 export class ConsumerWorker {
-  readonly worker: Worker<ConsumerJobData, JobOutcome['kind']>;
+  readonly worker: Worker<ConsumerJobData, Finished>;
 
-  constructor(deps: JobDeps, options: ConsumerWorkerOptions, logger: Logger) {
-    const describe = (error: unknown) => options.scrubber.describe(error);
-    let lost = { count: 0, saidAt: 0 };
-    /** A job the queue lost track of: counted, and said once a minute at most (a queue that forgot everything is said by the resync). */
-    const lose = (error: unknown): void => {
-      lost.count++;
-      logger.debug({ err: describe(error) }, `the queue lost track of a job: ${describe(error)}`);
-      void options.queueForgot().then((forgot) => {
-        if (forgot || Date.now() - lost.saidAt < LOST_SAID_EVERY_MS) return;
-        logger.warn({ jobs: lost.count }, `the queue lost track of ${lost.count} job(s) after their work was done (its Redis forgot them, or a job outlived its lock); each consumer's next step stays in its record, and the sweep re-creates what is missing`);
-        lost = { count: 0, saidAt: Date.now() };
-      });
-    };
-    const later = async (job: Job<ConsumerJobData>, at: number, token: string | undefined): Promise<never> => {
-      try {
-        await job.moveToDelayed(at, token);
-      } catch (error) {
-        if (!lostJob(error) && !(await options.queueForgot())) throw error;
-        lose(error);
-      }
-      throw PUT_BACK;
-    };
+  /** Jobs the queue lost track of since that was last said. */
+  private lost = { count: 0, saidAt: 0 };
 
-    this.worker = new Worker<ConsumerJobData, JobOutcome['kind']>(
-      options.name,
-      async (job, token) => {
-        let outcome: JobOutcome;
-        try {
-          outcome = await runConsumerJob(job.data, deps);
-        } catch (error) {
-          if (isHoldfastError(error, 'STORE_UNAVAILABLE') && deps.storeDown?.()) {
-            // the store stopped answering (said once by its watch): put back, no attempt used
-            logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${describe(error)}`);
-            return later(job, putBackAt(Date.now(), STORE_DOWN_RETRY_MS), token);
-          }
-          if (!isHoldfastError(error, 'REVISION_CONFLICT')) throw error;
-          logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${describe(error)}`);
-          return later(job, putBackAt(Date.now(), CONFLICT_RETRY_MS), token);
-        }
-        if (outcome.kind === 'again' || outcome.kind === 'busy') return later(job, outcome.at.getTime(), token);
-        if (outcome.kind !== 'done') logger.debug({ consumer: job.data.key, job: job.id, kind: job.data.kind, outcome: outcome.kind }, `job ${outcome.kind}`);
-        return outcome.kind;
-      },
-      { connection: bullConnection(options.connection), prefix: options.prefix, concurrency: options.concurrency },
-    );
-    this.worker.on('failed', (job, error) => {
-      const final = job === undefined || job.attemptsMade >= (job.opts.attempts ?? 1);
-      const what = `job ${job?.id ?? '?'} for ${job?.data.key ?? 'an unknown consumer'} failed${final ? '' : `; attempt ${job?.attemptsMade} of ${job?.opts.attempts}, retried`}: ${describe(error)}`;
-      logger[final ? 'error' : 'warn']({ consumer: job?.data.key, job: job?.id, attempt: job?.attemptsMade }, what);
+  constructor(
+    private readonly deps: JobDeps,
+    private readonly options: ConsumerWorkerOptions,
+    private readonly logger: Logger,
+  ) {
+    this.worker = new Worker<ConsumerJobData, Finished>(options.name, (job, token) => this.process(job, token), {
+      connection: bullConnection(options.connection),
+      prefix: options.prefix,
+      concurrency: options.concurrency,
     });
+    this.worker.on('failed', (job, error) => this.failed(job, error));
     this.worker.on('error', (error) => {
-      if (lostJob(error)) return lose(error);
+      if (lostJob(error)) return this.lose(error);
       void options.queueForgot().then((forgot) => {
-        if (!forgot) logger.error({ err: describe(error) }, `worker error: ${describe(error)}`);
+        if (!forgot) logger.error({ err: this.describe(error) }, `worker error: ${this.describe(error)}`);
       });
     });
+  }
+
+  private async process(job: Job<ConsumerJobData>, token: string | undefined): Promise<Finished> {
+    const outcome = await runConsumerJob(job.data, this.deps);
+    if (outcome.kind === 'later') {
+      // put back, no attempt used: the debug log says why when an error said so
+      if (outcome.error !== undefined) this.logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${this.describe(outcome.error)}`);
+      return this.later(job, outcome.at.getTime(), token);
+    }
+    if (outcome.kind !== 'done') this.logger.debug({ consumer: job.data.key, job: job.id, kind: job.data.kind, outcome: outcome.kind }, `job ${outcome.kind}`);
+    return outcome.kind;
+  }
+
+  /** Puts the job back until `at`, without using an attempt. */
+  private async later(job: Job<ConsumerJobData>, at: number, token: string | undefined): Promise<never> {
+    try {
+      await job.moveToDelayed(at, token);
+    } catch (error) {
+      if (!lostJob(error) && !(await this.options.queueForgot())) throw error;
+      this.lose(error);
+    }
+    throw PUT_BACK;
+  }
+
+  /** A job the queue lost track of: counted, and said once a minute at most (a queue that forgot everything is said by the resync). */
+  private lose(error: unknown): void {
+    this.lost.count++;
+    this.logger.debug({ err: this.describe(error) }, `the queue lost track of a job: ${this.describe(error)}`);
+    void this.options.queueForgot().then((forgot) => {
+      if (forgot || Date.now() - this.lost.saidAt < LOST_SAID_EVERY_MS) return;
+      this.logger.warn({ jobs: this.lost.count }, `the queue lost track of ${this.lost.count} job(s) after their work was done (its Redis forgot them, or a job outlived its lock); each consumer's next step stays in its record, and the sweep re-creates what is missing`);
+      this.lost = { count: 0, saidAt: Date.now() };
+    });
+  }
+
+  private failed(job: Job<ConsumerJobData> | undefined, error: Error): void {
+    const final = job === undefined || job.attemptsMade >= (job.opts.attempts ?? 1);
+    const what = `job ${job?.id ?? '?'} for ${job?.data.key ?? 'an unknown consumer'} failed${final ? '' : `; attempt ${job?.attemptsMade} of ${job?.opts.attempts}, retried`}: ${this.describe(error)}`;
+    this.logger[final ? 'error' : 'warn']({ consumer: job?.data.key, job: job?.id, attempt: job?.attemptsMade }, what);
+  }
+
+  private describe(error: unknown): string {
+    return this.options.scrubber.describe(error);
   }
 
   /** Stops taking jobs and waits for the running ones to finish. */

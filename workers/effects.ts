@@ -15,7 +15,7 @@
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerContext } from '../machines/consumer-machine.js';
 import { jittered, unitHash } from '../machines/delays.js';
-import type { Grant } from '../src/adapters/adapter.js';
+import type { Adapter, Grant } from '../src/adapters/adapter.js';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
@@ -50,15 +50,23 @@ export interface CheckResult {
   deep: boolean;
 }
 
+/** The grant secret an apply needs, as read: the password, or the event that says why the apply cannot start. */
+export type SecretOutcome = { password: string } | { event: ConsumerEvent };
+
+export interface ApplyInput extends EffectInput {
+  /** The grant secret, as {@link Effects.secretFor} read it for this apply; never kept. */
+  password: string;
+}
+
 export interface Effects {
   /**
-   * Why an apply of this spec cannot start (its grant secret missing, unreadable, or wrong),
-   * as the event that says so; null when it can. Read before an apply is written down, so that
-   * a consumer waiting for its secret stays in its waiting state rather than passing through
-   * `applying` at every try.
+   * Reads the grant secret of an apply before the apply is written down: the password, or the
+   * event that says why the apply cannot start (its grant secret missing, unreadable, or wrong),
+   * so that a consumer waiting for its secret stays in its waiting state rather than passing
+   * through `applying` at every try. The apply is handed the password read here: one read per apply.
    */
-  secretProblem(spec: EffectSpec, provider: ProviderRuntime): Promise<ConsumerEvent | null>;
-  apply(input: EffectInput): Promise<ConsumerEvent>;
+  secretFor(spec: EffectSpec, provider: ProviderRuntime): Promise<SecretOutcome>;
+  apply(input: ApplyInput): Promise<ConsumerEvent>;
   check(input: CheckInput): Promise<CheckResult>;
   remove(input: EffectInput): Promise<ConsumerEvent>;
 }
@@ -73,8 +81,6 @@ export interface EffectDeps {
   /** A provider could not be asked. */
   couldNotAsk?: (provider: string) => void;
 }
-
-type SecretOutcome = { password: string } | { event: ConsumerEvent };
 
 async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scrubber): Promise<SecretOutcome> {
   try {
@@ -117,123 +123,143 @@ export function deepCheckDue(key: string, appliedAt: number | null, memo: CheckM
 /** A check that fails this soon after its provider answered another one races the provider's recovery. */
 const RECOVERY_RACE_MS = 2_000;
 
-export function createEffects(deps: EffectDeps): Effects {
-  /** Providers this process last saw fail to answer. */
-  const failing = new Set<string>();
-  const answeredAt = new Map<string, number>();
-  const answered = async (name: string): Promise<void> => {
-    await deps.gate.answered(name);
-    answeredAt.set(name, Date.now());
-    if (failing.delete(name)) deps.answeredAgain?.(name);
-  };
-  const failed = (name: string): void => {
-    failing.add(name);
-    deps.couldNotAsk?.(name);
+/** Which providers this process saw answer, and last saw fail to answer. */
+class Answers {
+  private readonly failing = new Set<string>();
+  private readonly answeredAt = new Map<string, number>();
+
+  constructor(private readonly deps: EffectDeps) {}
+
+  async answered(name: string): Promise<void> {
+    await this.deps.gate.answered(name);
+    this.answeredAt.set(name, Date.now());
+    if (this.failing.delete(name)) this.deps.answeredAgain?.(name);
+  }
+
+  failed(name: string): void {
+    this.failing.add(name);
+    this.deps.couldNotAsk?.(name);
     // begun before the provider came back: its consumer is asked again with the others
-    if (Date.now() - (answeredAt.get(name) ?? 0) < RECOVERY_RACE_MS) deps.answeredAgain?.(name);
-  };
+    if (Date.now() - (this.answeredAt.get(name) ?? 0) < RECOVERY_RACE_MS) this.deps.answeredAgain?.(name);
+  }
+}
 
+export function createEffects(deps: EffectDeps): Effects {
+  const answers = new Answers(deps);
   return {
-    async secretProblem(spec, provider) {
-      const secret = await readSecret(spec.secretPath, provider, deps.scrubber);
-      return 'event' in secret ? secret.event : null;
-    },
-
-    async apply({ provider, spec, context }) {
-      const secret = await readSecret(spec.secretPath, provider, deps.scrubber);
-      if ('event' in secret) return secret.event;
-      const scrub = deps.scrubber.with(secret.password);
-      const limit = deadline(provider);
-      try {
-        const secretMac = secretFingerprint(deps.fingerprintKey, secret.password);
-        // a rotated grant secret, with an overlap: the old password stays accepted beside the new one for a while
-        const rotating = provider.config.rotationOverlapMs !== undefined && context.appliedSecretMac !== null && context.appliedSecretMac !== secretMac;
-        const grant: Grant = { login: spec.login, password: secret.password, values: spec.values, ...(rotating ? { keepPasswords: true } : {}) };
-        if (provider.config.management === 'observe') {
-          // observe only: asked, never applied
-          if (!provider.adapter.holds) return { type: 'NOT_APPLIED', reason: 'unknown', detail: `the ${provider.config.adapter.kind} adapter cannot be asked` };
-          const answer = await provider.adapter.holds(grant, limit);
-          await answered(provider.config.name);
-          if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub.scrub(answer.detail) };
-          return { type: 'APPLIED', specHash: spec.specHash, secretMac: secretFingerprint(deps.fingerprintKey, secret.password) };
-        }
-        await provider.adapter.create(grant, limit);
-        await answered(provider.config.name);
-        return { type: 'APPLIED', specHash: spec.specHash, secretMac };
-      } catch (error) {
-        const words = scrub.describe(error);
-        return isHoldfastError(error, 'BACKEND_REFUSED') ? { type: 'APPLY_REFUSED', error: words } : { type: 'APPLY_FAILED', error: words };
-      } finally {
-        limit.done();
-      }
-    },
-
-    async check({ key, provider, spec, context, appliedAt, memo }) {
-      const shallow = { deep: false };
-      if (spec.specHash !== context.appliedSpecHash) return { event: { type: 'CHANGED', what: 'spec changed since it was applied' }, ...shallow };
-      const secret = await readSecret(spec.secretPath, provider, deps.scrubber);
-      if ('event' in secret) {
-        const { event } = secret;
-        return { event: event.type === 'APPLY_FAILED' ? { type: 'CHECK_FAILED', error: event.error, timedOut: false } : event, ...shallow };
-      }
-      if (secretFingerprint(deps.fingerprintKey, secret.password) !== context.appliedSecretMac) {
-        return { event: { type: 'CHANGED', what: 'grant secret rotated' }, ...shallow };
-      }
-      const { adapter } = provider;
-      if (!adapter.holds) return { event: { type: 'HELD' }, ...shallow };
-      const name = provider.config.name;
-      const admission = await deps.gate.admit(name, provider.config.timing.checkTimeoutMs + 1000);
-      if (!admission.admitted) {
-        return { event: { type: 'CHECK_FAILED', error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`, timedOut: false }, ...shallow };
-      }
-      const now = deps.now().getTime();
-      const overlapping = inOverlap(appliedAt, provider, now);
-      const grant: Grant = { login: spec.login, password: secret.password, values: spec.values, ...(overlapping ? { keepPasswords: true } : {}) };
-      // made only when something is to be said: a routine check that passes says nothing
-      const scrub = () => deps.scrubber.with(secret.password);
-      const limit = deadline(provider);
-      try {
-        if (adapter.authenticates && !deepCheckDue(key, appliedAt, memo, provider, now)) {
-          // a light check that does not pass, for whatever reason, is confirmed by a deep one
-          if (await adapter.authenticates(grant, limit).catch(() => false)) {
-            await answered(name);
-            return { event: { type: 'HELD' }, ...shallow };
-          }
-        }
-        const answer = await adapter.holds(grant, limit);
-        await answered(name);
-        if (answer.held) return { event: { type: 'HELD' }, deep: true };
-        if (answer.reason === 'password-differs' && provider.config.rotationOverlapMs !== undefined && !overlapping && appliedAt !== null) {
-          // held but for passwords kept beside the grant's: what an overlap kept, now over
-          if ((await adapter.holds({ ...grant, keepPasswords: true }, limit)).held) return { event: { type: 'CHANGED', what: 'passwords besides the grant secret\'s accepted (a rotation overlap over, or added by hand): removing them' }, deep: true };
-        }
-        const detail = scrub().scrub(answer.detail);
-        return { event: provider.config.management === 'observe' ? { type: 'NOT_APPLIED', reason: answer.reason, detail } : { type: 'NOT_HELD', reason: answer.reason, detail }, deep: true };
-      } catch (error) {
-        failed(name);
-        const timedOut = isHoldfastError(error, 'DEADLINE_EXCEEDED');
-        if (timedOut) {
-          await deps.gate.pause(name, `the check of ${key} timed out after ${provider.config.timing.checkTimeoutMs} ms`, deps.now());
-        }
-        return { event: { type: 'CHECK_FAILED', error: scrub().describe(error), timedOut }, ...shallow };
-      } finally {
-        limit.done();
-      }
-    },
-
-    async remove({ provider, spec }) {
-      if (provider.config.management !== 'manage') return { type: 'REMOVED' }; // the login is left on the backend
-      const limit = deadline(provider);
-      try {
-        await provider.adapter.remove(spec.login, limit, spec.values);
-        await answered(provider.config.name);
-        return { type: 'REMOVED' };
-      } catch (error) {
-        const words = deps.scrubber.describe(error);
-        return isHoldfastError(error, 'BACKEND_REFUSED') ? { type: 'REMOVE_REFUSED', error: words } : { type: 'REMOVE_FAILED', error: words };
-      } finally {
-        limit.done();
-      }
-    },
+    secretFor: (spec, provider) => readSecret(spec.secretPath, provider, deps.scrubber),
+    apply: (input) => apply(input, deps, answers),
+    check: (input) => check(input, deps, answers),
+    remove: (input) => remove(input, deps, answers),
   };
+}
+
+async function apply({ provider, spec, context, password }: ApplyInput, deps: EffectDeps, answers: Answers): Promise<ConsumerEvent> {
+  const scrub = deps.scrubber.with(password);
+  const limit = deadline(provider);
+  try {
+    const secretMac = secretFingerprint(deps.fingerprintKey, password);
+    // a rotated grant secret, with an overlap: the old password stays accepted beside the new one for a while
+    const rotating = provider.config.rotationOverlapMs !== undefined && context.appliedSecretMac !== null && context.appliedSecretMac !== secretMac;
+    const grant: Grant = { login: spec.login, password, values: spec.values, ...(rotating ? { keepPasswords: true } : {}) };
+    if (provider.config.management === 'observe') {
+      // observe only: asked, never applied
+      if (!provider.adapter.holds) return { type: 'NOT_APPLIED', reason: 'unknown', detail: `the ${provider.config.adapter.kind} adapter cannot be asked` };
+      const answer = await provider.adapter.holds(grant, limit);
+      await answers.answered(provider.config.name);
+      if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub.scrub(answer.detail) };
+      return { type: 'APPLIED', specHash: spec.specHash, secretMac };
+    }
+    await provider.adapter.create(grant, limit);
+    await answers.answered(provider.config.name);
+    return { type: 'APPLIED', specHash: spec.specHash, secretMac };
+  } catch (error) {
+    const words = scrub.describe(error);
+    return isHoldfastError(error, 'BACKEND_REFUSED') ? { type: 'APPLY_REFUSED', error: words } : { type: 'APPLY_FAILED', error: words };
+  } finally {
+    limit.done();
+  }
+}
+
+/** A check: what can be told without the backend (spec or secret changed, secret unreadable), else the backend asked. */
+async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Promise<CheckResult> {
+  const { provider, spec, context } = input;
+  const shallow = { deep: false };
+  if (spec.specHash !== context.appliedSpecHash) return { event: { type: 'CHANGED', what: 'spec changed since it was applied' }, ...shallow };
+  const secret = await readSecret(spec.secretPath, provider, deps.scrubber);
+  if ('event' in secret) {
+    const { event } = secret;
+    return { event: event.type === 'APPLY_FAILED' ? { type: 'CHECK_FAILED', error: event.error, timedOut: false } : event, ...shallow };
+  }
+  if (secretFingerprint(deps.fingerprintKey, secret.password) !== context.appliedSecretMac) {
+    return { event: { type: 'CHANGED', what: 'grant secret rotated' }, ...shallow };
+  }
+  const { adapter } = provider;
+  if (!asks(adapter)) return { event: { type: 'HELD' }, ...shallow };
+  const name = provider.config.name;
+  const admission = await deps.gate.admit(name, provider.config.timing.checkTimeoutMs + 1000);
+  if (!admission.admitted) {
+    return { event: { type: 'CHECK_FAILED', error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`, timedOut: false }, ...shallow };
+  }
+  return ask(input, adapter, secret.password, deps, answers);
+}
+
+/** An adapter whose backend can be asked whether it holds a grant. */
+type Asking = Adapter & Required<Pick<Adapter, 'holds'>>;
+
+function asks(adapter: Adapter): adapter is Asking {
+  return adapter.holds !== undefined;
+}
+
+/** A check the backend answers: light when it may be, deep (rules compared) when due or to confirm a light one that did not pass. */
+async function ask({ key, provider, spec, appliedAt, memo }: CheckInput, adapter: Asking, password: string, deps: EffectDeps, answers: Answers): Promise<CheckResult> {
+  const name = provider.config.name;
+  const now = deps.now().getTime();
+  const overlapping = inOverlap(appliedAt, provider, now);
+  const grant: Grant = { login: spec.login, password, values: spec.values, ...(overlapping ? { keepPasswords: true } : {}) };
+  // made only when something is to be said: a routine check that passes says nothing
+  const scrub = () => deps.scrubber.with(password);
+  const limit = deadline(provider);
+  try {
+    if (adapter.authenticates && !deepCheckDue(key, appliedAt, memo, provider, now)) {
+      // a light check that does not pass, for whatever reason, is confirmed by a deep one
+      if (await adapter.authenticates(grant, limit).catch(() => false)) {
+        await answers.answered(name);
+        return { event: { type: 'HELD' }, deep: false };
+      }
+    }
+    const answer = await adapter.holds(grant, limit);
+    await answers.answered(name);
+    if (answer.held) return { event: { type: 'HELD' }, deep: true };
+    if (answer.reason === 'password-differs' && provider.config.rotationOverlapMs !== undefined && !overlapping && appliedAt !== null) {
+      // held but for passwords kept beside the grant's: what an overlap kept, now over
+      if ((await adapter.holds({ ...grant, keepPasswords: true }, limit)).held) return { event: { type: 'CHANGED', what: 'passwords besides the grant secret\'s accepted (a rotation overlap over, or added by hand): removing them' }, deep: true };
+    }
+    const detail = scrub().scrub(answer.detail);
+    return { event: provider.config.management === 'observe' ? { type: 'NOT_APPLIED', reason: answer.reason, detail } : { type: 'NOT_HELD', reason: answer.reason, detail }, deep: true };
+  } catch (error) {
+    answers.failed(name);
+    const timedOut = isHoldfastError(error, 'DEADLINE_EXCEEDED');
+    if (timedOut) {
+      await deps.gate.pause(name, `the check of ${key} timed out after ${provider.config.timing.checkTimeoutMs} ms`, deps.now());
+    }
+    return { event: { type: 'CHECK_FAILED', error: scrub().describe(error), timedOut }, deep: false };
+  } finally {
+    limit.done();
+  }
+}
+
+async function remove({ provider, spec }: EffectInput, deps: EffectDeps, answers: Answers): Promise<ConsumerEvent> {
+  if (provider.config.management !== 'manage') return { type: 'REMOVED' }; // the login is left on the backend
+  const limit = deadline(provider);
+  try {
+    await provider.adapter.remove(spec.login, limit, spec.values);
+    await answers.answered(provider.config.name);
+    return { type: 'REMOVED' };
+  } catch (error) {
+    const words = deps.scrubber.describe(error);
+    return isHoldfastError(error, 'BACKEND_REFUSED') ? { type: 'REMOVE_REFUSED', error: words } : { type: 'REMOVE_FAILED', error: words };
+  } finally {
+    limit.done();
+  }
 }

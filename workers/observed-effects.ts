@@ -6,8 +6,6 @@ import type { Effects } from './effects.js';
 export function observedEffects(effects: Effects, observer: WorkObserver): Effects {
   return {
     ...effects,
-    secretProblem: (spec, provider) => effects.secretProblem(spec, provider),
-    remove: (input) => effects.remove(input),
     async check(input) {
       const result = await effects.check(input);
       const outcome = lastCheckOf(result.event, new Date(0))?.outcome;

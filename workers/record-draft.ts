@@ -15,12 +15,11 @@ import type { ConsumerStateName } from '../machines/consumer-machine.js';
 import { persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { RecordNotes } from '../src/queue/coordination.js';
-import type { CheckTicket, ConsumerQueue } from '../src/queue/consumer-queue.js';
-import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, TimerRecord } from '../src/store/consumer-record.js';
-import { encodeMachine } from '../src/store/record-codec.js';
+import { checkTicket, type ConsumerQueue } from '../src/queue/consumer-queue.js';
+import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, WaitRecord } from '../src/store/consumer-record.js';
 import { summaryOf } from '../src/queue/summarize.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
-import type { ConsumerStore } from '../src/store/consumer-store.js';
+import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js';
 
 export interface DraftDeps {
   store: Pick<ConsumerStore, 'insert' | 'save' | 'delete'>;
@@ -31,25 +30,47 @@ export interface DraftDeps {
   observer?: Pick<WorkObserver, 'transition'>;
 }
 
+/** What this job changed and has not written yet. */
+interface Pending {
+  /** A desired spec delivered by the sync, and when it read it. */
+  delivered?: { spec: DesiredSpec; at: number };
+  appliedAt?: Date;
+  check?: LastCheck;
+  /** A refused spec to record; null: the refusal is over. */
+  refusal?: RefusedSpec | null;
+}
+
+/** The record as the store holds it: as this job read it, or last wrote it. */
+interface Written {
+  rev: number;
+  machine: PersistedConsumer;
+  history: HistoryEntry[];
+  since: Date;
+  check: LastCheck | null;
+  refusal: RefusedSpec | null;
+}
+
+/** One write about to be made: the machine, its transition if the state changed, the wait and the effect's horizon. */
+interface Write {
+  machine: PersistedConsumer;
+  moved: boolean;
+  transition: HistoryEntry | undefined;
+  timer: WaitRecord | null;
+  effectUntil: Date | null;
+  now: Date;
+}
+
 export class RecordDraft {
-  private rev: number;
-  private history: HistoryEntry[];
-  private saved: PersistedConsumer;
-  private timer: TimerRecord | null;
+  private written: Written;
+  private pending: Pending = {};
+  /** The wait the machine rests in: as written, or as it asked since. */
+  private wait: WaitRecord | null;
   private desiredAt: number;
-  private delivered: { spec: DesiredSpec; at: number } | undefined;
-  private appliedAt: Date | undefined;
-  private lastAppliedAt: Date | null;
-  private lastCheck: LastCheck | undefined;
-  /** A refused spec to record (null: the refusal is over); undefined: unchanged. */
-  private refusedChange: RefusedSpec | null | undefined;
-  /** The refused spec the record holds, as last written. */
-  private refusedKept: RefusedSpec | null;
-  /** The record's last check and state's start, as last written. */
-  private checkedLast: LastCheck | null;
-  private since: Date;
-  private written = false;
-  private raised = false;
+  /** When the spec was last applied, written or not. */
+  private lastApplied: Date | null;
+  private hasWritten = false;
+  /** The machine asked for a wait in this job (and has not cancelled it since). */
+  private waitAsked = false;
   private sayings: Array<() => void> = [];
 
   /** The desired spec the machine works with. */
@@ -62,16 +83,11 @@ export class RecordDraft {
     private readonly deps: DraftDeps,
     private readonly log: Logger,
   ) {
-    this.rev = record.rev;
-    this.history = record.history;
-    this.saved = record.machine;
-    this.timer = record.timer;
+    this.written = { rev: record.rev, machine: record.machine, history: record.history, since: record.stateSince, check: record.lastCheck, refusal: record.refused ?? null };
+    this.wait = record.timer;
     this.desired = record.desired;
     this.desiredAt = record.desiredAt;
-    this.lastAppliedAt = record.appliedAt;
-    this.checkedLast = record.lastCheck;
-    this.since = record.stateSince;
-    this.refusedKept = record.refused ?? null;
+    this.lastApplied = record.appliedAt;
   }
 
   get key(): string {
@@ -79,22 +95,22 @@ export class RecordDraft {
   }
 
   get state(): ConsumerStateName {
-    return this.saved.state;
+    return this.written.machine.state;
   }
 
   /** The revision the record is at (as this job last wrote or read it). */
   get revision(): number {
-    return this.rev;
+    return this.written.rev;
   }
 
   /** Whether this job wrote the record. */
   get wrote(): boolean {
-    return this.written;
+    return this.hasWritten;
   }
 
   /** The wait the machine asked for in this job and still rests in, written or not. */
-  get pendingWait(): TimerRecord | null {
-    return this.raised ? this.timer : null;
+  get pendingWait(): WaitRecord | null {
+    return this.waitAsked ? this.wait : null;
   }
 
   /** When the sync read the desired spec the record holds. */
@@ -106,36 +122,36 @@ export class RecordDraft {
   deliver(spec: DesiredSpec, at: number): void {
     this.desired = spec;
     this.desiredAt = at;
-    this.delivered = { spec, at };
-    if (this.record.refused) this.refusedChange = null;
+    this.pending.delivered = { spec, at };
+    if (this.record.refused) this.pending.refusal = null;
   }
 
   /** A spec the policy refuses, delivered (read at `at`) to a consumer that keeps its accepted one. */
   refuse(spec: DesiredSpec, at: number): void {
     this.desiredAt = at;
-    this.delivered = { spec: this.desired, at };
-    this.refusedChange = { source: spec.source, problems: [...spec.problems] };
+    this.pending.delivered = { spec: this.desired, at };
+    this.pending.refusal = { source: spec.source, problems: [...spec.problems] };
   }
 
   /** The wait the machine asked for (null: cancelled; undefined: unchanged). */
-  wait(request: Wait | null | undefined): void {
-    if (request === null) this.timer = null;
-    else if (request) this.timer = { epoch: this.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + request.ms) };
-    if (request !== undefined) this.raised = request !== null;
+  setWait(request: Wait | null | undefined): void {
+    if (request === null) this.wait = null;
+    else if (request) this.wait = { epoch: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + request.ms) };
+    if (request !== undefined) this.waitAsked = request !== null;
   }
 
   applied(at: Date): void {
-    this.appliedAt = at;
-    this.lastAppliedAt = at;
+    this.pending.appliedAt = at;
+    this.lastApplied = at;
   }
 
   /** When the spec was last applied (ms since the epoch), if ever. */
   get appliedAtMs(): number | null {
-    return this.lastAppliedAt?.getTime() ?? null;
+    return this.lastApplied?.getTime() ?? null;
   }
 
   checked(check: LastCheck): void {
-    this.lastCheck = check;
+    this.pending.check = check;
   }
 
   /** Something to say once the record says so. */
@@ -149,72 +165,79 @@ export class RecordDraft {
    */
   async save(snapshot: ConsumerSnapshot, effectUntil: Date | null): Promise<void> {
     const machine = persist(snapshot);
-    const moved = !samePersisted(machine, this.saved);
-    if (!moved && !this.delivered && !this.appliedAt && effectUntil === null && !this.isNewUnsaved && this.refusedChange === undefined) return this.speak();
+    const before = this.written.machine;
+    const moved = !samePersisted(machine, before);
+    const { delivered, appliedAt, refusal } = this.pending;
+    if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined) return this.speak();
     const now = this.deps.now();
+    if (!this.hasWritten) await this.deps.coordination.forgetRevision(this.key);
+    const transition: HistoryEntry | undefined = machine.state !== before.state ? { at: now, from: before.state, to: machine.state, reason: machine.context.reason } : undefined;
+    const timer = effectUntil === null && this.wait ? { ...this.wait, epoch: this.written.rev + 1 } : null;
+    const write: Write = { machine, moved, transition, timer, effectUntil, now };
     const first = this.isNewUnsaved;
-    if (!this.written) await this.deps.coordination.forgetRevision(this.key);
-    const transition: HistoryEntry | undefined =
-      machine.state !== this.saved.state ? { at: now, from: this.saved.state, to: machine.state, reason: machine.context.reason } : undefined;
-    const timer = effectUntil === null && this.timer ? { ...this.timer, epoch: this.rev + 1 } : null;
-    if (this.isNewUnsaved) {
-      await this.deps.store.insert({
-        ...this.record,
-        desired: this.desired,
-        desiredAt: this.desiredAt,
-        machine,
-        rev: 1,
-        timer,
-        effectUntil,
-        appliedAt: this.appliedAt ?? null,
-        lastCheck: this.lastCheck ?? null,
-        history: transition ? [transition] : [],
-        stateSince: now,
-        updatedAt: now,
-      });
-      this.rev = 1;
-    } else {
-      this.rev = await this.deps.store.save(
-        this.key,
-        this.rev,
-        {
-          ...(moved ? { machine } : {}),
-          ...(transition ? { transition } : {}),
-          ...(this.delivered ? { desired: this.delivered } : {}),
-          ...(this.appliedAt ? { appliedAt: this.appliedAt } : {}),
-          ...(this.lastCheck ? { lastCheck: this.lastCheck } : {}),
-          ...(this.refusedChange !== undefined ? { refused: this.refusedChange } : {}),
-          timer,
-          effectUntil,
-        },
-        this.history,
-        now,
-      );
-    }
-    this.written = true;
-    if (transition || first) this.since = now;
-    this.checkedLast = this.lastCheck ?? this.checkedLast;
-    if (this.refusedChange !== undefined) this.refusedKept = this.refusedChange;
-    await this.deps.coordination.noteSummaries([
-      [this.key, summaryOf({ rev: this.rev, machine, stateSince: this.since, desired: this.desired, timer, lastCheck: this.checkedLast, refused: this.refusedKept, history: transition ? [...this.history, transition] : this.history })],
-    ]);
+    const rev = first ? await this.insert(write) : await this.update(write);
+    await this.wroteDown(rev, write, first);
+  }
+
+  /** The first write of a newly declared consumer's record. */
+  private async insert({ machine, transition, timer, effectUntil, now }: Write): Promise<number> {
+    await this.deps.store.insert({
+      ...this.record,
+      desired: this.desired,
+      desiredAt: this.desiredAt,
+      machine,
+      rev: 1,
+      timer,
+      effectUntil,
+      appliedAt: this.pending.appliedAt ?? null,
+      lastCheck: this.pending.check ?? null,
+      history: transition ? [transition] : [],
+      stateSince: now,
+      updatedAt: now,
+    });
+    return 1;
+  }
+
+  /** A write of what changed, compare-and-swap on the revision; the new revision. */
+  private update({ machine, moved, transition, timer, effectUntil, now }: Write): Promise<number> {
+    const { delivered, appliedAt, check, refusal } = this.pending;
+    const change: RecordChange = {
+      ...(moved ? { machine } : {}),
+      ...(transition ? { transition } : {}),
+      ...(delivered ? { desired: delivered } : {}),
+      ...(appliedAt ? { appliedAt } : {}),
+      ...(check ? { lastCheck: check } : {}),
+      ...(refusal !== undefined ? { refused: refusal } : {}),
+      timer,
+      effectUntil,
+    };
+    return this.deps.store.save(this.key, this.written.rev, change, this.written.history, now);
+  }
+
+  /** The record is written: its summary noted (from the consumer in hand), its transition told and said. */
+  private async wroteDown(rev: number, { machine, transition, timer, now }: Write, first: boolean): Promise<void> {
+    const { written, pending } = this;
+    this.hasWritten = true;
+    const since = transition || first ? now : written.since;
+    const check = pending.check ?? written.check;
+    const refusal = pending.refusal !== undefined ? pending.refusal : written.refusal;
+    const summary = summaryOf({ rev, machine, stateSince: since, desired: this.desired, timer, lastCheck: check, refused: refusal, history: transition ? [...written.history, transition] : written.history });
+    await this.deps.coordination.noteSummaries([[this.key, summary]]);
+    let history = written.history;
     if (transition) {
-      this.deps.observer?.transition(this.record.provider, transition, this.history);
-      this.history = [...this.history, transition];
+      this.deps.observer?.transition(this.record.provider, transition, history);
+      history = [...history, transition];
       const { from, to, reason } = transition;
       this.sayings.push(() => this.log.info({ from, to, reason }, `${from} → ${to}${reason ? `: ${reason}` : ''}`));
     }
-    this.saved = machine;
-    this.timer = timer;
-    this.delivered = undefined;
-    this.appliedAt = undefined;
-    this.lastCheck = undefined;
-    this.refusedChange = undefined;
+    this.written = { rev, machine, history, since, check, refusal };
+    this.wait = timer;
+    this.pending = {};
     this.speak();
   }
 
   private get isNewUnsaved(): boolean {
-    return this.isNew && !this.written;
+    return this.isNew && !this.hasWritten;
   }
 
   private speak(): void {
@@ -224,9 +247,9 @@ export class RecordDraft {
 
   /** After the last save: the wait's job at the new revision, then the revision remembered. */
   async finish(): Promise<void> {
-    if (!this.written) return;
-    await this.scheduleWait(this.timer);
-    await this.deps.coordination.rememberRevision(this.key, this.rev);
+    if (!this.hasWritten) return;
+    await this.scheduleWait(this.wait);
+    await this.deps.coordination.rememberRevision(this.key, this.written.rev);
   }
 
   /**
@@ -235,22 +258,18 @@ export class RecordDraft {
    */
   async reschedule(): Promise<void> {
     if (this.record.effectUntil === null) await this.scheduleWait(this.record.timer);
-    await this.deps.coordination.rememberRevision(this.key, this.rev);
+    await this.deps.coordination.rememberRevision(this.key, this.written.rev);
   }
 
-  private async scheduleWait(timer: TimerRecord | null): Promise<void> {
-    if (!timer) return;
-    const ticket: CheckTicket = {
-      machine: encodeMachine(this.saved),
-      spec: { login: this.desired.login, values: this.desired.values, secretPath: this.desired.secretPath, specHash: this.desired.specHash },
-      appliedAt: this.appliedAtMs,
-    };
-    await this.deps.queue.scheduleWaits([{ key: this.key, timer, ticket }], this.deps.now());
+  private async scheduleWait(wait: WaitRecord | null): Promise<void> {
+    if (!wait) return;
+    const ticket = checkTicket(this.written.machine, this.desired, this.lastApplied);
+    await this.deps.queue.scheduleWaits([{ key: this.key, timer: wait, ticket }], this.deps.now());
   }
 
   /** The consumer is removed: its record and everything the queue's Redis knew of it go. */
   async delete(): Promise<void> {
-    if (!this.isNewUnsaved) await this.deps.store.delete(this.key, this.rev);
+    if (!this.isNewUnsaved) await this.deps.store.delete(this.key, this.written.rev);
     await this.deps.coordination.forgetConsumer(this.key, this.record.provider);
     this.speak();
   }

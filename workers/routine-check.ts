@@ -3,10 +3,11 @@
  * the revision the queue's Redis remembers). The machine runs on the ticket, the check is
  * performed, and when the machine's persisted state did not change the job is simply run
  * again after the next wait: no store read, no store write. Anything else is handed back to
- * the caller with the check's result, to be carried on against the record.
+ * the caller with the steps taken (the wait's end, the check's result), to be carried on
+ * against the record without stepping them again.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
-import { restore, samePersisted, step, persist, waitEnded, type ConsumerSnapshot } from '../machines/machine-step.js';
+import { restore, samePersisted, step, persist, waitEnded, type PersistedConsumer, type Step } from '../machines/machine-step.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { LastCheck } from '../src/store/consumer-record.js';
@@ -14,21 +15,28 @@ import { decodeMachine } from '../src/store/record-codec.js';
 import type { CheckResult, Effects } from './effects.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 
-export type TimerJob = Extract<ConsumerJobData, { kind: 'timer' }>;
+export type WaitJob = Extract<ConsumerJobData, { kind: 'timer' }>;
 
-/** A check already performed, to be fed to the machine in place of performing it again. */
-export interface PerformedCheck {
-  event: ConsumerEvent;
-  lastCheck: LastCheck | undefined;
+/**
+ * The steps a routine check took on the ticket, which is the record at the job's epoch: carried
+ * on against the record from there, so that no event is stepped twice.
+ */
+export interface Taken {
+  /** The consumer the steps started from (the ticket's); used only if the record still holds it. */
+  from: PersistedConsumer;
+  /** The wait's end. */
+  ended: Step;
+  /** The check the wait's end asked for, as performed, and the machine's step on its result. */
+  checked?: { event: ConsumerEvent; lastCheck: LastCheck | undefined; step: Step };
 }
 
 export type RoutineOutcome =
-  /** Nothing durable changed: run this job again at `at`. */
+  /** Nothing durable changed: run this job again at `again`. */
   | { again: Date; event: ConsumerEvent; memo: CheckMemo | undefined }
-  /** The check changed the machine: carry on against the record with this result. */
-  | { performed: PerformedCheck; memo: CheckMemo | undefined }
-  /** Not a routine check (the wait leads to another effect): carry on against the record. */
-  | { notRoutine: true };
+  /** The check changed the machine, or the wait leads to another effect: carry on against the record. */
+  | { taken: Taken; memo?: CheckMemo | undefined }
+  /** The ticket cannot be read: go by the record. */
+  | { unreadable: true };
 
 /** The outcome of a check as the record and the status keep it. */
 export function lastCheckOf(event: ConsumerEvent, at: Date): LastCheck | undefined {
@@ -56,7 +64,7 @@ export function memoOf(result: CheckResult, epoch: number, previous: CheckMemo |
 }
 
 export async function routineCheck(
-  job: TimerJob,
+  job: WaitJob,
   provider: ProviderRuntime,
   memo: CheckMemo | null,
   effects: Effects,
@@ -64,24 +72,25 @@ export async function routineCheck(
 ): Promise<RoutineOutcome> {
   const { machine } = provider;
   const read = decodeMachine(job.ticket.machine);
-  if (!('consumer' in read)) return { notRoutine: true };
-  const snapshot: ConsumerSnapshot = restore(machine, read.consumer);
-  const asked = step(machine, snapshot, waitEnded(job.wait, snapshot.value));
-  if (asked.effect !== 'check') return { notRoutine: true };
+  if (!('consumer' in read)) return { unreadable: true };
+  const from = read.consumer;
+  const ticketed = restore(machine, from);
+  const ended = step(machine, ticketed, waitEnded(job.wait, ticketed.value));
+  if (ended.effect !== 'check') return { taken: { from, ended } };
 
   const result = await effects.check({
     key: job.key,
     provider,
     spec: job.ticket.spec,
-    context: asked.snapshot.context,
+    context: ended.snapshot.context,
     appliedAt: job.ticket.appliedAt,
     memo,
   });
   const at = now();
   const learned = memoOf(result, job.epoch, memo, at);
-  const answered = step(machine, asked.snapshot, result.event);
-  if (!answered.effect && answered.said.length === 0 && answered.wait && samePersisted(persist(answered.snapshot), read.consumer)) {
+  const answered = step(machine, ended.snapshot, result.event);
+  if (!answered.effect && answered.said.length === 0 && answered.wait && samePersisted(persist(answered.snapshot), from)) {
     return { again: new Date(at.getTime() + answered.wait.ms), event: result.event, memo: learned };
   }
-  return { performed: { event: result.event, lastCheck: lastCheckOf(result.event, at) }, memo: learned };
+  return { taken: { from, ended, checked: { event: result.event, lastCheck: lastCheckOf(result.event, at), step: answered } }, memo: learned };
 }

@@ -6,7 +6,7 @@
  */
 import { connectCoordination, connectStore } from './connect.js';
 import { ConsumerWorker } from '../../workers/consumer-worker.js';
-import { createEffects } from '../../workers/effects.js';
+import { createEffects, type Effects } from '../../workers/effects.js';
 import { JobTrust } from '../../workers/job-trust.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
 import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
@@ -23,11 +23,11 @@ import { ProviderGate } from '../../workers/provider-gate.js';
 import { observedEffects } from '../../workers/observed-effects.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { engineScrapeSources } from '../metrics/scrape-sources.js';
+import { reportStoreSpeed } from '../store/store-speed.js';
 import { Resync } from '../resync/resync.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { StoreWatch } from '../store/store-watch.js';
-import { reportStoreSpeed } from '../store/store-speed.js';
 
 export interface EngineOptions {
   config: HoldfastConfig;
@@ -58,9 +58,60 @@ export interface Engine {
 
 export { connectCoordination, connectStore } from './connect.js';
 
+/**
+ * What was started, released in reverse order of starting, once (as graphile-worker's runner
+ * keeps its releasers): each part pushes its release as it starts; a release that fails does
+ * not keep the others from running.
+ */
+class Releasers {
+  private readonly releases: Array<() => unknown> = [];
+  private released: Promise<void> | undefined;
+
+  push(release: () => unknown): void {
+    this.releases.push(release);
+  }
+
+  release(): Promise<void> {
+    this.released ??= (async () => {
+      for (const release of this.releases.splice(0).reverse()) await Promise.resolve().then(release).catch(() => undefined);
+    })();
+    return this.released;
+  }
+}
+
+/** What every role of the process shares: the store, the queue, the queue's Redis, the providers. */
+interface Shared {
+  store: ConsumerStore;
+  seal: JobSeal;
+  queue: ConsumerQueue;
+  coordination: Coordination;
+  storeWatch: StoreWatch;
+  gate: ProviderGate;
+  providers: ReadonlyMap<string, ProviderRuntime>;
+}
+
 export async function startEngine(options: EngineOptions): Promise<Engine> {
-  const { config, logger, scrubber } = options;
+  const { config, logger } = options;
   const now = options.now ?? (() => new Date());
+  prepare(options);
+  const releasers = new Releasers();
+  try {
+    const shared = await connectShared(options, now, releasers);
+    const effects = startEffects(options, shared, now, releasers);
+    // made before the worker, which asks it to check the queue; started after it, with the sync
+    const resync = options.roles.sync ? newResync(config, shared, logger, now) : undefined;
+    const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
+    const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
+    const { store, queue, coordination, providers, storeWatch } = shared;
+    return { store, queue, coordination, providers, sync, resync, worker, storeWatch, stop: () => releasers.release() };
+  } catch (error) {
+    await releasers.release();
+    throw error;
+  }
+}
+
+/** The scrubber learns every configured secret (and the forms adapters derive from them); adopting providers are warned of. */
+function prepare({ config, logger, scrubber }: EngineOptions): void {
   scrubber.add(...configSecrets(config));
   // each adapter's derived forms of a password (Redis: its SHA-256) are scrubbed wherever a password is
   scrubber.learn(...config.providers.flatMap((p) => (p.adapter.secretForms ? [p.adapter.secretForms] : [])));
@@ -71,119 +122,90 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         'giving them the password and rights its consumers declare; set adopt: false once they are marked',
     );
   }
-  const closing: Array<() => Promise<unknown>> = [];
-  const close = async () => {
-    for (const step of closing.splice(0).reverse()) await step().catch(() => undefined);
+}
+
+async function connectShared({ config, logger, adapters }: EngineOptions, now: () => Date, releasers: Releasers): Promise<Shared> {
+  const { client, store } = await connectStore(config);
+  releasers.push(() => client.close());
+  void reportStoreSpeed(client.db(config.store.database), config.store.url, logger); // once: a warning when slow per operation
+  const seal = new JobSeal(config.fingerprintKey);
+  const queue = new ConsumerQueue({ ...config.queue, seal });
+  releasers.push(() => queue.close());
+  const { redis, coordination } = connectCoordination(config);
+  const storeWatch = new StoreWatch(client.db(config.store.database), {
+    where: config.store.url,
+    logger,
+    now,
+    publish: (outage) => coordination.setStoreOutage(outage && { since: outage.since.toISOString(), reason: outage.reason }),
+  });
+  storeWatch.start();
+  releasers.push(() => redis.disconnect());
+  releasers.push(() => storeWatch.stop());
+  const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p, adapters?.get(p.name))]));
+  releasers.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
+  return { store, seal, queue, coordination, storeWatch, gate: new ProviderGate(coordination), providers };
+}
+
+/** The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when scraped). */
+function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { coordination, queue, gate, store, storeWatch }: Shared, now: () => Date, releasers: Releasers): Effects {
+  const verifyEveryMs = new Map(config.providers.map((p) => [p.name, p.timing.verifyEveryMs]));
+  const recovery = new ProviderRecovery({ coordination, queue, verifyEveryMs, logger });
+  releasers.push(() => recovery.stop());
+  const effects = createEffects({
+    fingerprintKey: config.fingerprintKey,
+    gate,
+    scrubber,
+    now,
+    answeredAgain: (name) => recovery.answeredAgain(name),
+    couldNotAsk: (name) => recovery.couldNotAsk(name),
+  });
+  if (!metrics) return effects;
+  metrics.scrapeFrom(engineScrapeSources({ coordination, queue, store, providers: config.providers, storeUp: () => storeWatch.down === null }));
+  return observedEffects(effects, metrics);
+}
+
+function startWorker(options: EngineOptions, shared: Shared, effects: Effects, resync: Resync | undefined, now: () => Date, releasers: Releasers): ConsumerWorker {
+  const { config, logger, scrubber, metrics } = options;
+  const { store, queue, coordination, providers, storeWatch, seal } = shared;
+  /** A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now. */
+  const queueForgot = async (): Promise<boolean> => {
+    const forgot = await coordination.forgot();
+    if (forgot) void resync?.checkQueue().catch(() => undefined);
+    return forgot;
   };
+  const worker = new ConsumerWorker(
+    { store, queue, coordination, providers, effects, trust: new JobTrust(seal, logger, metrics), logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) },
+    { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot },
+    logger,
+  );
+  releasers.push(() => worker.close());
+  return worker;
+}
 
-  try {
-    const { client, store } = await connectStore(config);
-    closing.push(() => client.close());
-    void reportStoreSpeed(client.db(config.store.database), config.store.url, logger); // once: a warning when slow per operation
-    const seal = new JobSeal(config.fingerprintKey);
-    const queue = new ConsumerQueue({ ...config.queue, seal });
-    closing.push(() => queue.close());
-    const { redis, coordination } = connectCoordination(config);
-    const storeWatch = new StoreWatch(client.db(config.store.database), {
-      where: config.store.url,
-      logger,
-      now,
-      publish: (outage) => coordination.setStoreOutage(outage && { since: outage.since.toISOString(), reason: outage.reason }),
-    });
-    storeWatch.start();
-    const gate = new ProviderGate(coordination);
-    closing.push(() => Promise.resolve(redis.disconnect()));
-    closing.push(() => Promise.resolve(storeWatch.stop()));
-    const providers = new Map(
-      config.providers.map((p) => [p.name, providerRuntime(p, options.adapters?.get(p.name))]),
-    );
-    closing.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
+function newResync(config: HoldfastConfig, { store, queue, coordination }: Shared, logger: Logger, now: () => Date): Resync {
+  const timing = new Map(config.providers.map((p) => [p.name, p.timing]));
+  return new Resync({ store, queue, coordination, timing, logger, now, resyncEveryMs: config.sync.resyncEveryMs, sweepEveryMs: config.sync.sweepEveryMs });
+}
 
-    const recovery = new ProviderRecovery({
-      coordination,
-      queue,
-      verifyEveryMs: new Map(config.providers.map((p) => [p.name, p.timing.verifyEveryMs])),
-      logger,
-    });
-    closing.push(() => Promise.resolve(recovery.stop()));
-
-    let effects = createEffects({
-      fingerprintKey: config.fingerprintKey,
-      gate,
-      scrubber,
-      now,
-      answeredAgain: (name) => recovery.answeredAgain(name),
-      couldNotAsk: (name) => recovery.couldNotAsk(name),
-    });
-    const { metrics } = options;
-    if (metrics) {
-      effects = observedEffects(effects, metrics);
-      metrics.scrapeFrom(engineScrapeSources({ coordination, queue, store, providers: config.providers, storeUp: () => storeWatch.down === null }));
-    }
-
-    let resync: Resync | undefined;
-    /** A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now. */
-    const queueForgot = async (): Promise<boolean> => {
-      const forgot = await coordination.forgot();
-      if (forgot) void resync?.checkQueue().catch(() => undefined);
-      return forgot;
-    };
-    const worker = options.roles.worker
-      ? new ConsumerWorker(
-          { store, queue, coordination, providers, effects, trust: new JobTrust(seal, logger, metrics), logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) },
-          { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot },
-          logger,
-        )
-      : undefined;
-    if (worker) closing.push(() => worker.close());
-
-    let sync: DesiredSync | undefined;
-    if (options.roles.sync) {
-      const desired = new DesiredSync({ store, queue, confirmations: coordination, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
-      closing.push(() => desired.stop());
-      const again = new Resync({
-        store,
-        queue,
-        coordination,
-        timing: new Map(config.providers.map((p) => [p.name, p.timing])),
-        logger,
-        now,
-        resyncEveryMs: config.sync.resyncEveryMs,
-        sweepEveryMs: config.sync.sweepEveryMs,
-      });
-      closing.push(() => again.stop());
-      // one read of every record at start-up: what the sync delivered, and every job the queue may have lost
-      await again.sweep((record) => desired.remember(record));
-      await desired.start();
-      again.start();
-      const orphans = new OrphanWatch({
-        providers: [...providers.values()],
-        claimed: (name) => desired.claimedLogins(name),
-        coordination,
-        logger,
-        scrubber,
-        paused: () => storeWatch.down !== null,
-        now,
-      });
-      orphans.start();
-      closing.push(() => orphans.stop());
-      sync = desired;
-      resync = again;
-    }
-
-    return {
-      store,
-      queue,
-      coordination,
-      providers,
-      sync,
-      resync,
-      worker,
-      storeWatch,
-      stop: close,
-    };
-  } catch (error) {
-    await close();
-    throw error;
-  }
+/** The desired-state sync, after one read of every record (what the sync delivered, every job the queue may have lost); then the resync and the orphan watch. */
+async function startSync({ config, logger, scrubber }: EngineOptions, shared: Shared, resync: Resync, now: () => Date, releasers: Releasers): Promise<DesiredSync> {
+  const { store, queue, coordination, providers, storeWatch } = shared;
+  const desired = new DesiredSync({ store, queue, confirmations: coordination, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
+  releasers.push(() => desired.stop());
+  releasers.push(() => resync.stop());
+  await resync.sweep((record) => desired.remember(record));
+  await desired.start();
+  resync.start();
+  const orphans = new OrphanWatch({
+    providers: [...providers.values()],
+    claimed: (name) => desired.claimedLogins(name),
+    coordination,
+    logger,
+    scrubber,
+    paused: () => storeWatch.down !== null,
+    now,
+  });
+  orphans.start();
+  releasers.push(() => orphans.stop());
+  return desired;
 }

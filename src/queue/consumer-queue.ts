@@ -7,10 +7,11 @@
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { CommandEvent } from '../../machines/consumer-events.js';
-import type { WaitName } from '../../machines/machine-step.js';
+import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
 import type { RedisConnectionConfig } from '../config/config.js';
 import { bullConnection } from './bull-connection.js';
-import type { DesiredSpec, MachineRecord, TimerRecord } from '../store/consumer-record.js';
+import type { DesiredSpec, MachineRecord, WaitRecord } from '../store/consumer-record.js';
+import { encodeMachine } from '../store/record-codec.js';
 import type { JobSeal } from './job-seal.js';
 
 /**
@@ -23,6 +24,12 @@ export interface CheckTicket {
   spec: Pick<DesiredSpec, 'login' | 'values' | 'secretPath' | 'specHash'>;
   /** When the spec was last applied (ms since the epoch): the first check after it is deep. */
   appliedAt: number | null;
+}
+
+/** The ticket of a wait scheduled from a record: its machine as written, the spec it checks, when that was applied. */
+export function checkTicket(machine: PersistedConsumer, desired: CheckTicket['spec'], appliedAt: Date | null): CheckTicket {
+  const { login, values, secretPath, specHash } = desired;
+  return { machine: encodeMachine(machine), spec: { login, values, secretPath, specHash }, appliedAt: appliedAt?.getTime() ?? null };
 }
 
 export type ConsumerJobData =
@@ -42,7 +49,7 @@ export type JobCommand = Extract<CommandEvent, { type: (typeof JOB_COMMANDS)[num
 /** A wait to schedule: the record's timer and the ticket its job carries. */
 export interface ScheduledWait {
   key: string;
-  timer: TimerRecord;
+  timer: WaitRecord;
   ticket: CheckTicket;
 }
 

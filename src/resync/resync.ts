@@ -19,12 +19,11 @@ import { unitHash } from '../../machines/delays.js';
 import type { Timing } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { QueueSentinel, SummaryNotes } from '../queue/coordination.js';
-import type { ConsumerQueue, ScheduledWait } from '../queue/consumer-queue.js';
+import { checkTicket, type ConsumerQueue, type ScheduledWait } from '../queue/consumer-queue.js';
 import type { ConsumerSummary } from '../queue/consumer-summary.js';
 import { summaryOf, unreadableSummary } from '../queue/summarize.js';
 import { isUnreadable, type ConsumerRecord, type UnreadableRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
-import { encodeMachine } from '../store/record-codec.js';
 
 export interface ResyncOptions {
   store: Pick<ConsumerStore, 'scan'>;
@@ -150,11 +149,7 @@ export class Resync {
     return {
       key: record._id,
       timer: { ...timer, dueAt },
-      ticket: {
-        machine: encodeMachine(record.machine),
-        spec: { login: desired.login, values: desired.values, secretPath: desired.secretPath, specHash: desired.specHash },
-        appliedAt: record.appliedAt?.getTime() ?? null,
-      },
+      ticket: checkTicket(record.machine, desired, record.appliedAt),
     };
   }
 }

@@ -34,7 +34,7 @@ export interface RefusedSpec {
 }
 
 /** A wait the machine asked for, run as the delayed job `<key>@<epoch>`. */
-export interface TimerRecord {
+export interface WaitRecord {
   /** The revision that scheduled it: a job carrying another epoch is stale. */
   epoch: number;
   wait: WaitName;
@@ -82,7 +82,7 @@ export interface ConsumerRecord {
   rev: number;
   /** When the spec was last applied successfully. */
   appliedAt: Date | null;
-  timer: TimerRecord | null;
+  timer: WaitRecord | null;
   /**
    * While an effect other than a check is in flight: when its deadline (plus a margin) ends.
    * A record in an effect state before that time is being acted on; after it, its worker died.

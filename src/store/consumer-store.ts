@@ -14,7 +14,7 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import type { PersistedConsumer } from '../../machines/machine-step.js';
-import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type RefusedSpec, type StoredConsumer, type TimerRecord } from './consumer-record.js';
+import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type RefusedSpec, type StoredConsumer, type WaitRecord } from './consumer-record.js';
 import { GroupCommit } from './group-commit.js';
 import { decodeRecord, encodeDesired, encodeMachine, encodeRecord, type RecordDocument } from './record-codec.js';
 import { withStoreRetry } from './store-retry.js';
@@ -32,7 +32,7 @@ export interface RecordChange {
   appliedAt?: Date;
   /** A newer spec refused while the accepted one is kept (null: none any more). */
   refused?: RefusedSpec | null;
-  timer: TimerRecord | null;
+  timer: WaitRecord | null;
   /** An effect other than a check follows, bounded by this time; null otherwise. */
   effectUntil: Date | null;
   lastCheck?: LastCheck;

@@ -10,7 +10,7 @@
  * A record keeps whatever it does not rewrite: each field is read from the form it has.
  */
 import { MACHINE_VERSION, readPersisted, WAIT_NAMES, type PersistedConsumer, type WaitName } from '../../machines/machine-step.js';
-import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, StoredConsumer, TimerRecord, UnreadableRecord } from './consumer-record.js';
+import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, StoredConsumer, WaitRecord, UnreadableRecord } from './consumer-record.js';
 import { decodeKeys, encodeKeys } from './key-codec.js';
 
 type Fields = Record<string, unknown>;
@@ -104,7 +104,7 @@ const WAITS: ReadonlySet<string> = new Set<string>(WAIT_NAMES);
 /** Version 1's timers named the event XState raises when a wait ends. */
 const VERSION_ONE_EVENT = /^xstate\.after\.([A-Za-z]+)\./;
 
-function timerOf(value: unknown): TimerRecord | null {
+function timerOf(value: unknown): WaitRecord | null {
   if (value === undefined || value === null) return null;
   const t = fields(value, 'timer');
   const wait = t.wait ?? (typeof t.event === 'string' ? VERSION_ONE_EVENT.exec(t.event)?.[1] : undefined);

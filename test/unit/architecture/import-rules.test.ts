@@ -36,7 +36,7 @@ const under = (...dirs: string[]) => (target: string) => dirs.some((dir) => targ
 
 describe('import rules', () => {
   it('finds the imports it checks', () => {
-    expect(importsOf('workers/consumer-job.ts')).toEqual(expect.arrayContaining(['machines/machine-step.js', 'node:crypto']));
+    expect(importsOf('workers/consumer-run.ts')).toEqual(expect.arrayContaining(['machines/machine-step.js', 'node:crypto']));
     expect(all.length).toBeGreaterThan(40);
   });
 

@@ -1,0 +1,160 @@
+/**
+ * One job's protocol against in-memory stand-ins for the store and the queue's Redis (the
+ * backend is a recording stand-in too; the real ones are the integration tests' business):
+ * the grant secret is read once per apply, and a routine check that finds the consumer lost
+ * hands what it stepped to the job, which steps each event once and heals it.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type * as MachineStep from '../../../machines/machine-step.js';
+import { step } from '../../../machines/machine-step.js';
+import type { Adapter, Grant, HoldsAnswer } from '../../../src/adapters/adapter.js';
+import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { Scrubber } from '../../../src/logging/scrubber.js';
+import type { CheckMemo, Claim } from '../../../src/queue/coordination.js';
+import type { ConsumerJobData, ScheduledWait } from '../../../src/queue/consumer-queue.js';
+import { JobSeal } from '../../../src/queue/job-seal.js';
+import type * as GrantSecret from '../../../src/secrets/grant-secret.js';
+import { readGrantSecret } from '../../../src/secrets/grant-secret.js';
+import type { ConsumerRecord, DesiredSpec } from '../../../src/store/consumer-record.js';
+import type { RecordChange } from '../../../src/store/consumer-store.js';
+import { runConsumerJob, type JobDeps } from '../../../workers/consumer-job.js';
+import { createEffects } from '../../../workers/effects.js';
+import { JobTrust } from '../../../workers/job-trust.js';
+import type { ProviderGate } from '../../../workers/provider-gate.js';
+import { providerRuntime } from '../../../workers/provider-runtime.js';
+import { providerConfig } from '../../support/provider-config.js';
+
+vi.mock('../../../machines/machine-step.js', async (original) => {
+  const real = await original<typeof MachineStep>();
+  return { ...real, step: vi.fn(real.step) };
+});
+vi.mock('../../../src/secrets/grant-secret.js', async (original) => {
+  const real = await original<typeof GrantSecret>();
+  return { ...real, readGrantSecret: vi.fn(real.readGrantSecret) };
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'holdfast-job-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const secretPath = join(dir, 'photos.secret');
+writeFileSync(secretPath, 'a-grant-secret-long-enough-to-pass\n', { mode: 0o600 });
+
+const config = providerConfig({ adapter: redisAcl, contributionsPath: join(dir, 'contributions.yaml'), policy: redisAcl.policySchema.parse({ allowedCommands: ['+@read'] }) });
+const key = 'cache/photos';
+const spec: DesiredSpec = {
+  login: 'app_photos',
+  values: { keys: ['photos:*'], channels: [], commands: ['+@read'] },
+  secretPath,
+  specHash: 'h1',
+  source: `${config.contributionsPath}:2`,
+  removed: false,
+  problems: [],
+};
+
+/** A backend that holds what was created, but for the answers a test queues. */
+class StandInBackend implements Adapter {
+  readonly calls: string[] = [];
+  readonly answers: HoldsAnswer[] = [];
+  create(grant: Grant): Promise<void> {
+    this.calls.push(`create ${grant.login}`);
+    return Promise.resolve();
+  }
+  holds(grant: Grant): Promise<HoldsAnswer> {
+    this.calls.push(`holds ${grant.login}`);
+    return Promise.resolve(this.answers.shift() ?? { held: true });
+  }
+  remove(login: string): Promise<void> {
+    this.calls.push(`remove ${login}`);
+    return Promise.resolve();
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** The store, the queue and the queue's Redis, in memory, as much of them as a job uses. */
+function standIns() {
+  const records = new Map<string, ConsumerRecord>();
+  const waits: ScheduledWait[] = [];
+  let remembered: number | null = null;
+  let memo: CheckMemo | null = null;
+  const store: JobDeps['store'] = {
+    get: (k) => Promise.resolve(records.get(k) ?? null),
+    insert: (record) => Promise.resolve(void records.set(record._id, record)),
+    save: (k: string, rev: number, change: RecordChange) => {
+      const record = records.get(k)!;
+      expect(record.rev).toBe(rev);
+      const { transition, desired, ...rest } = change;
+      records.set(k, { ...record, ...rest, ...(desired ? { desired: desired.spec, desiredAt: desired.at } : {}), ...(transition ? { stateSince: transition.at } : {}), rev: rev + 1 });
+      return Promise.resolve(rev + 1);
+    },
+    delete: (k) => Promise.resolve(void records.delete(k)),
+  };
+  const coordination: JobDeps['coordination'] = {
+    claim: (): Promise<Claim> => Promise.resolve({ rev: remembered, memo }),
+    extend: () => Promise.resolve(true),
+    release: (_k, _p, _t, learned) => Promise.resolve(void (memo = learned ?? memo)),
+    forgetRevision: () => Promise.resolve(void (remembered = null)),
+    rememberRevision: (_k, rev) => Promise.resolve(void (remembered = rev)),
+    forgetConsumer: () => Promise.resolve(),
+    noteSummaries: () => Promise.resolve(),
+  };
+  const queue: JobDeps['queue'] = { scheduleWaits: (added) => Promise.resolve(void waits.push(...added)) };
+  return { records, waits, store, coordination, queue };
+}
+
+function setUp() {
+  const backend = new StandInBackend();
+  const provider = providerRuntime(config, backend);
+  const logger = pino({ level: 'silent' });
+  const seal = new JobSeal(Buffer.alloc(32, 7));
+  const gate = { admit: () => Promise.resolve({ admitted: true, probe: false }), answered: () => Promise.resolve(false), pause: () => Promise.resolve(true) } as unknown as ProviderGate;
+  const now = () => new Date();
+  const effects = createEffects({ fingerprintKey: Buffer.alloc(32, 9), gate, scrubber: new Scrubber(), now });
+  const stand = standIns();
+  const deps: JobDeps = { ...stand, providers: new Map([[config.name, provider]]), effects, trust: new JobTrust(seal, logger), logger, now };
+  const desiredJob = (): ConsumerJobData => ({ key, kind: 'desired', at: 1, desired: spec, seal: seal.desired(key, 1, spec) });
+  /** The job of the last wait scheduled, as the queue would hand it to a worker. */
+  const waitJob = (): ConsumerJobData => {
+    const { timer, ticket } = stand.waits.at(-1)!;
+    const carried = JSON.parse(JSON.stringify(ticket)) as typeof ticket;
+    return { key, kind: 'timer', epoch: timer.epoch, wait: timer.wait, ticket: carried, seal: seal.ticket(key, timer.epoch, timer.wait, carried) };
+  };
+  return { backend, deps, stand, desiredJob, waitJob };
+}
+
+describe('a consumer job', () => {
+  beforeEach(() => {
+    vi.mocked(step).mockClear();
+    vi.mocked(readGrantSecret).mockClear();
+  });
+
+  it('reads the grant secret once for an apply', async () => {
+    const { backend, deps, stand, desiredJob } = setUp();
+    expect(await runConsumerJob(desiredJob(), deps)).toEqual({ kind: 'done' });
+    expect(stand.records.get(key)?.machine.state).toBe('held');
+    expect(backend.calls).toEqual(['create app_photos']);
+    expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(1);
+  });
+
+  it('steps each event once when a routine check finds the consumer lost, and heals it', async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    const job = waitJob();
+    backend.answers.push({ held: false, reason: 'password-differs', detail: 'the password differs' });
+    vi.mocked(step).mockClear();
+    vi.mocked(readGrantSecret).mockClear();
+    backend.calls.length = 0;
+
+    expect(await runConsumerJob(job, deps)).toEqual({ kind: 'done' });
+    const fed = vi.mocked(step).mock.calls.map(([, , event]) => event.type);
+    expect(fed).toEqual([expect.stringContaining('verify'), 'NOT_HELD', 'APPLIED']);
+    expect(backend.calls).toEqual(['holds app_photos', 'create app_photos']);
+    expect(stand.records.get(key)?.machine.state).toBe('held');
+    // once for the check, once for the apply
+    expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(2);
+  });
+});

@@ -1,0 +1,364 @@
+/**
+ * One job's work on one consumer, under the consumer's lock ({@link ConsumerRun.underLock}: the
+ * lock tells what the queue's Redis knows, the record's revision and what its checks learned,
+ * and its release keeps what this job's checks learn), in named steps:
+ *
+ * 1. {@link ConsumerRun.routine}: a wait's job whose ticket is current runs a routine check on
+ *    the ticket (`routine-check.ts`); when nothing durable changed, the same job runs again later;
+ * 2. {@link ConsumerRun.load}: the record is read (or a newly declared consumer's is made);
+ * 3. {@link ConsumerRun.eventsFor}: what the job tells the machine, by the job's kind;
+ * 4. {@link ConsumerRun.drive}: the machine steps one event at a time until it rests;
+ *    {@link ConsumerRun.perform} performs the effect a step asks for (writing the record first,
+ *    but for a check) and its result is the next event;
+ * 5. {@link ConsumerRun.rest}: the record is written as the machine rests and its wait becomes
+ *    a job carrying the new revision; a removed consumer's record is deleted.
+ *
+ * Each event is stepped once: what a routine check already stepped on the ticket is carried on
+ * against the record, when the record still holds what the ticket holds.
+ *
+ * Before any apply or removal the spec acted on is checked against its provider's configuration
+ * (`spec-guard.ts`): a spec it refuses is an `APPLY_REFUSED`, a removal it refuses leaves the
+ * login alone.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ConsumerEvent } from '../machines/consumer-events.js';
+import { EFFECT_STATES, type EffectType } from '../machines/consumer-machine.js';
+import { verifyDelay } from '../machines/delays.js';
+import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
+import { firstSnapshot, persist, restore, samePersisted, step, waitEnded, type ConsumerSnapshot, type PersistedConsumer, type Step } from '../machines/machine-step.js';
+import { HoldfastError } from '../src/errors/holdfast-error.js';
+import type { Logger } from '../src/logging/logger.js';
+import type { WorkObserver } from '../src/metrics/metrics.js';
+import type { Asked, CheckMemo, Claim, ConsumerLocks } from '../src/queue/coordination.js';
+import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
+import { consumerIdOf } from '../src/store/consumer-key.js';
+import { isUnreadable, type ConsumerRecord, type DesiredSpec } from '../src/store/consumer-record.js';
+import type { ConsumerStore } from '../src/store/consumer-store.js';
+import type { EffectInput, Effects } from './effects.js';
+import { again, retryLater, type JobOutcome } from './job-outcome.js';
+import type { ProviderRuntime } from './provider-runtime.js';
+import { RecordDraft, type DraftDeps } from './record-draft.js';
+import { lastCheckOf, memoOf, routineCheck, type Taken } from './routine-check.js';
+import { guardSpec } from './spec-guard.js';
+
+/** Time added to an effect's deadline for the lock (and the record's effect horizon) that covers it. */
+export const LOCK_MARGIN_MS = 10_000;
+
+/** How long the lock on a consumer (and the record's horizon for an effect begun) lasts. */
+export function lockMsOf(provider: ProviderRuntime): number {
+  return provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS;
+}
+
+export interface RunDeps extends DraftDeps {
+  store: DraftDeps['store'] & Pick<ConsumerStore, 'get'>;
+  coordination: DraftDeps['coordination'] & ConsumerLocks;
+  effects: Effects;
+  logger: Logger;
+  /** Whether the record store is known not to answer (see `src/store/store-watch.ts`). */
+  storeDown?: () => boolean;
+  observer?: DraftDeps['observer'] & Partial<Pick<WorkObserver, 'lateness'>>;
+}
+
+/** The consumer's lock, as the job took it. */
+export interface Lock {
+  /** What the queue's Redis knew of the consumer as the job took its lock. */
+  claim: Claim;
+  /** Extends the lock; false when it was lost. */
+  extend: () => Promise<boolean>;
+}
+
+/** What a run's checks learned, for the lock's release. */
+interface Learned {
+  memo?: CheckMemo | undefined;
+  asked?: Asked;
+}
+
+/** The record as loaded, and the draft of what the run writes to it. */
+interface Loaded {
+  record: ConsumerRecord;
+  consumer: PersistedConsumer;
+  draft: RecordDraft;
+  /** The record was left mid-effect (its worker died): its effect is performed again first. */
+  inEffect: boolean;
+}
+
+/** What the machine is told: events, or the steps a routine check took already. */
+type Start = { events: ConsumerEvent[] } | { taken: Taken };
+
+type JobOf<K extends ConsumerJobData['kind']> = Extract<ConsumerJobData, { kind: K }>;
+type StartFor<K extends ConsumerJobData['kind']> = (job: JobOf<K>, at: Loaded) => Promise<Start | JobOutcome> | Start | JobOutcome;
+
+function askedOf(event: ConsumerEvent): Asked {
+  if (event.type === 'CHECK_FAILED') return 'could-not-ask';
+  return event.type === 'HELD' || event.type === 'NOT_HELD' ? 'asked' : undefined;
+}
+
+const REDO: ConsumerEvent = { type: 'REDO' };
+
+export class ConsumerRun {
+  private readonly learnt: Learned = {};
+  /** The consumer's logger, made when the record is loaded (a routine check says nothing). */
+  private logger: Logger | undefined;
+  /** What a routine check stepped on the ticket, for `eventsFor.timer`. */
+  private taken: Taken | undefined;
+  /** Why a removal left the login on the backend, if it did. */
+  private leftBehind: string | undefined;
+
+  private constructor(
+    private readonly job: ConsumerJobData,
+    /** Whether the job's ticket may be used (see `job-trust.ts`). */
+    private readonly ticketTrusted: boolean,
+    private readonly provider: ProviderRuntime,
+    private readonly deps: RunDeps,
+    private readonly lock: Lock,
+  ) {}
+
+  private get log(): Logger {
+    this.logger ??= this.deps.logger.child({ consumer: this.job.key });
+    return this.logger;
+  }
+
+  /**
+   * Takes the consumer's lock (busy: later), runs the job under it, and releases it with what
+   * the run's checks learned, whether the run ends or throws.
+   */
+  static async underLock(job: ConsumerJobData, ticketTrusted: boolean, provider: ProviderRuntime, deps: RunDeps): Promise<JobOutcome> {
+    const lockMs = lockMsOf(provider);
+    const token = randomUUID();
+    const claim = await deps.coordination.claim(job.key, token, lockMs);
+    if (!claim) return retryLater('busy', deps.now());
+    const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend: () => deps.coordination.extend(job.key, token, lockMs) });
+    try {
+      return await run.run();
+    } finally {
+      const { memo, asked } = run.learnt;
+      await deps.coordination.release(job.key, provider.config.name, token, memo, asked);
+    }
+  }
+
+  private async run(): Promise<JobOutcome> {
+    const { job, lock } = this;
+    if (job.kind === 'timer' && lock.claim.rev !== null && lock.claim.rev > job.epoch) return { kind: 'stale' };
+    const routine = await this.routine();
+    if (routine) return routine;
+    const at = await this.load();
+    if ('kind' in at) return at;
+    const start = await (this.eventsFor[job.kind] as StartFor<typeof job.kind>)(job, at);
+    if ('kind' in start) return start;
+    return this.rest(at, await this.drive(at, start));
+  }
+
+  /** A routine check, when the job's ticket is current: the job's outcome if it is all the job does. */
+  private async routine(): Promise<JobOutcome | undefined> {
+    const { job, lock, provider, deps } = this;
+    if (job.kind !== 'timer' || lock.claim.rev !== job.epoch || !this.ticketTrusted) return undefined;
+    const { memo } = lock.claim;
+    // how late a routine check began (in process, from what the lock told)
+    if (memo && job.wait === 'verify') deps.observer?.lateness?.(provider.config.name, deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing));
+    const routine = await routineCheck(job, provider, memo, deps.effects, deps.now);
+    if ('unreadable' in routine) return undefined;
+    if ('again' in routine) {
+      this.learn(routine.memo, routine.event);
+      return again(routine.again);
+    }
+    if (routine.taken.checked) this.learn(routine.memo, routine.taken.checked.event);
+    this.taken = routine.taken;
+    return undefined;
+  }
+
+  /** The record (a newly declared consumer's, not stored yet), or why the job stops here. */
+  private async load(): Promise<Loaded | JobOutcome> {
+    const { job, provider, deps } = this;
+    const now = deps.now();
+    let record = await deps.store.get(job.key);
+    const isNew = record === null;
+    if (record === null) {
+      if (job.kind !== 'desired' || job.desired === null) return { kind: 'absent' };
+      record = newRecord(job, provider, job.desired, now);
+    }
+    if (isUnreadable(record)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${record.unreadable}`);
+    const consumer = record.machine;
+    const inEffect = EFFECT_STATES.has(consumer.state);
+    if (inEffect && record.effectUntil && record.effectUntil > now) return retryLater('busy', now, { until: record.effectUntil });
+    return { record, consumer, draft: new RecordDraft(record, isNew, deps, this.log), inEffect };
+  }
+
+  /** What each kind of job tells the machine; a record left mid-effect is told `REDO` first. */
+  private readonly eventsFor: { [K in ConsumerJobData['kind']]: StartFor<K> } = {
+    timer: async (job, at) => {
+      if (at.record.rev !== job.epoch) {
+        // stale, but the record's own wait may be what a dead worker did not schedule
+        await at.draft.reschedule();
+        return at.inEffect ? { events: [REDO] } : { kind: 'stale' };
+      }
+      const { taken } = this;
+      if (taken && !at.inEffect && samePersisted(taken.from, at.consumer)) return { taken };
+      return { events: [...(at.inEffect ? [REDO] : []), waitEnded(job.wait, at.consumer.state)] };
+    },
+    desired: (job, at) => this.delivered(job, at),
+    command: (job, at) => ({ events: [...(at.inEffect ? [REDO] : []), job.event] }),
+    redo: (job, at) => {
+      if (!at.inEffect) return at.record.rev !== job.rev ? { kind: 'stale' } : { events: [] };
+      return { events: [REDO] };
+    },
+  };
+
+  /** A desired spec the sync delivered: the machine's event for it, or kept aside when the policy refuses it. */
+  private delivered(job: JobOf<'desired'>, { draft, consumer, inEffect }: Loaded): Start | JobOutcome {
+    if (job.at < draft.desiredReadAt) return { kind: 'stale' };
+    const redo = inEffect ? [REDO] : [];
+    const desired = job.desired ?? { ...draft.desired, removed: true };
+    if (keepsAccepted(desired, consumer) && !draft.desired.removed) {
+      draft.refuse(desired, job.at);
+      const kept = draft.desired.source;
+      draft.say(() => this.log.error({ state: consumer.state }, `new spec refused by its provider's policy: ${desired.problems.join('; ')}; the spec accepted at ${kept} stays applied and checked`));
+      return { events: redo };
+    }
+    draft.deliver(desired, job.at);
+    const event = desiredEvent(desired, consumer.state);
+    return { events: event ? [...redo, event] : redo };
+  }
+
+  /** Steps the machine through what it is told, performing each effect it asks for, until it rests. */
+  private async drive(at: Loaded, start: Start): Promise<ConsumerSnapshot> {
+    if ('taken' in start) return this.follow(at, await this.carryOn(at, start.taken));
+    let snapshot = restore(this.provider.machine, at.consumer);
+    for (const event of start.events) snapshot = await this.follow(at, this.move(at, snapshot, event));
+    return snapshot;
+  }
+
+  /** The steps a routine check took, noted in the draft as if taken here; the last of them. */
+  private async carryOn(at: Loaded, { ended, checked }: Taken): Promise<Step> {
+    this.note(at, ended);
+    if (!checked) return ended;
+    // the check was performed before the record was read: its result is fed on the same terms as any effect's
+    await this.stillOurs('check');
+    if (checked.lastCheck) at.draft.checked(checked.lastCheck);
+    this.note(at, checked.step);
+    return checked.step;
+  }
+
+  /** Performs what each step asks for and steps on its result, until the machine rests. */
+  private async follow(at: Loaded, moved: Step): Promise<ConsumerSnapshot> {
+    let last = moved;
+    while (last.effect) last = this.move(at, last.snapshot, await this.perform(at, last.effect, last.snapshot));
+    return last.snapshot;
+  }
+
+  private move(at: Loaded, snapshot: ConsumerSnapshot, event: ConsumerEvent): Step {
+    const moved = step(this.provider.machine, snapshot, event);
+    this.note(at, moved);
+    return moved;
+  }
+
+  /** What a step asks of the record: its wait, and its words, said once the record says so. */
+  private note({ draft }: Loaded, moved: Step): void {
+    draft.setWait(moved.wait);
+    const state = moved.snapshot.value;
+    for (const said of moved.said) draft.say(() => this.log[said.level]({ state }, said.message));
+  }
+
+  /** Performs the effect a step asks for, under the lock and while the store answers; its result. */
+  private async perform(at: Loaded, effect: EffectType, snapshot: ConsumerSnapshot): Promise<ConsumerEvent> {
+    await this.stillOurs(effect);
+    return effect === 'check' ? this.check(at, snapshot) : this.change(at, effect, snapshot);
+  }
+
+  /** Before an effect: the lock extended (else `REVISION_CONFLICT`) and the store answering (else `STORE_UNAVAILABLE`). */
+  private async stillOurs(effect: EffectType): Promise<void> {
+    const { key } = this.job;
+    if (!(await this.lock.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${key} before ${effect}`);
+    if (this.deps.storeDown?.()) throw new HoldfastError('STORE_UNAVAILABLE', `the record store stopped answering before the ${effect} of ${key}; put back until it answers`);
+  }
+
+  private async check({ draft }: Loaded, snapshot: ConsumerSnapshot): Promise<ConsumerEvent> {
+    const { memo } = this.lock.claim;
+    const result = await this.deps.effects.check({ key: this.job.key, provider: this.provider, spec: draft.desired, context: snapshot.context, appliedAt: draft.appliedAtMs, memo });
+    const at = this.deps.now();
+    const check = lastCheckOf(result.event, at);
+    if (check) draft.checked(check);
+    this.learn(memoOf(result, draft.revision, memo, at), result.event);
+    return result.event;
+  }
+
+  /** An apply or a removal: the spec guarded, the record written first (unless nothing is attempted), then the backend. */
+  private async change({ draft }: Loaded, effect: 'apply' | 'remove', snapshot: ConsumerSnapshot): Promise<ConsumerEvent> {
+    const { provider, deps } = this;
+    // the policy, checked where rights are applied: on the spec about to be applied or removed
+    const verdict = guardSpec(provider, this.job.key, draft.desired, effect);
+    if ('refusal' in verdict) {
+      if (effect === 'apply') return { type: 'APPLY_REFUSED', error: verdict.refusal };
+      this.leftBehind = verdict.refusal; // not this consumer's to remove: the backend is not asked
+      return { type: 'REMOVED' };
+    }
+    const input: EffectInput = { key: this.job.key, provider, spec: { ...draft.desired, values: verdict.values }, context: snapshot.context };
+    const horizon = () => new Date(deps.now().getTime() + lockMsOf(provider));
+    if (effect === 'remove') {
+      await draft.save(snapshot, horizon());
+      return deps.effects.remove(input);
+    }
+    const secret = await deps.effects.secretFor(draft.desired, provider);
+    if ('event' in secret) return secret.event; // nothing attempted: nothing to write down before it
+    // an observe-only provider's apply only asks: nothing to write down before it either
+    if (provider.config.management !== 'observe') await draft.save(snapshot, horizon());
+    const event = await deps.effects.apply({ ...input, password: secret.password });
+    if (event.type === 'APPLIED') draft.applied(deps.now());
+    return event;
+  }
+
+  /** The machine rests: the record deleted (removed) or written, and what the job's outcome is. */
+  private async rest(at: Loaded, snapshot: ConsumerSnapshot): Promise<JobOutcome> {
+    const { job, deps } = this;
+    const { draft } = at;
+    if (snapshot.status === 'done') return this.removed(draft);
+    await draft.save(snapshot, null);
+    if (draft.wrote) {
+      await draft.finish();
+      return { kind: 'done' };
+    }
+    // nothing durable changed: the revision is what the queue's Redis should know, and a wait's
+    // own job carries on (its id is taken while it runs, so it cannot be added anew)
+    if (this.lock.claim.rev !== draft.revision) await deps.coordination.rememberRevision(job.key, draft.revision);
+    const next = draft.pendingWait;
+    return job.kind === 'timer' && at.record.rev === job.epoch && next ? again(next.dueAt) : { kind: 'done' };
+  }
+
+  private async removed(draft: RecordDraft): Promise<JobOutcome> {
+    await draft.delete();
+    const { management, name } = this.provider.config;
+    const { state } = draft;
+    const login = draft.desired.login;
+    const moved = { from: state, to: 'removed' };
+    if (this.leftBehind !== undefined) this.log.warn(moved, `${state} → removed: login ${login} left on ${name}, not removed: ${this.leftBehind}; record deleted`);
+    else if (management === 'manage') this.log.info(moved, `${state} → removed: login ${login} is gone from ${name}; record deleted`);
+    else this.log.info(moved, `${state} → removed: no longer managed; login ${login} left on ${name} (management: ${management}); record deleted`);
+    return { kind: 'done' };
+  }
+
+  private learn(memo: CheckMemo | undefined, event: ConsumerEvent): void {
+    this.learnt.memo = memo ?? this.learnt.memo;
+    this.learnt.asked = askedOf(event) ?? this.learnt.asked;
+  }
+}
+
+/** A newly declared consumer's record, not stored yet. */
+function newRecord(job: JobOf<'desired'>, provider: ProviderRuntime, desired: DesiredSpec, now: Date): ConsumerRecord {
+  const snapshot = firstSnapshot(provider.machine, job.key);
+  return {
+    _id: job.key,
+    provider: provider.config.name,
+    consumerId: consumerIdOf(job.key),
+    desired,
+    desiredAt: job.at,
+    machine: persist(snapshot),
+    stateSince: now,
+    rev: 0,
+    appliedAt: null,
+    timer: null,
+    effectUntil: null,
+    lastCheck: null,
+    history: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+}

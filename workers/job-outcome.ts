@@ -1,0 +1,39 @@
+/**
+ * What became of a job. "Try later" is one outcome, whatever its reason: the worker puts the job
+ * back, delayed, without using an attempt. A job that throws failed for what retries cannot fix.
+ */
+import { putBackAt } from './put-back.js';
+
+/** Why a job is put back. */
+export type Later =
+  /** A routine check found nothing durable changed: the same job runs again after the next wait. */
+  | 'again'
+  /** Another worker acts on the consumer (or did, and its effect's deadline is not over). */
+  | 'busy'
+  /** The job lost its lock, or its write lost a compare-and-swap. */
+  | 'conflict'
+  /** The record store does not answer: nothing is done from a record that may be stale. */
+  | 'store-down';
+
+export type JobOutcome =
+  | { kind: 'done' }
+  /** Put back until `at`; `error`: what said so, for the debug log. */
+  | { kind: 'later'; at: Date; why: Later; error?: unknown }
+  | { kind: 'stale' | 'absent' | 'unknown-provider' }
+  /** Not written by holdfast: dropped (see `job-trust.ts`). */
+  | { kind: 'rejected' };
+
+/** How long a job waits, put back, before it tries again (jittered: up to twice this). */
+const RETRY_MS: Record<Exclude<Later, 'again'>, number> = { busy: 250, conflict: 250, 'store-down': 1000 };
+
+/** The same job again at `at`. */
+export function again(at: Date): JobOutcome {
+  return { kind: 'later', at, why: 'again' };
+}
+
+/** Put back for its reason's retry time, jittered, or until `until` when that is later than `now`. */
+export function retryLater(why: Exclude<Later, 'again'>, now: Date, options: { until?: Date | null; error?: unknown } = {}): JobOutcome {
+  const { until, error } = options;
+  const at = until && until > now ? until.getTime() : putBackAt(now.getTime(), RETRY_MS[why]);
+  return { kind: 'later', at: new Date(at), why, ...(error === undefined ? {} : { error }) };
+}
