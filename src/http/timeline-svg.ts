@@ -55,7 +55,8 @@ const seconds = (ms: number) => (ms < 90_000 ? `${(ms / 1000).toFixed(1)} s` : `
 /** One line of a mark's title: what, when, who, why. */
 function describe(e: TimelineEvent): string {
   const took = e.kind === 'healed' && e.tookMs !== undefined ? ` after ${seconds(e.tookMs)}` : '';
-  return `${when(e.at)} ${e.key} ${NAMES[e.kind]}${took}${e.reason ? `: ${e.reason}` : ''}`;
+  const what = e.kind === 'lost' ? `not served (${e.state})` : `${NAMES[e.kind]}${took}`;
+  return `${when(e.at)} ${e.key} ${what}${e.reason ? `: ${e.reason}` : ''}`;
 }
 
 /** The marks of `kind`, one per pixel column, each titled with its events (the first few). */

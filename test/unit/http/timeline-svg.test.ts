@@ -40,7 +40,7 @@ describe('a provider timeline', () => {
     const svg = providerTimelineSvg('cache', restart, 0, now);
     expect(attrs(svg, 'data-unserved')).toEqual(['3']);
     expect(svg).toMatch(/<g data-kind="healed" data-count="3"[^>]*><title>3 healed\n2026-12-01T11:20:02Z cache\/a healed after 2\.0 s/);
-    expect(svg).toMatch(/<g data-kind="lost" data-count="3"[^>]*><title>3 lost\n2026-12-01T11:20:00Z cache\/a lost: missing/);
+    expect(svg).toMatch(/<g data-kind="lost" data-count="3"[^>]*><title>3 lost\n2026-12-01T11:20:00Z cache\/a not served \(lost\): missing/);
     expect(svg).toMatch(/<g data-kind="brake" data-count="1"[^>]*><title>1 brake engaged\n2026-12-01T12:20:00Z cache\/d brake engaged/);
   });
 
@@ -63,7 +63,7 @@ describe('a provider timeline', () => {
     const svg = providerTimelineSvg('<cache&"x">', [ev('lost', '<cache&"x">/<b>', now - min, { reason: '<script>alert(1)</script>' })], 1, now);
     expect(svg).not.toMatch(/<script|<b>|<cache/);
     expect(svg).toContain('data-provider="&lt;cache&amp;&quot;x&quot;&gt;"');
-    expect(svg).toContain('&lt;cache&amp;&quot;x&quot;&gt;/&lt;b&gt; lost: &lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(svg).toContain('&lt;cache&amp;&quot;x&quot;&gt;/&lt;b&gt; not served (lost): &lt;script&gt;alert(1)&lt;/script&gt;');
   });
 });
 
