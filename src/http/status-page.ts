@@ -1,5 +1,6 @@
 /**
- * The status page (`/`) and a consumer's page: plain server-rendered HTML that refreshes itself.
+ * The status page (`/`) and a consumer's page: plain server-rendered HTML that refreshes itself,
+ * each with a picture of the last 24 h (inline SVG, `timeline-svg.ts`: no script, no style of its own).
  * Its one style sheet and one script are inline and fixed, allowed by their hashes
  * ({@link PAGE_CSP}); nothing else runs (no inline handlers).
  */
