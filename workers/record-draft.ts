@@ -5,7 +5,8 @@
  *    reads the record instead of trusting its ticket);
  * 2. the record is written (created, the first time), only when something durable changed:
  *    the machine, the desired spec, or an effect about to start;
- *    and then its summary (for the status) in the queue's Redis;
+ *    and then its summary (for the status) in the queue's Redis, with the timeline's events of
+ *    its transition;
  * 3. once the job is done, the wait the machine asked for is scheduled as a job carrying the
  *    new revision, and the revision is remembered again.
  *
@@ -18,6 +19,7 @@ import type { RecordNotes } from '../src/queue/coordination.js';
 import { checkTicket, type ConsumerQueue } from '../src/queue/consumer-queue.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, WaitRecord } from '../src/store/consumer-record.js';
 import { summaryOf } from '../src/queue/summarize.js';
+import { timelineEventsOf } from '../src/queue/timeline-event.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js';
 
@@ -222,7 +224,8 @@ export class RecordDraft {
     const check = pending.check ?? written.check;
     const refusal = pending.refusal !== undefined ? pending.refusal : written.refusal;
     const summary = summaryOf({ rev, machine, stateSince: since, desired: this.desired, timer, lastCheck: check, refused: refusal, history: transition ? [...written.history, transition] : written.history });
-    await this.deps.coordination.noteSummaries([[this.key, summary]]);
+    // the transition's losses, heals and brakes go to the provider's timeline with the brief
+    await this.deps.coordination.noteSummaries([[this.key, summary, transition ? timelineEventsOf(this.key, transition, written.history) : []]]);
     let history = written.history;
     if (transition) {
       this.deps.observer?.transition(this.record.provider, transition, history);

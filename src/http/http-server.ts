@@ -23,6 +23,7 @@ import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
 import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
 import { redReasons, type StatusReport } from '../status/status-report.js';
+import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { basicAuthChecker } from './basic-auth.js';
 import { BOARD_PREFIX, refusedBoardAction } from './board-guard.js';
@@ -30,6 +31,7 @@ import { boardCsp, withoutRemoteFonts } from './board-csp.js';
 import { hostMatcher } from './host-check.js';
 import { hostPort, refuseExposedDashboard } from './listen-guard.js';
 import { consumerPage, PAGE_CSP, statusPage } from './status-page.js';
+import { readTimelines } from './timeline-read.js';
 
 export interface HttpServerOptions {
   listen: { host: string; port: number };
@@ -121,14 +123,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     let r = await report(false);
     // (a store that did not answer leaves nothing to list: not asked twice)
     if (r.total > 0 && r.total <= PAGE_LISTS_ALL_UP_TO) r = await report(true);
-    return reply.type('text/html; charset=utf-8').send(statusPage(r, { provider: query.provider || undefined, state: query.state || undefined }, redReasons(r)));
+    const timelines = await readTimelines(coordination, r.providers.map((p) => p.provider), Date.parse(r.at));
+    return reply.type('text/html; charset=utf-8').send(statusPage(r, { provider: query.provider || undefined, state: query.state || undefined }, redReasons(r), timelines));
   });
 
   app.get('/consumer', async (request, reply) => {
     const key = (request.query as { key?: string }).key ?? '';
-    const [record, r] = await Promise.all([store.get(key), report(true)]);
+    const now = new Date();
+    const [record, r, timelines] = await Promise.all([store.get(key), report(true), readTimelines(coordination, [providerOf(key)], now.getTime())]);
     const status = r.consumers.find((c) => c.consumer === key);
-    return reply.code(record ? 200 : 404).type('text/html; charset=utf-8').send(consumerPage(key, status, record, new Date()));
+    const own = timelines && (timelines.get(providerOf(key)) ?? []).filter((e) => e.key === key);
+    return reply.code(record ? 200 : 404).type('text/html; charset=utf-8').send(consumerPage(key, status, record, now, own));
   });
 
   const board = new FastifyAdapter();

@@ -1,18 +1,21 @@
 /**
- * The status page (`/`) and a consumer's page: plain server-rendered HTML that refreshes itself.
+ * The status page (`/`) and a consumer's page: plain server-rendered HTML that refreshes itself,
+ * each with a picture of the last 24 h (inline SVG, `timeline-svg.ts`: no script, no style of its own).
  * Its one style sheet and one script are inline and fixed, allowed by their hashes
  * ({@link PAGE_CSP}); nothing else runs (no inline handlers).
  */
 import { createHash } from 'node:crypto';
 import { ago } from '../status/format-status.js';
+import { escapeHtml } from './escape-html.js';
 import type { ConsumerStatus, StatusReport } from '../status/status-report.js';
 import { isUnreadable, type StoredConsumer } from '../store/consumer-record.js';
+import { STATE_MEANINGS } from '../../machines/consumer-health.js';
+import type { TimelineEvent } from '../queue/timeline-event.js';
+import { consumerTimelineSvg, providerTimelineSvg } from './timeline-svg.js';
 
 const REFRESH_SECONDS = 5;
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
+export { escapeHtml };
 
 const STYLE = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
@@ -20,7 +23,8 @@ h1 { font-size: 1.4em; margin: 0 0 .3em; } h2 { font-size: 1.1em; margin: 1.2em 
 table { border-collapse: collapse; } th, td { text-align: left; padding: .25em .7em; border-bottom: 1px solid #ddd; vertical-align: top; }
 th { background: #f4f4f4; } .bad { background: #fde8e8; } .mark { color: #b00; font-weight: bold; }
 .ok { color: #070; font-weight: bold; } .verdict { font-size: 1.2em; margin: .5em 0; } ul.reasons { color: #b00; margin: .3em 0; }
-form { margin: .5em 0; } nav a { margin-right: 1em; } code { background: #f4f4f4; padding: 0 .2em; }`;
+form { margin: .5em 0; } nav a { margin-right: 1em; } code { background: #f4f4f4; padding: 0 .2em; }
+svg.timeline { display: block; margin: .2em 0 .8em; border: 1px solid #ddd; background: #fff; } h3 { font-size: 1em; margin: .6em 0 .1em; }`;
 
 /** Submits the filter form when a choice changes (without a script, the filter button shows). */
 const SCRIPT = `
@@ -71,13 +75,31 @@ function select(name: string, label: string, values: string[], chosen: string | 
   return `<label>${label} <select name="${name}" data-submit>${options.join('')}</select></label>`;
 }
 
+/** Each provider's timeline events of the last 24 h (see `timeline-svg.ts`); null: they could not be read. */
+export type Timelines = ReadonlyMap<string, readonly TimelineEvent[]> | null;
+
+/** How many of a provider's consumers are not served now, as its timeline counts them (a check under way is not a loss). */
+function unservedNow(states: Record<string, number>): number {
+  return Object.entries(states).reduce((n, [state, count]) => {
+    const meaning = STATE_MEANINGS[state as keyof typeof STATE_MEANINGS];
+    return state === 'verifying' || meaning?.healthy ? n : n + count;
+  }, 0);
+}
+
+/** The providers' pictures of the last 24 h. */
+function timelineSection(report: StatusReport, timelines: Timelines, now: number): string {
+  if (timelines === null) return `<h2>Last 24 hours</h2><p class="mark" id="timelines">The timelines could not be read from the queue's Redis.</p>`;
+  const pictures = report.providers.map((p) => `<h3>${escapeHtml(p.provider)}</h3>${providerTimelineSvg(p.provider, timelines.get(p.provider) ?? [], unservedNow(p.states), now)}`);
+  return `<h2>Last 24 hours</h2><div id="timelines">${pictures.join('') || '<p>no providers</p>'}</div>`;
+}
+
 export interface PageFilter {
   provider?: string | undefined;
   state?: string | undefined;
 }
 
 /** The status page: verdict and reasons, providers, then the consumers (unserved first, marked), filtered. */
-export function statusPage(report: StatusReport, filter: PageFilter, reasons: string[]): string {
+export function statusPage(report: StatusReport, filter: PageFilter, reasons: string[], timelines: Timelines = new Map()): string {
   const now = Date.parse(report.at);
   const verdict = report.healthy
     ? `<p class="verdict ok" id="verdict">Every consumer served: ${report.total} held</p>`
@@ -98,14 +120,15 @@ export function statusPage(report: StatusReport, filter: PageFilter, reasons: st
     `<h1>holdfast</h1>${verdict}
 <h2>Providers</h2>
 <table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>problems</th></tr>${providers}</table>
+${timelineSection(report, timelines, now)}
 <h2>Consumers</h2>${listing}
 <form method="get" action="/">${select('provider', 'provider', report.providers.map((p) => p.provider), filter.provider)} ${select('state', 'state', states, filter.state)} <noscript><button>filter</button></noscript></form>
 <table id="consumers"><tr><th>consumer</th><th>state</th><th>since</th><th>last check</th><th>next check</th><th>brake</th><th>reason</th></tr>${shown.map((c) => consumerRow(c, now)).join('')}</table>`,
   );
 }
 
-/** One consumer: what the status says, and its recent transitions from its record. */
-export function consumerPage(key: string, status: ConsumerStatus | undefined, record: StoredConsumer | null, at: Date): string {
+/** One consumer: what the status says, its last 24 h (`events`: its own timeline events; null: unreadable) and its recent transitions from its record. */
+export function consumerPage(key: string, status: ConsumerStatus | undefined, record: StoredConsumer | null, at: Date, events: readonly TimelineEvent[] | null = []): string {
   const now = at.getTime();
   if (!record) return page(`holdfast: ${key}`, `<h1>${escapeHtml(key)}</h1><p class="mark">No record: not declared, or its first apply has not been written yet.</p>`);
   if (isUnreadable(record)) {
@@ -130,6 +153,7 @@ export function consumerPage(key: string, status: ConsumerStatus | undefined, re
     `holdfast: ${key}`,
     `<h1>${escapeHtml(key)}</h1>
 <table id="facts">${facts.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>
+<h2>Last 24 hours</h2>${events === null ? `<p class="mark" id="timeline">Its timeline could not be read from the queue's Redis.</p>` : consumerTimelineSvg(key, events, now)}
 <h2>Recent transitions</h2>
 <table id="history"><tr><th>at</th><th></th><th>transition</th><th>reason</th></tr>${history || '<tr><td colspan="4">none yet</td></tr>'}</table>`,
   );

@@ -7,7 +7,7 @@
  * - **provider signals** (`signals.ts`): pauses and probes, could-not-ask sets, the record
  *   store's outage and the sentinel whose absence says the queue's Redis forgot everything;
  * - **status notes** (`notes.ts`): records in brief, when each consumer was last asked,
- *   orphans and confirmed removals.
+ *   orphans, confirmed removals and each provider's timeline.
  *
  * They share only the key table (`keys.ts`), the script table (`scripts.ts`) and the checked
  * codecs of what they read (`values.ts`). Each client depends on the slices it uses.
@@ -20,7 +20,7 @@ import { ScriptRunner } from './coordination/scripts.js';
 import { Signals, type CouldNotAskSignals, type PauseSignals, type QueueSentinel, type SignalReads, type StoreOutageSignal } from './coordination/signals.js';
 
 export type { Asked, Claim, ConsumerLocks, MemoReads, RevisionNotes } from './coordination/locks.js';
-export type { NoteReads, OrphanNotes, RemovalConfirmations, SummaryNotes } from './coordination/notes.js';
+export type { NotedEntry, NoteReads, OrphanNotes, RemovalConfirmations, SummaryNotes } from './coordination/notes.js';
 export type { CouldNotAskSignals, PauseSignals, QueueSentinel, SignalReads, StoreOutageSignal } from './coordination/signals.js';
 export type { CheckMemo, OrphanReport, Pause } from './coordination/values.js';
 export { holdfastPrefix } from './coordination/keys.js';

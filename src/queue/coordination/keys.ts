@@ -35,6 +35,8 @@ export function coordinationKeys(prefix: string) {
     orphans: (provider: string) => `${prefix}:orphans:${provider}`,
     /** The provider's held-back change a person confirmed (a string with a TTL). */
     confirmRemovals: (provider: string) => `${prefix}:confirm-removals:${provider}`,
+    /** The provider's timeline: its consumers' losses, heals and brakes, a capped stream (see `timeline-event.ts`). */
+    events: (provider: string) => `${prefix}:events:${provider}`,
     /** The sentinel whose absence says the queue's Redis forgot everything (a string). */
     alive: `${prefix}:alive`,
     /** The record store's outage as a worker last saw it, a JSON pause (a string with a TTL). */

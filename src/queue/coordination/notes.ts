@@ -3,23 +3,30 @@
  * brief** (a {@link ConsumerSummary}) and state, each provider's consumers by when they were
  * last **asked**, each provider's **orphans** (logins under its prefix that no consumer claims,
  * as last listed) and its **confirmed removals** (the held-back change a person confirmed with
- * `holdfast confirm-removals`, for the running desired-state sync to apply).
+ * `holdfast confirm-removals`, for the running desired-state sync to apply), and each provider's
+ * **timeline** (a capped stream of its consumers' losses, heals and brakes, written with the
+ * briefs of the transitions they come from).
  */
 import { providerOf } from '../../store/consumer-key.js';
 import { decodeSummary, encodeSummary, stateToken, type ConsumerSummary } from '../consumer-summary.js';
 import { CoordinationPart } from './context.js';
 import { hashFields, perProvider } from './reads.js';
 import type { NotedSummary } from './scripts.js';
-import { decodeJson, orphanReportCodec, type OrphanReport } from './values.js';
+import type { TimelineEvent } from '../timeline-event.js';
+import { decodeJson, orphanReportCodec, timelineEventCodec, type OrphanReport } from './values.js';
+
+/** A record's brief as noted, and the timeline events of the transition that wrote it (if any). */
+export type NotedEntry = readonly [key: string, summary: ConsumerSummary, events?: readonly TimelineEvent[]];
 
 /** Records in brief, as their writers note them. */
 export interface SummaryNotes {
   /**
    * After a record is written (or read by a sweep): its state and brief, for the status; one of
    * an older revision is ignored. A consumer becoming held counts as asked (in the provider's
-   * sorted set) until its first routine check says when it was. One script per provider.
+   * sorted set) until its first routine check says when it was. One script per provider; the
+   * events are added to the provider's timeline in the same round trip (sent before any reply).
    */
-  noteSummaries(entries: ReadonlyArray<readonly [key: string, summary: ConsumerSummary]>): Promise<void>;
+  noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void>;
 }
 
 /** A provider's orphans, as its listing notes them. */
@@ -50,10 +57,16 @@ export interface NoteReads {
   checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>>;
   /** The orphans last found among `providers`. */
   orphans(providers: readonly string[]): Promise<Map<string, OrphanReport>>;
+  /** `provider`'s timeline events at or after `sinceMs`, oldest first (the newest {@link TIMELINE_READ} at most). */
+  timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]>;
 }
 
 /** Consumers noted per script call: a sweep of 100k consumers never sends one call of them all. */
 const NOTED_PER_CALL = 1000;
+/** A provider's timeline keeps about this many events (`XADD … MAXLEN ~`): a day of a fleet's worth of losses. */
+export const TIMELINE_CAP = 10_000;
+/** At most this many events are read for a picture. */
+export const TIMELINE_READ = TIMELINE_CAP;
 /** How long a confirmation is kept (s). */
 const CONFIRMATION_TTL_S = 86_400;
 
@@ -62,15 +75,23 @@ function noted(key: string, summary: ConsumerSummary): NotedSummary {
 }
 
 /** The entries as the script notes them, by provider (one call per provider). */
-function byProvider(entries: ReadonlyArray<readonly [key: string, summary: ConsumerSummary]>): Map<string, NotedSummary[]> {
-  const out = new Map<string, NotedSummary[]>();
-  for (const [key, summary] of entries) {
+function byProvider(entries: ReadonlyArray<NotedEntry>): Map<string, { notes: NotedSummary[]; events: TimelineEvent[] }> {
+  const out = new Map<string, { notes: NotedSummary[]; events: TimelineEvent[] }>();
+  for (const [key, summary, events] of entries) {
     const provider = providerOf(key);
-    const list = out.get(provider) ?? [];
-    list.push(noted(key, summary));
+    const list = out.get(provider) ?? { notes: [], events: [] };
+    list.notes.push(noted(key, summary));
+    if (events) list.events.push(...events);
     out.set(provider, list);
   }
   return out;
+}
+
+/** An event read from a stream entry (`[id, [field, value…]]`); null when it is not one holdfast wrote. */
+function eventOf(entry: [id: string, fields: string[]]): TimelineEvent | null {
+  const fields = entry[1];
+  const at = fields.indexOf('e');
+  return at >= 0 && at % 2 === 0 ? decodeJson(timelineEventCodec, fields[at + 1]) : null;
 }
 
 /** `[member, score, member, score…]` as pairs. */
@@ -82,10 +103,22 @@ function scored(flat: readonly string[]): Array<[string, number]> {
 
 /** Status notes on one connection, under one key table. */
 export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes, RemovalConfirmations, NoteReads {
-  async noteSummaries(entries: ReadonlyArray<readonly [key: string, summary: ConsumerSummary]>): Promise<void> {
-    for (const [provider, all] of byProvider(entries)) {
-      for (let i = 0; i < all.length; i += NOTED_PER_CALL) await this.scripts.run('noteSummaries', { provider, entries: all.slice(i, i + NOTED_PER_CALL) });
+  async noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void> {
+    for (const [provider, { notes, events }] of byProvider(entries)) {
+      const noting = this.noteBriefs(provider, notes);
+      // sent right behind the briefs, before any reply: no round trip of their own
+      const added = events.map((e) => this.redis.xadd(this.keys.events(provider), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e)));
+      await Promise.all([noting, ...added]);
     }
+  }
+
+  private async noteBriefs(provider: string, notes: readonly NotedSummary[]): Promise<void> {
+    for (let i = 0; i < notes.length; i += NOTED_PER_CALL) await this.scripts.run('noteSummaries', { provider, entries: notes.slice(i, i + NOTED_PER_CALL) });
+  }
+
+  async timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]> {
+    const entries = await this.redis.xrevrange(this.keys.events(provider), '+', String(Math.max(0, Math.floor(sinceMs))), 'COUNT', TIMELINE_READ);
+    return entries.flatMap((entry) => eventOf(entry) ?? []).filter((e) => e.at >= sinceMs).reverse();
   }
 
   allStates(): Promise<Record<string, string>> {

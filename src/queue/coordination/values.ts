@@ -5,7 +5,10 @@
  */
 import { z } from 'zod';
 import type { LastCheck } from '../../store/consumer-record.js';
+import { STATE_MEANINGS } from '../../../machines/consumer-health.js';
+import type { ConsumerStateName } from '../../../machines/consumer-machine.js';
 import { CHECK_OUTCOMES } from '../consumer-summary.js';
+import { TIMELINE_KINDS, type TimelineEvent } from '../timeline-event.js';
 
 /** What a consumer's checks learned, kept between checks without touching the store. */
 export interface CheckMemo {
@@ -43,6 +46,18 @@ export const checkMemoCodec: z.ZodType<CheckMemo> = z.object({
 export const pauseCodec: z.ZodType<Pause> = z.object({ since: z.string(), reason: z.string() });
 
 export const orphanReportCodec: z.ZodType<OrphanReport> = z.object({ at: z.string(), prefix: z.string(), logins: z.array(z.string()) });
+
+const STATE_NAMES = Object.keys(STATE_MEANINGS) as [ConsumerStateName, ...ConsumerStateName[]];
+
+/** A timeline event as its stream entry holds it (the field `e`, JSON). */
+export const timelineEventCodec: z.ZodType<TimelineEvent> = z.object({
+  at: z.number(),
+  kind: z.enum(TIMELINE_KINDS),
+  key: z.string(),
+  state: z.enum(STATE_NAMES),
+  reason: z.string().nullable(),
+  tookMs: z.number().nonnegative().optional(),
+});
 
 /** `raw` (JSON) checked against `codec`; null when absent or not what it should be. */
 export function decodeJson<T>(codec: z.ZodType<T>, raw: string | null | undefined): T | null {

@@ -1,0 +1,160 @@
+/**
+ * The last 24 hours as a picture, server-rendered SVG (no script, no style sheet of its own:
+ * presentation attributes only, so the pages' Content-Security-Policy needs nothing more).
+ *
+ * - A provider's: how many of its consumers were not served over time (bars, each the most at
+ *   once in its few minutes, so that a dip of seconds still shows), each loss as a red mark, each
+ *   heal after a loss as a green one, each brake engagement as an orange one.
+ * - A consumer's: when it was not served (red bands), its losses, heals and brakes as marks.
+ *
+ * Both on the same axis: the 24 h up to now, labelled in UTC hours. Marks falling in one pixel
+ * column are drawn once, their count and details in the mark's `<title>` (shown on hover).
+ */
+import type { TimelineEvent } from '../queue/timeline-event.js';
+import { escapeHtml } from './escape-html.js';
+
+/** What the pictures show: the last 24 h. */
+export const TIMELINE_SPAN_MS = 24 * 3_600_000;
+
+const WIDTH = 720;
+const LEFT = 56;
+const RIGHT = 12;
+const TOP = 8;
+const CHART_BOTTOM = 78;
+const LANES = { lost: 89, healed: 101, brake: 113 } as const;
+const AXIS = 130;
+const HEIGHT = 138;
+/** The bars' width (px): each shows the most not served at once in its stretch of time (about 9 min). */
+const BAR = 4;
+const TICK_MS = 3 * 3_600_000;
+const COLOURS = { lost: '#b00', healed: '#070', brake: '#d60' } as const;
+const NAMES = { lost: 'lost', healed: 'healed', brake: 'brake engaged' } as const;
+
+/** Where on the x axis the 24 h up to `now` put a moment. */
+function axisOf(now: number): (t: number) => number {
+  const start = now - TIMELINE_SPAN_MS;
+  return (t) => LEFT + ((Math.min(Math.max(t, start), now) - start) / TIMELINE_SPAN_MS) * (WIDTH - LEFT - RIGHT);
+}
+
+const fixed = (n: number) => n.toFixed(1);
+
+/** The UTC hour lines every 3 h, labelled `HH:00`, and the axis' name. */
+function hourAxis(now: number, x: (t: number) => number): string {
+  const ticks: string[] = [];
+  for (let t = Math.ceil((now - TIMELINE_SPAN_MS) / TICK_MS) * TICK_MS; t <= now; t += TICK_MS) {
+    const label = `${String(new Date(t).getUTCHours()).padStart(2, '0')}:00`;
+    ticks.push(`<line x1="${fixed(x(t))}" y1="${TOP}" x2="${fixed(x(t))}" y2="${LANES.brake + 6}" stroke="#ddd"/><text x="${fixed(x(t))}" y="${AXIS}" font-size="10" text-anchor="middle" fill="#555" data-tick>${label}</text>`);
+  }
+  const base = `<line x1="${LEFT}" y1="${CHART_BOTTOM}" x2="${WIDTH - RIGHT}" y2="${CHART_BOTTOM}" stroke="#999"/>`;
+  return `${base}${ticks.join('')}<text x="${WIDTH - RIGHT}" y="${HEIGHT - 1}" font-size="9" text-anchor="end" fill="#777">UTC</text>`;
+}
+
+const when = (at: number) => new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const seconds = (ms: number) => (ms < 90_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60_000).toFixed(1)} min`);
+
+/** One line of a mark's title: what, when, who, why. */
+function describe(e: TimelineEvent): string {
+  const took = e.kind === 'healed' && e.tookMs !== undefined ? ` after ${seconds(e.tookMs)}` : '';
+  const what = e.kind === 'lost' ? `not served (${e.state})` : `${NAMES[e.kind]}${took}`;
+  return `${when(e.at)} ${e.key} ${what}${e.reason ? `: ${e.reason}` : ''}`;
+}
+
+/** The marks of `kind`, one per pixel column, each titled with its events (the first few). */
+function marks(kind: TimelineEvent['kind'], events: readonly TimelineEvent[], x: (t: number) => number): string {
+  const columns = new Map<number, TimelineEvent[]>();
+  for (const e of events) if (e.kind === kind) columns.set(Math.round(x(e.at)), [...(columns.get(Math.round(x(e.at))) ?? []), e]);
+  return [...columns]
+    .map(([column, list]) => {
+      const shown = list.slice(0, 5).map(describe);
+      const more = list.length > shown.length ? [`… and ${list.length - shown.length} more`] : [];
+      const title = `${list.length} ${NAMES[kind]}\n${[...shown, ...more].join('\n')}`;
+      const y = LANES[kind];
+      const shape = kind === 'brake' ? `<path d="M${column} ${y - 5}L${column + 5} ${y}L${column} ${y + 5}L${column - 5} ${y}Z" fill="${COLOURS[kind]}"/>` : `<circle cx="${column}" cy="${y}" r="4" fill="${COLOURS[kind]}"/>`;
+      return `<g data-kind="${kind}" data-count="${list.length}" data-at="${list[0]!.at}"><title>${escapeHtml(title)}</title>${shape}</g>`;
+    })
+    .join('');
+}
+
+/**
+ * How many were not served, as steps `[from, count]` oldest first: counted back from `unservedNow`
+ * over the events (a loss adds one from its moment on, a heal takes one away), never below 0.
+ */
+export function unservedSteps(events: readonly TimelineEvent[], unservedNow: number, now: number): Array<[at: number, count: number]> {
+  const steps: Array<[number, number]> = [];
+  let count = unservedNow;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.kind === 'brake') continue;
+    steps.push([e.at, Math.max(0, count)]);
+    count += e.kind === 'lost' ? -1 : 1;
+  }
+  steps.push([now - TIMELINE_SPAN_MS, Math.max(0, count)]);
+  return steps.reverse();
+}
+
+/** The most not served at once in each bar's stretch of time, by bar (left to right); bars of 0 left out. */
+export function unservedBars(steps: ReadonlyArray<[number, number]>, x: (t: number) => number): Map<number, number> {
+  const bars = new Map<number, number>();
+  steps.forEach(([t, count], i) => {
+    const until = steps[i + 1]?.[0];
+    const first = Math.floor((x(t) - LEFT) / BAR);
+    const last = until === undefined ? Math.floor((WIDTH - RIGHT - LEFT - 0.001) / BAR) : Math.floor((x(until) - LEFT) / BAR);
+    for (let bar = first; bar <= last && count > 0; bar++) bars.set(bar, Math.max(bars.get(bar) ?? 0, count));
+  });
+  return bars;
+}
+
+/** The bars of `steps`, with their scale on the left. */
+function barChart(steps: ReadonlyArray<[number, number]>, x: (t: number) => number): string {
+  const bars = unservedBars(steps, x);
+  const top = Math.max(1, ...bars.values());
+  const rects = [...bars]
+    .map(([bar, count]) => {
+      const h = Math.max(1, (count / top) * (CHART_BOTTOM - TOP));
+      return `<rect data-unserved="${count}" x="${LEFT + bar * BAR}" y="${fixed(CHART_BOTTOM - h)}" width="${BAR}" height="${fixed(h)}" fill="#d33"/>`;
+    })
+    .join('');
+  const scale = `<text x="${LEFT - 4}" y="${TOP + 8}" font-size="10" text-anchor="end" fill="#555">${top}</text><text x="${LEFT - 4}" y="${CHART_BOTTOM}" font-size="10" text-anchor="end" fill="#555">0</text>`;
+  return `${rects}${scale}<text x="${LEFT + 2}" y="${TOP + 8}" font-size="10" fill="#555">not served</text>`;
+}
+
+function laneLabels(): string {
+  const label = (y: number, text: string) => `<text x="${LEFT - 4}" y="${y + 3}" font-size="10" text-anchor="end" fill="#555">${text}</text>`;
+  return `${label(LANES.lost, 'lost')}${label(LANES.healed, 'healed')}${label(LANES.brake, 'brakes')}`;
+}
+
+function svg(label: string, data: string, body: string): string {
+  return `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeHtml(label)}" ${data}><title>${escapeHtml(label)}</title>${body}</svg>`;
+}
+
+/** A provider's last 24 h: its consumers not served over time, heals and brakes; `unservedNow`: how many are not served now. */
+export function providerTimelineSvg(provider: string, events: readonly TimelineEvent[], unservedNow: number, now: number): string {
+  const x = axisOf(now);
+  const body = `${hourAxis(now, x)}${barChart(unservedSteps(events, unservedNow, now), x)}${laneLabels()}${marks('lost', events, x)}${marks('healed', events, x)}${marks('brake', events, x)}`;
+  return svg(`${provider}: consumers not served, heals and brakes over the last 24 h (UTC)`, `data-provider="${escapeHtml(provider)}"`, body);
+}
+
+/** Its spans not served, `[from, to]`: from a loss (or the window's start, for a heal that began before) to its heal or now. */
+export function unservedSpans(events: readonly TimelineEvent[], now: number): Array<[from: number, to: number]> {
+  const spans: Array<[number, number]> = [];
+  let from: number | null = null;
+  for (const e of events) {
+    if (e.kind === 'lost' && from === null) from = e.at;
+    if (e.kind === 'healed') {
+      spans.push([from ?? Math.max(now - TIMELINE_SPAN_MS, e.at - (e.tookMs ?? 0)), e.at]);
+      from = null;
+    }
+  }
+  if (from !== null) spans.push([from, now]);
+  return spans;
+}
+
+/** One consumer's last 24 h (its own events): when it was not served, and its marks. */
+export function consumerTimelineSvg(key: string, events: readonly TimelineEvent[], now: number): string {
+  const x = axisOf(now);
+  const bands = unservedSpans(events, now)
+    .map(([from, to]) => `<rect data-unserved-from="${from}" data-unserved-to="${to}" x="${fixed(x(from))}" y="${TOP}" width="${fixed(Math.max(BAR, x(to) - x(from)))}" height="${CHART_BOTTOM - TOP}" fill="#d33"/>`)
+    .join('');
+  const body = `${hourAxis(now, x)}${bands}<text x="${LEFT + 2}" y="${TOP + 8}" font-size="10" fill="#555">not served</text>${laneLabels()}${marks('lost', events, x)}${marks('healed', events, x)}${marks('brake', events, x)}`;
+  return svg(`${key}: when it was not served, its heals and brakes over the last 24 h (UTC)`, `data-consumer="${escapeHtml(key)}"`, body);
+}

@@ -1,0 +1,107 @@
+/**
+ * The status page's timeline in a real browser (Debian's chromium through playwright-core): a
+ * running `holdfast run --http` whose cache restarts without an ACL file draws, on the status
+ * page, the dip (every consumer not served for a moment) and the heals; a consumer's page draws
+ * its own loss and heal on the same axis. No script beyond the page's own, no CSP violation.
+ * Screenshots: docs/screenshots/status-timeline.png and docs/screenshots/consumer-timeline.png.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ownBackend } from '../../backends/index.js';
+import { freePort } from '../../backends/ports.js';
+import { engineFixtures } from '../engine/engine-fixture.js';
+
+const ROOT = join(import.meta.dirname, '../../..');
+const MAIN = join(ROOT, 'src/cli/main.ts');
+const SHOTS = join(ROOT, 'docs/screenshots');
+const CHROMIUM = '/usr/bin/chromium';
+
+async function until(what: string, predicate: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const start = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** The sum of the `data-count` of the marks of `kind` in `svg`, after a fresh load. */
+async function marks(page: Page, svg: string, kind: string): Promise<number> {
+  await page.reload();
+  return (await numbers(page, `${svg} g[data-kind="${kind}"]`, 'data-count')).reduce((a, b) => a + b, 0);
+}
+
+/** The attribute `name` of every element `selector` finds, as numbers. */
+async function numbers(page: Page, selector: string, name: string): Promise<number[]> {
+  return Promise.all((await page.locator(selector).all()).map(async (element) => Number(await element.getAttribute(name))));
+}
+
+describe('the timeline in a browser', () => {
+  const fixture = engineFixtures();
+  let run: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  afterAll(async () => {
+    await browser?.close();
+    if (run && run.exitCode === null) {
+      run.kill('SIGTERM');
+      await new Promise((r) => run?.once('exit', r));
+    }
+  });
+
+  it('shows the dip and the heal after a cache restart, on the status page and on a consumer\'s page', async () => {
+    expect(existsSync(CHROMIUM), `${CHROMIUM} missing: scripts/install-deps.sh installs Debian's chromium`).toBe(true);
+    mkdirSync(SHOTS, { recursive: true });
+    const provider = await ownBackend('redis');
+    const f = await fixture({ provider, consumers: 6, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
+    const port = await freePort();
+    run = spawn(process.execPath, ['--import', 'tsx', MAIN, 'run', '-c', join(f.dir, 'holdfast.yaml'), '--http', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    run.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+    run.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+    const url = `http://127.0.0.1:${port}`;
+    const healthy = async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200;
+    await until('every consumer served', healthy, 60_000).catch((error: Error) => {
+      throw new Error(`${error.message}\n${log}`);
+    });
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const page = await browser.newPage({ viewport: { width: 1000, height: 700 }, deviceScaleFactor: 2 });
+    const violations: string[] = [];
+    await page.addInitScript({ content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline')));" });
+    page.on('console', (message) => {
+      if (/Content Security Policy|CSP violation/i.test(message.text())) violations.push(`${page.url()}: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => violations.push(`${page.url()}: page error ${error.message}`));
+    const picture = 'svg.timeline[data-provider="cache"]';
+    await page.goto(url);
+    // served since the first applies: no dip, no mark
+    expect(await page.locator(`${picture} rect[data-unserved]`).count()).toBe(0);
+    expect(await marks(page, picture, 'healed')).toBe(0);
+
+    await provider.restart();
+    await until('a heal mark per consumer', async () => (await marks(page, picture, 'healed')) === f.consumers.length, 60_000);
+    await until('every consumer served again', healthy);
+    await page.reload();
+    expect(await marks(page, picture, 'lost')).toBe(f.consumers.length);
+    // the dip: a bar of every consumer not served at once (the scale's top is that many)
+    const dip = await numbers(page, `${picture} rect[data-unserved]`, 'data-unserved');
+    expect(Math.max(...dip)).toBe(f.consumers.length);
+    await expect(page.locator('#verdict').textContent()).resolves.toContain('Every consumer served');
+    await page.screenshot({ path: join(SHOTS, 'status-timeline.png'), fullPage: true });
+
+    const victim = f.consumers[0]!;
+    await page.goto(`${url}/consumer?key=${encodeURIComponent(victim.key)}`);
+    const own = `svg.timeline[data-consumer="${victim.key}"]`;
+    expect(await page.locator(`${own} rect[data-unserved-from]`).count()).toBe(1);
+    expect(await marks(page, own, 'lost')).toBe(1);
+    expect(await marks(page, own, 'healed')).toBe(1);
+    await expect(page.locator(`${own} g[data-kind="healed"] title`).textContent()).resolves.toMatch(new RegExp(`${victim.key} healed after [\\d.]+ s`));
+    await page.screenshot({ path: join(SHOTS, 'consumer-timeline.png'), fullPage: true });
+
+    const html = await page.content();
+    for (const c of f.consumers) expect(html).not.toContain(c.password);
+    expect(violations).toEqual([]);
+  }, 180_000);
+});

@@ -1,0 +1,47 @@
+/** Which transitions the timeline keeps: a loss from served, a heal after a loss (with how long), a brake; and the codec that reads them back. */
+import { describe, expect, it } from 'vitest';
+import { decodeJson, timelineEventCodec } from '../../../src/queue/coordination/values.js';
+import { timelineEventsOf } from '../../../src/queue/timeline-event.js';
+import type { ConsumerStateName } from '../../../machines/consumer-machine.js';
+import type { HistoryEntry } from '../../../src/store/consumer-record.js';
+
+const t0 = Date.parse('2026-12-01T10:00:00Z');
+const step = (s: number, from: ConsumerStateName, to: ConsumerStateName, reason: string | null = null): HistoryEntry => ({ at: new Date(t0 + s * 1000), from, to, reason });
+const kinds = (transition: HistoryEntry, history: HistoryEntry[]) => timelineEventsOf('cache/a', transition, history).map((e) => e.kind);
+
+describe('timeline events', () => {
+  const first = [step(0, 'pending', 'applying'), step(1, 'applying', 'held')];
+
+  it('a loss from held, directly or through a check, is one loss', () => {
+    expect(timelineEventsOf('cache/a', step(10, 'held', 'lost', 'missing'), first)).toEqual([{ at: t0 + 10_000, kind: 'lost', key: 'cache/a', state: 'lost', reason: 'missing' }]);
+    const checking = [...first, step(10, 'held', 'verifying')];
+    expect(kinds(step(11, 'verifying', 'lost'), checking)).toEqual(['lost']);
+    expect(kinds(step(11, 'verifying', 'couldNotAsk'), checking)).toEqual(['lost']);
+    expect(kinds(step(10, 'held', 'verifying'), first)).toEqual([]);
+  });
+
+  it('a check that finds it held, a first apply and moves between unserved states are nothing', () => {
+    expect(kinds(step(11, 'verifying', 'held'), [...first, step(10, 'held', 'verifying')])).toEqual([]);
+    expect(kinds(step(1, 'applying', 'held'), [step(0, 'pending', 'applying')])).toEqual([]);
+    expect(kinds(step(12, 'lost', 'retrying'), [...first, step(10, 'held', 'lost')])).toEqual([]);
+  });
+
+  it('a heal after a loss says how long since it left held', () => {
+    const lost = [...first, step(10, 'held', 'verifying'), step(11, 'verifying', 'lost')];
+    expect(timelineEventsOf('cache/a', step(13, 'lost', 'held', 'applied again'), lost)).toEqual([{ at: t0 + 13_000, kind: 'healed', key: 'cache/a', state: 'held', reason: 'applied again', tookMs: 3000 }]);
+    const braked = [...lost, step(13, 'lost', 'backoff'), step(20, 'backoff', 'verifying')];
+    expect(timelineEventsOf('cache/a', step(21, 'verifying', 'held'), braked)[0]).toMatchObject({ kind: 'healed', tookMs: 11_000 });
+  });
+
+  it('a brake engagement is a brake', () => {
+    expect(kinds(step(13, 'lost', 'backoff'), [...first, step(10, 'held', 'lost')])).toEqual(['brake']);
+  });
+
+  it('reads back only what holdfast wrote', () => {
+    const [event] = timelineEventsOf('cache/a', step(10, 'held', 'lost', 'missing'), first);
+    expect(decodeJson(timelineEventCodec, JSON.stringify(event))).toEqual(event);
+    expect(decodeJson(timelineEventCodec, JSON.stringify({ ...event, kind: 'password' }))).toBeNull();
+    expect(decodeJson(timelineEventCodec, JSON.stringify({ ...event, state: 'nowhere' }))).toBeNull();
+    expect(decodeJson(timelineEventCodec, '{not json')).toBeNull();
+  });
+});
