@@ -7,6 +7,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { Metrics } from '../../../src/metrics/metrics.js';
+import { formatStatus } from '../../../src/status/format-status.js';
 import { sharedBackend } from '../../backends/index.js';
 import { engineFixtures } from './engine-fixture.js';
 
@@ -24,7 +25,9 @@ describe('the deep-check budget', () => {
 
     // 30 consumers × 1 ms of the cache's CPU per ACL GETUSER / 1% = every 3 s, not every hour
     expect(engine.providers.get('cache')!.fleet.consumers).toBe(30);
-    expect((await f.status()).providers.find((p) => p.provider === 'cache')?.deepCheckEveryMs).toBe(3_000);
+    const status = await f.status();
+    expect(status.providers.find((p) => p.provider === 'cache')?.deepCheckEveryMs).toBe(3_000);
+    expect(formatStatus(status)).toContain('provider cache: 30 consumers (30 held), 30 declared, rules compared every 3s');
     expect(await metrics.text()).toMatch(/^holdfast_deep_check_interval_seconds\{provider="cache"\} 3$/m);
 
     const admin = new Redis(provider.url);
