@@ -117,7 +117,11 @@ export function deepCheckDue(key: string, appliedAt: number | null, memo: CheckM
   // the overlap after an apply is over: one deep check finds (and ends) what it kept
   const overlap = provider.config.rotationOverlapMs;
   if (overlap !== undefined && appliedAt !== null && now >= appliedAt + overlap && memo.deepAt < appliedAt + overlap) return true;
-  return now - memo.deepAt >= jittered(deepIntervalOf(provider), provider.config.timing.jitter, unitHash(`${key}#deep`));
+  const { verifyEveryMs, jitter } = provider.config.timing;
+  const interval = deepIntervalOf(provider);
+  // the budget affords a deep check at every interval: every check is one (jitter would skip every other one)
+  if (interval <= verifyEveryMs) return true;
+  return now - memo.deepAt >= jittered(interval, jitter, unitHash(`${key}#deep`));
 }
 
 /** The provider's deep-check interval in force in this process (ms). */
