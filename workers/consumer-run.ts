@@ -132,7 +132,8 @@ export class ConsumerRun {
       return await run.run();
     } finally {
       const { memo, asked } = run.learnt;
-      await deps.coordination.release(job.key, provider.config.name, token, memo, asked);
+      const askedAbout = await deps.coordination.release(job.key, provider.config.name, token, memo, asked);
+      if (askedAbout !== undefined) provider.fleet.consumers = askedAbout; // the pace of its deep checks
     }
   }
 

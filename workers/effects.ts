@@ -4,8 +4,8 @@
  * when needed, and everything an effect reports is scrubbed of it.
  *
  * A check is light (the adapter's `authenticates`: cheap for the backend) unless a deep one
- * is due: the first check after an apply, one at least every `deepCheckEvery` (jittered per
- * consumer), and one to confirm any light check that did not pass, so that the reason logged
+ * is due: the first check after an apply, one every deep-check interval (jittered per consumer:
+ * as often as the provider's `deepCheckBudget` allows, see `deep-check-interval.ts`), and one to confirm any light check that did not pass, so that the reason logged
  * is the backend's own.
  *
  * A provider's `management` is kept here, where the adapter is called: `observe` never creates,
@@ -16,6 +16,7 @@ import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerContext } from '../machines/consumer-machine.js';
 import { jittered, unitHash } from '../machines/delays.js';
 import type { Adapter, Grant } from '../src/adapters/adapter.js';
+import { deepCheckIntervalMs } from '../src/config/deep-check-interval.js';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
@@ -116,8 +117,17 @@ export function deepCheckDue(key: string, appliedAt: number | null, memo: CheckM
   // the overlap after an apply is over: one deep check finds (and ends) what it kept
   const overlap = provider.config.rotationOverlapMs;
   if (overlap !== undefined && appliedAt !== null && now >= appliedAt + overlap && memo.deepAt < appliedAt + overlap) return true;
-  const { deepCheckEveryMs, jitter } = provider.config.timing;
-  return now - memo.deepAt >= jittered(deepCheckEveryMs, jitter, unitHash(`${key}#deep`));
+  const { verifyEveryMs, jitter } = provider.config.timing;
+  const interval = deepIntervalOf(provider);
+  // the budget affords a deep check at every interval: every check is one (jitter would skip every other one)
+  if (interval <= verifyEveryMs) return true;
+  return now - memo.deepAt >= jittered(interval, jitter, unitHash(`${key}#deep`));
+}
+
+/** The provider's deep-check interval in force in this process (ms). */
+export function deepIntervalOf(provider: ProviderRuntime): number {
+  const { timing, adapter } = provider.config;
+  return deepCheckIntervalMs({ timing, costUs: adapter.deepCheckCostUs, consumers: provider.fleet.consumers });
 }
 
 /** A check that fails this soon after its provider answered another one races the provider's recovery. */

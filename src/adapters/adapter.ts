@@ -131,6 +131,13 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    */
   readonly defaultAdminLogin?: string;
   /**
+   * What one deep check ({@link Adapter.holds}) costs the backend's CPU, in microseconds, as
+   * declared by the adapter (measured on a typical consumer). With the provider's
+   * `deepCheckBudget` it sets how often each consumer is checked deeply; absent: every
+   * `deepCheckEvery`.
+   */
+  readonly deepCheckCostUs?: number;
+  /**
    * Why this backend would refuse `secret` as a consumer's password (S3: longer than 128
    * characters), in words that name no secret; undefined when it takes it. Asked when a grant
    * secret is read, before anything is sent: a refusal is `SECRET_INVALID`, naming the file.

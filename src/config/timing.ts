@@ -24,6 +24,7 @@ interface Setting {
 }
 
 const jitterSchema = z.number().min(0, 'must be at least 0').lt(1, 'must be less than 1');
+const shareSchema = z.number().min(0, 'must be at least 0').max(1, 'must be at most 1');
 
 /** The timing settings, by the field each resolves to. */
 export const TIMING_SETTINGS = {
@@ -38,7 +39,13 @@ export const TIMING_SETTINGS = {
     schema: durationSchema,
     default: 3_600_000,
     atLeast: 'verifyEvery',
-    doc: 'a deep check (rules compared) at least this often; light ones between',
+    doc: 'a deep check (rules compared) at least this often, whatever deepCheckBudget allows; light ones between',
+  },
+  deepCheckBudget: {
+    key: 'deepCheckBudget',
+    schema: shareSchema,
+    default: 0.01,
+    doc: "share of one core of the backend's CPU deep checks may use, in [0, 1]: each consumer's deep check comes every (consumers × the adapter's deep-check cost) / deepCheckBudget, between verifyEvery and deepCheckEvery (0: every deepCheckEvery)",
   },
   quarantineAfterMs: {
     key: 'quarantineAfter',

@@ -16,13 +16,13 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { HttpConfig, ProviderConfig } from '../config/config.js';
+import type { HttpConfig } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { scrapeDeadlineMs, type Metrics } from '../metrics/metrics.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
 import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
-import { redReasons, type StatusReport } from '../status/status-report.js';
+import { redReasons, type StatusReport, type StatusSources } from '../status/status-report.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { basicAuthChecker } from './basic-auth.js';
@@ -43,7 +43,7 @@ export interface HttpServerOptions {
   store: Pick<ConsumerStore, 'providerStatuses' | 'get'>;
   coordination: Coordination;
   queue: ConsumerQueue;
-  providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
+  providers: StatusSources['providers'];
   metrics?: Metrics | undefined;
   logger: Logger;
   /** Where the store and the queue's Redis are, for a status that names one not answering. */

@@ -1,6 +1,6 @@
 /**
  * The gauges `/metrics` sets when scraped, from its {@link ScrapeSources}: consumers by state,
- * the unserved consumers by name and since when, each provider's interval and its last check,
+ * the unserved consumers by name and since when, each provider's intervals (verify, deep check) and its last check,
  * orphans, removals held back, the queue's depth, and whether the record store and the queue's
  * Redis answer. Each source is read once per scrape within the scrape's deadline; one that does
  * not answer in time is said down (`holdfast_store_up`, `holdfast_queue_up`) and what it last
@@ -17,12 +17,14 @@ export class ScrapeGauges {
   private readonly queueJobs: Gauge<'state'>;
   private readonly verifyEvery: Gauge<'provider'>;
   private readonly checkTimeout: Gauge<'provider'>;
+  private readonly deepCheckEvery: Gauge<'provider'>;
   private readonly lastCheck: Gauge<'provider'>;
   private readonly orphans: Gauge<'provider'>;
   private readonly heldRemovals: Gauge<'provider'>;
   private readonly storeUp: Gauge;
   private readonly queueUp: Gauge;
   private reads: { queue: LatestRead<QueueFacts>; store: LatestRead<StoreFacts>; storeUp: () => boolean } | undefined;
+  private providers: ScrapeSources['providers'] = [];
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -37,6 +39,11 @@ export class ScrapeGauges {
     this.queueJobs = gauge('holdfast_queue_jobs', "Jobs in holdfast's queue by state (delayed: waits not due yet; waiting: due, not started)", ['state']);
     this.verifyEvery = gauge('holdfast_verify_interval_seconds', "Each provider's verify interval (verifyEvery), as configured in this process", ['provider']);
     this.checkTimeout = gauge('holdfast_check_timeout_seconds', "Each provider's check deadline (checkTimeout), as configured in this process", ['provider']);
+    this.deepCheckEvery = gauge(
+      'holdfast_deep_check_interval_seconds',
+      "Each provider's deep-check interval in force (rules compared): its deepCheckBudget shared by its consumers, between verifyEvery and deepCheckEvery",
+      ['provider'],
+    );
     this.lastCheck = gauge('holdfast_last_check_timestamp_seconds', 'When any consumer of the provider was last asked about (a check ended, or a consumer became held), by any worker', ['provider']);
     this.orphans = gauge('holdfast_orphan_logins', 'Logins under the provider\'s orphan prefix that no consumer claims, as last listed', ['provider']);
     this.heldRemovals = gauge('holdfast_removals_held_back', 'Consumers a change of the contributions would remove, held back by the removal guard until confirmed (0: none)', ['provider']);
@@ -46,6 +53,7 @@ export class ScrapeGauges {
 
   /** Where the gauges read from (set once the engine runs); the static ones are set now. */
   readFrom(sources: ScrapeSources): void {
+    this.providers = sources.providers;
     this.reads = { queue: new LatestRead(() => sources.queue()), store: new LatestRead(() => sources.store()), storeUp: () => sources.storeUp() };
     for (const p of sources.providers) {
       this.verifyEvery.set({ provider: p.name }, p.verifyEveryMs / 1000);
@@ -75,5 +83,15 @@ export class ScrapeGauges {
     for (const [state, count] of Object.entries(facts.queueDepth)) this.queueJobs.set({ state }, count);
     for (const [provider, at] of facts.lastCheckAt) this.lastCheck.set({ provider }, at / 1000);
     for (const [provider, count] of facts.orphans) this.orphans.set({ provider }, count);
+    this.showDeepChecks(facts);
+  }
+
+  /** Each provider's deep-check interval, for its consumers as counted in this scrape. */
+  private showDeepChecks(facts: QueueFacts): void {
+    for (const p of this.providers) {
+      if (!p.deepCheckEveryMs) continue;
+      const consumers = facts.consumers.reduce((n, c) => (c.provider === p.name ? n + c.count : n), 0);
+      this.deepCheckEvery.set({ provider: p.name }, p.deepCheckEveryMs(consumers) / 1000);
+    }
   }
 }

@@ -1,12 +1,13 @@
 /**
  * What `/metrics` reads when scraped, and where holdfast's engine finds it: the queue's Redis
  * (consumers by state, the unserved in brief, the queue's depth, when each provider was last
- * checked, orphans), the record store (removals held back: one small document per provider)
+ * checked, orphans; the consumers counted there also set each provider's deep-check interval), the record store (removals held back: one small document per provider)
  * and what this process already knows (its providers' timing, whether its store watch gets an
  * answer). Nothing here is read on a check's path; no record is read.
  */
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { ProviderConfig } from '../config/config.js';
+import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
 import type { Coordination } from '../queue/coordination.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import { summaryState } from '../queue/consumer-summary.js';
@@ -48,7 +49,13 @@ export interface StoreFacts {
 
 /** Sources read when scraped. */
 export interface ScrapeSources {
-  providers: ReadonlyArray<{ name: string; verifyEveryMs: number; checkTimeoutMs: number }>;
+  providers: ReadonlyArray<{
+    name: string;
+    verifyEveryMs: number;
+    checkTimeoutMs: number;
+    /** Its deep-check interval in force (ms) for so many consumers; absent: not shown. */
+    deepCheckEveryMs?: (consumers: number) => number;
+  }>;
   queue(): Promise<QueueFacts>;
   store(): Promise<StoreFacts>;
   /** Whether this process's watch of the record store gets an answer (in process, no I/O). */
@@ -96,14 +103,19 @@ export interface EngineScrapeDeps {
   coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>;
   queue: Pick<ConsumerQueue, 'queue'>;
   store: Pick<ConsumerStore, 'providerStatuses'>;
-  providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
+  providers: readonly Pick<ProviderConfig, 'name' | 'timing' | 'adapter'>[];
   storeUp(): boolean;
 }
 
 export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
   const names = deps.providers.map((p) => p.name);
   return {
-    providers: deps.providers.map((p) => ({ name: p.name, verifyEveryMs: p.timing.verifyEveryMs, checkTimeoutMs: p.timing.checkTimeoutMs })),
+    providers: deps.providers.map((p) => ({
+      name: p.name,
+      verifyEveryMs: p.timing.verifyEveryMs,
+      checkTimeoutMs: p.timing.checkTimeoutMs,
+      deepCheckEveryMs: (consumers: number) => deepCheckIntervalMs({ timing: p.timing, costUs: p.adapter.deepCheckCostUs, consumers }),
+    })),
     storeUp: () => deps.storeUp(),
     async queue() {
       const [states, queueDepth, lastCheckAt, orphans] = await Promise.all([

@@ -1,4 +1,5 @@
 /** `holdfast status` for a terminal: counts per provider and state, what is wrong, and the consumers listed. */
+import { formatDuration } from '../config/duration.js';
 import { redReasons, type StatusReport } from './status-report.js';
 
 export function ago(iso: string, now: number): string {
@@ -20,7 +21,8 @@ export function formatStatus(report: StatusReport): string {
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([state, n]) => `${n} ${state}`)
       .join(', ');
-    lines.push(`provider ${p.provider}: ${p.consumers} consumer${p.consumers === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${p.declared !== null ? `, ${p.declared} declared` : ''}`);
+    const deep = p.deepCheckEveryMs !== null ? `, rules compared every ${formatDuration(Math.max(1000, Math.round(p.deepCheckEveryMs / 1000) * 1000))}` : '';
+    lines.push(`provider ${p.provider}: ${p.consumers} consumer${p.consumers === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${p.declared !== null ? `, ${p.declared} declared` : ''}${deep}`);
   }
   if (report.consumers.length > 0) {
     lines.push('');

@@ -14,7 +14,9 @@
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import { REMOVING_STATES, type ConsumerStateName } from '../../machines/consumer-machine.js';
 import { verifyDelay } from '../../machines/delays.js';
+import type { AdapterKind } from '../adapters/adapter.js';
 import type { ProviderConfig } from '../config/config.js';
+import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
 import { formatDuration } from '../config/duration.js';
 import type { CheckMemo, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
 import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
@@ -59,6 +61,8 @@ export interface ProviderHealth {
   lastCheckAt: string | null;
   /** Consumers whose last check could not ask the backend. */
   couldNotAsk: number;
+  /** How often each consumer is checked deeply now (ms): its `deepCheckBudget` shared by `consumers`; null when not configured here. */
+  deepCheckEveryMs: number | null;
   /** Why it is not served, one line a person understands each; empty when it is. */
   problems: string[];
 }
@@ -81,7 +85,7 @@ export interface StatusReport {
 export interface StatusSources {
   store: Pick<ConsumerStore, 'providerStatuses'>;
   coordination: StatusReads;
-  providers: readonly Pick<ProviderConfig, 'name' | 'timing'>[];
+  providers: ReadonlyArray<Pick<ProviderConfig, 'name' | 'timing'> & { adapter?: Pick<AdapterKind, 'deepCheckCostUs'> }>;
 }
 
 export interface StatusOptions {
@@ -203,6 +207,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const { store, coordination } = sources;
   const [stateOf, statuses] = await Promise.all([coordination.allStates(), store.providerStatuses()]);
   const configured = new Map(sources.providers.map((p) => [p.name, p.timing]));
+  const deepCostUs = new Map(sources.providers.map((p) => [p.name, p.adapter?.deepCheckCostUs]));
   const at = now.getTime();
 
   // counted from each consumer's state alone; only the consumers listed are read in brief
@@ -262,17 +267,21 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       now: at,
     };
     const problems = PROVIDER_CHECKS.flatMap((check) => check(facts));
+    const consumers = Object.values(facts.states).reduce((a, b) => a + b, 0);
+    // the states noted count every consumer with a record: the workers' count (those asked about) once all are held
+    const deepCheckEveryMs = facts.timing ? deepCheckIntervalMs({ timing: facts.timing, costUs: deepCostUs.get(name), consumers }) : null;
     const unserved = Object.entries(facts.states).some(([state, count]) => count > 0 && (state === 'unreadable' || !STATE_MEANINGS[state as keyof typeof STATE_MEANINGS].healthy));
     return {
       provider: name,
       healthy: problems.length === 0 && !unserved && !silent.get(name)?.length,
-      consumers: Object.values(facts.states).reduce((a, b) => a + b, 0),
+      consumers,
       declared: facts.status && facts.status.lastGoodAt !== null ? facts.status.consumers : null,
       states: facts.states,
       contributionsError: facts.status?.contributionsError ?? null,
       paused: facts.pause,
       lastCheckAt: facts.lastCheckAt === null ? null : new Date(facts.lastCheckAt).toISOString(),
       couldNotAsk: facts.couldNotAsk,
+      deepCheckEveryMs,
       problems,
     };
   });

@@ -18,5 +18,7 @@ export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
   secretForms: (password) => [sha256Hex(password)],
   // a connection that names no user is Redis's `default` user
   defaultAdminLogin: 'default',
+  // `ACL GETUSER` describes the command rules: 0.5–1.6 ms of Redis 7.0's CPU with category rules and the deny list (`INFO commandstats`)
+  deepCheckCostUs: 1_000,
   connect: (admin, ownership, policy) => new RedisAclAdapter(admin, ownership, { deniedCommands: policy?.deniedCommands }),
 };

@@ -18,6 +18,8 @@ export const s3Identities: AdapterKind<S3IdentitiesValues, S3IdentitiesPolicy> =
   // from the secret alone. Response bodies, where CreateAccessKey echoes it, are never kept.
   secretForms: () => [],
   secretProblem,
+  // four IAM reads and a signed ListBuckets, each 1.5–2.2 ms of the gateway's time
+  deepCheckCostUs: 8_000,
   // the admin is named by its access key id
   connect: (admin, ownership) => new S3IdentitiesAdapter(admin, ownership),
 };

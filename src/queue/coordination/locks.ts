@@ -25,8 +25,11 @@ export interface ConsumerLocks {
   claim(key: string, token: string, ttlMs: number): Promise<Claim | null>;
   /** Extends a lock this token holds; false when it expired (and someone else may hold it). */
   extend(key: string, token: string, ttlMs: number): Promise<boolean>;
-  /** Releases the lock (if still this token's), keeping what a check learned and whether the provider answered. */
-  release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<void>;
+  /**
+   * Releases the lock (if still this token's), keeping what a check learned and whether the
+   * provider answered; resolves to how many of the provider's consumers have been asked about.
+   */
+  release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined>;
 }
 
 /** A consumer's revision, as its record writes leave it. */
@@ -58,7 +61,7 @@ export class Locks extends CoordinationPart implements ConsumerLocks, RevisionNo
     return this.scripts.run('extend', { key, token, ttlMs });
   }
 
-  release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<void> {
+  release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined> {
     return this.scripts.run('release', { key, provider, token, memo: memo ? JSON.stringify(memo) : null, memoAt: memo ? memo.at : null, asked });
   }
 

@@ -21,7 +21,7 @@ describe('routine checks', () => {
     const f = await fixture({
       provider,
       consumers: 20,
-      timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, // deepCheckEvery: the default hour
+      timing: { verifyEvery: '300ms', checkTimeout: '300ms', deepCheckBudget: 0 }, // deep checks only every deepCheckEvery: the default hour
     });
     const engine = await f.startHeld();
     // the first check at each revision of a record is deep; then they are light

@@ -157,6 +157,7 @@ providers:
             jitter: 0.2,
             secretGraceMs: 90_000,
             deepCheckEveryMs: 10_800_000,
+            deepCheckBudget: 0.01,
           },
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
@@ -186,6 +187,7 @@ providers:
             jitter: 0.2,
             secretGraceMs: 90_000,
             deepCheckEveryMs: 10_800_000,
+            deepCheckBudget: 0.01,
           },
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
@@ -241,6 +243,7 @@ providers:
       jitter: 0.1,
       secretGraceMs: 60_000,
       deepCheckEveryMs: 3_600_000,
+      deepCheckBudget: 0.01,
     });
   });
 

@@ -56,6 +56,13 @@ describe('timing settings', () => {
     expect(timing).toMatchObject({ quarantineAfterMs: 7_200_000, verifyEveryMs: 30_000 });
   });
 
+  it('take deepCheckBudget as a share in [0, 1], from defaults or the provider', async () => {
+    expect((await timingOf(`${config('    deepCheckBudget: 0.05\n')}defaults: { deepCheckBudget: 0 }\n`)).deepCheckBudget).toBe(0.05);
+    expect((await timingOf(`${config('')}defaults: { deepCheckBudget: 0 }\n`)).deepCheckBudget).toBe(0);
+    await expect(timingOf(config('    deepCheckBudget: 1.5\n'))).rejects.toThrow(/deepCheckBudget: must be at most 1/);
+    await expect(timingOf(config('    deepCheckBudget: -0.1\n'))).rejects.toThrow(/deepCheckBudget: must be at least 0/);
+  });
+
   it('bound one another only by keys the table has', () => {
     const keys = Object.values(TIMING_SETTINGS).map((setting) => setting.key as string);
     for (const setting of Object.values(TIMING_SETTINGS)) {

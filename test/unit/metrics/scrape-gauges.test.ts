@@ -47,6 +47,15 @@ describe('the gauges read when scraped', () => {
     ]));
   });
 
+  it('show each provider\'s deep-check interval for its consumers as counted in the scrape, across every state', async () => {
+    const metrics = new Metrics();
+    const seen: number[] = [];
+    const deepCheckEveryMs = (consumers: number) => (seen.push(consumers), consumers * 1000);
+    metrics.scrapeFrom(sources({ providers: [{ name: 'cache', verifyEveryMs: 60_000, checkTimeoutMs: 30_000, deepCheckEveryMs }] }));
+    expect(await scraped(metrics)).toContain('holdfast_deep_check_interval_seconds{provider="cache"} 3');
+    expect(seen).toEqual([3]);
+  });
+
   it('drop a consumer once it is served again', async () => {
     let now = facts;
     const metrics = new Metrics();
