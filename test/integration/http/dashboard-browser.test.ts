@@ -6,28 +6,17 @@
  * the transitions; /queues shows holdfast's queue. All of it under the server's
  * Content-Security-Policy, with no violation reported. Screenshots go to test-results/dashboard/.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedBackend } from '../../backends/index.js';
-import { freePort } from '../../backends/ports.js';
+import { BrowserDashboard, until } from '../../support/browser-dashboard.js';
 import { engineFixtures } from '../engine/engine-fixture.js';
 
 const ROOT = join(import.meta.dirname, '../../..');
-const MAIN = join(ROOT, 'src/cli/main.ts');
 const SHOTS = join(ROOT, 'test-results/dashboard');
-const CHROMIUM = '/usr/bin/chromium';
-
-async function until(what: string, predicate: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const start = Date.now();
-  while (!(await predicate())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 /** The state shown in the consumer's row, after a fresh load of the page. */
 async function rowState(page: Page, key: string): Promise<{ state: string; served: boolean } | null> {
@@ -39,43 +28,18 @@ async function rowState(page: Page, key: string): Promise<{ state: string; serve
 
 describe('the dashboard in a browser', () => {
   const fixture = engineFixtures();
-  let run: ChildProcess | undefined;
-  let browser: Browser | undefined;
-  afterAll(async () => {
-    await browser?.close();
-    if (run && run.exitCode === null) {
-      run.kill('SIGTERM');
-      await new Promise((r) => run?.once('exit', r));
-    }
-  });
+  let dashboard: BrowserDashboard | undefined;
+  afterAll(() => dashboard?.stop());
 
   it('shows a consumer go from held to not served and back, its transitions, and holdfast\'s queue', async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} missing: scripts/install-deps.sh installs Debian's chromium`).toBe(true);
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     const f = await fixture({ consumers: 3, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
-    const port = await freePort();
-    run = spawn(process.execPath, ['--import', 'tsx', MAIN, 'run', '-c', join(f.dir, 'holdfast.yaml'), '--http', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let log = '';
-    run.stdout?.on('data', (d: Buffer) => (log += d.toString()));
-    run.stderr?.on('data', (d: Buffer) => (log += d.toString()));
-    const url = `http://127.0.0.1:${port}`;
-    await until('the dashboard answers with every consumer served', async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, 60_000).catch((error: Error) => {
-      throw new Error(`${error.message}\n${log}`);
-    });
-    expect(log).toContain(`dashboard at ${url}/`);
+    dashboard = await BrowserDashboard.start(join(f.dir, 'holdfast.yaml'));
+    const { url } = dashboard;
+    expect(dashboard.log).toContain(`dashboard at ${url}/`);
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    // every violation of the pages' Content-Security-Policy, as the browser reports it
-    const violations: string[] = [];
-    await page.addInitScript({
-      content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline')));",
-    });
-    page.on('console', (message) => {
-      if (/Content Security Policy|CSP violation/i.test(message.text())) violations.push(`${page.url()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => violations.push(`${page.url()}: page error ${error.message}`));
+    const { page, violations } = await dashboard.page({ viewport: { width: 1280, height: 800 } });
     await page.goto(url);
     await expect(page.locator('#verdict').textContent()).resolves.toContain('Every consumer served');
     const victim = f.consumers[1]!;

@@ -5,27 +5,16 @@
  * its own loss and heal on the same axis. No script beyond the page's own, no CSP violation.
  * Screenshots: docs/screenshots/status-timeline.png and docs/screenshots/consumer-timeline.png.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ownBackend } from '../../backends/index.js';
-import { freePort } from '../../backends/ports.js';
+import { BrowserDashboard, until } from '../../support/browser-dashboard.js';
 import { engineFixtures } from '../engine/engine-fixture.js';
 
 const ROOT = join(import.meta.dirname, '../../..');
-const MAIN = join(ROOT, 'src/cli/main.ts');
 const SHOTS = join(ROOT, 'docs/screenshots');
-const CHROMIUM = '/usr/bin/chromium';
-
-async function until(what: string, predicate: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const start = Date.now();
-  while (!(await predicate())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 /** The sum of the `data-count` of the marks of `kind` in `svg`, after a fresh load. */
 async function marks(page: Page, svg: string, kind: string): Promise<number> {
@@ -40,40 +29,17 @@ async function numbers(page: Page, selector: string, name: string): Promise<numb
 
 describe('the timeline in a browser', () => {
   const fixture = engineFixtures();
-  let run: ChildProcess | undefined;
-  let browser: Browser | undefined;
-  afterAll(async () => {
-    await browser?.close();
-    if (run && run.exitCode === null) {
-      run.kill('SIGTERM');
-      await new Promise((r) => run?.once('exit', r));
-    }
-  });
+  let dashboard: BrowserDashboard | undefined;
+  afterAll(() => dashboard?.stop());
 
   it('shows the dip and the heal after a cache restart, on the status page and on a consumer\'s page', async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} missing: scripts/install-deps.sh installs Debian's chromium`).toBe(true);
     mkdirSync(SHOTS, { recursive: true });
     const provider = await ownBackend('redis');
     const f = await fixture({ provider, consumers: 6, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
-    const port = await freePort();
-    run = spawn(process.execPath, ['--import', 'tsx', MAIN, 'run', '-c', join(f.dir, 'holdfast.yaml'), '--http', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let log = '';
-    run.stdout?.on('data', (d: Buffer) => (log += d.toString()));
-    run.stderr?.on('data', (d: Buffer) => (log += d.toString()));
-    const url = `http://127.0.0.1:${port}`;
-    const healthy = async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200;
-    await until('every consumer served', healthy, 60_000).catch((error: Error) => {
-      throw new Error(`${error.message}\n${log}`);
-    });
-
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-    const page = await browser.newPage({ viewport: { width: 1000, height: 700 }, deviceScaleFactor: 2 });
-    const violations: string[] = [];
-    await page.addInitScript({ content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline')));" });
-    page.on('console', (message) => {
-      if (/Content Security Policy|CSP violation/i.test(message.text())) violations.push(`${page.url()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => violations.push(`${page.url()}: page error ${error.message}`));
+    dashboard = await BrowserDashboard.start(join(f.dir, 'holdfast.yaml'));
+    const { url } = dashboard;
+    const healthy = () => dashboard!.healthy();
+    const { page, violations } = await dashboard.page({ viewport: { width: 1000, height: 700 }, deviceScaleFactor: 2 });
     const picture = 'svg.timeline[data-provider="cache"]';
     await page.goto(url);
     // served since the first applies: no dip, no mark
