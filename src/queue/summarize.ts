@@ -7,17 +7,26 @@ import type { ConsumerSummary } from './consumer-summary.js';
 type Summarized = Pick<ConsumerRecord, 'rev' | 'machine' | 'stateSince' | 'desired' | 'timer' | 'lastCheck' | 'history'> & Partial<Pick<ConsumerRecord, 'refused'>>;
 
 /**
+ * When the consumer last left a served state, walking `history` (oldest first) back through
+ * unserved states; undefined when the history shows no such moment (never served in what it keeps).
+ */
+export function leftServedAt(history: readonly HistoryEntry[]): number | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i]!;
+    if (STATE_MEANINGS[entry.from]?.healthy) return entry.at.getTime();
+    if (STATE_MEANINGS[entry.to]?.healthy) return undefined;
+  }
+  return undefined;
+}
+
+/**
  * When a consumer in `state` stopped being served: the last transition out of a served state
  * in `history` (oldest first); when none is remembered, its oldest transition (it has been
  * unserved at least since then) or `stateSince`. Undefined while it is served.
  */
 export function unservedSince(state: ConsumerStateName | 'unreadable', history: readonly HistoryEntry[], stateSince: Date): number | undefined {
   if (state !== 'unreadable' && STATE_MEANINGS[state].healthy) return undefined;
-  for (let i = history.length - 1; i >= 0; i--) {
-    const entry = history[i]!;
-    if (STATE_MEANINGS[entry.from]?.healthy) return entry.at.getTime();
-  }
-  return Math.min(history[0]?.at.getTime() ?? Infinity, stateSince.getTime());
+  return leftServedAt(history) ?? Math.min(history[0]?.at.getTime() ?? Infinity, stateSince.getTime());
 }
 
 export function summaryOf(record: Summarized): ConsumerSummary {

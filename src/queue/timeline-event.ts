@@ -8,6 +8,7 @@
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import { HISTORY_LENGTH, type HistoryEntry } from '../store/consumer-record.js';
+import { leftServedAt } from './summarize.js';
 
 export const TIMELINE_KINDS = ['lost', 'healed', 'brake'] as const;
 
@@ -37,18 +38,9 @@ function servedBefore(transition: HistoryEntry, history: readonly HistoryEntry[]
   return last !== undefined && last.to === 'verifying' && healthy(last.from);
 }
 
-/**
- * When the consumer left a served state, walking back through unserved ones; a full history of
- * unserved states says since its oldest entry at least; undefined when it was never served (a
- * first apply).
- */
+/** When the consumer left a served state; a full history of unserved states says since its oldest entry at least; undefined for a first apply. */
 function lostAt(history: readonly HistoryEntry[]): number | undefined {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const entry = history[i]!;
-    if (healthy(entry.from)) return entry.at.getTime();
-    if (healthy(entry.to)) return undefined;
-  }
-  return history.length >= HISTORY_LENGTH ? history[0]!.at.getTime() : undefined;
+  return leftServedAt(history) ?? (history.length >= HISTORY_LENGTH ? history[0]!.at.getTime() : undefined);
 }
 
 /** The timeline's events for `transition` of consumer `key` (`history`: its record's, before the transition). */
