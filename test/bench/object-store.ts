@@ -64,7 +64,7 @@ async function counters(s3: OwnedBackend): Promise<ServerCounters> {
  * CreateUser and CreateAccessKey pair took 30 ms at 50 identities, 240 ms at 300), so the first
  * applies get a deadline that covers them; the checks, reads only, get a short interval.
  */
-const APPLY_TIMING = { verifyEvery: '60s', checkTimeout: '30s' };
+const APPLY_TIMING = { verifyEvery: '30s', checkTimeout: '30s' };
 const CHECK_TIMING = { verifyEvery: '2s', checkTimeout: '2s', deepCheckEvery: '20s' };
 
 /** The grant secrets and the contributions of `n` consumers, and the admin secrets. */
@@ -125,6 +125,8 @@ export async function objectStore(n: number, windowMs: number): Promise<ObjectSt
       await allSign(s3, world.secrets).catch((error: Error) => {
         throw new Error(`${error.message}; the engine's log ends:\n${readFileSync(join(dir, 'engine-apply.log'), 'utf8').split('\n').slice(-8).join('\n')}`);
       });
+      // a key signs before its policy is put: the applies are over when the server's writes stop
+      await writesStop(s3);
     } finally {
       await applier.stop();
     }
@@ -133,7 +135,8 @@ export async function objectStore(n: number, windowMs: number): Promise<ObjectSt
     // then routine checks at a short interval, by a new `holdfast run` on the same records
     const engine = await EngineProcess.start(checkConfig, 'run', join(dir, 'engine-check.log'));
     try {
-      await new Promise((r) => setTimeout(r, 8_000)); // its start-up sweep, and a first round of checks
+      // the waits the first engine scheduled (verifyEvery 30 s) end, and the checks then come every 2 s
+      await new Promise((r) => setTimeout(r, 35_000));
       const [before, statsBefore] = [await counters(s3), await engine.fresh()];
       await new Promise((r) => setTimeout(r, windowMs));
       const [after, statsAfter] = [await counters(s3), await engine.fresh()];
@@ -159,6 +162,17 @@ export async function objectStore(n: number, windowMs: number): Promise<ObjectSt
   } finally {
     await Promise.allSettled(servers.map((s) => s.stop()));
     await reapRunDir(run);
+  }
+}
+
+/** Waits until two readings of the server's identity writes, 3 s apart, are the same. */
+async function writesStop(s3: OwnedBackend): Promise<void> {
+  let last = (await counters(s3)).identityWrites;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 3_000));
+    const now = (await counters(s3)).identityWrites;
+    if (now === last) return;
+    last = now;
   }
 }
 
