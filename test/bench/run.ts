@@ -5,8 +5,10 @@
  *
  * - throughput: N held consumers, the interval shortened so that checks are always due; checks
  *   per second for `holdfast run` alone and with one more `holdfast worker`, against the seed
- *   harness's plain loop of deep checks; CPU per 1,000 checks (holdfast and the cache), store
- *   operations per check, memory;
+ *   harness's plain loop of deep checks and against the fastest hand-written loop (pipelined
+ *   `AUTH` over 8 connections, every password in memory: `pipelined-auth.ts`); CPU per 1,000
+ *   checks (holdfast, the cache and the queue's Redis), store operations per check, memory;
+ * - breakdown (1k): each part of a routine check measured alone (`check-breakdown.ts`), µs per check;
  * - steady (full run only): 100k consumers at the default 60 s interval: checks per second,
  *   lateness of due checks (p50, p99), costs;
  * - heal: the cache restarts without an ACL file; time until every consumer authenticates
@@ -27,8 +29,10 @@ import type { HoldfastConfig } from '../../src/config/config.js';
 import { connectCoordination } from '../../src/engine/engine.js';
 import { BenchEnv, type TimingOverrides } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
+import { checkBreakdown, type PartCost } from './check-breakdown.js';
 import { checksIn, costBetween, LatenessSampler, percentile, perCommand, redisCost } from './measure.js';
 import { objectStore, type ObjectStoreResult } from './object-store.js';
+import { pipelinedAuth, type PipelinedAuthResult } from './pipelined-auth.js';
 import { plainLoop, type PlainLoopResult } from './plain-loop.js';
 import { seedHeld } from './seed.js';
 
@@ -48,6 +52,9 @@ interface Window {
   holdfastCpuMsPer1k: number;
   backendUsPerCheck: number;
   backendCpuMsPer1k: number;
+  /** The queue's Redis (BullMQ and holdfast's scripts): command µs and process CPU ms per check. */
+  queueUsPerCheck: number;
+  queueCpuMsPer1k: number;
   storeOpsPerCheck: number;
   rssMb: number[];
   /** The cache's commands in the window: calls and µs per call. */
@@ -57,11 +64,13 @@ interface Window {
 /** Measures `ms` of the engines' work on the cache. */
 async function measure(env: BenchEnv, engines: EngineProcess[], ms: number): Promise<Window> {
   const cache = new Redis(env.cache.url);
+  const queue = new Redis(env.queue.url);
   try {
-    const [before, ...statsBefore] = await Promise.all([redisCost(cache), ...engines.map((e) => e.fresh())]);
+    const [before, queueBefore, ...statsBefore] = await Promise.all([redisCost(cache), redisCost(queue), ...engines.map((e) => e.fresh())]);
     await sleep(ms);
-    const [after, ...statsAfter] = await Promise.all([redisCost(cache), ...engines.map((e) => e.fresh())]);
+    const [after, queueAfter, ...statsAfter] = await Promise.all([redisCost(cache), redisCost(queue), ...engines.map((e) => e.fresh())]);
     const cost = costBetween(before, after);
+    const queueCost = costBetween(queueBefore, queueAfter);
     const { light, deep } = checksIn(cost);
     const checks = light + deep;
     const seconds = (statsAfter[0]!.at - statsBefore[0]!.at) / 1000;
@@ -79,12 +88,15 @@ async function measure(env: BenchEnv, engines: EngineProcess[], ms: number): Pro
       holdfastCpuMsPer1k: cpuUs / Math.max(checks, 1),
       backendUsPerCheck: cost.commandUs / Math.max(checks, 1),
       backendCpuMsPer1k: cost.cpuUs / Math.max(checks, 1),
+      queueUsPerCheck: queueCost.commandUs / Math.max(checks, 1),
+      queueCpuMsPer1k: queueCost.cpuUs / Math.max(checks, 1),
       storeOpsPerCheck: ops / Math.max(checks, 1),
       rssMb: statsAfter.map((s) => s.rss / 1e6),
       cacheCommands: perCommand(cost),
     };
   } finally {
     cache.disconnect();
+    queue.disconnect();
   }
 }
 
@@ -114,12 +126,14 @@ interface ThroughputResult {
   settleMs: number;
   verifyEvery: string;
   plain: PlainLoopResult;
+  /** The harder baseline: pipelined AUTH over 8 connections, every password in memory. */
+  pipelined: PipelinedAuthResult;
   run: Window;
   runPlusWorker: Window | null;
   startMs: number;
 }
 
-async function throughput(env: BenchEnv, config: { path: string; config: HoldfastConfig }, plain: PlainLoopResult, withWorker: boolean): Promise<ThroughputResult> {
+async function throughput(env: BenchEnv, config: { path: string; config: HoldfastConfig }, plain: PlainLoopResult, pipelined: PipelinedAuthResult, withWorker: boolean): Promise<ThroughputResult> {
   const n = env.consumers.length;
   const logs = join(env.dir, 'engine');
   const run = await EngineProcess.start(config.path, 'run', `${logs}-run.log`);
@@ -136,7 +150,7 @@ async function throughput(env: BenchEnv, config: { path: string; config: Holdfas
         await worker.stop();
       }
     }
-    return { consumers: n, settleMs, verifyEvery: config.config.providers[0]!.timing.verifyEveryMs + 'ms', plain, run: alone, runPlusWorker: both, startMs: run.startMs };
+    return { consumers: n, settleMs, verifyEvery: config.config.providers[0]!.timing.verifyEveryMs + 'ms', plain, pipelined, run: alone, runPlusWorker: both, startMs: run.startMs };
   } finally {
     await run.stop();
   }
@@ -282,12 +296,17 @@ function showThroughput(r: ThroughputResult): void {
     ['plain loop checks/s', r.plain.checksPerSec],
     ['holdfast run checks/s', r.run.checksPerSec],
     ['ratio run / plain', r.run.checksPerSec / r.plain.checksPerSec],
+    ['pipelined AUTH loop AUTH/s (8 connections)', r.pipelined.authsPerSec],
+    ['ratio run / pipelined', r.run.checksPerSec / r.pipelined.authsPerSec],
+    ['pipelined loop CPU ms / 1k AUTHs', r.pipelined.cpuMsPer1k],
     ['run + worker checks/s', r.runPlusWorker?.checksPerSec ?? '-'],
     ['deep share of checks', r.run.deepShare],
     ['holdfast CPU ms / 1k checks', r.run.holdfastCpuMsPer1k],
     ['plain loop CPU ms / 1k checks', r.plain.cpuMsPer1k],
     ['cache µs / check (commands)', r.run.backendUsPerCheck],
     ['cache CPU ms / 1k checks (process)', r.run.backendCpuMsPer1k],
+    ['queue Redis µs / check (commands)', r.run.queueUsPerCheck],
+    ['queue Redis CPU ms / 1k checks (process)', r.run.queueCpuMsPer1k],
     ['plain loop cache µs / check', r.plain.backendUsPerCheck],
     ['ACL GETUSER µs (cache)', r.plain.getUserUs],
     ['store ops / check', r.run.storeOpsPerCheck],
@@ -304,6 +323,22 @@ function projectedBackendUs(authUs: number, getUserUs: number, config: HoldfastC
   const { verifyEveryMs, deepCheckEveryMs } = config.providers[0]!.timing;
   const deepShare = verifyEveryMs / deepCheckEveryMs;
   return (1 - deepShare) * authUs + deepShare * getUserUs;
+}
+
+/**
+ * The routine check's parts, each alone (`check-breakdown.ts`), on the jobs the throughput case
+ * left; printed beside what the engine spent per check in that case.
+ */
+async function breakdown(env: BenchEnv, t: ThroughputResult): Promise<{ parts: PartCost[]; engineCpuUsPerCheck: number; queueUsPerCheck: number }> {
+  const config = await env.configure('breakdown', { verifyEvery: '10s', checkTimeout: '10s' });
+  const parts = await checkBreakdown(env, config.config);
+  const us = (n: number | null) => (n === null ? '-' : round(n, n < 10 ? 1 : 0)!.toString());
+  say(`\nthe routine check's parts, each alone, per check (µs; event loop / process CPU / Redis commands; alone: per second)`);
+  const width = Math.max(...parts.map((p) => p.part.length));
+  for (const p of parts) say(`  ${p.part.padEnd(width)}  ${us(p.loopUs).padStart(5)} ${us(p.cpuUs).padStart(5)} ${us(p.serverUs).padStart(5)}  ${us(p.perSec).padStart(7)}/s  batched: ${p.batched}`);
+  say(`  ${'the engine in the throughput case'.padEnd(width)}  ${''.padStart(5)} ${us(t.run.holdfastCpuMsPer1k).padStart(5)} ${us(t.run.queueUsPerCheck + t.run.backendUsPerCheck).padStart(5)}  ${us(t.run.checksPerSec).padStart(7)}/s`);
+  say(`  pipelined AUTH, per AUTH: client CPU ${us(t.pipelined.cpuMsPer1k)} µs, cache ${us(t.pipelined.backendUsPerAuth)} µs`);
+  return { parts, engineCpuUsPerCheck: t.run.holdfastCpuMsPer1k, queueUsPerCheck: t.run.queueUsPerCheck };
 }
 
 const results: Record<string, unknown> = { at: new Date().toISOString(), quick };
@@ -333,9 +368,11 @@ if (quick) {
     table('heal, 1,000 consumers', [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
     const fast = await env.configure('fast', saturating(1_000));
     const plain = await plainLoop(env, fast.config.providers[0]!, 8_000);
-    const t = await throughput(env, fast, plain, false);
+    const pipelined = await pipelinedAuth(env, 5_000);
+    const t = await throughput(env, fast, plain, pipelined, false);
     showThroughput(t);
     results.throughput1k = t;
+    results.breakdown1k = await breakdown(env, t);
     results.heal1k = h;
     const defaults = await env.configure('defaults', {});
     summary = {
@@ -343,6 +380,8 @@ if (quick) {
       checksPerSec: round(t.run.checksPerSec),
       plainLoopChecksPerSec: round(plain.checksPerSec),
       ratio: round(t.run.checksPerSec / plain.checksPerSec, 2),
+      pipelinedAuthPerSec: round(pipelined.authsPerSec),
+      ratioToPipelined: round(t.run.checksPerSec / pipelined.authsPerSec, 3),
       healMinusIntervalMs: h.healMinusIntervalMs,
       storeOpsPerCheck: round(t.run.storeOpsPerCheck, 4),
       backendUsPerCheck: round(t.run.backendUsPerCheck, 2),
@@ -361,9 +400,11 @@ if (quick) {
       results[`heal${n / 1000}k`] = h;
       const fast = await env.configure('fast', saturating(n));
       const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
-      const t = await throughput(env, fast, plain, true);
+      const pipelined = await pipelinedAuth(env, 5_000);
+      const t = await throughput(env, fast, plain, pipelined, true);
       showThroughput(t);
       results[`throughput${n / 1000}k`] = t;
+      if (n === 1_000) results.breakdown1k = await breakdown(env, t);
       if (n === 10_000) {
         const r = await rebuild(env, await env.configure('rebuild', {}));
         table('rebuild after the queue is flushed, 10,000 consumers', [['resyncEvery', `${r.resyncEveryMs} ms`], ['all scheduled after', `${r.scheduledMs} ms`]]);
@@ -398,7 +439,8 @@ if (quick) {
     ]);
     const fast = await env.configure('fast', saturating(100_000));
     const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
-    const t = await throughput(env, fast, plain, true);
+    const pipelined = await pipelinedAuth(env, 5_000);
+    const t = await throughput(env, fast, plain, pipelined, true);
     showThroughput(t);
     results.throughput100k = t;
     summary = {
@@ -407,6 +449,8 @@ if (quick) {
       saturatedChecksPerSec: round(t.run.checksPerSec),
       plainLoopChecksPerSec: round(plain.checksPerSec),
       ratio: round(t.run.checksPerSec / plain.checksPerSec, 2),
+      pipelinedAuthPerSec: round(pipelined.authsPerSec),
+      ratioToPipelined: round(t.run.checksPerSec / pipelined.authsPerSec, 3),
       lateP99Ms: s.lateP99Ms,
       healMinusIntervalMs: (results.heal10k as HealResult | undefined)?.healMinusIntervalMs ?? null,
       storeOpsPerCheck: round(s.window.storeOpsPerCheck, 4),
