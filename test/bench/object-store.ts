@@ -7,7 +7,7 @@
  * one `ListBuckets`), their handling time and the server's CPU.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { s3Login } from '../backends/logins.js';
 import { startOwned, useDocker } from '../backends/provision.js';
@@ -157,7 +157,10 @@ export async function objectStore(n: number, windowMs: number): Promise<ObjectSt
     } finally {
       await engine.stop();
       // kept beside the results: what the engine said (warnings and errors) during the checks
-      copyFileSync(join(dir, 'engine-check.log'), join(import.meta.dirname, '../../bench/results/object-store-engine.log'));
+      // (bench/results/ is made here in a fresh checkout: a failed copy must not hide the case's own error)
+      const results = join(import.meta.dirname, '../../bench/results');
+      mkdirSync(results, { recursive: true });
+      if (existsSync(join(dir, 'engine-check.log'))) copyFileSync(join(dir, 'engine-check.log'), join(results, 'object-store-engine.log'));
     }
   } finally {
     await Promise.allSettled(servers.map((s) => s.stop()));

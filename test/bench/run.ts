@@ -287,7 +287,8 @@ async function world<T>(n: number, cases: (env: BenchEnv) => Promise<T>): Promis
 function table(title: string, rows: Array<[string, unknown]>): void {
   say(`\n${title}`);
   const width = Math.max(...rows.map(([k]) => k.length));
-  for (const [key, value] of rows) say(`  ${key.padEnd(width)}  ${typeof value === 'number' ? round(value, value < 10 ? 2 : 0) : String(value)}`);
+  const digits = (n: number) => (Math.abs(n) < 0.1 ? 4 : Math.abs(n) < 10 ? 2 : 0);
+  for (const [key, value] of rows) say(`  ${key.padEnd(width)}  ${typeof value === 'number' ? round(value, digits(value)) : String(value)}`);
 }
 
 function showThroughput(r: ThroughputResult): void {
@@ -332,7 +333,7 @@ function projectedBackendUs(authUs: number, getUserUs: number, config: HoldfastC
 async function breakdown(env: BenchEnv, t: ThroughputResult): Promise<{ parts: PartCost[]; engineCpuUsPerCheck: number; queueUsPerCheck: number }> {
   const config = await env.configure('breakdown', { verifyEvery: '10s', checkTimeout: '10s' });
   const parts = await checkBreakdown(env, config.config);
-  const us = (n: number | null) => (n === null ? '-' : round(n, n < 10 ? 1 : 0)!.toString());
+  const us = (n: number | null) => (n === null || Number.isNaN(n) ? '-' : String(round(n, Math.abs(n) < 10 ? 1 : 0)));
   say(`\nthe routine check's parts, each alone, per check (µs; event loop / process CPU / Redis commands; alone: per second)`);
   const width = Math.max(...parts.map((p) => p.part.length));
   for (const p of parts) say(`  ${p.part.padEnd(width)}  ${us(p.loopUs).padStart(5)} ${us(p.cpuUs).padStart(5)} ${us(p.serverUs).padStart(5)}  ${us(p.perSec).padStart(7)}/s  batched: ${p.batched}`);
