@@ -24,6 +24,7 @@ export type { NotedEntry, NoteReads, OrphanNotes, RemovalConfirmations, SummaryN
 export type { CouldNotAskSignals, PauseSignals, QueueSentinel, SignalReads, StoreOutageSignal } from './coordination/signals.js';
 export type { CheckMemo, OrphanReport, Pause } from './coordination/values.js';
 export { holdfastPrefix } from './coordination/keys.js';
+export { TIMELINE_READ } from './coordination/notes.js';
 
 /** What a record's writer tells the coordination: its revision and its brief. */
 export interface RecordNotes extends RevisionNotes, SummaryNotes {}
