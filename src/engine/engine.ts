@@ -19,6 +19,7 @@ import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
 import type { Coordination } from '../queue/coordination.js';
+import type { QueueCoordination } from '../queue/sharded-coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
 import { observedEffects } from '../../workers/observed-effects.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -84,7 +85,7 @@ interface Shared {
   store: ConsumerStore;
   seal: JobSeal;
   queue: ConsumerQueue;
-  coordination: Coordination;
+  coordination: QueueCoordination;
   storeWatch: StoreWatch;
   gate: ProviderGate;
   providers: ReadonlyMap<string, ProviderRuntime>;
@@ -193,6 +194,9 @@ async function startSync({ config, logger, scrubber }: EngineOptions, shared: Sh
   const desired = new DesiredSync({ store, queue, confirmations: coordination, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
   releasers.push(() => desired.stop());
   releasers.push(() => resync.stop());
+  // a changed queue.shards clears the entries left in shards that are no longer their consumers'; the sweep notes them again
+  const layout = await coordination.settleLayout(config.providers.map((p) => p.name));
+  if (layout) logger.info({ shards: layout.to.shards }, `queue shards: ${layout.to.shards} (the queue's Redis knew ${layout.from.shards}); ${layout.reset} shard(s) cleared of what consumers of another layout left, every consumer's next step re-created in its own shard`);
   await resync.sweep((record) => desired.remember(record));
   await desired.start();
   resync.start();

@@ -20,18 +20,63 @@
  *
  * One shard (the default) is the plain coordination under the configured prefix: the same keys
  * as before shards existed.
+ *
+ * **Changing `queue.shards`** leaves entries in shards that are no longer their consumers' (or
+ * whose consumers are gone), which the fanned-out reads would take for current. So the queue's
+ * layout is recorded under the prefix as configured, `<shards> <generation>` (absent: one shard,
+ * generation 0), and each shard notes the generation its entries were written under: at the
+ * sync's start ({@link LayoutSettling.settleLayout}, before its first sweep) a changed number of
+ * shards counts the generation up, and every shard of another generation has its consumers'
+ * entries cleared; the sweep that follows notes every record again. Locks are never cleared.
  */
 import type { Redis } from 'ioredis';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type CheckMemo, type Claim, type Coordination, type NotedEntry, type OrphanReport, type Pause } from './coordination.js';
+import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type OrphanReport, type Pause } from './coordination.js';
 import type { ConsumerSummary } from './consumer-summary.js';
 import { shardOf } from './shard-of.js';
 import type { TimelineEvent } from './timeline-event.js';
 
+/** What a change of `queue.shards` did to the queue's Redis. */
+export interface LayoutChange {
+  from: ShardLayout;
+  to: ShardLayout;
+  /** Shards whose consumers' entries were cleared. */
+  reset: number;
+}
+
+/** The layout kept true, by the process that runs the desired-state sync. */
+export interface LayoutSettling {
+  /**
+   * Records the configured number of shards; clears each shard's consumers' entries when they
+   * were written under another layout (`providers`: whose per-provider sets to clear). Null when
+   * nothing changed.
+   */
+  settleLayout(providers: readonly string[]): Promise<LayoutChange | null>;
+}
+
+export type QueueCoordination = Coordination & LayoutSettling;
+
 /** The coordination of the queue `queue` on `redis`: sharded when `queue.shards` is more than one. */
-export function queueCoordination(redis: Redis, queue: { prefix: string; shards: number }): Coordination {
-  const parts = shardPrefixes(queue.prefix, queue.shards).map((prefix) => createCoordination(redis, holdfastPrefix(prefix)));
-  return parts.length === 1 ? parts[0]! : new ShardedCoordination(parts);
+export function queueCoordination(redis: Redis, queue: { prefix: string; shards: number }): QueueCoordination {
+  const base = createCoordination(redis, holdfastPrefix(queue.prefix));
+  const prefixes = shardPrefixes(queue.prefix, queue.shards);
+  const parts = prefixes.length === 1 ? [base] : prefixes.map((prefix) => createCoordination(redis, holdfastPrefix(prefix)));
+  const settleLayout = (providers: readonly string[]) => settle(base, parts, providers);
+  return parts.length === 1 ? { ...base, settleLayout } : Object.assign(new ShardedCoordination(parts), { settleLayout });
+}
+
+async function settle(base: LayoutMarks, shards: readonly LayoutMarks[], providers: readonly string[]): Promise<LayoutChange | null> {
+  const from = await base.layout();
+  const to = from.shards === shards.length ? from : { shards: shards.length, generation: from.generation + 1 };
+  let reset = 0;
+  for (const shard of shards) {
+    if ((await shard.shardGeneration()) === to.generation) continue;
+    await shard.resetShard(to.generation, providers);
+    reset++;
+  }
+  // recorded last: a start interrupted before this clears again
+  if (to !== from) await base.recordLayout(to);
+  return to === from && reset === 0 ? null : { from, to, reset };
 }
 
 /** Maps merged, the later winning (the shards' keys do not overlap). */
@@ -99,13 +144,8 @@ export class ShardedCoordination implements Coordination {
     return this.of(key).rememberRevision(key, rev);
   }
 
-  /**
-   * In every shard: after `queue.shards` changed, another shard may still hold the consumer's
-   * entries from before, and a revision left there would outrank a consumer declared anew.
-   * Removals are rare; N calls each cost nothing.
-   */
-  async forgetConsumer(key: string, provider: string): Promise<void> {
-    await this.all((s) => s.forgetConsumer(key, provider));
+  forgetConsumer(key: string, provider: string): Promise<void> {
+    return this.of(key).forgetConsumer(key, provider);
   }
 
   async checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {

@@ -41,6 +41,13 @@ export function coordinationKeys(prefix: string) {
     alive: `${prefix}:alive`,
     /** The record store's outage as a worker last saw it, a JSON pause (a string with a TTL). */
     storeDown: `${prefix}:store-down`,
+    /**
+     * The queue's shard layout, `<shards> <generation>` (a string), read under the prefix as
+     * configured only; absent: `1 0`, one shard as before shards existed (see `shard-layout.ts`).
+     */
+    layout: `${prefix}:layout`,
+    /** The layout generation this shard's entries were written under (a string); absent: 0. */
+    shardGeneration: `${prefix}:shard-generation`,
   };
 }
 
