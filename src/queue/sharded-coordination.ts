@@ -52,6 +52,8 @@ export interface LayoutSettling {
    * nothing changed.
    */
   settleLayout(providers: readonly string[]): Promise<LayoutChange | null>;
+  /** The layout the queue's Redis was last set up for (absent: one shard, generation 0). */
+  recordedLayout(): Promise<ShardLayout>;
 }
 
 export type QueueCoordination = Coordination & LayoutSettling;
@@ -61,8 +63,23 @@ export function queueCoordination(redis: Redis, queue: { prefix: string; shards:
   const base = createCoordination(redis, holdfastPrefix(queue.prefix));
   const prefixes = shardPrefixes(queue.prefix, queue.shards);
   const parts = prefixes.length === 1 ? [base] : prefixes.map((prefix) => createCoordination(redis, holdfastPrefix(prefix)));
-  const settleLayout = (providers: readonly string[]) => settle(base, parts, providers);
-  return parts.length === 1 ? { ...base, settleLayout } : Object.assign(new ShardedCoordination(parts), { settleLayout });
+  const coordination: Coordination = parts.length === 1 ? base : new ShardedCoordination(parts);
+  /** The layout this process settled (the sync's), written again whenever the sentinel is: a queue flushed forgets it too. */
+  let settled: ShardLayout | undefined;
+  const markAlive = coordination.markAlive.bind(coordination);
+  const layout: LayoutSettling & Pick<Coordination, 'markAlive'> = {
+    settleLayout: async (providers) => {
+      const change = await settle(base, parts, providers);
+      settled = change?.to ?? (await base.layout());
+      return change;
+    },
+    recordedLayout: () => base.layout(),
+    markAlive: async (now) => {
+      await markAlive(now);
+      if (settled && settled.generation > 0) await Promise.all([base.recordLayout(settled), ...parts.map((p) => p.markShardGeneration(settled!.generation))]);
+    },
+  };
+  return parts.length === 1 ? { ...base, ...layout } : Object.assign(coordination, layout);
 }
 
 async function settle(base: LayoutMarks, shards: readonly LayoutMarks[], providers: readonly string[]): Promise<LayoutChange | null> {

@@ -26,6 +26,8 @@ export interface LayoutMarks {
    * and marks it written under `generation`.
    */
   resetShard(generation: number, providers: readonly string[]): Promise<void>;
+  /** Marks this shard's entries as written under `generation` (after a sweep noted them all again). */
+  markShardGeneration(generation: number): Promise<void>;
 }
 
 const wholeNumber = (raw: string | undefined): number | null => (raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null);
@@ -49,5 +51,9 @@ export class Layout extends CoordinationPart implements LayoutMarks {
     const { revs, memos, states, briefs } = this.keys;
     const sets = providers.flatMap((p) => [this.keys.checked(p), this.keys.couldNotAsk(p)]);
     await this.redis.multi().del(revs, memos, states, briefs, ...sets).set(this.keys.shardGeneration, String(generation)).exec();
+  }
+
+  async markShardGeneration(generation: number): Promise<void> {
+    await this.redis.set(this.keys.shardGeneration, String(generation));
   }
 }

@@ -132,6 +132,9 @@ describe('a queue of three shards', () => {
     const since = f.logs.filter((l) => (l.time as number) >= flushed);
     expect(since.filter((l) => l.msg.startsWith("the queue's Redis has forgotten every job"))).toHaveLength(1);
     expect(since.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([]);
+    // the flush took the record of the layout too: the sweep wrote it again, so another worker still starts
+    expect(await admin.get(`${f.config.queue.prefix}:holdfast:layout`)).toBe('3 1');
+    await f.start({ sync: false, worker: true });
 
     // what a master that restarts empty does to the shards it serves: shard 1's keys, and only they, gone
     const lostPrefix = shardPrefixes(f.config.queue.prefix, 3)[1]!;
@@ -250,5 +253,9 @@ describe('a queue of three shards', () => {
     expect(status.healthy).toBe(true);
     expect(detector.overlaps).toEqual([]);
     redis.disconnect();
+
+    // a worker on another number of shards than the queue is set up for is refused: it would take other queues and other locks
+    await f.setShards(3);
+    await expect(f.start({ sync: false, worker: true })).rejects.toThrow("queue.shards is 3 here, but the queue's Redis is set up for 1: every holdfast process must use the same queue.shards");
   }, 180_000);
 });
