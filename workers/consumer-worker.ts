@@ -3,6 +3,13 @@
  * `later` (a routine check that changed nothing, a busy consumer, a lost compare-and-swap, a
  * store that does not answer) is put back, delayed, without using up an attempt. A job fails
  * only for what retries cannot fix, and says which consumer, in words.
+ *
+ * With `queue.shards: N` it runs one BullMQ worker per shard's queue, `concurrency` split
+ * between them as evenly as it goes (at least one each): consumers spread evenly over the
+ * shards, so the process runs about as many jobs at once as with one queue. A job found in a
+ * shard that is not its consumer's (left there when `queue.shards` changed) is dropped as stale
+ * before anything is asked: the consumer's next step is in its record, and the sweep put it in
+ * the consumer's own shard, where its lock is.
  */
 import { DelayedError, ErrorCode, Worker, type Job } from 'bullmq';
 import type { Logger } from '../src/logging/logger.js';
@@ -10,12 +17,17 @@ import type { Scrubber } from '../src/logging/scrubber.js';
 import { bullConnection } from '../src/queue/bull-connection.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { RedisConnectionConfig } from '../src/config/config.js';
+import { shardPrefixes } from '../src/config/shard-prefixes.js';
+import { shardOf } from '../src/queue/shard-of.js';
 import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
 
 export interface ConsumerWorkerOptions {
   connection: RedisConnectionConfig;
   prefix: string;
   name: string;
+  /** How many shards the queue has (default 1; see `queue.shards`). */
+  shards?: number;
+  /** Jobs the process runs at once, over every shard. */
   concurrency: number;
   scrubber: Scrubber;
   /**
@@ -46,32 +58,54 @@ function lostJob(error: unknown): boolean {
 /** Thrown to tell BullMQ the job was put back; one instance, as building an error's stack for every check costs. */
 const PUT_BACK = new DelayedError();
 
+/** `concurrency` split over `shards` workers as evenly as it goes, at least one each. */
+export function concurrencyPerShard(concurrency: number, shards: number): number[] {
+  return Array.from({ length: shards }, (_, i) => Math.max(1, Math.floor(concurrency / shards) + (i < concurrency % shards ? 1 : 0)));
+}
+
 export class ConsumerWorker {
-  readonly worker: Worker<ConsumerJobData, Finished>;
+  /** One BullMQ worker per shard, shard `i` at index `i`. */
+  readonly workers: ReadonlyArray<Worker<ConsumerJobData, Finished>>;
 
   /** Jobs the queue lost track of since that was last said. */
   private lost = { count: 0, saidAt: 0 };
+
+  private readonly shards: number;
 
   constructor(
     private readonly deps: JobDeps,
     private readonly options: ConsumerWorkerOptions,
     private readonly logger: Logger,
   ) {
-    this.worker = new Worker<ConsumerJobData, Finished>(options.name, (job, token) => this.process(job, token), {
+    const prefixes = shardPrefixes(options.prefix, options.shards ?? 1);
+    this.shards = prefixes.length;
+    const concurrency = concurrencyPerShard(options.concurrency, prefixes.length);
+    this.workers = prefixes.map((prefix, shard) => this.shardWorker(prefix, shard, concurrency[shard]!));
+  }
+
+  private shardWorker(prefix: string, shard: number, concurrency: number): Worker<ConsumerJobData, Finished> {
+    const { options, logger } = this;
+    const worker = new Worker<ConsumerJobData, Finished>(options.name, (job, token) => this.process(job, token, shard), {
       connection: bullConnection(options.connection),
-      prefix: options.prefix,
-      concurrency: options.concurrency,
+      prefix,
+      concurrency,
     });
-    this.worker.on('failed', (job, error) => this.failed(job, error));
-    this.worker.on('error', (error) => {
+    worker.on('failed', (job, error) => this.failed(job, error));
+    worker.on('error', (error) => {
       if (lostJob(error)) return this.lose(error);
       void options.queueForgot().then((forgot) => {
         if (!forgot) logger.error({ err: this.describe(error) }, `worker error: ${this.describe(error)}`);
       });
     });
+    return worker;
   }
 
-  private async process(job: Job<ConsumerJobData>, token: string | undefined): Promise<Finished> {
+  private async process(job: Job<ConsumerJobData>, token: string | undefined, shard: number): Promise<Finished> {
+    const home = typeof job.data?.key === 'string' ? shardOf(job.data.key, this.shards) : shard;
+    if (home !== shard) {
+      this.logger.debug({ consumer: job.data.key, job: job.id }, `job dropped as stale: it is in shard ${shard}, its consumer's shard is ${home} (queue.shards changed)`);
+      return 'stale';
+    }
     const outcome = await runConsumerJob(job.data, this.deps);
     if (outcome.kind === 'later') {
       // put back, no attempt used: the debug log says why when an error said so
@@ -116,6 +150,6 @@ export class ConsumerWorker {
 
   /** Stops taking jobs and waits for the running ones to finish. */
   async close(): Promise<void> {
-    await this.worker.close();
+    await Promise.all(this.workers.map((w) => w.close()));
   }
 }

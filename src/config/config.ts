@@ -88,6 +88,11 @@ export interface HoldfastConfig {
     prefix: string;
     /** Queue name (default `consumers`). */
     name: string;
+    /**
+     * How many shards (hash tags, each its own BullMQ queue) consumers are spread over (default 1:
+     * the prefix as given). See `queue/shard-prefixes.ts` and `queue/shard-of.ts`.
+     */
+    shards: number;
   };
   store: {
     /** MongoDB URL without credentials. */

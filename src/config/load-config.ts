@@ -11,6 +11,8 @@
  *   passwordFile: secrets/queue-redis   # optional
  *   prefix: holdfast                    # optional, default holdfast
  *   name: consumers                     # optional, default consumers
+ *   shards: 1                           # optional, 1 to 64: consumers spread over this many
+ *                                       # hash tags ({holdfast} → {holdfast-0} …), one queue each
  * store:                                # MongoDB for the records
  *   url: mongodb://127.0.0.1:27017/?authSource=admin
  *   username: admin                     # optional
@@ -85,6 +87,7 @@ import { backendOverlaps } from './backend-overlap.js';
 import { reservedLogins } from './reserved-logins.js';
 import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
+import { MAX_SHARDS, shardPrefixProblem } from './shard-prefixes.js';
 
 export interface LoadConfigOptions {
   /** The adapters holdfast has, by the name configuration uses. */
@@ -165,6 +168,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       connection: { ...config.queue.url, username: config.queue.username, password: config.queue.passwordFile },
       prefix: config.queue.prefix,
       name: config.queue.name,
+      shards: config.queue.shards,
     },
     store: {
       url: config.store.url,
@@ -271,6 +275,10 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
       passwordFile: password.optional(),
       prefix: text.default('holdfast'),
       name: text.default('consumers'),
+      shards: z.int().min(1, 'must be at least 1').max(MAX_SHARDS, `must be at most ${MAX_SHARDS}`).default(1),
+    }).superRefine(({ prefix, shards }, ctx) => {
+      const problem = shardPrefixProblem(prefix, shards);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['prefix'], message: problem });
     }),
     store: z.strictObject({
       url: mongoUrl,

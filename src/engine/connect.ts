@@ -5,7 +5,8 @@ import type { HoldfastConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { bullConnection } from '../queue/bull-connection.js';
-import { createCoordination, holdfastPrefix, type Coordination } from '../queue/coordination.js';
+import type { Coordination } from '../queue/coordination.js';
+import { queueCoordination, type QueueCoordination } from '../queue/sharded-coordination.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { storeReason } from '../store/store-retry.js';
 
@@ -40,11 +41,11 @@ export async function connectStore(config: HoldfastConfig, options: { create?: b
 }
 
 /** The queue's Redis, for what workers share besides jobs: locks, revisions, what checks learned, pauses. */
-export function connectCoordination(config: HoldfastConfig, options: RedisOptions = {}): { redis: Redis; coordination: Coordination } {
+export function connectCoordination(config: HoldfastConfig, options: RedisOptions = {}): { redis: Redis; coordination: QueueCoordination } {
   // commands issued in the same tick share one write: a check's claim and release are two of them
   const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
   redis.on('error', () => undefined);
-  return { redis, coordination: createCoordination(redis, holdfastPrefix(config.queue.prefix)) };
+  return { redis, coordination: queueCoordination(redis, config.queue) };
 }
 
 

@@ -19,6 +19,8 @@ import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
 import type { Coordination } from '../queue/coordination.js';
+import { HoldfastError } from '../errors/holdfast-error.js';
+import type { QueueCoordination } from '../queue/sharded-coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
 import { observedEffects } from '../../workers/observed-effects.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -84,7 +86,7 @@ interface Shared {
   store: ConsumerStore;
   seal: JobSeal;
   queue: ConsumerQueue;
-  coordination: Coordination;
+  coordination: QueueCoordination;
   storeWatch: StoreWatch;
   gate: ProviderGate;
   providers: ReadonlyMap<string, ProviderRuntime>;
@@ -124,7 +126,21 @@ function prepare({ config, logger, scrubber }: EngineOptions): void {
   }
 }
 
-async function connectShared({ config, logger, adapters }: EngineOptions, now: () => Date, releasers: Releasers): Promise<Shared> {
+/**
+ * A process without the sync refuses to start on another `queue.shards` than the queue's Redis
+ * was last set up for (by the process that runs the sync): its workers would take other shards'
+ * queues and other locks than the rest, and one consumer could be checked twice at once.
+ */
+async function sameShards(config: HoldfastConfig, coordination: QueueCoordination): Promise<void> {
+  const { shards } = await coordination.recordedLayout();
+  if (shards === config.queue.shards) return;
+  throw new HoldfastError(
+    'CONFIG_INVALID',
+    `queue.shards is ${config.queue.shards} here, but the queue's Redis is set up for ${shards}: every holdfast process must use the same queue.shards; to change it, stop them all, change it everywhere, and start holdfast run first`,
+  );
+}
+
+async function connectShared({ config, logger, adapters, roles }: EngineOptions, now: () => Date, releasers: Releasers): Promise<Shared> {
   const { client, store } = await connectStore(config);
   releasers.push(() => client.close());
   void reportStoreSpeed(client.db(config.store.database), config.store.url, logger); // once: a warning when slow per operation
@@ -132,6 +148,8 @@ async function connectShared({ config, logger, adapters }: EngineOptions, now: (
   const queue = new ConsumerQueue({ ...config.queue, seal });
   releasers.push(() => queue.close());
   const { redis, coordination } = connectCoordination(config);
+  releasers.push(() => redis.disconnect());
+  if (!roles.sync) await sameShards(config, coordination);
   const storeWatch = new StoreWatch(client.db(config.store.database), {
     where: config.store.url,
     logger,
@@ -139,7 +157,6 @@ async function connectShared({ config, logger, adapters }: EngineOptions, now: (
     publish: (outage) => coordination.setStoreOutage(outage && { since: outage.since.toISOString(), reason: outage.reason }),
   });
   storeWatch.start();
-  releasers.push(() => redis.disconnect());
   releasers.push(() => storeWatch.stop());
   const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p, adapters?.get(p.name))]));
   releasers.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
@@ -193,6 +210,9 @@ async function startSync({ config, logger, scrubber }: EngineOptions, shared: Sh
   const desired = new DesiredSync({ store, queue, confirmations: coordination, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
   releasers.push(() => desired.stop());
   releasers.push(() => resync.stop());
+  // a changed queue.shards clears the entries left in shards that are no longer their consumers'; the sweep notes them again
+  const layout = await coordination.settleLayout(config.providers.map((p) => p.name));
+  if (layout) logger.info({ shards: layout.to.shards }, `queue shards: ${layout.to.shards} (the queue's Redis knew ${layout.from.shards}); ${layout.reset} shard(s) cleared of what consumers of another layout left, every consumer's next step re-created in its own shard`);
   await resync.sweep((record) => desired.remember(record));
   await desired.start();
   resync.start();

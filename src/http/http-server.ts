@@ -138,7 +138,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   const board = new FastifyAdapter();
   createBullBoard({
-    queues: [new BullMQAdapter(options.queue.queue, { readOnlyMode: options.readOnly, description: "holdfast's consumer jobs: one event for one consumer each" })],
+    // one board entry per shard, named by its prefix when there are several (each shard's queue has the same name)
+    queues: options.queue.queues.map(
+      (queue, i, all) =>
+        new BullMQAdapter(queue, { readOnlyMode: options.readOnly, description: `holdfast's consumer jobs: one event for one consumer each${all.length > 1 ? ` (shard ${i} of ${all.length})` : ''}`, ...(all.length > 1 ? { prefix: `${queue.opts.prefix}:` } : {}) }),
+    ),
     serverAdapter: board,
     options: { uiConfig: { boardTitle: 'holdfast', hideRedisDetails: true, hideDocsLink: true } },
   });

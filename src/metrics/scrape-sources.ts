@@ -99,9 +99,17 @@ export function countStates(states: Record<string, string>, perState = UNSERVED_
   return { counts: [...counts.values()], listed: [...named.values()].flat() };
 }
 
+/** The queue's job counts by state, summed over its shards. */
+async function jobCounts(queues: ConsumerQueue['queues']): Promise<Record<string, number>> {
+  const each = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized')));
+  const sum: Record<string, number> = {};
+  for (const counts of each) for (const [state, n] of Object.entries(counts)) sum[state] = (sum[state] ?? 0) + n;
+  return sum;
+}
+
 export interface EngineScrapeDeps {
   coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>;
-  queue: Pick<ConsumerQueue, 'queue'>;
+  queue: Pick<ConsumerQueue, 'queues'>;
   store: Pick<ConsumerStore, 'providerStatuses'>;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing' | 'adapter'>[];
   storeUp(): boolean;
@@ -120,7 +128,7 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
     async queue() {
       const [states, queueDepth, lastCheckAt, orphans] = await Promise.all([
         deps.coordination.allStates(),
-        deps.queue.queue.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
+        jobCounts(deps.queue.queues),
         deps.coordination.lastCheckedAt(names),
         deps.coordination.orphans(names),
       ]);

@@ -4,8 +4,13 @@
  * `<key>@<epoch>`, so a sweep can re-create a lost one without doubling it. What a worker would
  * otherwise take on a job's word (a desired spec, a routine check's ticket) is sealed (see
  * `job-seal.ts`); a command job carries only an event a person may send, a redo job a revision.
+ *
+ * With `queue.shards: N` the queue is N BullMQ queues of the same name, one under each shard's
+ * prefix (`config/shard-prefixes.ts`), and every job goes to its consumer's shard
+ * (`shard-of.ts`): a consumer's jobs are all in one shard, and each shard's keys in one slot.
  */
 import { Queue, type JobsOptions } from 'bullmq';
+import { shardPrefixes } from '../config/shard-prefixes.js';
 import type { CommandEvent } from '../../machines/consumer-events.js';
 import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
 import type { RedisConnectionConfig } from '../config/config.js';
@@ -13,6 +18,7 @@ import { bullConnection } from './bull-connection.js';
 import type { DesiredSpec, MachineRecord, WaitRecord } from '../store/consumer-record.js';
 import { encodeMachine } from '../store/record-codec.js';
 import type { JobSeal } from './job-seal.js';
+import { shardOf } from './shard-of.js';
 
 /**
  * What a wait's job carries so that a routine check needs no store read: the consumer at the
@@ -69,26 +75,54 @@ export function waitJobId(key: string, epoch: number): string {
   return `${key}@${epoch}`;
 }
 
+/** A job as `Queue.addBulk` takes it. */
+type BulkJob = Parameters<Queue<ConsumerJobData>['addBulk']>[0][number];
+
 /** Jobs are named `<consumer> <kind> <event>`, e.g. `cache/photos timer verify`, `cache/photos command check-now`: readable in Bull Board. */
 export class ConsumerQueue {
-  readonly queue: Queue<ConsumerJobData>;
+  /** One BullMQ queue per shard, shard `i` at index `i` (one, under the prefix as configured, unless `queue.shards` says more). */
+  readonly queues: ReadonlyArray<Queue<ConsumerJobData>>;
 
   private readonly seal: JobSeal;
 
-  /** `seal` seals what the jobs this queue adds carry (made from the fingerprint key). */
-  constructor(options: { connection: RedisConnectionConfig; prefix: string; name: string; seal: JobSeal }) {
+  /** `seal` seals what the jobs this queue adds carry (made from the fingerprint key); `shards` (default 1): see `queue.shards`. */
+  constructor(options: { connection: RedisConnectionConfig; prefix: string; name: string; seal: JobSeal; shards?: number }) {
     this.seal = options.seal;
-    this.queue = new Queue<ConsumerJobData>(options.name, {
-      connection: bullConnection(options.connection),
-      prefix: options.prefix,
-      defaultJobOptions: JOB_OPTIONS,
-    });
+    this.queues = shardPrefixes(options.prefix, options.shards ?? 1).map(
+      (prefix) => new Queue<ConsumerJobData>(options.name, { connection: bullConnection(options.connection), prefix, defaultJobOptions: JOB_OPTIONS }),
+    );
+  }
+
+  /** The first shard's queue: the only one unless `queue.shards` says more. */
+  get queue(): Queue<ConsumerJobData> {
+    return this.queues[0]!;
+  }
+
+  /** The queue of `key`'s shard. */
+  queueOf(key: string): Queue<ConsumerJobData> {
+    return this.queues[shardOf(key, this.queues.length)]!;
+  }
+
+  /** Adds `jobs`, each to its consumer's shard (one `addBulk` per shard). */
+  private async addBulk(jobs: readonly BulkJob[]): Promise<void> {
+    if (this.queues.length === 1) {
+      await this.queue.addBulk([...jobs]);
+      return;
+    }
+    const byShard = new Map<number, BulkJob[]>();
+    for (const job of jobs) {
+      const shard = shardOf(job.data.key, this.queues.length);
+      const list = byShard.get(shard);
+      if (list) list.push(job);
+      else byShard.set(shard, [job]);
+    }
+    await Promise.all([...byShard].map(([shard, list]) => this.queues[shard]!.addBulk(list)));
   }
 
   /** Schedules waits; a job with the same id already there (the same wait) is left alone. */
   async scheduleWaits(waits: readonly ScheduledWait[], now: Date): Promise<void> {
     if (waits.length === 0) return;
-    await this.queue.addBulk(
+    await this.addBulk(
       waits.map(({ key, timer, ticket }) => ({
         name: `${key} timer ${timer.wait}`,
         data: { key, kind: 'timer' as const, epoch: timer.epoch, wait: timer.wait, ticket, seal: this.seal.ticket(key, timer.epoch, timer.wait, ticket) },
@@ -100,7 +134,7 @@ export class ConsumerQueue {
   /** Delivers what the contributions declare for consumers (null: no longer declared), as read at `at`. */
   async deliverDesired(entries: ReadonlyArray<{ key: string; desired: DesiredSpec | null }>, at: number): Promise<void> {
     if (entries.length === 0) return;
-    await this.queue.addBulk(
+    await this.addBulk(
       entries.map(({ key, desired }) => ({
         name: `${key} sync ${desired === null ? 'undeclared' : 'declared'}`,
         data: { key, kind: 'desired' as const, at, desired, seal: this.seal.desired(key, at, desired) },
@@ -111,13 +145,13 @@ export class ConsumerQueue {
 
   /** Sends a command event now. */
   async send(key: string, event: JobCommand): Promise<void> {
-    await this.queue.add(`${key} command ${commandName(event)}`, { key, kind: 'command', event });
+    await this.queueOf(key).add(`${key} command ${commandName(event)}`, { key, kind: 'command', event });
   }
 
   /** Sends a command event to many consumers, each after its own delay (ms). */
   async sendLater(entries: ReadonlyArray<{ key: string; delayMs: number }>, event: JobCommand): Promise<void> {
     for (let i = 0; i < entries.length; i += 1000) {
-      await this.queue.addBulk(
+      await this.addBulk(
         entries.slice(i, i + 1000).map(({ key, delayMs }) => ({
           name: `${key} command ${commandName(event)}`,
           data: { key, kind: 'command' as const, event },
@@ -129,10 +163,10 @@ export class ConsumerQueue {
 
   /** Asks a worker to finish what a dead worker left mid-effect at revision `rev`. */
   async redo(key: string, rev: number): Promise<void> {
-    await this.queue.add(`${key} redo`, { key, kind: 'redo', rev }, { jobId: `${key}@redo-${rev}` });
+    await this.queueOf(key).add(`${key} redo`, { key, kind: 'redo', rev }, { jobId: `${key}@redo-${rev}` });
   }
 
   async close(): Promise<void> {
-    await this.queue.close();
+    await Promise.all(this.queues.map((q) => q.close()));
   }
 }

@@ -14,6 +14,7 @@
  */
 import type { Redis } from 'ioredis';
 import { coordinationKeys } from './coordination/keys.js';
+import { Layout, type LayoutMarks } from './coordination/layout.js';
 import { Locks, type ConsumerLocks, type MemoReads, type RevisionNotes } from './coordination/locks.js';
 import { Notes, type NoteReads, type OrphanNotes, type RemovalConfirmations, type SummaryNotes } from './coordination/notes.js';
 import { ScriptRunner } from './coordination/scripts.js';
@@ -23,7 +24,9 @@ export type { Asked, Claim, ConsumerLocks, MemoReads, RevisionNotes } from './co
 export type { NotedEntry, NoteReads, OrphanNotes, RemovalConfirmations, SummaryNotes } from './coordination/notes.js';
 export type { CouldNotAskSignals, PauseSignals, QueueSentinel, SignalReads, StoreOutageSignal } from './coordination/signals.js';
 export type { CheckMemo, OrphanReport, Pause } from './coordination/values.js';
+export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
 export { holdfastPrefix } from './coordination/keys.js';
+export { TIMELINE_READ } from './coordination/notes.js';
 
 /** What a record's writer tells the coordination: its revision and its brief. */
 export interface RecordNotes extends RevisionNotes, SummaryNotes {}
@@ -35,6 +38,9 @@ export interface StatusReads extends NoteReads, SignalReads, MemoReads {}
 export interface Coordination
   extends ConsumerLocks, RevisionNotes, MemoReads, PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads, SummaryNotes, OrphanNotes, RemovalConfirmations, NoteReads {}
 
+/** One shard's coordination, with its layout marks (see `sharded-coordination.ts`). */
+export interface ShardCoordination extends Coordination, LayoutMarks {}
+
 /** The methods of `part`, bound to it: what lets the parts sit side by side in one object. */
 function methodsOf<T extends object>(part: T): T {
   const names = Object.getOwnPropertyNames(Object.getPrototypeOf(part)).filter((name) => name !== 'constructor');
@@ -42,12 +48,13 @@ function methodsOf<T extends object>(part: T): T {
 }
 
 /** The coordination on `redis` under `prefix` (see `holdfastPrefix`). */
-export function createCoordination(redis: Redis, prefix: string): Coordination {
+export function createCoordination(redis: Redis, prefix: string): ShardCoordination {
   const keys = coordinationKeys(prefix);
   const context = { redis, keys, scripts: new ScriptRunner(redis, keys) };
   return {
     ...methodsOf<ConsumerLocks & RevisionNotes & MemoReads>(new Locks(context)),
     ...methodsOf<PauseSignals & CouldNotAskSignals & QueueSentinel & StoreOutageSignal & SignalReads>(new Signals(context)),
     ...methodsOf<SummaryNotes & OrphanNotes & RemovalConfirmations & NoteReads>(new Notes(context)),
+    ...methodsOf<LayoutMarks>(new Layout(context)),
   };
 }

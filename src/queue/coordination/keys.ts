@@ -2,7 +2,9 @@
  * Every Redis key holdfast builds for itself, in one place (BullMQ builds its own under the
  * queue's prefix). All of them start with `<queue prefix>:holdfast`: with a Redis Cluster, give
  * the queue a hash-tagged prefix (`{holdfast}`) and every key here shares one slot, so each
- * script's keys do too. The names are stored data: renaming one forgets what it holds.
+ * script's keys do too. With `queue.shards: N` this table is made once per shard, under the
+ * shard's prefix (`{holdfast-0}` …), and which shard holds which entry is said in
+ * `sharded-coordination.ts`. The names are stored data: renaming one forgets what it holds.
  */
 
 /** holdfast's own namespace inside the queue's prefix. */
@@ -41,6 +43,13 @@ export function coordinationKeys(prefix: string) {
     alive: `${prefix}:alive`,
     /** The record store's outage as a worker last saw it, a JSON pause (a string with a TTL). */
     storeDown: `${prefix}:store-down`,
+    /**
+     * The queue's shard layout, `<shards> <generation>` (a string), read under the prefix as
+     * configured only; absent: `1 0`, one shard as before shards existed (see `shard-layout.ts`).
+     */
+    layout: `${prefix}:layout`,
+    /** The layout generation this shard's entries were written under (a string); absent: 0. */
+    shardGeneration: `${prefix}:shard-generation`,
   };
 }
 

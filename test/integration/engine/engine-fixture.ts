@@ -3,7 +3,7 @@
  * contributions, on real servers, with its log lines captured.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll } from 'vitest';
@@ -42,6 +42,8 @@ export interface FixtureOptions {
   providerLines?: string[];
   /** The queue's key prefix (default `hf<tag>`); `{tag}` is substituted. */
   prefix?: string;
+  /** `queue.shards` (default: not written, so 1). */
+  shards?: number;
   /**
    * A second provider, `ledger`, beside `cache` (on the run's shared server of its kind): its
    * contributions in contributions/ledger.yaml, its grant secrets in grants-ledger/.
@@ -176,6 +178,7 @@ export class EngineFixture {
         `  username: ${options.queue.admin.username}`,
         '  passwordFile: secrets/queue',
         `  prefix: "${(options.prefix ?? 'hf{tag}').replace('{tag}', tag)}"`,
+        ...(options.shards === undefined ? [] : [`  shards: ${options.shards}`]),
         'store:',
         `  url: mongodb://${options.store.host}:${options.store.port}/?authSource=admin`,
         `  username: ${options.store.admin.username}`,
@@ -203,6 +206,14 @@ export class EngineFixture {
     // the store's collections indexed before any holdfast (in process or spawned) first runs on it
     await prepareFerretDbStore(options.store, fixture.config.store.database, Object.values(STORE_COLLECTIONS));
     return fixture;
+  }
+
+  /** Changes `queue.shards` in the configuration file, as an operator would, and reads it again (for the engines started next). */
+  async setShards(shards: number): Promise<void> {
+    const file = join(this.dir, 'holdfast.yaml');
+    const text = readFileSync(file, 'utf8').replace(/\n {2}shards: \d+/, '');
+    writeFileSync(file, text.replace(/\n( {2}prefix: .*)/, `\n$1\n  shards: ${shards}`));
+    this.config = await loadConfig(file, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
   }
 
   /** Makes the `ledger` provider's consumers, grant secrets and contributions; returns its lines of configuration. */

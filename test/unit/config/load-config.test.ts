@@ -129,6 +129,7 @@ providers:
         connection: { host: 'queue.example', port: 6390, db: 3, tls: true, username: 'queue-user', password: SECRETS },
         prefix: '{holdfast}',
         name: 'jobs',
+        shards: 1,
       },
       store: {
         url: 'mongodb://db1:27017,db2:27017/?replicaSet=rs0&authSource=admin',
@@ -228,6 +229,7 @@ providers:
       connection: { host: '127.0.0.1', port: 6379, db: 0, tls: false, username: undefined, password: undefined },
       prefix: 'holdfast',
       name: 'consumers',
+      shards: 1,
     });
     expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast', connectTimeoutMs: 5_000 });
     expect(config.http).toEqual({ listen: undefined, auth: undefined, readOnly: true, hosts: [] });
@@ -335,6 +337,13 @@ describe('loadConfig, refused files name file, line and field', () => {
       typeof reason === 'string' ? `${prefix}${reason}` : expect.stringMatching(new RegExp(`^${escape(prefix)}${reason.source}`)),
     );
   };
+
+  it('queue shards below 1', refused(MINIMAL.replace('url: redis://127.0.0.1:6379\n', 'url: redis://127.0.0.1:6379\n  shards: 0\n'), 'shards', 'queue.shards', 'must be at least 1'));
+
+  it(
+    'queue shards with a prefix no hash tag can be derived from',
+    refused(MINIMAL.replace('url: redis://127.0.0.1:6379\n', 'url: redis://127.0.0.1:6379\n  prefix: "hold}fast"\n  shards: 3\n'), 'prefix', 'queue.prefix', /has a brace but no hash tag/),
+  );
 
   it('a removal guard share above 1', refused(`${MINIMAL}    removalGuard: { share: 2 }\n`, 'removalGuard', 'providers[0].removalGuard.share', 'must be at most 1'));
 
