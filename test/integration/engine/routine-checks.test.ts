@@ -76,5 +76,10 @@ describe('routine checks', () => {
     const status = await f.status();
     expect(status.healthy).toBe(true);
     for (const c of status.consumers) expect(c.lastCheck?.outcome).toBe('held');
+    // applied together, first checked spread over an interval (half to one and a half of it after each apply), not all one interval after
+    const firstWaits = (await engine.store.list()).map((r) => ('timer' in r && r.timer && r.appliedAt ? r.timer.dueAt.getTime() - r.appliedAt.getTime() : NaN));
+    for (const ms of firstWaits) expect(ms).toBeGreaterThanOrEqual(900);
+    for (const ms of firstWaits) expect(ms).toBeLessThan(3_000 + 1_000);
+    expect(Math.max(...firstWaits) - Math.min(...firstWaits)).toBeGreaterThan(800);
   });
 });
