@@ -94,7 +94,7 @@ export function statusConnections(config: HoldfastConfig, budgetMs: number, note
   return {
     store,
     coordination,
-    queued: queuedChecks(jobs),
+    queued: queuedChecks(redis, (type) => jobs.toKey(type)),
     close: async () => {
       await jobs.close().catch(() => undefined);
       redis.disconnect();

@@ -1,8 +1,10 @@
 /**
  * Whether consumers' checks are still in the queue (delayed, waiting or running): the status's
  * way to tell a check that waits behind a backlog from one nobody will run (its job lost).
+ * Read from BullMQ's own keys in O(1) each, however long the backlog: the job's hash exists
+ * and the job is not among the failed (`getJobState` would scan the waiting list for each).
  */
-import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { waitJobId } from './consumer-queue.js';
 
 export interface QueuedChecks {
@@ -10,12 +12,15 @@ export interface QueuedChecks {
   queued(waits: ReadonlyArray<readonly [key: string, rev: number]>): Promise<boolean[]>;
 }
 
-/** The states of a job that will still run. */
-const PENDING: ReadonlySet<string> = new Set(['delayed', 'waiting', 'prioritized', 'active', 'waiting-children']);
-
-/** Asks BullMQ `queue` (one request per consumer, sent together). */
-export function queuedChecks(queue: Pick<Queue, 'getJobState'>): QueuedChecks {
+/** Asks `redis` about the jobs of the BullMQ queue whose keys `toKey` makes (`Queue.toKey`). */
+export function queuedChecks(redis: Pick<Redis, 'pipeline'>, toKey: (type: string) => string): QueuedChecks {
   return {
-    queued: (waits) => Promise.all(waits.map(([key, rev]) => queue.getJobState(waitJobId(key, rev)).then((state) => PENDING.has(state)))),
+    async queued(waits) {
+      if (waits.length === 0) return [];
+      const pipeline = redis.pipeline();
+      for (const [key, rev] of waits) pipeline.exists(toKey(waitJobId(key, rev))).zscore(toKey('failed'), waitJobId(key, rev));
+      const replies = (await pipeline.exec()) ?? [];
+      return waits.map((_, i) => replies[2 * i]?.[1] === 1 && replies[2 * i + 1]?.[1] === null);
+    },
   };
 }

@@ -12,6 +12,7 @@ import { loadavg } from 'node:os';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { connectCoordination, connectStore } from '../../src/engine/engine.js';
+import { statusConnections } from '../../src/engine/connect.js';
 import { STORE_COLLECTIONS } from '../../src/store/consumer-store.js';
 import { redReasons, statusReport } from '../../src/status/status-report.js';
 import { prepareFerretDbStore } from '../backends/ferretdb-index.js';
@@ -65,6 +66,7 @@ try {
   const queueRedis = new Redis(env.queue.url);
   const { redis, coordination } = connectCoordination(config);
   const { client, store } = await connectStore(config, { create: false });
+  const status = statusConnections(config, 30_000, () => undefined);
   const queue = new Queue(config.queue.name, { connection: { host: env.queue.host, port: env.queue.port, username: env.queue.admin.username, password: env.queue.admin.password }, prefix: config.queue.prefix });
   const t0 = Date.now();
   const engine = await EngineProcess.start(path, 'run', join(env.dir, 'engine-run.log'));
@@ -82,7 +84,7 @@ try {
     const rss = Math.round(procKb(engine.pid, 'VmRSS') / 1024);
     if (greenAt === null && Date.now() - lastStatus > 10_000) {
       lastStatus = Date.now();
-      const report = await statusReport({ store, coordination, providers: config.providers }, new Date());
+      const report = await statusReport({ store, coordination, providers: config.providers, queued: status.queued }, new Date());
       if (report.healthy) greenAt = Date.now();
       const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
       const reasons = redReasons(report);
@@ -116,6 +118,7 @@ try {
   redis.disconnect();
   queueRedis.disconnect();
   await client.close();
+  await status.close();
   say(JSON.stringify(result));
 } finally {
   await env.close();

@@ -17,7 +17,6 @@ import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
 import { isUnreadable, type ConsumerRecord, type StoredConsumer } from '../../../src/store/consumer-record.js';
 import { STORE_COLLECTIONS } from '../../../src/store/consumer-store.js';
-import { queuedChecks } from '../../../src/queue/queued-checks.js';
 import { indexFerretDb, prepareFerretDbStore } from '../../backends/ferretdb-index.js';
 import { sharedBackend, testDir, type BackendEndpoint } from '../../backends/index.js';
 import { mongoLogin, postgresLogin, redisLogin } from '../../backends/logins.js';
@@ -294,7 +293,7 @@ export class EngineFixture {
   async status(): Promise<StatusReport> {
     const engine = this.engines[0];
     if (!engine) throw new Error('no engine started');
-    return statusReport({ store: engine.store, coordination: engine.coordination, providers: this.config.providers, queued: queuedChecks(engine.queue.queue) }, new Date(), { all: true });
+    return statusReport({ store: engine.store, coordination: engine.coordination, providers: this.config.providers, queued: engine.queued }, new Date(), { all: true });
   }
 
   /** Polls until `predicate` holds, or fails with the last status. */
