@@ -298,7 +298,8 @@ export function createConsumerMachine(timing: ConsumerTiming) {
         entry: 'check',
         on: {
           ...redoes('verifying'),
-          HELD: { target: 'held', actions: m.assign({ brakeCount: 0, reapplying: false, reason: 'held' }) },
+          // the first check after an apply that finds it held changes nothing durable (it stays `applied`): no record write
+          HELD: { target: 'held', actions: m.assign({ brakeCount: 0, reapplying: false, reason: ({ context }) => (context.reason === 'applied' ? 'applied' : 'held') }) },
           NOT_HELD: [
             {
               guard: 'quarantine',

@@ -39,6 +39,15 @@ export function verifyDelay(key: string, t: ConsumerTiming): number {
   return Math.round(jittered(t.verifyEveryMs, t.jitter, unitHash(key)));
 }
 
+/**
+ * The wait before a consumer's first check after its first apply: anywhere in [v/2, 3v/2), by
+ * its key. A new provider's consumers applied together in a burst are then first checked
+ * spread over a whole interval, as the routine checks are, not all one interval after the burst.
+ */
+export function firstCheckDelay(key: string, t: Pick<ConsumerTiming, 'verifyEveryMs'>): number {
+  return Math.round(t.verifyEveryMs * (0.5 + unitHash(`${key}#first`)));
+}
+
 /** The brake after the n-th successful re-apply that is still not held (n ≥ 2): 2v, 4v, … ≤ brakeMax. */
 export function brakeDelay(brakeCount: number, t: ConsumerTiming): number {
   return Math.min(t.verifyEveryMs * 2 ** Math.max(brakeCount - 1, 0), t.brakeMaxMs);

@@ -13,6 +13,7 @@
  * What the log says about a change is said once the record says so.
  */
 import type { ConsumerStateName } from '../machines/consumer-machine.js';
+import { firstCheckDelay } from '../machines/delays.js';
 import { persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { RecordNotes } from '../src/queue/coordination.js';
@@ -73,6 +74,8 @@ export class RecordDraft {
   private hasWritten = false;
   /** The machine asked for a wait in this job (and has not cancelled it since). */
   private waitAsked = false;
+  /** This job applied the consumer for the first time. */
+  private firstApply = false;
   private sayings: Array<() => void> = [];
 
   /** The desired spec the machine works with. */
@@ -137,12 +140,15 @@ export class RecordDraft {
 
   /** The wait the machine asked for (null: cancelled; undefined: unchanged). */
   setWait(request: Wait | null | undefined): void {
+    // the first check after a consumer's first apply comes spread over the interval (see `firstCheckDelay`)
+    const ms = request && request.name === 'verify' && this.firstApply ? firstCheckDelay(this.record._id, { verifyEveryMs: request.ms }) : request?.ms;
     if (request === null) this.wait = null;
-    else if (request) this.wait = { epoch: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + request.ms) };
+    else if (request) this.wait = { epoch: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + ms!) };
     if (request !== undefined) this.waitAsked = request !== null;
   }
 
   applied(at: Date): void {
+    this.firstApply = this.lastApplied === null;
     this.pending.appliedAt = at;
     this.lastApplied = at;
   }

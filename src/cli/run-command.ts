@@ -26,6 +26,7 @@ export async function runCommand(
         store: engine.store,
         coordination: engine.coordination,
         queue: engine.queue,
+        queued: engine.queued,
         providers: config.providers,
         metrics,
         logger,

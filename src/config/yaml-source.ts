@@ -49,10 +49,26 @@ export class YamlSource {
     readonly value: unknown,
     private readonly doc: Document,
     private readonly lines: LineCounter,
+    /** For one item of a list parsed alone: its place in the file's list, and the file's line its text begins on. */
+    private readonly item?: { index: number; firstLine: number },
   ) {}
 
   /** Parses `text`; syntax errors come back as problems with their line. */
   static parse(file: string, text: string): YamlRead {
+    return YamlSource.parseText(file, text);
+  }
+
+  /**
+   * Parses the text of item `index` of the file's `consumers:` list alone (a one-item list),
+   * `firstLine` being the file's line it begins on. Its value is that one-item list; its lines
+   * and problems are told for the field as it is in the whole file (`consumers[index]…`). A
+   * syntax error here may be an artefact of the cut: read the whole file to tell it.
+   */
+  static parseItem(file: string, text: string, index: number, firstLine: number): YamlRead {
+    return YamlSource.parseText(file, text, { index, firstLine });
+  }
+
+  private static parseText(file: string, text: string, item?: { index: number; firstLine: number }): YamlRead {
     const lines = new LineCounter();
     const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
     const at = (offset: number) => `${file}:${lines.linePos(offset).line}`;
@@ -60,7 +76,7 @@ export class YamlSource {
       return { ok: false, problems: doc.errors.map((error) => `${at(error.pos[0])}: invalid YAML: ${error.message}`) };
     }
     try {
-      return { ok: true, source: new YamlSource(file, doc.toJS({ maxAliasCount: 100 }), doc, lines) };
+      return { ok: true, source: new YamlSource(file, doc.toJS({ maxAliasCount: 100 }), doc, lines, item) };
     } catch (error) {
       return { ok: false, problems: [`${at(0)}: invalid YAML: ${(error as Error).message}`] };
     }
@@ -86,6 +102,14 @@ export class YamlSource {
 
   /** 1-based line of the field at `path`, or of its nearest existing parent. */
   lineOf(path: FieldPath): number {
+    const { item } = this;
+    if (item === undefined) return this.lineIn(path);
+    // only the item is here: its fields are found in the one-item list, anything above it is where it begins
+    const inItem = path[0] === 'consumers' && path[1] === item.index;
+    return this.lineIn(inItem ? [0, ...path.slice(2)] : [0]) + item.firstLine - 1;
+  }
+
+  private lineIn(path: FieldPath): number {
     let node: unknown = this.doc.contents;
     let offset = 0;
     for (const key of path) {

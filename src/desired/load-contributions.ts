@@ -16,19 +16,26 @@
  * Any problem with the file rejects all of it, so a truncated or mistyped file never removes a
  * consumer; so does a file larger than `sync.contributionsMaxBytes` (64 MiB), refused unread.
  * A consumer that asks for more than the provider's policy allows is rejected alone.
+ *
+ * A file of the plain shape (`consumers:` then a block list, see `contribution-items.ts`) is
+ * read one item at a time, so no tree of the whole document is held; any other file, or one
+ * whose items do not parse alone, is read as one document. Both say the same problems.
  */
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.js';
+import { readBounded } from '../config/bounded-read.js';
 import { invalidFile, YamlSource } from '../config/yaml-source.js';
 import { sha256Hex } from '../secrets/sha256.js';
+import type { SecretRoots } from '../secrets/secret-roots.js';
 import { canonicalJson } from './canonical-json.js';
 import { nameSchema } from '../config/names.js';
 import { consumerKey } from '../store/consumer-key.js';
-import type { DesiredState } from './consumer-spec.js';
+import type { DeclaredConsumer, DesiredState } from './consumer-spec.js';
+import { itemSpans, type ItemSpan } from './contribution-items.js';
 import { consumerItemShape } from './consumer-item.js';
 import { contributionsLimit } from './contributions-limit.js';
-import { consumerProblems, rootsOf } from './consumer-problems.js';
+import { consumerProblems, RealPaths, rootsOf } from './consumer-problems.js';
 
 const fileSchema = z.strictObject({ consumers: z.array(z.unknown()) });
 const consumerSchema = z.strictObject({
@@ -39,47 +46,114 @@ const consumerSchema = z.strictObject({
   values: z.unknown().optional(),
 });
 
+/** Items whose grant secrets' symlinks are looked at together, at most. */
+const ITEMS_AT_ONCE = 256;
+
 /**
  * The desired state `provider`'s contributions file declares. Throws `CONTRIBUTIONS_INVALID`
  * listing every problem as `<file>:<line>: <field>: <reason>` when the file cannot be used.
  */
 export async function loadContributions(provider: ProviderConfig): Promise<DesiredState> {
   const file = provider.contributionsPath;
-  const read = await YamlSource.read(file, contributionsLimit(provider));
-  if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, read.problems);
-  const { source } = read;
-  if (source.value === null) {
-    throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [`${file}:1: (top level): the file is empty; write \`consumers: []\` to declare no consumers`]);
+  const read = await readBounded(file, contributionsLimit(provider));
+  if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [read.problem]);
+  return declaredIn(provider, read.text);
+}
+
+/**
+ * What the text of `provider`'s contributions file declares: read one item at a time when it
+ * has the plain shape, else (or with `whole`, or when an item does not parse alone) as one document.
+ */
+export async function declaredIn(provider: ProviderConfig, text: string, options: { whole?: boolean } = {}): Promise<DesiredState> {
+  const spans = options.whole ? undefined : itemSpans(text);
+  const items = new ItemChecker(provider, await rootsOf(provider));
+  const byItem = spans && (await items.readItems(text, spans));
+  return byItem ?? new ItemChecker(provider, items.roots).readDocument(text);
+}
+
+/** Checks the items of one file in order: each one's problems, the ids and logins repeated, the consumers declared. */
+class ItemChecker {
+  private readonly problems: string[] = [];
+  private readonly repeated = { id: [] as string[], login: [] as string[] };
+  private readonly first = { id: new Map<string, number>(), login: new Map<string, number>() };
+  private readonly declared: Array<Promise<DeclaredConsumer>> = [];
+  private readonly done: DeclaredConsumer[] = [];
+  private readonly paths = new RealPaths();
+
+  constructor(
+    private readonly provider: ProviderConfig,
+    readonly roots: SecretRoots,
+  ) {}
+
+  /** The file read one item at a time; undefined when an item does not parse alone (the whole document says why). */
+  async readItems(text: string, spans: readonly ItemSpan[]): Promise<DesiredState | undefined> {
+    const file = this.provider.contributionsPath;
+    for (const [index, span] of spans.entries()) {
+      const read = YamlSource.parseItem(file, text.slice(span.start, span.end), index, span.line);
+      if (!read.ok || !Array.isArray(read.source.value) || read.source.value.length !== 1) return undefined;
+      await this.add(read.source, read.source.value[0], index);
+      // a long file does not hold up the process's other work (its worker's jobs, their locks)
+      if (index % ITEMS_AT_ONCE === ITEMS_AT_ONCE - 1) await new Promise((resolve) => setImmediate(resolve));
+    }
+    return this.result();
   }
 
-  const problems: string[] = [];
-  await source.check(fileSchema, source.value, problems);
-  const listed = (source.value as { consumers?: unknown }).consumers;
-  const items: unknown[] = Array.isArray(listed) ? listed : [];
-  const consumers: { id: string; login: string; secret: string; values: unknown }[] = [];
-  for (const [index, item] of items.entries()) {
+  /** The file read as one document. */
+  async readDocument(text: string): Promise<DesiredState> {
+    const file = this.provider.contributionsPath;
+    const read = YamlSource.parse(file, text);
+    if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, read.problems);
+    const { source } = read;
+    if (source.value === null) {
+      throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [`${file}:1: (top level): the file is empty; write \`consumers: []\` to declare no consumers`]);
+    }
+    await source.check(fileSchema, source.value, this.problems);
+    const listed = (source.value as { consumers?: unknown }).consumers;
+    const items: unknown[] = Array.isArray(listed) ? listed : [];
+    for (const [index, item] of items.entries()) await this.add(source, item, index);
+    return this.result();
+  }
+
+  /** Checks `consumers[index]`, found in `source`; a valid one is declared (its secret's symlinks looked at). */
+  private async add(source: YamlSource, item: unknown, index: number): Promise<void> {
+    this.noteRepeats(source, item, index);
     const shape = consumerItemShape(item);
     if (shape !== undefined) {
-      problems.push(source.problem(['consumers', index], shape));
-      continue;
+      this.problems.push(source.problem(['consumers', index], shape));
+      return;
     }
-    const checked = await source.check(consumerSchema, item, problems, ['consumers', index]);
+    const checked = await source.check(consumerSchema, item, this.problems, ['consumers', index]);
     const rawValues = (item as { values?: unknown }).values ?? {};
-    const values = await source.check(provider.adapter.valuesSchema, rawValues, problems, ['consumers', index, 'values']);
-    if (checked.ok && values.ok) consumers.push({ ...checked.value, values: values.value });
+    const values = await source.check(this.provider.adapter.valuesSchema, rawValues, this.problems, ['consumers', index, 'values']);
+    if (!checked.ok || !values.ok || this.problems.length > 0) return;
+    this.declared.push(this.declare(source, index, { ...checked.value, values: values.value }));
+    if (this.declared.length >= ITEMS_AT_ONCE) this.done.push(...(await Promise.all(this.declared.splice(0))));
   }
-  problems.push(...source.duplicates(items, ['consumers'], 'id'), ...source.duplicates(items, ['consumers'], 'login'));
-  if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, problems);
 
-  const dir = dirname(file);
-  const roots = await rootsOf(provider);
-  // Every item passed, so `index` is also the item's place in the file.
-  const declared = await Promise.all(consumers.map(async ({ id, login, secret, values }, index) => {
+  /** `id` and `login` repeating an earlier item's, said as the whole list's duplicates are. */
+  private noteRepeats(source: YamlSource, item: unknown, index: number): void {
+    for (const field of ['id', 'login'] as const) {
+      const value = typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[field] : undefined;
+      if (typeof value !== 'string') continue;
+      const earlier = this.first[field].get(value);
+      if (earlier === undefined) this.first[field].set(value, index);
+      else this.repeated[field].push(source.problem(['consumers', index, field], `duplicate ${field} "${value}" (also consumers[${earlier}])`));
+    }
+  }
+
+  private async declare(source: YamlSource, index: number, { id, login, secret, values }: { id: string; login: string; secret: string; values: unknown }): Promise<DeclaredConsumer> {
+    const { provider } = this;
     const at = source.at(['consumers', index]);
-    const secretPath = resolve(dir, secret);
-    const problems = await consumerProblems(source, provider, index, { id, login, secret, secretPath, values }, roots);
+    const secretPath = resolve(dirname(provider.contributionsPath), secret);
+    const problems = await consumerProblems(source, provider, index, { id, login, secret, secretPath, values }, this.roots, this.paths);
     const specHash = sha256Hex(canonicalJson({ login, values, secretPath }));
     return { key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } };
-  }));
-  return { provider: provider.name, consumers: declared };
+  }
+
+  private async result(): Promise<DesiredState> {
+    this.done.push(...(await Promise.all(this.declared.splice(0))));
+    const problems = [...this.problems, ...this.repeated.id, ...this.repeated.login];
+    if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', this.provider.contributionsPath, problems);
+    return { provider: this.provider.name, consumers: this.done };
+  }
 }

@@ -1,4 +1,5 @@
 /** The connections every holdfast process (and the status) makes: the record store, and the queue's Redis for what workers share. */
+import { Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import type { HoldfastConfig } from '../config/config.js';
@@ -6,7 +7,9 @@ import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { bullConnection } from '../queue/bull-connection.js';
 import type { Coordination } from '../queue/coordination.js';
+import { queuedChecks, type QueuedChecks } from '../queue/queued-checks.js';
 import { queueCoordination, type QueueCoordination } from '../queue/sharded-coordination.js';
+import { shardPrefixes } from '../config/shard-prefixes.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { storeReason } from '../store/store-retry.js';
 
@@ -59,6 +62,8 @@ export function queueWhere(config: HoldfastConfig): string {
 export interface StatusConnections {
   store: Pick<ConsumerStore, 'providerStatuses'>;
   coordination: Coordination;
+  /** Whether silent consumers' checks are queued (a backlog), from the queue's jobs. */
+  queued: QueuedChecks;
   close(): Promise<void>;
 }
 
@@ -87,10 +92,13 @@ export function statusConnections(config: HoldfastConfig, budgetMs: number, note
   const { redis, coordination } = connectCoordination(config, { maxRetriesPerRequest: 1, connectTimeout: connectMs, commandTimeout: budgetMs, retryStrategy: (n) => (n > 3 ? null : 200) });
   redis.on('error', (error: Error) => noteConnection('queue', error));
   redis.on('ready', () => noteConnection('queue', null));
+  const jobs = shardPrefixes(config.queue.prefix, config.queue.shards).map((prefix) => new Queue(config.queue.name, { connection: redis, prefix }));
   return {
     store,
     coordination,
+    queued: queuedChecks(redis, { shards: jobs.length, toKey: (shard, type) => jobs[shard]!.toKey(type) }),
     close: async () => {
+      await Promise.all(jobs.map((queue) => queue.close().catch(() => undefined)));
       redis.disconnect();
       // closing ends sessions on the server: not waited for beyond a moment when it does not answer
       let timer: NodeJS.Timeout | undefined;

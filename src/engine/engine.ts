@@ -18,6 +18,7 @@ import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
+import { queuedChecks, type QueuedChecks } from '../queue/queued-checks.js';
 import type { Coordination } from '../queue/coordination.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import type { QueueCoordination } from '../queue/sharded-coordination.js';
@@ -54,6 +55,8 @@ export interface Engine {
   worker: ConsumerWorker | undefined;
   /** Whether the record store answers, asked every second. */
   storeWatch: StoreWatch;
+  /** Whether consumers' checks are still queued, for the status (see `queued-checks.ts`). */
+  queued: QueuedChecks;
   /** Stops syncing, lets in-flight jobs finish, closes every connection. */
   stop(): Promise<void>;
 }
@@ -90,6 +93,7 @@ interface Shared {
   storeWatch: StoreWatch;
   gate: ProviderGate;
   providers: ReadonlyMap<string, ProviderRuntime>;
+  queued: QueuedChecks;
 }
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
@@ -104,8 +108,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const resync = options.roles.sync ? newResync(config, shared, logger, now) : undefined;
     const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
-    const { store, queue, coordination, providers, storeWatch } = shared;
-    return { store, queue, coordination, providers, sync, resync, worker, storeWatch, stop: () => releasers.release() };
+    const { store, queue, coordination, providers, storeWatch, queued } = shared;
+    return { store, queue, coordination, providers, sync, resync, worker, storeWatch, queued, stop: () => releasers.release() };
   } catch (error) {
     await releasers.release();
     throw error;
@@ -160,7 +164,8 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
   releasers.push(() => storeWatch.stop());
   const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p, adapters?.get(p.name))]));
   releasers.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
-  return { store, seal, queue, coordination, storeWatch, gate: new ProviderGate(coordination), providers };
+  const queued = queuedChecks(redis, { shards: queue.queues.length, toKey: (shard, type) => queue.queues[shard]!.toKey(type) });
+  return { store, seal, queue, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queued };
 }
 
 /** The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when scraped). */

@@ -21,6 +21,7 @@ import type { Logger } from '../logging/logger.js';
 import { scrapeDeadlineMs, type Metrics } from '../metrics/metrics.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
+import type { QueuedChecks } from '../queue/queued-checks.js';
 import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
 import { redReasons, type StatusReport, type StatusSources } from '../status/status-report.js';
 import { providerOf } from '../store/consumer-key.js';
@@ -42,6 +43,8 @@ export interface HttpServerOptions {
   readOnly: boolean;
   store: Pick<ConsumerStore, 'providerStatuses' | 'get'>;
   coordination: Coordination;
+  /** Whether silent consumers' checks are queued, for the status to tell a backlog. */
+  queued?: QueuedChecks;
   queue: ConsumerQueue;
   providers: StatusSources['providers'];
   metrics?: Metrics | undefined;
@@ -75,7 +78,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   let knownHost: (header: string | undefined) => boolean = () => false;
 
   // within the status's budget whatever does not answer, and shared by requests close together
-  const status = new BoundedStatus({ store, coordination, providers }, options.where ?? { store: 'the record store', queue: "the queue's Redis" });
+  const status = new BoundedStatus({ store, coordination, providers, ...(options.queued ? { queued: options.queued } : {}) }, options.where ?? { store: 'the record store', queue: "the queue's Redis" });
   const report = (all: boolean): Promise<StatusReport> => status.read({ all });
 
   app.addHook('onRequest', async (request, reply) => {

@@ -20,6 +20,7 @@ import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
 import { formatDuration } from '../config/duration.js';
 import type { CheckMemo, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
 import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
+import type { QueuedChecks } from '../queue/queued-checks.js';
 import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
@@ -86,6 +87,8 @@ export interface StatusSources {
   store: Pick<ConsumerStore, 'providerStatuses'>;
   coordination: StatusReads;
   providers: ReadonlyArray<Pick<ProviderConfig, 'name' | 'timing'> & { adapter?: Pick<AdapterKind, 'deepCheckCostUs'> }>;
+  /** Whether silent consumers' checks are still queued (a backlog), when the status can see the queue's jobs. */
+  queued?: QueuedChecks;
 }
 
 export interface StatusOptions {
@@ -127,8 +130,25 @@ function ago(ms: number): string {
   return formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
 }
 
-function silentFor(ms: number): string {
+/** Why a held consumer has not been asked for `ms`; `backlog`: its check is queued while its provider's others end (the last `backlog.agoMs` ago). */
+function silentFor(ms: number, backlog?: { agoMs: number }): string {
+  if (backlog) return `not asked for ${ago(ms)}: its check is queued behind a backlog (workers are running: a check of its provider ended ${ago(backlog.agoMs)} ago)`;
   return `not asked for ${ago(ms)}: is a worker running?`;
+}
+
+/**
+ * The silent consumers among `keys` whose checks wait behind a backlog: their jobs are queued
+ * while checks of their provider keep ending (within the silence limit).
+ */
+async function behindBacklog(keys: readonly string[], sources: StatusSources, stateOf: Record<string, string>, lastCheckAt: ReadonlyMap<string, number>, now: number): Promise<Set<string>> {
+  const timing = new Map(sources.providers.map((p) => [p.name, p.timing]));
+  const working = keys.filter((key) => {
+    const [last, t] = [lastCheckAt.get(providerOf(key)), timing.get(providerOf(key))];
+    return last !== undefined && t !== undefined && now - last <= silenceLimitMs(t);
+  });
+  if (!sources.queued || working.length === 0) return new Set();
+  const queued = await sources.queued.queued(working.map((key) => [key, Number(stateOf[key]?.split(' ')[1])] as const));
+  return new Set(working.filter((_, i) => queued[i]));
 }
 
 /**
@@ -177,14 +197,14 @@ function lastCheckOf(summary: ConsumerSummary, memo: CheckMemo | undefined): Con
   return summary.lastCheck;
 }
 
-function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo | undefined, timing: ProviderFacts['timing'], now: number): ConsumerStatus {
+function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo | undefined, timing: ProviderFacts['timing'], now: number, backlog?: { agoMs: number }): ConsumerStatus {
   const meaning = summary.state === 'unreadable' ? { label: summary.reason ?? 'unreadable', healthy: false } : STATE_MEANINGS[summary.state];
   const lastCheck = lastCheckOf(summary, memo);
   // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the last check
   const due = summary.dueAt;
   const next = due !== null && lastCheck && due <= lastCheck.at && timing ? lastCheck.at + verifyDelay(key, timing) : due;
   const silent = summary.state === 'held' && timing ? now - Math.max(lastCheck?.at ?? 0, summary.since) : 0;
-  const problem = timing && silent > silenceLimitMs(timing) ? silentFor(silent) : null;
+  const problem = timing && silent > silenceLimitMs(timing) ? silentFor(silent, backlog) : null;
   const refused = summary.refused ? `new spec refused by policy, the last accepted one kept: ${summary.refused}` : null;
   return {
     consumer: key,
@@ -292,10 +312,13 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     listed.push(...(silent.get(p.provider) ?? []));
   }
   listed.sort();
-  const [memos, briefs] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed)]);
+  const silentKeys = new Set([...silent.values()].flat());
+  const silentListed = listed.filter((key) => silentKeys.has(key));
+  const [memos, briefs, queued] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed), behindBacklog(silentListed, sources, stateOf, lastCheckAt, at)]);
   const consumers = listed.flatMap((key) => {
     const brief = briefs.get(key);
-    return brief ? [consumerStatus(key, brief, memos.get(key), configured.get(providerOf(key)), at)] : [];
+    const backlog = queued.has(key) ? { agoMs: at - lastCheckAt.get(providerOf(key))! } : undefined;
+    return brief ? [consumerStatus(key, brief, memos.get(key), configured.get(providerOf(key)), at, backlog)] : [];
   });
   const total = providers.reduce((n, p) => n + p.consumers, 0);
   const problems = [

@@ -29,6 +29,11 @@ export class EngineProcess {
     return engine;
   }
 
+  /** The child's process id (for `/proc/<pid>/status`). */
+  get pid(): number {
+    return this.child.pid ?? NaN;
+  }
+
   /** The next report (at most about a second old when it arrives). */
   async fresh(): Promise<ChildStats> {
     const since = Date.now();

@@ -6,6 +6,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Adapter } from '../../../src/adapters/adapter.js';
+import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import { ownershipOf } from '../../../src/config/config.js';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
 import { engineFixtures, type EngineFixture } from '../engine/engine-fixture.js';
 
@@ -90,6 +93,25 @@ describe('holdfast status is red, naming why', () => {
     expect(output).toMatch(new RegExp(`! ${victim.key}\\s+held .*not asked for \\d+s: is a worker running\\?`));
     expect(output).not.toContain('provider cache: not asked for');
     expect(output).not.toContain(f.consumers[0]!.key);
+    expect(code).toBe(1);
+  });
+
+  it('when checks wait behind a backlog while a worker runs, saying so rather than asking whether one runs', async () => {
+    const f = await fixture({ consumers: 30, concurrency: 1, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
+    // a backend that answers each check in 150 ms: one worker slot asks about 6 a second, 30 are due every second
+    const inner = redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)) as Adapter;
+    const slow = <T>(answer: () => Promise<T>) => new Promise((r) => setTimeout(r, 150)).then(answer);
+    const adapter: Adapter = {
+      create: (grant, options) => inner.create(grant, options),
+      remove: (login, options, values) => inner.remove(login, options, values),
+      holds: (grant, options) => slow(() => inner.holds!(grant, options)),
+      authenticates: (grant, options) => slow(() => inner.authenticates!(grant, options)),
+      close: () => inner.close(),
+    };
+    await f.startHeld(undefined, adapter);
+    const { code, output } = await statusUntil(f, /not asked for/, 60_000);
+    expect(output).toMatch(/! \S+\s+held .*not asked for \d+s: its check is queued behind a backlog \(workers are running: a check of its provider ended \d+s ago\)/);
+    expect(output).not.toContain('is a worker running?');
     expect(code).toBe(1);
   });
 

@@ -304,7 +304,7 @@ export class EngineFixture {
   async status(): Promise<StatusReport> {
     const engine = this.engines[0];
     if (!engine) throw new Error('no engine started');
-    return statusReport({ store: engine.store, coordination: engine.coordination, providers: this.config.providers }, new Date(), { all: true });
+    return statusReport({ store: engine.store, coordination: engine.coordination, providers: this.config.providers, queued: engine.queued }, new Date(), { all: true });
   }
 
   /** Polls until `predicate` holds, or fails with the last status. */

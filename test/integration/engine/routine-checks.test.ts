@@ -56,4 +56,30 @@ describe('routine checks', () => {
       admin.disconnect();
     }
   });
+
+  it('touch no record from the first check after an apply either: a new provider settles without store work', async () => {
+    const provider = await ownBackend('redis');
+    const f = await fixture({ provider, consumers: 20, timing: { verifyEvery: '2s', checkTimeout: '2s' } });
+    const engine = await f.start();
+    await f.until('every consumer held', () => f.allHeld());
+    const storeBefore = { ...engine.store.counters };
+    // from the queue's Redis only: each consumer's deep check at the revision its apply wrote
+    const firstChecked = async () => {
+      const states = await engine.coordination.allStates();
+      const memos = await engine.coordination.checkMemos(Object.keys(states));
+      return Object.entries(states).every(([key, state]) => memos.get(key)?.epoch === Number(state.split(' ')[1]) && memos.get(key)?.deepAt != null);
+    };
+    await f.until('every consumer checked after its apply', firstChecked);
+    const storeAfter = { ...engine.store.counters };
+    expect(storeAfter.reads - storeBefore.reads).toBe(0);
+    expect(storeAfter.writes - storeBefore.writes).toBe(0);
+    const status = await f.status();
+    expect(status.healthy).toBe(true);
+    for (const c of status.consumers) expect(c.lastCheck?.outcome).toBe('held');
+    // applied together, first checked spread over an interval (half to one and a half of it after each apply), not all one interval after
+    const firstWaits = (await engine.store.list()).map((r) => ('timer' in r && r.timer && r.appliedAt ? r.timer.dueAt.getTime() - r.appliedAt.getTime() : NaN));
+    for (const ms of firstWaits) expect(ms).toBeGreaterThanOrEqual(900);
+    for (const ms of firstWaits) expect(ms).toBeLessThan(3_000 + 1_000);
+    expect(Math.max(...firstWaits) - Math.min(...firstWaits)).toBeGreaterThan(800);
+  });
 });

@@ -67,7 +67,8 @@ describe('a persisted consumer', () => {
     const again = restore(machine, stored);
     expect(samePersisted(persist(again), stored)).toBe(true);
     const checked = step(machine, step(machine, again, waitEnded('verify', 'held')).snapshot, { type: 'HELD' });
-    expect(samePersisted(persist(checked.snapshot), stored)).toBe(false); // reason: applied → held
+    // the first check after an apply changes nothing durable: the routine check that finds it held writes no record
+    expect(samePersisted(persist(checked.snapshot), stored)).toBe(true);
     const twice = step(machine, step(machine, checked.snapshot, waitEnded('verify', 'held')).snapshot, { type: 'HELD' });
     expect(samePersisted(persist(twice.snapshot), persist(checked.snapshot))).toBe(true);
   });
