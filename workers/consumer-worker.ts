@@ -7,13 +7,13 @@
 import { DelayedError, ErrorCode, Worker, type Job } from 'bullmq';
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
-import { bullConnection } from '../src/queue/bull-connection.js';
+import { bullConnection, type BullConnection } from '../src/queue/bull-connection.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
-import type { RedisConnectionConfig } from '../src/config/config.js';
+import type { QueueConnectionConfig } from '../src/config/config.js';
 import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
 
 export interface ConsumerWorkerOptions {
-  connection: RedisConnectionConfig;
+  connection: QueueConnectionConfig;
   prefix: string;
   name: string;
   concurrency: number;
@@ -49,6 +49,8 @@ const PUT_BACK = new DelayedError();
 export class ConsumerWorker {
   readonly worker: Worker<ConsumerJobData, Finished>;
 
+  private readonly connection: BullConnection;
+
   /** Jobs the queue lost track of since that was last said. */
   private lost = { count: 0, saidAt: 0 };
 
@@ -57,8 +59,9 @@ export class ConsumerWorker {
     private readonly options: ConsumerWorkerOptions,
     private readonly logger: Logger,
   ) {
+    this.connection = bullConnection(options.connection);
     this.worker = new Worker<ConsumerJobData, Finished>(options.name, (job, token) => this.process(job, token), {
-      connection: bullConnection(options.connection),
+      connection: this.connection.connection,
       prefix: options.prefix,
       concurrency: options.concurrency,
     });
@@ -117,5 +120,6 @@ export class ConsumerWorker {
   /** Stops taking jobs and waits for the running ones to finish. */
   async close(): Promise<void> {
     await this.worker.close();
+    this.connection.end();
   }
 }

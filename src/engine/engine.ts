@@ -18,6 +18,9 @@ import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
+import { coordinationKeys } from '../queue/coordination/keys.js';
+import { holdfastPrefix } from '../queue/coordination.js';
+import { watchQueue, type QueueWatch } from '../queue/queue-watch.js';
 import type { Coordination } from '../queue/coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
 import { observedEffects } from '../../workers/observed-effects.js';
@@ -88,6 +91,8 @@ interface Shared {
   storeWatch: StoreWatch;
   gate: ProviderGate;
   providers: ReadonlyMap<string, ProviderRuntime>;
+  /** The queue's Redis Cluster's failovers (undefined for a single Redis). */
+  queueWatch: QueueWatch | undefined;
 }
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
@@ -100,6 +105,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const effects = startEffects(options, shared, now, releasers);
     // made before the worker, which asks it to check the queue; started after it, with the sync
     const resync = options.roles.sync ? newResync(config, shared, logger, now) : undefined;
+    if (resync) shared.queueWatch?.onMoved(() => resync.sweep());
     const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
     const { store, queue, coordination, providers, storeWatch } = shared;
@@ -132,6 +138,7 @@ async function connectShared({ config, logger, adapters }: EngineOptions, now: (
   const queue = new ConsumerQueue({ ...config.queue, seal });
   releasers.push(() => queue.close());
   const { redis, coordination } = connectCoordination(config);
+  const queueWatch = watchQueue(redis, { key: coordinationKeys(holdfastPrefix(config.queue.prefix)).alive, logger });
   const storeWatch = new StoreWatch(client.db(config.store.database), {
     where: config.store.url,
     logger,
@@ -143,7 +150,7 @@ async function connectShared({ config, logger, adapters }: EngineOptions, now: (
   releasers.push(() => storeWatch.stop());
   const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p, adapters?.get(p.name))]));
   releasers.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
-  return { store, seal, queue, coordination, storeWatch, gate: new ProviderGate(coordination), providers };
+  return { store, seal, queue, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queueWatch };
 }
 
 /** The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when scraped). */

@@ -8,8 +8,8 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { CommandEvent } from '../../machines/consumer-events.js';
 import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
-import type { RedisConnectionConfig } from '../config/config.js';
-import { bullConnection } from './bull-connection.js';
+import type { QueueConnectionConfig } from '../config/config.js';
+import { bullConnection, type BullConnection } from './bull-connection.js';
 import type { DesiredSpec, MachineRecord, WaitRecord } from '../store/consumer-record.js';
 import { encodeMachine } from '../store/record-codec.js';
 import type { JobSeal } from './job-seal.js';
@@ -74,12 +74,14 @@ export class ConsumerQueue {
   readonly queue: Queue<ConsumerJobData>;
 
   private readonly seal: JobSeal;
+  private readonly connection: BullConnection;
 
   /** `seal` seals what the jobs this queue adds carry (made from the fingerprint key). */
-  constructor(options: { connection: RedisConnectionConfig; prefix: string; name: string; seal: JobSeal }) {
+  constructor(options: { connection: QueueConnectionConfig; prefix: string; name: string; seal: JobSeal }) {
     this.seal = options.seal;
+    this.connection = bullConnection(options.connection);
     this.queue = new Queue<ConsumerJobData>(options.name, {
-      connection: bullConnection(options.connection),
+      connection: this.connection.connection,
       prefix: options.prefix,
       defaultJobOptions: JOB_OPTIONS,
     });
@@ -134,5 +136,6 @@ export class ConsumerQueue {
 
   async close(): Promise<void> {
     await this.queue.close();
+    this.connection.end();
   }
 }

@@ -12,7 +12,7 @@
  * They share only the key table (`keys.ts`), the script table (`scripts.ts`) and the checked
  * codecs of what they read (`values.ts`). Each client depends on the slices it uses.
  */
-import type { Redis } from 'ioredis';
+import type { QueueRedis } from './bull-connection.js';
 import { coordinationKeys } from './coordination/keys.js';
 import { Locks, type ConsumerLocks, type MemoReads, type RevisionNotes } from './coordination/locks.js';
 import { Notes, type NoteReads, type OrphanNotes, type RemovalConfirmations, type SummaryNotes } from './coordination/notes.js';
@@ -42,7 +42,7 @@ function methodsOf<T extends object>(part: T): T {
 }
 
 /** The coordination on `redis` under `prefix` (see `holdfastPrefix`). */
-export function createCoordination(redis: Redis, prefix: string): Coordination {
+export function createCoordination(redis: QueueRedis, prefix: string): Coordination {
   const keys = coordinationKeys(prefix);
   const context = { redis, keys, scripts: new ScriptRunner(redis, keys) };
   return {
