@@ -18,7 +18,6 @@ import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
-import { coordinationKeys } from '../queue/coordination/keys.js';
 import { holdfastPrefix } from '../queue/coordination.js';
 import { watchQueue, type QueueWatch } from '../queue/queue-watch.js';
 import type { Coordination } from '../queue/coordination.js';
@@ -138,7 +137,8 @@ async function connectShared({ config, logger, adapters }: EngineOptions, now: (
   const queue = new ConsumerQueue({ ...config.queue, seal });
   releasers.push(() => queue.close());
   const { redis, coordination } = connectCoordination(config);
-  const queueWatch = watchQueue(redis, { key: coordinationKeys(holdfastPrefix(config.queue.prefix)).alive, logger });
+  // every key of holdfast's shares the prefix's hash tag, so the slot of its namespace is theirs
+  const queueWatch = watchQueue(redis, { key: holdfastPrefix(config.queue.prefix), logger });
   const storeWatch = new StoreWatch(client.db(config.store.database), {
     where: config.store.url,
     logger,
