@@ -14,15 +14,15 @@
 import { DelayedError, ErrorCode, Worker, type Job } from 'bullmq';
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
-import { bullConnection } from '../src/queue/bull-connection.js';
+import { bullConnection, type BullConnection } from '../src/queue/bull-connection.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
-import type { RedisConnectionConfig } from '../src/config/config.js';
+import type { QueueConnectionConfig } from '../src/config/config.js';
 import { shardPrefixes } from '../src/config/shard-prefixes.js';
 import { shardOf } from '../src/queue/shard-of.js';
 import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
 
 export interface ConsumerWorkerOptions {
-  connection: RedisConnectionConfig;
+  connection: QueueConnectionConfig;
   prefix: string;
   name: string;
   /** How many shards the queue has (default 1; see `queue.shards`). */
@@ -67,6 +67,8 @@ export class ConsumerWorker {
   /** One BullMQ worker per shard, shard `i` at index `i`. */
   readonly workers: ReadonlyArray<Worker<ConsumerJobData, Finished>>;
 
+  private readonly connection: BullConnection;
+
   /** Jobs the queue lost track of since that was last said. */
   private lost = { count: 0, saidAt: 0 };
 
@@ -77,6 +79,7 @@ export class ConsumerWorker {
     private readonly options: ConsumerWorkerOptions,
     private readonly logger: Logger,
   ) {
+    this.connection = bullConnection(options.connection);
     const prefixes = shardPrefixes(options.prefix, options.shards ?? 1);
     this.shards = prefixes.length;
     const concurrency = concurrencyPerShard(options.concurrency, prefixes.length);
@@ -86,7 +89,7 @@ export class ConsumerWorker {
   private shardWorker(prefix: string, shard: number, concurrency: number): Worker<ConsumerJobData, Finished> {
     const { options, logger } = this;
     const worker = new Worker<ConsumerJobData, Finished>(options.name, (job, token) => this.process(job, token, shard), {
-      connection: bullConnection(options.connection),
+      connection: this.connection.connection,
       prefix,
       concurrency,
     });
@@ -151,5 +154,6 @@ export class ConsumerWorker {
   /** Stops taking jobs and waits for the running ones to finish. */
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
+    this.connection.end();
   }
 }

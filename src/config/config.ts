@@ -79,12 +79,31 @@ export interface RedisConnectionConfig {
   tls: boolean;
 }
 
+/**
+ * A Redis Cluster: the nodes holdfast is told of (any of its nodes; the others are found from
+ * them) and the credentials every node shares. A cluster has only database 0.
+ */
+export interface RedisClusterConfig {
+  nodes: ReadonlyArray<{ host: string; port: number }>;
+  username?: string | undefined;
+  password?: string | undefined;
+  tls: boolean;
+}
+
+/** The queue's Redis: one server (`queue.url`) or a Redis Cluster (`queue.cluster`). */
+export type QueueConnectionConfig = RedisConnectionConfig | RedisClusterConfig;
+
+/** Whether the queue's Redis is a Redis Cluster. */
+export function isRedisCluster(connection: QueueConnectionConfig): connection is RedisClusterConfig {
+  return 'nodes' in connection;
+}
+
 export interface HoldfastConfig {
   /** Absolute path of the configuration file. */
   source: string;
   queue: {
-    connection: RedisConnectionConfig;
-    /** BullMQ key prefix (default `holdfast`); use a hash tag, e.g. `{holdfast}`, on Redis Cluster. */
+    connection: QueueConnectionConfig;
+    /** BullMQ key prefix (default `holdfast`); on a Redis Cluster it must hold a hash tag, e.g. `{holdfast}` (checked). */
     prefix: string;
     /** Queue name (default `consumers`). */
     name: string;

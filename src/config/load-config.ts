@@ -7,6 +7,9 @@
  * ```yaml
  * queue:                                # BullMQ's Redis
  *   url: redis://127.0.0.1:6379/0       # rediss:// for TLS
+ *                                       # or, for a Redis Cluster, instead of url, some of its
+ *                                       # nodes: cluster: [redis://10.0.0.1:6379, redis://10.0.0.2:6379]
+ *                                       # (then prefix must hold a hash tag, e.g. "{holdfast}")
  *   username: default                   # optional
  *   passwordFile: secrets/queue-redis   # optional
  *   prefix: holdfast                    # optional, default holdfast
@@ -74,7 +77,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AdapterKind } from '../adapters/adapter.js';
-import type { HoldfastConfig, RedisConnectionConfig, Timing } from './config.js';
+import type { HoldfastConfig, QueueConnectionConfig, RedisConnectionConfig, Timing } from './config.js';
 import { DEFAULT_TIMING, TIMING_ENTRIES, timingFields, type TimingKey } from './timing.js';
 import { shortAdminSecret } from './admin-secret.js';
 import { durationSchema, formatDuration } from './duration.js';
@@ -165,7 +168,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   return {
     source: file,
     queue: {
-      connection: { ...config.queue.url, username: config.queue.username, password: config.queue.passwordFile },
+      connection: queueConnection(config.queue),
       prefix: config.queue.prefix,
       name: config.queue.name,
       shards: config.queue.shards,
@@ -269,17 +272,21 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
     orphans: z.strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) }).optional(),
   });
   return z.strictObject({
-    queue: z.strictObject({
-      url: url.transform(parseRedisUrl),
-      username: text.optional(),
-      passwordFile: password.optional(),
-      prefix: text.default('holdfast'),
-      name: text.default('consumers'),
-      shards: z.int().min(1, 'must be at least 1').max(MAX_SHARDS, `must be at most ${MAX_SHARDS}`).default(1),
-    }).superRefine(({ prefix, shards }, ctx) => {
-      const problem = shardPrefixProblem(prefix, shards);
-      if (problem) ctx.addIssue({ code: 'custom', path: ['prefix'], message: problem });
-    }),
+    queue: z
+      .strictObject({
+        url: url.transform(parseRedisUrl).optional(),
+        cluster: z.array(url.transform(parseRedisUrl)).min(1, 'list at least one node of the cluster').optional(),
+        username: text.optional(),
+        passwordFile: password.optional(),
+        prefix: text.default('holdfast'),
+        name: text.default('consumers'),
+        shards: z.int().min(1, 'must be at least 1').max(MAX_SHARDS, `must be at most ${MAX_SHARDS}`).default(1),
+      })
+      .superRefine(checkQueueTarget)
+      .superRefine(({ prefix, shards }, ctx) => {
+        const problem = shardPrefixProblem(prefix, shards);
+        if (problem) ctx.addIssue({ code: 'custom', path: ['prefix'], message: problem });
+      }),
     store: z.strictObject({
       url: mongoUrl,
       username: text.optional(),
@@ -337,7 +344,7 @@ function urlProblem(url: string): string | undefined {
     : 'the URL must not carry a username: put it in username';
 }
 
-function parseRedisUrl(text: string, ctx: z.RefinementCtx): Omit<RedisConnectionConfig, 'username' | 'password'> {
+function parseRedisUrl(text: string, ctx: z.RefinementCtx): ParsedRedisUrl {
   const fail = (message: string) => {
     ctx.addIssue({ code: 'custom', message });
     return z.NEVER;
@@ -358,6 +365,42 @@ function parseRedisUrl(text: string, ctx: z.RefinementCtx): Omit<RedisConnection
     db,
     tls: url.protocol === 'rediss:',
   };
+}
+
+type QueueFields = { url?: ParsedRedisUrl | undefined; cluster?: ParsedRedisUrl[] | undefined; prefix: string };
+type ParsedRedisUrl = Omit<RedisConnectionConfig, 'username' | 'password'>;
+
+/**
+ * `queue` names one Redis (`url`) or a Redis Cluster (`cluster`), not both. On a cluster the
+ * prefix must hold a hash tag: BullMQ's scripts and holdfast's own each touch several keys,
+ * which a cluster serves only from one slot.
+ */
+function checkQueueTarget(queue: QueueFields, ctx: z.RefinementCtx): void {
+  const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  if (queue.url === undefined && queue.cluster === undefined) return problem('url', 'give url (one Redis) or cluster (the nodes of a Redis Cluster)');
+  if (queue.url !== undefined && queue.cluster !== undefined) return problem('cluster', 'give either url (one Redis) or cluster (a Redis Cluster), not both');
+  // a node already refused (its URL) is not judged again
+  if (queue.cluster === undefined || queue.cluster.some((node) => typeof node !== 'object')) return;
+  if (queue.cluster.some((node) => node.db !== 0)) problem('cluster', 'a Redis Cluster has only database 0: give its nodes without a database (redis://host:port)');
+  if (new Set(queue.cluster.map((node) => node.tls)).size > 1) problem('cluster', 'every node must be redis:// or every node rediss://, not a mix');
+  if (!hasHashTag(queue.prefix)) {
+    problem('prefix', `on a Redis Cluster the prefix must hold a hash tag, e.g. "{${queue.prefix.replace(/[{}]/g, '')}}": each script touches several keys, which must share one slot`);
+  }
+}
+
+/** Whether `key` holds a Redis Cluster hash tag: a `{`, then at least one character before the first `}` after it. */
+export function hasHashTag(key: string): boolean {
+  const open = key.indexOf('{');
+  if (open < 0) return false;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1;
+}
+
+/** The queue's connection, from validated fields. */
+function queueConnection(queue: QueueFields & { username?: string | undefined; passwordFile?: string | undefined }): QueueConnectionConfig {
+  const credentials = { username: queue.username, password: queue.passwordFile };
+  if (queue.cluster) return { nodes: queue.cluster.map(({ host, port }) => ({ host, port })), tls: queue.cluster[0]!.tls, ...credentials };
+  return { ...queue.url!, ...credentials };
 }
 
 /** The password in `path`, less one trailing newline. Messages name the path, never the content. */

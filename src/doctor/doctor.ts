@@ -5,13 +5,12 @@
  * update (named when slow per operation, with what it probably lacks). Each problem is one line saying what is wrong,
  * where, and what to do. Nothing is written anywhere.
  */
-import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
-import { connectAdapter, type HoldfastConfig, type ProviderConfig } from '../config/config.js';
+import { connectAdapter, isRedisCluster, type HoldfastConfig, type ProviderConfig } from '../config/config.js';
 import { loadContributions } from '../desired/load-contributions.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Scrubber } from '../logging/scrubber.js';
-import { bullConnection } from '../queue/bull-connection.js';
+import { queueRedis, queueWhereOf, type QueueRedis } from '../queue/bull-connection.js';
 import { readGrantSecret } from '../secrets/grant-secret.js';
 import { secretRootsOf } from '../secrets/secret-roots.js';
 import { measureStoreSpeed, slowStoreVerdict } from '../store/store-speed.js';
@@ -82,10 +81,11 @@ async function backendProblems(provider: ProviderConfig, index: number, source: 
 }
 
 async function queueProblems(config: HoldfastConfig, scrubber: Scrubber): Promise<string[]> {
-  const redis = new Redis({ ...bullConnection(config.queue.connection), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: DOCTOR_TIMEOUT_MS });
+  const redis = queueRedis(config.queue.connection, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: DOCTOR_TIMEOUT_MS });
   let last: unknown;
   redis.on('error', (error: unknown) => (last = error));
   try {
+    let shape: string | undefined;
     const why = await unanswered(async () => {
       try {
         await redis.connect();
@@ -93,12 +93,27 @@ async function queueProblems(config: HoldfastConfig, scrubber: Scrubber): Promis
       } catch (error) {
         throw last ?? error; // the connection's own error says more than "Connection is closed"
       }
+      shape = await clusterShape(redis, isRedisCluster(config.queue.connection));
     }, scrubber);
-    const { host, port } = config.queue.connection;
-    return why ? [`the queue's Redis (${host}:${port}) does not answer: ${why}; start it, or correct queue in ${config.source}`] : [];
+    const where = queueWhereOf(config.queue.connection);
+    if (why) return [`the queue's Redis (${where}) does not answer: ${why}; start it, or correct queue in ${config.source}`];
+    return shape ? [`the queue's Redis (${where}) ${shape}; correct queue in ${config.source}`] : [];
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * What is wrong with how the queue's Redis is named: a node of a Redis Cluster given as `url`
+ * (its commands would be MOVED to other nodes), or a cluster that is not serving every slot.
+ */
+async function clusterShape(redis: QueueRedis, asCluster: boolean): Promise<string | undefined> {
+  if (!asCluster) {
+    const info = await redis.info('cluster');
+    return /cluster_enabled:1/.test(info) ? 'is a node of a Redis Cluster: list its nodes in queue.cluster instead of queue.url' : undefined;
+  }
+  const state = /cluster_state:(\w+)/.exec(String(await redis.call('CLUSTER', 'INFO')))?.[1];
+  return state === 'ok' ? undefined : `is a Redis Cluster whose state is ${state ?? 'unknown'}: some slots are not served`;
 }
 
 /** How long the store's speed probe may take: an unindexed scan of a large store takes seconds per operation. */

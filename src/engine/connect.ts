@@ -1,11 +1,11 @@
 /** The connections every holdfast process (and the status) makes: the record store, and the queue's Redis for what workers share. */
 import { Queue } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import type { HoldfastConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
-import { bullConnection } from '../queue/bull-connection.js';
+import { queueRedis, queueWhereOf, type QueueRedis } from '../queue/bull-connection.js';
 import type { Coordination } from '../queue/coordination.js';
 import { queuedChecks, type QueuedChecks } from '../queue/queued-checks.js';
 import { queueCoordination, type QueueCoordination } from '../queue/sharded-coordination.js';
@@ -44,18 +44,17 @@ export async function connectStore(config: HoldfastConfig, options: { create?: b
 }
 
 /** The queue's Redis, for what workers share besides jobs: locks, revisions, what checks learned, pauses. */
-export function connectCoordination(config: HoldfastConfig, options: RedisOptions = {}): { redis: Redis; coordination: QueueCoordination } {
+export function connectCoordination(config: HoldfastConfig, options: RedisOptions = {}): { redis: QueueRedis; coordination: QueueCoordination } {
   // commands issued in the same tick share one write: a check's claim and release are two of them
-  const redis = new Redis({ ...bullConnection(config.queue.connection), maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
+  const redis = queueRedis(config.queue.connection, { maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
   redis.on('error', () => undefined);
   return { redis, coordination: queueCoordination(redis, config.queue) };
 }
 
 
-/** The queue's Redis as the status names it: `redis://host:port/db`, without credentials. */
+/** The queue's Redis as the status names it: `redis://host:port/db` (or a cluster's nodes), without credentials. */
 export function queueWhere(config: HoldfastConfig): string {
-  const { host, port, db, tls } = config.queue.connection;
-  return `${tls ? 'rediss' : 'redis'}://${host.includes(':') ? `[${host}]` : host}:${port}/${db}`;
+  return queueWhereOf(config.queue.connection);
 }
 
 /** The status's own connections: nothing waits for a server longer than `budgetMs`, and nothing is created. */
@@ -91,6 +90,8 @@ export function statusConnections(config: HoldfastConfig, budgetMs: number, note
   const store = { providerStatuses: async () => (await (opened ??= open())).providerStatuses() };
   const { redis, coordination } = connectCoordination(config, { maxRetriesPerRequest: 1, connectTimeout: connectMs, commandTimeout: budgetMs, retryStrategy: (n) => (n > 3 ? null : 200) });
   redis.on('error', (error: Error) => noteConnection('queue', error));
+  // a cluster's node that fails is named: which master does not answer
+  redis.on('node error', (error: Error, node: string) => noteConnection('queue', new Error(`node ${node}: ${error.message}`)));
   redis.on('ready', () => noteConnection('queue', null));
   const jobs = shardPrefixes(config.queue.prefix, config.queue.shards).map((prefix) => new Queue(config.queue.name, { connection: redis, prefix }));
   return {

@@ -19,6 +19,9 @@ import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
 import { queuedChecks, type QueuedChecks } from '../queue/queued-checks.js';
+import { holdfastPrefix } from '../queue/coordination.js';
+import { watchQueue, type QueueWatch } from '../queue/queue-watch.js';
+import { shardPrefixes } from '../config/shard-prefixes.js';
 import type { Coordination } from '../queue/coordination.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import type { QueueCoordination } from '../queue/sharded-coordination.js';
@@ -94,6 +97,8 @@ interface Shared {
   gate: ProviderGate;
   providers: ReadonlyMap<string, ProviderRuntime>;
   queued: QueuedChecks;
+  /** The queue's Redis Cluster's failovers (one per shard; none for a single Redis). */
+  queueWatch: QueueWatch[];
 }
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
@@ -106,6 +111,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const effects = startEffects(options, shared, now, releasers);
     // made before the worker, which asks it to check the queue; started after it, with the sync
     const resync = options.roles.sync ? newResync(config, shared, logger, now) : undefined;
+    if (resync) for (const watch of shared.queueWatch) watch.onMoved(() => resync.sweep());
     const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
     const { store, queue, coordination, providers, storeWatch, queued } = shared;
@@ -154,6 +160,8 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
   const { redis, coordination } = connectCoordination(config);
   releasers.push(() => redis.disconnect());
   if (!roles.sync) await sameShards(config, coordination);
+  // every key of a shard shares its prefix's hash tag, so the slot of its namespace is theirs
+  const queueWatch = shardPrefixes(config.queue.prefix, config.queue.shards).flatMap((prefix) => watchQueue(redis, { key: holdfastPrefix(prefix), logger }) ?? []);
   const storeWatch = new StoreWatch(client.db(config.store.database), {
     where: config.store.url,
     logger,
@@ -165,7 +173,7 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
   const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p, adapters?.get(p.name))]));
   releasers.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
   const queued = queuedChecks(redis, { shards: queue.queues.length, toKey: (shard, type) => queue.queues[shard]!.toKey(type) });
-  return { store, seal, queue, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queued };
+  return { store, seal, queue, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queued, queueWatch };
 }
 
 /** The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when scraped). */

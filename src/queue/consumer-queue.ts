@@ -13,8 +13,8 @@ import { Queue, type JobsOptions } from 'bullmq';
 import { shardPrefixes } from '../config/shard-prefixes.js';
 import type { CommandEvent } from '../../machines/consumer-events.js';
 import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
-import type { RedisConnectionConfig } from '../config/config.js';
-import { bullConnection } from './bull-connection.js';
+import type { QueueConnectionConfig } from '../config/config.js';
+import { bullConnection, type BullConnection } from './bull-connection.js';
 import type { DesiredSpec, MachineRecord, WaitRecord } from '../store/consumer-record.js';
 import { encodeMachine } from '../store/record-codec.js';
 import type { JobSeal } from './job-seal.js';
@@ -84,12 +84,14 @@ export class ConsumerQueue {
   readonly queues: ReadonlyArray<Queue<ConsumerJobData>>;
 
   private readonly seal: JobSeal;
+  private readonly connection: BullConnection;
 
   /** `seal` seals what the jobs this queue adds carry (made from the fingerprint key); `shards` (default 1): see `queue.shards`. */
-  constructor(options: { connection: RedisConnectionConfig; prefix: string; name: string; seal: JobSeal; shards?: number }) {
+  constructor(options: { connection: QueueConnectionConfig; prefix: string; name: string; seal: JobSeal; shards?: number }) {
     this.seal = options.seal;
+    this.connection = bullConnection(options.connection);
     this.queues = shardPrefixes(options.prefix, options.shards ?? 1).map(
-      (prefix) => new Queue<ConsumerJobData>(options.name, { connection: bullConnection(options.connection), prefix, defaultJobOptions: JOB_OPTIONS }),
+      (prefix) => new Queue<ConsumerJobData>(options.name, { connection: this.connection.connection, prefix, defaultJobOptions: JOB_OPTIONS }),
     );
   }
 
@@ -168,5 +170,6 @@ export class ConsumerQueue {
 
   async close(): Promise<void> {
     await Promise.all(this.queues.map((q) => q.close()));
+    this.connection.end();
   }
 }

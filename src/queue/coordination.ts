@@ -12,7 +12,7 @@
  * They share only the key table (`keys.ts`), the script table (`scripts.ts`) and the checked
  * codecs of what they read (`values.ts`). Each client depends on the slices it uses.
  */
-import type { Redis } from 'ioredis';
+import type { QueueRedis } from './bull-connection.js';
 import { coordinationKeys } from './coordination/keys.js';
 import { Layout, type LayoutMarks } from './coordination/layout.js';
 import { Locks, type ConsumerLocks, type MemoReads, type RevisionNotes } from './coordination/locks.js';
@@ -48,7 +48,7 @@ function methodsOf<T extends object>(part: T): T {
 }
 
 /** The coordination on `redis` under `prefix` (see `holdfastPrefix`). */
-export function createCoordination(redis: Redis, prefix: string): ShardCoordination {
+export function createCoordination(redis: QueueRedis, prefix: string): ShardCoordination {
   const keys = coordinationKeys(prefix);
   const context = { redis, keys, scripts: new ScriptRunner(redis, keys) };
   return {

@@ -29,7 +29,7 @@
  * shards counts the generation up, and every shard of another generation has its consumers'
  * entries cleared; the sweep that follows notes every record again. Locks are never cleared.
  */
-import type { Redis } from 'ioredis';
+import type { QueueRedis } from './bull-connection.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
 import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type OrphanReport, type Pause } from './coordination.js';
 import type { ConsumerSummary } from './consumer-summary.js';
@@ -59,7 +59,7 @@ export interface LayoutSettling {
 export type QueueCoordination = Coordination & LayoutSettling;
 
 /** The coordination of the queue `queue` on `redis`: sharded when `queue.shards` is more than one. */
-export function queueCoordination(redis: Redis, queue: { prefix: string; shards: number }): QueueCoordination {
+export function queueCoordination(redis: QueueRedis, queue: { prefix: string; shards: number }): QueueCoordination {
   const base = createCoordination(redis, holdfastPrefix(queue.prefix));
   const prefixes = shardPrefixes(queue.prefix, queue.shards);
   const parts = prefixes.length === 1 ? [base] : prefixes.map((prefix) => createCoordination(redis, holdfastPrefix(prefix)));

@@ -1,5 +1,5 @@
 /**
- * Backends as containers, where a Docker engine answers: redis:7, mongo:7, postgres:16,
+ * Backends as containers, where a Docker engine answers: redis:7, mongo:7 (a one-member replica set), postgres:16,
  * chrislusf/seaweedfs:4.48, started by testcontainers on a fixed host port so a restart keeps the address.
  */
 import { request } from 'node:http';
@@ -42,8 +42,19 @@ interface ImageRecipe {
   /** Generates the admin credentials, when the username is not fixed (SeaweedFS's access key id). */
   newAdmin?(): { username: string; password: string };
   url(host: string, port: number, password: string, username: string): string;
-  configure(container: GenericContainer, password: string, options: BackendOptions, username: string): GenericContainer;
+  /** `port` is the host's; with `samePortInside`, the server listens on it inside the container too. */
+  configure(container: GenericContainer, password: string, options: BackendOptions, username: string, port: number): GenericContainer;
+  /** The server must know the address clients reach it at (a replica set's member): it listens inside on the host's port. */
+  samePortInside?: boolean;
+  /** Run once the server answers on its port (e.g. `rs.initiate`). */
+  afterStart?(container: StartedTestContainer, password: string, port: number): Promise<void>;
 }
+
+/**
+ * MongoDB as the store runs in production: a replica set (here of one member, `rs0`), with auth,
+ * so a keyfile; the member's address is the one the host reaches (`127.0.0.1:<port>`).
+ */
+const MONGO_REPLICA_SET = 'rs0';
 
 const recipes: Record<BackendKind, ImageRecipe> = {
   redis: {
@@ -59,8 +70,25 @@ const recipes: Record<BackendKind, ImageRecipe> = {
     port: 27017,
     username: 'admin',
     url: (host, port, password) => `mongodb://admin:${password}@${host}:${port}/?authSource=admin`,
-    configure: (c, password) =>
-      c.withEnvironment({ MONGO_INITDB_ROOT_USERNAME: 'admin', MONGO_INITDB_ROOT_PASSWORD: password }),
+    samePortInside: true,
+    configure: (c, password, _options, _username, port) =>
+      c
+        .withEnvironment({ MONGO_INITDB_ROOT_USERNAME: 'admin', MONGO_INITDB_ROOT_PASSWORD: password, HF_KEY: randomBytes(32).toString('base64') })
+        .withEntrypoint(['bash', '-c'])
+        .withCommand([
+          'echo "$HF_KEY" > /tmp/rs.key && chmod 400 /tmp/rs.key && chown 999:999 /tmp/rs.key && ' +
+            `exec docker-entrypoint.sh mongod --replSet ${MONGO_REPLICA_SET} --keyFile /tmp/rs.key --bind_ip_all --port ${port}`,
+        ]),
+    afterStart: async (container, password, port) => {
+      const member = `127.0.0.1:${port}`;
+      const script = `try { rs.status().ok } catch (e) { rs.initiate({ _id: '${MONGO_REPLICA_SET}', members: [{ _id: 0, host: '${member}' }] }) }`;
+      const result = await container.exec(['mongosh', '--quiet', '--port', String(port), '-u', 'admin', '-p', password, '--authenticationDatabase', 'admin', '--eval', script]);
+      if (result.exitCode !== 0) throw new Error(`rs.initiate failed: ${result.output}`);
+      // writes wait for a primary: the member elects itself within seconds
+      const primary = `for (let i = 0; i < 60 && !db.hello().isWritablePrimary; i++) sleep(500); if (!db.hello().isWritablePrimary) quit(1)`;
+      const elected = await container.exec(['mongosh', '--quiet', '--port', String(port), '-u', 'admin', '-p', password, '--authenticationDatabase', 'admin', '--eval', primary]);
+      if (elected.exitCode !== 0) throw new Error(`the replica set ${MONGO_REPLICA_SET} elected no primary: ${elected.output}`);
+    },
   },
   postgres: {
     image: 'postgres:16',
@@ -127,10 +155,11 @@ export class ContainerServer implements OwnedBackend {
     const { GenericContainer } = await import('testcontainers');
     const r = recipes[this.kind];
     const container = r
-      .configure(new GenericContainer(r.image), this.admin.password, this.options, this.admin.username)
-      .withExposedPorts({ container: r.port, host: this.port });
+      .configure(new GenericContainer(r.image), this.admin.password, this.options, this.admin.username, this.port)
+      .withExposedPorts({ container: r.samePortInside ? this.port : r.port, host: this.port });
     this.container = await container.start();
     await waitUntilReady(this.endpoint(), { timeoutMs: 60_000 });
+    await r.afterStart?.(this.container, this.admin.password, this.port);
   }
 
   async restart(options: RestartOptions = {}): Promise<void> {

@@ -4,16 +4,18 @@
  * and on teardown nothing left behind.
  */
 import type { TestProject } from 'vitest/node';
-import { createRunDir, reapRunDir, sweepStaleRunDirs } from './run-dir.js';
-import { readSettings } from './settings.js';
+import { createRunDir, reapRunDir, sweepStaleRunDirs, type RunDir } from './run-dir.js';
+import { readSettings, type TestBackendSettings } from './settings.js';
 import { endpointFromUrl, KINDS, startOwned, useDocker } from './provision.js';
 import type { BackendEndpoint, BackendKind, OwnedBackend } from './types.js';
+import { clusterFromEnvironment, LocalRedisCluster, type RedisClusterEndpoint } from './redis-cluster.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     backends: Record<BackendKind, BackendEndpoint>;
     backendRunDir: string;
     backendDocker: boolean;
+    redisCluster: RedisClusterEndpoint;
   }
 }
 
@@ -21,7 +23,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const settings = readSettings();
   await sweepStaleRunDirs(settings.tmpRoot);
   const run = createRunDir(settings.tmpRoot);
-  const owned: OwnedBackend[] = [];
+  const owned: Array<Pick<OwnedBackend, 'stop'>> = [];
   const teardown = async () => {
     await Promise.allSettled(owned.map((b) => b.stop()));
     const leftovers = await reapRunDir(run);
@@ -29,6 +31,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
   try {
     const docker = await useDocker(settings);
+    // the cluster starts beside the others (about 3 s: six redis-server processes, joined)
+    const clusterStarting = Promise.resolve(clusterFromEnvironment(settings) ?? startCluster(run, settings, owned));
+    clusterStarting.catch(() => undefined); // told when awaited below; not unhandled if another backend fails first
     const entries = await Promise.all(
       KINDS.map(async (kind): Promise<[BackendKind, BackendEndpoint]> => {
         const url = settings.urls[kind];
@@ -39,6 +44,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       }),
     );
     const backends = Object.fromEntries(entries) as Record<BackendKind, BackendEndpoint>;
+    const cluster = await clusterStarting;
+    console.log(`[backends] redis cluster: ${cluster.flavor} (${cluster.origin})`);
+    project.provide('redisCluster', cluster);
     console.log(`[backends] ${KINDS.map((k) => `${k}: ${backends[k].flavor} (${backends[k].origin}, port ${backends[k].port})`).join('; ')}`);
     project.provide('backends', backends);
     project.provide('backendRunDir', run.root);
@@ -48,4 +56,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw error;
   }
   return teardown;
+}
+
+async function startCluster(run: RunDir, settings: TestBackendSettings, owned: Array<Pick<OwnedBackend, 'stop'>>): Promise<RedisClusterEndpoint> {
+  const cluster = await LocalRedisCluster.start(run, settings);
+  owned.push(cluster);
+  return cluster.endpoint;
 }

@@ -11,14 +11,21 @@ import { instanceDir } from './run-dir.js';
 import { readSettings } from './settings.js';
 import { startOwned } from './provision.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
+import { LocalRedisCluster, type RedisClusterEndpoint, type RedisClusterOptions } from './redis-cluster.js';
 
 export type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
+export type { RedisClusterEndpoint } from './redis-cluster.js';
 
 export function sharedBackend(kind: BackendKind): BackendEndpoint {
   return inject('backends')[kind];
 }
 
-const started: OwnedBackend[] = [];
+/** The run's shared Redis Cluster (3 masters, 3 replicas, or `HOLDFAST_TEST_REDIS_CLUSTER_URLS`): tests use their own prefix on it and never kill or flush it. */
+export function sharedRedisCluster(): RedisClusterEndpoint {
+  return inject('redisCluster');
+}
+
+const started: Array<{ stop(): Promise<void> }> = [];
 afterAll(async () => {
   await Promise.allSettled(started.splice(0).map((b) => b.stop()));
 });
@@ -33,4 +40,11 @@ export async function ownBackend(kind: BackendKind, options: BackendOptions = {}
 /** A throw-away directory inside the run directory: removed by the run's teardown whatever happens. */
 export function testDir(name: string): string {
   return instanceDir({ root: inject('backendRunDir') }, name);
+}
+
+/** Starts a Redis Cluster for this test file alone (local processes): it may kill its nodes or flush it. Stopped after the file's tests. */
+export async function ownRedisCluster(options: RedisClusterOptions = {}): Promise<LocalRedisCluster> {
+  const cluster = await LocalRedisCluster.start({ root: inject('backendRunDir') }, readSettings(), options);
+  started.push(cluster);
+  return cluster;
 }

@@ -9,12 +9,14 @@ export type BackendMode = 'auto' | 'docker' | 'local';
 export interface TestBackendSettings {
   /** Backends given by URL are used as they are for the shared instances. */
   urls: Partial<Record<BackendKind, string>>;
+  /** `HOLDFAST_TEST_REDIS_CLUSTER_URLS`: the nodes of a Redis Cluster used as the shared one (comma-separated). */
+  redisClusterUrls: string | undefined;
   mode: BackendMode;
   /** How long to wait for a Docker engine to answer before falling back to local processes. */
   dockerProbeMs: number;
   /** `DOCKER_HOST`, when set. */
   dockerHost: string | undefined;
-  binaries: { redisServer: string; ferretdb: string; postgresBinDir: string; weed: string; prometheus: string; promtool: string };
+  binaries: { redisServer: string; redisCli: string; ferretdb: string; postgresBinDir: string; weed: string; prometheus: string; promtool: string };
   /** Parent directory for throw-away data directories. */
   tmpRoot: string;
 }
@@ -42,11 +44,13 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): TestBackendS
   const gobin = env.GOBIN ?? `${env.GOPATH ?? `${home}/go`}/bin`;
   return {
     urls,
+    redisClusterUrls: env.HOLDFAST_TEST_REDIS_CLUSTER_URLS,
     mode: modeFrom(env.HOLDFAST_TEST_BACKENDS),
     dockerProbeMs: 1000,
     dockerHost: env.DOCKER_HOST,
     binaries: {
       redisServer: env.HOLDFAST_REDIS_SERVER ?? 'redis-server',
+      redisCli: env.HOLDFAST_REDIS_CLI ?? 'redis-cli',
       ferretdb: env.HOLDFAST_FERRETDB ?? `${gobin}/ferretdb`,
       postgresBinDir: env.HOLDFAST_POSTGRES_BIN ?? debianPostgresBin(),
       weed: env.HOLDFAST_WEED ?? `${gobin}/weed`,

@@ -1,17 +1,17 @@
 /** What each part of coordination works with: one connection, the key table and the script table on it. */
-import type { Redis } from 'ioredis';
+import type { QueueRedis } from '../bull-connection.js';
 import type { CoordinationKeys } from './keys.js';
 import type { ScriptRunner } from './scripts.js';
 
 export interface CoordinationContext {
-  redis: Redis;
+  redis: QueueRedis;
   keys: CoordinationKeys;
   scripts: ScriptRunner;
 }
 
 /** A part of coordination (locks, signals, notes): the context, at hand. */
 export abstract class CoordinationPart {
-  protected readonly redis: Redis;
+  protected readonly redis: QueueRedis;
   protected readonly keys: CoordinationKeys;
   protected readonly scripts: ScriptRunner;
 

@@ -4,7 +4,7 @@
  * arguments by hand. Keys come first and their count travels with each call, so no count is
  * kept apart from the list.
  */
-import type { Redis } from 'ioredis';
+import type { QueueRedis } from '../bull-connection.js';
 import type { CoordinationKeys } from './keys.js';
 
 interface Script<A, R> {
@@ -119,7 +119,7 @@ type ReplyOf<N extends keyof Scripts> = ReturnType<Scripts[N]['reply']>;
 /** Runs the script table's scripts on one connection, under one key table. */
 export class ScriptRunner {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: QueueRedis,
     private readonly keys: CoordinationKeys,
   ) {
     for (const [name, script] of Object.entries(SCRIPTS)) redis.defineCommand(commandName(name), { lua: script.lua });

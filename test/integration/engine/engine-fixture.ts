@@ -20,11 +20,14 @@ import { STORE_COLLECTIONS } from '../../../src/store/consumer-store.js';
 import { indexFerretDb, prepareFerretDbStore } from '../../backends/ferretdb-index.js';
 import { sharedBackend, testDir, type BackendEndpoint } from '../../backends/index.js';
 import { mongoLogin, postgresLogin, redisLogin } from '../../backends/logins.js';
+import type { RedisClusterEndpoint } from '../../backends/redis-cluster.js';
 import { s3Login } from './s3-login.js';
 
 export interface FixtureOptions {
   /** The queue's Redis (default: the run's shared one). */
   queue?: BackendEndpoint;
+  /** A Redis Cluster as the queue's Redis instead (`queue.cluster`); the prefix defaults to `{hf<tag>}`. */
+  queueCluster?: RedisClusterEndpoint;
   /** The record store (default: the run's shared MongoDB wire server). */
   store?: BackendEndpoint;
   /** The server that holds the consumers (default: the run's shared Redis; give a test's own to restart it). */
@@ -165,7 +168,7 @@ export class EngineFixture {
     for (const c of consumers) line(c.secretPath, c.password);
     const fixture = new EngineFixture(dir, tag, consumers, options);
     fixture.writeContributions(consumers);
-    line(join(dir, 'secrets/queue'), options.queue.admin.password);
+    line(join(dir, 'secrets/queue'), (given.queueCluster ?? options.queue).admin.password);
     line(join(dir, 'secrets/store'), options.store.admin.password);
     line(join(dir, 'secrets/cache'), options.provider.admin.password);
     const ledgerLines = given.ledger ? fixture.ledgerProvider(given.ledger.adapterKind, given.ledger.consumers) : [];
@@ -174,10 +177,10 @@ export class EngineFixture {
       join(dir, 'holdfast.yaml'),
       [
         'queue:',
-        `  url: redis://${options.queue.host}:${options.queue.port}`,
-        `  username: ${options.queue.admin.username}`,
+        given.queueCluster ? `  cluster: [${given.queueCluster.urls.join(', ')}]` : `  url: redis://${options.queue.host}:${options.queue.port}`,
+        `  username: ${(given.queueCluster ?? options.queue).admin.username}`,
         '  passwordFile: secrets/queue',
-        `  prefix: "${(options.prefix ?? 'hf{tag}').replace('{tag}', tag)}"`,
+        `  prefix: "${(options.prefix ?? (given.queueCluster ? '{hf{tag}}' : 'hf{tag}')).replace('{tag}', tag)}"`,
         ...(options.shards === undefined ? [] : [`  shards: ${options.shards}`]),
         'store:',
         `  url: mongodb://${options.store.host}:${options.store.port}/?authSource=admin`,

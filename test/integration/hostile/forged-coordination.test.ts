@@ -4,14 +4,13 @@
  * record in brief that are not what holdfast writes. Each is treated as absent: no job fails,
  * no check is skipped, the status does not repeat them, and the next write replaces them.
  */
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bullConnection } from '../../../src/queue/bull-connection.js';
+import { queueRedis, type QueueRedis } from '../../../src/queue/bull-connection.js';
 import { createCoordination, holdfastPrefix } from '../../../src/queue/coordination.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import { engineFixtures, type Consumer } from '../engine/engine-fixture.js';
 
-const clients: Redis[] = [];
+const clients: QueueRedis[] = [];
 afterAll(() => clients.forEach((c) => c.disconnect()));
 
 describe('coordination values written by hand', () => {
@@ -21,7 +20,7 @@ describe('coordination values written by hand', () => {
     const f = await fixture({ consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms' } });
     await f.startHeld();
     const [first, second] = f.consumers as [Consumer, Consumer];
-    const redis = new Redis(bullConnection(f.config.queue.connection));
+    const redis = queueRedis(f.config.queue.connection, { maxRetriesPerRequest: null });
     clients.push(redis);
     const keys = coordinationKeys(holdfastPrefix(f.config.queue.prefix));
     await redis.hset(keys.memos, first.key, 'not json {', second.key, JSON.stringify({ at: 'yesterday', outcome: 'held' }));
@@ -60,7 +59,7 @@ describe('coordination values written by hand', () => {
     const f = await fixture({ consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms' }, resyncEvery: '5s' });
     await f.startHeld();
     const [first, second] = f.consumers as [Consumer, Consumer];
-    const redis = new Redis(bullConnection(f.config.queue.connection));
+    const redis = queueRedis(f.config.queue.connection, { maxRetriesPerRequest: null });
     clients.push(redis);
     const keys = coordinationKeys(holdfastPrefix(f.config.queue.prefix));
     const [state] = (await redis.hget(keys.briefs, first.key))!.split(' ', 1);

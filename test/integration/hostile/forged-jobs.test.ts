@@ -22,7 +22,7 @@ afterAll(() => Promise.all(queues.map((q) => q.close())));
 
 /** The engine's own queue, reached as an intruder would: BullMQ on the same name and prefix. */
 function byHand(f: EngineFixture): Queue {
-  const queue = new Queue(f.config.queue.name, { connection: bullConnection(f.config.queue.connection), prefix: f.config.queue.prefix });
+  const queue = new Queue(f.config.queue.name, { connection: bullConnection(f.config.queue.connection).connection, prefix: f.config.queue.prefix });
   queues.push(queue);
   return queue;
 }

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
+import type { RedisConnectionConfig } from '../../../src/config/config.js';
 import { loadConfig, parseListen } from '../../../src/config/load-config.js';
 import { loadContributions } from '../../../src/desired/load-contributions.js';
 import { refuseExposedDashboard } from '../../../src/http/listen-guard.js';
@@ -83,7 +84,7 @@ describe('docker-compose.yml', () => {
     writeFileSync(join(tmp, 'holdfast.yaml'), text);
     const config = await loadConfig(join(tmp, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false }, readOnly: true });
     expect(config.http.listen).toEqual({ host: '0.0.0.0', port: 9100 });
-    expect(services).toHaveProperty(config.queue.connection.host);
+    expect(services).toHaveProperty((config.queue.connection as RedisConnectionConfig).host);
     expect(config.store.url).toMatch(/^mongodb:\/\/mongodb:27017\//);
     for (const p of config.providers) expect(services).toHaveProperty(new URL(p.admin.url).hostname);
     expect(existsSync(config.providers[0]!.contributionsPath)).toBe(true);
