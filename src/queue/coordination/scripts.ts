@@ -9,6 +9,8 @@ import type { CoordinationKeys } from './keys.js';
 
 interface Script<A, R> {
   lua: string;
+  /** How many KEYS it takes, always: told to ioredis, which then routes (and auto-pipelines) it by its first key on a cluster. */
+  keyCount: number;
   build(keys: CoordinationKeys, args: A): { keys: string[]; argv: Array<string | number> };
   reply(raw: unknown): R;
 }
@@ -23,6 +25,7 @@ const text = (raw: unknown): string | null => (typeof raw === 'string' ? raw : n
 
 /** Takes the consumer's lock if free; then its revision and check memo, as stored (undecoded). */
 const claim: Script<{ key: string; token: string; ttlMs: number }, { taken: boolean; rev: string | null; memo: string | null }> = {
+  keyCount: 3,
   lua: `
 if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
   return {1, redis.call('hget', KEYS[2], ARGV[3]), redis.call('hget', KEYS[3], ARGV[3])}
@@ -37,6 +40,7 @@ return {0}`,
 
 /** Extends the lock while `token` holds it; false when it expired. */
 const extend: Script<{ key: string; token: string; ttlMs: number }, boolean> = {
+  keyCount: 1,
   lua: `
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
 return 0`,
@@ -51,6 +55,7 @@ return 0`,
  * asked about): what sets the pace of its deep checks, learnt without another round trip.
  */
 const release: Script<{ key: string; provider: string; token: string; memo: string | null; memoAt: number | null; asked: 'asked' | 'could-not-ask' | undefined }, number | undefined> = {
+  keyCount: 4,
   lua: `
 if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
 if ARGV[3] ~= '' then redis.call('hset', KEYS[2], ARGV[2], ARGV[3]) end
@@ -78,6 +83,7 @@ export interface NotedSummary {
  * since `heldSince` counts as asked then, unless it was asked later. One provider per call.
  */
 const noteSummaries: Script<{ provider: string; entries: readonly NotedSummary[] }, void> = {
+  keyCount: 3,
   lua: `
 for i = 1, #ARGV, 5 do
   local old = redis.call('hget', KEYS[1], ARGV[i])
@@ -101,6 +107,7 @@ return 1`,
 
 /** The provider's could-not-ask consumers, the set emptied as it is read. */
 const takeCouldNotAsk: Script<{ provider: string }, string[]> = {
+  keyCount: 1,
   lua: `
 local members = redis.call('smembers', KEYS[1])
 redis.call('del', KEYS[1])
@@ -122,13 +129,15 @@ export class ScriptRunner {
     private readonly redis: QueueRedis,
     private readonly keys: CoordinationKeys,
   ) {
-    for (const [name, script] of Object.entries(SCRIPTS)) redis.defineCommand(commandName(name), { lua: script.lua });
+    for (const [name, script] of Object.entries(SCRIPTS)) redis.defineCommand(commandName(name), { lua: script.lua, numberOfKeys: script.keyCount });
   }
 
   async run<N extends keyof Scripts>(name: N, args: ArgsOf<N>): Promise<ReplyOf<N>> {
     const script = SCRIPTS[name] as Script<ArgsOf<N>, ReplyOf<N>>;
     const command = (this.redis as unknown as Record<string, (...argv: Array<string | number>) => Promise<unknown>>)[commandName(name)]!;
-    return script.reply(await command.apply(this.redis, scriptArgs(script, this.keys, args)));
+    // the count is the command's own (`keyCount`): what is sent starts with the first key
+    const [, ...keysAndArgv] = scriptArgs(script, this.keys, args);
+    return script.reply(await command.apply(this.redis, keysAndArgv));
   }
 }
 
