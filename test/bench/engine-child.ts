@@ -1,7 +1,7 @@
 /**
  * A holdfast process for the benchmark: what `holdfast run` (or `holdfast worker`) does, plus
  * a report to its parent every second of its CPU time, memory and store operations.
- * Started by `engine-process.ts`: `node --import tsx engine-child.ts <config> <run|worker> <log file>`.
+ * Started by `engine-process.ts`: `node --import tsx engine-child.ts <config> <run|worker> <log file> [profile]`.
  */
 import { pino } from 'pino';
 import { ADAPTERS } from '../../src/adapters/registry.js';
@@ -19,7 +19,7 @@ export interface ChildStats {
   store: { reads: number; writes: number; scanned: number };
   /** `CreateAccessKey` requests the s3-identities adapters of this process sent. */
   createAccessKeys: number;
-  /** With `HOLDFAST_BENCH_PROFILE=1`: calls and time by part (see `profile.ts`). */
+  /** With a fourth argument `profile`: calls and time by part (see `profile.ts`). */
   profile?: Profile;
 }
 
@@ -29,7 +29,7 @@ const createAccessKeysOf = (adapter: unknown): number => {
   return typeof count === 'number' ? count : 0;
 };
 
-const [configPath, role, logFile] = process.argv.slice(2);
+const [configPath, role, logFile, profileArg] = process.argv.slice(2);
 if (!configPath || !role || !logFile) throw new Error('usage: engine-child.ts <config> <run|worker> <log file>');
 const send = (message: unknown) => process.send?.(message);
 
@@ -38,7 +38,7 @@ const scrubber = new Scrubber();
 const logger = createLogger({ level: 'warn', format: 'json', scrubber, destination: pino.destination({ dest: logFile, sync: false }) });
 const started = Date.now();
 const engine = await startEngine({ config, logger, scrubber, roles: { sync: role === 'run', worker: true } });
-const profiling = process.env.HOLDFAST_BENCH_PROFILE === '1';
+const profiling = profileArg === 'profile';
 if (profiling) profileEngine(engine);
 send({ type: 'ready', startMs: Date.now() - started });
 

@@ -59,14 +59,13 @@ function table(profile: Profile, heals: number, wallMs: number): void {
 
 say(`heal at scale: ${consumers} consumers, verifyEvery ${verifyEvery}, worker concurrency ${concurrency}; load ${load()}`);
 const env = await BenchEnv.create(consumers);
-process.env.HOLDFAST_BENCH_PROFILE = '1';
 try {
   const { path, config } = await env.configure('heal', { verifyEvery, checkTimeout }, concurrency);
   const seededAt = Date.now();
   await seedHeld(env, config);
   say(`seeded in ${Date.now() - seededAt} ms; load ${load()}`);
   const verifyMs = config.providers[0]!.timing.verifyEveryMs;
-  const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'));
+  const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), { profile: true });
   const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
   probe.on('error', () => undefined);
   try {

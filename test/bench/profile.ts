@@ -1,5 +1,5 @@
 /**
- * A benchmark's view inside an engine child (`HOLDFAST_BENCH_PROFILE=1`): calls and time of the
+ * A benchmark's view inside an engine child (started with `profile`, see `engine-process.ts`): calls and time of the
  * store, the adapters and the queue's Redis coordination, counted by wrapping the engine's own
  * objects, and the store's round trips by wrapping its records collection. Nothing of it runs
  * outside the benchmark.
