@@ -7,8 +7,11 @@
  * per heal (the driver's command monitoring), the adapter's calls, the queue's Redis calls,
  * the jobs in flight (worker concurrency), and the cache's own commands.
  *
+ * `--cold`: nothing seeded; the engine applies every consumer first (a new provider's cold
+ * start), and the time from its start until every login authenticates is reported first.
+ *
  * Options: `--consumers N` (default 10000), `--verify-every 10s`, `--check-timeout 5s`,
- * `--concurrency 32`, `--give-up 300s`.
+ * `--concurrency 32`, `--give-up 300s`, `--cold`.
  */
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
@@ -29,6 +32,7 @@ const verifyEvery = arg('verify-every', '10s');
 const checkTimeout = arg('check-timeout', '5s');
 const concurrency = Number(arg('concurrency', '32'));
 const giveUpMs = parseDuration(arg('give-up', '300s'));
+const cold = process.argv.includes('--cold');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (text: string) => process.stdout.write(`${text}\n`);
 const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
@@ -62,13 +66,24 @@ const env = await BenchEnv.create(consumers);
 try {
   const { path, config } = await env.configure('heal', { verifyEvery, checkTimeout }, concurrency);
   const seededAt = Date.now();
-  await seedHeld(env, config);
-  say(`seeded in ${Date.now() - seededAt} ms; load ${load()}`);
+  if (!cold) await seedHeld(env, config);
+  say(`${cold ? 'nothing seeded' : `seeded in ${Date.now() - seededAt} ms`}; load ${load()}`);
   const verifyMs = config.providers[0]!.timing.verifyEveryMs;
+  const startedAt = Date.now();
   const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), { profile: true });
   const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
   probe.on('error', () => undefined);
   try {
+    if (cold) {
+      const unapplied = new Map(env.consumers.map((c) => [c.login, c.password]));
+      while (unapplied.size > 0 && Date.now() - startedAt < giveUpMs) {
+        for (const login of await authenticating(probe, unapplied).catch(() => [])) unapplied.delete(login);
+        if (unapplied.size > 0) await sleep(500);
+      }
+      const coldMs = Date.now() - startedAt;
+      say(`cold start: ${consumers - unapplied.size} of ${consumers} authenticating ${coldMs} ms after the engine started (${Math.round((consumers - unapplied.size) / (coldMs / 1000))} first applies/s); load ${load()}`);
+      table(profileBetween({}, (await run.fresh()).profile ?? {}), consumers, coldMs);
+    }
     await sleep(verifyMs + 5_000);
     const cache = new Redis(env.cache.url, { maxRetriesPerRequest: 0 });
     cache.on('error', () => undefined);
