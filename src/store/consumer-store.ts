@@ -16,15 +16,11 @@ import { HoldfastError } from '../errors/holdfast-error.js';
 import type { PersistedConsumer } from '../../machines/machine-step.js';
 import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type RefusedSpec, type StoredConsumer, type WaitRecord } from './consumer-record.js';
 import { GroupCommit } from './group-commit.js';
-import { ReadLane } from './read-lane.js';
 import { decodeRecord, encodeDesired, encodeMachine, encodeRecord, type RecordDocument } from './record-codec.js';
 import { withStoreRetry } from './store-retry.js';
 
 /** The store's collections: one record per consumer, one status per provider. */
 export const STORE_COLLECTIONS = { records: 'consumers', providers: 'providers' } as const;
-
-/** Record reads in flight at once on FerretDB (see `read-lane.ts`). */
-const READS_AT_ONCE = 2;
 
 /** What a worker writes after a transition. */
 export interface RecordChange {
@@ -81,8 +77,6 @@ export class ConsumerStore {
   /** First records, grouped everywhere; updates too where they go by `_id` alone (FerretDB). */
   private readonly group: GroupCommit<RecordDocument>;
   private readonly grouped: GroupCommit<RecordDocument> | undefined;
-  /** Where the server serialises every command (FerretDB): reads a few at a time. */
-  private readonly reads: ReadLane | undefined;
 
   /**
    * @param revisionInFilter whether writes may also filter on `rev`: true where the server
@@ -98,7 +92,6 @@ export class ConsumerStore {
     this.providers = db.collection<ProviderStatus>(STORE_COLLECTIONS.providers);
     this.group = new GroupCommit(this.records);
     this.grouped = revisionInFilter ? undefined : this.group;
-    this.reads = revisionInFilter ? undefined : new ReadLane(READS_AT_ONCE);
   }
 
   /** Opens the store on `db`, asking the server what it is; `create: false` creates nothing (for the status). */
@@ -126,8 +119,7 @@ export class ConsumerStore {
   /** The record of `key`, decoded (see `record-codec.ts`): null when there is none. */
   async get(key: string): Promise<StoredConsumer | null> {
     this.counters.reads++;
-    const read = () => this.records.findOne({ _id: key });
-    const record = await withStoreRetry(`read the record of ${key}`, () => (this.reads ? this.reads.run(read) : read()));
+    const record = await withStoreRetry(`read the record of ${key}`, () => this.records.findOne({ _id: key }));
     return record ? decodeRecord(record) : null;
   }
 
