@@ -74,7 +74,8 @@ export class ConsumerStore {
   readonly counters: StoreCounters = { reads: 0, writes: 0, scanned: 0 };
   private readonly records: Collection<RecordDocument>;
   private readonly providers: Collection<ProviderStatus>;
-  /** Where updates go by `_id` alone (FerretDB): grouped. */
+  /** First records, grouped everywhere; updates too where they go by `_id` alone (FerretDB). */
+  private readonly group: GroupCommit<RecordDocument>;
   private readonly grouped: GroupCommit<RecordDocument> | undefined;
 
   /**
@@ -89,7 +90,8 @@ export class ConsumerStore {
   ) {
     this.records = db.collection<RecordDocument>(STORE_COLLECTIONS.records);
     this.providers = db.collection<ProviderStatus>(STORE_COLLECTIONS.providers);
-    this.grouped = revisionInFilter ? undefined : new GroupCommit(this.records);
+    this.group = new GroupCommit(this.records);
+    this.grouped = revisionInFilter ? undefined : this.group;
   }
 
   /** Opens the store on `db`, asking the server what it is; `create: false` creates nothing (for the status). */
@@ -121,17 +123,14 @@ export class ConsumerStore {
     return record ? decodeRecord(record) : null;
   }
 
-  /** Writes a new record; `REVISION_CONFLICT` when one exists. */
+  /**
+   * Writes a new record; `REVISION_CONFLICT` when one exists. The first records of many
+   * consumers arriving together go in one `insertMany` (`group-commit.ts`).
+   */
   async insert(record: ConsumerRecord): Promise<void> {
     this.counters.writes++;
-    await withStoreRetry(`create the record of ${record._id}`, async () => {
-      try {
-        await this.records.insertOne(encodeRecord(record));
-      } catch (error) {
-        if ((error as { code?: number }).code === 11000) throw new HoldfastError('REVISION_CONFLICT', `record ${record._id} was created by another worker`);
-        throw error;
-      }
-    });
+    const created = await this.group.insert(encodeRecord(record));
+    if (!created) throw new HoldfastError('REVISION_CONFLICT', `record ${record._id} was created by another worker`);
   }
 
   /**

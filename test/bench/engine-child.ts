@@ -1,7 +1,7 @@
 /**
  * A holdfast process for the benchmark: what `holdfast run` (or `holdfast worker`) does, plus
  * a report to its parent every second of its CPU time, memory and store operations.
- * Started by `engine-process.ts`: `node --import tsx engine-child.ts <config> <run|worker> <log file>`.
+ * Started by `engine-process.ts`: `node --import tsx engine-child.ts <config> <run|worker> <log file> [profile]`.
  */
 import { pino } from 'pino';
 import { ADAPTERS } from '../../src/adapters/registry.js';
@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { startEngine } from '../../src/engine/engine.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { Scrubber } from '../../src/logging/scrubber.js';
+import { profileEngine, profileNow, type Profile } from './profile.js';
 
 export interface ChildStats {
   type: 'stats';
@@ -18,6 +19,8 @@ export interface ChildStats {
   store: { reads: number; writes: number; scanned: number };
   /** `CreateAccessKey` requests the s3-identities adapters of this process sent. */
   createAccessKeys: number;
+  /** With a fourth argument `profile`: calls and time by part (see `profile.ts`). */
+  profile?: Profile;
 }
 
 /** What an s3-identities adapter counts; other adapters have no such count. */
@@ -26,7 +29,7 @@ const createAccessKeysOf = (adapter: unknown): number => {
   return typeof count === 'number' ? count : 0;
 };
 
-const [configPath, role, logFile] = process.argv.slice(2);
+const [configPath, role, logFile, profileArg] = process.argv.slice(2);
 if (!configPath || !role || !logFile) throw new Error('usage: engine-child.ts <config> <run|worker> <log file>');
 const send = (message: unknown) => process.send?.(message);
 
@@ -35,12 +38,14 @@ const scrubber = new Scrubber();
 const logger = createLogger({ level: 'warn', format: 'json', scrubber, destination: pino.destination({ dest: logFile, sync: false }) });
 const started = Date.now();
 const engine = await startEngine({ config, logger, scrubber, roles: { sync: role === 'run', worker: true } });
+const profiling = profileArg === 'profile';
+if (profiling) profileEngine(engine);
 send({ type: 'ready', startMs: Date.now() - started });
 
 const report = () => {
   const cpu = process.cpuUsage();
   const createAccessKeys = [...engine.providers.values()].reduce((n, p) => n + createAccessKeysOf(p.adapter), 0);
-  const stats: ChildStats = { type: 'stats', at: Date.now(), cpuUs: cpu.user + cpu.system, rss: process.memoryUsage().rss, store: { ...engine.store.counters }, createAccessKeys };
+  const stats: ChildStats = { type: 'stats', at: Date.now(), cpuUs: cpu.user + cpu.system, rss: process.memoryUsage().rss, store: { ...engine.store.counters }, createAccessKeys, ...(profiling ? { profile: profileNow() } : {}) };
   send(stats);
 };
 const timer = setInterval(report, 1000);

@@ -16,8 +16,9 @@ export class EngineProcess {
     });
   }
 
-  static async start(configPath: string, role: 'run' | 'worker', logFile: string): Promise<EngineProcess> {
-    const child = fork(join(import.meta.dirname, 'engine-child.ts'), [configPath, role, logFile], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  /** `profile`: the child counts its parts' calls and time (`profile.ts`), in its reports. */
+  static async start(configPath: string, role: 'run' | 'worker', logFile: string, options: { profile?: boolean } = {}): Promise<EngineProcess> {
+    const child = fork(join(import.meta.dirname, 'engine-child.ts'), [configPath, role, logFile, ...(options.profile ? ['profile'] : [])], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
     const startMs = await new Promise<number>((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`the ${role} process exited (${code}) before it was ready; see ${logFile}`)));
       child.on('message', (message: { type: string; startMs?: number }) => {

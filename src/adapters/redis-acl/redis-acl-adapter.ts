@@ -1,6 +1,9 @@
 /**
  * The `redis-acl` adapter: one admin connection per provider, ACL users per consumer.
  * Every call is raced against its AbortSignal; a connection known to be down fails fast.
+ * The admin connection pipelines automatically: the calls of concurrent jobs (a heal of many
+ * consumers at once) go to Redis together, many `ACL SETUSER`s per round trip, each sent only
+ * after its own job wrote its record.
  */
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
@@ -68,6 +71,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     this.denied = options.deniedCommands ?? DEFAULT_DENIED_COMMANDS;
     this.never = new Set(['default', admin.username ?? 'default']);
     this.client = new Redis(admin.url, {
+      // concurrent consumers' calls (a heal's ACL GETUSERs and SETUSERs) share one write and one read
+      enableAutoPipelining: true,
       username: admin.username,
       password: admin.password,
       enableOfflineQueue: false,

@@ -1,0 +1,141 @@
+/**
+ * `npx tsx test/bench/heal-at-scale.ts --consumers 10000 --verify-every 10s`: the incident at
+ * scale. N consumers seeded held (FerretDB indexed), `holdfast run` started and left to settle
+ * for one interval, then the cache Redis restarted empty (no ACL file). Reports the time from
+ * the restart until every login authenticates again (all of them asked by a pipelined `AUTH`
+ * every 500 ms), heals per second, and where the engine's time went: the store's round trips
+ * per heal (the driver's command monitoring), the adapter's calls, the queue's Redis calls,
+ * the jobs in flight (worker concurrency), and the cache's own commands.
+ *
+ * `--cold`: nothing seeded (the store's collections made and indexed); the engine applies every consumer first (a new provider's cold
+ * start), and the time from its start until every login authenticates is reported first.
+ *
+ * Options: `--consumers N` (default 10000), `--verify-every 10s`, `--check-timeout 5s`,
+ * `--concurrency 32`, `--give-up 300s`, `--cold`.
+ */
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import { parseDuration } from '../../src/config/duration.js';
+import { indexFerretDb } from '../backends/ferretdb-index.js';
+import { BenchEnv } from './bench-env.js';
+import { EngineProcess } from './engine-process.js';
+import { costBetween, perCommand, redisCost } from './measure.js';
+import { profileBetween, type Profile } from './profile.js';
+import { seedHeld } from './seed.js';
+
+const arg = (name: string, fallback: string) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? process.argv[at + 1]! : fallback;
+};
+const consumers = Number(arg('consumers', '10000'));
+const verifyEvery = arg('verify-every', '10s');
+const checkTimeout = arg('check-timeout', '5s');
+const concurrency = Number(arg('concurrency', '32'));
+const giveUpMs = parseDuration(arg('give-up', '300s'));
+const cold = process.argv.includes('--cold');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const say = (text: string) => process.stdout.write(`${text}\n`);
+const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+
+/** The logins among `logins` that authenticate now: one pipeline of `AUTH`s. */
+async function authenticating(probe: Redis, logins: ReadonlyMap<string, string>): Promise<string[]> {
+  const names = [...logins.keys()];
+  const ok: string[] = [];
+  for (let i = 0; i < names.length; i += 5000) {
+    const batch = names.slice(i, i + 5000);
+    const pipeline = probe.pipeline();
+    for (const login of batch) pipeline.call('AUTH', login, logins.get(login)!);
+    const replies = (await pipeline.exec()) ?? [];
+    replies.forEach(([error], j) => {
+      if (error === null) ok.push(batch[j]!);
+    });
+  }
+  return ok;
+}
+
+/** The store's collections made empty and indexed (`ferretdb-index.ts`), as an operator of a new provider has them. */
+async function indexedEmpty(env: BenchEnv, database: string): Promise<void> {
+  const client = new MongoClient(env.store.url);
+  try {
+    for (const name of ['consumers', 'providers']) await client.db(database).createCollection(name);
+  } finally {
+    await client.close();
+  }
+  await indexFerretDb(env.store);
+}
+
+function table(profile: Profile, heals: number, wallMs: number): void {
+  say(`  ${'part'.padEnd(34)} ${'calls'.padStart(8)} ${'per heal'.padStart(9)} ${'ms/call'.padStart(8)} ${'busy share'.padStart(10)} ${'max in flight'.padStart(13)}`);
+  for (const [name, s] of Object.entries(profile).sort((a, b) => b[1].ms - a[1].ms)) {
+    // busy share: the summed time of these calls over the wall time (1.0 = one call in flight throughout)
+    say(`  ${name.padEnd(34)} ${String(s.calls).padStart(8)} ${(s.calls / heals).toFixed(2).padStart(9)} ${(s.ms / s.calls).toFixed(2).padStart(8)} ${(s.ms / wallMs).toFixed(2).padStart(10)} ${String(s.maxInFlight).padStart(13)}`);
+  }
+}
+
+say(`heal at scale: ${consumers} consumers, verifyEvery ${verifyEvery}, worker concurrency ${concurrency}; load ${load()}`);
+const env = await BenchEnv.create(consumers);
+try {
+  const { path, config } = await env.configure('heal', { verifyEvery, checkTimeout }, concurrency);
+  const seededAt = Date.now();
+  if (cold) await indexedEmpty(env, config.store.database);
+  else await seedHeld(env, config);
+  say(`${cold ? 'nothing seeded' : `seeded in ${Date.now() - seededAt} ms`}; load ${load()}`);
+  const verifyMs = config.providers[0]!.timing.verifyEveryMs;
+  const startedAt = Date.now();
+  const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), { profile: true });
+  const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
+  probe.on('error', () => undefined);
+  try {
+    if (cold) {
+      const unapplied = new Map(env.consumers.map((c) => [c.login, c.password]));
+      while (unapplied.size > 0 && Date.now() - startedAt < giveUpMs) {
+        for (const login of await authenticating(probe, unapplied).catch(() => [])) unapplied.delete(login);
+        if (unapplied.size > 0) await sleep(500);
+      }
+      const coldMs = Date.now() - startedAt;
+      say(`cold start: ${consumers - unapplied.size} of ${consumers} authenticating ${coldMs} ms after the engine started (${Math.round((consumers - unapplied.size) / (coldMs / 1000))} first applies/s); load ${load()}`);
+      table(profileBetween({}, (await run.fresh()).profile ?? {}), consumers, coldMs);
+    }
+    await sleep(verifyMs + 5_000);
+    const cache = new Redis(env.cache.url, { maxRetriesPerRequest: 0 });
+    cache.on('error', () => undefined);
+    say(`settled; load ${load()}`);
+    const before = (await run.fresh()).profile ?? {};
+    await env.cache.restart();
+    const restarted = Date.now();
+    const cacheBefore = await redisCost(cache);
+    const unhealed = new Map(env.consumers.map((c) => [c.login, c.password]));
+    const marks: Array<[number, number]> = [];
+    let nextMark = 0.5;
+    while (unhealed.size > 0) {
+      if (Date.now() - restarted > giveUpMs) break;
+      for (const login of await authenticating(probe, unhealed).catch(() => [])) unhealed.delete(login);
+      const share = 1 - unhealed.size / consumers;
+      while (share >= nextMark && nextMark <= 1) {
+        marks.push([nextMark, Date.now() - restarted]);
+        nextMark = nextMark < 0.9 ? 0.9 : nextMark < 1 ? 1 : 2;
+      }
+      if (unhealed.size > 0) await sleep(500);
+    }
+    const healMs = Date.now() - restarted;
+    const after = (await run.fresh()).profile ?? {};
+    const cacheCost = costBetween(cacheBefore, await redisCost(cache));
+    cache.disconnect();
+    const healed = consumers - unhealed.size;
+    say(`\n${healed} of ${consumers} authenticating again ${healMs} ms after the restart (${marks.map(([s, ms]) => `${s * 100}% at ${ms} ms`).join(', ')}); ${Math.round(healed / (healMs / 1000))} heals/s; load ${load()}`);
+    const adapterCreates = perCommand(cacheCost)['acl|setuser']?.calls ?? healed;
+    say(`the engine's parts between the restart and the last heal (per heal: per ACL SETUSER, ${adapterCreates}):`);
+    table(profileBetween(before, after), adapterCreates, healMs);
+    say('the cache Redis, same window:');
+    for (const [name, c] of Object.entries(perCommand(cacheCost))) say(`  ${name.padEnd(20)} ${String(c.calls).padStart(8)} calls ${c.usPerCall} µs/call`);
+    say(`  cache CPU ${Math.round(cacheCost.cpuUs / 1000)} ms over ${healMs} ms`);
+    say(JSON.stringify({ consumers, verifyEvery, concurrency, healMs, healed, marks, load: loadavg() }));
+  } finally {
+    probe.disconnect();
+    await run.stop();
+  }
+} finally {
+  await env.close();
+}
