@@ -20,6 +20,7 @@ import { freePorts } from './ports.js';
 import { instanceDir, type RunDir } from './run-dir.js';
 import { childEnvironment, type TestBackendSettings } from './settings.js';
 import type { AdminCredentials, BackendOrigin } from './types.js';
+import { countMatching } from '../support/key-spread.js';
 
 const run = promisify(execFile);
 
@@ -168,16 +169,7 @@ export async function slotOwner(endpoint: RedisClusterEndpoint, key: string): Pr
 export async function keysPerMaster(endpoint: RedisClusterEndpoint, match = '*'): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   for (const master of await clusterMasters(endpoint)) {
-    counts.set(addressOf(master), await withNode(endpoint, master, async (c) => {
-      let count = 0;
-      let cursor = '0';
-      do {
-        const [next, keys] = await c.scan(cursor, 'MATCH', match, 'COUNT', 1000);
-        cursor = next;
-        count += keys.length;
-      } while (cursor !== '0');
-      return count;
-    }));
+    counts.set(addressOf(master), await withNode(endpoint, master, (c) => countMatching(c, match)));
   }
   return counts;
 }

@@ -10,7 +10,8 @@ function globLiteral(text: string): string {
   return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }
 
-async function countMatching(client: Redis, pattern: string): Promise<number> {
+/** How many keys `client` holds that match the SCAN pattern `pattern`. */
+export async function countMatching(client: Redis, pattern: string): Promise<number> {
   let cursor = '0';
   let count = 0;
   do {
