@@ -80,8 +80,9 @@ async function timed(op: (i: number) => unknown, inFlight: number, ms: number, s
 /** BullMQ alone: `jobs` (the engine's own data) taken and put back due at once, by a worker of `concurrency`. */
 async function bullmqCycle(config: HoldfastConfig, jobs: ConsumerJobData[], concurrency: number, ms: number, server: Redis): Promise<Timed> {
   const name = 'breakdown';
-  const { connection, prefix } = config.queue;
-  const queue = new Queue<ConsumerJobData>(name, { connection: bullConnection(connection), prefix });
+  const { prefix } = config.queue;
+  const bull = bullConnection(config.queue.connection);
+  const queue = new Queue<ConsumerJobData>(name, { connection: bull.connection, prefix });
   const put = new DelayedError();
   let taken = 0;
   const worker = new Worker<ConsumerJobData>(
@@ -91,7 +92,7 @@ async function bullmqCycle(config: HoldfastConfig, jobs: ConsumerJobData[], conc
       await job.moveToDelayed(Date.now(), token);
       throw put;
     },
-    { connection: bullConnection(connection), prefix, concurrency, autorun: false },
+    { connection: bull.connection, prefix, concurrency, autorun: false },
   );
   try {
     await queue.addBulk(jobs.map((data, i) => ({ name: `${data.key} timer`, data, opts: { jobId: `breakdown-${i}`, removeOnComplete: true } })));
@@ -113,17 +114,20 @@ async function bullmqCycle(config: HoldfastConfig, jobs: ConsumerJobData[], conc
     await worker.close(true);
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
+    bull.end();
   }
 }
 
 /** The timer jobs the throughput case left in the queue: real tickets under the real seal. */
 async function leftJobs(config: HoldfastConfig): Promise<WaitJob[]> {
-  const queue = new Queue<ConsumerJobData>(config.queue.name, { connection: bullConnection(config.queue.connection), prefix: config.queue.prefix });
+  const bull = bullConnection(config.queue.connection);
+  const queue = new Queue<ConsumerJobData>(config.queue.name, { connection: bull.connection, prefix: config.queue.prefix });
   try {
     const jobs = await queue.getJobs(['delayed', 'waiting', 'prioritized'], 0, 4999);
     return jobs.map((j) => j.data).filter((d): d is WaitJob => d?.kind === 'timer');
   } finally {
     await queue.close();
+    bull.end();
   }
 }
 
