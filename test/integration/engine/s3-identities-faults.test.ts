@@ -20,7 +20,8 @@ describe('s3-identities: the server lost or frozen', () => {
     const lostAt = Date.now();
     await provider.restart({ keepData: false });
     const upAt = Date.now();
-    for (const c of f.consumers) expect(await f.canLogin(c)).toBe(false); // the identities went with the data
+    // the identities went with the data: each consumer's "not held (missing" line below says so (a sign-in tried now may already
+    // find it healed on a loaded machine, where SeaweedFS's start takes longer than holdfast's next check)
     // could-not-ask while it was down is asked again when it answers; else the next interval: generous, for a loaded machine
     const healMs = await f.until('every consumer signs in again', async () => (await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean), 15_000);
     console.log(`[s3 recreated] ${f.consumers.length} consumers sign in again ${healMs} ms after SeaweedFS answered (down ${upAt - lostAt} ms, verifyEvery 2 s)`);
