@@ -18,7 +18,7 @@ import { bullConnection, type BullConnection } from './bull-connection.js';
 import type { DesiredSpec, MachineRecord, WaitRecord } from '../store/consumer-record.js';
 import { encodeMachine } from '../store/record-codec.js';
 import type { JobSeal } from './job-seal.js';
-import { shardOf } from './shard-of.js';
+import { byShard, shardOf } from './shard-of.js';
 
 /**
  * What a wait's job carries so that a routine check needs no store read: the consumer at the
@@ -111,14 +111,7 @@ export class ConsumerQueue {
       await this.queue.addBulk([...jobs]);
       return;
     }
-    const byShard = new Map<number, BulkJob[]>();
-    for (const job of jobs) {
-      const shard = shardOf(job.data.key, this.queues.length);
-      const list = byShard.get(shard);
-      if (list) list.push(job);
-      else byShard.set(shard, [job]);
-    }
-    await Promise.all([...byShard].map(([shard, list]) => this.queues[shard]!.addBulk(list)));
+    await Promise.all([...byShard(jobs, (job) => job.data.key, this.queues.length)].map(([shard, list]) => this.queues[shard]!.addBulk(list)));
   }
 
   /** Schedules waits; a job with the same id already there (the same wait) is left alone. */

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { waitJobId } from './consumer-queue.js';
-import { shardOf } from './shard-of.js';
+import { byShard } from './shard-of.js';
 
 export interface QueuedChecks {
   /** For each `[consumer key, revision]`, whether its wait's job at that revision is in the queue. */
@@ -27,14 +27,8 @@ export function queuedChecks(redis: Pick<Redis, 'pipeline'>, keys: QueueKeys): Q
   return {
     async queued(waits) {
       const answers = new Array<boolean>(waits.length).fill(false);
-      const byShard = new Map<number, number[]>();
-      waits.forEach(([key], i) => {
-        const shard = shardOf(key, keys.shards);
-        const list = byShard.get(shard);
-        if (list) list.push(i);
-        else byShard.set(shard, [i]);
-      });
-      await Promise.all([...byShard].map(async ([shard, indexes]) => {
+      const all = waits.map((_, i) => i);
+      await Promise.all([...byShard(all, (i) => waits[i]![0], keys.shards)].map(async ([shard, indexes]) => {
         const pipeline = redis.pipeline();
         for (const i of indexes) {
           const id = waitJobId(waits[i]![0], waits[i]![1]);

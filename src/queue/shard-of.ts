@@ -21,3 +21,15 @@ export function fnv1a32(text: string): number {
 export function shardOf(key: string, shards: number): number {
   return shards <= 1 ? 0 : fnv1a32(key) % shards;
 }
+
+/** `items` grouped by the shard of each one's key: shard → its items, in their order. */
+export function byShard<T>(items: readonly T[], keyOf: (item: T) => string, shards: number): Map<number, T[]> {
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const shard = shardOf(keyOf(item), shards);
+    const list = groups.get(shard);
+    if (list) list.push(item);
+    else groups.set(shard, [item]);
+  }
+  return groups;
+}

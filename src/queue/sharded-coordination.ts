@@ -33,7 +33,7 @@ import type { QueueRedis } from './bull-connection.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
 import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type OrphanReport, type Pause } from './coordination.js';
 import type { ConsumerSummary } from './consumer-summary.js';
-import { shardOf } from './shard-of.js';
+import { byShard, shardOf } from './shard-of.js';
 import type { TimelineEvent } from './timeline-event.js';
 
 /** What a change of `queue.shards` did to the queue's Redis. */
@@ -121,14 +121,7 @@ export class ShardedCoordination implements Coordination {
 
   /** `items` by the shard of each one's key, as `[shard's coordination, items]`. */
   private byShard<T>(items: readonly T[], keyOf: (item: T) => string): Array<[Coordination, T[]]> {
-    const groups = new Map<number, T[]>();
-    for (const item of items) {
-      const shard = shardOf(keyOf(item), this.shards.length);
-      const list = groups.get(shard);
-      if (list) list.push(item);
-      else groups.set(shard, [item]);
-    }
-    return [...groups].map(([shard, list]) => [this.shards[shard]!, list]);
+    return [...byShard(items, keyOf, this.shards.length)].map(([shard, list]) => [this.shards[shard]!, list]);
   }
 
   private all<T>(read: (shard: Coordination) => Promise<T>): Promise<T[]> {
