@@ -16,7 +16,7 @@ import { HoldfastError } from '../errors/holdfast-error.js';
 import type { PersistedConsumer } from '../../machines/machine-step.js';
 import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type RefusedSpec, type StoredConsumer, type WaitRecord } from './consumer-record.js';
 import { GroupCommit } from './group-commit.js';
-import { decodeRecord, encodeDesired, encodeMachine, encodeRecord, type RecordDocument } from './record-codec.js';
+import { decodeRecord, encodeRecord, stored, type RecordDocument } from './record-codec.js';
 import { withStoreRetry } from './store-retry.js';
 
 /** The store's collections: one record per consumer, one status per provider. */
@@ -138,19 +138,19 @@ export class ConsumerStore {
    * `REVISION_CONFLICT` when the record is gone, or (where the server checks it) moved on.
    */
   async save(key: string, rev: number, change: RecordChange, history: readonly HistoryEntry[], now: Date): Promise<number> {
-    const set: Record<string, unknown> = { rev: rev + 1, timer: change.timer, effectUntil: change.effectUntil, updatedAt: now };
-    if (change.machine) set.machine = encodeMachine(change.machine);
+    const set: Record<string, unknown> = { rev: rev + 1, timer: stored.timer(change.timer), effectUntil: change.effectUntil, updatedAt: now };
+    if (change.machine) set.machine = stored.machine(change.machine);
     if (change.transition) {
       set.stateSince = change.transition.at;
-      set.history = [...history, change.transition].slice(-HISTORY_LENGTH);
+      set.history = stored.history([...history, change.transition].slice(-HISTORY_LENGTH));
     }
     if (change.desired) {
-      set.desired = encodeDesired(change.desired.spec);
+      set.desired = stored.desired(change.desired.spec);
       set.desiredAt = change.desired.at;
     }
     if (change.appliedAt) set.appliedAt = change.appliedAt;
     if (change.refused !== undefined) set.refused = change.refused;
-    if (change.lastCheck) set.lastCheck = change.lastCheck;
+    if (change.lastCheck) set.lastCheck = stored.lastCheck(change.lastCheck);
     this.counters.writes++;
     // a record written before machine versions loses its old `snapshot` when it gains `machine`
     const update = change.machine ? { $set: set, $unset: { snapshot: '' as const } } : { $set: set };

@@ -8,10 +8,16 @@
  * `snapshot` instead of `machine`, `applied: { at }` instead of `appliedAt`, no `desiredAt`, and
  * a timer naming XState's event (`xstate.after.<wait>.consumer.<state>`) instead of its wait.
  * A record keeps whatever it does not rewrite: each field is read from the form it has.
+ *
+ * Since version 3 of the document (no version field: told apart by form) the nested parts, the
+ * machine, the desired spec, the history, the last check and the timer, are stored as JSON text
+ * (`record-text.ts`): FerretDB's cost per operation grows with the number of values it converts,
+ * not with bytes. Earlier documents keep them as sub-documents, and are read as they are.
  */
 import { MACHINE_VERSION, readPersisted, WAIT_NAMES, type PersistedConsumer, type WaitName } from '../../machines/machine-step.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, StoredConsumer, WaitRecord, UnreadableRecord } from './consumer-record.js';
 import { decodeKeys, encodeKeys } from './key-codec.js';
+import { TextRefusal, checkFromText, desiredFromText, historyFromText, machineFromText, storedCheck, storedDesired, storedHistory, storedMachine, storedTimer, timerFromText } from './record-text.js';
 
 type Fields = Record<string, unknown>;
 
@@ -74,18 +80,24 @@ export function encodeMachine(machine: PersistedConsumer): MachineRecord {
 
 function machineOf(doc: Fields): PersistedConsumer {
   // version 1 kept XState's whole snapshot, keys encoded, under `snapshot`
+  if (typeof doc.machine === 'string') return orRefuse(decodeMachine(machineFromText(doc.machine)));
   const stored = doc.machine ?? (doc.snapshot === undefined ? undefined : { version: 1, ...decodeKeys<object>(doc.snapshot) });
   if (stored === undefined) refuse('it has no machine');
-  const read = decodeMachine(stored);
+  return orRefuse(decodeMachine(stored));
+}
+
+function orRefuse(read: { consumer: PersistedConsumer } | { problem: string }): PersistedConsumer {
   return 'consumer' in read ? read.consumer : refuse(read.problem);
 }
 
 function desiredOf(value: unknown): DesiredSpec {
-  const d = fields(value, 'desired spec');
+  // as text, its keys are kept as they are (no wire-server key rules inside a string)
+  const asText = typeof value === 'string';
+  const d = fields(asText ? desiredFromText(value) : value, 'desired spec');
   if (typeof d.removed !== 'boolean') refuse('its desired spec does not say whether it is removed');
   return {
     login: text(d.login, 'desired login'),
-    values: decodeKeys(d.values),
+    values: asText ? d.values : decodeKeys(d.values),
     secretPath: text(d.secretPath, 'desired secret path'),
     specHash: text(d.specHash, 'desired spec hash'),
     source: text(d.source, 'desired source'),
@@ -106,7 +118,7 @@ const VERSION_ONE_EVENT = /^xstate\.after\.([A-Za-z]+)\./;
 
 function timerOf(value: unknown): WaitRecord | null {
   if (value === undefined || value === null) return null;
-  const t = fields(value, 'timer');
+  const t = fields(typeof value === 'string' ? timerFromText(value) : value, 'timer');
   const wait = t.wait ?? (typeof t.event === 'string' ? VERSION_ONE_EVENT.exec(t.event)?.[1] : undefined);
   if (typeof wait !== 'string' || !WAITS.has(wait)) refuse(`its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})`);
   return { epoch: count(t.epoch, 'timer epoch'), wait: wait as WaitName, dueAt: date(t.dueAt, 'timer due time') };
@@ -121,7 +133,7 @@ const OUTCOMES: ReadonlySet<string> = new Set<LastCheck['outcome']>(['held', 'no
 
 function lastCheckOf(value: unknown): LastCheck | null {
   if (value === undefined || value === null) return null;
-  const c = fields(value, 'last check');
+  const c = fields(typeof value === 'string' ? checkFromText(value) : value, 'last check');
   if (typeof c.outcome !== 'string' || !OUTCOMES.has(c.outcome)) refuse('its last check has no outcome of this holdfast');
   const detail = c.detail === null || c.detail === undefined ? null : text(c.detail, 'last check detail');
   return { at: date(c.at, 'last check time'), outcome: c.outcome as LastCheck['outcome'], detail };
@@ -135,8 +147,9 @@ function isHistoryEntry(entry: unknown): entry is HistoryEntry {
 
 function historyOf(value: unknown): HistoryEntry[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value)) refuse('its history is not a list');
-  return value.every(isHistoryEntry) ? value : refuse('its history has an entry that is not a transition');
+  const list = typeof value === 'string' ? historyFromText(value) : value;
+  if (!Array.isArray(list)) refuse('its history is not a list');
+  return list.every(isHistoryEntry) ? list : refuse('its history has an entry that is not a transition');
 }
 
 function recordOf(doc: Fields, key: string): ConsumerRecord {
@@ -163,7 +176,7 @@ function recordOf(doc: Fields, key: string): ConsumerRecord {
 
 /** What can still be read of a document that cannot be decoded, for the status. */
 function unreadable(doc: Fields, key: string, why: string): UnreadableRecord {
-  const desired = isFields(doc.desired) ? doc.desired : {};
+  const desired = isFields(doc.desired) ? doc.desired : typeof doc.desired === 'string' ? loginOf(doc.desired) : {};
   return {
     _id: key,
     unreadable: why,
@@ -181,16 +194,42 @@ export function decodeRecord(raw: unknown): StoredConsumer {
     if (!key.includes('/')) refuse('its key is not <provider>/<id>');
     return recordOf(doc, key);
   } catch (error) {
-    return unreadable(doc, key, error instanceof Refusal ? error.why : `damaged: ${String(error)}`);
+    return unreadable(doc, key, error instanceof Refusal ? error.why : error instanceof TextRefusal ? error.message : `damaged: ${String(error)}`);
   }
 }
 
-/** A desired spec as it is stored: keys encoded for the wire server (see `key-codec.ts`). */
+/** What can be read of a desired spec's text that does not decode as a whole. */
+function loginOf(text: string): Fields {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isFields(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A desired spec as documents before version 3 stored it: keys encoded for the wire server (see `key-codec.ts`). */
 export function encodeDesired(spec: DesiredSpec): DesiredSpec {
   return { ...spec, values: encodeKeys(spec.values) };
 }
 
+/** The parts of a record a write sets, as they are stored (see `record-text.ts`). */
+export const stored = {
+  machine: (machine: PersistedConsumer) => storedMachine(encodeMachine(machine)),
+  desired: storedDesired,
+  history: storedHistory,
+  lastCheck: storedCheck,
+  timer: storedTimer,
+};
+
 /** The document a record is stored as. */
 export function encodeRecord(record: ConsumerRecord): RecordDocument {
-  return { ...record, machine: encodeMachine(record.machine), desired: encodeDesired(record.desired) };
+  return {
+    ...record,
+    machine: stored.machine(record.machine),
+    desired: stored.desired(record.desired),
+    history: stored.history(record.history),
+    lastCheck: stored.lastCheck(record.lastCheck),
+    timer: stored.timer(record.timer),
+  };
 }

@@ -13,11 +13,19 @@ import { Redis } from 'ioredis';
 import { MongoClient, type Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { MACHINE_VERSION } from '../../../machines/machine-step.js';
+import type { ConsumerRecord } from '../../../src/store/consumer-record.js';
+import { decodeRecord, encodeDesired, encodeMachine } from '../../../src/store/record-codec.js';
 import { redReasons } from '../../../src/status/status-report.js';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
 import { engineFixtures, type EngineFixture } from './engine-fixture.js';
 
 const PAST = () => new Date(Date.now() - 60_000);
+
+/** A record this version wrote, with its parts as sub-documents, as versions before 3 stored them. */
+function nested(raw: Document): Document {
+  const record = decodeRecord(raw) as ConsumerRecord;
+  return { ...record, machine: encodeMachine(record.machine), desired: encodeDesired(record.desired) };
+}
 
 /** A record as holdfast wrote it before machine versions, in `state`, from one this version wrote. */
 function versionOne(raw: Document, state: string, fields: { effectUntil: Date | null; timer: Document | null }): Document {
@@ -67,7 +75,7 @@ describe('records of other versions', () => {
     await f.startHeld();
     const victim = f.consumers[0]!;
     await rewriteStopped(f, queue.url, async (db) => {
-      const raw = (await db.collection('consumers').findOne({ _id: victim.key as never }))!;
+      const raw = nested((await db.collection('consumers').findOne({ _id: victim.key as never }))!);
       await db.collection('consumers').replaceOne({ _id: victim.key as never }, versionOne(raw, 'applying', { effectUntil: PAST(), timer: null }));
     });
     await dropLogin(victim.login);
@@ -86,7 +94,7 @@ describe('records of other versions', () => {
     const [victim, kept] = [f.consumers[0]!, f.consumers[1]!];
     f.writeContributions([kept]);
     await rewriteStopped(f, queue.url, async (db) => {
-      const raw = (await db.collection('consumers').findOne({ _id: victim.key as never }))!;
+      const raw = nested((await db.collection('consumers').findOne({ _id: victim.key as never }))!);
       const removing = versionOne(raw, 'removing', { effectUntil: PAST(), timer: null });
       await db.collection('consumers').replaceOne({ _id: victim.key as never }, { ...removing, desired: { ...(raw.desired as Document), removed: true } });
     });
@@ -104,7 +112,7 @@ describe('records of other versions', () => {
     await f.startHeld();
     const victim = f.consumers[0]!;
     await rewriteStopped(f, queue.url, async (db) => {
-      const raw = (await db.collection('consumers').findOne({ _id: victim.key as never }))!;
+      const raw = nested((await db.collection('consumers').findOne({ _id: victim.key as never }))!);
       const timer = { epoch: (raw.rev as number) + 1, event: 'xstate.after.verify.consumer.held', dueAt: PAST() };
       await db.collection('consumers').replaceOne({ _id: victim.key as never }, versionOne(raw, 'held', { effectUntil: null, timer }));
     });
@@ -128,7 +136,7 @@ describe('records of other versions', () => {
     await rewriteStopped(f, queue.url, async (db) => {
       const raw = (await db.collection('consumers').findOne({ _id: newer.key as never }))!;
       written.push({ ...raw, machine: { version: 99, phase: 'steady', context: {} }, rev: (raw.rev as number) + 1 });
-      written.push({ _id: damaged.key, provider: 'cache', consumerId: damaged.id, rev: 4, desired: 'not a spec' });
+      written.push({ _id: damaged.key, provider: 'cache', consumerId: damaged.id, rev: 4, desired: 42 });
       for (const doc of written) await db.collection('consumers').replaceOne({ _id: doc._id as never }, doc);
     });
     await dropLogin(other.login);

@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import { describe, expect, it } from 'vitest';
+import { stored } from '../../../src/store/record-codec.js';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
 import { engineFixtures, readable } from './engine-fixture.js';
 
@@ -74,7 +75,7 @@ describe('recovery', () => {
       .collection('consumers')
       .updateOne(
         { _id: victim.key as never },
-        { $set: { 'machine.state': 'applying', effectUntil: past, timer: null, rev: record.rev + 1 } },
+        { $set: { machine: stored.machine({ ...record.machine, state: 'applying' }), effectUntil: past, timer: null, rev: record.rev + 1 } },
       );
     await client.close();
     await dropLogin(victim.login);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConsumerContext } from '../../../machines/consumer-machine.js';
 import { MACHINE_VERSION, WAIT_NAMES } from '../../../machines/machine-step.js';
 import type { ConsumerRecord } from '../../../src/store/consumer-record.js';
-import { decodeMachine, decodeRecord, encodeMachine, encodeRecord } from '../../../src/store/record-codec.js';
+import { decodeMachine, decodeRecord, encodeDesired, encodeMachine, encodeRecord } from '../../../src/store/record-codec.js';
 
 const context: ConsumerContext = {
   key: 'cache/app-a',
@@ -54,12 +54,21 @@ function versionOne(state: string): Record<string, unknown> {
 }
 
 describe('a stored record, decoded', () => {
-  it('reads this version as it was written (keys the wire server refuses encoded and decoded)', () => {
+  it('reads this version as it was written: its nested parts as JSON text, keys as they are', () => {
     const stored = encodeRecord(record);
-    expect(stored.machine).toEqual({ version: MACHINE_VERSION, state: 'held', context });
-    expect(stored.desired).toMatchObject({ values: { keys: ['app-a:*'], 'a%2Eb': { '%24x': 1 } } });
+    expect(JSON.parse(stored.machine as string)).toEqual({ version: MACHINE_VERSION, state: 'held', context });
+    expect(JSON.parse(stored.desired as string)).toMatchObject({ values: { keys: ['app-a:*'], 'a.b': { $x: 1 } } });
+    expect(JSON.parse(stored.history as string)).toEqual([[at.getTime(), 'applying', 'held', null]]);
+    expect([stored.lastCheck, stored.timer]).toEqual([JSON.stringify([at.getTime(), 'held', null]), JSON.stringify([7, 'verify', at.getTime()])]);
     expect(decodeRecord(stored)).toEqual(record);
     expect(decodeRecord({ ...stored, refused: { source: '/c/cache.yaml:4', problems: ['too wide'] } })).toEqual({ ...record, refused: { source: '/c/cache.yaml:4', problems: ['too wide'] } });
+  });
+
+  it('reads the sub-documents earlier versions wrote (keys the wire server refuses encoded and decoded)', () => {
+    const nested = { ...record, machine: encodeMachine(record.machine), desired: encodeDesired(desired) };
+    expect(nested.desired).toMatchObject({ values: { keys: ['app-a:*'], 'a%2Eb': { '%24x': 1 } } });
+    expect(decodeRecord(nested)).toEqual(record);
+    expect(decodeRecord({ ...encodeRecord(record), history: record.history, timer: record.timer })).toEqual(record);
   });
 
   it('migrates version 1: the snapshot’s state, the time of apply, the wait its timer named', () => {
@@ -80,12 +89,21 @@ describe('a stored record, decoded', () => {
       ...seen,
       unreadable: `written by machine version 99; this holdfast reads versions 1 to ${MACHINE_VERSION}`,
     });
-    expect(decodeRecord({ ...stored, machine: { ...(stored.machine as object), state: 'sleeping' } })).toMatchObject({ unreadable: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
+    expect(decodeRecord({ ...stored, machine: JSON.stringify({ version: MACHINE_VERSION, state: 'sleeping', context }) })).toMatchObject({ unreadable: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
+    expect(decodeRecord({ ...stored, machine: { version: MACHINE_VERSION, state: 'sleeping', context } })).toMatchObject({ unreadable: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
     expect(decodeRecord({ ...stored, machine: undefined })).toEqual({ ...seen, unreadable: 'it has no machine' });
-    expect(decodeRecord({ ...stored, desired: 'not a spec' })).toEqual({ ...seen, login: null, unreadable: 'its desired spec is not a document' });
+    expect(decodeRecord({ ...stored, desired: 'not a spec' })).toEqual({ ...seen, login: null, unreadable: 'its desired spec is not JSON text' });
+    expect(decodeRecord({ ...stored, desired: '[1]' })).toEqual({ ...seen, login: null, unreadable: 'its desired spec is not a document' });
+    expect(decodeRecord({ ...stored, desired: 42 })).toEqual({ ...seen, login: null, unreadable: 'its desired spec is not a document' });
     expect(decodeRecord({ ...stored, rev: -1 })).toEqual({ ...seen, rev: null, unreadable: 'its revision is not a count' });
     expect(decodeRecord({ ...stored, timer: { epoch: 7, event: 'xstate.after.nap.consumer.held', dueAt: at } })).toMatchObject({ unreadable: `its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})` });
-    expect(decodeRecord({ ...stored, history: 'long' })).toMatchObject({ unreadable: 'its history is not a list' });
+    expect(decodeRecord({ ...stored, history: 'long' })).toMatchObject({ unreadable: 'its history is not JSON text' });
+    expect(decodeRecord({ ...stored, history: '{}' })).toMatchObject({ unreadable: 'its history is not a list' });
+    expect(decodeRecord({ ...stored, history: 7 })).toMatchObject({ unreadable: 'its history is not a list' });
+    expect(decodeRecord({ ...stored, history: '[[1, "applying"]]' })).toMatchObject({ unreadable: 'its history has an entry that is not a transition' });
+    expect(decodeRecord({ ...stored, timer: '[7, "nap", 1]' })).toMatchObject({ unreadable: `its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})` });
+    expect(decodeRecord({ ...stored, timer: '[7, "verify", "soon"]' })).toMatchObject({ unreadable: 'its timer due time is not a date' });
+    expect(decodeRecord({ ...stored, lastCheck: '[1, "fine", null]' })).toMatchObject({ unreadable: 'its last check has no outcome of this holdfast' });
     expect(decodeRecord({ ...stored, history: [{ at, from: 'applying' }] })).toMatchObject({ unreadable: 'its history has an entry that is not a transition' });
     expect(decodeRecord({ ...stored, lastCheck: { at, outcome: 'fine' } })).toMatchObject({ unreadable: 'its last check has no outcome of this holdfast' });
     expect(decodeRecord({ ...stored, _id: 'app-a' })).toMatchObject({ _id: 'app-a', unreadable: 'its key is not <provider>/<id>' });
