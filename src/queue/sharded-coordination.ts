@@ -35,7 +35,6 @@
 import { Cluster } from 'ioredis';
 import type { QueueRedis } from './bull-connection.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import { coordinationKeys } from './coordination/keys.js';
 import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type OrphanReport, type Pause } from './coordination.js';
 import type { ConsumerSummary } from './consumer-summary.js';
 import { keySlot } from './key-slot.js';
@@ -70,9 +69,9 @@ export interface ShardWhere {
   node(): string | null;
 }
 
-/** Where the shard of `prefix` is on `redis`: on a cluster, the master of its slot as the client last mapped it. */
+/** Where the shard of `prefix` is on `redis`: on a cluster, the master of its slot (its hash tag's) as the client last mapped it. */
 function whereOf(redis: QueueRedis, prefix: string): ShardWhere {
-  const slot = keySlot(coordinationKeys(holdfastPrefix(prefix)).states);
+  const slot = keySlot(holdfastPrefix(prefix));
   return {
     shard: prefix,
     node: () => (redis instanceof Cluster ? (redis.slots[slot]?.[0] ?? null) : `${redis.options.host ?? 'localhost'}:${redis.options.port ?? 6379}`),
