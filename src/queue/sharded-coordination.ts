@@ -67,15 +67,36 @@ export type QueueCoordination = Coordination & LayoutSettling;
 export interface ShardWhere {
   shard: string;
   node(): string | null;
+  /** What the connection to that node said went wrong lately (a refused connect), if anything. */
+  nodeError(): string | null;
+}
+
+/** A node's error is said beside its shard this long after the connection reported it (ms). */
+const NODE_ERROR_RECENT_MS = 30_000;
+/** Each cluster connection's last error of each node (`host:port` → when, what); as many entries as nodes at most. */
+const nodeErrors = new WeakMap<Cluster, Map<string, { at: number; message: string }>>();
+
+function nodeErrorsOf(cluster: Cluster): Map<string, { at: number; message: string }> {
+  let errors = nodeErrors.get(cluster);
+  if (!errors) {
+    const seen = new Map<string, { at: number; message: string }>();
+    cluster.on('node error', (error: Error, node: string) => seen.set(node, { at: Date.now(), message: error.message }));
+    nodeErrors.set(cluster, (errors = seen));
+  }
+  return errors;
 }
 
 /** Where the shard of `prefix` is on `redis`: on a cluster, the master of its slot (its hash tag's) as the client last mapped it. */
 function whereOf(redis: QueueRedis, prefix: string): ShardWhere {
   const slot = keySlot(holdfastPrefix(prefix));
-  return {
-    shard: prefix,
-    node: () => (redis instanceof Cluster ? (redis.slots[slot]?.[0] ?? null) : `${redis.options.host ?? 'localhost'}:${redis.options.port ?? 6379}`),
+  if (!(redis instanceof Cluster)) return { shard: prefix, node: () => `${redis.options.host ?? 'localhost'}:${redis.options.port ?? 6379}`, nodeError: () => null };
+  const errors = nodeErrorsOf(redis);
+  const node = () => redis.slots[slot]?.[0] ?? null;
+  const nodeError = () => {
+    const seen = errors.get(node() ?? '');
+    return seen && Date.now() - seen.at < NODE_ERROR_RECENT_MS ? seen.message : null;
   };
+  return { shard: prefix, node, nodeError };
 }
 
 /** The coordination of the queue `queue` on `redis`: sharded when `queue.shards` is more than one. */
@@ -132,7 +153,7 @@ export class ShardedCoordination implements Coordination {
   constructor(
     private readonly shards: readonly Coordination[],
     /** Where each shard is, in the same order (unnamed when not given). */
-    private readonly where: readonly ShardWhere[] = shards.map((_, i) => ({ shard: `shard ${i}`, node: () => null })),
+    private readonly where: readonly ShardWhere[] = shards.map((_, i) => ({ shard: `shard ${i}`, node: () => null, nodeError: () => null })),
   ) {}
 
   /** The same shards, each seen through `part` (the status guards each shard's reads), merged alike. */

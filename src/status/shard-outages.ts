@@ -1,7 +1,8 @@
 /**
  * The status of a sharded queue stands on the shards that answered. Each shard's reads are
- * guarded for one report: a read that fails, or does not answer by the report's deadline for
- * shards, marks its shard unreadable, with why and the node that owns its slot; that read, and
+ * guarded for one report: a read that fails, or does not answer within its wait
+ * ({@link ShardWaits}), marks its shard unreadable, with why and the node that owns its slot
+ * (as the cluster client maps it, so the master that died until a replica is promoted); that read, and
  * every later read of the shard for this report, gives "nothing from this shard" instead of
  * throwing. The report then names each unreadable shard once and takes no absence of its
  * consumers for the truth (none is counted as without a record, and its sentinel is not taken
@@ -97,7 +98,9 @@ export class ShardOutages {
     const outcome = await this.within(Promise.resolve().then(read));
     if ('value' in outcome) return { value: outcome.value, answered: true };
     if (!this.unreadable.has(index)) {
-      const error = 'error' in outcome ? inWords(message(outcome.error)) : `did not answer within ${formatDuration(Math.max(1000, Math.round((Date.now() - started) / 1000) * 1000))}`;
+      const waited = formatDuration(Math.max(1000, Math.round((Date.now() - started) / 1000) * 1000));
+      const nodeError = where.nodeError();
+      const error = 'error' in outcome ? inWords(message(outcome.error)) : `did not answer within ${waited}${nodeError ? ` (its node: ${inWords(nodeError)})` : ''}`;
       this.unreadable.set(index, { shard: where.shard, node: where.node(), error });
     }
     return { value: nothing(), answered: false };

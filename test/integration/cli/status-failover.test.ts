@@ -5,17 +5,18 @@
  * what they answered; and once the replica serves, the status is green again.
  */
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { readStatus } from '../../../src/cli/status-command.js';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { readStatus, statusCommand } from '../../../src/cli/status-command.js';
 import { shardPrefixes } from '../../../src/config/shard-prefixes.js';
 import { holdfastPrefix } from '../../../src/queue/coordination.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import { shardOf } from '../../../src/queue/shard-of.js';
-import { redReasons } from '../../../src/status/status-report.js';
+import { redReasons, type StatusReport } from '../../../src/status/status-report.js';
 import { formatStatus } from '../../../src/status/format-status.js';
 import { ownRedisCluster } from '../../backends/index.js';
 import { addressOf, slotOwner, type RedisClusterEndpoint } from '../../backends/redis-cluster.js';
-import { engineFixtures } from '../engine/engine-fixture.js';
+import { engineFixtures, type EngineFixture } from '../engine/engine-fixture.js';
 
 const SHARDS = 3;
 
@@ -27,6 +28,18 @@ async function prefixOverMasters(cluster: RedisClusterEndpoint): Promise<string>
     if (new Set(owners).size === SHARDS) return prefix;
   }
   throw new Error('no prefix found whose shards land on three masters');
+}
+
+/** `holdfast status --json` in this process: its exit code and its report. */
+async function statusJson(f: EngineFixture): Promise<{ code: number; report: StatusReport }> {
+  let out = '';
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((out += String(chunk)), true));
+  try {
+    const code = await statusCommand({ config: join(f.dir, 'holdfast.yaml'), json: true });
+    return { code, report: JSON.parse(out) as StatusReport };
+  } finally {
+    write.mockRestore();
+  }
 }
 
 describe('holdfast status during a failover of one queue shard', () => {
@@ -44,9 +57,12 @@ describe('holdfast status during a failover of one queue shard', () => {
     expect(onShard1.length).toBeGreaterThan(0);
 
     cluster.kill(victim);
-    const during = await readStatus(f.config, {});
+    const killed = Date.now();
+    const { code, report: during } = await statusJson(f);
+    const answeredMs = Date.now() - killed;
     const text = formatStatus(during);
-    console.log(`[status failover] right after the kill of ${addressOf(victim)}:\n${text}`);
+    console.log(`[status failover] right after the kill of ${addressOf(victim)} (answered in ${answeredMs} ms, exit ${code}):\n${text}`);
+    expect(code).toBe(1);
     expect(during.healthy).toBe(false);
     expect(text).not.toContain('has forgotten every job');
     expect(text).not.toContain('have no record yet');
@@ -61,5 +77,7 @@ describe('holdfast status during a failover of one queue shard', () => {
     // once the replica serves the shard, a later status no longer names it, and turns green
     await f.until('the status no longer names the shard', async () => !formatStatus(await readStatus(f.config, {})).includes(shard1), 60_000);
     await f.until('status healthy again', async () => (await readStatus(f.config, {})).healthy, 60_000);
+    const load = (await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ');
+    console.log(`[status failover] green again ${Date.now() - killed} ms after the kill; load ${load}`);
   }, 180_000);
 });

@@ -39,7 +39,7 @@ function sources(coordination: StatusSources['coordination']): StatusSources {
   };
 }
 
-const where = (i: number) => ({ shard: `{hf-${i}}`, node: () => `127.0.0.1:700${i}` });
+const where = (i: number) => ({ shard: `{hf-${i}}`, node: () => `127.0.0.1:700${i}`, nodeError: () => (i === 2 ? 'connect ECONNREFUSED 127.0.0.1:7002' : null) });
 
 describe('the status of a sharded queue with a shard that cannot be read', () => {
   it('names the failing shard and its node once, and counts the others from what they answered', async () => {
@@ -51,6 +51,7 @@ describe('the status of a sharded queue with a shard that cannot be read', () =>
     expect(report.unreadableShards).toEqual([{ shard: '{hf-1}', node: '127.0.0.1:7001', error: 'connection refused (connect ECONNREFUSED 127.0.0.1:7001)', counted: false }]);
     expect(text.match(/\{hf-1\}/g)).toHaveLength(1);
     expect(text).toContain('queue shard {hf-1} on node 127.0.0.1:7001 cannot be read: connection refused');
+    expect(text).toContain(`NOT HEALTHY: 0 of ${keys.filter((k) => shardOf(k, SHARDS) !== 1).length} consumers not served; 1 queue shard could not be read`);
     expect(text).not.toContain('has forgotten every job');
     expect(text).not.toContain('have no record yet');
     const answered = keys.filter((k) => shardOf(k, SHARDS) !== 1).length;
@@ -61,7 +62,7 @@ describe('the status of a sharded queue with a shard that cannot be read', () =>
   it('names a shard that does not answer within its wait, and answers on time', async () => {
     const sharded = new ShardedCoordination([shard(0), shard(1), shard(2, { hangs: true })], [0, 1, 2].map(where));
     const report = await statusReport(sources(sharded), new Date(), { shardWaits: { perReadMs: 50, until: Date.now() + 5_000 } });
-    expect(report.unreadableShards.map((s) => [s.shard, s.node, s.error])).toEqual([['{hf-2}', '127.0.0.1:7002', 'did not answer within 1s']]);
+    expect(report.unreadableShards.map((s) => [s.shard, s.node, s.error])).toEqual([['{hf-2}', '127.0.0.1:7002', 'did not answer within 1s (its node: connection refused (connect ECONNREFUSED 127.0.0.1:7002))']]);
     expect(report.healthy).toBe(false);
   });
 
