@@ -16,7 +16,10 @@
  *   provider's pause and probe, orphans and confirmed removals, and the record store's outage.
  *
  * Reads of every consumer or of a provider as a whole are fanned out over the shards and merged:
- * states, memos, briefs, asked-at times, could-not-ask sets and counts, timelines.
+ * states, memos, briefs, asked-at times, could-not-ask sets and counts, timelines. One shard that
+ * fails a read fails it whole; the status reads through {@link ShardedCoordination.withParts}
+ * instead, with each shard's reads guarded, so that what the other shards answered is reported
+ * and the shard that did not is named, with where it is ({@link ShardWhere}).
  *
  * One shard (the default) is the plain coordination under the configured prefix: the same keys
  * as before shards existed.
@@ -29,10 +32,12 @@
  * shards counts the generation up, and every shard of another generation has its consumers'
  * entries cleared; the sweep that follows notes every record again. Locks are never cleared.
  */
+import { Cluster } from 'ioredis';
 import type { QueueRedis } from './bull-connection.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
 import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type OrphanReport, type Pause } from './coordination.js';
 import type { ConsumerSummary } from './consumer-summary.js';
+import { keySlot } from './key-slot.js';
 import { byShard, shardOf } from './shard-of.js';
 import type { TimelineEvent } from './timeline-event.js';
 
@@ -58,12 +63,48 @@ export interface LayoutSettling {
 
 export type QueueCoordination = Coordination & LayoutSettling;
 
+/** Where one shard is, as the status names it: its prefix, and the node that owns its slot now (`host:port`), when known. */
+export interface ShardWhere {
+  shard: string;
+  node(): string | null;
+  /** What the connection to that node said went wrong lately (a refused connect), if anything. */
+  nodeError(): string | null;
+}
+
+/** A node's error is said beside its shard this long after the connection reported it (ms). */
+const NODE_ERROR_RECENT_MS = 30_000;
+/** Each cluster connection's last error of each node (`host:port` → when, what); as many entries as nodes at most. */
+const nodeErrors = new WeakMap<Cluster, Map<string, { at: number; message: string }>>();
+
+function nodeErrorsOf(cluster: Cluster): Map<string, { at: number; message: string }> {
+  let errors = nodeErrors.get(cluster);
+  if (!errors) {
+    const seen = new Map<string, { at: number; message: string }>();
+    cluster.on('node error', (error: Error, node: string) => seen.set(node, { at: Date.now(), message: error.message }));
+    nodeErrors.set(cluster, (errors = seen));
+  }
+  return errors;
+}
+
+/** Where the shard of `prefix` is on `redis`: on a cluster, the master of its slot (its hash tag's) as the client last mapped it. */
+function whereOf(redis: QueueRedis, prefix: string): ShardWhere {
+  const slot = keySlot(holdfastPrefix(prefix));
+  if (!(redis instanceof Cluster)) return { shard: prefix, node: () => `${redis.options.host ?? 'localhost'}:${redis.options.port ?? 6379}`, nodeError: () => null };
+  const errors = nodeErrorsOf(redis);
+  const node = () => redis.slots[slot]?.[0] ?? null;
+  const nodeError = () => {
+    const seen = errors.get(node() ?? '');
+    return seen && Date.now() - seen.at < NODE_ERROR_RECENT_MS ? seen.message : null;
+  };
+  return { shard: prefix, node, nodeError };
+}
+
 /** The coordination of the queue `queue` on `redis`: sharded when `queue.shards` is more than one. */
 export function queueCoordination(redis: QueueRedis, queue: { prefix: string; shards: number }): QueueCoordination {
   const base = createCoordination(redis, holdfastPrefix(queue.prefix));
   const prefixes = shardPrefixes(queue.prefix, queue.shards);
   const parts = prefixes.length === 1 ? [base] : prefixes.map((prefix) => createCoordination(redis, holdfastPrefix(prefix)));
-  const coordination: Coordination = parts.length === 1 ? base : new ShardedCoordination(parts);
+  const coordination: Coordination = parts.length === 1 ? base : new ShardedCoordination(parts, prefixes.map((prefix) => whereOf(redis, prefix)));
   /** The layout this process settled (the sync's), written again whenever the sentinel is: a queue flushed forgets it too. */
   let settled: ShardLayout | undefined;
   const markAlive = coordination.markAlive.bind(coordination);
@@ -109,7 +150,16 @@ export class ShardedCoordination implements Coordination {
    */
   private readonly asked = new Map<string, Array<number | undefined>>();
 
-  constructor(private readonly shards: readonly Coordination[]) {}
+  constructor(
+    private readonly shards: readonly Coordination[],
+    /** Where each shard is, in the same order (unnamed when not given). */
+    private readonly where: readonly ShardWhere[] = shards.map((_, i) => ({ shard: `shard ${i}`, node: () => null, nodeError: () => null })),
+  ) {}
+
+  /** The same shards, each seen through `part` (the status guards each shard's reads), merged alike. */
+  withParts(part: (shard: Coordination, where: ShardWhere, index: number) => Coordination): ShardedCoordination {
+    return new ShardedCoordination(this.shards.map((shard, i) => part(shard, this.where[i]!, i)), this.where);
+  }
 
   private of(key: string): Coordination {
     return this.shards[shardOf(key, this.shards.length)]!;

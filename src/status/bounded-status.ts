@@ -7,15 +7,31 @@
  * hitting a frozen server pile nothing up behind it.
  */
 import type { Coordination } from '../queue/coordination.js';
+import { ShardedCoordination } from '../queue/sharded-coordination.js';
 import { formatDuration } from '../config/duration.js';
 import { storeReason } from '../store/store-retry.js';
 import { DependencyWatch, type Dependency } from './dependency-watch.js';
+import type { ShardWaits } from './shard-outages.js';
 import { statusReport, unreachableReport, type StatusOptions, type StatusReport, type StatusSources } from './status-report.js';
+import { inWords } from './status-words.js';
+
+export { inWords } from './status-words.js';
 
 /** The one budget of a status answer, every connection and read included (ms). */
 export const STATUS_BUDGET_MS = 4_000;
 /** A finished report is shared by requests this close after it (ms); an unfinished one always is. */
 const REUSE_MS = 250;
+/** Of the budget, what is kept after the last read of a queue shard, to merge and answer (ms, at most a tenth of it). */
+const AFTER_SHARDS_MS = 250;
+
+/**
+ * How long a status read of `budgetMs` from `start` waits for one queue shard: half the budget
+ * for each read (a shard's master that died keeps it that long, and the others' later reads still
+ * have the rest), none past the budget's end.
+ */
+export function shardWaits(start: number, budgetMs: number): ShardWaits {
+  return { perReadMs: budgetMs / 2, until: start + budgetMs - Math.min(AFTER_SHARDS_MS, budgetMs / 10) };
+}
 
 /** Where the status's dependencies are, for its lines (URLs without credentials). */
 export interface StatusWhere {
@@ -40,22 +56,12 @@ async function within<T>(promise: Promise<T>, until: number): Promise<Outcome<T>
   }
 }
 
-/** A driver's reason in words: `connection refused (connect ECONNREFUSED 127.0.0.1:1)`. */
-export function inWords(reason: string): string {
-  const words: Array<[RegExp, string]> = [
-    [/ECONNREFUSED/, 'connection refused'],
-    [/ENOTFOUND|EAI_AGAIN/, 'host not found'],
-    [/ETIMEDOUT|timed out/i, 'timed out'],
-    [/WRONGPASS|NOAUTH|Authentication failed/i, 'authentication failed'],
-  ];
-  const found = words.find(([pattern]) => pattern.test(reason));
-  return found ? `${found[1]} (${reason})` : reason;
-}
-
 const inSeconds = (ms: number) => formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
 
 export class BoundedStatus {
   private readonly sources: BoundedSources;
+  /** A sharded queue's coordination, read unwatched: its reads are guarded shard by shard instead (`shard-outages.ts`). */
+  private readonly sharded: ShardedCoordination | null;
   private readonly watch: DependencyWatch;
   private readonly budgetMs: number;
   private shared: Partial<Record<'all' | 'unserved', { report: Promise<StatusReport>; settledAt: number | null }>> = {};
@@ -68,6 +74,7 @@ export class BoundedStatus {
     this.watch = options.watch ?? new DependencyWatch();
     this.budgetMs = options.budgetMs ?? STATUS_BUDGET_MS;
     this.sources = { ...sources, store: this.watch.watched('store', sources.store), coordination: this.watch.watched('queue', sources.coordination) };
+    this.sharded = sources.coordination instanceof ShardedCoordination ? sources.coordination : null;
   }
 
   /**
@@ -75,9 +82,12 @@ export class BoundedStatus {
    * and red at once when a worker noted that the store does not answer.
    */
   async read(options: StatusOptions = {}): Promise<StatusReport> {
-    const until = Date.now() + this.budgetMs;
-    const report = this.report(options.all === true);
-    const note = this.sources.coordination.storeOutage();
+    const start = Date.now();
+    const until = start + this.budgetMs;
+    const waits = shardWaits(start, this.budgetMs);
+    const report = this.report(options.all === true, waits);
+    // the note is in the home shard: on a sharded queue, waited for as long as one shard's read
+    const note = this.sharded ? within(this.sources.coordination.storeOutage(), start + waits.perReadMs).then((o) => ('value' in o ? o.value : null)) : this.sources.coordination.storeOutage();
     const never = new Promise<never>(() => undefined);
     const noted = note.then((outage) => (outage ? unreachableReport(new Date(), [this.storeDown(outage)]) : never), () => never);
     // a report, or its failure, is given once the note is read too: the note says more than a refused connection
@@ -97,11 +107,12 @@ export class BoundedStatus {
   }
 
   /** The report being read for this listing (shared), or a new one. */
-  private report(all: boolean): Promise<StatusReport> {
+  private report(all: boolean, waits: ShardWaits): Promise<StatusReport> {
     const which = all ? 'all' : 'unserved';
     const hit = this.shared[which];
     if (hit && (hit.settledAt === null || Date.now() - hit.settledAt < REUSE_MS)) return hit.report;
-    const entry = { report: statusReport(this.sources, new Date(), { all }), settledAt: null as number | null };
+    const sources = this.sharded ? { ...this.sources, coordination: this.sharded } : this.sources;
+    const entry = { report: statusReport(sources, new Date(), { all, shardWaits: waits }), settledAt: null as number | null };
     this.shared[which] = entry;
     entry.report.then(
       () => (entry.settledAt = Date.now()),

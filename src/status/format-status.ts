@@ -45,7 +45,11 @@ export function formatStatus(report: StatusReport): string {
   if (report.healthy) {
     lines.push(`all ${report.total} consumers held`);
   } else {
-    lines.push(`NOT HEALTHY${report.total > 0 ? `: ${report.unserved} of ${report.total} consumers not served` : ''}`);
+    const unread = report.unreadableShards.length;
+    const shards = unread > 0 ? `${unread} queue shard${unread === 1 ? '' : 's'} could not be read` : '';
+    const counts = report.total > 0 ? `${report.unserved} of ${report.total} consumers not served` : '';
+    const summary = [counts, shards].filter(Boolean).join('; ');
+    lines.push(`NOT HEALTHY${summary ? `: ${summary}` : ''}`);
     // the consumers are in the table above; the rest is said here
     for (const line of reasons.filter((r) => !report.consumers.some((c) => r.startsWith(`${c.consumer}: `)))) lines.push(`  ${line}`);
   }

@@ -10,6 +10,10 @@
  * It reads no record: the consumers in brief, what their checks learned and the providers'
  * pauses come from the queue's Redis, and the providers' statuses (one small document each)
  * from the store.
+ *
+ * On a sharded queue it stands on the shards that answered (`shard-outages.ts`): a shard that
+ * fails or does not answer in time is named once, and its consumers' absence is not taken for
+ * forgotten or never applied.
  */
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import { REMOVING_STATES, type ConsumerStateName } from '../../machines/consumer-machine.js';
@@ -24,6 +28,7 @@ import type { QueuedChecks } from '../queue/queued-checks.js';
 import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
+import { readsForReport, unreadableShardLine, type ShardOutages, type ShardWaits, type UnreadableShard } from './shard-outages.js';
 
 export interface ConsumerStatus {
   consumer: string;
@@ -68,11 +73,15 @@ export interface ProviderHealth {
   problems: string[];
 }
 
+export type { UnreadableShard } from './shard-outages.js';
+
 export interface StatusReport {
   at: string;
   healthy: boolean;
-  /** Problems beyond any one provider (e.g. the record store cannot be reached). */
+  /** Problems beyond any one provider (e.g. the record store cannot be reached, a queue shard cannot be read). */
   problems: string[];
+  /** The queue shards that could not be read (their consumers are left out of the counts); empty when every one answered. */
+  unreadableShards: UnreadableShard[];
   providers: ProviderHealth[];
   /** Consumers with a record, and how many of them are not served. */
   total: number;
@@ -94,6 +103,8 @@ export interface StatusSources {
 export interface StatusOptions {
   /** List every consumer, not only the unserved. */
   all?: boolean;
+  /** On a sharded queue, how long a shard's read is waited for before the shard is named unreadable (none: only failures name it). */
+  shardWaits?: ShardWaits;
 }
 
 /** What is known of one provider, for the checks that find its problems. */
@@ -112,6 +123,8 @@ export interface ProviderFacts {
   /** Logins under the provider's orphan prefix that no consumer claims, as last listed. */
   orphans: OrphanReport | undefined;
   now: number;
+  /** Queue shards whose consumers' states could not be read: none of the declared consumers then counts as without a record. */
+  uncountedShards?: number;
 }
 
 /** Consumers being removed no longer count as declared. */
@@ -140,14 +153,16 @@ function silentFor(ms: number, backlog?: { agoMs: number }): string {
  * The silent consumers among `keys` whose checks wait behind a backlog: their jobs are queued
  * while checks of their provider keep ending (within the silence limit).
  */
-async function behindBacklog(keys: readonly string[], sources: StatusSources, stateOf: Record<string, string>, lastCheckAt: ReadonlyMap<string, number>, now: number): Promise<Set<string>> {
+async function behindBacklog(keys: readonly string[], sources: StatusSources, stateOf: Record<string, string>, lastCheckAt: ReadonlyMap<string, number>, now: number, outages: ShardOutages | null): Promise<Set<string>> {
   const timing = new Map(sources.providers.map((p) => [p.name, p.timing]));
   const working = keys.filter((key) => {
     const [last, t] = [lastCheckAt.get(providerOf(key)), timing.get(providerOf(key))];
     return last !== undefined && t !== undefined && now - last <= silenceLimitMs(t);
   });
   if (!sources.queued || working.length === 0) return new Set();
-  const queued = await sources.queued.queued(working.map((key) => [key, Number(stateOf[key]?.split(' ')[1])] as const));
+  const asked = sources.queued.queued(working.map((key) => [key, Number(stateOf[key]?.split(' ')[1])] as const));
+  // on a sharded queue, a shard that does not answer leaves its consumers' backlog unknown, not the report unread
+  const queued = outages ? await outages.settle(asked, () => working.map(() => false)) : await asked;
   return new Set(working.filter((_, i) => queued[i]));
 }
 
@@ -162,8 +177,8 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> 
     if (status.lastGoodAt === null) return [`contributions never read successfully: ${status.contributionsError ?? 'not read yet'}`];
     return status.contributionsError ? [`contributions refused (last good state in force): ${status.contributionsError}`] : [];
   },
-  ({ status, states }) => {
-    if (!status || status.lastGoodAt === null) return [];
+  ({ status, states, uncountedShards }) => {
+    if (!status || status.lastGoodAt === null || (uncountedShards ?? 0) > 0) return [];
     const recorded = Object.entries(states).reduce((n, [state, count]) => (REMOVING.has(state) ? n : n + count), 0);
     const missing = status.consumers - recorded;
     return missing > 0 ? [`${missing} of ${status.consumers} declared consumers have no record yet: their first apply has not finished (is a worker running?)`] : [];
@@ -224,7 +239,8 @@ function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo |
 }
 
 export async function statusReport(sources: StatusSources, now: Date, options: StatusOptions = {}): Promise<StatusReport> {
-  const { store, coordination } = sources;
+  const { store } = sources;
+  const { reads: coordination, outages } = readsForReport(sources.coordination, options.shardWaits ?? null);
   const [stateOf, statuses] = await Promise.all([coordination.allStates(), store.providerStatuses()]);
   const configured = new Map(sources.providers.map((p) => [p.name, p.timing]));
   const deepCostUs = new Map(sources.providers.map((p) => [p.name, p.adapter?.deepCheckCostUs]));
@@ -285,6 +301,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       refused: refused.get(name) ?? 0,
       orphans: orphans.get(name),
       now: at,
+      uncountedShards: outages?.list().filter((shard) => !shard.counted).length ?? 0,
     };
     const problems = PROVIDER_CHECKS.flatMap((check) => check(facts));
     const consumers = Object.values(facts.states).reduce((a, b) => a + b, 0);
@@ -314,14 +331,16 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   listed.sort();
   const silentKeys = new Set([...silent.values()].flat());
   const silentListed = listed.filter((key) => silentKeys.has(key));
-  const [memos, briefs, queued] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed), behindBacklog(silentListed, sources, stateOf, lastCheckAt, at)]);
+  const [memos, briefs, queued] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed), behindBacklog(silentListed, sources, stateOf, lastCheckAt, at, outages)]);
   const consumers = listed.flatMap((key) => {
     const brief = briefs.get(key);
     const backlog = queued.has(key) ? { agoMs: at - lastCheckAt.get(providerOf(key))! } : undefined;
     return brief ? [consumerStatus(key, brief, memos.get(key), configured.get(providerOf(key)), at, backlog)] : [];
   });
   const total = providers.reduce((n, p) => n + p.consumers, 0);
+  const unreadableShards = outages?.list() ?? [];
   const problems = [
+    ...unreadableShards.map(unreadableShardLine),
     // the sync marks the queue alive after its first sweep; a queue without the mark forgot (or never had) every job
     ...(!alive && statuses.length > 0 ? ["the queue's Redis has forgotten every job (restarted empty, or flushed): a running `holdfast run` re-creates them within resyncEvery"] : []),
   ];
@@ -329,6 +348,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     at: now.toISOString(),
     healthy: problems.length === 0 && providers.every((p) => p.healthy) && consumers.every((c) => c.healthy),
     problems,
+    unreadableShards,
     providers,
     total,
     unserved: consumers.filter((c) => !c.healthy).length,
@@ -339,7 +359,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
 
 /** The report when the record store (or the queue's Redis) cannot be read: red, naming why. */
 export function unreachableReport(now: Date, problems: string[]): StatusReport {
-  return { at: now.toISOString(), healthy: false, problems, providers: [], total: 0, unserved: 0, listing: 'unserved', consumers: [] };
+  return { at: now.toISOString(), healthy: false, problems, unreadableShards: [], providers: [], total: 0, unserved: 0, listing: 'unserved', consumers: [] };
 }
 
 /** Every reason the report is red, one line each (`provider cache: …`, `cache/photos: …`). */
