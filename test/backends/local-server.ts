@@ -223,6 +223,11 @@ export class LocalServer implements OwnedBackend {
     return Promise.resolve();
   }
 
+  /** The server's process id, while it runs (the benchmark reads its CPU time). */
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
   serverLog(): string {
     try {
       return readFileSync(join(this.dir, 'server.log'), 'utf8');

@@ -57,6 +57,8 @@ export interface OwnedBackend extends BackendEndpoint {
   stop(): Promise<void>;
   /** What the server wrote to its log so far (local servers only: a container's log is not kept). */
   serverLog?(): string;
+  /** The server's process id (local servers only). */
+  readonly pid?: number | undefined;
 }
 
 export interface BackendOptions {

@@ -16,9 +16,13 @@ export class EngineProcess {
     });
   }
 
-  /** `profile`: the child counts its parts' calls and time (`profile.ts`), in its reports. */
-  static async start(configPath: string, role: 'run' | 'worker', logFile: string, options: { profile?: boolean } = {}): Promise<EngineProcess> {
-    const child = fork(join(import.meta.dirname, 'engine-child.ts'), [configPath, role, logFile, ...(options.profile ? ['profile'] : [])], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  /**
+   * `profile`: the child counts its parts' calls and time (`profile.ts`), in its reports.
+   * `cpuProfileDir`: the child writes a V8 CPU profile there as it exits (read it with `cpu-profile-top.ts`).
+   */
+  static async start(configPath: string, role: 'run' | 'worker', logFile: string, options: { profile?: boolean; cpuProfileDir?: string | undefined } = {}): Promise<EngineProcess> {
+    const cpuProfile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+    const child = fork(join(import.meta.dirname, 'engine-child.ts'), [configPath, role, logFile, ...(options.profile ? ['profile'] : [])], { execArgv: ['--import', 'tsx', ...cpuProfile], stdio: 'inherit' });
     const startMs = await new Promise<number>((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`the ${role} process exited (${code}) before it was ready; see ${logFile}`)));
       child.on('message', (message: { type: string; startMs?: number }) => {
@@ -53,3 +57,4 @@ export class EngineProcess {
     clearTimeout(timeout);
   }
 }
+

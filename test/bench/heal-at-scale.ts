@@ -11,7 +11,8 @@
  * start), and the time from its start until every login authenticates is reported first.
  *
  * Options: `--consumers N` (default 10000), `--verify-every 10s`, `--check-timeout 5s`,
- * `--concurrency 32`, `--give-up 300s`, `--cold`.
+ * `--concurrency 32`, `--give-up 300s`, `--cold`, `--cpu-prof <dir>` (the engine's V8 CPU profile, for
+ * `cpu-profile-top.ts`).
  */
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
@@ -21,7 +22,7 @@ import { parseDuration } from '../../src/config/duration.js';
 import { indexFerretDb } from '../backends/ferretdb-index.js';
 import { BenchEnv } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
-import { costBetween, perCommand, redisCost } from './measure.js';
+import { costBetween, perCommand, processCpuMs, redisCost } from './measure.js';
 import { profileBetween, type Profile } from './profile.js';
 import { seedHeld } from './seed.js';
 
@@ -35,6 +36,7 @@ const checkTimeout = arg('check-timeout', '5s');
 const concurrency = Number(arg('concurrency', '32'));
 const giveUpMs = parseDuration(arg('give-up', '300s'));
 const cold = process.argv.includes('--cold');
+const cpuProfileDir = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (text: string) => process.stdout.write(`${text}\n`);
 const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
@@ -84,7 +86,7 @@ try {
   say(`${cold ? 'nothing seeded' : `seeded in ${Date.now() - seededAt} ms`}; load ${load()}`);
   const verifyMs = config.providers[0]!.timing.verifyEveryMs;
   const startedAt = Date.now();
-  const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), { profile: true });
+  const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), { profile: true, cpuProfileDir });
   const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
   probe.on('error', () => undefined);
   try {
@@ -104,6 +106,8 @@ try {
     say(`settled; load ${load()}`);
     const before = (await run.fresh()).profile ?? {};
     await env.cache.restart();
+    const pids = new Map([['engine', run.pid], ['store', env.store.pid], ['queue Redis', env.queue.pid], ['cache Redis', env.cache.pid]].filter((e): e is [string, number] => e[1] !== undefined));
+    const cpuBefore = processCpuMs(pids);
     const restarted = Date.now();
     const cacheBefore = await redisCost(cache);
     const unhealed = new Map(env.consumers.map((c) => [c.login, c.password]));
@@ -121,6 +125,7 @@ try {
     }
     const healMs = Date.now() - restarted;
     const after = (await run.fresh()).profile ?? {};
+    const cpuAfter = processCpuMs(pids);
     const cacheCost = costBetween(cacheBefore, await redisCost(cache));
     cache.disconnect();
     const healed = consumers - unhealed.size;
@@ -131,6 +136,7 @@ try {
     say('the cache Redis, same window:');
     for (const [name, c] of Object.entries(perCommand(cacheCost))) say(`  ${name.padEnd(20)} ${String(c.calls).padStart(8)} calls ${c.usPerCall} µs/call`);
     say(`  cache CPU ${Math.round(cacheCost.cpuUs / 1000)} ms over ${healMs} ms`);
+    say(`CPU per heal by process (ms), same window: ${[...cpuAfter].map(([label, ms]) => `${label} ${((ms - cpuBefore.get(label)!) / Math.max(1, healed)).toFixed(2)}`).join(', ')}`);
     say(JSON.stringify({ consumers, verifyEvery, concurrency, healMs, healed, marks, load: loadavg() }));
   } finally {
     probe.disconnect();

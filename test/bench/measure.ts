@@ -1,4 +1,5 @@
 /** What the benchmark reads off the servers: Redis's own command statistics and CPU time, and the lateness of checks. */
+import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { verifyDelay } from '../../machines/delays.js';
 import type { Timing } from '../../src/config/config.js';
@@ -89,4 +90,19 @@ export class LatenessSampler {
       if (previous !== undefined && at > previous) this.lateMs.push(Math.max(0, at - previous - verifyDelay(key, this.timing)));
     });
   }
+}
+
+/** CPU milliseconds each process has used so far, by label (`/proc/<pid>/stat`: utime + stime, in clock ticks of 10 ms). */
+export function processCpuMs(pids: ReadonlyMap<string, number>): Map<string, number> {
+  const used = new Map<string, number>();
+  for (const [label, pid] of pids) {
+    try {
+      // the fields after the command's closing parenthesis: state is the 3rd, utime the 14th, stime the 15th
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      used.set(label, (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      used.set(label, NaN);
+    }
+  }
+  return used;
 }
