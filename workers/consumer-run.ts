@@ -44,6 +44,14 @@ import { guardSpec } from './spec-guard.js';
 /** Time added to an effect's deadline for the lock (and the record's effect horizon) that covers it. */
 export const LOCK_MARGIN_MS = 10_000;
 
+/**
+ * A lock claimed or extended this recently is not extended again before an effect: it still
+ * covers the effect's deadline with all but this much of {@link LOCK_MARGIN_MS} to spare, and only
+ * the queue's Redis losing it could end it sooner, which an extend just before cannot rule out
+ * either. A heal found by a routine check saves two round trips this way.
+ */
+export const FRESH_LOCK_MS = 1_000;
+
 /** How long the lock on a consumer (and the record's horizon for an effect begun) lasts. */
 export function lockMsOf(provider: ProviderRuntime): number {
   return provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS;
@@ -65,6 +73,8 @@ export interface Lock {
   claim: Claim;
   /** Extends the lock; false when it was lost. */
   extend: () => Promise<boolean>;
+  /** When (ms since the epoch, this process's clock) the lock was last claimed or extended, taken before asking. */
+  heldSince: number;
 }
 
 /** What a run's checks learned, for the lock's release. */
@@ -125,9 +135,10 @@ export class ConsumerRun {
   static async underLock(job: ConsumerJobData, ticketTrusted: boolean, provider: ProviderRuntime, deps: RunDeps): Promise<JobOutcome> {
     const lockMs = lockMsOf(provider);
     const token = randomUUID();
+    const asked = deps.now().getTime();
     const claim = await deps.coordination.claim(job.key, token, lockMs);
     if (!claim) return retryLater('busy', deps.now());
-    const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend: () => deps.coordination.extend(job.key, token, lockMs) });
+    const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend: () => deps.coordination.extend(job.key, token, lockMs), heldSince: asked });
     try {
       return await run.run();
     } finally {
@@ -265,10 +276,15 @@ export class ConsumerRun {
     return effect === 'check' ? this.check(at, snapshot) : this.change(at, effect, snapshot);
   }
 
-  /** Before an effect: the lock extended (else `REVISION_CONFLICT`) and the store answering (else `STORE_UNAVAILABLE`). */
+  /** Before an effect: the lock extended unless fresh (else `REVISION_CONFLICT`) and the store answering (else `STORE_UNAVAILABLE`). */
   private async stillOurs(effect: EffectType): Promise<void> {
     const { key } = this.job;
-    if (!(await this.lock.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${key} before ${effect}`);
+    const { lock } = this;
+    const asked = this.deps.now().getTime();
+    if (asked - lock.heldSince >= FRESH_LOCK_MS) {
+      if (!(await lock.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${key} before ${effect}`);
+      lock.heldSince = asked;
+    }
     if (this.deps.storeDown?.()) throw new HoldfastError('STORE_UNAVAILABLE', `the record store stopped answering before the ${effect} of ${key}; put back until it answers`);
   }
 

@@ -157,4 +157,27 @@ describe('a consumer job', () => {
     // once for the check, once for the apply
     expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(2);
   });
+
+  it('does not extend a lock it claimed or extended under a second ago before an effect', async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp();
+    const extend = vi.fn(() => Promise.resolve(true));
+    stand.coordination.extend = extend;
+    await runConsumerJob(desiredJob(), deps);
+    backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+    expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+    expect(backend.calls).toEqual(['create app_photos', 'holds app_photos', 'create app_photos']);
+    expect(extend).not.toHaveBeenCalled();
+  });
+
+  it('applies nothing when its lock, claimed over a second ago, was lost before the apply', async () => {
+    const { backend, deps, stand, desiredJob } = setUp();
+    let clock = Date.parse('2026-12-01T10:00:00Z');
+    deps.now = () => new Date((clock += 600)); // every reading of the clock is 0.6 s later
+    const extend = vi.fn(() => Promise.resolve(false));
+    stand.coordination.extend = extend;
+    expect(await runConsumerJob(desiredJob(), deps)).toMatchObject({ kind: 'later', why: 'conflict' });
+    expect(extend).toHaveBeenCalledTimes(1);
+    expect(backend.calls).toEqual([]);
+    expect(stand.records.get(key)).toBeUndefined();
+  });
 });
