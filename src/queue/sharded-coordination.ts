@@ -250,6 +250,11 @@ export class ShardedCoordination implements Coordination {
     return (await this.all((s) => s.alive())).every(Boolean);
   }
 
+  async forgottenShards(): Promise<{ lost: string[]; of: number }> {
+    const alive = await this.all((s) => s.alive());
+    return { lost: this.where.filter((_, i) => !alive[i]).map((w) => w.shard), of: this.shards.length };
+  }
+
   async markAlive(now: Date): Promise<void> {
     await this.all((s) => s.markAlive(now));
   }

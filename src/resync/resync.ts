@@ -67,12 +67,23 @@ export class Resync {
 
   /** When the queue's Redis forgot everything: says so once, and sweeps. */
   async checkQueue(): Promise<void> {
-    if (await this.options.coordination.alive()) return;
+    const { coordination, logger } = this.options;
+    if (await coordination.alive()) return;
     if (!this.lost) {
       this.lost = true;
-      this.options.logger.warn("the queue's Redis has forgotten every job (restarted empty, or flushed); re-creating every consumer's next step from the records");
+      logger.warn(await this.whatForgot());
     }
     await this.sweep();
+  }
+
+  /** The line that says the queue forgot: every job, or on a sharded queue the shards that did. */
+  private async whatForgot(): Promise<string> {
+    const shards = await this.options.coordination.forgottenShards?.().catch(() => undefined);
+    if (shards && shards.lost.length > 0 && shards.lost.length < shards.of) {
+      const named = shards.lost.join(', ');
+      return `queue shard${shards.lost.length > 1 ? 's' : ''} ${named} of ${shards.of} forgot every job (its master restarted empty, was flushed, or a failover's replica lacked them); re-creating their consumers' next steps from the records`;
+    }
+    return "the queue's Redis has forgotten every job (restarted empty, or flushed); re-creating every consumer's next step from the records";
   }
 
   /**

@@ -36,6 +36,8 @@ export interface QueueSentinel {
   markAlive(now: Date): Promise<void>;
   /** Whether the queue's Redis forgot everything, asked at most once a second (for explaining errors). */
   forgot(): Promise<boolean>;
+  /** On a sharded queue: the prefixes of the shards that forgot, of how many (one master restarted empty forgets its shards alone). */
+  forgottenShards?(): Promise<{ lost: string[]; of: number }>;
 }
 
 /** The record store's outage, as a worker's watch publishes it and the status reads it. */

@@ -154,6 +154,9 @@ describe('a queue of three shards', () => {
     expect(delayed.reduce((a, b) => a + b, 0) + (await Promise.all(engine.queue.queues.map((q) => q.getActiveCount()))).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(30);
     admin.disconnect();
     expect(f.logs.filter((l) => (l.time as number) >= lost && l.level >= 50).map((l) => l.msg)).toEqual([]);
+    // said once, naming the shard that forgot, not the whole queue
+    const forgot = f.logs.filter((l) => (l.time as number) >= lost && / forgot every job|forgotten every job/.test(l.msg)).map((l) => l.msg);
+    expect(forgot).toEqual([expect.stringContaining(`queue shard ${lostPrefix} of 3 forgot every job`) as unknown]);
     await f.until('status healthy', async () => (await f.status()).healthy);
   });
 
