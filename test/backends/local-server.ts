@@ -135,6 +135,11 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
   }
 }
 
+/** How many times a server is started on new ports when its ports were taken meanwhile. */
+const START_ATTEMPTS = 3;
+/** What a server's log says when a port it was given is in use (Redis, PostgreSQL, FerretDB, SeaweedFS). */
+const PORT_TAKEN = /address already in use|EADDRINUSE|Could not create server TCP listening socket/i;
+
 export class LocalServer implements OwnedBackend {
   readonly origin = 'local' as const;
   readonly host = '127.0.0.1';
@@ -159,12 +164,23 @@ export class LocalServer implements OwnedBackend {
     this.sqliteDir = kind === 'mongodb' ? ferretDbDataDir(dir) : undefined;
   }
 
+  /**
+   * Starts a server on free ports. A port found free can be taken before the server binds it
+   * (another suite's outgoing connection gets it from the same ephemeral range): a start that
+   * fails on a port in use is tried again on other ports, up to {@link START_ATTEMPTS} times.
+   */
   static async start(kind: BackendKind, run: RunDir, settings: TestBackendSettings, options: BackendOptions = {}): Promise<LocalServer> {
     const how = recipe(kind, settings, options);
-    const [port, ...extraPorts] = await freePorts(1 + (how.extraPorts ?? 0));
-    const server = new LocalServer(kind, port!, extraPorts, run, instanceDir(run, kind), how);
-    await server.launch(true);
-    return server;
+    for (let attempt = 1; ; attempt++) {
+      const [port, ...extraPorts] = await freePorts(1 + (how.extraPorts ?? 0));
+      const server = new LocalServer(kind, port!, extraPorts, run, instanceDir(run, kind), how);
+      try {
+        await server.launch(true);
+        return server;
+      } catch (error) {
+        if (attempt >= START_ATTEMPTS || !PORT_TAKEN.test(String(error))) throw error;
+      }
+    }
   }
 
   /** The server's own metrics, where its recipe exposes them. */
