@@ -1,6 +1,8 @@
 /**
- * `npx tsx test/bench/cpu-profile-top.ts <file.cpuprofile> [rows]`: where a V8 CPU profile's time
- * went, by self time, grouped by source file (node_modules by package) and by function.
+ * `npx tsx test/bench/cpu-profile-top.ts <file.cpuprofile> [rows] [--window <from-s> <to-s>]`: where
+ * a V8 CPU profile's time went, by self time, grouped by source file (node_modules by package) and
+ * by function; `--window`: only the samples taken from `from-s` to `to-s` seconds before the
+ * profile ended (the heal bench's heal is the last minute or so before its engine stops).
  */
 import { readFileSync } from 'node:fs';
 
@@ -12,15 +14,27 @@ interface Profile {
   nodes: Node[];
   samples: number[];
   timeDeltas: number[];
+  endTime: number;
 }
 
-const [file, rowsArg] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const windowAt = args.indexOf('--window');
+const window = windowAt >= 0 ? { from: Number(args[windowAt + 1]) * 1e6, to: Number(args[windowAt + 2]) * 1e6 } : undefined;
+if (windowAt >= 0) args.splice(windowAt, 3);
+const [file, rowsArg] = args;
 if (!file) throw new Error('usage: cpu-profile-top.ts <file.cpuprofile> [rows]');
 const rows = Number(rowsArg ?? 25);
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map<number, number>();
-profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+const takenAt: number[] = [];
+profile.timeDeltas.reduce((at, delta, i) => (takenAt[i] = at + delta), 0);
+const last = takenAt.at(-1) ?? 0;
+profile.samples.forEach((id, i) => {
+  const before = last - takenAt[i]!;
+  if (window && (before > window.from || before < window.to)) return;
+  self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 
 function where(url: string): string {
