@@ -19,11 +19,10 @@ export interface DesiredState {
 
 /**
  * One declared consumer in brief, as the sync keeps it between reading a file and delivering
- * what changed: what tells its spec from another's (`spec-digest.ts`), its login, and its place.
+ * what changed: what tells its spec from another's (`spec-digest.ts`), and its place.
  */
 export interface DeclaredBrief {
   key: string;
-  login: string;
   digest: string;
   /** Its item's index in `consumers:`. */
   index: number;

@@ -104,7 +104,7 @@ function itemAlone(file: string, text: string, span: ItemSpan, index: number): {
 /** What a checker keeps of each consumer it declares (at `index` in the file's list). */
 type Keep<T> = (consumer: DeclaredConsumer, index: number) => T;
 const full: Keep<DeclaredConsumer> = (consumer) => consumer;
-const inBrief: Keep<DeclaredBrief> = ({ key, desired }, index) => ({ key, login: desired.login, digest: specDigest(desired), index });
+const inBrief: Keep<DeclaredBrief> = ({ key, desired }, index) => ({ key, digest: specDigest(desired), index });
 
 /** Checks the items of one file in order: each one's problems, the ids and logins repeated, the consumers declared. */
 class ItemChecker<T> {

@@ -95,7 +95,7 @@ describe('a contributions file read one item at a time', () => {
       }
       if (!('read' in read)) throw new Error(`refused: ${read.error}`);
       const declared = whole.state.consumers;
-      expect(read.read.consumers).toEqual(declared.map(({ key, desired }, index) => ({ key, login: desired.login, digest: specDigest(desired), index })));
+      expect(read.read.consumers).toEqual(declared.map(({ key, desired }, index) => ({ key, digest: specDigest(desired), index })));
       expect(await read.read.specs(declared.map((_, i) => i))).toEqual(declared);
       expect(await read.read.specs([declared.length - 1, 0])).toEqual([declared.at(-1), declared[0]]);
     }
