@@ -16,3 +16,22 @@ export interface DesiredState {
   provider: string;
   consumers: DeclaredConsumer[];
 }
+
+/**
+ * One declared consumer in brief, as the sync keeps it between reading a file and delivering
+ * what changed: what tells its spec from another's (`spec-digest.ts`), and its place.
+ */
+export interface DeclaredBrief {
+  key: string;
+  digest: string;
+  /** Its item's index in `consumers:`. */
+  index: number;
+}
+
+/** A contributions file read and validated whole, holding each consumer in brief; the full specs are read again on demand. */
+export interface ContributionsRead {
+  provider: string;
+  consumers: DeclaredBrief[];
+  /** The full specs of the items at `indexes` (in that order), from the same text that was validated. */
+  specs(indexes: readonly number[]): Promise<DeclaredConsumer[]>;
+}

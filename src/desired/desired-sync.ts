@@ -23,11 +23,14 @@ import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { RemovalConfirmations } from '../queue/coordination.js';
-import type { ConsumerRecord, DesiredSpec } from '../store/consumer-record.js';
+import type { ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { sha256Hex } from '../secrets/sha256.js';
 import { canonicalJson } from './canonical-json.js';
-import { loadContributions } from './load-contributions.js';
+import type { ContributionsRead, DeclaredBrief } from './consumer-spec.js';
+import { readContributions } from './load-contributions.js';
+import { ownString } from './own-string.js';
+import { specDigest } from './spec-digest.js';
 
 export interface DesiredSyncOptions {
   store: Pick<ConsumerStore, 'setProviderStatus' | 'providerStatus'>;
@@ -47,9 +50,18 @@ interface FileSeen {
   held?: string;
 }
 
-/** What tells one delivered spec from another: its hash, or for a refused one its problems'. */
-function digest(desired: Pick<DesiredSpec, 'problems' | 'specHash'>): string {
-  return desired.problems.length > 0 ? `rejected-${sha256Hex(desired.problems.join('\n')).slice(0, 16)}` : desired.specHash;
+/** Consumers whose specs are delivered (read again from the file) at once, at most. */
+const DELIVERY_CHUNK = 1000;
+
+/** The declared consumers whose digest differs from the one last delivered, and the keys delivered that are no longer declared. */
+function changesOf(declared: readonly DeclaredBrief[], delivered: ReadonlyMap<string, string>): { changed: DeclaredBrief[]; gone: string[] } {
+  const keys = new Set<string>();
+  const changed: DeclaredBrief[] = [];
+  for (const brief of declared) {
+    keys.add(brief.key);
+    if (delivered.get(brief.key) !== brief.digest) changed.push(brief);
+  }
+  return { changed, gone: [...delivered.keys()].filter((key) => !keys.has(key)) };
 }
 
 export class DesiredSync {
@@ -83,7 +95,7 @@ export class DesiredSync {
   remember(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired' | 'refused'>): void {
     // a refused spec was delivered last, while the record keeps the accepted one
     const last = record.refused ? { problems: record.refused.problems, specHash: '' } : record.desired;
-    if (!record.desired.removed) this.delivered.get(record.provider)?.set(record._id, digest(last));
+    if (!record.desired.removed) this.delivered.get(record.provider)?.set(record._id, specDigest(last));
     // a record being removed still claims its login until it is gone
     this.logins.get(record.provider)?.set(record._id, record.desired.login);
   }
@@ -145,7 +157,7 @@ export class DesiredSync {
 
   /** Reads the provider's contributions (when changed, or when `force`) and delivers what changed. */
   async syncProvider(provider: ProviderConfig, force: boolean): Promise<void> {
-    const { store, queue, logger, now } = this.options;
+    const { store, logger, now } = this.options;
     const name = provider.name;
     const path = provider.contributionsPath;
     const signature = await this.signature(path);
@@ -155,44 +167,24 @@ export class DesiredSync {
       if (seen.held === undefined || (await this.options.confirmations.confirmedRemovals(name)) !== seen.held) return;
     }
 
-    let state;
+    let read;
     try {
-      state = await loadContributions(provider);
+      read = await readContributions(provider);
     } catch (error) {
       if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
-      if (seen?.error !== error.message) {
-        logger.error({ provider: name, file: path }, `contributions refused; the last good desired state stays in force:\n${error.message}`);
-        const previous = await store.providerStatus(name);
-        await store.setProviderStatus({
-          _id: name,
-          contributionsError: error.message,
-          errorSince: now(),
-          lastGoodAt: previous?.lastGoodAt ?? null,
-          consumers: previous?.consumers ?? 0,
-          heldRemovals: null,
-        });
-      }
-      this.seen.set(name, { signature, error: error.message });
+      await this.refuse(provider, signature, error.message);
       return;
     }
     if (seen?.error) logger.info({ provider: name, file: path }, 'contributions valid again');
     const wasHeld = seen?.held;
 
-    const wanted = state.consumers;
     const delivered = this.delivered.get(name) ?? new Map<string, string>();
-    const declared = new Set<string>();
-    const changes: Array<{ key: string; desired: DesiredSpec | null }> = [];
-    for (const { key, desired } of wanted) {
-      declared.add(key);
-      if (delivered.get(key) !== digest(desired)) changes.push({ key, desired });
-    }
-    const gone = [...delivered.keys()].filter((key) => !declared.has(key));
-    for (const key of gone) changes.push({ key, desired: null });
-
+    const { changed, gone } = changesOf(read.consumers, delivered);
     const { share, floor } = provider.removalGuard;
     let confirmed: string | undefined;
     if (gone.length > floor && gone.length > share * delivered.size) {
-      const change = sha256Hex(canonicalJson(changes.map(({ key, desired }) => [key, desired ? digest(desired) : null]).sort()));
+      const pairs = [...changed.map(({ key, digest }): [string, string | null] => [key, digest]), ...gone.map((key): [string, null] => [key, null])];
+      const change = sha256Hex(canonicalJson(pairs.sort()));
       if ((await this.options.confirmations.confirmedRemovals(name)) !== change) {
         await this.holdBack(provider, signature, change, gone, delivered.size);
         return;
@@ -201,22 +193,63 @@ export class DesiredSync {
       logger.warn({ provider: name, file: path, removals: gone.length }, `removals confirmed by a person: removing ${gone.length} of ${delivered.size} consumers of ${name} as ${path} declares`);
     }
 
-    const at = this.deliveryTime();
-    for (let i = 0; i < changes.length; i += 1000) await queue.deliverDesired(changes.slice(i, i + 1000), at);
-    const logins = this.logins.get(name) ?? new Map<string, string>();
-    for (const { key, desired } of changes) {
-      if (desired) delivered.set(key, digest(desired));
-      else delivered.delete(key);
-      // a refused spec keeps the accepted one's login; a removed consumer's is released by the orphan watch's second look
-      if (desired && (desired.problems.length === 0 || !logins.has(key))) logins.set(key, desired.login);
-      else if (!desired) logins.delete(key);
-    }
+    await this.deliver(name, read, changed, gone);
     this.known.add(name);
     if (wasHeld !== undefined && confirmed === undefined) logger.info({ provider: name, file: path }, `${path} changed since removals were held back; judged afresh, nothing is held back now`);
     for (const key of gone) logger.info({ consumer: key }, 'no longer declared; removing');
     this.seen.set(name, { signature, error: null });
-    await store.setProviderStatus({ _id: name, contributionsError: null, errorSince: null, lastGoodAt: now(), consumers: wanted.length, heldRemovals: null });
+    await store.setProviderStatus({ _id: name, contributionsError: null, errorSince: null, lastGoodAt: now(), consumers: read.consumers.length, heldRemovals: null });
     if (confirmed) await this.options.confirmations.clearConfirmedRemovals(name, confirmed);
+  }
+
+  /** A file that does not validate: said once (and kept in the provider's status); nothing changes. */
+  private async refuse(provider: ProviderConfig, signature: string, message: string): Promise<void> {
+    const { store, logger, now } = this.options;
+    const name = provider.name;
+    if (this.seen.get(name)?.error !== message) {
+      logger.error({ provider: name, file: provider.contributionsPath }, `contributions refused; the last good desired state stays in force:\n${message}`);
+      const previous = await store.providerStatus(name);
+      await store.setProviderStatus({
+        _id: name,
+        contributionsError: message,
+        errorSince: now(),
+        lastGoodAt: previous?.lastGoodAt ?? null,
+        consumers: previous?.consumers ?? 0,
+        heldRemovals: null,
+      });
+    }
+    this.seen.set(name, { signature, error: message });
+  }
+
+  /**
+   * Delivers the specs of the `changed` consumers (read again from the file, a chunk at a time,
+   * so that no more than a chunk of full specs is held at once), then the removals of `gone`;
+   * what each chunk delivered is remembered once the queue has it.
+   */
+  private async deliver(name: string, read: ContributionsRead, changed: readonly DeclaredBrief[], gone: readonly string[]): Promise<void> {
+    const delivered = this.delivered.get(name) ?? new Map<string, string>();
+    const logins = this.logins.get(name) ?? new Map<string, string>();
+    const at = this.deliveryTime();
+    for (let i = 0; i < changed.length; i += DELIVERY_CHUNK) {
+      const specs = await read.specs(changed.slice(i, i + DELIVERY_CHUNK).map((c) => c.index));
+      await this.options.queue.deliverDesired(specs, at);
+      for (const { key: read, desired } of specs) {
+        // kept for the life of the process: not as cut from the file's text
+        const key = ownString(read);
+        delivered.set(key, specDigest(desired));
+        // a refused spec keeps the accepted one's login
+        if (desired.problems.length === 0 || !logins.has(key)) logins.set(key, ownString(desired.login));
+      }
+    }
+    for (let i = 0; i < gone.length; i += DELIVERY_CHUNK) {
+      const keys = gone.slice(i, i + DELIVERY_CHUNK);
+      await this.options.queue.deliverDesired(keys.map((key) => ({ key, desired: null })), at);
+      // a removed consumer's login is released by the orphan watch's second look
+      for (const key of keys) {
+        delivered.delete(key);
+        logins.delete(key);
+      }
+    }
   }
 
   /** Holds back a change that would remove too many consumers: said once, kept in the provider's status. */

@@ -31,7 +31,8 @@ import type { SecretRoots } from '../secrets/secret-roots.js';
 import { canonicalJson } from './canonical-json.js';
 import { nameSchema } from '../config/names.js';
 import { consumerKey } from '../store/consumer-key.js';
-import type { DeclaredConsumer, DesiredState } from './consumer-spec.js';
+import type { ContributionsRead, DeclaredBrief, DeclaredConsumer, DesiredState } from './consumer-spec.js';
+import { specDigest } from './spec-digest.js';
 import { itemSpans, type ItemSpan } from './contribution-items.js';
 import { consumerItemShape } from './consumer-item.js';
 import { contributionsLimit } from './contributions-limit.js';
@@ -66,40 +67,87 @@ export async function loadContributions(provider: ProviderConfig): Promise<Desir
  */
 export async function declaredIn(provider: ProviderConfig, text: string, options: { whole?: boolean } = {}): Promise<DesiredState> {
   const spans = options.whole ? undefined : itemSpans(text);
-  const items = new ItemChecker(provider, await rootsOf(provider));
+  const items = new ItemChecker(provider, await rootsOf(provider), full);
   const byItem = spans && (await items.readItems(text, spans));
-  return byItem ?? new ItemChecker(provider, items.roots).readDocument(text);
+  return { provider: provider.name, consumers: byItem ?? (await new ItemChecker(provider, items.roots, full).readDocument(text)) };
 }
 
+/**
+ * `provider`'s contributions file read and validated whole, as {@link loadContributions} does,
+ * keeping each consumer only in brief: a file of the plain shape keeps its text, and its items'
+ * full specs are parsed again when asked ({@link ContributionsRead.specs}); any other file keeps
+ * its specs. Throws `CONTRIBUTIONS_INVALID` as {@link loadContributions} does.
+ */
+export async function readContributions(provider: ProviderConfig): Promise<ContributionsRead> {
+  const file = provider.contributionsPath;
+  const read = await readBounded(file, contributionsLimit(provider));
+  if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [read.problem]);
+  const { text } = read;
+  const spans = itemSpans(text);
+  const roots = await rootsOf(provider);
+  // one look at the grant secrets' directories, so that the specs read again say what the briefs did
+  const paths = new RealPaths();
+  const consumers = spans && (await new ItemChecker(provider, roots, inBrief, paths).readItems(text, spans));
+  if (consumers) return { provider: provider.name, consumers, specs: (indexes) => new ItemChecker(provider, roots, full, paths).readAgain(text, spans, indexes) };
+  const specs = await new ItemChecker(provider, roots, full).readDocument(text);
+  const briefs = specs.map((consumer, index) => inBrief(consumer, index));
+  return { provider: provider.name, consumers: briefs, specs: (indexes) => Promise.resolve(indexes.map((i) => specs[i]!)) };
+}
+
+/** The item of `span` parsed alone, as a list of that one item; undefined when it does not parse alone. */
+function itemAlone(file: string, text: string, span: ItemSpan, index: number): { source: YamlSource; item: unknown } | undefined {
+  const read = YamlSource.parseItem(file, text.slice(span.start, span.end), index, span.line);
+  if (!read.ok || !Array.isArray(read.source.value) || read.source.value.length !== 1) return undefined;
+  return { source: read.source, item: read.source.value[0] };
+}
+
+/** What a checker keeps of each consumer it declares (at `index` in the file's list). */
+type Keep<T> = (consumer: DeclaredConsumer, index: number) => T;
+const full: Keep<DeclaredConsumer> = (consumer) => consumer;
+const inBrief: Keep<DeclaredBrief> = ({ key, desired }, index) => ({ key, digest: specDigest(desired), index });
+
 /** Checks the items of one file in order: each one's problems, the ids and logins repeated, the consumers declared. */
-class ItemChecker {
+class ItemChecker<T> {
   private readonly problems: string[] = [];
   private readonly repeated = { id: [] as string[], login: [] as string[] };
   private readonly first = { id: new Map<string, number>(), login: new Map<string, number>() };
-  private readonly declared: Array<Promise<DeclaredConsumer>> = [];
-  private readonly done: DeclaredConsumer[] = [];
-  private readonly paths = new RealPaths();
-
+  private readonly declared: Array<Promise<T>> = [];
+  private readonly done: T[] = [];
   constructor(
     private readonly provider: ProviderConfig,
     readonly roots: SecretRoots,
+    private readonly keep: Keep<T>,
+    private readonly paths = new RealPaths(),
   ) {}
 
   /** The file read one item at a time; undefined when an item does not parse alone (the whole document says why). */
-  async readItems(text: string, spans: readonly ItemSpan[]): Promise<DesiredState | undefined> {
+  async readItems(text: string, spans: readonly ItemSpan[]): Promise<T[] | undefined> {
     const file = this.provider.contributionsPath;
     for (const [index, span] of spans.entries()) {
-      const read = YamlSource.parseItem(file, text.slice(span.start, span.end), index, span.line);
-      if (!read.ok || !Array.isArray(read.source.value) || read.source.value.length !== 1) return undefined;
-      await this.add(read.source, read.source.value[0], index);
+      const alone = itemAlone(file, text, span, index);
+      if (alone === undefined) return undefined;
+      await this.add(alone.source, alone.item, index);
       // a long file does not hold up the process's other work (its worker's jobs, their locks)
       if (index % ITEMS_AT_ONCE === ITEMS_AT_ONCE - 1) await new Promise((resolve) => setImmediate(resolve));
     }
     return this.result();
   }
 
+  /** The items at `indexes` of a file whose items all parsed alone and validated ({@link readItems}), read again. */
+  async readAgain(text: string, spans: readonly ItemSpan[], indexes: readonly number[]): Promise<T[]> {
+    const file = this.provider.contributionsPath;
+    for (const index of indexes) {
+      const span = spans[index]!;
+      const alone = itemAlone(file, text, span, index);
+      // the same text parsed alone before; said as a problem of the file should it ever not
+      if (alone === undefined) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [`${file}:${span.line}: consumers[${index}]: does not parse alone`]);
+      await this.add(alone.source, alone.item, index);
+    }
+    return this.result();
+  }
+
   /** The file read as one document. */
-  async readDocument(text: string): Promise<DesiredState> {
+  async readDocument(text: string): Promise<T[]> {
     const file = this.provider.contributionsPath;
     const read = YamlSource.parse(file, text);
     if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, read.problems);
@@ -141,19 +189,19 @@ class ItemChecker {
     }
   }
 
-  private async declare(source: YamlSource, index: number, { id, login, secret, values }: { id: string; login: string; secret: string; values: unknown }): Promise<DeclaredConsumer> {
+  private async declare(source: YamlSource, index: number, { id, login, secret, values }: { id: string; login: string; secret: string; values: unknown }): Promise<T> {
     const { provider } = this;
     const at = source.at(['consumers', index]);
     const secretPath = resolve(dirname(provider.contributionsPath), secret);
     const problems = await consumerProblems(source, provider, index, { id, login, secret, secretPath, values }, this.roots, this.paths);
     const specHash = sha256Hex(canonicalJson({ login, values, secretPath }));
-    return { key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } };
+    return this.keep({ key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } }, index);
   }
 
-  private async result(): Promise<DesiredState> {
+  private async result(): Promise<T[]> {
     this.done.push(...(await Promise.all(this.declared.splice(0))));
     const problems = [...this.problems, ...this.repeated.id, ...this.repeated.login];
     if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', this.provider.contributionsPath, problems);
-    return { provider: this.provider.name, consumers: this.done };
+    return this.done;
   }
 }

@@ -14,6 +14,7 @@ import type { Adapter } from '../adapters/adapter.js';
 import type { HoldfastConfig } from '../config/config.js';
 import { configSecrets } from '../config/config-secrets.js';
 import { DesiredSync } from '../desired/desired-sync.js';
+import { boundHeapGrowth } from './heap-growth.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
@@ -105,6 +106,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const { config, logger } = options;
   const now = options.now ?? (() => new Date());
   prepare(options);
+  boundHeapGrowth();
   const releasers = new Releasers();
   try {
     const shared = await connectShared(options, now, releasers);

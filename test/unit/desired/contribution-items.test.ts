@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { AdapterKind } from '../../../src/adapters/adapter.js';
 import { YamlSource } from '../../../src/config/yaml-source.js';
 import { itemSpans } from '../../../src/desired/contribution-items.js';
-import { declaredIn } from '../../../src/desired/load-contributions.js';
+import { declaredIn, readContributions } from '../../../src/desired/load-contributions.js';
+import { specDigest } from '../../../src/desired/spec-digest.js';
 import { providerConfig } from '../../support/provider-config.js';
 
 const fakeKind: AdapterKind<{ keys: string[] }, { keyPrefix: string }> = {
@@ -74,6 +75,29 @@ describe('a contributions file read one item at a time', () => {
       expect('state' in first && first.state.consumers.map((c) => c.desired.problems.length)).toEqual([0, 1, 1]);
     } finally {
       rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it('read for the sync, keeps each consumer in brief and gives the same specs again on demand, for any shape', async () => {
+    mkdirSync(join(dir, 'grants'));
+    writeFileSync(join(dir, 'grants/a.secret'), 'a-long-password\n');
+    const flow = `consumers: [{ id: a, login: app_a, secret: grants/a.secret }, { id: b, login: app_b, secret: s, values: { keys: ['x:*'] } }]\n`;
+    for (const text of [...PLAIN, flow]) {
+      writeFileSync(join(dir, 'cache.yaml'), text);
+      const whole = await outcome(text, true);
+      const read = await readContributions(provider()).then(
+        (r) => ({ read: r }),
+        (error: unknown) => ({ error: (error as Error).message }),
+      );
+      if ('error' in whole) {
+        expect(read).toEqual({ error: whole.error });
+        continue;
+      }
+      if (!('read' in read)) throw new Error(`refused: ${read.error}`);
+      const declared = whole.state.consumers;
+      expect(read.read.consumers).toEqual(declared.map(({ key, desired }, index) => ({ key, digest: specDigest(desired), index })));
+      expect(await read.read.specs(declared.map((_, i) => i))).toEqual(declared);
+      expect(await read.read.specs([declared.length - 1, 0])).toEqual([declared.at(-1), declared[0]]);
     }
   });
 

@@ -1,0 +1,104 @@
+/**
+ * `node --expose-gc --import tsx test/bench/sync-memory.ts [N]` (default 100,000): the memory of
+ * the desired-state sync of `holdfast run` over a new provider of N consumers, apart from the
+ * rest of the engine: its first pass (read, validate, deliver every consumer's spec to a queue
+ * that only serializes each chunk's jobs, as BullMQ would), then a pass after one consumer
+ * changed. Reports the heap and RSS sampled every 20 ms, the process's VmHWM, the heap a full
+ * GC leaves after each pass (what the sync keeps), the passes' times and the load average.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADAPTERS } from '../../src/adapters/registry.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { DesiredSync } from '../../src/desired/desired-sync.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { Scrubber } from '../../src/logging/scrubber.js';
+import type { DesiredSpec } from '../../src/store/consumer-record.js';
+
+const COMMANDS = ['+@read', '+@write', '+@connection'];
+const n = Number(process.argv[2] ?? 100_000);
+const dir = mkdtempSync(join(tmpdir(), 'holdfast-sync-memory-'));
+const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
+const vm = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) / 1024;
+const kept = () => {
+  globalThis.gc?.();
+  return mb(process.memoryUsage().heapUsed);
+};
+const item = (i: number, key = `${`c${String(i).padStart(6, '0')}`}:*`) => {
+  const id = `c${String(i).padStart(6, '0')}`;
+  return `  - id: ${id}\n    login: hf_${id}\n    secret: ../grants/${id}.secret\n    values: { keys: ["${key}"], commands: ${JSON.stringify(COMMANDS)} }`;
+};
+const contributions = (changed?: number) => `consumers:\n${Array.from({ length: n }, (_, i) => item(i, i === changed ? `c${String(i).padStart(6, '0')}:other:*` : undefined)).join('\n')}\n`;
+
+try {
+  for (const sub of ['grants', 'secrets', 'contributions']) mkdirSync(join(dir, sub));
+  for (const name of ['queue', 'store', 'cache']) writeFileSync(join(dir, 'secrets', name), 'a-long-enough-password', { mode: 0o600 });
+  writeFileSync(join(dir, 'secrets/fingerprint.key'), Buffer.alloc(32, 1), { mode: 0o600 });
+  const file = join(dir, 'contributions/cache.yaml');
+  writeFileSync(file, contributions());
+  writeFileSync(
+    join(dir, 'holdfast.yaml'),
+    [
+      'queue: { url: "redis://127.0.0.1:1", passwordFile: secrets/queue }',
+      'store: { url: "mongodb://127.0.0.1:1/", passwordFile: secrets/store }',
+      'fingerprintKeyFile: secrets/fingerprint.key',
+      'providers:',
+      '  - name: cache',
+      '    adapter: redis-acl',
+      '    admin: { url: "redis://127.0.0.1:1", passwordFile: secrets/cache }',
+      '    contributions: contributions/cache.yaml',
+      '    secretsRoot: grants',
+      `    policy: { keyPrefix: "{id}:", allowedCommands: ${JSON.stringify(COMMANDS)} }`,
+    ].join('\n') + '\n',
+  );
+  const config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
+  let jobs = 0;
+  let largestChunk = 0;
+  const queue = {
+    deliverDesired: async (entries: ReadonlyArray<{ key: string; desired: DesiredSpec | null }>, at: number) => {
+      const data = entries.map(({ key, desired }) => JSON.stringify({ key, kind: 'desired', at, desired }));
+      jobs += data.length;
+      largestChunk = Math.max(largestChunk, entries.length);
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
+  const store = { setProviderStatus: () => Promise.resolve(), providerStatus: () => Promise.resolve(null) };
+  const confirmations = { confirmedRemovals: () => Promise.resolve(null), confirmRemovals: () => Promise.resolve(), clearConfirmedRemovals: () => Promise.resolve() };
+  const logger = createLogger({ level: 'warn', format: 'json', scrubber: new Scrubber() });
+  const sync = new DesiredSync({ store, queue, confirmations, providers: config.providers, logger, now: () => new Date(), pollEveryMs: 3_600_000 });
+  const before = { heap: kept(), hwm: vm('VmHWM') };
+  let peakHeap = 0;
+  let peakRss = 0;
+  const sampler = setInterval(() => {
+    const { heapUsed, rss } = process.memoryUsage();
+    peakHeap = Math.max(peakHeap, heapUsed);
+    peakRss = Math.max(peakRss, rss);
+  }, 20);
+  let t0 = performance.now();
+  await sync.syncProvider(config.providers[0]!, true);
+  const firstMs = Math.round(performance.now() - t0);
+  const keptAfterFirst = kept();
+  const firstJobs = jobs;
+  writeFileSync(file, contributions(7));
+  t0 = performance.now();
+  await sync.syncProvider(config.providers[0]!, true);
+  const secondMs = Math.round(performance.now() - t0);
+  clearInterval(sampler);
+  const result = {
+    consumers: n,
+    firstPass: { ms: firstMs, jobs: firstJobs, heapKeptMb: keptAfterFirst },
+    secondPass: { ms: secondMs, jobs: jobs - firstJobs, heapKeptMb: kept() },
+    largestChunk,
+    peakHeapMb: mb(peakHeap),
+    peakRssMb: mb(peakRss),
+    vmHwmMb: Math.round(vm('VmHWM')),
+    heapBeforeMb: before.heap,
+    vmHwmBeforeMb: Math.round(before.hwm),
+    load: loadavg().map((l) => l.toFixed(2)).join(' '),
+  };
+  console.log(JSON.stringify(result));
+  await sync.stop();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
