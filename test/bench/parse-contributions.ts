@@ -4,47 +4,22 @@
  * memory it takes: the heap and RSS sampled every 20 ms while it runs, and the process's VmHWM.
  * No server is started; the grant secrets are not written (the sync does not read them).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADAPTERS } from '../../src/adapters/registry.js';
-import { loadConfig } from '../../src/config/load-config.js';
 import { loadContributions } from '../../src/desired/load-contributions.js';
-/** As `bench-env.ts` declares its consumers' commands. */
-const COMMANDS = ['+@read', '+@write', '+@connection'];
+import { contributionItem, offlineProvider } from './offline-provider.js';
 
 const n = Number(process.argv[2] ?? 100_000);
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-parse-'));
 const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
 const vm = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) / 1024;
 try {
-  for (const sub of ['grants', 'secrets', 'contributions']) mkdirSync(join(dir, sub));
-  for (const name of ['queue', 'store', 'cache']) writeFileSync(join(dir, 'secrets', name), 'a-long-enough-password', { mode: 0o600 });
-  writeFileSync(join(dir, 'secrets/fingerprint.key'), Buffer.alloc(32, 1), { mode: 0o600 });
+  const { config, contributions: file } = await offlineProvider(dir);
   const lines: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const id = `c${String(i).padStart(6, '0')}`;
-    lines.push(`  - id: ${id}\n    login: hf_${id}\n    secret: ../grants/${id}.secret\n    values: { keys: ["${id}:*"], commands: ${JSON.stringify(COMMANDS)} }`);
-  }
-  const file = join(dir, 'contributions/cache.yaml');
+  for (let i = 0; i < n; i++) lines.push(contributionItem(i));
   writeFileSync(file, `consumers:\n${lines.join('\n')}\n`);
   lines.length = 0;
-  writeFileSync(
-    join(dir, 'holdfast.yaml'),
-    [
-      'queue: { url: "redis://127.0.0.1:1", passwordFile: secrets/queue }',
-      'store: { url: "mongodb://127.0.0.1:1/", passwordFile: secrets/store }',
-      'fingerprintKeyFile: secrets/fingerprint.key',
-      'providers:',
-      '  - name: cache',
-      '    adapter: redis-acl',
-      '    admin: { url: "redis://127.0.0.1:1", passwordFile: secrets/cache }',
-      '    contributions: contributions/cache.yaml',
-      '    secretsRoot: grants',
-      `    policy: { keyPrefix: "{id}:", allowedCommands: ${JSON.stringify(COMMANDS)} }`,
-    ].join('\n') + '\n',
-  );
-  const config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
   globalThis.gc?.();
   const before = { heap: process.memoryUsage().heapUsed, rss: process.memoryUsage().rss, hwm: vm('VmHWM') };
   let peakHeap = before.heap;

@@ -6,17 +6,15 @@
  * changed. Reports the heap and RSS sampled every 20 ms, the process's VmHWM, the heap a full
  * GC leaves after each pass (what the sync keeps), the passes' times and the load average.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADAPTERS } from '../../src/adapters/registry.js';
-import { loadConfig } from '../../src/config/load-config.js';
 import { DesiredSync } from '../../src/desired/desired-sync.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { Scrubber } from '../../src/logging/scrubber.js';
 import type { DesiredSpec } from '../../src/store/consumer-record.js';
+import { contributionItem, offlineProvider } from './offline-provider.js';
 
-const COMMANDS = ['+@read', '+@write', '+@connection'];
 const n = Number(process.argv[2] ?? 100_000);
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-sync-memory-'));
 const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
@@ -25,34 +23,11 @@ const kept = () => {
   globalThis.gc?.();
   return mb(process.memoryUsage().heapUsed);
 };
-const item = (i: number, key = `${`c${String(i).padStart(6, '0')}`}:*`) => {
-  const id = `c${String(i).padStart(6, '0')}`;
-  return `  - id: ${id}\n    login: hf_${id}\n    secret: ../grants/${id}.secret\n    values: { keys: ["${key}"], commands: ${JSON.stringify(COMMANDS)} }`;
-};
-const contributions = (changed?: number) => `consumers:\n${Array.from({ length: n }, (_, i) => item(i, i === changed ? `c${String(i).padStart(6, '0')}:other:*` : undefined)).join('\n')}\n`;
+const contributions = (changed?: number) => `consumers:\n${Array.from({ length: n }, (_, i) => contributionItem(i, i === changed ? `c${String(i).padStart(6, '0')}:other:*` : undefined)).join('\n')}\n`;
 
 try {
-  for (const sub of ['grants', 'secrets', 'contributions']) mkdirSync(join(dir, sub));
-  for (const name of ['queue', 'store', 'cache']) writeFileSync(join(dir, 'secrets', name), 'a-long-enough-password', { mode: 0o600 });
-  writeFileSync(join(dir, 'secrets/fingerprint.key'), Buffer.alloc(32, 1), { mode: 0o600 });
-  const file = join(dir, 'contributions/cache.yaml');
+  const { config, contributions: file } = await offlineProvider(dir);
   writeFileSync(file, contributions());
-  writeFileSync(
-    join(dir, 'holdfast.yaml'),
-    [
-      'queue: { url: "redis://127.0.0.1:1", passwordFile: secrets/queue }',
-      'store: { url: "mongodb://127.0.0.1:1/", passwordFile: secrets/store }',
-      'fingerprintKeyFile: secrets/fingerprint.key',
-      'providers:',
-      '  - name: cache',
-      '    adapter: redis-acl',
-      '    admin: { url: "redis://127.0.0.1:1", passwordFile: secrets/cache }',
-      '    contributions: contributions/cache.yaml',
-      '    secretsRoot: grants',
-      `    policy: { keyPrefix: "{id}:", allowedCommands: ${JSON.stringify(COMMANDS)} }`,
-    ].join('\n') + '\n',
-  );
-  const config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
   let jobs = 0;
   let largestChunk = 0;
   const queue = {
