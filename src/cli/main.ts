@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /** The `holdfast` command line. Exit codes: 0 fine, 1 something is not served (status), 2 could not run (or a usage error). */
+// first: bounds V8's heap growth before any other module loads
+import './heap-first.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';

@@ -3,6 +3,8 @@
  * a report to its parent every second of its CPU time, memory and store operations.
  * Started by `engine-process.ts`: `node --import tsx engine-child.ts <config> <run|worker> <log file> [profile]`.
  */
+// first, as the CLI's entry does: V8's heap growth bounded before any other module loads
+import '../../src/cli/heap-first.js';
 import { pino } from 'pino';
 import { ADAPTERS } from '../../src/adapters/registry.js';
 import { loadConfig } from '../../src/config/load-config.js';

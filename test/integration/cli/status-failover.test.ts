@@ -4,7 +4,6 @@
  * consumers are not taken for forgotten or never applied; the other shards' are reported from
  * what they answered; and once the replica serves, the status is green again.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { readStatus, statusCommand } from '../../../src/cli/status-command.js';
@@ -15,20 +14,12 @@ import { shardOf } from '../../../src/queue/shard-of.js';
 import { redReasons, type StatusReport } from '../../../src/status/status-report.js';
 import { formatStatus } from '../../../src/status/format-status.js';
 import { ownRedisCluster } from '../../backends/index.js';
-import { addressOf, slotOwner, type RedisClusterEndpoint } from '../../backends/redis-cluster.js';
+import { addressOf, slotOwner } from '../../backends/redis-cluster.js';
+import { prefixOverMasters } from '../../support/cluster-prefix.js';
 import { engineFixtures, type EngineFixture } from '../engine/engine-fixture.js';
 
 const SHARDS = 3;
 
-/** A fresh prefix whose three shards are served by three distinct masters. */
-async function prefixOverMasters(cluster: RedisClusterEndpoint): Promise<string> {
-  for (let i = 0; i < 200; i++) {
-    const prefix = `{hs${randomBytes(3).toString('hex')}}`;
-    const owners = await Promise.all(shardPrefixes(prefix, SHARDS).map(async (p) => addressOf(await slotOwner(cluster, holdfastPrefix(p)))));
-    if (new Set(owners).size === SHARDS) return prefix;
-  }
-  throw new Error('no prefix found whose shards land on three masters');
-}
 
 /** `holdfast status --json` in this process: its exit code and its report. */
 async function statusJson(f: EngineFixture): Promise<{ code: number; report: StatusReport }> {
@@ -47,7 +38,7 @@ describe('holdfast status during a failover of one queue shard', () => {
 
   it("names the shard it cannot read and its node, never its consumers as forgotten, and is green after the promotion", async () => {
     const cluster = await ownRedisCluster({ nodeTimeoutMs: 2000 });
-    const prefix = await prefixOverMasters(cluster.endpoint);
+    const prefix = await prefixOverMasters(cluster.endpoint, SHARDS);
     const f = await fixture({ queueCluster: cluster.endpoint, prefix, shards: SHARDS, consumers: 30, timing: { verifyEvery: '2s', checkTimeout: '1s' }, resyncEvery: '2s' });
     await f.startHeld();
     await f.until('status healthy', async () => (await readStatus(f.config, {})).healthy, 30_000);

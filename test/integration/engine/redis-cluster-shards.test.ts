@@ -3,7 +3,6 @@
  * keys spread over every master, and the faults still hold (a cache restarted empty is healed,
  * a shard's master killed fails over without losing a consumer).
  */
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { shardPrefixes } from '../../../src/config/shard-prefixes.js';
 import { holdfastPrefix } from '../../../src/queue/coordination.js';
@@ -11,19 +10,11 @@ import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import { shardOf } from '../../../src/queue/shard-of.js';
 import { ownBackend, ownRedisCluster, sharedRedisCluster } from '../../backends/index.js';
 import { addressOf, clusterMasters, keysPerMaster, nodeClient, slotOwner, type RedisClusterEndpoint } from '../../backends/redis-cluster.js';
+import { prefixOverMasters } from '../../support/cluster-prefix.js';
 import { engineFixtures, type EngineFixture } from './engine-fixture.js';
 
 const SHARDS = 3;
 
-/** A fresh prefix whose three shards are served by three distinct masters (which master serves a slot is the cluster's choice). */
-async function prefixOverMasters(cluster: RedisClusterEndpoint): Promise<string> {
-  for (let i = 0; i < 200; i++) {
-    const prefix = `{hs${randomBytes(3).toString('hex')}}`;
-    const owners = await Promise.all(shardPrefixes(prefix, SHARDS).map(async (p) => addressOf(await slotOwner(cluster, holdfastPrefix(p)))));
-    if (new Set(owners).size === SHARDS) return prefix;
-  }
-  throw new Error('no prefix found whose shards land on three masters');
-}
 
 /** Keys of the prefix's shards on each master (`host:port` → count). */
 async function spreadOf(cluster: RedisClusterEndpoint, prefix: string): Promise<Map<string, number>> {
@@ -60,7 +51,7 @@ describe('queue shards on a Redis Cluster', () => {
   it('spreads the consumers over every master, and heals a cache restarted without an ACL file', async () => {
     const cluster = sharedRedisCluster();
     const provider = await ownBackend('redis');
-    const prefix = await prefixOverMasters(cluster);
+    const prefix = await prefixOverMasters(cluster, SHARDS);
     const f = await fixture({ queueCluster: cluster, provider, prefix, shards: SHARDS, consumers: 30, timing: { verifyEvery: '2s', checkTimeout: '1s' } });
     await f.startHeld();
     const spread = await spreadOf(cluster, prefix);
@@ -78,7 +69,7 @@ describe('queue shards on a Redis Cluster', () => {
 
   it("rides out a failover of one shard's master: the other shards keep checking, no consumer is lost", async () => {
     const cluster = await ownRedisCluster({ nodeTimeoutMs: 2000 });
-    const prefix = await prefixOverMasters(cluster.endpoint);
+    const prefix = await prefixOverMasters(cluster.endpoint, SHARDS);
     const f = await fixture({ queueCluster: cluster.endpoint, prefix, shards: SHARDS, consumers: 45, timing: { verifyEvery: '1s', checkTimeout: '1s' }, resyncEvery: '1s' });
     await f.startHeld();
     const sentinel = coordinationKeys(holdfastPrefix(shardPrefixes(prefix, SHARDS)[1]!)).alive;
