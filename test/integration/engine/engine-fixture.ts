@@ -12,6 +12,7 @@ import { ADAPTERS } from '../../../src/adapters/registry.js';
 import type { HoldfastConfig } from '../../../src/config/config.js';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { startEngine, type Engine, type EngineOptions } from '../../../src/engine/engine.js';
+import { startHttpServer, type HttpServer, type HttpServerOptions } from '../../../src/http/http-server.js';
 import { createLogger } from '../../../src/logging/logger.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
@@ -302,6 +303,21 @@ export class EngineFixture {
     const engine = await this.start(roles, adapter);
     await this.until('every consumer held', () => this.allHeld());
     return engine;
+  }
+
+  /** A read-only HTTP server on a free port over `engine` (as `holdfast run --http` serves it); `more` adds to its options (auth). */
+  httpServer(engine: Engine, metrics: HttpServerOptions['metrics'], more: Partial<HttpServerOptions> = {}): Promise<HttpServer> {
+    return startHttpServer({
+      listen: { host: '127.0.0.1', port: 0 },
+      readOnly: true,
+      store: engine.store,
+      coordination: engine.coordination,
+      queue: engine.queue,
+      providers: this.config.providers,
+      metrics,
+      logger: createLogger({ level: 'fatal', format: 'json', scrubber: new Scrubber() }),
+      ...more,
+    });
   }
 
   async status(): Promise<StatusReport> {

@@ -8,9 +8,6 @@ import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { ownershipOf } from '../../../src/config/config.js';
 import { sharedBackend, type BackendEndpoint } from '../../backends/index.js';
-import { startHttpServer } from '../../../src/http/http-server.js';
-import { createLogger } from '../../../src/logging/logger.js';
-import { Scrubber } from '../../../src/logging/scrubber.js';
 import { Metrics } from '../../../src/metrics/metrics.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import { engineFixtures as fixtures, sharedOf, type Consumer, type EngineFixture, type ProviderKindName } from './engine-fixture.js';
@@ -75,16 +72,7 @@ describe('secrets', () => {
     const jobs = await dumpRedis(redis, f.config.queue.prefix);
     redis.disconnect();
     const records = await dumpMongo(store.url, f.config.store.database);
-    const server = await startHttpServer({
-      listen: { host: '127.0.0.1', port: 0 },
-      readOnly: true,
-      store: engine.store,
-      coordination: engine.coordination,
-      queue: engine.queue,
-      providers: f.config.providers,
-      metrics,
-      logger: createLogger({ level: 'fatal', format: 'json', scrubber: new Scrubber() }),
-    });
+    const server = await f.httpServer(engine, metrics);
     const paths = [
       '/',
       '/status?all=1',
@@ -124,16 +112,7 @@ describe('secrets', () => {
 
 /** The bodies of the read-only HTTP server's pages (dashboard, status, metrics, each consumer, Bull Board's API), each after its path. */
 async function servedBodies(engine: Engine, f: EngineFixture): Promise<string> {
-  const server = await startHttpServer({
-    listen: { host: '127.0.0.1', port: 0 },
-    readOnly: true,
-    store: engine.store,
-    coordination: engine.coordination,
-    queue: engine.queue,
-    providers: f.config.providers,
-    metrics: new Metrics(),
-    logger: createLogger({ level: 'fatal', format: 'json', scrubber: new Scrubber() }),
-  });
+  const server = await f.httpServer(engine, new Metrics());
   try {
     const paths = [
       '/',

@@ -11,10 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { ownershipOf } from '../../../src/config/config.js';
 import { shardPrefixes } from '../../../src/config/shard-prefixes.js';
-import { startHttpServer } from '../../../src/http/http-server.js';
-import { createLogger } from '../../../src/logging/logger.js';
 import { Metrics } from '../../../src/metrics/metrics.js';
-import { Scrubber } from '../../../src/logging/scrubber.js';
 import type { ConsumerQueue } from '../../../src/queue/consumer-queue.js';
 import { shardOf } from '../../../src/queue/shard-of.js';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
@@ -78,16 +75,7 @@ describe('a queue of three shards', () => {
     const status = await f.status();
     expect(status.consumers).toHaveLength(30);
     expect(status.healthy).toBe(true);
-    const server = await startHttpServer({
-      listen: { host: '127.0.0.1', port: 0 },
-      readOnly: true,
-      store: engine.store,
-      coordination: engine.coordination,
-      queue: engine.queue,
-      providers: f.config.providers,
-      metrics,
-      logger: createLogger({ level: 'fatal', format: 'json', scrubber: new Scrubber() }),
-    });
+    const server = await f.httpServer(engine, metrics);
     try {
       // the metrics count every shard's jobs: one wait per consumer
       await f.until('the metrics count every wait', async () => {

@@ -6,10 +6,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startHttpServer, type HttpServer } from '../../../src/http/http-server.js';
+import type { HttpServer } from '../../../src/http/http-server.js';
 import { Metrics } from '../../../src/metrics/metrics.js';
-import { createLogger } from '../../../src/logging/logger.js';
-import { Scrubber } from '../../../src/logging/scrubber.js';
 import { sharedBackend } from '../../backends/index.js';
 import { engineFixtures } from '../engine/engine-fixture.js';
 
@@ -26,17 +24,7 @@ describe('the HTTP server', () => {
     const metrics = new Metrics();
     const engine = await f.start(undefined, undefined, { metrics });
     await f.until('every consumer held', () => f.allHeld());
-    server = await startHttpServer({
-      listen: { host: '127.0.0.1', port: 0 },
-      auth: AUTH,
-      readOnly: true,
-      store: engine.store,
-      coordination: engine.coordination,
-      queue: engine.queue,
-      providers: f.config.providers,
-      metrics,
-      logger: createLogger({ level: 'fatal', format: 'json', scrubber: new Scrubber() }),
-    });
+    server = await f.httpServer(engine, metrics, { auth: AUTH });
     const get = (path: string, init: RequestInit = {}) => fetch(`${server!.url}${path}`, { ...init, headers: { authorization, ...(init.headers ?? {}) } });
     const seen: string[] = [];
     const text = async (path: string) => {
