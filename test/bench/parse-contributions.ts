@@ -4,16 +4,15 @@
  * memory it takes: the heap and RSS sampled every 20 ms while it runs, and the process's VmHWM.
  * No server is started; the grant secrets are not written (the sync does not read them).
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadContributions } from '../../src/desired/load-contributions.js';
+import { mb, samplePeaks, vm } from './memory-peaks.js';
 import { contributionItem, offlineProvider } from './offline-provider.js';
 
 const n = Number(process.argv[2] ?? 100_000);
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-parse-'));
-const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
-const vm = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) / 1024;
 try {
   const { config, contributions: file } = await offlineProvider(dir);
   const lines: string[] = [];
@@ -22,19 +21,13 @@ try {
   lines.length = 0;
   globalThis.gc?.();
   const before = { heap: process.memoryUsage().heapUsed, rss: process.memoryUsage().rss, hwm: vm('VmHWM') };
-  let peakHeap = before.heap;
-  let peakRss = before.rss;
-  const sampler = setInterval(() => {
-    const { heapUsed, rss } = process.memoryUsage();
-    peakHeap = Math.max(peakHeap, heapUsed);
-    peakRss = Math.max(peakRss, rss);
-  }, 20);
+  const sampler = samplePeaks();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const state = await loadContributions(config.providers[0]!);
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  clearInterval(sampler);
+  const peak = sampler.stop();
   globalThis.gc?.();
   const kept = process.memoryUsage().heapUsed;
   const result = {
@@ -42,8 +35,8 @@ try {
     fileMb: mb(statSync(file).size),
     parseMs: Math.round(ms),
     cpuMs: Math.round((cpu.user + cpu.system) / 1000),
-    peakHeapMb: mb(peakHeap),
-    peakRssMb: mb(peakRss),
+    peakHeapMb: mb(peak.heap),
+    peakRssMb: mb(peak.rss),
     vmHwmMb: Math.round(vm('VmHWM')),
     heapBeforeMb: mb(before.heap),
     vmHwmBeforeMb: Math.round(before.hwm),

@@ -6,19 +6,18 @@
  * changed. Reports the heap and RSS sampled every 20 ms, the process's VmHWM, the heap a full
  * GC leaves after each pass (what the sync keeps), the passes' times and the load average.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DesiredSync } from '../../src/desired/desired-sync.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { Scrubber } from '../../src/logging/scrubber.js';
 import type { DesiredSpec } from '../../src/store/consumer-record.js';
+import { mb, samplePeaks, vm } from './memory-peaks.js';
 import { contributionItem, offlineProvider } from './offline-provider.js';
 
 const n = Number(process.argv[2] ?? 100_000);
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-sync-memory-'));
-const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
-const vm = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) / 1024;
 const kept = () => {
   globalThis.gc?.();
   return mb(process.memoryUsage().heapUsed);
@@ -43,13 +42,7 @@ try {
   const logger = createLogger({ level: 'warn', format: 'json', scrubber: new Scrubber() });
   const sync = new DesiredSync({ store, queue, confirmations, providers: config.providers, logger, now: () => new Date(), pollEveryMs: 3_600_000 });
   const before = { heap: kept(), hwm: vm('VmHWM') };
-  let peakHeap = 0;
-  let peakRss = 0;
-  const sampler = setInterval(() => {
-    const { heapUsed, rss } = process.memoryUsage();
-    peakHeap = Math.max(peakHeap, heapUsed);
-    peakRss = Math.max(peakRss, rss);
-  }, 20);
+  const sampler = samplePeaks();
   let t0 = performance.now();
   await sync.syncProvider(config.providers[0]!, true);
   const firstMs = Math.round(performance.now() - t0);
@@ -59,14 +52,14 @@ try {
   t0 = performance.now();
   await sync.syncProvider(config.providers[0]!, true);
   const secondMs = Math.round(performance.now() - t0);
-  clearInterval(sampler);
+  const peak = sampler.stop();
   const result = {
     consumers: n,
     firstPass: { ms: firstMs, jobs: firstJobs, heapKeptMb: keptAfterFirst },
     secondPass: { ms: secondMs, jobs: jobs - firstJobs, heapKeptMb: kept() },
     largestChunk,
-    peakHeapMb: mb(peakHeap),
-    peakRssMb: mb(peakRss),
+    peakHeapMb: mb(peak.heap),
+    peakRssMb: mb(peak.rss),
     vmHwmMb: Math.round(vm('VmHWM')),
     heapBeforeMb: before.heap,
     vmHwmBeforeMb: Math.round(before.hwm),
