@@ -1,7 +1,8 @@
 /**
  * A BullMQ worker that runs consumer jobs (see `consumer-job.ts`). A job whose outcome is
- * `later` (a routine check that changed nothing, a busy consumer, a lost compare-and-swap, a
- * store that does not answer) is put back, delayed, without using up an attempt. A job fails
+ * `later` (a busy consumer, a lost compare-and-swap, a store that does not answer) is put back,
+ * delayed, without using up an attempt; a timer job whose routine check changed nothing ends,
+ * its wait put in the due set (`due-waits.ts`), where the rounds take it (`due-rounds.ts`). A job fails
  * only for what retries cannot fix, and says which consumer, in words.
  *
  * With `queue.shards: N` it runs one BullMQ worker per shard's queue, `concurrency` split
@@ -19,6 +20,7 @@ import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { QueueConnectionConfig } from '../src/config/config.js';
 import { shardPrefixes } from '../src/config/shard-prefixes.js';
 import { shardOf } from '../src/queue/shard-of.js';
+import type { WaitScheduler } from '../src/queue/due-waits.js';
 import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
 
 export interface ConsumerWorkerOptions {
@@ -35,6 +37,8 @@ export interface ConsumerWorkerOptions {
    * empty, flushed): a fault said once elsewhere, not once per job.
    */
   queueForgot: () => Promise<boolean>;
+  /** Where a timer job's wait goes once its routine check changed nothing: the due set, taken by the rounds. */
+  waits: WaitScheduler;
 }
 
 /** What a job that is not put back returns to BullMQ. */
@@ -124,6 +128,12 @@ export class ConsumerWorker {
       return 'stale';
     }
     const outcome = await runConsumerJob(job.data, this.deps);
+    if (outcome.kind === 'later' && outcome.why === 'again' && job.data.kind === 'timer') {
+      // a job from before the due set, or handed over by a round: its wait joins the due set
+      const { key, wait, epoch, ticket } = job.data;
+      await this.options.waits.scheduleWaits([{ key, timer: { wait, epoch, dueAt: outcome.at }, ticket }]);
+      return 'done';
+    }
     if (outcome.kind === 'later') {
       // put back, no attempt used: the debug log says why when an error said so
       if (outcome.error !== undefined) this.logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${this.describe(outcome.error)}`);

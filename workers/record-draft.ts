@@ -17,7 +17,8 @@ import { firstCheckDelay } from '../machines/delays.js';
 import { persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { RecordNotes } from '../src/queue/coordination.js';
-import { checkTicket, type ConsumerQueue } from '../src/queue/consumer-queue.js';
+import { checkTicket } from '../src/queue/consumer-queue.js';
+import type { WaitScheduler } from '../src/queue/due-waits.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, WaitRecord } from '../src/store/consumer-record.js';
 import { summaryOf } from '../src/queue/summarize.js';
 import { timelineEventsOf } from '../src/queue/timeline-event.js';
@@ -26,7 +27,8 @@ import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js
 
 export interface DraftDeps {
   store: Pick<ConsumerStore, 'insert' | 'save' | 'delete'>;
-  queue: Pick<ConsumerQueue, 'scheduleWaits'>;
+  /** Where the wait the machine asks for is scheduled (the due set). */
+  waits: WaitScheduler;
   coordination: RecordNotes;
   now: () => Date;
   /** Told of every state change (the metrics); in process. */
@@ -273,7 +275,7 @@ export class RecordDraft {
   private async scheduleWait(wait: WaitRecord | null): Promise<void> {
     if (!wait) return;
     const ticket = checkTicket(this.written.machine, this.desired, this.lastApplied);
-    await this.deps.queue.scheduleWaits([{ key: this.key, timer: wait, ticket }], this.deps.now());
+    await this.deps.waits.scheduleWaits([{ key: this.key, timer: wait, ticket }]);
   }
 
   /** The consumer is removed: its record and everything the queue's Redis knew of it go. */

@@ -7,7 +7,7 @@ import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { queueRedis, queueWhereOf, type QueueRedis } from '../queue/bull-connection.js';
 import type { Coordination } from '../queue/coordination.js';
-import { queuedChecks, type QueuedChecks } from '../queue/queued-checks.js';
+import { queuedChecks, queueKeysOf, type QueuedChecks } from '../queue/queued-checks.js';
 import { queueCoordination, type QueueCoordination } from '../queue/sharded-coordination.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
 import { ConsumerStore } from '../store/consumer-store.js';
@@ -97,7 +97,7 @@ export function statusConnections(config: HoldfastConfig, budgetMs: number, note
   return {
     store,
     coordination,
-    queued: queuedChecks(redis, { shards: jobs.length, toKey: (shard, type) => jobs[shard]!.toKey(type) }),
+    queued: queuedChecks(redis, queueKeysOf(config.queue.prefix, jobs)),
     close: async () => {
       await Promise.all(jobs.map((queue) => queue.close().catch(() => undefined)));
       redis.disconnect();

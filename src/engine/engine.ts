@@ -6,6 +6,8 @@
  */
 import { connectCoordination, connectStore } from './connect.js';
 import { ConsumerWorker } from '../../workers/consumer-worker.js';
+import { DueRounds } from '../../workers/due-rounds.js';
+import { DueWaits } from '../queue/due-waits.js';
 import { createEffects, type Effects } from '../../workers/effects.js';
 import { JobTrust } from '../../workers/job-trust.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
@@ -19,7 +21,7 @@ import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
-import { queuedChecks, type QueuedChecks } from '../queue/queued-checks.js';
+import { queuedChecks, queueKeysOf, type QueuedChecks } from '../queue/queued-checks.js';
 import { holdfastPrefix } from '../queue/coordination.js';
 import { watchQueue, type QueueWatch } from '../queue/queue-watch.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
@@ -52,6 +54,7 @@ export interface EngineOptions {
 export interface Engine {
   store: ConsumerStore;
   queue: ConsumerQueue;
+  due: DueWaits;
   coordination: Coordination;
   providers: ReadonlyMap<string, ProviderRuntime>;
   sync: DesiredSync | undefined;
@@ -93,6 +96,8 @@ interface Shared {
   store: ConsumerStore;
   seal: JobSeal;
   queue: ConsumerQueue;
+  /** Every consumer's wait, by when it falls due (see `due-waits.ts`). */
+  due: DueWaits;
   coordination: QueueCoordination;
   storeWatch: StoreWatch;
   gate: ProviderGate;
@@ -116,8 +121,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     if (resync) for (const watch of shared.queueWatch) watch.onMoved(() => resync.sweep());
     const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
-    const { store, queue, coordination, providers, storeWatch, queued } = shared;
-    return { store, queue, coordination, providers, sync, resync, worker, storeWatch, queued, stop: () => releasers.release() };
+    const { store, queue, due, coordination, providers, storeWatch, queued } = shared;
+    return { store, queue, due, coordination, providers, sync, resync, worker, storeWatch, queued, stop: () => releasers.release() };
   } catch (error) {
     await releasers.release();
     throw error;
@@ -174,12 +179,13 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
   releasers.push(() => storeWatch.stop());
   const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p, adapters?.get(p.name))]));
   releasers.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
-  const queued = queuedChecks(redis, { shards: queue.queues.length, toKey: (shard, type) => queue.queues[shard]!.toKey(type) });
-  return { store, seal, queue, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queued, queueWatch };
+  const queued = queuedChecks(redis, queueKeysOf(config.queue.prefix, queue.queues));
+  const due = new DueWaits(redis, config.queue, seal);
+  return { store, seal, queue, due, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queued, queueWatch };
 }
 
 /** The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when scraped). */
-function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { coordination, queue, gate, store, storeWatch }: Shared, now: () => Date, releasers: Releasers): Effects {
+function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { coordination, queue, due, gate, store, storeWatch }: Shared, now: () => Date, releasers: Releasers): Effects {
   const verifyEveryMs = new Map(config.providers.map((p) => [p.name, p.timing.verifyEveryMs]));
   const recovery = new ProviderRecovery({ coordination, queue, verifyEveryMs, logger });
   releasers.push(() => recovery.stop());
@@ -192,31 +198,34 @@ function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { co
     couldNotAsk: (name) => recovery.couldNotAsk(name),
   });
   if (!metrics) return effects;
-  metrics.scrapeFrom(engineScrapeSources({ coordination, queue, store, providers: config.providers, storeUp: () => storeWatch.down === null }));
+  metrics.scrapeFrom(engineScrapeSources({ coordination, queue, due, store, providers: config.providers, storeUp: () => storeWatch.down === null }));
   return observedEffects(effects, metrics);
 }
 
+/** How many due waits a worker process runs at once, per job it runs at once (`worker.concurrency`): a routine check mostly waits on Redis. */
+const DUE_PER_JOB = 8;
+
 function startWorker(options: EngineOptions, shared: Shared, effects: Effects, resync: Resync | undefined, now: () => Date, releasers: Releasers): ConsumerWorker {
   const { config, logger, scrubber, metrics } = options;
-  const { store, queue, coordination, providers, storeWatch, seal } = shared;
+  const { store, queue, due, coordination, providers, storeWatch, seal } = shared;
   /** A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now. */
   const queueForgot = async (): Promise<boolean> => {
     const forgot = await coordination.forgot();
     if (forgot) void resync?.checkQueue().catch(() => undefined);
     return forgot;
   };
-  const worker = new ConsumerWorker(
-    { store, queue, coordination, providers, effects, trust: new JobTrust(seal, logger, metrics), logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) },
-    { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot },
-    logger,
-  );
+  const job = { store, waits: due, coordination, providers, effects, trust: new JobTrust(seal, logger, metrics), logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) };
+  const worker = new ConsumerWorker(job, { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot, waits: due }, logger);
   releasers.push(() => worker.close());
+  const rounds = new DueRounds({ due, queue, job, logger, scrubber, queueForgot }, config.worker.concurrency * DUE_PER_JOB);
+  rounds.start();
+  releasers.push(() => rounds.stop());
   return worker;
 }
 
-function newResync(config: HoldfastConfig, { store, queue, coordination }: Shared, logger: Logger, now: () => Date): Resync {
+function newResync(config: HoldfastConfig, { store, queue, due, coordination }: Shared, logger: Logger, now: () => Date): Resync {
   const timing = new Map(config.providers.map((p) => [p.name, p.timing]));
-  return new Resync({ store, queue, coordination, timing, logger, now, resyncEveryMs: config.sync.resyncEveryMs, sweepEveryMs: config.sync.sweepEveryMs });
+  return new Resync({ store, queue, waits: due, coordination, timing, logger, now, resyncEveryMs: config.sync.resyncEveryMs, sweepEveryMs: config.sync.sweepEveryMs });
 }
 
 /** The desired-state sync, after one read of every record (what the sync delivered, every job the queue may have lost); then the resync and the orphan watch. */

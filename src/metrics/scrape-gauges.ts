@@ -15,6 +15,7 @@ export class ScrapeGauges {
   private readonly unservedSince: Gauge<'provider' | 'consumer' | 'login' | 'state'>;
   private readonly brakeCount: Gauge<'provider' | 'consumer' | 'login'>;
   private readonly queueJobs: Gauge<'state'>;
+  private readonly dueWaits: Gauge<'state'>;
   private readonly verifyEvery: Gauge<'provider'>;
   private readonly checkTimeout: Gauge<'provider'>;
   private readonly deepCheckEvery: Gauge<'provider'>;
@@ -36,7 +37,8 @@ export class ScrapeGauges {
       ['provider', 'consumer', 'login', 'state'],
     );
     this.brakeCount = gauge('holdfast_consumer_brake_count', 'Successful re-applies of an unserved consumer that did not make it held (the brake engaged when above 0); named as for holdfast_consumer_unserved_since_timestamp_seconds', ['provider', 'consumer', 'login']);
-    this.queueJobs = gauge('holdfast_queue_jobs', "Jobs in holdfast's queue by state (delayed: waits not due yet; waiting: due, not started)", ['state']);
+    this.queueJobs = gauge('holdfast_queue_jobs', "Jobs in holdfast's queue by state (delayed: put back until later; waiting: due, not started); routine waits are in holdfast_due_waits", ['state']);
+    this.dueWaits = gauge('holdfast_due_waits', "Every consumer's wait in the due set, taken by the workers' rounds (scheduled: all of them; due: fallen due and not taken yet)", ['state']);
     this.verifyEvery = gauge('holdfast_verify_interval_seconds', "Each provider's verify interval (verifyEvery), as configured in this process", ['provider']);
     this.checkTimeout = gauge('holdfast_check_timeout_seconds', "Each provider's check deadline (checkTimeout), as configured in this process", ['provider']);
     this.deepCheckEvery = gauge(
@@ -81,6 +83,8 @@ export class ScrapeGauges {
       if (c.brakeCount > 0) this.brakeCount.set({ provider: c.provider, consumer: c.consumer, login: c.login }, c.brakeCount);
     }
     for (const [state, count] of Object.entries(facts.queueDepth)) this.queueJobs.set({ state }, count);
+    this.dueWaits.set({ state: 'scheduled' }, facts.dueWaits.scheduled);
+    this.dueWaits.set({ state: 'due' }, facts.dueWaits.due);
     for (const [provider, at] of facts.lastCheckAt) this.lastCheck.set({ provider }, at / 1000);
     for (const [provider, count] of facts.orphans) this.orphans.set({ provider }, count);
     this.showDeepChecks(facts);

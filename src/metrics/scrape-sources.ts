@@ -10,6 +10,7 @@ import type { ProviderConfig } from '../config/config.js';
 import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
 import type { Coordination } from '../queue/coordination.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
+import type { DueWaits } from '../queue/due-waits.js';
 import { summaryState } from '../queue/consumer-summary.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
@@ -35,6 +36,8 @@ export interface QueueFacts {
   unserved: readonly UnservedConsumer[];
   /** Jobs by BullMQ state. */
   queueDepth: Record<string, number>;
+  /** The due set's waits: all of them, and those fallen due and not taken yet. */
+  dueWaits: { scheduled: number; due: number };
   /** When any consumer of each provider was last checked (ms), by provider. */
   lastCheckAt: ReadonlyMap<string, number>;
   /** Logins no consumer claims, as last listed, by provider. */
@@ -110,6 +113,7 @@ async function jobCounts(queues: ConsumerQueue['queues']): Promise<Record<string
 export interface EngineScrapeDeps {
   coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>;
   queue: Pick<ConsumerQueue, 'queues'>;
+  due: Pick<DueWaits, 'counts'>;
   store: Pick<ConsumerStore, 'providerStatuses'>;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing' | 'adapter'>[];
   storeUp(): boolean;
@@ -126,9 +130,10 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
     })),
     storeUp: () => deps.storeUp(),
     async queue() {
-      const [states, queueDepth, lastCheckAt, orphans] = await Promise.all([
+      const [states, queueDepth, dueWaits, lastCheckAt, orphans] = await Promise.all([
         deps.coordination.allStates(),
         jobCounts(deps.queue.queues),
+        deps.due.counts(Date.now()),
         deps.coordination.lastCheckedAt(names),
         deps.coordination.orphans(names),
       ]);
@@ -141,7 +146,7 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
         return [{ provider, consumer, login: summary.login, state: summary.state, since: summary.unservedSince ?? summary.since, brakeCount: summary.brakeCount }];
       });
       const orphanCounts = new Map(names.map((name) => [name, orphans.get(name)?.logins.length ?? 0]));
-      return { consumers: counts, unserved, queueDepth, lastCheckAt, orphans: orphanCounts };
+      return { consumers: counts, unserved, queueDepth, dueWaits, lastCheckAt, orphans: orphanCounts };
     },
     async store() {
       const statuses = await deps.store.providerStatuses();

@@ -114,8 +114,12 @@ export class ConsumerQueue {
     await Promise.all([...byShard(jobs, (job) => job.data.key, this.queues.length)].map(([shard, list]) => this.queues[shard]!.addBulk(list)));
   }
 
-  /** Schedules waits; a job with the same id already there (the same wait) is left alone. */
-  async scheduleWaits(waits: readonly ScheduledWait[], now: Date): Promise<void> {
+  /**
+   * Queues waits as timer jobs (a job with the same id already there, the same wait, is left
+   * alone): what a round hands over when a wait's run failed. Waits are scheduled in the due set
+   * (`due-waits.ts`), not here.
+   */
+  async queueWaits(waits: readonly ScheduledWait[], now = new Date()): Promise<void> {
     if (waits.length === 0) return;
     await this.addBulk(
       waits.map(({ key, timer, ticket }) => ({

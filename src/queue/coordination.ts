@@ -1,6 +1,7 @@
 /**
  * What workers share besides jobs, in the queue's Redis, and all of holdfast's own knowledge
- * of it (BullMQ keeps its own). Three parts, each in `coordination/`:
+ * of it (BullMQ keeps its own). Three parts, each in `coordination/`, and each shard's due set
+ * (`due.ts`, sealed and read through `due-waits.ts`):
  *
  * - **locks and check memos** (`locks.ts`): each consumer's lock, its revision as last
  *   written and what its checks learned;
@@ -13,6 +14,7 @@
  * codecs of what they read (`values.ts`). Each client depends on the slices it uses.
  */
 import type { QueueRedis } from './bull-connection.js';
+import { DueSet } from './coordination/due.js';
 import { coordinationKeys } from './coordination/keys.js';
 import { Layout, type LayoutMarks } from './coordination/layout.js';
 import { Locks, type ConsumerLocks, type MemoReads, type RevisionNotes } from './coordination/locks.js';
@@ -26,6 +28,8 @@ export type { CouldNotAskSignals, PauseSignals, QueueSentinel, SignalReads, Stor
 export type { CheckMemo, OrphanReport, Pause } from './coordination/values.js';
 export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
 export { holdfastPrefix } from './coordination/keys.js';
+export type { DueEntry, SettledEntry, TakenEntry } from './coordination/due.js';
+export type { DueSet } from './coordination/due.js';
 export { TIMELINE_READ } from './coordination/notes.js';
 
 /** What a record's writer tells the coordination: its revision and its brief. */
@@ -57,4 +61,15 @@ export function createCoordination(redis: QueueRedis, prefix: string): ShardCoor
     ...methodsOf<SummaryNotes & OrphanNotes & RemovalConfirmations & NoteReads>(new Notes(context)),
     ...methodsOf<LayoutMarks>(new Layout(context)),
   };
+}
+
+/** The due set of one shard, on `redis` under `prefix` (see `holdfastPrefix` and `due-waits.ts`). */
+export function createDueSet(redis: QueueRedis, prefix: string): DueSet {
+  const keys = coordinationKeys(prefix);
+  return new DueSet({ redis, keys, scripts: new ScriptRunner(redis, keys) });
+}
+
+/** The key of the due set's epochs under `prefix`: what the status asks, beside BullMQ's keys (`queued-checks.ts`). */
+export function dueEpochsKey(prefix: string): string {
+  return coordinationKeys(prefix).dueEpochs;
 }

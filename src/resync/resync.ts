@@ -2,7 +2,8 @@
  * The scheduler can forget too: the queue's Redis may restart empty. Every record knows its
  * consumer's wait, so a sweep re-creates any job the queue lost, reading every record once:
  *
- * - the record's wait, as the job `<key>@<epoch>` (one that exists is left alone); a wait
+ * - the record's wait, in the due set at the record's revision (one there at that epoch or a
+ *   later one is left alone); a wait
  *   already overdue is spread over one verify interval, not all due at once;
  * - for a record left mid-effect past its deadline (its worker died), a job that resumes it.
  *
@@ -20,6 +21,7 @@ import type { Timing } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { QueueSentinel, SummaryNotes } from '../queue/coordination.js';
 import { checkTicket, type ConsumerQueue, type ScheduledWait } from '../queue/consumer-queue.js';
+import type { WaitScheduler } from '../queue/due-waits.js';
 import type { ConsumerSummary } from '../queue/consumer-summary.js';
 import { summaryOf, unreadableSummary } from '../queue/summarize.js';
 import { isUnreadable, type ConsumerRecord, type UnreadableRecord } from '../store/consumer-record.js';
@@ -27,7 +29,9 @@ import type { ConsumerStore } from '../store/consumer-store.js';
 
 export interface ResyncOptions {
   store: Pick<ConsumerStore, 'scan'>;
-  queue: Pick<ConsumerQueue, 'scheduleWaits' | 'redo'>;
+  /** Where the records' waits are scheduled again (the due set). */
+  waits: WaitScheduler;
+  queue: Pick<ConsumerQueue, 'redo'>;
   coordination: QueueSentinel & SummaryNotes;
   /** Each provider's timing, by name. */
   timing: ReadonlyMap<string, Timing>;
@@ -98,7 +102,7 @@ export class Resync {
   }
 
   private async run(visit?: (record: ConsumerRecord) => void): Promise<number> {
-    const { store, queue, coordination, logger, now } = this.options;
+    const { store, queue, waits: scheduler, coordination, logger, now } = this.options;
     const started = now();
     let waits: ScheduledWait[] = [];
     let summaries: Array<[string, ConsumerSummary]> = [];
@@ -128,11 +132,11 @@ export class Resync {
       const wait = this.waitOf(record, at);
       if (wait) waits.push(wait);
       if (waits.length >= BATCH) {
-        await queue.scheduleWaits(waits, at);
+        await scheduler.scheduleWaits(waits);
         waits = [];
       }
     }
-    await queue.scheduleWaits(waits, now());
+    await scheduler.scheduleWaits(waits);
     await coordination.noteSummaries(summaries);
     await coordination.markAlive(now());
     if (this.lost) logger.info(`every consumer's next step re-created from ${read} records`);

@@ -147,7 +147,7 @@ function jobDeps(config: HoldfastConfig, coordination: JobDeps['coordination'], 
     };
   const deps: JobDeps = {
     store: { get: stray(null), insert: stray(undefined), save: stray(0), delete: stray(undefined) },
-    queue: { scheduleWaits: stray(undefined) },
+    waits: { scheduleWaits: stray(undefined) },
     coordination,
     effects,
     providers,

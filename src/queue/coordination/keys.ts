@@ -39,6 +39,15 @@ export function coordinationKeys(prefix: string) {
     confirmRemovals: (provider: string) => `${prefix}:confirm-removals:${provider}`,
     /** The provider's timeline: its consumers' losses, heals and brakes, a capped stream (see `timeline-event.ts`). */
     events: (provider: string) => `${prefix}:events:${provider}`,
+    /**
+     * Each consumer's routine wait by when it falls due, ms (a sorted set of consumer keys): what
+     * the worker's rounds take; a wait taken is pushed to the end of its lease (see `due-waits.ts`).
+     */
+    due: `${prefix}:due`,
+    /** Each due wait's epoch, the record revision that scheduled it (a hash by consumer key). */
+    dueEpochs: `${prefix}:due-epochs`,
+    /** Each due wait as its job would carry it, without key and epoch: JSON `{wait, ticket, seal}` (a hash by consumer key). */
+    dueWaits: `${prefix}:due-waits`,
     /** The sentinel whose absence says the queue's Redis forgot everything (a string). */
     alive: `${prefix}:alive`,
     /** The record store's outage as a worker last saw it, a JSON pause (a string with a TTL). */

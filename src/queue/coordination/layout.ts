@@ -21,7 +21,7 @@ export interface LayoutMarks {
   /** The generation this shard's entries were written under (absent: 0). */
   shardGeneration(): Promise<number>;
   /**
-   * Clears every consumer's entries in this shard (revisions, check memos, states, briefs and
+   * Clears every consumer's entries in this shard (revisions, check memos, states, briefs, due waits and
    * `providers`' asked-at and could-not-ask sets; not the locks, the timelines or the signals)
    * and marks it written under `generation`.
    */
@@ -48,9 +48,9 @@ export class Layout extends CoordinationPart implements LayoutMarks {
   }
 
   async resetShard(generation: number, providers: readonly string[]): Promise<void> {
-    const { revs, memos, states, briefs } = this.keys;
+    const { revs, memos, states, briefs, due, dueEpochs, dueWaits } = this.keys;
     const sets = providers.flatMap((p) => [this.keys.checked(p), this.keys.couldNotAsk(p)]);
-    await this.redis.multi().del(revs, memos, states, briefs, ...sets).set(this.keys.shardGeneration, String(generation)).exec();
+    await this.redis.multi().del(revs, memos, states, briefs, due, dueEpochs, dueWaits, ...sets).set(this.keys.shardGeneration, String(generation)).exec();
   }
 
   async markShardGeneration(generation: number): Promise<void> {

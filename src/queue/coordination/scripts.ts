@@ -116,8 +116,99 @@ return members`,
   reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),
 };
 
+/** A wait to schedule in the due set: when it falls due (ms) and its job's data as text. */
+export interface DueEntry {
+  key: string;
+  epoch: number;
+  dueAt: number;
+  text: string;
+}
+
+/**
+ * Schedules each wait unless one of the same or a later epoch is there (the same wait, or one
+ * that replaced it); replies how many were scheduled.
+ */
+const scheduleDue: Script<{ entries: readonly DueEntry[] }, number> = {
+  keyCount: 3,
+  lua: `
+local n = 0
+for i = 1, #ARGV, 4 do
+  local old = tonumber(redis.call('hget', KEYS[2], ARGV[i]))
+  if not old or old < tonumber(ARGV[i + 1]) then
+    redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 1])
+    redis.call('hset', KEYS[3], ARGV[i], ARGV[i + 3])
+    redis.call('zadd', KEYS[1], ARGV[i + 2], ARGV[i])
+    n = n + 1
+  end
+end
+return n`,
+  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits], argv: a.entries.flatMap((e) => [e.key, e.epoch, e.dueAt, e.text]) }),
+  reply: (raw) => (typeof raw === 'number' ? raw : 0),
+};
+
+/** A wait the due set gave a round: its key, epoch and data as stored (either may be unreadable). */
+export interface TakenEntry {
+  key: string;
+  epoch: string;
+  text: string;
+}
+
+/**
+ * Takes up to `limit` waits due by `now`, each pushed to `leaseUntil` (taken again then, unless
+ * settled before); replies them, and when the next wait falls due (ms; null: none left).
+ */
+const takeDue: Script<{ now: number; leaseUntil: number; limit: number }, { taken: TakenEntry[]; nextAt: number | null }> = {
+  keyCount: 3,
+  lua: `
+local keys = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, key in ipairs(keys) do
+  redis.call('zadd', KEYS[1], ARGV[2], key)
+  out[#out + 1] = key
+  out[#out + 1] = redis.call('hget', KEYS[2], key) or ''
+  out[#out + 1] = redis.call('hget', KEYS[3], key) or ''
+end
+local first = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
+table.insert(out, 1, first[2] or '')
+return out`,
+  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits], argv: [a.now, a.leaseUntil, a.limit] }),
+  reply: (raw) => {
+    const [next, ...flat] = Array.isArray(raw) ? (raw as unknown[]).map((v) => (typeof v === 'string' ? v : '')) : [''];
+    const taken: TakenEntry[] = [];
+    for (let i = 0; i + 2 < flat.length; i += 3) taken.push({ key: flat[i]!, epoch: flat[i + 1]!, text: flat[i + 2]! });
+    return { taken, nextAt: next ? Number(next) : null };
+  },
+};
+
+/** What became of a wait a round took: due again `at` (ms), or gone (`at` null). */
+export interface SettledEntry {
+  key: string;
+  epoch: string;
+  at: number | null;
+}
+
+/** Settles taken waits, each only while its epoch is still the one taken (a newer wait replaced it otherwise). */
+const settleDue: Script<{ settled: readonly SettledEntry[] }, void> = {
+  keyCount: 3,
+  lua: `
+for i = 1, #ARGV, 3 do
+  if redis.call('hget', KEYS[2], ARGV[i]) == ARGV[i + 1] then
+    if ARGV[i + 2] == '' then
+      redis.call('zrem', KEYS[1], ARGV[i])
+      redis.call('hdel', KEYS[2], ARGV[i])
+      redis.call('hdel', KEYS[3], ARGV[i])
+    else
+      redis.call('zadd', KEYS[1], ARGV[i + 2], ARGV[i])
+    end
+  end
+end
+return 1`,
+  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits], argv: a.settled.flatMap((e) => [e.key, e.epoch, e.at === null ? '' : e.at]) }),
+  reply: () => undefined,
+};
+
 /** The script table: each one's name in Redis is `hf` and its key here. */
-export const SCRIPTS = { claim, extend, release, noteSummaries, takeCouldNotAsk };
+export const SCRIPTS = { claim, extend, release, noteSummaries, takeCouldNotAsk, scheduleDue, takeDue, settleDue };
 
 type Scripts = typeof SCRIPTS;
 type ArgsOf<N extends keyof Scripts> = Parameters<Scripts[N]['build']>[1];

@@ -5,11 +5,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { Adapter } from '../../../src/adapters/adapter.js';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { ownershipOf } from '../../../src/config/config.js';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
+import { dropDueWait } from '../../support/due-set.js';
 import { engineFixtures, type EngineFixture } from '../engine/engine-fixture.js';
 
 const MAIN = join(import.meta.dirname, '../../../src/cli/main.ts');
@@ -87,9 +89,10 @@ describe('holdfast status is red, naming why', () => {
     const f = await fixture({ consumers: 3, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
     const engine = await f.startHeld();
     const victim = f.consumers[1]!;
-    const rev = (await engine.store.get(victim.key))!.rev;
-    // its wait's job dropped from the queue (as a queue that loses a job would): nobody asks about it until the next sweep
-    await f.until('its job removed', async () => (await engine.queue.queue.remove(`${victim.key}@${rev}`)) === 1, 10_000);
+    // its wait dropped from the due set (as a queue that loses it would): nobody asks about it until the next sweep
+    const redis = new Redis(sharedBackend('redis').url);
+    await f.until('its wait removed', () => dropDueWait(redis, f.config.queue.prefix, victim.key), 10_000);
+    redis.disconnect();
     const { code, output } = await statusUntil(f, /not asked for/);
     expect(output).toMatch(new RegExp(`! ${victim.key}\\s+held .*not asked for \\d+s: is a worker running\\?`));
     expect(output).not.toContain('provider cache: not asked for');
@@ -98,10 +101,10 @@ describe('holdfast status is red, naming why', () => {
   });
 
   it('when checks wait behind a backlog while a worker runs, saying so rather than asking whether one runs', async () => {
-    const f = await fixture({ consumers: 30, concurrency: 1, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
-    // a backend that answers each check in 150 ms: one worker slot asks about 6 a second, 30 are due every second
+    const f = await fixture({ consumers: 80, concurrency: 1, timing: { verifyEvery: '2s', checkTimeout: '1500ms' } });
+    // a backend that answers each check in 1 s: a worker of one job slot runs 8 due waits at once, so each of 80 consumers is asked every 10 s, past twice the interval and the timeout
     const inner = redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)) as Adapter;
-    const slow = <T>(answer: () => Promise<T>) => new Promise((r) => setTimeout(r, 150)).then(answer);
+    const slow = <T>(answer: () => Promise<T>) => new Promise((r) => setTimeout(r, 1000)).then(answer);
     const adapter: Adapter = {
       create: (grant, options) => inner.create(grant, options),
       remove: (login, options, values) => inner.remove(login, options, values),
@@ -110,7 +113,7 @@ describe('holdfast status is red, naming why', () => {
       close: () => inner.close(),
     };
     await f.startHeld(undefined, adapter);
-    const { code, output } = await statusUntil(f, /not asked for/, 60_000);
+    const { code, output } = await statusUntil(f, /not asked for/, 40_000);
     expect(output).toMatch(/! \S+\s+held .*not asked for \d+s: its check is queued behind a backlog \(workers are running: a check of its provider ended \d+s ago\)/);
     expect(output).not.toContain('is a worker running?');
     expect(code).toBe(1);

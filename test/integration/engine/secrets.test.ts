@@ -1,4 +1,6 @@
 /** No grant password reaches a log line, a record, a job's data or an HTTP response (the dashboard, Bull Board's API, /status, /metrics): searched, not assumed. */
+import { checkTicket } from '../../../src/queue/consumer-queue.js';
+import type { ConsumerRecord } from '../../../src/store/consumer-record.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -66,6 +68,10 @@ describe('secrets', () => {
     admin.disconnect();
     await f.until('healed', async () => (await f.canLogin(f.consumers[0]!)) && (await f.allHeld()));
 
+    // a wait handed to the queue as a timer job (what a round does when a wait's run fails), for Bull Board to list with its ticket
+    const held = (await engine.store.get(f.consumers[0]!.key)) as ConsumerRecord;
+    await engine.queue.queueWaits([{ key: held._id, timer: { ...held.timer!, dueAt: new Date(Date.now() + 3_600_000) }, ticket: checkTicket(held.machine, held.desired, held.appliedAt) }]);
+
     const forms = (password: string) => [password, createHash('sha256').update(password).digest('hex')];
     const logs = f.rawLog.join('\n');
     const redis = new Redis(queue.url);
@@ -85,6 +91,7 @@ describe('secrets', () => {
     const served = (await Promise.all(paths.map(async (path) => `${path}\n${await (await fetch(`${server.url}${path}`)).text()}`))).join('\n');
     await server.close();
     expect(served).toContain(`${f.consumers[0]!.key} timer verify`); // Bull Board's API lists the jobs
+    expect(jobs).toMatch(/\\"wait\\":\\"verify\\"/); // the due set's waits, with their tickets, are searched too
 
     // the searches can find what they look for: every grant file holds its password
     for (const c of f.consumers) expect(readFileSync(c.secretPath, 'utf8')).toContain(c.password);

@@ -3,7 +3,7 @@
  * the three hash tags, each consumer's in its own shard; the faults the engine heals still heal
  * (the cache restarted empty, the queue flushed or one shard's keys lost, two workers); and a
  * change of `queue.shards` (1, then 3, then 2) keeps every consumer held and checked, never
- * two checks of one consumer at once, and drops the jobs left in a shard that is no longer the
+ * two checks of one consumer at once, and clears the waits left in a shard that is no longer the
  * consumer's.
  */
 import { Redis } from 'ioredis';
@@ -15,17 +15,22 @@ import { Metrics } from '../../../src/metrics/metrics.js';
 import type { ConsumerQueue } from '../../../src/queue/consumer-queue.js';
 import { shardOf } from '../../../src/queue/shard-of.js';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
+import { dueWaitsPerShard } from '../../support/due-set.js';
 import { keysPerShard } from '../../support/key-spread.js';
 import { engineFixtures, type EngineFixture } from './engine-fixture.js';
 import { RecordingAdapter, type Call } from './test-adapters.js';
 
 const PREFIX = '{hf{tag}}';
 
-/** The consumers whose timer jobs each of `queues` holds (waiting, delayed, active), by key: how many. */
-async function timerJobs(queues: ConsumerQueue['queues']): Promise<Array<Map<string, number>>> {
+/**
+ * The consumers whose waits each shard holds, by key: how many (in its due set, and as timer
+ * jobs waiting, delayed or running in its queue: a consumer's wait must be in one place only).
+ */
+async function waitsPerShard(redis: Redis, prefixes: readonly string[], queues: ConsumerQueue['queues']): Promise<Array<Map<string, number>>> {
+  const due = await dueWaitsPerShard(redis, prefixes);
   return Promise.all(
-    queues.map(async (queue) => {
-      const counts = new Map<string, number>();
+    queues.map(async (queue, shard) => {
+      const counts = new Map<string, number>(due[shard]!.map((key) => [key, 1]));
       for (const job of await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized'])) {
         if (job?.data.kind === 'timer') counts.set(job.data.key, (counts.get(job.data.key) ?? 0) + 1);
       }
@@ -65,23 +70,22 @@ describe('a queue of three shards', () => {
       expect((await redis.hkeys(`${prefix}:holdfast:states`)).sort()).toEqual(own);
       expect((await redis.hkeys(`${prefix}:holdfast:checks`)).sort()).toEqual(own);
     }
-    redis.disconnect();
-    // each consumer's wait is one job, in its own shard's queue
+    // each consumer's wait is in its own shard's due set, once, and nowhere else
     await f.until('each wait in its own shard', async () => {
-      const jobs = await timerJobs(engine.queue.queues);
-      return f.consumers.every((c) => jobs.every((inShard, shard) => (inShard.get(c.key) ?? 0) === (shard === shardOf(c.key, 3) ? 1 : 0)));
+      const waits = await waitsPerShard(redis, prefixes, engine.queue.queues);
+      return f.consumers.every((c) => waits.every((inShard, shard) => (inShard.get(c.key) ?? 0) === (shard === shardOf(c.key, 3) ? 1 : 0)));
     });
+    redis.disconnect();
 
     const status = await f.status();
     expect(status.consumers).toHaveLength(30);
     expect(status.healthy).toBe(true);
     const server = await f.httpServer(engine, metrics);
     try {
-      // the metrics count every shard's jobs: one wait per consumer
+      // the metrics count every shard's waits: one per consumer
       await f.until('the metrics count every wait', async () => {
         const text = await (await fetch(`${server.url}/metrics`)).text();
-        const jobs = (state: string) => Number(new RegExp(`^holdfast_queue_jobs\\{state="${state}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
-        return jobs('delayed') + jobs('waiting') + jobs('active') === 30;
+        return /^holdfast_due_waits\{state="scheduled"\} 30$/m.test(text);
       });
       const board = (await (await fetch(`${server.url}/queues/api/queues`)).json()) as { queues: Array<{ name: string }> };
       expect(board.queues.map((q) => q.name).sort()).toEqual(prefixes.map((p) => `${p}:consumers`));
@@ -111,7 +115,7 @@ describe('a queue of three shards', () => {
   it("resumes every consumer when the queue is flushed, and when one shard's keys alone are lost", async () => {
     const queue = await ownBackend('redis');
     const f = await fixture({ queue, consumers: 30, shards: 3, prefix: PREFIX, timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, resyncEvery: '1s' });
-    const engine = await f.startHeld();
+    await f.startHeld();
     const admin = new Redis(queue.url);
 
     await admin.flushall();
@@ -138,8 +142,7 @@ describe('a queue of three shards', () => {
         return at !== undefined && Date.parse(at) > lost + 500;
       });
     });
-    const delayed = await Promise.all(engine.queue.queues.map((q) => q.getDelayedCount()));
-    expect(delayed.reduce((a, b) => a + b, 0) + (await Promise.all(engine.queue.queues.map((q) => q.getActiveCount()))).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(30);
+    expect((await dueWaitsPerShard(admin, shardPrefixes(f.config.queue.prefix, 3))).flat().sort()).toEqual(f.consumers.map((c) => c.key).sort());
     admin.disconnect();
     expect(f.logs.filter((l) => (l.time as number) >= lost && l.level >= 50).map((l) => l.msg)).toEqual([]);
     // said once, naming the shard that forgot, not the whole queue
@@ -177,7 +180,7 @@ describe('a queue of three shards', () => {
     expect((await Promise.all(a.queue.queues.map((q) => q.getFailedCount()))).every((n) => n === 0)).toBe(true);
   }, 240_000);
 
-  it('changes shards 1 → 3 → 2 → 1 with holdfast stopped: every consumer held and checked, none checked twice at once, none applied again, old jobs dropped', async () => {
+  it('changes shards 1 → 3 → 2 → 1 with holdfast stopped: every consumer held and checked, none checked twice at once, none applied again, what the old layouts left cleared', async () => {
     const f = await fixture({ consumers: 40, prefix: PREFIX, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
     const admin = f.config.providers[0]!.admin;
     const detector = { inFlight: new Map<string, Call>(), overlaps: [] as string[] };
@@ -206,15 +209,14 @@ describe('a queue of three shards', () => {
     const resharded = Date.now();
     const two = await run(2);
     await f.until('every consumer held at 2 shards', () => f.allHeld());
-    // a consumer whose shard was 0 or 1 of three and is now the other left a job there, which a worker of two shards takes: dropped
+    // a consumer whose shard was 0 or 1 of three and is now the other left its wait there: the shards were cleared, and its wait is in its own shard alone
     const moved = f.consumers.filter((c) => shardOf(c.key, 3) < 2 && shardOf(c.key, 3) !== shardOf(c.key, 2)).map((c) => c.key);
     expect(moved.length).toBeGreaterThan(0);
+    const twoPrefixes = shardPrefixes(f.config.queue.prefix, 2);
     await f.until('each consumer with one wait, in its own shard', async () => {
-      const jobs = await timerJobs(two.engine.queue.queues);
-      return f.consumers.every((c) => jobs.every((inShard, shard) => (inShard.get(c.key) ?? 0) === (shard === shardOf(c.key, 2) ? 1 : 0)));
+      const waits = await waitsPerShard(redis, twoPrefixes, two.engine.queue.queues);
+      return f.consumers.every((c) => waits.every((inShard, shard) => (inShard.get(c.key) ?? 0) === (shard === shardOf(c.key, 2) ? 1 : 0)));
     });
-    const dropped = new Set(f.logs.filter((l) => (l.time as number) >= resharded && l.msg.startsWith('job dropped as stale: it is in shard')).map((l) => l.consumer));
-    expect([...dropped].sort()).toEqual(moved.sort());
 
     // no shard keeps what consumers of the other layouts left there: the status reads each consumer once, from its own shard
     for (const [shard, prefix] of shardPrefixes(f.config.queue.prefix, 2).entries()) {

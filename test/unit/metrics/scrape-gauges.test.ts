@@ -10,6 +10,7 @@ const facts: QueueFacts = {
   ],
   unserved: [{ provider: 'cache', consumer: 'cache/photos', login: 'app_photos', state: 'backoff', since: 1_700_000_000_000, brakeCount: 3 }],
   queueDepth: { delayed: 3, waiting: 0 },
+  dueWaits: { scheduled: 3, due: 1 },
   lastCheckAt: new Map([['cache', 1_700_000_100_000]]),
   orphans: new Map([['cache', 2]]),
 };
@@ -37,6 +38,8 @@ describe('the gauges read when scraped', () => {
       'holdfast_consumer_unserved_since_timestamp_seconds{provider="cache",consumer="cache/photos",login="app_photos",state="backoff"} 1700000000',
       'holdfast_consumer_brake_count{provider="cache",consumer="cache/photos",login="app_photos"} 3',
       'holdfast_verify_interval_seconds{provider="cache"} 60',
+      'holdfast_due_waits{state="scheduled"} 3',
+      'holdfast_due_waits{state="due"} 1',
       'holdfast_check_timeout_seconds{provider="cache"} 30',
       'holdfast_last_check_timestamp_seconds{provider="cache"} 1700000100',
       'holdfast_orphan_logins{provider="cache"} 2',

@@ -102,8 +102,8 @@ function standIns() {
     forgetConsumer: () => Promise.resolve(),
     noteSummaries: () => Promise.resolve(),
   };
-  const queue: JobDeps['queue'] = { scheduleWaits: (added) => Promise.resolve(void waits.push(...added)) };
-  return { records, waits, store, coordination, queue };
+  const scheduler: JobDeps['waits'] = { scheduleWaits: (added) => Promise.resolve(void waits.push(...added)) };
+  return { records, waits, store, coordination, scheduler };
 }
 
 function setUp() {
@@ -115,7 +115,7 @@ function setUp() {
   const now = () => new Date();
   const effects = createEffects({ fingerprintKey: Buffer.alloc(32, 9), gate, scrubber: new Scrubber(), now });
   const stand = standIns();
-  const deps: JobDeps = { ...stand, providers: new Map([[config.name, provider]]), effects, trust: new JobTrust(seal, logger), logger, now };
+  const deps: JobDeps = { store: stand.store, coordination: stand.coordination, waits: stand.scheduler, providers: new Map([[config.name, provider]]), effects, trust: new JobTrust(seal, logger), logger, now };
   const desiredJob = (): ConsumerJobData => ({ key, kind: 'desired', at: 1, desired: spec, seal: seal.desired(key, 1, spec) });
   /** The job of the last wait scheduled, as the queue would hand it to a worker. */
   const waitJob = (): ConsumerJobData => {

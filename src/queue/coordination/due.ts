@@ -1,0 +1,32 @@
+/**
+ * The due set of one shard: every consumer's wait by when it falls due, its epoch and its
+ * job's data (see `due-waits.ts`, which seals and reads what is kept here).
+ */
+import { CoordinationPart } from './context.js';
+import type { DueEntry, SettledEntry, TakenEntry } from './scripts.js';
+
+export type { DueEntry, SettledEntry, TakenEntry } from './scripts.js';
+
+/** One shard's due set, on one connection, under one key table. */
+export class DueSet extends CoordinationPart {
+  /** Schedules each entry unless one of the same or a later epoch is there; how many were. */
+  schedule(entries: readonly DueEntry[]): Promise<number> {
+    return this.scripts.run('scheduleDue', { entries });
+  }
+
+  /** Takes up to `limit` entries due by `now`, each leased until `leaseUntil`; and when the next falls due. */
+  take(now: number, leaseUntil: number, limit: number): Promise<{ taken: TakenEntry[]; nextAt: number | null }> {
+    return this.scripts.run('takeDue', { now, leaseUntil, limit });
+  }
+
+  /** Settles taken entries, each only while its epoch is the one taken. */
+  settle(settled: readonly SettledEntry[]): Promise<void> {
+    return this.scripts.run('settleDue', { settled });
+  }
+
+  /** How many entries the shard holds, and how many are due by `now`. */
+  async counts(now: number): Promise<{ scheduled: number; due: number }> {
+    const [scheduled, due] = await Promise.all([this.redis.zcard(this.keys.due), this.redis.zcount(this.keys.due, '-inf', now)]);
+    return { scheduled, due };
+  }
+}

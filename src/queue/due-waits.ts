@@ -1,0 +1,97 @@
+/**
+ * The due set: every consumer's wait, kept in the queue's Redis by when it falls due, for the
+ * worker's rounds to take many at a time (`workers/due-rounds.ts`) instead of one BullMQ job
+ * each. A routine check then costs no job of its own: BullMQ's take and put-back were the
+ * largest part of its cost (see the README's "How it scales").
+ *
+ * Per shard, three keys of its slot (`coordination/keys.ts`): the waits by due time, each
+ * one's epoch, and each one's data, as its timer job would carry it (the ticket and its seal:
+ * no secret). One wait per consumer: a wait of a later epoch replaces an earlier one, one of
+ * the same epoch is left alone (the same wait, as a job id is). A round takes a wait by pushing
+ * it to the end of a lease, and settles it afterwards only while its epoch is still the one it
+ * took; a worker that dies leaves its waits to be taken again when their leases end.
+ *
+ * What the due set holds is taken on its seal's word only, as a job is (`workers/job-trust.ts`).
+ */
+import type { WaitName } from '../../machines/machine-step.js';
+import { WAIT_NAMES } from '../../machines/machine-step.js';
+import { shardPrefixes } from '../config/shard-prefixes.js';
+import type { QueueRedis } from './bull-connection.js';
+import { createDueSet, holdfastPrefix, type DueSet, type SettledEntry, type TakenEntry } from './coordination.js';
+import type { CheckTicket, ConsumerJobData, ScheduledWait } from './consumer-queue.js';
+import type { JobSeal } from './job-seal.js';
+import { byShard } from './shard-of.js';
+
+/** Where waits are scheduled: the due set (the records' writers and the sweep know no more of it). */
+export interface WaitScheduler {
+  /** Schedules each wait at its epoch; one of the same or a later epoch already there is left alone. */
+  scheduleWaits(waits: readonly ScheduledWait[]): Promise<void>;
+}
+
+/** A wait as a round took it: its timer job, or why it cannot be one. */
+export type TakenWait = { key: string; epoch: string; job: Extract<ConsumerJobData, { kind: 'timer' }> } | { key: string; epoch: string; unreadable: string };
+
+/** A taken wait settled: due again at `at` (ms), or done with (null). */
+export type Settled = SettledEntry;
+
+const WAITS: ReadonlySet<string> = new Set(WAIT_NAMES);
+
+/** The timer job a stored wait stands for, or what is wrong with it (it was not written by holdfast, or is damaged). */
+export function takenWait({ key, epoch, text }: TakenEntry): TakenWait {
+  if (!/^\d{1,15}$/.test(epoch)) return { key, epoch, unreadable: 'its epoch is not a revision' };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return { key, epoch, unreadable: 'its data is not JSON' };
+  }
+  const { wait, ticket, seal } = (data ?? {}) as { wait?: unknown; ticket?: unknown; seal?: unknown };
+  if (typeof wait !== 'string' || !WAITS.has(wait) || typeof seal !== 'string' || typeof ticket !== 'object' || ticket === null) {
+    return { key, epoch, unreadable: 'its data is not a wait' };
+  }
+  return { key, epoch, job: { key, kind: 'timer', epoch: Number(epoch), wait: wait as WaitName, ticket: ticket as CheckTicket, seal } };
+}
+
+/** The due set of every shard of the queue. */
+export class DueWaits implements WaitScheduler {
+  private readonly parts: DueSet[];
+
+  constructor(
+    redis: QueueRedis,
+    queue: { prefix: string; shards: number },
+    private readonly seal: JobSeal,
+  ) {
+    this.parts = shardPrefixes(queue.prefix, queue.shards).map((prefix) => createDueSet(redis, holdfastPrefix(prefix)));
+  }
+
+  get shards(): number {
+    return this.parts.length;
+  }
+
+  async scheduleWaits(waits: readonly ScheduledWait[]): Promise<void> {
+    if (waits.length === 0) return;
+    const entries = waits.map(({ key, timer, ticket }) => ({
+      key,
+      epoch: timer.epoch,
+      dueAt: timer.dueAt.getTime(),
+      text: JSON.stringify({ wait: timer.wait, ticket, seal: this.seal.ticket(key, timer.epoch, timer.wait, ticket) }),
+    }));
+    await Promise.all([...byShard(entries, (e) => e.key, this.parts.length)].map(([shard, list]) => this.parts[shard]!.schedule(list)));
+  }
+
+  /** Takes up to `limit` of shard `shard`'s waits due by `now`, each leased until `leaseUntil`; and when its next wait falls due. */
+  async take(shard: number, now: number, leaseUntil: number, limit: number): Promise<{ taken: TakenWait[]; nextAt: number | null }> {
+    const { taken, nextAt } = await this.parts[shard]!.take(now, leaseUntil, limit);
+    return { taken: taken.map(takenWait), nextAt };
+  }
+
+  settle(shard: number, settled: readonly Settled[]): Promise<void> {
+    return settled.length === 0 ? Promise.resolve() : this.parts[shard]!.settle(settled);
+  }
+
+  /** How many waits every shard holds, and how many of them are due by `now` (taken ones count as due at their lease's end). */
+  async counts(now: number): Promise<{ scheduled: number; due: number }> {
+    const each = await Promise.all(this.parts.map((part) => part.counts(now)));
+    return { scheduled: each.reduce((n, c) => n + c.scheduled, 0), due: each.reduce((n, c) => n + c.due, 0) };
+  }
+}

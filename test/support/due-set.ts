@@ -1,0 +1,21 @@
+/** What the due set (`src/queue/due-waits.ts`) holds, read and changed by hand as a test needs: by each shard's prefix. */
+import type { Redis } from 'ioredis';
+
+const dueKeys = (prefix: string) => ({ due: `${prefix}:holdfast:due`, epochs: `${prefix}:holdfast:due-epochs`, waits: `${prefix}:holdfast:due-waits` });
+
+/** The consumers whose waits each shard's due set holds, shard `i` at index `i` (`prefixes` as `shardPrefixes` gives them). */
+export function dueWaitsPerShard(redis: Redis, prefixes: readonly string[]): Promise<string[][]> {
+  return Promise.all(prefixes.map((prefix) => redis.zrange(dueKeys(prefix).due, 0, -1)));
+}
+
+/** Removes `key`'s wait from the due set under `prefix`, as a queue that lost it would; whether there was one. */
+export async function dropDueWait(redis: Redis, prefix: string, key: string): Promise<boolean> {
+  const { due, epochs, waits } = dueKeys(prefix);
+  const replies = await redis.multi().zrem(due, key).hdel(epochs, key).hdel(waits, key).exec();
+  return replies?.[0]?.[1] === 1;
+}
+
+/** Every wait's data in the due set under `prefix`, as stored (what a secret must never be found in). */
+export async function dueWaitData(redis: Redis, prefix: string): Promise<string> {
+  return Object.values(await redis.hgetall(dueKeys(prefix).waits)).join('\n');
+}
