@@ -11,9 +11,11 @@ import type { Adapter } from '../../../src/adapters/adapter.js';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
 import type { HoldfastConfig } from '../../../src/config/config.js';
 import { loadConfig } from '../../../src/config/load-config.js';
-import { startEngine, type Engine, type EngineOptions } from '../../../src/engine/engine.js';
+import { connectStore, startEngine, type Engine, type EngineOptions } from '../../../src/engine/engine.js';
 import { startHttpServer, type HttpServer, type HttpServerOptions } from '../../../src/http/http-server.js';
 import { createLogger } from '../../../src/logging/logger.js';
+import { checkTicket, ConsumerQueue } from '../../../src/queue/consumer-queue.js';
+import { JobSeal } from '../../../src/queue/job-seal.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';
 import { isUnreadable, type ConsumerRecord, type StoredConsumer } from '../../../src/store/consumer-record.js';
@@ -303,6 +305,25 @@ export class EngineFixture {
     const engine = await this.start(roles, adapter);
     await this.until('every consumer held', () => this.allHeld());
     return engine;
+  }
+
+  /**
+   * The consumer's wait handed to the queue as a timer job delayed an hour, with its ticket (what
+   * a round does when a wait's run fails): a job for Bull Board to list, as routine waits are in
+   * the due set.
+   */
+  async delayedTimerJob(key: string): Promise<void> {
+    const { client, store } = await connectStore(this.config);
+    const queue = new ConsumerQueue({ ...this.config.queue, seal: new JobSeal(this.config.fingerprintKey) });
+    try {
+      const record = await store.get(key);
+      if (!record || isUnreadable(record) || !record.timer) throw new Error(`${key} has no wait to hand over`);
+      const timer = { ...record.timer, dueAt: new Date(Date.now() + 3_600_000) };
+      await queue.queueWaits([{ key, timer, ticket: checkTicket(record.machine, record.desired, record.appliedAt) }]);
+    } finally {
+      await queue.close();
+      await client.close();
+    }
   }
 
   /** A read-only HTTP server on a free port over `engine` (as `holdfast run --http` serves it); `more` adds to its options (auth). */

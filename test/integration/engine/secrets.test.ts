@@ -1,6 +1,4 @@
 /** No grant password reaches a log line, a record, a job's data or an HTTP response (the dashboard, Bull Board's API, /status, /metrics): searched, not assumed. */
-import { checkTicket } from '../../../src/queue/consumer-queue.js';
-import type { ConsumerRecord } from '../../../src/store/consumer-record.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -69,8 +67,7 @@ describe('secrets', () => {
     await f.until('healed', async () => (await f.canLogin(f.consumers[0]!)) && (await f.allHeld()));
 
     // a wait handed to the queue as a timer job (what a round does when a wait's run fails), for Bull Board to list with its ticket
-    const held = (await engine.store.get(f.consumers[0]!.key)) as ConsumerRecord;
-    await engine.queue.queueWaits([{ key: held._id, timer: { ...held.timer!, dueAt: new Date(Date.now() + 3_600_000) }, ticket: checkTicket(held.machine, held.desired, held.appliedAt) }]);
+    await f.delayedTimerJob(f.consumers[0]!.key);
 
     const forms = (password: string) => [password, createHash('sha256').update(password).digest('hex')];
     const logs = f.rawLog.join('\n');

@@ -100,6 +100,7 @@ describe('the dashboard where it is put', () => {
     // verifyEvery stays 60 s: the timer jobs looked at below are still there when looked at again
     const f = await fixture({ consumers: 2 });
     const engine = await f.startHeld();
+    await f.delayedTimerJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
     server = await startHttpServer({
       listen: { host: '127.0.0.1', port: 0 },
       auth: AUTH,

@@ -85,8 +85,10 @@ describe('the HTTP server', () => {
     expect(scraped).toMatch(/holdfast_checks_total\{provider="cache",kind="(light|deep)",outcome="not-held"\} [1-9]/);
     expect(scraped).toMatch(/holdfast_applies_total\{provider="cache",kind="reapply",outcome="applied"\} [1-9]/);
     expect(scraped).toMatch(/holdfast_queue_jobs\{state="delayed"\} \d+/);
+    expect(scraped).toContain('holdfast_due_waits{state="scheduled"} 3');
     expect(scraped).toMatch(/holdfast_check_lateness_seconds_count\{provider="cache"\} [1-9]/);
 
+    await f.delayedTimerJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
     const queues = JSON.parse(await text(`/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`)) as { queues: Array<{ name: string; jobs: Array<{ name: string; data: unknown }> }> };
     const queue = queues.queues.find((q) => q.name === 'consumers');
     expect(queue).toBeDefined();
