@@ -337,7 +337,7 @@ export class ConsumerRun {
     // own job carries on (its id is taken while it runs, so it cannot be added anew)
     if (this.lock.claim.rev !== draft.revision) await deps.coordination.rememberRevision(job.key, draft.revision);
     const next = draft.pendingWait;
-    return job.kind === 'timer' && at.record.rev === job.epoch && next ? again(next.dueAt) : { kind: 'done' };
+    return job.kind === 'timer' && at.record.rev === job.epoch && next ? again(next.dueAt, draft.ticket()) : { kind: 'done' };
   }
 
   private async removed(draft: RecordDraft): Promise<JobOutcome> {

@@ -129,9 +129,10 @@ export class ConsumerWorker {
     }
     const outcome = await runConsumerJob(job.data, this.deps);
     if (outcome.kind === 'later' && outcome.why === 'again' && job.data.kind === 'timer') {
-      // a job from before the due set, or handed over by a round: its wait joins the due set
-      const { key, wait, epoch, ticket } = job.data;
-      await this.options.waits.scheduleWaits([{ key, timer: { wait, epoch, dueAt: outcome.at }, ticket }]);
+      // a job from before the due set, or handed over by a round: its wait joins the due set, with
+      // the record's ticket when the record was read (the job's own only when its seal was checked)
+      const { key, wait, epoch } = job.data;
+      await this.options.waits.scheduleWaits([{ key, timer: { wait, epoch, dueAt: outcome.at }, ticket: outcome.ticket ?? job.data.ticket }]);
       return 'done';
     }
     if (outcome.kind === 'later') {

@@ -8,9 +8,9 @@
  * scheduled. A run that throws hands its wait to BullMQ as a timer job, whose attempts, backoff
  * and failed list then take over.
  *
- * A wait that cannot be read, or sits in a shard not its consumer's (left there when
- * `queue.shards` changed: the sweep puts it in its own), is let go: the record keeps the
- * consumer's next step.
+ * A wait in a shard not its consumer's (left there when `queue.shards` changed: the sweep puts
+ * it in its own) is let go: the record keeps the consumer's next step. One holdfast did not
+ * write is run as a wait whose ticket is not used (`due-waits.ts`).
  */
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
@@ -30,7 +30,7 @@ const FAILED_PAUSE_MS = 1_000;
 const FAILED_SAID_EVERY_MS = 60_000;
 
 export interface RoundDeps {
-  due: Pick<DueWaits, 'shards' | 'take' | 'settle'>;
+  due: Pick<DueWaits, 'shards' | 'take' | 'settle' | 'scheduleWaits'>;
   /** Where a wait whose run threw is handed over. */
   queue: Pick<ConsumerQueue, 'queueWaits'>;
   job: JobDeps;
@@ -96,12 +96,11 @@ export class DueRounds {
   /** Runs one wait as its job, and notes how it settles. */
   private async run(shard: number, wait: TakenWait): Promise<void> {
     const { key, epoch } = wait;
-    if ('unreadable' in wait || shardOf(key, this.deps.due.shards) !== shard) {
-      if ('unreadable' in wait) this.deps.logger.debug({ consumer: key.slice(0, 200) }, `a due wait was let go: ${wait.unreadable}`);
-      return this.settle(shard, { key, epoch, at: null });
-    }
+    if (shardOf(key, this.deps.due.shards) !== shard) return this.settle(shard, { key, epoch, at: null });
     try {
       const outcome = await runConsumerJob(wait.job, this.deps.job);
+      // the record was read: its ticket replaces what the wait carried (the same, unless written by hand)
+      if (outcome.kind === 'later' && outcome.ticket) await this.deps.due.scheduleWaits([{ key, timer: { wait: wait.job.wait, epoch: wait.job.epoch, dueAt: outcome.at }, ticket: outcome.ticket }]);
       this.settle(shard, { key, epoch, at: outcome.kind === 'later' ? outcome.at.getTime() : null });
     } catch (error) {
       await this.handOver(shard, wait, error);
@@ -109,7 +108,7 @@ export class DueRounds {
   }
 
   /** A run that threw: its wait becomes a timer job, for BullMQ's retries; let go here once the job is there. */
-  private async handOver(shard: number, { key, epoch, job }: Extract<TakenWait, { job: unknown }>, error: unknown): Promise<void> {
+  private async handOver(shard: number, { key, epoch, job }: TakenWait, error: unknown): Promise<void> {
     this.deps.logger.debug({ consumer: key }, `a due wait's run failed, handed to the queue as a job: ${this.deps.scrubber.describe(error)}`);
     try {
       await this.deps.queue.queueWaits([{ key, timer: { wait: job.wait, epoch: job.epoch, dueAt: new Date() }, ticket: job.ticket }]);

@@ -2,6 +2,7 @@
  * What became of a job. "Try later" is one outcome, whatever its reason: the worker puts the job
  * back, delayed, without using an attempt. A job that throws failed for what retries cannot fix.
  */
+import type { CheckTicket } from '../src/queue/consumer-queue.js';
 import { putBackAt } from './put-back.js';
 
 /** Why a job is put back. */
@@ -17,8 +18,12 @@ export type Later =
 
 export type JobOutcome =
   | { kind: 'done' }
-  /** Put back until `at`; `error`: what said so, for the debug log. */
-  | { kind: 'later'; at: Date; why: Later; error?: unknown }
+  /**
+   * Put back until `at`; `error`: what said so, for the debug log; `ticket`: for `again` after
+   * the record was read, the record's ticket, which the wait carries from now on (without it,
+   * the routine check ran on the job's own, sealed ticket).
+   */
+  | { kind: 'later'; at: Date; why: Later; error?: unknown; ticket?: CheckTicket }
   | { kind: 'stale' | 'absent' | 'unknown-provider' }
   /** Not written by holdfast: dropped (see `job-trust.ts`). */
   | { kind: 'rejected' };
@@ -26,9 +31,9 @@ export type JobOutcome =
 /** How long a job waits, put back, before it tries again (jittered: up to twice this). */
 const RETRY_MS: Record<Exclude<Later, 'again'>, number> = { busy: 250, conflict: 250, 'store-down': 1000 };
 
-/** The same job again at `at`. */
-export function again(at: Date): JobOutcome {
-  return { kind: 'later', at, why: 'again' };
+/** The same wait again at `at`, carrying `ticket` when the record was read (see {@link JobOutcome}). */
+export function again(at: Date, ticket?: CheckTicket): JobOutcome {
+  return { kind: 'later', at, why: 'again', ...(ticket ? { ticket } : {}) };
 }
 
 /** Put back for its reason's retry time, jittered, or until `until` when that is later than `now`. */

@@ -17,7 +17,7 @@ import { firstCheckDelay } from '../machines/delays.js';
 import { persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { RecordNotes } from '../src/queue/coordination.js';
-import { checkTicket } from '../src/queue/consumer-queue.js';
+import { checkTicket, type CheckTicket } from '../src/queue/consumer-queue.js';
 import type { WaitScheduler } from '../src/queue/due-waits.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, WaitRecord } from '../src/store/consumer-record.js';
 import { summaryOf } from '../src/queue/summarize.js';
@@ -272,10 +272,14 @@ export class RecordDraft {
     await this.deps.coordination.rememberRevision(this.key, this.written.rev);
   }
 
+  /** The ticket of the record as written: what its wait carries. */
+  ticket(): CheckTicket {
+    return checkTicket(this.written.machine, this.desired, this.lastApplied);
+  }
+
   private async scheduleWait(wait: WaitRecord | null): Promise<void> {
     if (!wait) return;
-    const ticket = checkTicket(this.written.machine, this.desired, this.lastApplied);
-    await this.deps.waits.scheduleWaits([{ key: this.key, timer: wait, ticket }]);
+    await this.deps.waits.scheduleWaits([{ key: this.key, timer: wait, ticket: this.ticket() }]);
   }
 
   /** The consumer is removed: its record and everything the queue's Redis knew of it go. */

@@ -28,28 +28,39 @@ export interface WaitScheduler {
   scheduleWaits(waits: readonly ScheduledWait[]): Promise<void>;
 }
 
-/** A wait as a round took it: its timer job, or why it cannot be one. */
-export type TakenWait = { key: string; epoch: string; job: Extract<ConsumerJobData, { kind: 'timer' }> } | { key: string; epoch: string; unreadable: string };
+/** A wait as a round took it: its key, its epoch as stored, and the timer job it stands for. */
+export interface TakenWait {
+  key: string;
+  epoch: string;
+  job: Extract<ConsumerJobData, { kind: 'timer' }>;
+}
 
 /** A taken wait settled: due again at `at` (ms), or done with (null). */
 export type Settled = SettledEntry;
 
 const WAITS: ReadonlySet<string> = new Set(WAIT_NAMES);
 
-/** The timer job a stored wait stands for, or what is wrong with it (it was not written by holdfast, or is damaged). */
+/**
+ * The timer job a stored wait stands for. One holdfast did not write (damaged, or written by
+ * hand) is a verify wait whose ticket carries no seal: the worker does not use it and goes by
+ * the record, which puts the record's own wait back (an epoch that is not a revision is taken
+ * for one later than any, so that the record's replaces it).
+ */
 export function takenWait({ key, epoch, text }: TakenEntry): TakenWait {
-  if (!/^\d{1,15}$/.test(epoch)) return { key, epoch, unreadable: 'its epoch is not a revision' };
-  let data: unknown;
+  const at = /^\d{1,15}$/.test(epoch) ? Number(epoch) : Number.MAX_SAFE_INTEGER;
+  const { wait, ticket, seal } = parsed(text);
+  const readable = typeof wait === 'string' && WAITS.has(wait) && typeof seal === 'string' && typeof ticket === 'object' && ticket !== null;
+  if (!readable) return { key, epoch, job: { key, kind: 'timer', epoch: at, wait: 'verify', ticket: {} as CheckTicket, seal: '' } };
+  return { key, epoch, job: { key, kind: 'timer', epoch: at, wait: wait as WaitName, ticket: ticket as CheckTicket, seal } };
+}
+
+function parsed(text: string): { wait?: unknown; ticket?: unknown; seal?: unknown } {
   try {
-    data = JSON.parse(text);
+    const data: unknown = JSON.parse(text);
+    return typeof data === 'object' && data !== null ? data : {};
   } catch {
-    return { key, epoch, unreadable: 'its data is not JSON' };
+    return {};
   }
-  const { wait, ticket, seal } = (data ?? {}) as { wait?: unknown; ticket?: unknown; seal?: unknown };
-  if (typeof wait !== 'string' || !WAITS.has(wait) || typeof seal !== 'string' || typeof ticket !== 'object' || ticket === null) {
-    return { key, epoch, unreadable: 'its data is not a wait' };
-  }
-  return { key, epoch, job: { key, kind: 'timer', epoch: Number(epoch), wait: wait as WaitName, ticket: ticket as CheckTicket, seal } };
 }
 
 /** The due set of every shard of the queue. */

@@ -74,10 +74,11 @@ export class Locks extends CoordinationPart implements ConsumerLocks, RevisionNo
   }
 
   async forgetConsumer(key: string, provider: string): Promise<void> {
-    const { hashes, set, sortedSet } = consumerEntries(this.keys, provider);
+    const { hashes, set, sortedSets } = consumerEntries(this.keys, provider);
     const multi = this.redis.multi();
     for (const hash of hashes) multi.hdel(hash, key);
-    await multi.srem(set, key).zrem(sortedSet, key).exec();
+    for (const sorted of sortedSets) multi.zrem(sorted, key);
+    await multi.srem(set, key).exec();
   }
 
   checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {

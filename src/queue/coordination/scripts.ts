@@ -126,23 +126,28 @@ export interface DueEntry {
 
 /**
  * Schedules each wait unless one of the same or a later epoch is there (the same wait, or one
- * that replaced it); replies how many were scheduled.
+ * that replaced it); one whose epoch is past the consumer's revision as last written (no
+ * record had it: written by hand) is replaced too. A wait of the same epoch keeps its due time
+ * and gets this data (the same, unless written by hand). Replies how many were scheduled.
  */
 const scheduleDue: Script<{ entries: readonly DueEntry[] }, number> = {
-  keyCount: 3,
+  keyCount: 4,
   lua: `
 local n = 0
 for i = 1, #ARGV, 4 do
   local old = tonumber(redis.call('hget', KEYS[2], ARGV[i]))
-  if not old or old < tonumber(ARGV[i + 1]) then
+  local known = tonumber(redis.call('hget', KEYS[4], ARGV[i]))
+  if not old or old < tonumber(ARGV[i + 1]) or (known and old > known) then
     redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 1])
     redis.call('hset', KEYS[3], ARGV[i], ARGV[i + 3])
     redis.call('zadd', KEYS[1], ARGV[i + 2], ARGV[i])
     n = n + 1
+  elseif old == tonumber(ARGV[i + 1]) and redis.call('hget', KEYS[3], ARGV[i]) ~= ARGV[i + 3] then
+    redis.call('hset', KEYS[3], ARGV[i], ARGV[i + 3])
   end
 end
 return n`,
-  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits], argv: a.entries.flatMap((e) => [e.key, e.epoch, e.dueAt, e.text]) }),
+  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits, k.revs], argv: a.entries.flatMap((e) => [e.key, e.epoch, e.dueAt, e.text]) }),
   reply: (raw) => (typeof raw === 'number' ? raw : 0),
 };
 
