@@ -17,7 +17,7 @@ import type { Scrubber } from '../src/logging/scrubber.js';
 import type { ConsumerQueue } from '../src/queue/consumer-queue.js';
 import type { DueWaits, Settled, TakenWait } from '../src/queue/due-waits.js';
 import { shardOf } from '../src/queue/shard-of.js';
-import { runConsumerJob, type JobDeps } from './consumer-job.js';
+import type { JobOutcome } from './job-outcome.js';
 import { concurrencyPerShard } from './consumer-worker.js';
 
 /** How long a taken wait is the round's (ms): taken again after it unless settled, as a stalled job is. */
@@ -33,7 +33,8 @@ export interface RoundDeps {
   due: Pick<DueWaits, 'shards' | 'take' | 'settle' | 'scheduleWaits'>;
   /** Where a wait whose run threw is handed over. */
   queue: Pick<ConsumerQueue, 'queueWaits'>;
-  job: JobDeps;
+  /** Runs a wait as its timer job (`runConsumerJob`). */
+  run: (job: TakenWait['job']) => Promise<JobOutcome>;
   logger: Logger;
   scrubber: Scrubber;
   /** Whether a failure is explained by the queue's Redis having forgotten everything (said once elsewhere). */
@@ -98,7 +99,7 @@ export class DueRounds {
     const { key, epoch } = wait;
     if (shardOf(key, this.deps.due.shards) !== shard) return this.settle(shard, { key, epoch, at: null });
     try {
-      const outcome = await runConsumerJob(wait.job, this.deps.job);
+      const outcome = await this.deps.run(wait.job);
       // the record was read: its ticket replaces what the wait carried (the same, unless written by hand)
       if (outcome.kind === 'later' && outcome.ticket) await this.deps.due.scheduleWaits([{ key, timer: { wait: wait.job.wait, epoch: wait.job.epoch, dueAt: outcome.at }, ticket: outcome.ticket }]);
       this.settle(shard, { key, epoch, at: outcome.kind === 'later' ? outcome.at.getTime() : null });
@@ -126,7 +127,7 @@ export class DueRounds {
   /** Sends every shard's settlements, one script call each; a failure leaves them leased, taken again later. */
   private async flush(): Promise<void> {
     this.flushing = undefined;
-    const batches = this.pending.map((list, shard) => [shard, list.splice(0)] as const);
+    const batches = this.pending.map((list, shard) => [shard, list.splice(0)] as const).filter(([, list]) => list.length > 0);
     await Promise.all(batches.map(([shard, list]) => this.deps.due.settle(shard, list).catch((error: unknown) => this.failed(error))));
   }
 

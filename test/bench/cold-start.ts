@@ -6,6 +6,7 @@
  * Redis's memory, the jobs waiting `--after` seconds after the last consumer was held, the
  * store's CPU over the run, and the load average beside it. Last line: one JSON object.
  */
+import { dueCounts } from '../support/due-set.js';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
@@ -30,6 +31,9 @@ const limitMs = Number(arg('limit', '1800')) * 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (text: string) => process.stdout.write(`${text}\n`);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+/** The due set's counts, named beside BullMQ's job counts. */
+const dueWaitCounts = ({ scheduled, due }: { scheduled: number; due: number }) => ({ 'due-set': scheduled, 'due-set-due': due });
 
 /** A value of `/proc/<pid>/status` in kB (`VmHWM`, `VmRSS`). */
 function procKb(pid: number, field: string): number {
@@ -86,14 +90,14 @@ try {
       lastStatus = Date.now();
       const report = await statusReport({ store, coordination, providers: config.providers, queued: status.queued }, new Date());
       if (report.healthy) greenAt = Date.now();
-      const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+      const counts = { ...(await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized')), ...dueWaitCounts(await dueCounts(queueRedis, config.queue.prefix)) };
       const reasons = redReasons(report);
       const line = `t=${secs(Date.now())}s held ${held}/${n} rss ${rss} MB jobs ${JSON.stringify(counts)} status ${report.healthy ? 'green' : `red: ${reasons.length} reasons, first: ${reasons[0]?.slice(0, 160) ?? ''}`}; load ${load()}`;
       samples.push(line);
       say(line);
     }
     if (allHeldAt !== null && waitingAfter === null && Date.now() - allHeldAt >= afterMs) {
-      waitingAfter = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+      waitingAfter = { ...(await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized')), ...dueWaitCounts(await dueCounts(queueRedis, config.queue.prefix)) };
       say(`${afterMs / 1000}s after all held: jobs ${JSON.stringify(waitingAfter)}`);
     }
     if (allHeldAt !== null && greenAt !== null && waitingAfter !== null) break;

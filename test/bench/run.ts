@@ -21,6 +21,7 @@
  * `--quick` runs only the 1k throughput and heal cases and 100 object-store consumers (about four minutes); `--only=<N>` runs
  * the full run's cases for N consumers (1000, 10000 or 100000) alone.
  */
+import { dueCounts } from '../support/due-set.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -257,7 +258,8 @@ async function rebuild(env: BenchEnv, config: { path: string; config: HoldfastCo
     const flushed = Date.now();
     for (;;) {
       const counts = await queue.getJobCounts('delayed', 'waiting', 'active', 'prioritized');
-      if (Object.values(counts).reduce((a, b) => a + b, 0) >= env.consumers.length) break;
+      const waits = (await dueCounts(redis, config.config.queue.prefix)).scheduled;
+      if (Object.values(counts).reduce((a, b) => a + b, waits) >= env.consumers.length) break;
       if (Date.now() - flushed > 600_000) throw new Error('the queue was not rebuilt within 10 minutes');
       await sleep(100);
     }

@@ -19,3 +19,10 @@ export async function dropDueWait(redis: Redis, prefix: string, key: string): Pr
 export async function dueWaitData(redis: Redis, prefix: string): Promise<string> {
   return Object.values(await redis.hgetall(dueKeys(prefix).waits)).join('\n');
 }
+
+/** How many waits the due set under `prefix` holds, and how many of them are due by now (not taken yet). */
+export async function dueCounts(redis: Redis, prefix: string): Promise<{ scheduled: number; due: number }> {
+  const { due } = dueKeys(prefix);
+  const [scheduled, overdue] = await Promise.all([redis.zcard(due), redis.zcount(due, '-inf', Date.now())]);
+  return { scheduled, due: overdue };
+}

@@ -1,0 +1,94 @@
+/**
+ * The rounds over the due set, against a due set in memory: what each run's outcome settles,
+ * a wait in a shard not its consumer's let go unrun, a run that throws handed to the queue, and
+ * the settlements of one turn sent together.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Scrubber } from '../../../src/logging/scrubber.js';
+import type { CheckTicket, ScheduledWait } from '../../../src/queue/consumer-queue.js';
+import type { Settled, TakenWait } from '../../../src/queue/due-waits.js';
+import { shardOf } from '../../../src/queue/shard-of.js';
+import { DueRounds } from '../../../workers/due-rounds.js';
+import { again, type JobOutcome } from '../../../workers/job-outcome.js';
+
+const ticket = { machine: '{}', spec: { login: 'app', values: {}, secretPath: '/s', specHash: 'h' }, appliedAt: null } as unknown as CheckTicket;
+
+function taken(key: string, epoch = 3): TakenWait {
+  return { key, epoch: String(epoch), job: { key, kind: 'timer', epoch, wait: 'verify', ticket, seal: 's' } };
+}
+
+/** Two shards' due sets in memory: each hands out its waits once. */
+function world(waits: TakenWait[][], run: (job: TakenWait['job']) => Promise<JobOutcome>) {
+  const settles: Array<{ shard: number; settled: Settled[] }> = [];
+  const handed: ScheduledWait[] = [];
+  const scheduled: ScheduledWait[] = [];
+  const ran: string[] = [];
+  const rounds = new DueRounds(
+    {
+      due: {
+        shards: waits.length,
+        take: (shard) => Promise.resolve({ taken: waits[shard]!.splice(0), nextAt: null }),
+        settle: (shard, settled) => Promise.resolve(void settles.push({ shard, settled: [...settled] })),
+        scheduleWaits: (list) => Promise.resolve(void scheduled.push(...list)),
+      },
+      queue: { queueWaits: (list) => Promise.resolve(void handed.push(...list)) },
+      run: (job) => {
+        ran.push(job.key);
+        return run(job);
+      },
+      logger: pino({ level: 'silent' }),
+      scrubber: new Scrubber(),
+      queueForgot: () => Promise.resolve(false),
+    },
+    8,
+  );
+  return { rounds, settles, handed, scheduled, ran };
+}
+
+const until = async (what: () => boolean) => {
+  for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+};
+
+/** Keys of `count` consumers whose shard of two is `shard`. */
+function keysIn(shard: number, count: number): string[] {
+  const keys: string[] = [];
+  for (let i = 0; keys.length < count; i++) if (shardOf(`cache/c${i}`, 2) === shard) keys.push(`cache/c${i}`);
+  return keys;
+}
+
+describe('the rounds over the due set', () => {
+  it('settle each wait by its run: again at its time, done with otherwise; the settlements of one turn go together', async () => {
+    const [a, b, c] = keysIn(0, 3) as [string, string, string];
+    const at = new Date(Date.now() + 60_000);
+    const outcomes: Record<string, JobOutcome> = { [a]: again(at), [b]: { kind: 'done' }, [c]: again(at, ticket) };
+    const w = world([[taken(a), taken(b), taken(c)], []], (job) => Promise.resolve(outcomes[job.key]!));
+    w.rounds.start();
+    await until(() => w.settles.length > 0);
+    await w.rounds.stop();
+    expect(w.settles).toEqual([{ shard: 0, settled: [{ key: a, epoch: '3', at: at.getTime() }, { key: b, epoch: '3', at: null }, { key: c, epoch: '3', at: at.getTime() }] }]);
+    // the record was read for c: its ticket goes with the wait, at the same epoch
+    expect(w.scheduled).toEqual([{ key: c, timer: { wait: 'verify', epoch: 3, dueAt: at }, ticket }]);
+    expect(w.handed).toEqual([]);
+  });
+
+  it('let a wait found in a shard not its consumer\'s go, unrun', async () => {
+    const [stray] = keysIn(1, 1) as [string];
+    const w = world([[taken(stray)], []], () => Promise.resolve({ kind: 'done' }));
+    w.rounds.start();
+    await until(() => w.settles.length > 0);
+    await w.rounds.stop();
+    expect(w.ran).toEqual([]);
+    expect(w.settles).toEqual([{ shard: 0, settled: [{ key: stray, epoch: '3', at: null }] }]);
+  });
+
+  it('hand a wait whose run threw to the queue as a timer job, then let it go', async () => {
+    const [key] = keysIn(1, 1) as [string];
+    const w = world([[], [taken(key, 7)]], () => Promise.reject(new Error('the store said no')));
+    w.rounds.start();
+    await until(() => w.settles.length > 0);
+    await w.rounds.stop();
+    expect(w.handed).toEqual([{ key, timer: { wait: 'verify', epoch: 7, dueAt: expect.any(Date) as Date }, ticket }]);
+    expect(w.settles).toEqual([{ shard: 1, settled: [{ key, epoch: '7', at: null }] }]);
+  });
+});
