@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import type { JobCommand } from '../queue/consumer-queue.js';
 
 // loaded once heap-first has run: a static import is loaded and compiled before any line here
-// runs, and that grew V8's young generation before its bound was set (8 MB of RSS more, 16 under tsx)
+// runs, and loading these grew V8's young generation to 8 MB before its bound was set (2 MB now)
 const { Command, CommanderError, InvalidArgumentError } = await import('commander');
 const { parseListen } = await import('../config/load-config.js');
 const { isHoldfastError } = await import('../errors/holdfast-error.js');
