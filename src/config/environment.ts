@@ -26,3 +26,8 @@ export function readEnvironment(
     stdoutIsTTY: stdout.isTTY === true,
   };
 }
+
+/** `NODE_OPTIONS`: the Node and V8 flags the process was started with besides its command line's (`engine/heap-growth.ts` keeps them). */
+export function nodeOptions(env: NodeJS.ProcessEnv = process.env): string {
+  return env.NODE_OPTIONS ?? '';
+}

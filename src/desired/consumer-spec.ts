@@ -3,6 +3,7 @@
  * desired spec a worker delivers to its machine (never its password, only where to read it).
  */
 import type { DesiredSpec } from '../store/consumer-record.js';
+import type { DeclaredBriefs } from './declared-briefs.js';
 
 export interface DeclaredConsumer {
   /** `<provider>/<id>`: the consumer's key everywhere (record id, logs, CLI). */
@@ -31,7 +32,7 @@ export interface DeclaredBrief {
 /** A contributions file read and validated whole, holding each consumer in brief; the full specs are read again on demand. */
 export interface ContributionsRead {
   provider: string;
-  consumers: DeclaredBrief[];
+  consumers: DeclaredBriefs;
   /** The full specs of the items at `indexes` (in that order), from the same text that was validated. */
   specs(indexes: readonly number[]): Promise<DeclaredConsumer[]>;
 }

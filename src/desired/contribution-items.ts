@@ -19,6 +19,49 @@ export interface ItemSpan {
   line: number;
 }
 
+/**
+ * The items' spans, kept as two numbers each (its start and its line; it ends where the next
+ * begins) in typed arrays: the sync holds them for a whole pass, one per consumer.
+ */
+export class ItemSpans {
+  private starts: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  private lines: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  private count = 0;
+
+  constructor(private readonly textLength: number) {}
+
+  get length(): number {
+    return this.count;
+  }
+
+  /** The span of item `index` (0 ≤ index < length). */
+  at(index: number): ItemSpan {
+    const end = index + 1 < this.count ? this.starts[index + 1]! : this.textLength;
+    return { start: this.starts[index]!, end, line: this.lines[index]! };
+  }
+
+  toArray(): ItemSpan[] {
+    return Array.from({ length: this.count }, (_, index) => this.at(index));
+  }
+
+  /** An item beginning at `start`, on line `line`: the one before it ends there. */
+  add(start: number, line: number): void {
+    if (this.count === this.starts.length) {
+      this.starts = grown(this.starts);
+      this.lines = grown(this.lines);
+    }
+    this.starts[this.count] = start;
+    this.lines[this.count] = line;
+    this.count++;
+  }
+}
+
+const grown = (array: Uint32Array<ArrayBuffer>): Uint32Array<ArrayBuffer> => {
+  const larger = new Uint32Array(array.length * 2);
+  larger.set(array);
+  return larger;
+};
+
 const HEADER = /^consumers:[ ]*(?:#.*)?$/;
 const ITEM = /^( *)-(?: |$)/;
 
@@ -26,9 +69,9 @@ const ITEM = /^( *)-(?: |$)/;
 const blankOrComment = (line: string) => /^[ ]*(?:#.*)?$/.test(line);
 
 /** The spans of the items, or undefined when the text is not of the plain shape. */
-export function itemSpans(text: string): ItemSpan[] | undefined {
+export function itemSpans(text: string): ItemSpans | undefined {
   if (text.includes('\r') || text.includes('\t') || text.charCodeAt(0) === 0xfeff) return undefined;
-  const spans: ItemSpan[] = [];
+  const spans = new ItemSpans(text.length);
   let indent: number | undefined;
   let header = false;
   let offset = 0;
@@ -49,8 +92,7 @@ export function itemSpans(text: string): ItemSpan[] | undefined {
         indent = item[1]!.length;
       }
       if (item && item[1]!.length === indent) {
-        if (spans.length > 0) spans[spans.length - 1]!.end = offset;
-        spans.push({ start: offset, end: text.length, line });
+        spans.add(offset, line);
       } else if (width <= indent) {
         // something at the list's own level (or above it) that is not an item: not the plain shape
         return undefined;

@@ -27,7 +27,8 @@ import type { ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { sha256Hex } from '../secrets/sha256.js';
 import { canonicalJson } from './canonical-json.js';
-import type { ContributionsRead, DeclaredBrief } from './consumer-spec.js';
+import type { ContributionsRead } from './consumer-spec.js';
+import type { DeclaredBriefs } from './declared-briefs.js';
 import { readContributions } from './load-contributions.js';
 import { ownString } from './own-string.js';
 import { specDigest } from './spec-digest.js';
@@ -53,13 +54,14 @@ interface FileSeen {
 /** Consumers whose specs are delivered (read again from the file) at once, at most. */
 const DELIVERY_CHUNK = 1000;
 
-/** The declared consumers whose digest differs from the one last delivered, and the keys delivered that are no longer declared. */
-function changesOf(declared: readonly DeclaredBrief[], delivered: ReadonlyMap<string, string>): { changed: DeclaredBrief[]; gone: string[] } {
+/** The places of the declared consumers whose digest differs from the one last delivered, and the keys delivered that are no longer declared. */
+function changesOf(declared: DeclaredBriefs, delivered: ReadonlyMap<string, string>): { changed: number[]; gone: string[] } {
   const keys = new Set<string>();
-  const changed: DeclaredBrief[] = [];
-  for (const brief of declared) {
-    keys.add(brief.key);
-    if (delivered.get(brief.key) !== brief.digest) changed.push(brief);
+  const changed: number[] = [];
+  for (let index = 0; index < declared.length; index++) {
+    const key = declared.key(index);
+    keys.add(key);
+    if (delivered.get(key) !== declared.digest(index)) changed.push(index);
   }
   return { changed, gone: [...delivered.keys()].filter((key) => !keys.has(key)) };
 }
@@ -183,7 +185,7 @@ export class DesiredSync {
     const { share, floor } = provider.removalGuard;
     let confirmed: string | undefined;
     if (gone.length > floor && gone.length > share * delivered.size) {
-      const pairs = [...changed.map(({ key, digest }): [string, string | null] => [key, digest]), ...gone.map((key): [string, null] => [key, null])];
+      const pairs = [...changed.map((index): [string, string | null] => [read.consumers.key(index), read.consumers.digest(index)]), ...gone.map((key): [string, null] => [key, null])];
       const change = sha256Hex(canonicalJson(pairs.sort()));
       if ((await this.options.confirmations.confirmedRemovals(name)) !== change) {
         await this.holdBack(provider, signature, change, gone, delivered.size);
@@ -226,12 +228,12 @@ export class DesiredSync {
    * so that no more than a chunk of full specs is held at once), then the removals of `gone`;
    * what each chunk delivered is remembered once the queue has it.
    */
-  private async deliver(name: string, read: ContributionsRead, changed: readonly DeclaredBrief[], gone: readonly string[]): Promise<void> {
+  private async deliver(name: string, read: ContributionsRead, changed: readonly number[], gone: readonly string[]): Promise<void> {
     const delivered = this.delivered.get(name) ?? new Map<string, string>();
     const logins = this.logins.get(name) ?? new Map<string, string>();
     const at = this.deliveryTime();
     for (let i = 0; i < changed.length; i += DELIVERY_CHUNK) {
-      const specs = await read.specs(changed.slice(i, i + DELIVERY_CHUNK).map((c) => c.index));
+      const specs = await read.specs(changed.slice(i, i + DELIVERY_CHUNK));
       await this.options.queue.deliverDesired(specs, at);
       for (const { key: read, desired } of specs) {
         // kept for the life of the process: not as cut from the file's text

@@ -31,9 +31,10 @@ import type { SecretRoots } from '../secrets/secret-roots.js';
 import { canonicalJson } from './canonical-json.js';
 import { nameSchema } from '../config/names.js';
 import { consumerKey } from '../store/consumer-key.js';
-import type { ContributionsRead, DeclaredBrief, DeclaredConsumer, DesiredState } from './consumer-spec.js';
-import { specDigest } from './spec-digest.js';
-import { itemSpans, type ItemSpan } from './contribution-items.js';
+import type { ContributionsRead, DeclaredConsumer, DesiredState } from './consumer-spec.js';
+import { DeclaredBriefs } from './declared-briefs.js';
+import { specDigestBytes } from './spec-digest.js';
+import { itemSpans, type ItemSpan, type ItemSpans } from './contribution-items.js';
 import { consumerItemShape } from './consumer-item.js';
 import { contributionsLimit } from './contributions-limit.js';
 import { consumerProblems, RealPaths, rootsOf } from './consumer-problems.js';
@@ -90,8 +91,9 @@ export async function readContributions(provider: ProviderConfig): Promise<Contr
   const consumers = spans && (await new ItemChecker(provider, roots, inBrief, paths).readItems(text, spans));
   if (consumers) return { provider: provider.name, consumers, specs: (indexes) => new ItemChecker(provider, roots, full, paths).readAgain(text, spans, indexes) };
   const specs = await new ItemChecker(provider, roots, full).readDocument(text);
-  const briefs = specs.map((consumer, index) => inBrief(consumer, index));
-  return { provider: provider.name, consumers: briefs, specs: (indexes) => Promise.resolve(indexes.map((i) => specs[i]!)) };
+  const briefs = inBrief();
+  for (const consumer of specs) briefs.add(consumer);
+  return { provider: provider.name, consumers: briefs.result(), specs: (indexes) => Promise.resolve(indexes.map((i) => specs[i]!)) };
 }
 
 /** The item of `span` parsed alone, as a list of that one item; undefined when it does not parse alone. */
@@ -101,30 +103,42 @@ function itemAlone(file: string, text: string, span: ItemSpan, index: number): {
   return { source: read.source, item: read.source.value[0] };
 }
 
-/** What a checker keeps of each consumer it declares (at `index` in the file's list). */
-type Keep<T> = (consumer: DeclaredConsumer, index: number) => T;
-const full: Keep<DeclaredConsumer> = (consumer) => consumer;
-const inBrief: Keep<DeclaredBrief> = ({ key, desired }, index) => ({ key, digest: specDigest(desired), index });
+/** What a checker keeps of the consumers it declares, in their order, and gives as its result. */
+interface Keeper<R> {
+  add(consumer: DeclaredConsumer): void;
+  result(): R;
+}
+type Keep<R> = () => Keeper<R>;
+const full: Keep<DeclaredConsumer[]> = () => {
+  const all: DeclaredConsumer[] = [];
+  return { add: (consumer) => all.push(consumer), result: () => all };
+};
+const inBrief: Keep<DeclaredBriefs> = () => {
+  const briefs = new DeclaredBriefs();
+  return { add: ({ key, desired }) => briefs.push(key, specDigestBytes(desired)), result: () => briefs };
+};
 
 /** Checks the items of one file in order: each one's problems, the ids and logins repeated, the consumers declared. */
-class ItemChecker<T> {
+class ItemChecker<R> {
   private readonly problems: string[] = [];
   private readonly repeated = { id: [] as string[], login: [] as string[] };
   private readonly first = { id: new Map<string, number>(), login: new Map<string, number>() };
-  private readonly declared: Array<Promise<T>> = [];
-  private readonly done: T[] = [];
+  private readonly declared: Array<Promise<DeclaredConsumer>> = [];
+  private readonly kept: Keeper<R>;
   constructor(
     private readonly provider: ProviderConfig,
     readonly roots: SecretRoots,
-    private readonly keep: Keep<T>,
+    keep: Keep<R>,
     private readonly paths = new RealPaths(),
-  ) {}
+  ) {
+    this.kept = keep();
+  }
 
   /** The file read one item at a time; undefined when an item does not parse alone (the whole document says why). */
-  async readItems(text: string, spans: readonly ItemSpan[]): Promise<T[] | undefined> {
+  async readItems(text: string, spans: ItemSpans): Promise<R | undefined> {
     const file = this.provider.contributionsPath;
-    for (const [index, span] of spans.entries()) {
-      const alone = itemAlone(file, text, span, index);
+    for (let index = 0; index < spans.length; index++) {
+      const alone = itemAlone(file, text, spans.at(index), index);
       if (alone === undefined) return undefined;
       await this.add(alone.source, alone.item, index);
       // a long file does not hold up the process's other work (its worker's jobs, their locks)
@@ -134,10 +148,10 @@ class ItemChecker<T> {
   }
 
   /** The items at `indexes` of a file whose items all parsed alone and validated ({@link readItems}), read again. */
-  async readAgain(text: string, spans: readonly ItemSpan[], indexes: readonly number[]): Promise<T[]> {
+  async readAgain(text: string, spans: ItemSpans, indexes: readonly number[]): Promise<R> {
     const file = this.provider.contributionsPath;
     for (const index of indexes) {
-      const span = spans[index]!;
+      const span = spans.at(index);
       const alone = itemAlone(file, text, span, index);
       // the same text parsed alone before; said as a problem of the file should it ever not
       if (alone === undefined) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [`${file}:${span.line}: consumers[${index}]: does not parse alone`]);
@@ -147,7 +161,7 @@ class ItemChecker<T> {
   }
 
   /** The file read as one document. */
-  async readDocument(text: string): Promise<T[]> {
+  async readDocument(text: string): Promise<R> {
     const file = this.provider.contributionsPath;
     const read = YamlSource.parse(file, text);
     if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, read.problems);
@@ -175,7 +189,7 @@ class ItemChecker<T> {
     const values = await source.check(this.provider.adapter.valuesSchema, rawValues, this.problems, ['consumers', index, 'values']);
     if (!checked.ok || !values.ok || this.problems.length > 0) return;
     this.declared.push(this.declare(source, index, { ...checked.value, values: values.value }));
-    if (this.declared.length >= ITEMS_AT_ONCE) this.done.push(...(await Promise.all(this.declared.splice(0))));
+    if (this.declared.length >= ITEMS_AT_ONCE) await this.keepDeclared();
   }
 
   /** `id` and `login` repeating an earlier item's, said as the whole list's duplicates are. */
@@ -189,19 +203,24 @@ class ItemChecker<T> {
     }
   }
 
-  private async declare(source: YamlSource, index: number, { id, login, secret, values }: { id: string; login: string; secret: string; values: unknown }): Promise<T> {
+  private async declare(source: YamlSource, index: number, { id, login, secret, values }: { id: string; login: string; secret: string; values: unknown }): Promise<DeclaredConsumer> {
     const { provider } = this;
     const at = source.at(['consumers', index]);
     const secretPath = resolve(dirname(provider.contributionsPath), secret);
     const problems = await consumerProblems(source, provider, index, { id, login, secret, secretPath, values }, this.roots, this.paths);
     const specHash = sha256Hex(canonicalJson({ login, values, secretPath }));
-    return this.keep({ key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } }, index);
+    return { key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } };
   }
 
-  private async result(): Promise<T[]> {
-    this.done.push(...(await Promise.all(this.declared.splice(0))));
+  /** The consumers declared so far, kept (in order). */
+  private async keepDeclared(): Promise<void> {
+    for (const consumer of await Promise.all(this.declared.splice(0))) this.kept.add(consumer);
+  }
+
+  private async result(): Promise<R> {
+    await this.keepDeclared();
     const problems = [...this.problems, ...this.repeated.id, ...this.repeated.login];
     if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', this.provider.contributionsPath, problems);
-    return this.done;
+    return this.kept.result();
   }
 }

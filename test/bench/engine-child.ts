@@ -3,15 +3,19 @@
  * a report to its parent every second of its CPU time, memory and store operations.
  * Started by `engine-process.ts`: `node --import tsx engine-child.ts <config> <run|worker> <log file> [profile]`.
  */
-// first, as the CLI's entry does: V8's heap growth bounded before any other module loads
+// first, as the CLI's entry does: V8's heap growth bounded before any other module loads; the
+// engine is then loaded as `holdfast run` loads it, after (a static import would be loaded and
+// compiled before this module's first line runs, its young generation grown meanwhile)
 import '../../src/cli/heap-first.js';
-import { pino } from 'pino';
-import { ADAPTERS } from '../../src/adapters/registry.js';
-import { loadConfig } from '../../src/config/load-config.js';
-import { startEngine } from '../../src/engine/engine.js';
-import { createLogger } from '../../src/logging/logger.js';
-import { Scrubber } from '../../src/logging/scrubber.js';
-import { profileEngine, profileNow, type Profile } from './profile.js';
+import type { Profile } from './profile.js';
+
+const { pino } = await import('pino');
+const { ADAPTERS } = await import('../../src/adapters/registry.js');
+const { loadConfig } = await import('../../src/config/load-config.js');
+const { startEngine } = await import('../../src/engine/engine.js');
+const { createLogger } = await import('../../src/logging/logger.js');
+const { Scrubber } = await import('../../src/logging/scrubber.js');
+const { profileEngine, profileNow } = await import('./profile.js');
 
 export interface ChildStats {
   type: 'stats';

@@ -95,14 +95,14 @@ describe('a contributions file read one item at a time', () => {
       }
       if (!('read' in read)) throw new Error(`refused: ${read.error}`);
       const declared = whole.state.consumers;
-      expect(read.read.consumers).toEqual(declared.map(({ key, desired }, index) => ({ key, digest: specDigest(desired), index })));
+      expect(read.read.consumers.toArray()).toEqual(declared.map(({ key, desired }, index) => ({ key, digest: specDigest(desired), index })));
       expect(await read.read.specs(declared.map((_, i) => i))).toEqual(declared);
       expect(await read.read.specs([declared.length - 1, 0])).toEqual([declared.at(-1), declared[0]]);
     }
   });
 
   it('finds each item where the whole document has it', () => {
-    expect(itemSpans('consumers:\n  - id: a\n    login: b\n\n  - { id: c }\n')).toEqual([
+    expect(itemSpans('consumers:\n  - id: a\n    login: b\n\n  - { id: c }\n')?.toArray()).toEqual([
       { start: 11, end: 35, line: 2 },
       { start: 35, end: 49, line: 5 },
     ]);
