@@ -2,7 +2,7 @@
  * The consumer machine: one consumer's credential on one provider, from first apply to
  * removal. Pure: it performs no I/O and reads no clock. Effects (`apply`, `check`,
  * `remove`) and announcements (`say`) are actions the worker performs; waits are named
- * delays the worker turns into delayed jobs.
+ * delays the worker turns into scheduled waits (the due set).
  *
  * States:
  * - `pending`: declared, never applied.
@@ -69,7 +69,7 @@ export interface ConsumerInput {
 
 type Say = (args: { context: ConsumerContext; event: ConsumerEvent }) => string;
 
-/** The chart's waits: named delays computed from context; the worker turns each into a delayed job. */
+/** The chart's waits: named delays computed from context; the worker turns each into a scheduled wait. */
 function waitsFor(timing: ConsumerTiming) {
   return {
     verify: ({ context }: { context: ConsumerContext }) => verifyDelay(context.key, timing),

@@ -7,7 +7,7 @@
  *    the machine, the desired spec, or an effect about to start;
  *    and then its summary (for the status) in the queue's Redis, with the timeline's events of
  *    its transition;
- * 3. once the job is done, the wait the machine asked for is scheduled as a job carrying the
+ * 3. once the job is done, the wait the machine asked for is scheduled in the due set at the
  *    new revision, and the revision is remembered again.
  *
  * What the log says about a change is said once the record says so.

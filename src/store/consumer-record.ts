@@ -33,7 +33,7 @@ export interface RefusedSpec {
   problems: string[];
 }
 
-/** A wait the machine asked for, run as the delayed job `<key>@<epoch>`. */
+/** A wait the machine asked for, kept in the due set at `epoch` (see `src/queue/due-waits.ts`). */
 export interface WaitRecord {
   /** The revision that scheduled it: a job carrying another epoch is stale. */
   epoch: number;

@@ -4,7 +4,8 @@
  * and a fresh queue, one `holdfast run`. Reports the time until every consumer is held, until
  * the status is green, the run process's peak RSS (VmHWM) and its RSS at the end, the queue
  * Redis's memory, the jobs waiting `--after` seconds after the last consumer was held, the
- * store's CPU over the run, and the load average beside it. Last line: one JSON object.
+ * store's CPU over the run, and the load average beside it (`--cpu-prof <dir>`: the engine's
+ * V8 CPU profile). Last line: one JSON object.
  */
 import { dueCounts } from '../support/due-set.js';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -28,6 +29,8 @@ const n = Number(arg('consumers', '10000'));
 const verifyEvery = arg('verify', '60s');
 const afterMs = Number(arg('after', '120')) * 1000;
 const limitMs = Number(arg('limit', '1800')) * 1000;
+/** `--cpu-prof <dir>`: the engine's V8 CPU profile, written there as it exits (read with `cpu-profile-top.ts`). */
+const cpuProfileDir = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (text: string) => process.stdout.write(`${text}\n`);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -73,7 +76,7 @@ try {
   const status = statusConnections(config, 30_000, () => undefined);
   const queue = new Queue(config.queue.name, { connection: { host: env.queue.host, port: env.queue.port, username: env.queue.admin.username, password: env.queue.admin.password }, prefix: config.queue.prefix });
   const t0 = Date.now();
-  const engine = await EngineProcess.start(path, 'run', join(env.dir, 'engine-run.log'));
+  const engine = await EngineProcess.start(path, 'run', join(env.dir, 'engine-run.log'), { cpuProfileDir });
   const secs = (at: number | null) => (at === null ? null : Math.round((at - t0) / 100) / 10);
   say(`started in ${engine.startMs} ms (configuration, sweep, first sync); load ${load()}`);
   let allHeldAt: number | null = null;

@@ -308,17 +308,17 @@ export class EngineFixture {
   }
 
   /**
-   * The consumer's wait handed to the queue as a timer job delayed an hour, with its ticket (what
-   * a round does when a wait's run fails): a job for Bull Board to list, as routine waits are in
-   * the due set.
+   * The consumer's wait handed to the queue as a timer job delayed `delayMs` (an hour), with its
+   * ticket (what a round does when a wait's run fails): a job for Bull Board to list, as routine
+   * waits are in the due set; in the consumer's shard as the configuration now says.
    */
-  async delayedTimerJob(key: string): Promise<void> {
+  async delayedTimerJob(key: string, delayMs = 3_600_000): Promise<void> {
     const { client, store } = await connectStore(this.config);
     const queue = new ConsumerQueue({ ...this.config.queue, seal: new JobSeal(this.config.fingerprintKey) });
     try {
       const record = await store.get(key);
       if (!record || isUnreadable(record) || !record.timer) throw new Error(`${key} has no wait to hand over`);
-      const timer = { ...record.timer, dueAt: new Date(Date.now() + 3_600_000) };
+      const timer = { ...record.timer, dueAt: new Date(Date.now() + delayMs) };
       await queue.queueWaits([{ key, timer, ticket: checkTicket(record.machine, record.desired, record.appliedAt) }]);
     } finally {
       await queue.close();

@@ -205,18 +205,22 @@ describe('a queue of three shards', () => {
     expect((await keysPerShard([redis], shardPrefixes(f.config.queue.prefix, 3))).every((n) => n > 0)).toBe(true);
     await three.engine.stop();
     f.engines.splice(0);
+    // a consumer whose shard moves leaves a timer job in its shard of three (a wait handed to the queue): a worker of two shards drops it unrun
+    const moved = f.consumers.filter((c) => shardOf(c.key, 3) < 2 && shardOf(c.key, 3) !== shardOf(c.key, 2)).map((c) => c.key);
+    expect(moved.length).toBeGreaterThan(0);
+    await f.delayedTimerJob(moved[0]!, 0);
 
     const resharded = Date.now();
     const two = await run(2);
     await f.until('every consumer held at 2 shards', () => f.allHeld());
-    // a consumer whose shard was 0 or 1 of three and is now the other left its wait there: the shards were cleared, and its wait is in its own shard alone
-    const moved = f.consumers.filter((c) => shardOf(c.key, 3) < 2 && shardOf(c.key, 3) !== shardOf(c.key, 2)).map((c) => c.key);
-    expect(moved.length).toBeGreaterThan(0);
+    // the moved consumers' waits left in their shards of three were cleared with the shards: each wait is in its own shard alone
     const twoPrefixes = shardPrefixes(f.config.queue.prefix, 2);
     await f.until('each consumer with one wait, in its own shard', async () => {
       const waits = await waitsPerShard(redis, twoPrefixes, two.engine.queue.queues);
       return f.consumers.every((c) => waits.every((inShard, shard) => (inShard.get(c.key) ?? 0) === (shard === shardOf(c.key, 2) ? 1 : 0)));
     });
+    const dropped = f.logs.filter((l) => (l.time as number) >= resharded && l.msg.startsWith('job dropped as stale: it is in shard')).map((l) => l.consumer);
+    expect(dropped).toEqual([moved[0]]);
 
     // no shard keeps what consumers of the other layouts left there: the status reads each consumer once, from its own shard
     for (const [shard, prefix] of shardPrefixes(f.config.queue.prefix, 2).entries()) {
