@@ -90,6 +90,9 @@ export class ConsumerWorker {
   /** Jobs the queue lost track of since that was last said. */
   private lost = { count: 0, saidAt: 0 };
 
+  /** Jobs running now, over every shard. */
+  private running = 0;
+
   private readonly shards: number;
 
   constructor(
@@ -121,7 +124,21 @@ export class ConsumerWorker {
     return worker;
   }
 
+  /** Whether every job slot of the process is taken (jobs may be waiting for one). */
+  get saturated(): boolean {
+    return this.running >= this.options.concurrency;
+  }
+
   private async process(job: Job<ConsumerJobData>, token: string | undefined, shard: number): Promise<Finished> {
+    this.running++;
+    try {
+      return await this.processIn(job, token, shard);
+    } finally {
+      this.running--;
+    }
+  }
+
+  private async processIn(job: Job<ConsumerJobData>, token: string | undefined, shard: number): Promise<Finished> {
     const home = typeof job.data?.key === 'string' ? shardOf(job.data.key, this.shards) : shard;
     if (home !== shard) {
       this.logger.debug({ consumer: job.data.key, job: job.id }, `job dropped as stale: it is in shard ${shard}, its consumer's shard is ${home} (queue.shards changed)`);

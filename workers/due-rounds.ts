@@ -29,6 +29,11 @@ const FAILED_PAUSE_MS = 1_000;
 /** How often, at most, a failing round is said (ms). */
 const FAILED_SAID_EVERY_MS = 60_000;
 
+/** While every job slot is taken, the rounds run at most this share of their limit: the jobs (first applies) go first. */
+const GIVE_WAY_SHARE = 1 / 32;
+/** How long a full round waits at most before it looks again at how many it may run (ms). */
+const RECHECK_MS = 500;
+
 export interface RoundDeps {
   due: Pick<DueWaits, 'shards' | 'take' | 'settle' | 'scheduleWaits'>;
   /** Where a wait whose run threw is handed over. */
@@ -39,6 +44,8 @@ export interface RoundDeps {
   scrubber: Scrubber;
   /** Whether a failure is explained by the queue's Redis having forgotten everything (said once elsewhere). */
   queueForgot: () => Promise<boolean>;
+  /** Whether every job slot of the process is taken (`ConsumerWorker.saturated`). */
+  jobsSaturated?: () => boolean;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
@@ -74,13 +81,13 @@ export class DueRounds {
   private async loop(shard: number, limit: number): Promise<void> {
     const running = new Set<Promise<void>>();
     while (!this.stopped) {
-      if (running.size >= limit) {
-        await Promise.race(running);
+      if (running.size >= this.room(limit)) {
+        await Promise.race([...running, sleep(RECHECK_MS)]);
         continue;
       }
       const now = Date.now();
       try {
-        const { taken, nextAt } = await this.deps.due.take(shard, now, now + LEASE_MS, limit - running.size);
+        const { taken, nextAt } = await this.deps.due.take(shard, now, now + LEASE_MS, this.room(limit) - running.size);
         for (const wait of taken) {
           const run: Promise<void> = this.run(shard, wait).finally(() => running.delete(run));
           running.add(run);
@@ -92,6 +99,17 @@ export class DueRounds {
       }
     }
     await Promise.allSettled(running);
+  }
+
+  /**
+   * How many waits a round may run at once: its limit, unless every job slot is taken (a bulk of
+   * first applies), when the jobs go first and the waits keep a small share: a consumer not
+   * applied yet is unserved, one whose check is late most likely is not. On a CPU that has room,
+   * that share still runs thousands of checks a second (each run waits on Redis, not on the CPU);
+   * on one that has none, the applies get it.
+   */
+  private room(limit: number): number {
+    return this.deps.jobsSaturated?.() ? Math.max(1, Math.ceil(limit * GIVE_WAY_SHARE)) : limit;
   }
 
   /** Runs one wait as its job, and notes how it settles. */

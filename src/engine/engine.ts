@@ -218,7 +218,7 @@ function startWorker(options: EngineOptions, shared: Shared, effects: Effects, r
   const job = { store, waits: due, coordination, providers, effects, trust: new JobTrust(seal, logger, metrics), logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) };
   const worker = new ConsumerWorker(job, { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot, waits: due }, logger);
   releasers.push(() => worker.close());
-  const rounds = new DueRounds({ due, queue, run: (taken) => runConsumerJob(taken, job), logger, scrubber, queueForgot }, config.worker.concurrency * DUE_PER_JOB);
+  const rounds = new DueRounds({ due, queue, run: (taken) => runConsumerJob(taken, job), logger, scrubber, queueForgot, jobsSaturated: () => worker.saturated }, config.worker.concurrency * DUE_PER_JOB);
   rounds.start();
   releasers.push(() => rounds.stop());
   return worker;
