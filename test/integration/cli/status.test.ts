@@ -87,7 +87,7 @@ describe('holdfast status is red, naming why', () => {
 
   it('when one consumer is not asked for that long (its job lost) while the others are', async () => {
     const f = await fixture({ consumers: 3, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
-    const engine = await f.startHeld();
+    await f.startHeld();
     const victim = f.consumers[1]!;
     // its wait dropped from the due set (as a queue that loses it would): nobody asks about it until the next sweep
     const redis = new Redis(sharedBackend('redis').url);
