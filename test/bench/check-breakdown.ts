@@ -36,6 +36,7 @@ import { providerRuntime } from '../../workers/provider-runtime.js';
 import { routineCheck, type WaitJob } from '../../workers/routine-check.js';
 import type { BenchEnv } from './bench-env.js';
 import { costBetween, redisCost } from './measure.js';
+import { dueWaitJobs } from '../support/due-set.js';
 
 /** One part's cost per check. */
 export interface PartCost {
@@ -118,16 +119,13 @@ async function bullmqCycle(config: HoldfastConfig, jobs: ConsumerJobData[], conc
   }
 }
 
-/** The timer jobs the throughput case left in the queue: real tickets under the real seal. */
-async function leftJobs(config: HoldfastConfig): Promise<WaitJob[]> {
-  const bull = bullConnection(config.queue.connection);
-  const queue = new Queue<ConsumerJobData>(config.queue.name, { connection: bull.connection, prefix: config.queue.prefix });
+/** The waits the throughput case left in the due set, as their timer jobs: real tickets under the real seal. */
+async function leftJobs(config: HoldfastConfig, env: BenchEnv): Promise<WaitJob[]> {
+  const redis = new Redis(env.queue.url);
   try {
-    const jobs = await queue.getJobs(['delayed', 'waiting', 'prioritized'], 0, 4999);
-    return jobs.map((j) => j.data).filter((d): d is WaitJob => d?.kind === 'timer');
+    return await dueWaitJobs(redis, config.queue.prefix, 5000);
   } finally {
-    await queue.close();
-    bull.end();
+    redis.disconnect();
   }
 }
 
@@ -173,8 +171,8 @@ const ROWS: Array<[string, string]> = [
 export async function checkBreakdown(env: BenchEnv, config: HoldfastConfig, ms = 3_000): Promise<PartCost[]> {
   const provider = config.providers[0]!;
   const concurrency = config.worker.concurrency;
-  const jobs = await leftJobs(config);
-  if (jobs.length === 0) throw new Error('the breakdown needs the timer jobs the throughput case leaves in the queue; none found');
+  const jobs = await leftJobs(config, env);
+  if (jobs.length === 0) throw new Error('the breakdown needs the waits the throughput case leaves in the due set; none found');
   const queueRedis = new Redis(env.queue.url);
   const cacheRedis = new Redis(env.cache.url);
   const { redis, coordination } = connectCoordination(config);

@@ -1,5 +1,6 @@
 /** What the due set (`src/queue/due-waits.ts`) holds, read and changed by hand as a test needs: by each shard's prefix. */
 import type { Redis } from 'ioredis';
+import { takenWait, type TakenWait } from '../../src/queue/due-waits.js';
 
 const dueKeys = (prefix: string) => ({ due: `${prefix}:holdfast:due`, epochs: `${prefix}:holdfast:due-epochs`, waits: `${prefix}:holdfast:due-waits` });
 
@@ -25,4 +26,13 @@ export async function dueCounts(redis: Redis, prefix: string): Promise<{ schedul
   const { due } = dueKeys(prefix);
   const [scheduled, overdue] = await Promise.all([redis.zcard(due), redis.zcount(due, '-inf', Date.now())]);
   return { scheduled, due: overdue };
+}
+
+/** Up to `limit` of the due set's waits under `prefix`, as the timer jobs they stand for (real tickets under the real seal). */
+export async function dueWaitJobs(redis: Redis, prefix: string, limit: number): Promise<Array<TakenWait['job']>> {
+  const { epochs, waits } = dueKeys(prefix);
+  const [byKey, texts] = await Promise.all([redis.hgetall(epochs), redis.hgetall(waits)]);
+  return Object.entries(byKey)
+    .slice(0, limit)
+    .map(([key, epoch]) => takenWait({ key, epoch, text: texts[key] ?? '' }).job);
 }
