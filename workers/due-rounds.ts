@@ -130,7 +130,8 @@ export class DueRounds {
   private async handOver(shard: number, { key, epoch, job }: TakenWait, error: unknown): Promise<void> {
     this.deps.logger.debug({ consumer: key }, `a due wait's run failed, handed to the queue as a job: ${this.deps.scrubber.describe(error)}`);
     try {
-      await this.deps.queue.queueWaits([{ key, timer: { wait: job.wait, epoch: job.epoch, dueAt: new Date() }, ticket: job.ticket }]);
+      // with the seal it came with: the job is judged as the wait was (a ticket written by hand stays unsealed)
+      await this.deps.queue.queueWaits([{ key, timer: { wait: job.wait, epoch: job.epoch, dueAt: new Date() }, ticket: job.ticket, seal: job.seal }]);
       this.settle(shard, { key, epoch, at: null });
     } catch (failure) {
       await this.failed(failure); // left leased: taken again when the lease ends

@@ -116,15 +116,16 @@ export class ConsumerQueue {
 
   /**
    * Queues waits as timer jobs (a job with the same id already there, the same wait, is left
-   * alone): what a round hands over when a wait's run failed. Waits are scheduled in the due set
-   * (`due-waits.ts`), not here.
+   * alone): what a round hands over when a wait's run failed, with the seal it was taken with
+   * (`seal`; a ticket is sealed here only when none is given: one written by hand must not get a
+   * seal it never had). Waits are scheduled in the due set (`due-waits.ts`), not here.
    */
-  async queueWaits(waits: readonly ScheduledWait[], now = new Date()): Promise<void> {
+  async queueWaits(waits: ReadonlyArray<ScheduledWait & { seal?: string }>, now = new Date()): Promise<void> {
     if (waits.length === 0) return;
     await this.addBulk(
-      waits.map(({ key, timer, ticket }) => ({
+      waits.map(({ key, timer, ticket, seal }) => ({
         name: `${key} timer ${timer.wait}`,
-        data: { key, kind: 'timer' as const, epoch: timer.epoch, wait: timer.wait, ticket, seal: this.seal.ticket(key, timer.epoch, timer.wait, ticket) },
+        data: { key, kind: 'timer' as const, epoch: timer.epoch, wait: timer.wait, ticket, seal: seal ?? this.seal.ticket(key, timer.epoch, timer.wait, ticket) },
         opts: { jobId: waitJobId(key, timer.epoch), delay: Math.max(0, timer.dueAt.getTime() - now.getTime()) },
       })),
     );

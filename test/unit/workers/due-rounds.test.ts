@@ -88,7 +88,8 @@ describe('the rounds over the due set', () => {
     w.rounds.start();
     await until(() => w.settles.length > 0);
     await w.rounds.stop();
-    expect(w.handed).toEqual([{ key, timer: { wait: 'verify', epoch: 7, dueAt: expect.any(Date) as Date }, ticket }]);
+    // with the seal it was taken with, not a new one
+    expect(w.handed).toEqual([{ key, timer: { wait: 'verify', epoch: 7, dueAt: expect.any(Date) as Date }, ticket, seal: 's' }]);
     expect(w.settles).toEqual([{ shard: 1, settled: [{ key, epoch: '7', at: null }] }]);
   });
 });
