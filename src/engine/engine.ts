@@ -55,7 +55,6 @@ export interface EngineOptions {
 export interface Engine {
   store: ConsumerStore;
   queue: ConsumerQueue;
-  due: DueWaits;
   coordination: Coordination;
   providers: ReadonlyMap<string, ProviderRuntime>;
   sync: DesiredSync | undefined;
@@ -122,8 +121,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     if (resync) for (const watch of shared.queueWatch) watch.onMoved(() => resync.sweep());
     const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
-    const { store, queue, due, coordination, providers, storeWatch, queued } = shared;
-    return { store, queue, due, coordination, providers, sync, resync, worker, storeWatch, queued, stop: () => releasers.release() };
+    const { store, queue, coordination, providers, storeWatch, queued } = shared;
+    return { store, queue, coordination, providers, sync, resync, worker, storeWatch, queued, stop: () => releasers.release() };
   } catch (error) {
     await releasers.release();
     throw error;

@@ -13,8 +13,7 @@
  *
  * What the due set holds is taken on its seal's word only, as a job is (`workers/job-trust.ts`).
  */
-import type { WaitName } from '../../machines/machine-step.js';
-import { WAIT_NAMES } from '../../machines/machine-step.js';
+import { WAIT_NAMES, type WaitName } from '../../machines/machine-step.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
 import type { QueueRedis } from './bull-connection.js';
 import { createDueSet, holdfastPrefix, type DueSet, type SettledEntry, type TakenEntry } from './coordination.js';

@@ -1,8 +1,14 @@
 /** What the due set (`src/queue/due-waits.ts`) holds, read and changed by hand as a test needs: by each shard's prefix. */
 import type { Redis } from 'ioredis';
+import { holdfastPrefix } from '../../src/queue/coordination.js';
+import { coordinationKeys } from '../../src/queue/coordination/keys.js';
 import { takenWait, type TakenWait } from '../../src/queue/due-waits.js';
 
-const dueKeys = (prefix: string) => ({ due: `${prefix}:holdfast:due`, epochs: `${prefix}:holdfast:due-epochs`, waits: `${prefix}:holdfast:due-waits` });
+/** The due set's keys under the queue prefix `prefix`, from the one key table. */
+function dueKeys(prefix: string) {
+  const keys = coordinationKeys(holdfastPrefix(prefix));
+  return { due: keys.due, epochs: keys.dueEpochs, waits: keys.dueWaits };
+}
 
 /** The consumers whose waits each shard's due set holds, shard `i` at index `i` (`prefixes` as `shardPrefixes` gives them). */
 export function dueWaitsPerShard(redis: Redis, prefixes: readonly string[]): Promise<string[][]> {

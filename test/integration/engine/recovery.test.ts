@@ -1,4 +1,5 @@
 /** The scheduler can forget, and a worker can die mid-apply: nothing is left without a next step. */
+import { dueCounts } from '../../support/due-set.js';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import { describe, expect, it } from 'vitest';
@@ -31,7 +32,7 @@ describe('recovery', () => {
       (await f.status()).consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > flushed),
     );
     // one wait per consumer, in the due set (a wait a round took stays in it, leased), and no timer job beside it
-    await f.until('every consumer with its wait again', async () => (await admin.zcard(`${f.config.queue.prefix}:holdfast:due`)) === 10, 10_000);
+    await f.until('every consumer with its wait again', async () => (await dueCounts(admin, f.config.queue.prefix)).scheduled === 10, 10_000);
     expect(await admin.zcard(`${f.config.queue.prefix}:${f.config.queue.name}:delayed`)).toBe(0);
     admin.disconnect();
     // an expected fault, said once: not once per job that was in flight
