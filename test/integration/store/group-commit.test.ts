@@ -2,7 +2,9 @@
  * The record store's group commit, on the harness's store (FerretDB indexed where no Docker
  * runs): the first records of many consumers created together go in a few `insertMany`s, each
  * consumer still told of its own record (one that exists already is that one's conflict alone),
- * and a burst of updates larger than FerretDB answers in one bulk is still written, every one.
+ * and a burst of updates larger than FerretDB answers in one bulk is still written, every one,
+ * also while three processes' stores write their bursts at once (FerretDB 1.24 hangs for good
+ * once about 100 update statements are open over all its clients: `group-commit.ts`).
  */
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,6 +42,7 @@ function record(i: number): ConsumerRecord {
 describe('the record store, many consumers at once', () => {
   let client: MongoClient;
   let store: ConsumerStore;
+  const database = `hf_group_${process.pid}_${Date.now()}`;
   /** `insert` commands sent to the store: one round trip each. */
   let inserts = 0;
 
@@ -48,7 +51,7 @@ describe('the record store, many consumers at once', () => {
     client.on('commandStarted', (event) => {
       if (event.commandName === 'insert') inserts++;
     });
-    store = await ConsumerStore.open(client.db(`hf_group_${process.pid}_${Date.now()}`));
+    store = await ConsumerStore.open(client.db(database));
   });
   afterAll(async () => {
     await client?.close();
@@ -72,4 +75,22 @@ describe('the record store, many consumers at once', () => {
     for (let i = 0; i < N; i += 41) expect(((await store.get(record(i)._id)) as ConsumerRecord | null)?.effectUntil?.getTime()).toBe(1000 + i);
   }, 120_000);
 
+  it('writes the bursts of three processes\' stores at once, every one (three holdfast processes on one FerretDB)', async () => {
+    const clients = [1, 2, 3].map(() => new MongoClient(sharedBackend('mongodb').url));
+    try {
+      const stores = await Promise.all(clients.map((c) => ConsumerStore.open(c.db(database))));
+      // each store its own hundred records, all at once, twice over (a record's writes one after the other, as its one writer's are)
+      const bursts = stores.map(async (other, s) => {
+        for (const round of [0, 1]) {
+          await Promise.all(Array.from({ length: 100 }, (_, j) => other.save(record(s * 100 + j)._id, 2 + round, { timer: null, effectUntil: new Date(5000 + s * 100 + j) }, [], new Date())));
+        }
+      });
+      // a FerretDB that hangs never answers: bounded here, well past what three bursts of 200 take
+      const all = Promise.all(bursts).then(() => 'written');
+      expect(await Promise.race([all, new Promise((r) => setTimeout(() => r('FerretDB did not answer within 60 s'), 60_000))])).toBe('written');
+      for (let i = 0; i < 300; i += 29) expect(((await store.get(record(i)._id)) as ConsumerRecord | null)?.effectUntil?.getTime()).toBe(5000 + i);
+    } finally {
+      await Promise.all(clients.map((c) => c.close(true)));
+    }
+  }, 120_000);
 });
