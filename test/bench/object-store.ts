@@ -68,7 +68,7 @@ async function counters(s3: OwnedBackend): Promise<ServerCounters> {
  * one store write per flush (a new file is inserted, an existing one updated) and an insert per
  * new directory. Those writes are counted by `SeaweedFS_filerStore_request_total` too, so a
  * routine window began up to a minute after the applies counted the flush of their changes
- * (1 write in 7 of the 11 quick benches kept in bench/results/ on 2026-12-01; a holdfast check makes
+ * (1 write in 7 of the 12 quick benches on 2026-12-01 that counted it; a holdfast check makes
  * no metadata change at all, by `weed filer.meta.tail`). Each entry below `/topics`, and its mtime.
  */
 async function filerLog(filerUrl: string, dir = '/topics/', into = new Map<string, string>()): Promise<Map<string, string>> {
