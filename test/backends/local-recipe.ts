@@ -14,6 +14,8 @@ export interface Recipe {
   url(port: number, password: string, username: string): string;
   /** Where the server's own Prometheus metrics are, from its extra ports (SeaweedFS: `-metricsPort`). */
   metricsUrl?(ports: readonly number[]): string;
+  /** Where the server's filer answers HTTP, from its extra ports (SeaweedFS: `-filer.port`). */
+  filerUrl?(ports: readonly number[]): string;
   /** Writes what the server holds in memory to its data directory before a restart that keeps data. */
   persist?(url: string): Promise<void>;
   /** Prepares the data directory; `fresh` means any previous data is discarded. */

@@ -188,10 +188,15 @@ export class LocalServer implements OwnedBackend {
     return this.recipe.metricsUrl?.(this.extraPorts);
   }
 
+  /** The server's filer (HTTP), where its recipe exposes it. */
+  get filerUrl(): string | undefined {
+    return this.recipe.filerUrl?.(this.extraPorts);
+  }
+
   /** Plain data for another process. */
   endpoint(): BackendEndpoint {
-    const { kind, origin, flavor, host, port, admin, url, sqliteDir, metricsUrl } = this;
-    return { kind, origin, flavor, host, port, admin, url, ...(sqliteDir === undefined ? {} : { sqliteDir }), ...(metricsUrl === undefined ? {} : { metricsUrl }) };
+    const { kind, origin, flavor, host, port, admin, url, sqliteDir, metricsUrl, filerUrl } = this;
+    return { kind, origin, flavor, host, port, admin, url, ...(sqliteDir === undefined ? {} : { sqliteDir }), ...(metricsUrl === undefined ? {} : { metricsUrl }), ...(filerUrl === undefined ? {} : { filerUrl }) };
   }
 
   private async launch(fresh: boolean): Promise<void> {

@@ -49,6 +49,7 @@ export function seaweedFsRecipe(binary: string, versionLine: string): Recipe {
     readyTimeoutMs: 90_000,
     url: (port, password, username) => s3Url('127.0.0.1', port, { username, password }),
     metricsUrl: (ports) => `http://127.0.0.1:${ports[7]}/metrics`,
+    filerUrl: (ports) => `http://127.0.0.1:${ports[4]}`,
     prepare: (dir, _password, fresh) => {
       if (fresh) rmSync(join(dir, 'data'), { recursive: true, force: true });
       mkdirSync(join(dir, 'data'), { recursive: true });

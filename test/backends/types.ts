@@ -34,6 +34,8 @@ export interface BackendEndpoint {
   sqliteDir?: string;
   /** Only a SeaweedFS the harness started as a local process: its Prometheus metrics (`/metrics`), for server-side counts. */
   metricsUrl?: string;
+  /** Only a SeaweedFS the harness started as a local process: its filer's HTTP API, to list what the server wrote. */
+  filerUrl?: string;
 }
 
 export interface RestartOptions {

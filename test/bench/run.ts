@@ -357,6 +357,7 @@ async function objectStoreCase(n: number, windowMs: number): Promise<ObjectStore
     ['routine checks (light / deep)', `${o.lightChecks} / ${o.deepChecks} in ${round(o.windowSeconds, 1)} s`],
     ['CreateAccessKey sent during the checks', o.createAccessKeyDuringChecks],
     ['identity writes (server) during the checks', o.identityWritesDuringChecks],
+    ['the server\'s change-log writes during the checks', o.changeLogWritesDuringChecks],
     ['server request µs / check', o.serverRequestUsPerCheck],
     ['server CPU ms / 1k checks', o.serverCpuMsPer1kChecks],
     ['holdfast CPU ms / 1k checks', o.holdfastCpuMsPer1kChecks],
@@ -393,7 +394,7 @@ if (quick) {
     };
   });
   const o = await objectStoreCase(100, 30_000);
-  summary = { ...summary, s3Consumers: o.consumers, s3ChecksInWindow: o.lightChecks + o.deepChecks, s3CreateAccessKeyDuringChecks: o.createAccessKeyDuringChecks, s3ServerIdentityWritesDuringChecks: o.identityWritesDuringChecks };
+  summary = { ...summary, s3Consumers: o.consumers, s3ChecksInWindow: o.lightChecks + o.deepChecks, s3CreateAccessKeyDuringChecks: o.createAccessKeyDuringChecks, s3ServerIdentityWritesDuringChecks: o.identityWritesDuringChecks, s3ServerChangeLogWritesDuringChecks: o.changeLogWritesDuringChecks };
 } else {
   for (const n of [1_000, 10_000].filter(wanted)) {
     await world(n, async (env) => {
