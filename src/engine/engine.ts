@@ -17,7 +17,7 @@ import type { Adapter } from '../adapters/adapter.js';
 import type { HoldfastConfig } from '../config/config.js';
 import { configSecrets } from '../config/config-secrets.js';
 import { DesiredSync } from '../desired/desired-sync.js';
-import { boundHeapGrowth } from './heap-growth.js';
+import { boundHeapGrowth, releaseYoungGeneration } from './heap-growth.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { ConsumerQueue } from '../queue/consumer-queue.js';
@@ -121,6 +121,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     if (resync) for (const watch of shared.queueWatch) watch.onMoved(() => resync.sweep());
     const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
+    // the start-up's peak is behind (its contributions read and delivered): checks and heals get V8's young generation
+    releaseYoungGeneration();
     const { store, queue, coordination, providers, storeWatch, queued } = shared;
     return { store, queue, coordination, providers, sync, resync, worker, storeWatch, queued, stop: () => releasers.release() };
   } catch (error) {

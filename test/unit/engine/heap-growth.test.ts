@@ -8,13 +8,16 @@ import { childEnvironment } from '../../backends/settings.js';
 
 const root = join(import.meta.dirname, '../../..');
 const heapFirst = pathToFileURL(join(root, 'src/cli/heap-first.ts')).href;
+const heapGrowth = pathToFileURL(join(root, 'src/engine/heap-growth.ts')).href;
 const MB = 1024 * 1024;
 
 /** A process that loads the CLI's first module, then allocates much that survives a while (as a start-up's parse does): its young generation's size, in bytes. */
-function youngGenerationAfterBurst(flags: string[] = [], env: Record<string, string> = {}): number {
+function youngGenerationAfterBurst(flags: string[] = [], env: Record<string, string> = {}, released = false): number {
+  const release = released ? `(await import(${JSON.stringify(heapGrowth)})).releaseYoungGeneration();` : '';
   const script = `
     import { getHeapSpaceStatistics } from 'node:v8';
     await import(${JSON.stringify(heapFirst)});
+    ${release}
     const kept = [];
     for (let round = 0; round < 120; round++) {
       const batch = [];
@@ -66,6 +69,10 @@ describe('V8 heap bounds of a holdfast process', () => {
 
   it('keeps the young generation at the size V8 starts it with through a burst of allocation (V8 alone grows it to 32 MB)', () => {
     expect(youngGenerationAfterBurst()).toBeLessThanOrEqual(8 * MB);
+  }, 60_000);
+
+  it('lets the young generation grow as V8 would once the start-up is behind (released)', () => {
+    expect(youngGenerationAfterBurst([], {}, true)).toBeGreaterThan(8 * MB);
   }, 60_000);
 
   it('leaves the young generation of a process started with its own semi-space size (command line or NODE_OPTIONS) to grow as asked', () => {
