@@ -5,7 +5,8 @@
  * the status is green, the run process's peak RSS (VmHWM) and its RSS at the end, the queue
  * Redis's memory, the jobs waiting `--after` seconds after the last consumer was held, the
  * store's CPU over the run, and the load average beside it (`--cpu-prof <dir>`: the engine's
- * V8 CPU profile). Last line: one JSON object.
+ * V8 CPU profile; `--workers N`: N − 1 `holdfast worker` processes beside the run, started
+ * first, their peak RSS reported apart). Last line: one JSON object.
  */
 import { dueCounts } from '../support/due-set.js';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -29,6 +30,7 @@ const n = Number(arg('consumers', '10000'));
 const verifyEvery = arg('verify', '60s');
 const afterMs = Number(arg('after', '120')) * 1000;
 const limitMs = Number(arg('limit', '1800')) * 1000;
+const workers = Number(arg('workers', '1'));
 /** `--cpu-prof <dir>`: the engine's V8 CPU profile, written there as it exits (read with `cpu-profile-top.ts`). */
 const cpuProfileDir = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -76,6 +78,7 @@ try {
   const status = statusConnections(config, 30_000, () => undefined);
   const queue = new Queue(config.queue.name, { connection: { host: env.queue.host, port: env.queue.port, username: env.queue.admin.username, password: env.queue.admin.password }, prefix: config.queue.prefix });
   const t0 = Date.now();
+  const others = await Promise.all(Array.from({ length: workers - 1 }, (_, i) => EngineProcess.start(path, 'worker', join(env.dir, `engine-worker-${i}.log`))));
   const engine = await EngineProcess.start(path, 'run', join(env.dir, 'engine-run.log'), { cpuProfileDir });
   const secs = (at: number | null) => (at === null ? null : Math.round((at - t0) / 100) / 10);
   say(`started in ${engine.startMs} ms (configuration, sweep, first sync); load ${load()}`);
@@ -114,6 +117,7 @@ try {
     allHeldS: secs(allHeldAt),
     greenS: secs(greenAt),
     peakRssMb: Math.round(procKb(engine.pid, 'VmHWM') / 1024),
+    ...(others.length > 0 ? { workers, workerPeakRssMb: others.map((w) => Math.round(procKb(w.pid, 'VmHWM') / 1024)) } : {}),
     endRssMb: Math.round(procKb(engine.pid, 'VmRSS') / 1024),
     queueRedisMb: Math.round(usedMemory / 1e5) / 10,
     jobsAfter: waitingAfter,
@@ -121,6 +125,7 @@ try {
     load: load(),
   };
   await engine.stop();
+  await Promise.all(others.map((w) => w.stop()));
   await queue.close();
   redis.disconnect();
   queueRedis.disconnect();
