@@ -55,20 +55,28 @@ class Batcher<W> {
       this.pending.push({ key, write, done, failed });
       if (this.flushing < this.lanes) {
         this.flushing++;
-        void this.flush().finally(() => this.flushing--);
+        void this.flush();
       }
     });
   }
 
-  /** One lane: sends what is pending, a batch at a time, until nothing is. */
+  /**
+   * One lane: sends what is pending, a batch at a time, until nothing is. It is counted out in
+   * the same turn that finds nothing pending, so a write that arrives after that turn starts a
+   * lane of its own (counted out later, a write arriving in between would wait for the next).
+   */
   private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, this.max);
-      try {
-        await this.send(batch);
-      } catch (error) {
-        for (const write of batch) write.failed(error);
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, this.max);
+        try {
+          await this.send(batch);
+        } catch (error) {
+          for (const write of batch) write.failed(error);
+        }
       }
+    } finally {
+      this.flushing--;
     }
   }
 }
