@@ -184,14 +184,15 @@ export async function objectStore(n: number, windowMs: number): Promise<ObjectSt
       const deep = (after.iamRequests - before.iamRequests) / IAM_PER_DEEP;
       const light = after.listRequests - before.listRequests - deep;
       const checks = Math.max(light + deep, 1);
+      const changeLog = changeLogWrites(before.log, after.log);
       return {
         consumers: n, verifyEvery: CHECK_TIMING.verifyEvery, deepCheckEvery: CHECK_TIMING.deepCheckEvery, firstApplyMs,
         firstApplyIdentityWrites: applied.identityWrites - start.identityWrites - changeLogWrites(start.log, applied.log),
         windowSeconds: (statsAfter.at - statsBefore.at) / 1000,
         lightChecks: Math.round(light), deepChecks: Math.round(deep),
         createAccessKeyDuringChecks: statsAfter.createAccessKeys - statsBefore.createAccessKeys,
-        identityWritesDuringChecks: after.identityWrites - before.identityWrites - changeLogWrites(before.log, after.log),
-        changeLogWritesDuringChecks: changeLogWrites(before.log, after.log),
+        identityWritesDuringChecks: after.identityWrites - before.identityWrites - changeLog,
+        changeLogWritesDuringChecks: changeLog,
         serverRequestUsPerCheck: ((after.requestSeconds - before.requestSeconds) * 1e6) / checks,
         serverCpuMsPer1kChecks: ((after.cpuSeconds - before.cpuSeconds) * 1e6) / checks,
         holdfastCpuMsPer1kChecks: (statsAfter.cpuUs - statsBefore.cpuUs) / checks,
