@@ -185,14 +185,34 @@ export class ConsumerRun {
     let record = await deps.store.get(job.key);
     const isNew = record === null;
     if (record === null) {
-      if (job.kind !== 'desired' || job.desired === null) return { kind: 'absent' };
-      record = newRecord(job, provider, job.desired, now);
+      if (job.kind !== 'desired') return { kind: 'absent' };
+      const made = await this.made(job);
+      if (made) return made;
+      record = newRecord(job, provider, job.desired!, now);
     }
     if (isUnreadable(record)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${record.unreadable}`);
     const consumer = record.machine;
     const inEffect = EFFECT_STATES.has(consumer.state);
     if (inEffect && record.effectUntil && record.effectUntil > now) return retryLater('busy', now, { until: record.effectUntil });
-    return { record, consumer, draft: new RecordDraft(record, isNew, deps, this.log), inEffect };
+    const marked = isNew && this.lock.claim.removedAt !== null;
+    return { record, consumer, draft: new RecordDraft(record, isNew, deps, this.log, marked), inEffect };
+  }
+
+  /**
+   * A desired job that finds no record: a removal marks its time (and ends: nothing to remove);
+   * a spec read before the consumer's last removal is dropped, as a spec older than a record's
+   * is: jobs for one consumer do not keep their order (a busy one is put back), and a removal
+   * deletes the record that would tell. Undefined: the spec makes the record.
+   */
+  private async made(job: JobOf<'desired'>): Promise<JobOutcome | undefined> {
+    if (job.desired === null) {
+      await this.deps.coordination.markRemoved(job.key, job.at);
+      return { kind: 'absent' };
+    }
+    const { removedAt } = this.lock.claim;
+    if (removedAt === null || job.at > removedAt) return undefined;
+    this.log.info({ specAt: new Date(job.at).toISOString(), removedAt: new Date(removedAt).toISOString() }, 'a spec read before the consumer was removed came late: dropped; the consumer stays removed');
+    return { kind: 'stale' };
   }
 
   /** What each kind of job tells the machine; a record left mid-effect is told `REDO` first. */

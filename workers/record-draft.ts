@@ -89,6 +89,8 @@ export class RecordDraft {
     private readonly isNew: boolean,
     private readonly deps: DraftDeps,
     private readonly log: Logger,
+    /** A newly declared consumer's record made again after a removal whose mark the claim read: cleared once it is written. */
+    private readonly removalMarked = false,
   ) {
     this.written = { rev: record.rev, machine: record.machine, history: record.history, since: record.stateSince, check: record.lastCheck, refusal: record.refused ?? null };
     this.wait = record.timer;
@@ -205,6 +207,8 @@ export class RecordDraft {
       stateSince: now,
       updatedAt: now,
     });
+    // the record tells from now on which specs are older (its `desiredAt`): the mark is not needed
+    if (this.removalMarked) await this.deps.coordination.clearRemoved(this.key);
     return 1;
   }
 
@@ -282,8 +286,13 @@ export class RecordDraft {
     await this.deps.waits.scheduleWaits([{ key: this.key, timer: wait, ticket: this.ticket() }]);
   }
 
-  /** The consumer is removed: its record and everything the queue's Redis knew of it go. */
+  /**
+   * The consumer is removed: its removal's time marked first (no spec read before it may make
+   * the record again, see `ConsumerRun.made`), then its record and everything else the queue's
+   * Redis knew of it go.
+   */
   async delete(): Promise<void> {
+    await this.deps.coordination.markRemoved(this.key, this.desiredAt);
     if (!this.isNewUnsaved) await this.deps.store.delete(this.key, this.written.rev);
     await this.deps.coordination.forgetConsumer(this.key, this.record.provider);
     this.speak();

@@ -77,6 +77,8 @@ export class DesiredSync {
   private readonly watchers: FSWatcher[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly running = new Map<string, Promise<void>>();
+  /** Per provider: the undeclared records the sweep found and held back (more than the removal guard allows), as said. */
+  private readonly sweepHeld = new Map<string, string>();
   private lastAt = 0;
   private stopped = false;
 
@@ -133,13 +135,67 @@ export class DesiredSync {
 
   /** One sync per provider at a time; a request during a sync runs after it. */
   private schedule(provider: ProviderConfig): Promise<void> {
-    const name = provider.name;
+    return this.serially(provider.name, () => this.syncProvider(provider, false), 'sync');
+  }
+
+  /** Runs `task` after whatever the provider's sync is doing (one task per provider at a time); its error is logged. */
+  private serially(name: string, task: () => Promise<void>, what: string): Promise<void> {
     const previous = this.running.get(name) ?? Promise.resolve();
     const next = previous
-      .then(() => (this.stopped ? undefined : this.syncProvider(provider, false)))
-      .catch((error: unknown) => this.options.logger.error({ provider: name, err: String(error) }, `sync of ${name} failed: ${String(error)}`));
+      .then(() => (this.stopped ? undefined : task()))
+      .catch((error: unknown) => this.options.logger.error({ provider: name, err: String(error) }, `${what} of ${name} failed: ${String(error)}`));
     this.running.set(name, next);
     return next;
+  }
+
+  /**
+   * Whether a record the resync sweep read is of a consumer its provider's last good desired
+   * state does not declare (and that is not being removed already): only once the provider's
+   * file was read and valid, so bad input never deletes, and a change held back still declares
+   * what it would remove. Such a record is a removal lost (a spec older than the removal made
+   * the record again, see `ConsumerRun.made`, past its mark's lifetime or after the queue's
+   * Redis forgot it): {@link removeUndeclared} delivers the removal again, as the start-up would.
+   */
+  isUndeclared(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired'>): boolean {
+    const delivered = this.delivered.get(record.provider);
+    return delivered !== undefined && this.known.has(record.provider) && !record.desired.removed && !delivered.has(record._id);
+  }
+
+  /**
+   * Delivers again the removal of each record the sweep found undeclared ({@link isUndeclared}),
+   * judged again after whatever its provider's sync is doing (a consumer declared meanwhile
+   * stays), and under the provider's removal guard: more than it allows at once are not removed,
+   * said once (a restart delivers them through the guard, for a person to confirm).
+   */
+  removeUndeclared(records: ReadonlyArray<Pick<ConsumerRecord, '_id' | 'provider' | 'desired'>>): Promise<void> {
+    const runs = this.options.providers.flatMap((provider) => {
+      const found = records.filter((record) => record.provider === provider.name);
+      return found.length === 0 ? [] : [this.serially(provider.name, () => this.removeAgain(provider, found), 'the removal of undeclared records')];
+    });
+    return Promise.all(runs).then(() => undefined);
+  }
+
+  private async removeAgain(provider: ProviderConfig, found: ReadonlyArray<Pick<ConsumerRecord, '_id' | 'provider' | 'desired'>>): Promise<void> {
+    const { logger } = this.options;
+    const name = provider.name;
+    const keys = found.filter((record) => this.isUndeclared(record)).map((record) => record._id);
+    if (keys.length === 0) return;
+    const declared = this.delivered.get(name)?.size ?? 0;
+    const { share, floor } = provider.removalGuard;
+    if (keys.length > floor && keys.length > share * declared) {
+      const said = [...keys].sort().join('\n');
+      if (this.sweepHeld.get(name) === said) return;
+      this.sweepHeld.set(name, said);
+      logger.error(
+        { provider: name, removals: keys.length, of: declared, sample: [...keys].sort().slice(0, 5) },
+        `removals held back: the sweep found ${keys.length} records of ${name} whose consumers ${provider.contributionsPath} no longer declares, more than its removal guard allows at once; ` +
+          'none is removed now: restart holdfast to judge them as a change, for a person to confirm with `holdfast confirm-removals`',
+      );
+      return;
+    }
+    this.sweepHeld.delete(name);
+    await this.options.queue.deliverDesired(keys.map((key) => ({ key, desired: null })), this.deliveryTime());
+    for (const key of keys) logger.warn({ consumer: key }, 'no longer declared, but its record was made again (a removal overtaken by an older spec); removing it again');
   }
 
   private async signature(path: string): Promise<string> {

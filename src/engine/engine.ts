@@ -241,7 +241,7 @@ async function startSync({ config, logger, scrubber }: EngineOptions, shared: Sh
   if (layout) logger.info({ shards: layout.to.shards }, `queue shards: ${layout.to.shards} (the queue's Redis knew ${layout.from.shards}); ${layout.reset} shard(s) cleared of what consumers of another layout left, every consumer's next step re-created in its own shard`);
   await resync.sweep((record) => desired.remember(record));
   await desired.start();
-  resync.start();
+  resync.start(desired);
   const orphans = new OrphanWatch({
     providers: [...providers.values()],
     claimed: (name) => desired.claimedLogins(name),

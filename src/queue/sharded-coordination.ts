@@ -208,6 +208,14 @@ export class ShardedCoordination implements Coordination {
     return this.of(key).forgetConsumer(key, provider);
   }
 
+  markRemoved(key: string, at: number): Promise<void> {
+    return this.of(key).markRemoved(key, at);
+  }
+
+  clearRemoved(key: string): Promise<void> {
+    return this.of(key).clearRemoved(key);
+  }
+
   async checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {
     return merged(await Promise.all(this.byShard(keys, (k) => k).map(([shard, list]) => shard.checkMemos(list))));
   }

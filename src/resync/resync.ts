@@ -11,6 +11,9 @@
  * holdfast cannot read (a newer version's, or damaged) is noted unreadable, said once, and left
  * alone.
  *
+ * Once the desired-state sync runs, a sweep also hands it each record whose consumer is no
+ * longer declared, for its removal to be delivered again (`DesiredSync.removeUndeclared`).
+ *
  * A sweep runs at start-up, every `sweepEvery` (rare: it reads every record), and at once
  * when the queue's sentinel is gone (checked every `resyncEvery`, one cheap Redis call),
  * which is said once.
@@ -26,6 +29,13 @@ import type { ConsumerSummary } from '../queue/consumer-summary.js';
 import { summaryOf, unreadableSummary } from '../queue/summarize.js';
 import { isUnreadable, type ConsumerRecord, type UnreadableRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
+
+/** What the sweep does with records whose consumers are no longer declared (the desired-state sync). */
+export interface UndeclaredRecords {
+  isUndeclared(record: ConsumerRecord): boolean;
+  /** Delivers their removal again (judged again, under the removal guard). */
+  removeUndeclared(records: readonly ConsumerRecord[]): Promise<void>;
+}
 
 export interface ResyncOptions {
   store: Pick<ConsumerStore, 'scan'>;
@@ -52,8 +62,16 @@ export class Resync {
 
   constructor(private readonly options: ResyncOptions) {}
 
-  /** Keeps checking the queue's sentinel and sweeping now and then (the first sweep is the caller's). */
-  start(): void {
+  /** The sync, once started: each sweep then removes again the records of consumers no longer declared. */
+  private undeclared: UndeclaredRecords | undefined;
+
+  /**
+   * Keeps checking the queue's sentinel and sweeping now and then (the first sweep is the
+   * caller's); each sweep from now on hands the records of consumers no longer declared to
+   * `undeclared`, as the start-up does: a backstop for a removal lost while the process runs.
+   */
+  start(undeclared?: UndeclaredRecords): void {
+    this.undeclared = undeclared;
     const { logger } = this.options;
     const safely = (what: string, run: () => Promise<unknown>) => () => {
       void run().catch((error: unknown) => logger.error({ err: String(error) }, `${what} failed: ${String(error)}`));
@@ -108,6 +126,7 @@ export class Resync {
     let summaries: Array<[string, ConsumerSummary]> = [];
     let read = 0;
     let redone = 0;
+    const undeclared: ConsumerRecord[] = [];
     for await (const record of store.scan()) {
       read++;
       const at = now();
@@ -122,6 +141,7 @@ export class Resync {
       }
       if (this.saidUnreadable.size > 0) this.saidUnreadable.delete(record._id);
       visit?.(record);
+      if (this.undeclared?.isUndeclared(record)) undeclared.push(record);
       if (EFFECT_STATES.has(record.machine.state)) {
         if (record.effectUntil === null || record.effectUntil <= at) {
           await queue.redo(record._id, record.rev);
@@ -141,7 +161,8 @@ export class Resync {
     await coordination.markAlive(now());
     if (this.lost) logger.info(`every consumer's next step re-created from ${read} records`);
     this.lost = false;
-    logger.debug({ records: read, redone, ms: now().getTime() - started.getTime() }, 'sweep done');
+    if (undeclared.length > 0) await this.undeclared?.removeUndeclared(undeclared);
+    logger.debug({ records: read, redone, undeclared: undeclared.length, ms: now().getTime() - started.getTime() }, 'sweep done');
     return read;
   }
 

@@ -17,6 +17,11 @@ export function coordinationKeys(prefix: string) {
   return {
     /** A consumer's lock: one actor at a time (a string with a TTL). */
     lock: (key: string) => `${prefix}:lock:${key}`,
+    /**
+     * A removed consumer's mark: when the sync read the removal, ms (a string with a TTL, see
+     * `REMOVAL_MARK_MS` in `locks.ts`): no desired spec read before it makes the record again.
+     */
+    removed: (key: string) => `${prefix}:removed:${key}`,
     /** Each consumer's record revision as last written (a hash by consumer key). */
     revs: `${prefix}:revs`,
     /** What each consumer's checks learned, a JSON check memo (a hash by consumer key). */

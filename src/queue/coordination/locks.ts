@@ -9,11 +9,21 @@ import { consumerEntries } from './keys.js';
 import { hashFields } from './reads.js';
 import { checkMemoCodec, decodeJson, decodeRevision, type CheckMemo } from './values.js';
 
+/**
+ * How long a removal's mark is kept (ms): far longer than a desired job waits in the queue (put
+ * back while its consumer is busy, a few hundred ms at a time, or while the store does not
+ * answer). An older job (or a mark the queue's Redis forgot) is the resync sweep's to repair:
+ * it removes any record whose key is no longer declared (`DesiredSync.removeUndeclared`).
+ */
+export const REMOVAL_MARK_MS = 24 * 3_600_000;
+
 /** A consumer's lock, taken: what the queue's Redis knows of it. */
 export interface Claim {
   /** The record's revision as last written, or null when unknown (never written, forgotten, or unreadable). */
   rev: number | null;
   memo: CheckMemo | null;
+  /** When the sync read the consumer's last removal (ms), while its mark is kept; null: none known. */
+  removedAt: number | null;
 }
 
 /** What a released claim says about the consumer being asked on its provider. */
@@ -38,8 +48,16 @@ export interface RevisionNotes {
   forgetRevision(key: string): Promise<void>;
   /** After a record is written (and its timer job scheduled). */
   rememberRevision(key: string, rev: number): Promise<void>;
-  /** A consumer removed for good: nothing of it stays. */
+  /** A consumer removed for good: nothing of it stays (but its removal's mark). */
   forgetConsumer(key: string, provider: string): Promise<void>;
+  /**
+   * Before a consumer's record is deleted, or when a removal finds none: the removal, read by
+   * the sync at `at` (ms), is marked for {@link REMOVAL_MARK_MS} (a later mark is kept). Every
+   * claim tells it, and no desired spec read before it makes the record again.
+   */
+  markRemoved(key: string, at: number): Promise<void>;
+  /** A newer spec made the record again: its removal's mark is not needed any more. */
+  clearRemoved(key: string): Promise<void>;
 }
 
 /** What checks learned, for whoever reports on them. */
@@ -53,8 +71,9 @@ const decodeMemo = (raw: string | null) => decodeJson(checkMemoCodec, raw);
 /** Locks and check memos on one connection, under one key table. */
 export class Locks extends CoordinationPart implements ConsumerLocks, RevisionNotes, MemoReads {
   async claim(key: string, token: string, ttlMs: number): Promise<Claim | null> {
-    const { taken, rev, memo } = await this.scripts.run('claim', { key, token, ttlMs });
-    return taken ? { rev: decodeRevision(rev), memo: decodeMemo(memo) } : null;
+    const { taken, rev, memo, removed } = await this.scripts.run('claim', { key, token, ttlMs });
+    // a mark is a time in ms, a whole number as a revision is
+    return taken ? { rev: decodeRevision(rev), memo: decodeMemo(memo), removedAt: decodeRevision(removed) } : null;
   }
 
   extend(key: string, token: string, ttlMs: number): Promise<boolean> {
@@ -79,6 +98,14 @@ export class Locks extends CoordinationPart implements ConsumerLocks, RevisionNo
     for (const hash of hashes) multi.hdel(hash, key);
     for (const sorted of sortedSets) multi.zrem(sorted, key);
     await multi.srem(set, key).exec();
+  }
+
+  markRemoved(key: string, at: number): Promise<void> {
+    return this.scripts.run('markRemoved', { key, at, ttlMs: REMOVAL_MARK_MS });
+  }
+
+  async clearRemoved(key: string): Promise<void> {
+    await this.redis.del(this.keys.removed(key));
   }
 
   checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {

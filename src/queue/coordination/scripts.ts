@@ -23,19 +23,33 @@ export function scriptArgs<A>(script: Pick<Script<A, unknown>, 'build'>, keys: C
 
 const text = (raw: unknown): string | null => (typeof raw === 'string' ? raw : null);
 
-/** Takes the consumer's lock if free; then its revision and check memo, as stored (undecoded). */
-const claim: Script<{ key: string; token: string; ttlMs: number }, { taken: boolean; rev: string | null; memo: string | null }> = {
-  keyCount: 3,
+/**
+ * Takes the consumer's lock if free; then its revision, check memo and removal mark, as stored
+ * (undecoded): the mark is read with the claim, so no removal can come between them.
+ */
+const claim: Script<{ key: string; token: string; ttlMs: number }, { taken: boolean; rev: string | null; memo: string | null; removed: string | null }> = {
+  keyCount: 4,
   lua: `
 if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
-  return {1, redis.call('hget', KEYS[2], ARGV[3]), redis.call('hget', KEYS[3], ARGV[3])}
+  return {1, redis.call('hget', KEYS[2], ARGV[3]), redis.call('hget', KEYS[3], ARGV[3]), redis.call('get', KEYS[4])}
 end
 return {0}`,
-  build: (k, a) => ({ keys: [k.lock(a.key), k.revs, k.memos], argv: [a.token, a.ttlMs, a.key] }),
+  build: (k, a) => ({ keys: [k.lock(a.key), k.revs, k.memos, k.removed(a.key)], argv: [a.token, a.ttlMs, a.key] }),
   reply: (raw) => {
-    const [taken, rev, memo] = Array.isArray(raw) ? (raw as unknown[]) : [];
-    return { taken: taken === 1, rev: text(rev), memo: text(memo) };
+    const [taken, rev, memo, removed] = Array.isArray(raw) ? (raw as unknown[]) : [];
+    return { taken: taken === 1, rev: text(rev), memo: text(memo), removed: text(removed) };
   },
+};
+
+/** Marks the consumer removed at `at` (ms) for `ttlMs`, unless a later removal's mark is there. */
+const markRemoved: Script<{ key: string; at: number; ttlMs: number }, void> = {
+  keyCount: 1,
+  lua: `
+local old = tonumber(redis.call('get', KEYS[1]))
+if not old or old < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+return 1`,
+  build: (k, a) => ({ keys: [k.removed(a.key)], argv: [a.at, a.ttlMs] }),
+  reply: () => undefined,
 };
 
 /** Extends the lock while `token` holds it; false when it expired. */
@@ -213,7 +227,7 @@ return 1`,
 };
 
 /** The script table: each one's name in Redis is `hf` and its key here. */
-export const SCRIPTS = { claim, extend, release, noteSummaries, takeCouldNotAsk, scheduleDue, takeDue, settleDue };
+export const SCRIPTS = { claim, markRemoved, extend, release, noteSummaries, takeCouldNotAsk, scheduleDue, takeDue, settleDue };
 
 type Scripts = typeof SCRIPTS;
 type ArgsOf<N extends keyof Scripts> = Parameters<Scripts[N]['build']>[1];

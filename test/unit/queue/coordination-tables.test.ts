@@ -63,7 +63,17 @@ describe('the script table', () => {
       '1700000000000',
     ]);
     expect(scriptArgs(SCRIPTS.release, keys, { key: 'cache/c1', provider: 'cache', token: 't', memo: null, memoAt: null, asked: undefined }).slice(5)).toEqual(['t', 'cache/c1', '', '', '']);
-    expect(scriptArgs(SCRIPTS.claim, keys, { key: 'cache/c1', token: 't', ttlMs: 500 })).toEqual([3, '{hf}:holdfast:lock:cache/c1', '{hf}:holdfast:revs', '{hf}:holdfast:checks', 't', 500, 'cache/c1']);
+    expect(scriptArgs(SCRIPTS.claim, keys, { key: 'cache/c1', token: 't', ttlMs: 500 })).toEqual([
+      4,
+      '{hf}:holdfast:lock:cache/c1',
+      '{hf}:holdfast:revs',
+      '{hf}:holdfast:checks',
+      '{hf}:holdfast:removed:cache/c1',
+      't',
+      500,
+      'cache/c1',
+    ]);
+    expect(scriptArgs(SCRIPTS.markRemoved, keys, { key: 'cache/c1', at: 1700, ttlMs: 9000 })).toEqual([1, '{hf}:holdfast:removed:cache/c1', 1700, 9000]);
     expect(scriptArgs(SCRIPTS.noteSummaries, keys, { provider: 'cache', entries: [{ key: 'cache/c1', rev: 2, state: 'held 2', brief: 'b', heldSince: 5 }, { key: 'cache/c2', rev: 1, state: 'lost 1', brief: 'c', heldSince: null }] })).toEqual([
       3,
       '{hf}:holdfast:states',
@@ -75,8 +85,9 @@ describe('the script table', () => {
   });
 
   it('reads each reply without trusting its shape', () => {
-    expect(SCRIPTS.claim.reply([1, '4', null])).toEqual({ taken: true, rev: '4', memo: null });
-    expect(SCRIPTS.claim.reply([0])).toEqual({ taken: false, rev: null, memo: null });
+    expect(SCRIPTS.claim.reply([1, '4', null, '1700'])).toEqual({ taken: true, rev: '4', memo: null, removed: '1700' });
+    expect(SCRIPTS.claim.reply([1, '4', null])).toEqual({ taken: true, rev: '4', memo: null, removed: null });
+    expect(SCRIPTS.claim.reply([0])).toEqual({ taken: false, rev: null, memo: null, removed: null });
     expect(SCRIPTS.takeCouldNotAsk.reply(['a', 2, 'b'])).toEqual(['a', 'b']);
   });
 });

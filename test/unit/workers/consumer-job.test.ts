@@ -81,6 +81,8 @@ function standIns() {
   const waits: ScheduledWait[] = [];
   let remembered: number | null = null;
   let memo: CheckMemo | null = null;
+  /** Each consumer's removal mark, as the queue's Redis keeps it. */
+  const marks = new Map<string, number>();
   const store: JobDeps['store'] = {
     get: (k) => Promise.resolve(records.get(k) ?? null),
     insert: (record) => Promise.resolve(void records.set(record._id, record)),
@@ -94,16 +96,18 @@ function standIns() {
     delete: (k) => Promise.resolve(void records.delete(k)),
   };
   const coordination: JobDeps['coordination'] = {
-    claim: (): Promise<Claim> => Promise.resolve({ rev: remembered, memo }),
+    claim: (k): Promise<Claim> => Promise.resolve({ rev: remembered, memo, removedAt: marks.get(k) ?? null }),
     extend: () => Promise.resolve(true),
     release: (_k, _p, _t, learned) => Promise.resolve(void (memo = learned ?? memo)),
     forgetRevision: () => Promise.resolve(void (remembered = null)),
     rememberRevision: (_k, rev) => Promise.resolve(void (remembered = rev)),
-    forgetConsumer: () => Promise.resolve(),
+    forgetConsumer: () => Promise.resolve(void (remembered = null)),
+    markRemoved: (k, at) => Promise.resolve(void marks.set(k, Math.max(at, marks.get(k) ?? at))),
+    clearRemoved: (k) => Promise.resolve(void marks.delete(k)),
     noteSummaries: () => Promise.resolve(),
   };
   const scheduler: JobDeps['waits'] = { scheduleWaits: (added) => Promise.resolve(void waits.push(...added)) };
-  return { records, waits, store, coordination, scheduler };
+  return { records, waits, store, coordination, scheduler, marks };
 }
 
 function setUp() {
@@ -116,7 +120,7 @@ function setUp() {
   const effects = createEffects({ fingerprintKey: Buffer.alloc(32, 9), gate, scrubber: new Scrubber(), now });
   const stand = standIns();
   const deps: JobDeps = { store: stand.store, coordination: stand.coordination, waits: stand.scheduler, providers: new Map([[config.name, provider]]), effects, trust: new JobTrust(seal, logger), logger, now };
-  const desiredJob = (): ConsumerJobData => ({ key, kind: 'desired', at: 1, desired: spec, seal: seal.desired(key, 1, spec) });
+  const desiredJob = (at = 1, desired: DesiredSpec | null = spec): ConsumerJobData => ({ key, kind: 'desired', at, desired, seal: seal.desired(key, at, desired) });
   /** The job of the last wait scheduled, as the queue would hand it to a worker. */
   const waitJob = (): ConsumerJobData => {
     const { timer, ticket } = stand.waits.at(-1)!;
@@ -179,5 +183,35 @@ describe('a consumer job', () => {
     expect(extend).toHaveBeenCalledTimes(1);
     expect(backend.calls).toEqual([]);
     expect(stand.records.get(key)).toBeUndefined();
+  });
+
+  describe('after a removal', () => {
+    const older: DesiredSpec = { ...spec, values: { keys: ['photos:old:*'], channels: [], commands: ['+@read'] }, specHash: 'h-old' };
+
+    it('drops a spec read before the removal that comes after it: the consumer stays removed', async () => {
+      const { backend, deps, stand, desiredJob } = setUp();
+      await runConsumerJob(desiredJob(1), deps);
+      // round 9 removes it; round 10's spec was put back (busy) and comes after round 11's removal
+      expect(await runConsumerJob(desiredJob(9, null), deps)).toEqual({ kind: 'done' });
+      expect(stand.records.has(key)).toBe(false);
+      expect(stand.marks.get(key)).toBe(9);
+      expect(await runConsumerJob(desiredJob(11, null), deps)).toEqual({ kind: 'absent' });
+      expect(stand.marks.get(key)).toBe(11);
+      expect(await runConsumerJob(desiredJob(10, older), deps)).toEqual({ kind: 'stale' });
+      expect(stand.records.has(key)).toBe(false);
+      expect(backend.calls).toEqual(['create app_photos', 'remove app_photos']);
+    });
+
+    it('makes the consumer again from a spec read after the removal, and clears the mark', async () => {
+      const { backend, deps, stand, desiredJob } = setUp();
+      await runConsumerJob(desiredJob(1), deps);
+      await runConsumerJob(desiredJob(9, null), deps);
+      expect(await runConsumerJob(desiredJob(12), deps)).toEqual({ kind: 'done' });
+      expect(stand.records.get(key)).toMatchObject({ desiredAt: 12, machine: { state: 'held' } });
+      expect(stand.marks.has(key)).toBe(false);
+      // and an older spec than the record's is stale against the record itself
+      expect(await runConsumerJob(desiredJob(10, older), deps)).toEqual({ kind: 'stale' });
+      expect(backend.calls).toEqual(['create app_photos', 'remove app_photos', 'create app_photos']);
+    });
   });
 });
