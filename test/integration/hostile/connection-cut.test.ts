@@ -5,7 +5,7 @@
  * deadline), nothing is thrown out of the process, and the same adapter serves the next calls.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Adapter, AdminConnection, Grant } from '../../../src/adapters/adapter.js';
 import { mongodbUsers } from '../../../src/adapters/mongodb-users/index.js';
 import { postgresRoles } from '../../../src/adapters/postgres-roles/index.js';
@@ -80,8 +80,11 @@ describe.each(cases)('%s: the admin connection cut mid-apply', (_kind, c) => {
   const made: string[] = [];
   const uncaught: unknown[] = [];
   const onUncaught = (error: unknown) => uncaught.push(error);
-  process.on('uncaughtException', onUncaught);
-  process.on('unhandledRejection', onUncaught);
+  // listened to while this kind's test runs only: a fault of one kind is not counted against another
+  beforeAll(() => {
+    process.on('uncaughtException', onUncaught);
+    process.on('unhandledRejection', onUncaught);
+  });
 
   afterAll(async () => {
     process.off('uncaughtException', onUncaught);
