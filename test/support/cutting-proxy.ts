@@ -12,6 +12,8 @@ export interface CuttingProxy {
   stall(): void;
   /** Bytes held back since the last stall: a call is in flight when this is above 0. */
   held(): number;
+  /** Everything clients sent through the proxy so far (latin1: binary protocols' field names readable). */
+  sent(): string;
   /** Resets every open connection (RST to the client) and forwards again. */
   cut(): void;
   close(): Promise<void>;
@@ -21,6 +23,7 @@ export async function cuttingProxy(host: string, port: number): Promise<CuttingP
   const pairs = new Set<{ client: Socket; upstream: Socket }>();
   let stalled = false;
   let heldBytes = 0;
+  const chunks: Buffer[] = [];
   const server = createServer((client) => {
     const upstream = connect(port, host);
     const pair = { client, upstream };
@@ -34,6 +37,7 @@ export async function cuttingProxy(host: string, port: number): Promise<CuttingP
       });
     }
     client.on('data', (d: Buffer) => {
+      chunks.push(d);
       if (stalled) heldBytes += d.length;
       else upstream.write(d);
     });
@@ -49,6 +53,7 @@ export async function cuttingProxy(host: string, port: number): Promise<CuttingP
       heldBytes = 0;
     },
     held: () => heldBytes,
+    sent: () => Buffer.concat(chunks).toString('latin1'),
     cut: () => {
       for (const { client, upstream } of pairs) {
         client.resetAndDestroy();
