@@ -56,6 +56,10 @@ export class AdminSessions {
   private async use<T>(options: CallOptions, transaction: boolean, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const { signal } = options;
     const client = await this.pool.connect();
+    if (signal.aborted) {
+      client.release(); // the deadline passed while a connection was opened: nothing was sent on it, it goes back as it is
+      throw new PastDeadline();
+    }
     /** Why this connection may not go back to the pool: it failed, or its call passed its deadline. */
     let broken: Error | undefined;
     const onError = (error: Error) => (broken ??= error);
@@ -66,7 +70,6 @@ export class AdminSessions {
       if (pid !== undefined) void this.terminate(pid);
     };
     try {
-      if (signal.aborted) throw new PastDeadline(); // the deadline passed while a connection was opened: nothing is sent
       signal.addEventListener('abort', onAbort, { once: true });
       if (transaction) await client.query(`BEGIN; ${timeouts(options.deadline)}`);
       const result = await work(client);
