@@ -99,10 +99,11 @@ async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scr
 }
 
 /** An effect's deadline: aborts at `checkTimeout`; `done` clears its timer (`AbortSignal.timeout` keeps one running to the end). */
-function deadline(provider: ProviderRuntime): { signal: AbortSignal; done: () => void } {
+function deadline(provider: ProviderRuntime): { signal: AbortSignal; deadline: number; done: () => void } {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), provider.config.timing.checkTimeoutMs);
-  return { signal: controller.signal, done: () => clearTimeout(timer) };
+  const ms = provider.config.timing.checkTimeoutMs;
+  const timer = setTimeout(() => controller.abort(), ms);
+  return { signal: controller.signal, deadline: Date.now() + ms, done: () => clearTimeout(timer) };
 }
 
 /** Whether `now` falls in the rotation overlap that follows an apply at `appliedAt`. */

@@ -33,6 +33,11 @@ export type HoldsAnswer =
 
 export interface CallOptions {
   signal: AbortSignal;
+  /**
+   * When `signal` aborts (epoch ms), where the caller knows it: an adapter may have the server
+   * keep the same deadline (PostgreSQL: `statement_timeout` and `lock_timeout`).
+   */
+  deadline?: number;
 }
 
 export interface Adapter<Values = unknown> {

@@ -4,6 +4,7 @@ import { startEngine, type EngineOptions } from '../engine/engine.js';
 import { startHttpServer, type HttpServer } from '../http/http-server.js';
 import { refuseExposedDashboard } from '../http/listen-guard.js';
 import { Metrics } from '../metrics/metrics.js';
+import { guardConnectionFaults } from './connection-fault-guard.js';
 import { load } from './load.js';
 
 export async function runCommand(
@@ -14,6 +15,8 @@ export async function runCommand(
   const listen = options.http ?? config.http.listen;
   if (listen) refuseExposedDashboard(listen, config.http.auth);
   const metrics = listen ? new Metrics() : undefined;
+  // the last resort: a backend connection lost where nothing listened is logged and counted, not fatal; anything else still is
+  const unguard = guardConnectionFaults({ logger, scrubber, ...(metrics ? { count: (kind) => metrics.unexpectedError(kind) } : {}) });
   const engine = await startEngine({ config, logger, scrubber, roles, ...(metrics ? { metrics } : {}) });
   let http: HttpServer | undefined;
   if (listen) {
@@ -55,10 +58,12 @@ export async function runCommand(
         .then(
           () => {
             logger.info('stopped');
+            unguard();
             resolve();
           },
           (error: unknown) => {
             logger.error({ err: scrubber.describe(error) }, 'stopped with an error');
+            unguard();
             resolve();
           },
         );

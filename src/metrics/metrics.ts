@@ -62,6 +62,7 @@ export class Metrics implements WorkObserver {
   private readonly couldNotAsk: Counter<'provider'>;
   private readonly late: Histogram<'provider'>;
   private readonly rejected: Counter<'reason'>;
+  private readonly unexpected: Counter<'kind'>;
   private readonly gauges: ScrapeGauges;
 
   constructor() {
@@ -92,7 +93,18 @@ export class Metrics implements WorkObserver {
       labelNames: ['reason'],
       registers,
     });
+    this.unexpected = new Counter({
+      name: 'holdfast_unexpected_errors_total',
+      help: 'Errors no one caught that the process survived (a backend connection lost where nothing listened), by kind: uncaught-exception, unhandled-rejection',
+      labelNames: ['kind'],
+      registers,
+    });
     this.gauges = new ScrapeGauges(this.registry);
+  }
+
+  /** An error no one caught was survived (see cli/connection-fault-guard.ts). */
+  unexpectedError(kind: string): void {
+    this.unexpected.inc({ kind });
   }
 
   /** Where the scraped gauges read from (set once the engine runs). */

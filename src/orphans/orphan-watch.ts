@@ -64,7 +64,7 @@ export class OrphanWatch {
     const name = config.name;
     let listed: string[];
     try {
-      listed = await adapter.list(policy.prefix, { signal: AbortSignal.timeout(config.timing.checkTimeoutMs) }, claimed);
+      listed = await adapter.list(policy.prefix, within(config.timing.checkTimeoutMs), claimed);
     } catch (error) {
       logger.debug({ provider: name }, `could not list the logins of ${name} for orphans: ${scrubber.describe(error)}`);
       return;
@@ -77,7 +77,7 @@ export class OrphanWatch {
     if (policy.remove && config.management === 'manage') {
       for (const login of orphans) {
         try {
-          await adapter.remove(login, { signal: AbortSignal.timeout(config.timing.checkTimeoutMs) });
+          await adapter.remove(login, within(config.timing.checkTimeoutMs));
           unclaimed.delete(login);
           logger.warn({ provider: name, login }, `orphan login ${login} removed from ${name}: no consumer claims it (orphans.remove is set)`);
         } catch (error) {
@@ -95,4 +95,9 @@ export class OrphanWatch {
       this.said.set(name, words);
     }
   }
+}
+
+/** A call's options: its signal aborts after `ms`, and the deadline is said (a server may keep it too). */
+function within(ms: number): { signal: AbortSignal; deadline: number } {
+  return { signal: AbortSignal.timeout(ms), deadline: Date.now() + ms };
 }

@@ -14,6 +14,7 @@ import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import { mongoSha1Password, prepared, sameKeys, scramKeys, type ScramHash, type ScramKeys } from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
+import { Bound } from './command-bound.js';
 import { CollectionMarks } from './collection-marks.js';
 import { CustomDataMarks } from './custom-data-marks.js';
 import { isReservedDatabase, loginProblem } from './policy.js';
@@ -99,7 +100,9 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
    * refused (`BACKEND_REFUSED`), unchanged; so is a user to be made (or adopted) in a database
    * that holds another provider's users.
    */
-  async create(grant: Grant<MongodbUsersValues>, { signal }: CallOptions): Promise<void> {
+  async create(grant: Grant<MongodbUsersValues>, options: CallOptions): Promise<void> {
+    const { signal } = options;
+    const bound = new Bound(options);
     const { database, roles } = this.checked(grant);
     const what = `the apply of user "${grant.login}" in "${database}"`;
     await this.send(signal, what, [grant.password], async () => {
@@ -112,7 +115,7 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
       }
       const db = this.client.db(database);
       const marks = await this.marks();
-      const users = await this.usersIn(database);
+      const users = await this.usersIn(database, bound);
       const owners = await marks.owners(users);
       const existing = users.find((u) => u.user === grant.login);
       const owner = existing && owners.get(userKey(database, existing.user));
@@ -127,7 +130,7 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
         });
         return;
       }
-      await db.command({ updateUser: grant.login, pwd: grant.password, roles: wanted });
+      await db.command(bound.command({ updateUser: grant.login, pwd: grant.password, roles: wanted }), { signal });
       if (owner === undefined || owner.pending) await marks.mark(db, existing);
     });
   }
@@ -137,16 +140,18 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
    * without them, in every database that has a user of this name except MongoDB's own
    * (`admin`, `local`, `config`). A user without this provider's mark is left as it is.
    */
-  async remove(login: string, { signal }: CallOptions, values?: MongodbUsersValues): Promise<void> {
+  async remove(login: string, options: CallOptions, values?: MongodbUsersValues): Promise<void> {
+    const { signal } = options;
+    const bound = new Bound(options);
     this.assertLogin(login);
     if (values !== undefined) this.checked({ login, password: '', values });
     await this.send(signal, `the removal of user "${login}"`, [], async () => {
       const marks = await this.marks();
-      const found = values === undefined ? (await this.allUsers()).filter((u) => u.user === login) : (await this.usersIn(values.database)).filter((u) => u.user === login);
+      const found = values === undefined ? (await this.allUsers(bound)).filter((u) => u.user === login) : (await this.usersIn(values.database, bound)).filter((u) => u.user === login);
       const owners = await marks.owners(found);
       for (const user of found.filter((u) => !isReservedDatabase(u.db) && owners.get(userKey(u.db, u.user))?.provider === this.ownership.provider)) {
         try {
-          await this.client.db(user.db).command({ dropUser: login });
+          await this.client.db(user.db).command(bound.command({ dropUser: login }), { signal });
         } catch (error) {
           if (!(error instanceof MongoServerError && error.code === USER_NOT_FOUND)) throw error;
         }
@@ -155,10 +160,12 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     });
   }
 
-  async holds(grant: Grant<MongodbUsersValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
+  async holds(grant: Grant<MongodbUsersValues>, options: CallOptions): Promise<HoldsAnswer> {
+    const { signal } = options;
+    const bound = new Bound(options);
     const { database, roles } = this.checked(grant);
     const found = await this.send(signal, `usersInfo of "${grant.login}" in "${database}"`, [grant.password], async () => {
-      const reply = await this.client.db(database).command({ usersInfo: { user: grant.login, db: database }, showCredentials: true });
+      const reply = await this.client.db(database).command(bound.command({ usersInfo: { user: grant.login, db: database }, showCredentials: true }), { signal });
       const user = ((reply.users as UserDocument[] | undefined) ?? [])[0];
       return user ? { user, owner: (await (await this.marks()).owners([user])).get(userKey(database, user.user)) } : null;
     });
@@ -185,12 +192,14 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
    * against 40 ms for a login and 152 ms for `usersInfo` (FerretDB finds a user by name by
    * decoding every user). Where that collection is not readable, a login as the user.
    */
-  async authenticates(grant: Grant<MongodbUsersValues>, { signal }: CallOptions): Promise<boolean> {
+  async authenticates(grant: Grant<MongodbUsersValues>, options: CallOptions): Promise<boolean> {
+    const { signal } = options;
+    const bound = new Bound(options);
     const { database } = this.checked(grant);
     if (this.usersReadable !== false) {
       const user = await this.send(signal, `the reading of user "${grant.login}"`, [grant.password], async () => {
         try {
-          const found = await this.client.db('admin').collection<{ _id: string }>('system.users').findOne({ _id: `${database}.${grant.login}` });
+          const found = await this.client.db('admin').collection<{ _id: string }>('system.users').findOne({ _id: `${database}.${grant.login}` }, bound.find());
           this.usersReadable = true;
           return found as unknown as UserDocument | null;
         } catch (error) {
@@ -205,14 +214,17 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     return (await this.loginAnswer(grant, signal)).matches;
   }
 
-  async ping({ signal }: CallOptions): Promise<void> {
-    await this.send(signal, 'ping', [], () => this.client.db('admin').command({ ping: 1 }));
+  async ping(options: CallOptions): Promise<void> {
+    const bound = new Bound(options);
+    await this.send(options.signal, 'ping', [], () => this.client.db('admin').command(bound.command({ ping: 1 }), { signal: bound.signal }));
   }
 
   /** The users under `prefix` that carry this provider's mark. */
-  async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
+  async list(prefix: string, options: CallOptions): Promise<string[]> {
+    const { signal } = options;
+    const bound = new Bound(options);
     return this.send(signal, 'the listing of users', [], async () => {
-      const users = (await this.allUsers()).filter((u) => u.user.startsWith(prefix));
+      const users = (await this.allUsers(bound)).filter((u) => u.user.startsWith(prefix));
       const owners = await (await this.marks()).owners(users);
       return [...new Set(users.filter((u) => owners.get(userKey(u.db, u.user))?.provider === this.ownership.provider).map((u) => u.user))].sort();
     });
@@ -302,14 +314,14 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
   }
 
   /** Every user of every database. */
-  private async allUsers(): Promise<ListedUser[]> {
-    const reply = await this.client.db('admin').command({ usersInfo: { forAllDBs: true } });
+  private async allUsers(bound: Bound): Promise<ListedUser[]> {
+    const reply = await this.client.db('admin').command(bound.command({ usersInfo: { forAllDBs: true } }), { signal: bound.signal });
     return (reply.users as ListedUser[] | undefined) ?? [];
   }
 
   /** The users of one database. */
-  private async usersIn(database: string): Promise<ListedUser[]> {
-    const reply = await this.client.db(database).command({ usersInfo: 1 });
+  private async usersIn(database: string, bound: Bound): Promise<ListedUser[]> {
+    const reply = await this.client.db(database).command(bound.command({ usersInfo: 1 }), { signal: bound.signal });
     return ((reply.users as ListedUser[] | undefined) ?? []).filter((u) => u.db === database);
   }
 

@@ -1,10 +1,11 @@
 /** The `postgres-roles` adapter kind: PostgreSQL login roles, one per consumer. */
 import type { AdapterKind } from '../adapter.js';
-import { postgresRolesPolicySchema, violations, type PostgresRolesPolicy } from './policy.js';
+import { postgresRolesPolicySchema, violations, withheldRolesOf, type PostgresRolesPolicy } from './policy.js';
 import { PostgresRolesAdapter } from './postgres-roles-adapter.js';
 import { postgresRolesValuesSchema, type PostgresRolesValues } from './values.js';
 
 export type { PostgresRolesPolicy } from './policy.js';
+export { POWERFUL_PREDEFINED_ROLES, withheldRolesOf } from './policy.js';
 export type { PostgresRolesValues } from './values.js';
 export { PostgresRolesAdapter } from './postgres-roles-adapter.js';
 
@@ -18,5 +19,6 @@ export const postgresRoles: AdapterKind<PostgresRolesValues, PostgresRolesPolicy
   defaultAdminLogin: 'postgres',
   // a few catalog reads (pg_authid, memberships, grants): a few times the light check's 0.4 ms
   deepCheckCostUs: 2_000,
-  connect: (admin, ownership) => new PostgresRolesAdapter(admin, ownership),
+  // the roles no consumer may reach through a group, checked at every apply and deep check
+  connect: (admin, ownership, policy) => new PostgresRolesAdapter(admin, ownership, { withheldRoles: withheldRolesOf(policy) }),
 };

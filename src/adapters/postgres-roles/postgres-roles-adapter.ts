@@ -1,7 +1,8 @@
 /**
  * The `postgres-roles` adapter: one role per consumer, created with a SCRAM-SHA-256 verifier
  * computed here (the password never reaches the server or its statement log), on a small
- * pool of admin connections that at most `maxConcurrentCalls` calls share.
+ * pool of admin connections that at most `maxConcurrentCalls` calls share, each call on one
+ * connection of its own, ended on the server when its deadline passes (admin-sessions.ts).
  */
 import pg from 'pg';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
@@ -10,7 +11,8 @@ import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import { keyForms, newSalt, parsePostgresVerifier, postgresVerifier, prepared, sameKeys, scramKeys, type ScramKeys } from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
-import { loginProblem } from './policy.js';
+import { AdminSessions } from './admin-sessions.js';
+import { loginProblem, withheldRolesOf } from './policy.js';
 import { notOwnedWords, roleMark, roleOwner, type RoleOwner } from './role-mark.js';
 import { compareRole, ownershipDiffers, PRIVILEGED_GROUPS, ROLE_ATTRIBUTES, roleQuery, type PasswordAnswer, type RoleRow } from './role-state.js';
 import { identifierProblem, type PostgresRolesValues } from './values.js';
@@ -23,6 +25,8 @@ const VERIFIED_CACHE = 10_000;
 
 /** SQLSTATE classes that mean the server could not be used, not that it answered: connection, resources, shutdown, auth of the admin. */
 const UNAVAILABLE_CLASSES = ['08', '53', '57', '28'];
+/** query_canceled (statement_timeout) and lock_not_available (lock_timeout): the server kept the call's deadline. */
+const SERVER_TIMEOUTS = ['57014', '55P03'];
 
 interface DatabaseError {
   code: string;
@@ -55,8 +59,14 @@ function target(url: string): Target {
   };
 }
 
+export interface PostgresRolesAdapterOptions {
+  /** Roles no consumer's role may reach, directly or through a group (the policy's, predefined ones included; default the predefined ones). */
+  withheldRoles?: readonly string[] | undefined;
+}
+
 export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
-  private readonly pool: pg.Pool;
+  private readonly sessions: AdminSessions;
+  private readonly withheld: string[];
   private readonly calls: BackendCalls;
   private readonly target: Target;
   /** Whether the admin may read pg_authid (verifiers); asked once. */
@@ -68,7 +78,8 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   /** The comment on the roles this provider makes. */
   private readonly mark: string;
 
-  constructor(admin: AdminConnection, private readonly ownership: Ownership) {
+  constructor(admin: AdminConnection, private readonly ownership: Ownership, options: PostgresRolesAdapterOptions = {}) {
+    this.withheld = [...(options.withheldRoles ?? withheldRolesOf(undefined))];
     this.target = target(admin.url);
     this.adminRole = admin.username ?? 'postgres';
     this.mark = roleMark(ownership.provider);
@@ -80,23 +91,18 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       maxConcurrent: max,
       answered: (error) => {
         const state = sqlState(error);
-        return state !== undefined && !UNAVAILABLE_CLASSES.includes(state.slice(0, 2));
+        return state !== undefined && (SERVER_TIMEOUTS.includes(state) || !UNAVAILABLE_CLASSES.includes(state.slice(0, 2)));
       },
-      // a role that still owns objects (or holds privileges on them) is not dropped until someone acts
-      code: (error) => (sqlState(error) === '2BP01' ? 'BACKEND_REFUSED' : undefined),
+      code: (error) => {
+        const state = sqlState(error);
+        // a role that still owns objects (or holds privileges on them) is not dropped until someone acts
+        if (state === '2BP01') return 'BACKEND_REFUSED';
+        // the server ended a statement or a lock wait at the call's deadline (SET LOCAL at BEGIN)
+        return state !== undefined && SERVER_TIMEOUTS.includes(state) ? 'DEADLINE_EXCEEDED' : undefined;
+      },
       describe: serverSaid,
     });
-    this.pool = new pg.Pool({
-      ...this.target,
-      user: this.adminRole,
-      password: admin.password,
-      max,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
-      allowExitOnIdle: true,
-      application_name: 'holdfast',
-    });
-    this.pool.on('error', () => undefined); // an idle connection lost: the next call opens another
+    this.sessions = new AdminSessions({ ...this.target, user: this.adminRole, password: admin.password, max, application_name: 'holdfast' });
   }
 
   /**
@@ -104,7 +110,8 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
    * holdfast's bare mark, or none and the provider adopts: it is then marked). A role of another
    * provider, one without a mark, and the admin's own are refused (`BACKEND_REFUSED`), unchanged.
    */
-  async create(grant: Grant<PostgresRolesValues>, { signal }: CallOptions): Promise<void> {
+  async create(grant: Grant<PostgresRolesValues>, options: CallOptions): Promise<void> {
+    const { signal } = options;
     const names = this.names(grant.login, grant.values);
     if (grant.login === this.adminRole) {
       throw new HoldfastError('BACKEND_REFUSED', `postgres-roles: the login "${grant.login}" is the admin role provider "${this.ownership.provider}" connects as; nothing was sent`);
@@ -117,14 +124,14 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       `the apply of role "${grant.login}"`,
       [grant.password],
       () =>
-        this.transaction(async (client) => {
+        this.sessions.transaction(options, async (client) => {
           const role = client.escapeIdentifier(grant.login);
           const owner = await this.ownerOf(client, grant.login);
           if (owner && !this.mayChange(owner)) throw this.refusal(grant.login, owner);
           const password = `PASSWORD ${client.escapeLiteral(verifier)} VALID UNTIL 'infinity'`;
           await client.query(`${owner ? 'ALTER' : 'CREATE'} ROLE ${role} WITH ${ROLE_ATTRIBUTES} ${password}`);
           if (owner?.kind !== 'ours') await client.query(`COMMENT ON ROLE ${role} IS ${client.escapeLiteral(this.mark)}`);
-          await this.grantExactly(client, grant.login, names);
+          await this.grantExactly(client, grant.login, names, signal);
           await this.refusePrivilegedGroups(client, grant.login);
         }),
       forms,
@@ -133,27 +140,31 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   }
 
   /** Drops the role when it is this provider's (or carries an older holdfast's bare mark); any other is left as it is. */
-  async remove(login: string, { signal }: CallOptions): Promise<void> {
+  async remove(login: string, options: CallOptions): Promise<void> {
+    const { signal } = options;
     this.assertLogin(login);
     await this.calls.run(signal, `DROP ROLE "${login}"`, [], () =>
-      this.transaction(async (client) => {
+      this.sessions.transaction(options, async (client) => {
         const owner = await this.ownerOf(client, login);
         // absent, or never this provider's: nothing of its own to remove
         if (owner?.kind !== 'ours' && owner?.kind !== 'legacy') return;
         // the grants holdfast made would keep the role from being dropped: revoked first
-        await this.grantExactly(client, login, { databases: [], schemas: [], roles: [] });
+        await this.grantExactly(client, login, { databases: [], schemas: [], roles: [] }, signal);
         await client.query(`DROP ROLE IF EXISTS ${client.escapeIdentifier(login)}`);
       }),
     );
   }
 
-  async holds(grant: Grant<PostgresRolesValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
+  async holds(grant: Grant<PostgresRolesValues>, options: CallOptions): Promise<HoldsAnswer> {
+    const { signal } = options;
     this.names(grant.login, grant.values);
-    const readable = await this.readable(signal);
-    const row = await this.calls.run(signal, `the reading of role "${grant.login}"`, [grant.password], async () => {
-      const result = await this.pool.query<RoleRow>(roleQuery(readable), [grant.login]);
-      return result.rows[0] ?? null;
-    });
+    const readable = await this.readable(options);
+    const row = await this.calls.run(signal, `the reading of role "${grant.login}"`, [grant.password], () =>
+      this.sessions.read(options, async (client) => {
+        const result = await client.query<RoleRow>(roleQuery(readable), [grant.login, this.withheld]);
+        return result.rows[0] ?? null;
+      }),
+    );
     const provider = this.ownership.provider;
     if (row === null || ownershipDiffers(row, provider) || !row.rolcanlogin || row.expired) return compareRole(row, grant.values, { matches: true }, provider);
     const password = readable ? await this.comparePassword(grant, row.rolpassword) : await this.loginAnswer(grant, signal);
@@ -167,35 +178,40 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
    * 1,000 roles): 0.4 ms of the server's CPU, against 5 ms for a login (a backend process
    * forked and authenticated) and 0.85 ms for the deep check.
    */
-  async authenticates(grant: Grant<PostgresRolesValues>, { signal }: CallOptions): Promise<boolean> {
+  async authenticates(grant: Grant<PostgresRolesValues>, options: CallOptions): Promise<boolean> {
+    const { signal } = options;
     this.names(grant.login, grant.values);
-    if (!(await this.readable(signal))) return (await this.loginAnswer(grant, signal)).matches;
-    const row = await this.calls.run(signal, `the reading of role "${grant.login}"`, [grant.password], async () => {
-      const result = await this.pool.query<{ ok: boolean; rolpassword: string | null }>(
-        "SELECT rolcanlogin AND coalesce(rolvaliduntil > now(), true) AND shobj_description(oid, 'pg_authid') IS NOT DISTINCT FROM $2 AS ok, rolpassword FROM pg_catalog.pg_authid WHERE rolname = $1",
-        [grant.login, this.mark],
-      );
-      return result.rows[0];
-    });
+    if (!(await this.readable(options))) return (await this.loginAnswer(grant, signal)).matches;
+    const row = await this.calls.run(signal, `the reading of role "${grant.login}"`, [grant.password], () =>
+      this.sessions.read(options, async (client) => {
+        const result = await client.query<{ ok: boolean; rolpassword: string | null }>(
+          "SELECT rolcanlogin AND coalesce(rolvaliduntil > now(), true) AND shobj_description(oid, 'pg_authid') IS NOT DISTINCT FROM $2 AS ok, rolpassword FROM pg_catalog.pg_authid WHERE rolname = $1",
+          [grant.login, this.mark],
+        );
+        return result.rows[0];
+      }),
+    );
     return row !== undefined && row.ok && (await this.comparePassword(grant, row.rolpassword)).matches;
   }
 
-  async ping({ signal }: CallOptions): Promise<void> {
-    await this.calls.run(signal, 'SELECT 1', [], () => this.pool.query('SELECT 1'));
+  async ping(options: CallOptions): Promise<void> {
+    await this.calls.run(options.signal, 'SELECT 1', [], () => this.sessions.read(options, (client) => client.query('SELECT 1')));
   }
 
-  async list(prefix: string, { signal }: CallOptions): Promise<string[]> {
-    return this.calls.run(signal, 'the listing of roles', [], async () => {
-      const result = await this.pool.query<{ rolname: string }>(
-        "SELECT rolname FROM pg_catalog.pg_roles WHERE starts_with(rolname, $1) AND shobj_description(oid, 'pg_authid') = $2 ORDER BY 1",
-        [prefix, this.mark],
-      );
-      return result.rows.map((r) => r.rolname);
-    });
+  async list(prefix: string, options: CallOptions): Promise<string[]> {
+    return this.calls.run(options.signal, 'the listing of roles', [], () =>
+      this.sessions.read(options, async (client) => {
+        const result = await client.query<{ rolname: string }>(
+          "SELECT rolname FROM pg_catalog.pg_roles WHERE starts_with(rolname, $1) AND shobj_description(oid, 'pg_authid') = $2 ORDER BY 1",
+          [prefix, this.mark],
+        );
+        return result.rows.map((r) => r.rolname);
+      }),
+    );
   }
 
   async close(): Promise<void> {
-    await this.pool.end().catch(() => undefined);
+    await this.sessions.end();
   }
 
   /** Compares the verifier the server keeps with the grant's password. */
@@ -236,11 +252,11 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   }
 
   /** Grants exactly these databases, schemas and group roles to the role; revokes any other it holds. */
-  private async grantExactly(client: pg.PoolClient, login: string, values: Pick<PostgresRolesValues, 'databases' | 'schemas' | 'roles'>): Promise<void> {
+  private async grantExactly(client: pg.PoolClient, login: string, values: Pick<PostgresRolesValues, 'databases' | 'schemas' | 'roles'>, signal: AbortSignal): Promise<void> {
     const role = client.escapeIdentifier(login);
     const { rows } = await client.query<Pick<RoleRow, 'member_of' | 'databases' | 'schemas'>>(
       `SELECT member_of, databases, schemas FROM (${roleQuery(false)}) AS role_state`,
-      [login],
+      [login, this.withheld],
     );
     const have = rows[0] ?? { member_of: [], databases: [], schemas: [] };
     const id = (name: string) => client.escapeIdentifier(name);
@@ -252,32 +268,20 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       ...have.schemas.filter((s) => !values.schemas.includes(s)).map((s) => `REVOKE USAGE ON SCHEMA ${id(s)} FROM ${role}`),
       ...values.schemas.filter((s) => !have.schemas.includes(s)).map((s) => `GRANT USAGE ON SCHEMA ${id(s)} TO ${role}`),
     ];
-    for (const statement of statements) await client.query(statement);
-  }
-
-  /** Runs `work` in one transaction on one pooled connection; a connection that failed is not reused. */
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((e: unknown) => (broken = e instanceof Error ? e : new Error(String(e))));
-      throw error;
-    } finally {
-      client.release(broken);
+    for (const statement of statements) {
+      if (signal.aborted) throw new HoldfastError('DEADLINE_EXCEEDED', `postgres-roles: the grants of role "${login}" passed their deadline; the transaction is rolled back`);
+      await client.query(statement);
     }
   }
 
-  private readable(signal: AbortSignal): Promise<boolean> {
+  private readable(options: CallOptions): Promise<boolean> {
     this.verifiersReadable ??= this.calls
-      .run(signal, 'the question whether pg_authid is readable', [], async () => {
-        const result = await this.pool.query<{ readable: boolean }>("SELECT has_table_privilege('pg_catalog.pg_authid', 'SELECT') AS readable");
-        return result.rows[0]?.readable === true;
-      })
+      .run(options.signal, 'the question whether pg_authid is readable', [], () =>
+        this.sessions.read(options, async (client) => {
+          const result = await client.query<{ readable: boolean }>("SELECT has_table_privilege('pg_catalog.pg_authid', 'SELECT') AS readable");
+          return result.rows[0]?.readable === true;
+        }),
+      )
       .catch((error: unknown) => {
         this.verifiersReadable = undefined; // asked again next time
         throw error;
@@ -329,12 +333,12 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
 
   /** Refuses (the transaction rolled back) a role that could SET ROLE to one with a right a consumer's role never has. */
   private async refusePrivilegedGroups(client: pg.PoolClient, login: string): Promise<void> {
-    const { rows } = await client.query<{ groups: string[] }>(`SELECT ${PRIVILEGED_GROUPS} AS groups FROM pg_catalog.pg_roles r WHERE r.rolname = $1`, [login]);
+    const { rows } = await client.query<{ groups: string[] }>(`SELECT ${PRIVILEGED_GROUPS} AS groups FROM pg_catalog.pg_roles r WHERE r.rolname = $1`, [login, this.withheld]);
     const groups = rows[0]?.groups ?? [];
     if (groups.length === 0) return;
     throw new HoldfastError(
       'BACKEND_REFUSED',
-      `postgres-roles: role "${login}" would be a member of ${groups.join(', ')}, and could SET ROLE to it; a consumer's role has no such right, so nothing was changed (take those attributes from the group, or the group from the provider's allowedRoles)`,
+      `postgres-roles: role "${login}" would be a member of ${groups.join(', ')}, and could SET ROLE to it (or use its rights); a consumer's role has no such right, so nothing was changed (take those attributes or withheld roles from the group, or the group from the provider's allowedRoles)`,
     );
   }
 }

@@ -14,14 +14,17 @@ export const ROLE_ATTRIBUTES = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPL
 const WITHHELD = (r: string) => `(${r}.rolsuper OR ${r}.rolcreatedb OR ${r}.rolcreaterole OR ${r}.rolreplication OR ${r}.rolbypassrls)`;
 
 /**
- * `$1` is the role's name: the roles it is a member of, directly or through others, that have a
- * withheld attribute (it could `SET ROLE` to them). Each is named with its attributes.
+ * `$1` is the role's name, `$2` the withheld roles (text[]): the roles it is a member of,
+ * directly or through others (`pg_has_role` follows pg_auth_members recursively), that have a
+ * withheld attribute (it could `SET ROLE` to them) or are withheld themselves (a predefined role
+ * such as `pg_execute_server_program`: it would use its rights). Each is named with why.
  */
-export const PRIVILEGED_GROUPS = `ARRAY(SELECT g.rolname::text || ' (' || concat_ws(', ', CASE WHEN g.rolsuper THEN 'SUPERUSER' END, CASE WHEN g.rolcreatedb THEN 'CREATEDB' END,
+export const PRIVILEGED_GROUPS = `ARRAY(SELECT g.rolname::text || ' (' || concat_ws(', ', CASE WHEN g.rolname = ANY($2::text[]) THEN 'withheld role' END,
+    CASE WHEN g.rolsuper THEN 'SUPERUSER' END, CASE WHEN g.rolcreatedb THEN 'CREATEDB' END,
     CASE WHEN g.rolcreaterole THEN 'CREATEROLE' END, CASE WHEN g.rolreplication THEN 'REPLICATION' END, CASE WHEN g.rolbypassrls THEN 'BYPASSRLS' END) || ')'
-  FROM pg_catalog.pg_roles g WHERE ${WITHHELD('g')} AND g.oid <> r.oid AND pg_has_role(r.oid, g.oid, 'MEMBER') ORDER BY 1)`;
+  FROM pg_catalog.pg_roles g WHERE (${WITHHELD('g')} OR g.rolname = ANY($2::text[])) AND g.oid <> r.oid AND pg_has_role(r.oid, g.oid, 'MEMBER') ORDER BY 1)`;
 
-/** `$1` is the role's name. `rolpassword` is the verifier from pg_authid, or `********` from pg_roles. */
+/** `$1` is the role's name, `$2` the withheld roles (text[]). `rolpassword` is the verifier from pg_authid, or `********` from pg_roles. */
 export function roleQuery(readVerifier: boolean): string {
   return `SELECT r.rolcanlogin, coalesce(r.rolvaliduntil <= now(), false) AS expired, r.rolvaliduntil::text AS valid_until, r.rolsuper, r.rolcreatedb, r.rolcreaterole, r.rolreplication, r.rolbypassrls,
   r.rolconnlimit, r.rolpassword, shobj_description(r.oid, 'pg_authid') AS comment,
@@ -49,7 +52,7 @@ export interface RoleRow {
   member_of: string[];
   databases: string[];
   schemas: string[];
-  /** Roles with a withheld attribute it is a member of, each as `name (ATTRIBUTES)`. */
+  /** Roles with a withheld attribute, or withheld themselves, it is a member of, each as `name (why)`. */
   privileged_groups: string[];
 }
 
@@ -95,7 +98,7 @@ export function compareRole(row: RoleRow | null, values: PostgresRolesValues, pa
     return { held: false, reason: 'rules-differ', detail: `attributes: the role has ${more.join(', ')}; the grant asks for a plain LOGIN role` };
   }
   if (row.privileged_groups.length > 0) {
-    return { held: false, reason: 'rules-differ', detail: `attributes: through membership the role may SET ROLE to ${row.privileged_groups.join(', ')}; a consumer's role has none of these` };
+    return { held: false, reason: 'rules-differ', detail: `attributes: through membership the role may SET ROLE to ${row.privileged_groups.join(', ')} (or use its rights); a consumer's role has none of these` };
   }
   const roles = setDifference('roles', row.member_of, values.roles);
   if (roles) return { held: false, reason: 'roles-differ', detail: roles };

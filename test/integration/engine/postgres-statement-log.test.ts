@@ -61,7 +61,7 @@ describe('postgres-roles with every statement logged', () => {
     const s = await byId();
     expect(s.get(long.key)?.reason).toContain('is 100 bytes long; PostgreSQL names are at most 63 bytes');
     expect(s.get(db.key)?.reason).toContain('values.databases[0]: database "template1" is not allowed by the provider\'s policy (allowed: "postgres")');
-    expect(s.get(role.key)?.reason).toContain('values.roles[0]: role "pg_read_all_data" is not allowed by the provider\'s policy (allowed: none)');
+    expect(s.get(role.key)?.reason).toContain('values.roles[0]: role "pg_read_all_data" is a predefined PostgreSQL role that reaches the server or every tenant\'s data, withheld from every consumer');
 
     // a login with quotes, spaces or ; does not get past the contributions file: the last good state stays
     const bads = ['a"b', 'a b', 'a;drop role postgres'];

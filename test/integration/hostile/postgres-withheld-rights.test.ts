@@ -1,7 +1,9 @@
 /**
  * The rights a consumer's PostgreSQL role never has (SUPERUSER, CREATEDB, CREATEROLE,
  * REPLICATION, BYPASSRLS), checked deep: given by hand, the role is not held and the next
- * apply takes them back; reachable through a group (SET ROLE), the apply is refused.
+ * apply takes them back; reachable through a group (SET ROLE), the apply is refused. The same for
+ * the powerful predefined roles (pg_execute_server_program, pg_write_all_data…) and the
+ * operator's withheldRoles, reached through any group.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,5 +88,50 @@ describe('postgres-roles: rights a consumer\'s role never has', () => {
     const error = await adapter.create(g, within()).catch((e: unknown) => e);
     expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
     expect((error as Error).message).toContain(`${top} (CREATEROLE)`);
+  });
+
+  it('a group holding pg_write_all_data (through another group): the apply is refused naming it, and nothing is made', async () => {
+    const [outer, inner] = [await group(''), await group('')];
+    await sql(b, `GRANT pg_write_all_data TO "${inner}"`);
+    await sql(b, `GRANT "${inner}" TO "${outer}"`);
+    const g = grant({ roles: [outer] });
+    const error = await adapter.create(g, within()).catch((e: unknown) => e);
+    expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
+    expect((error as Error).message).toContain('would be a member of pg_write_all_data (withheld role)');
+    expect(await roleAsSeen(b, g.login)).toBeUndefined(); // the transaction was rolled back
+  });
+
+  it('a group that gains pg_execute_server_program after the consumer is held: not held (rules-differ) naming it and the next apply refused', async () => {
+    const plain = await group('');
+    const g = grant({ roles: [plain] });
+    await adapter.create(g, within());
+    expect(await answer(g)).toEqual({ reason: 'held', detail: '' });
+
+    await sql(b, `GRANT pg_execute_server_program TO "${plain}"`);
+    const a = await answer(g);
+    expect(a).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining('SET ROLE to pg_execute_server_program (withheld role)') as unknown });
+    expect(await postgresLogin(b, g.login, g.password)).toBe(true); // the light check alone would not see it
+    const error = await adapter.create(g, within()).catch((e: unknown) => e);
+    expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
+    expect((error as Error).message).toContain('pg_execute_server_program (withheld role)');
+  });
+
+  it('a role the operator withholds (withheldRoles), gained by a group later: not held, and the apply refused', async () => {
+    const [plain, auditors] = [await group(''), await group('')];
+    const policy = postgresRoles.policySchema.parse({ allowedRoles: [plain], withheldRoles: [auditors] });
+    const own = postgresRoles.connect(postgresAdminOf(b), { provider: `rights${tag}`, adopt: false }, policy);
+    try {
+      const g = grant({ roles: [plain] });
+      await own.create(g, within());
+      expect(await own.holds!(g, within())).toEqual({ held: true });
+      await sql(b, `GRANT "${auditors}" TO "${plain}"`);
+      expect(await own.holds!(g, within())).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining(`${auditors} (withheld role)`) as unknown });
+      const error = await own.create(g, within()).catch((e: unknown) => e);
+      expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
+      // the provider without it: held as before
+      expect(await adapter.holds(g, within())).toEqual({ held: true });
+    } finally {
+      await own.close();
+    }
   });
 });

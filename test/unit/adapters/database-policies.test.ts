@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { mongodbUsers } from '../../../src/adapters/mongodb-users/index.js';
 import { ADMIN_ONLY_ROLES, DATABASE_ADMIN_ROLES } from '../../../src/adapters/mongodb-users/policy.js';
-import { postgresRoles } from '../../../src/adapters/postgres-roles/index.js';
+import { POWERFUL_PREDEFINED_ROLES, postgresRoles, withheldRolesOf } from '../../../src/adapters/postgres-roles/index.js';
 
 describe('postgres-roles policy', () => {
   const policy = postgresRoles.policySchema.parse({ allowedDatabases: ['app'], allowedSchemas: ['public'], allowedRoles: ['readers'] });
@@ -19,8 +19,28 @@ describe('postgres-roles policy', () => {
     expect(check('app_c1', { databases: ['app', 'postgres'], schemas: ['secret'], roles: ['pg_write_all_data'] })).toEqual([
       'values.databases[1]: database "postgres" is not allowed by the provider\'s policy (allowed: "app")',
       'values.schemas[0]: schema "secret" is not allowed by the provider\'s policy (allowed: "public")',
-      'values.roles[0]: role "pg_write_all_data" is not allowed by the provider\'s policy (allowed: "readers")',
+      'values.roles[0]: role "pg_write_all_data" is a predefined PostgreSQL role that reaches the server or every tenant\'s data, withheld from every consumer',
     ]);
+  });
+
+  it('withholds the powerful predefined roles and the operator\'s withheldRoles: no policy allows one, no consumer asks for one', () => {
+    expect(POWERFUL_PREDEFINED_ROLES).toEqual(
+      expect.arrayContaining(['pg_execute_server_program', 'pg_read_server_files', 'pg_write_server_files', 'pg_read_all_data', 'pg_write_all_data', 'pg_signal_backend']),
+    );
+    for (const role of POWERFUL_PREDEFINED_ROLES) {
+      const refused = postgresRoles.policySchema.safeParse({ allowedRoles: ['readers', role] });
+      expect(refused.success, role).toBe(false);
+      expect(refused.error?.issues[0]).toMatchObject({ path: ['allowedRoles', 1], message: expect.stringContaining(`role "${role}" is a predefined PostgreSQL role`) as unknown });
+      expect(check('app_c1', { roles: [role] }), role).toEqual([expect.stringMatching(new RegExp(`^values\\.roles\\[0\\]: role "${role}" is a predefined`))]);
+    }
+    const own = postgresRoles.policySchema.parse({ allowedRoles: ['readers'], withheldRoles: ['auditors'] });
+    expect(withheldRolesOf(own)).toEqual([...POWERFUL_PREDEFINED_ROLES, 'auditors']);
+    expect(postgresRoles.violations({ id: 'c1', login: 'app_c1', values: postgresRoles.valuesSchema.parse({ roles: ['auditors'] }) }, own)).toEqual([
+      'values.roles[0]: role "auditors" is withheld from every consumer by the provider\'s withheldRoles',
+    ]);
+    expect(postgresRoles.policySchema.safeParse({ allowedRoles: ['auditors'], withheldRoles: ['auditors'] }).success).toBe(false);
+    // the other predefined roles (pg_monitor, pg_read_all_stats…) only where the policy names them
+    expect(postgresRoles.policySchema.parse({ allowedRoles: ['pg_monitor'] }).allowedRoles).toEqual(['pg_monitor']);
   });
 
   it('refuses logins PostgreSQL would truncate or reserves, and quotes, spaces or ;', () => {

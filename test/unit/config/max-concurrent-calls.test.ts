@@ -33,7 +33,7 @@ describe('admin.maxConcurrentCalls', () => {
   it('is absent by default (the adapter then uses 4) and passed on when given', async () => {
     expect((await load('')).providers[0]?.admin.maxConcurrentCalls).toBeUndefined();
     expect((await load(', maxConcurrentCalls: 8')).providers[0]?.admin.maxConcurrentCalls).toBe(8);
-    expect((await load('')).providers[0]?.policy).toEqual({ allowedDatabases: ['app'], allowedSchemas: [], allowedRoles: [] });
+    expect((await load('')).providers[0]?.policy).toEqual({ allowedDatabases: ['app'], allowedSchemas: [], allowedRoles: [], withheldRoles: [] });
   });
 
   it.each([['0', 'Too small'], ['2.5', 'expected int'], ['100', 'must be at most 64']])('refuses %s, naming the field', async (value, words) => {
