@@ -33,14 +33,21 @@ export function invalidFile(code: 'CONFIG_INVALID' | 'CONTRIBUTIONS_INVALID', wh
   return new HoldfastError(code, `invalid ${what} ${file} (${count}):\n  ${listedProblems(problems).join('\n  ')}`);
 }
 
-/** `consumers[1].login`; the empty path is `(top level)`. */
+/** A field name said as it is: a key of a YAML file may be anything its writer typed. */
+const PLAIN_KEY = /^[A-Za-z0-9_$-]{1,128}$/;
+
+/** Any other name JSON-quoted (controls escaped), and said by its start when as long as a file. */
+function quotedKey(key: string): string {
+  return key.length > 128 ? `${JSON.stringify(key.slice(0, 128))}…` : JSON.stringify(key);
+}
+
+/** `consumers[1].login`, `consumers[0]["\u001b[2J"]`; the empty path is `(top level)`. */
 export function formatPath(path: FieldPath): string {
   let text = '';
   for (const key of path) {
-    // a name as long as a file (an unknown field's, written by anyone) is said by its start
-    const name = String(key).length > 128 ? `${String(key).slice(0, 128)}…` : String(key);
     if (typeof key === 'number') text += `[${key}]`;
-    else text += text === '' ? name : `.${name}`;
+    else if (PLAIN_KEY.test(String(key))) text += text === '' ? String(key) : `.${String(key)}`;
+    else text += `[${quotedKey(String(key))}]`;
   }
   return text === '' ? '(top level)' : text;
 }
