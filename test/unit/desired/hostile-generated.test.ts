@@ -53,15 +53,20 @@ const TRICKS = [
   '..', '../x', '/etc/passwd', 'x y', '\u202e', '\u001b[2J', '\u009b2J', '\u0000', '\u200d', 'a'.repeat(600), 'b'.repeat(70),
 ];
 const trick = fc.constantFrom(...TRICKS);
-const anyText = fc.oneof(trick, fc.string({ unit: 'binary', maxLength: 24 }), fc.string({ maxLength: 24 }));
 const name = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,12}$/);
+/** Controls and format characters a terminal or a reader would act on, hidden inside a plausible name. */
+const sneaky = fc
+  .tuple(name, fc.constantFrom('\u202e', '\u200d', '\u2066', '\ufeff', '\u00ad', '\u{e0001}', '\u001b[2J', '\u009b', '\u0000', '\n', ' ', '\u2028'), name)
+  .map((parts) => parts.join(''));
+const anyText = fc.oneof({ weight: 2, arbitrary: trick }, { weight: 2, arbitrary: sneaky }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 24 }) }, { weight: 1, arbitrary: fc.string({ maxLength: 24 }) });
 const lower = fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,10}$/);
 /** Mostly what a tenant would write, sometimes what an attacker would. */
 const often = <T, U>(usual: fc.Arbitrary<T>, hostile: fc.Arbitrary<U>) => fc.oneof({ weight: 9, arbitrary: usual }, { weight: 1, arbitrary: hostile });
 const idLike = often(name, anyText);
 
 /** A pattern under `<id><separator>` (the policy's prefix), or not. */
-const under = (id: string, separator: string) => often(fc.oneof(name, fc.constantFrom('*', '?', '[a]*')).map((rest) => `${id}${separator}${rest}`), anyText);
+const under = (id: string, separator: string) =>
+  often(fc.oneof(name, fc.constantFrom('*', '?', '[a]*')).map((rest) => `${id}${separator}${rest}`), fc.oneof(anyText, anyText.map((rest) => `${id}${separator}${rest}`)));
 const list = <T>(item: fc.Arbitrary<T>) => fc.oneof({ weight: 8, arbitrary: fc.array(item, { maxLength: 4 }) }, { weight: 1, arbitrary: fc.array(item, { maxLength: 300 }) });
 
 /** Values for each kind: its own fields, mostly plausible, with hostile text mixed in; sometimes an extra field, sometimes anything at all. */
