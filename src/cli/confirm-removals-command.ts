@@ -6,6 +6,7 @@
 import { connectCoordination, connectStore } from '../engine/engine.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { load } from './load.js';
+import { printOut } from '../status/terminal-text.js';
 
 export async function confirmRemovalsCommand(provider: string, options: { config?: string }): Promise<void> {
   const { config } = await load(options.config);
@@ -19,7 +20,7 @@ export async function confirmRemovalsCommand(provider: string, options: { config
     const held = (await store.providerStatus(provider))?.heldRemovals;
     if (!held) throw new HoldfastError('NOTHING_HELD_BACK', `no removals are held back for provider ${provider}; nothing to confirm`);
     await coordination.confirmRemovals(provider, held.change);
-    process.stdout.write(
+    printOut(
       `confirmed: ${held.removals} of ${held.of} consumers of ${provider} are to be removed as ${held.file} declared it when held back; ` +
         `the running holdfast applies it within ${config.sync.pollEveryMs} ms unless the file changed since (then it is judged afresh)\n`,
     );

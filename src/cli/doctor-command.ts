@@ -6,6 +6,7 @@
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import { doctorProblems } from '../doctor/doctor.js';
 import { load, processScrubber } from './load.js';
+import { printOut } from '../status/terminal-text.js';
 
 export async function doctorCommand(options: { config?: string }): Promise<number> {
   const uid = process.getuid?.() ?? -1;
@@ -19,7 +20,7 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
     problems = (lines.length > 0 ? lines : [headline]).map((line) => `configuration: ${line.trim()}; correct it, or the file it names`);
   }
   const out = problems.map((p) => `holdfast doctor: ${processScrubber.scrub(p)}\n`).join('');
-  process.stdout.write(out || `holdfast doctor: no problem found (as uid ${uid})\n`);
-  if (problems.length > 0) process.stdout.write(`holdfast doctor: ${problems.length} problem${problems.length === 1 ? '' : 's'} (as uid ${uid})\n`);
+  printOut(out || `holdfast doctor: no problem found (as uid ${uid})\n`);
+  if (problems.length > 0) printOut(`holdfast doctor: ${problems.length} problem${problems.length === 1 ? '' : 's'} (as uid ${uid})\n`);
   return problems.length > 0 ? 1 : 0;
 }

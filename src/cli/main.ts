@@ -12,6 +12,7 @@ const { Command, CommanderError, InvalidArgumentError } = await import('commande
 const { parseListen } = await import('../config/load-config.js');
 const { isHoldfastError } = await import('../errors/holdfast-error.js');
 const { processScrubber } = await import('./load.js');
+const { printErr } = await import('../status/terminal-text.js');
 
 /** holdfast's own package.json, found upwards from here (src/cli or dist/src/cli). */
 function version(): string {
@@ -125,6 +126,6 @@ program.parseAsync().catch((error: unknown) => {
     return;
   }
   const message = isHoldfastError(error) ? `${error.message} [${error.code}]` : processScrubber.describe(error);
-  process.stderr.write(`holdfast: ${processScrubber.scrub(message)}\n`);
+  printErr(`holdfast: ${processScrubber.scrub(message)}\n`);
   process.exitCode = 2;
 });

@@ -4,6 +4,7 @@ import { HoldfastError } from '../errors/holdfast-error.js';
 import { ConsumerQueue, type JobCommand } from '../queue/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
 import { load } from './load.js';
+import { printOut } from '../status/terminal-text.js';
 
 export async function sendCommand(consumer: string, event: JobCommand, options: { config?: string }): Promise<void> {
   const { config } = await load(options.config);
@@ -16,7 +17,7 @@ export async function sendCommand(consumer: string, event: JobCommand, options: 
       throw new HoldfastError('CONSUMER_UNKNOWN', `no consumer "${consumer}"; known: ${known.sort().join(', ') || '(none)'}${known.length >= 20 ? ', …' : ''}`);
     }
     await queue.send(consumer, event);
-    process.stdout.write(`${event.type} sent to ${consumer}; \`holdfast status\` shows the outcome\n`);
+    printOut(`${event.type} sent to ${consumer}; \`holdfast status\` shows the outcome\n`);
   } finally {
     await queue.close();
     await client.close();

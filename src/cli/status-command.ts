@@ -11,6 +11,7 @@ import { DependencyWatch } from '../status/dependency-watch.js';
 import { formatStatus } from '../status/format-status.js';
 import type { StatusReport } from '../status/status-report.js';
 import { load } from './load.js';
+import { printOut } from '../status/terminal-text.js';
 
 /** The status as read from the configured store and queue Redis; red naming either when it cannot be read in time. */
 export async function readStatus(config: HoldfastConfig, options: { all?: boolean }): Promise<StatusReport> {
@@ -27,6 +28,6 @@ export async function readStatus(config: HoldfastConfig, options: { all?: boolea
 export async function statusCommand(options: { config?: string; json?: boolean; all?: boolean }): Promise<number> {
   const { config } = await load(options.config, { readOnly: true });
   const report = await readStatus(config, options);
-  process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatStatus(report)}\n`);
+  printOut(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatStatus(report)}\n`);
   return report.healthy ? 0 : 1;
 }

@@ -15,8 +15,14 @@ export type FieldPath = readonly PropertyKey[];
 /** The outcome of reading a YAML file: a source, or the problems that keep it from being one. */
 export type YamlRead = { ok: true; source: YamlSource } | { ok: false; problems: string[] };
 
-/** A validation outcome; its problems were added to the caller's list. */
-export type Checked<T> = { ok: true; value: T } | { ok: false };
+/**
+ * A validation outcome; its problems were added to the caller's list, but for those `apart`
+ * took (`onlyApart`: every issue was one of those).
+ */
+export type Checked<T> = { ok: true; value: T } | { ok: false; onlyApart?: boolean };
+
+/** Picks the issues a caller tells in its own way (an entry refused alone), left out of `problems`. */
+export type ApartIssue = (issue: z.core.$ZodIssue) => boolean;
 
 /**
  * The error for a file that cannot be used: `invalid <what> <file> (<n> problems):` and one line
@@ -27,12 +33,21 @@ export function invalidFile(code: 'CONFIG_INVALID' | 'CONTRIBUTIONS_INVALID', wh
   return new HoldfastError(code, `invalid ${what} ${file} (${count}):\n  ${listedProblems(problems).join('\n  ')}`);
 }
 
-/** `consumers[1].login`; the empty path is `(top level)`. */
+/** A field name said as it is: a key of a YAML file may be anything its writer typed. */
+const PLAIN_KEY = /^[A-Za-z0-9_$-]{1,128}$/;
+
+/** Any other name JSON-quoted (controls escaped), and said by its start when as long as a file. */
+function quotedKey(key: string): string {
+  return key.length > 128 ? `${JSON.stringify(key.slice(0, 128))}…` : JSON.stringify(key);
+}
+
+/** `consumers[1].login`, `consumers[0]["\u001b[2J"]`; the empty path is `(top level)`. */
 export function formatPath(path: FieldPath): string {
   let text = '';
   for (const key of path) {
     if (typeof key === 'number') text += `[${key}]`;
-    else text += text === '' ? String(key) : `.${String(key)}`;
+    else if (PLAIN_KEY.test(String(key))) text += text === '' ? String(key) : `.${String(key)}`;
+    else text += `[${quotedKey(String(key))}]`;
   }
   return text === '' ? '(top level)' : text;
 }
@@ -143,10 +158,13 @@ export class YamlSource {
    * Validates `value`, found at `path` in this file, with `schema` (which may be async). Each
    * issue is added to `problems`; an unknown key is reported on its own line.
    */
-  async check<T>(schema: z.ZodType<T>, value: unknown, problems: string[], path: FieldPath = []): Promise<Checked<T>> {
+  async check<T>(schema: z.ZodType<T>, value: unknown, problems: string[], path: FieldPath = [], apart?: ApartIssue): Promise<Checked<T>> {
     const result = await schema.safeParseAsync(value, { error: required });
     if (result.success) return { ok: true, value: result.data };
+    let onlyApart = true;
     for (const issue of result.error.issues) {
+      if (apart?.(issue)) continue;
+      onlyApart = false;
       const where = [...path, ...issue.path];
       if (issue.code === 'unrecognized_keys') {
         for (const key of issue.keys) problems.push(this.problem([...where, key], 'unknown field'));
@@ -154,7 +172,7 @@ export class YamlSource {
         problems.push(this.problem(where, issue.message));
       }
     }
-    return { ok: false };
+    return apart ? { ok: false, onlyApart } : { ok: false };
   }
 
   /**

@@ -8,7 +8,7 @@ import { lstat, readdir, realpath } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { ProviderConfig } from '../config/config.js';
 import type { YamlSource } from '../config/yaml-source.js';
-import { checkSpec, type SpecProblem } from '../policy/spec-check.js';
+import { checkSpec, quotedShort, type SpecProblem } from '../policy/spec-check.js';
 import { misplaced, misplacedInWords, resolveRoots, secretRootsOf, type SecretRoots } from '../secrets/secret-roots.js';
 
 /** A consumer as its file declares it; `secret` as written, `secretPath` resolved. */
@@ -83,7 +83,7 @@ function describe(source: YamlSource, index: number, item: DeclaredItem, problem
     case 'login':
       return source.problem(['consumers', index, 'login'], problem.reason);
     case 'secret':
-      return source.problem(['consumers', index, 'secret'], `${JSON.stringify(item.secret)} ${problem.reason}`);
+      return source.problem(['consumers', index, 'secret'], `${quotedShort(item.secret)} ${problem.reason}`);
     case 'values':
       return source.problem(['consumers', index, 'values', ...problem.path], problem.reason);
     case 'policy':

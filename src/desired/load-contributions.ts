@@ -38,6 +38,7 @@ import { itemSpans, type ItemSpan, type ItemSpans } from './contribution-items.j
 import { consumerItemShape } from './consumer-item.js';
 import { contributionsLimit } from './contributions-limit.js';
 import { consumerProblems, RealPaths, rootsOf } from './consumer-problems.js';
+import { isBoundIssue } from '../adapters/value-bounds.js';
 
 const fileSchema = z.strictObject({ consumers: z.array(z.unknown()) });
 const consumerSchema = z.strictObject({
@@ -186,9 +187,10 @@ class ItemChecker<R> {
     }
     const checked = await source.check(consumerSchema, item, this.problems, ['consumers', index]);
     const rawValues = (item as { values?: unknown }).values ?? {};
-    const values = await source.check(this.provider.adapter.valuesSchema, rawValues, this.problems, ['consumers', index, 'values']);
-    if (!checked.ok || !values.ok || this.problems.length > 0) return;
-    this.declared.push(this.declare(source, index, { ...checked.value, values: values.value }));
+    // a bound's issue refuses this entry alone: the spec check says it again, with file, line and the limit
+    const values = await source.check(this.provider.adapter.valuesSchema, rawValues, this.problems, ['consumers', index, 'values'], isBoundIssue);
+    if (!checked.ok || (!values.ok && values.onlyApart !== true) || this.problems.length > 0) return;
+    this.declared.push(this.declare(source, index, { ...checked.value, values: values.ok ? values.value : rawValues }));
     if (this.declared.length >= ITEMS_AT_ONCE) await this.keepDeclared();
   }
 
@@ -208,8 +210,10 @@ class ItemChecker<R> {
     const at = source.at(['consumers', index]);
     const secretPath = resolve(dirname(provider.contributionsPath), secret);
     const problems = await consumerProblems(source, provider, index, { id, login, secret, secretPath, values }, this.roots, this.paths);
-    const specHash = sha256Hex(canonicalJson({ login, values, secretPath }));
-    return { key: consumerKey(provider.name, id), id, desired: { login, values, secretPath, specHash, source: at, removed: false, problems } };
+    // values over a bound are refused, never applied, and not carried on (they may be megabytes)
+    const kept = problems.length > 0 && !provider.adapter.valuesSchema.safeParse(values).success ? {} : values;
+    const specHash = sha256Hex(canonicalJson({ login, values: kept, secretPath }));
+    return { key: consumerKey(provider.name, id), id, desired: { login, values: kept, secretPath, specHash, source: at, removed: false, problems } };
   }
 
   /** The consumers declared so far, kept (in order). */

@@ -17,6 +17,7 @@ import type { ProviderConfig } from '../config/config.js';
 import { formatPath, type FieldPath } from '../config/yaml-source.js';
 import { NAME_PATTERN } from '../config/names.js';
 import { misplaced, misplacedInWords, secretRootsOf } from '../secrets/secret-roots.js';
+import { CONTROL_OR_FORMAT } from '../adapters/value-bounds.js';
 
 /** A consumer as its spec names it; `values` as written (they are parsed here). */
 export interface SpecSubject {
@@ -57,8 +58,19 @@ export function loginProblems(provider: Provider, login: string): string[] {
   return problems;
 }
 
+/** A grant secret's path, resolved, in bytes at most: a longer one is refused, not opened. */
+export const MAX_SECRET_PATH_BYTES = 1024;
+
+/** `text` quoted as JSON, cut to its first `max` characters (`…` said) when longer: a value echoed in a problem. */
+export function quotedShort(text: string, max = 128): string {
+  return text.length <= max ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, max))}…`;
+}
+
 /** Why `path` is not where this provider's grant secrets may be; undefined when it is. */
 export function secretPathProblem(provider: Provider, path: string): string | undefined {
+  const bytes = Buffer.byteLength(path, 'utf8');
+  if (bytes > MAX_SECRET_PATH_BYTES) return `is ${bytes.toLocaleString('en-US')} bytes long resolved, more than the ${MAX_SECRET_PATH_BYTES.toLocaleString('en-US')} allowed`;
+  if (CONTROL_OR_FORMAT.test(path)) return 'may not contain control characters or Unicode format characters';
   if (!isAbsolute(path)) return 'is not an absolute path';
   const where = misplaced(path, secretRootsOf(provider));
   if (where === undefined) return undefined;
@@ -89,7 +101,7 @@ export function describeSpecProblem(problem: SpecProblem, subject: Pick<SpecSubj
     case 'login':
       return `login: ${problem.reason}`;
     case 'secret':
-      return `secret: ${JSON.stringify(subject.secretPath)} ${problem.reason}`;
+      return `secret: ${quotedShort(subject.secretPath ?? '')} ${problem.reason}`;
     case 'values':
       return `${formatPath(['values', ...problem.path])}: ${problem.reason}`;
     case 'policy':

@@ -1,6 +1,7 @@
 /** `holdfast status` for a terminal: counts per provider and state, what is wrong, and the consumers listed. */
 import { formatDuration } from '../config/duration.js';
 import { redReasons, type StatusReport } from './status-report.js';
+import { inertLines, inertText } from './terminal-text.js';
 
 export function ago(iso: string, now: number): string {
   const s = Math.round((now - Date.parse(iso)) / 1000);
@@ -9,7 +10,8 @@ export function ago(iso: string, now: number): string {
 }
 
 function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  // not Math.max(...cells): a table of 100,000 consumers (--all) is no argument list
+  const widths = rows[0]?.map((_, i) => rows.reduce((widest, r) => Math.max(widest, (r[i] ?? '').length), 0)) ?? [];
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
 }
 
@@ -28,14 +30,15 @@ export function formatStatus(report: StatusReport): string {
     lines.push('');
     const rows = [['CONSUMER', 'STATE', 'SINCE', 'LAST CHECK', 'NEXT', 'BRAKE', 'REASON']];
     for (const c of report.consumers) {
+      // each cell on one line, inert: names and reasons come from files and backends
       rows.push([
-        `${c.healthy ? ' ' : '!'} ${c.consumer}`,
-        c.label,
+        `${c.healthy ? ' ' : '!'} ${inertText(c.consumer)}`,
+        inertText(c.label),
         ago(c.since, now),
         c.lastCheck ? `${c.lastCheck.outcome} ${ago(c.lastCheck.at, now)}` : '-',
         c.nextAt ? ago(c.nextAt, now) : '-',
         String(c.brakeCount),
-        c.problem ?? c.reason ?? '',
+        inertText(c.problem ?? c.reason ?? ''),
       ]);
     }
     lines.push(table(rows));
@@ -53,5 +56,5 @@ export function formatStatus(report: StatusReport): string {
     // the consumers are in the table above; the rest is said here
     for (const line of reasons.filter((r) => !report.consumers.some((c) => r.startsWith(`${c.consumer}: `)))) lines.push(`  ${line}`);
   }
-  return lines.join('\n');
+  return inertLines(lines.join('\n'));
 }

@@ -126,7 +126,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     const kept = grant.keepPasswords ? (existing?.passwords ?? []) : [];
     const { keys, channels } = grant.values;
     const rules = userRules({ passwordHash: hash, keptHashes: kept, keys, channels, commands: this.rulesOf(grant.values), owner: this.ownership.provider });
-    await this.send(signal, `ACL SETUSER "${grant.login}"`, [...secrets, ...kept], () => this.client.call('ACL', 'SETUSER', grant.login, ...rules));
+    await this.send(signal, `ACL SETUSER "${grant.login}"`, [...secrets, ...kept], () => this.client.call('ACL', ['SETUSER', grant.login, ...rules]));
     await this.saveIfAclFile(signal, secrets);
   }
 
@@ -246,7 +246,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private async probe(scratch: string, commands: readonly string[]): Promise<string> {
     const results = await this.client
       .multi()
-      .call('ACL', 'SETUSER', scratch, ...scratchRules(commands))
+      .call('ACL', ['SETUSER', scratch, ...scratchRules(commands)])
       .call('ACL', 'GETUSER', scratch)
       .call('ACL', 'DELUSER', scratch)
       .exec();

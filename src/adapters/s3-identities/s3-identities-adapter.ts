@@ -143,7 +143,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     let marker: string | undefined;
     do {
       const xml = await this.iam(signal, 'ListUsers', marker === undefined ? {} : { Marker: marker });
-      names.push(...blocks(xml, 'member').flatMap((m) => elements(m, 'UserName')));
+      for (const member of blocks(xml, 'member')) for (const name of elements(member, 'UserName')) names.push(name);
       marker = first(xml, 'IsTruncated') === 'true' ? first(xml, 'Marker') : undefined;
     } while (marker !== undefined);
     const candidates = names.filter((n) => n.startsWith(prefix) && !claimed.has(n));

@@ -27,7 +27,9 @@ function adminOf(b: BackendEndpoint): AdminConnection {
 
 function grantFor(login: string, password: string, values: unknown = {}): Grant<RedisAclValues> {
   const defaults = { keys: [`${login}:*`], channels: [`${login}:events`] };
-  return { login, password, values: redisAcl.valuesSchema.parse({ ...defaults, ...(values as object) }) };
+  const { keys, ...rest } = { ...defaults, ...(values as object) } as { keys: string[] };
+  // the schema refuses a repeated pattern; the adapter still copes with one (a record from before the bound)
+  return { login, password, values: { ...redisAcl.valuesSchema.parse({ ...rest, keys: [...new Set(keys)] }), keys } };
 }
 
 const canLogin = redisLogin;
