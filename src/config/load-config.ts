@@ -87,6 +87,7 @@ import { readSecretFile } from '../secrets/secret-file.js';
 import type { Environment } from './environment.js';
 import { nameSchema } from './names.js';
 import { backendOverlaps } from './backend-overlap.js';
+import { namespaceOverlaps } from './namespace-overlap.js';
 import { reservedLogins } from './reserved-logins.js';
 import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
@@ -128,6 +129,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   const config = parsed.value;
 
   problems.push(...backendOverlaps(source, config.providers));
+  problems.push(...namespaceOverlaps(source, config.providers, policies));
   const providers = config.providers.map((provider, index) => {
     const timing = resolveTiming(source, provider, index, config.defaults, problems);
     const reserved = reservedLogins({ provider, queueUsername: config.queue.username, storeUsername: config.store.username });
