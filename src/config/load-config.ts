@@ -64,7 +64,9 @@
  *     orphans: { prefix: app_, every: 5m, remove: false }  # optional: logins under prefix
  *                                       # that no consumer claims are reported (removed if remove)
  *     loginPrefix: cache_               # optional: every consumer's login must start with it; two
- *                                       # providers on one server need one each, neither a prefix of the other
+ *                                       # providers on one server need one each, neither a prefix of the other,
+ *                                       # and key, channel or bucket prefixes whose text before {id} is
+ *                                       # their own, neither the start of the other's (namespace-overlap.ts)
  *     adopt: false                      # optional: true takes over logins this provider did not make
  *                                       # (said at start-up)
  *                                       # No consumer may have the admin's login, the queue's or the
