@@ -108,6 +108,17 @@ export interface PolicySubject<Values = unknown> {
   values: Values;
 }
 
+/** One kind of name a policy gives out, and the template that starts every consumer's. */
+export interface PolicyNamespace {
+  /** What the names are, in the plural: `keys`, `channels`, `buckets`. */
+  noun: string;
+  /** The policy's field that holds the template, e.g. `keyPrefix`. */
+  field: string;
+  /** The template; undefined: every name on the backend (`allowAllKeys`), said by `allField`. */
+  template: string | undefined;
+  allField?: string;
+}
+
 /**
  * One kind of backend: the shapes of its consumers' values and of its providers' policy,
  * the policy check, and how to connect.
@@ -148,6 +159,13 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * secret is read, before anything is sent: a refusal is `SECRET_INVALID`, naming the file.
    */
   readonly secretProblem?: (secret: string) => string | undefined;
+  /**
+   * The names the policy gives its consumers on the backend, beside their logins (Redis keys
+   * and channels, S3 buckets), each from a template in the policy's `field`
+   * (`src/config/name-templates.ts`). Two providers on one backend must give disjoint names:
+   * checked at config load. Absent: the adapter gives none.
+   */
+  namespaces?(policy: Policy): readonly PolicyNamespace[];
   /**
    * Opens the admin connection (lazily; a backend that is down does not make this throw), acting
    * for `ownership`'s provider. `policy` is the provider's (validated): what an adapter enforces

@@ -59,27 +59,40 @@ function overlapping(a: string | undefined, b: string | undefined): boolean {
   return a === undefined || b === undefined || a.startsWith(b) || b.startsWith(a);
 }
 
+/**
+ * Each pair of providers (by index, earlier first) whose admin URLs reach one server, with the
+ * address they share.
+ */
+export function sharedBackends(providers: readonly Pick<ProviderAddress, 'admin'>[]): Array<{ i: number; j: number; shared: string }> {
+  const addresses = providers.map((p) => new Set([p.admin.url, ...backendAddresses(p.admin.url)]));
+  const pairs: Array<{ i: number; j: number; shared: string }> = [];
+  providers.forEach((_, j) => {
+    for (let i = 0; i < j; i++) {
+      const shared = [...addresses[j]!].find((a) => addresses[i]!.has(a));
+      if (shared !== undefined) pairs.push({ i, j, shared });
+    }
+  });
+  return pairs;
+}
+
 /** Why two providers on one backend may not both be configured, naming the later's URL and the earlier's line; `[]` when none. */
 export function backendOverlaps(source: YamlSource, providers: readonly ProviderAddress[]): string[] {
   const problems: string[] = [];
-  const addresses = providers.map((p) => new Set([p.admin.url, ...backendAddresses(p.admin.url)]));
-  providers.forEach((later, j) => {
-    for (let i = 0; i < j; i++) {
-      const earlier = providers[i]!;
-      const shared = [...addresses[j]!].find((a) => addresses[i]!.has(a));
-      if (shared === undefined || !overlapping(earlier.loginPrefix, later.loginPrefix)) continue;
-      const both = earlier.loginPrefix !== undefined && later.loginPrefix !== undefined;
-      const why = both
-        ? `their loginPrefix settings "${earlier.loginPrefix}" and "${later.loginPrefix}" overlap (one starts with the other)`
-        : 'not both set a loginPrefix';
-      problems.push(
-        source.problem(
-          ['providers', j, 'admin', 'url'],
-          `provider ${later.name} shares its backend (${shared}) with provider ${earlier.name} (${source.at(['providers', i, 'admin', 'url'])}), and ${why}: ` +
-            'give both a loginPrefix, neither starting with the other, so that each owns its own logins',
-        ),
-      );
-    }
-  });
+  for (const { i, j, shared } of sharedBackends(providers)) {
+    const earlier = providers[i]!;
+    const later = providers[j]!;
+    if (!overlapping(earlier.loginPrefix, later.loginPrefix)) continue;
+    const both = earlier.loginPrefix !== undefined && later.loginPrefix !== undefined;
+    const why = both
+      ? `their loginPrefix settings "${earlier.loginPrefix}" and "${later.loginPrefix}" overlap (one starts with the other)`
+      : 'not both set a loginPrefix';
+    problems.push(
+      source.problem(
+        ['providers', j, 'admin', 'url'],
+        `provider ${later.name} shares its backend (${shared}) with provider ${earlier.name} (${source.at(['providers', i, 'admin', 'url'])}), and ${why}: ` +
+          'give both a loginPrefix, neither starting with the other, so that each owns its own logins',
+      ),
+    );
+  }
   return problems;
 }

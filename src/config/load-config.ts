@@ -64,7 +64,9 @@
  *     orphans: { prefix: app_, every: 5m, remove: false }  # optional: logins under prefix
  *                                       # that no consumer claims are reported (removed if remove)
  *     loginPrefix: cache_               # optional: every consumer's login must start with it; two
- *                                       # providers on one server need one each, neither a prefix of the other
+ *                                       # providers on one server need one each, neither a prefix of the other,
+ *                                       # and key, channel or bucket prefixes whose text before {id} is
+ *                                       # their own, neither the start of the other's (namespace-overlap.ts)
  *     adopt: false                      # optional: true takes over logins this provider did not make
  *                                       # (said at start-up)
  *                                       # No consumer may have the admin's login, the queue's or the
@@ -87,6 +89,7 @@ import { readSecretFile } from '../secrets/secret-file.js';
 import type { Environment } from './environment.js';
 import { nameSchema } from './names.js';
 import { backendOverlaps } from './backend-overlap.js';
+import { namespaceOverlaps } from './namespace-overlap.js';
 import { reservedLogins } from './reserved-logins.js';
 import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
@@ -128,6 +131,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   const config = parsed.value;
 
   problems.push(...backendOverlaps(source, config.providers));
+  problems.push(...namespaceOverlaps(source, config.providers, policies));
   const providers = config.providers.map((provider, index) => {
     const timing = resolveTiming(source, provider, index, config.defaults, problems);
     const reserved = reservedLogins({ provider, queueUsername: config.queue.username, storeUsername: config.store.username });

@@ -20,5 +20,9 @@ export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
   defaultAdminLogin: 'default',
   // `ACL GETUSER` describes the command rules: 0.5–1.6 ms of Redis 7.0's CPU with category rules and the deny list (`INFO commandstats`)
   deepCheckCostUs: 1_000,
+  namespaces: (policy) => [
+    { noun: 'keys', field: 'keyPrefix', template: policy.allowAllKeys ? undefined : policy.keyPrefix, allField: 'allowAllKeys' },
+    { noun: 'channels', field: 'channelPrefix', template: policy.allowAllChannels ? undefined : policy.channelPrefix, allField: 'allowAllChannels' },
+  ],
   connect: (admin, ownership, policy) => new RedisAclAdapter(admin, ownership, { deniedCommands: policy?.deniedCommands }),
 };

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { PolicySubject } from '../adapter.js';
+import { separatorProblems, templateProblem } from '../../config/name-templates.js';
 import { SCRATCH_PREFIX } from './ownership.js';
 import { commandRule, type RedisAclValues } from './values.js';
 
@@ -13,7 +14,11 @@ const prefix = z
   .string()
   .min(1, 'a prefix may not be empty; set allowAllKeys or allowAllChannels instead')
   .regex(/^[^\s\p{Cc}]+$/u, 'a prefix may not contain whitespace or control characters')
-  .refine((p) => !GLOB_CHARS.test(p), 'a prefix is literal: it may not contain *, ?, [, ] or \\');
+  .refine((p) => !GLOB_CHARS.test(p), 'a prefix is literal: it may not contain *, ?, [, ] or \\')
+  .superRefine((p, ctx) => {
+    const problem = templateProblem(p);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 const allowedRule = commandRule
   .refine((rule) => rule.startsWith('+'), 'allowed commands are "+" rules')
@@ -33,8 +38,17 @@ export const DEFAULT_ALLOWED_COMMANDS: readonly string[] = ['+@read', '+@write',
  * `@admin` hold `FLUSHALL`, `FLUSHDB`, `SWAPDB`, `KEYS`, `CLIENT LIST|KILL`, `CONFIG`, `DEBUG`,
  * `MONITOR`; `FUNCTION` is in neither, yet `FUNCTION FLUSH|DELETE|LOAD` (in `@write`) erase or
  * replace every tenant's function libraries.
+ *
+ * Redis's ACL judges a command and its subcommand, never its arguments, and two in `@pubsub`
+ * and `@connection` cross tenants whatever their arguments: `PUBSUB CHANNELS|NUMSUB|NUMPAT|
+ * SHARDCHANNELS|SHARDNUMSUB` list every tenant's channels and count their subscribers
+ * (channel permissions are not asked), and `CLIENT TRACKING ON BCAST` with no `PREFIX`, or
+ * another tenant's (Redis 7.0 does not check a prefix against the key patterns), streams the
+ * name of every key anyone changes. So `PUBSUB` is denied whole, and `CLIENT TRACKING` in
+ * every mode: a tenant keeps `PUBLISH`/`SUBSCRIBE` on its own channels and loses the
+ * introspection of pub/sub and client-side caching.
  */
-export const DEFAULT_DENIED_COMMANDS: readonly string[] = ['-@dangerous', '-@admin', '-function'];
+export const DEFAULT_DENIED_COMMANDS: readonly string[] = ['-@dangerous', '-@admin', '-function', '-pubsub', '-client|tracking'];
 
 export const redisAclPolicySchema = z.strictObject({
   keyPrefix: prefix.default('{id}:'),
@@ -63,7 +77,9 @@ export function violations(subject: PolicySubject<RedisAclValues>, policy: Redis
   }
 
   const patterns = (field: 'keys' | 'channels', noun: string, template: string, allowAll: boolean) => {
-    if (allowAll || subject.values[field].length === 0) return;
+    if (allowAll) return;
+    problems.push(...separatorProblems(field === 'keys' ? 'keyPrefix' : 'channelPrefix', template, subject));
+    if (subject.values[field].length === 0) return;
     const literal = expand(template);
     if (GLOB_CHARS.test(literal)) {
       problems.push(`values.${field}: the ${noun} prefix "${template}" expands to "${literal}", which is a pattern, not a prefix`);

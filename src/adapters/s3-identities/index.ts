@@ -20,6 +20,7 @@ export const s3Identities: AdapterKind<S3IdentitiesValues, S3IdentitiesPolicy> =
   secretProblem,
   // four IAM reads and a signed ListBuckets, each 1.5–2.2 ms of the gateway's time
   deepCheckCostUs: 8_000,
+  namespaces: (policy) => [{ noun: 'buckets', field: 'bucketPrefix', template: policy.bucketPrefix }],
   // the admin is named by its access key id
   connect: (admin, ownership) => new S3IdentitiesAdapter(admin, ownership),
 };

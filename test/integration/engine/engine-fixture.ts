@@ -44,6 +44,8 @@ export interface FixtureOptions {
   adapter?: Adapter;
   concurrency?: number;
   resyncEvery?: string;
+  /** The provider's `policy:` (flow YAML) instead of its kind's usual one. */
+  policy?: string;
   /** More lines for the provider's configuration, e.g. `management: observe`; `{tag}` is the fixture's tag (logins are `t<tag>_<id>`). */
   providerLines?: string[];
   /** The queue's key prefix (default `hf<tag>`); `{tag}` is substituted. */
@@ -203,7 +205,7 @@ export class EngineFixture {
         '      passwordFile: secrets/cache',
         '    contributions: contributions/cache.yaml',
         '    secretsRoot: grants',
-        `    policy: ${FLAVORS[kind].policy(tag)}`,
+        `    policy: ${given.policy ?? FLAVORS[kind].policy(tag)}`,
         ...(options.providerLines ?? []).map((l) => `    ${l.replaceAll('{tag}', tag)}`),
         ...ledgerLines,
       ].join('\n'),

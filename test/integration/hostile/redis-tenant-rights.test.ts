@@ -1,8 +1,9 @@
 /**
  * A `redis-acl` provider's deny list always wins, on a real redis-server of the test's own: a
  * tenant with the example's rules (`+@read +@write +@connection`) cannot erase, list or
- * disconnect the others, whatever it asks for; the deep check compares the deny list too.
- * `SCAN` still shows other tenants' key names: Redis ACLs do not hide them.
+ * disconnect the others, whatever it asks for, nor list their channels and subscribers
+ * (`PUBSUB`) or track their keys by broadcast (`CLIENT TRACKING … BCAST`); the deep check
+ * compares the deny list too. `SCAN` still shows other tenants' key names: Redis ACLs do not hide them.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -92,6 +93,52 @@ describe('redis-acl: a tenant with the example\'s rules', () => {
 
     const closed = await tenant(grantFor('photos', { keys: ['photos:*'], commands: EXAMPLE_COMMANDS }), policy({ deniedCommands: ['-@dangerous', '-@admin', '-function', '-scan'] }));
     await expect(closed.call('SCAN', '0')).rejects.toThrow(/^NOPERM/);
+  });
+
+  it('cannot list other tenants\' channels or subscribers, nor track every key by broadcast; publish and subscribe within its own channels still work', async () => {
+    const pubsub = [...EXAMPLE_COMMANDS, '+@pubsub'];
+    const billing = grantFor('billing', { keys: ['billing:*'], channels: ['billing:*'], commands: pubsub });
+    const photos = grantFor('photos', { keys: ['photos:*'], channels: ['photos:*'], commands: pubsub });
+    const [billingClient, photosClient] = [await tenant(billing), await tenant(photos)];
+    // billing listens on its channel, photos on its own
+    const listener = billingClient.duplicate();
+    clients.push(listener);
+    const heard: string[] = [];
+    listener.on('message', (channel: string, message: string) => heard.push(`${channel} ${message}`));
+    await listener.subscribe('billing:invoices');
+    const photosListener = photosClient.duplicate();
+    clients.push(photosListener);
+    await photosListener.subscribe('photos:uploads');
+
+    for (const args of [
+      ['PUBSUB', 'CHANNELS', '*'],
+      ['PUBSUB', 'CHANNELS', 'billing:*'],
+      ['PUBSUB', 'NUMSUB', 'billing:invoices'],
+      ['PUBSUB', 'NUMPAT'],
+      ['PUBSUB', 'SHARDCHANNELS'],
+      ['PUBSUB', 'SHARDNUMSUB', 'billing:invoices'],
+      ['CLIENT', 'TRACKING', 'ON', 'BCAST'],
+      ['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', 'billing:'],
+    ]) {
+      await expect(photosClient.call(args[0]!, ...args.slice(1)), args.join(' ')).rejects.toThrow(/^NOPERM/);
+    }
+    // within its own channels nothing is lost; another's channel stays closed
+    expect(await photosClient.publish('photos:uploads', 'cat.jpg')).toBe(1);
+    expect(await billingClient.publish('billing:invoices', 'due')).toBe(1);
+    await expect(photosClient.publish('billing:invoices', 'forged')).rejects.toThrow(/^NOPERM/);
+    await expect.poll(() => heard, { timeout: 10_000 }).toEqual(['billing:invoices due']);
+  });
+
+  it('with the deny list as it was (no -pubsub -client|tracking), PUBSUB CHANNELS * lists another tenant\'s channel and BCAST tracking with no prefix is taken (the measured hole)', async () => {
+    const pubsub = [...EXAMPLE_COMMANDS, '+@pubsub'];
+    const before = policy({ deniedCommands: ['-@dangerous', '-@admin', '-function'] });
+    const billingClient = await tenant(grantFor('billing', { keys: ['billing:*'], channels: ['billing:*'], commands: pubsub }), before);
+    const photosClient = await tenant(grantFor('photos', { keys: ['photos:*'], channels: ['photos:*'], commands: pubsub }), before);
+    const listener = billingClient.duplicate();
+    clients.push(listener);
+    await listener.subscribe('billing:payroll');
+    expect(await photosClient.call('PUBSUB', 'CHANNELS', '*')).toContain('billing:payroll');
+    expect(await photosClient.call('CLIENT', 'TRACKING', 'ON', 'BCAST')).toBe('OK');
   });
 
   it('cannot get past the deny list by asking for more: "+@all" and "+flushall" are overruled', async () => {

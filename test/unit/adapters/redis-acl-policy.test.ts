@@ -52,7 +52,7 @@ describe('redis-acl policy', () => {
       allowAllChannels: false,
       allowedCommands: ['+@read', '+@write', '+@connection', '+@pubsub'],
       allowAllCommands: false,
-      deniedCommands: ['-@dangerous', '-@admin', '-function'],
+      deniedCommands: ['-@dangerous', '-@admin', '-function', '-pubsub', '-client|tracking'],
     });
     expect(redisAcl.violations(subject({ keys: ['photos:*', 'photos:thumbs:*'], channels: ['photos:events'] }), p)).toEqual([]);
   });
@@ -117,6 +117,28 @@ describe('redis-acl policy', () => {
     for (const bad of [['+@all'], ['-@dangerous', '+flushall'], ['reset'], ['-FLUSHALL'], 'nocommands']) {
       expect(redisAcl.policySchema.safeParse({ deniedCommands: bad }).success, JSON.stringify(bad)).toBe(false);
     }
+  });
+
+  it('refuses a prefix that does not keep consumers apart: no {id} or {login}, or nothing that separates it from the rest', () => {
+    for (const keyPrefix of ['app:', '{id}', 'app:{id}', '{id}{login}:', '{id}x:']) {
+      const parsed = redisAcl.policySchema.safeParse({ keyPrefix });
+      expect(parsed.success, keyPrefix).toBe(false);
+      expect(parsed.error?.issues[0]?.path, keyPrefix).toEqual(['keyPrefix']);
+    }
+    expect(redisAcl.policySchema.safeParse({ channelPrefix: 'events/{login}' }).success).toBe(false);
+    for (const channelPrefix of ['{id}:', 'events/{login}/', '{{id}}', 'x-{id}.']) expect(redisAcl.policySchema.safeParse({ channelPrefix }).success, channelPrefix).toBe(true);
+  });
+
+  it('refuses an id that holds the separator its prefix puts after {id} ("-"), so that "team-" never covers "team-billing-"', () => {
+    const p = policy({ keyPrefix: '{id}-' });
+    expect(redisAcl.violations(subject({ keys: ['team-*'] }, 'team'), p)).toEqual([]);
+    expect(redisAcl.violations(subject({ keys: ['team-billing-*'] }, 'team-billing'), p)).toEqual([
+      expect.stringMatching(/^id: "team-billing" holds "-", the separator the provider's keyPrefix "\{id\}-" puts after \{id\}: a consumer whose id is "team" would own/),
+    ]);
+    // the default's ":" is in no id: ids with "-" or "." are fine
+    expect(redisAcl.violations(subject({ keys: ['team-billing.eu:*'] }, 'team-billing.eu'), policy())).toEqual([]);
+    // a namespace given whole is not judged
+    expect(redisAcl.violations(subject({ keys: ['*'] }, 'team-billing'), policy({ keyPrefix: '{id}-', allowAllKeys: true }))).toEqual([]);
   });
 
   it('refuses policies whose prefixes are patterns or empty, and unknown fields', () => {

@@ -36,8 +36,29 @@ describe('s3-identities policy', () => {
     expect(s3Identities.violations(subject({ buckets: ['photos-a', 'ledger-a'] }), policy())).toEqual([
       'values.buckets[1]: "ledger-a" is outside the bucket prefix "photos-" allowed by the provider\'s policy',
     ]);
-    expect(s3Identities.violations(subject({ buckets: ['photos-*'] }), policy({ bucketPrefix: 'photos-' }))).toEqual([]);
-    expect(s3Identities.violations(subject({ buckets: ['photos-*'] }), policy({ bucketPrefix: 'photos-x' }))).toHaveLength(1);
+    expect(s3Identities.violations(subject({ buckets: ['x.photos-*'] }), policy({ bucketPrefix: 'x.{id}-' }))).toEqual([]);
+    expect(s3Identities.violations(subject({ buckets: ['photos-*'] }), policy({ bucketPrefix: 'x.{id}-' }))).toHaveLength(1);
+  });
+
+  it('refuses a bucket prefix that does not keep consumers apart', () => {
+    for (const bucketPrefix of ['photos-', '{id}', 'x{id}y', '{id}{login}-']) {
+      expect(s3Identities.policySchema.safeParse({ bucketPrefix }).success, bucketPrefix).toBe(false);
+    }
+    expect(s3Identities.policySchema.safeParse({ bucketPrefix: 'x.{id}.' }).success).toBe(true);
+  });
+
+  it('under the default "{id}-", refuses an id holding "-": "acme" could otherwise ask for "acme-*", which covers "acme-eu"\'s "acme-eu-data"', () => {
+    expect(s3Identities.violations(subject({ buckets: ['acme-*'] }, 'acme'), policy())).toEqual([]);
+    expect(s3Identities.violations(subject({ buckets: ['acme-eu-data'] }, 'acme-eu'), policy())).toEqual([
+      expect.stringMatching(/^id: "acme-eu" holds "-", the separator the provider's bucketPrefix "\{id\}-" puts after \{id\}: a consumer whose id is "acme"/),
+    ]);
+    // with "{id}." ids may hold "-" (and not ".")
+    const dotted = policy({ bucketPrefix: '{id}.' });
+    expect(s3Identities.violations(subject({ buckets: ['acme-eu.data'] }, 'acme-eu'), dotted)).toEqual([]);
+    expect(s3Identities.violations(subject({ buckets: ['acme.eu.data'] }, 'acme.eu'), dotted)).toHaveLength(1);
+    expect(s3Identities.violations(subject({ buckets: ['acme-eu.data'] }, 'acme'), dotted)).toEqual([
+      'values.buckets[0]: "acme-eu.data" is outside the bucket prefix "acme." allowed by the provider\'s policy',
+    ]);
   });
 
   it('refuses Admin unless the policy sets allowAdmin', () => {

@@ -39,11 +39,14 @@ async function problems(...providers: string[]): Promise<string[]> {
   }
 }
 
+/** A Redis provider's policy line whose keys and channels start with its name: apart from any other's. */
+const apart = (name: string) => `policy: { keyPrefix: "${name}:{id}:", channelPrefix: "${name}:{id}:" }`;
+
 describe('one backend, one owner per login', () => {
   it('refuses two providers on one Redis without loginPrefix, naming both, the file and both lines', async () => {
     const path = join(dir, 'holdfast.yaml');
-    expect(await problems(provider('cache', 'redis-acl', 'redis://127.0.0.1:6380'), provider('sessions', 'redis-acl', 'redis://localhost:6380/2'))).toEqual([
-      `${path}:12: providers[1].admin.url: provider sessions shares its backend (loopback:6380) with provider cache (${path}:8), and not both set a loginPrefix: ` +
+    expect(await problems(provider('cache', 'redis-acl', 'redis://127.0.0.1:6380', apart('cache')), provider('sessions', 'redis-acl', 'redis://localhost:6380/2', apart('s')))).toEqual([
+      `${path}:13: providers[1].admin.url: provider sessions shares its backend (loopback:6380) with provider cache (${path}:8), and not both set a loginPrefix: ` +
         'give both a loginPrefix, neither starting with the other, so that each owns its own logins',
     ]);
   });
@@ -55,18 +58,19 @@ describe('one backend, one owner per login', () => {
       ['mongodb://db1:27017,db2:27017/?replicaSet=rs0', 'mongodb://DB2/?authSource=admin'],
     ] as const) {
       const adapter = a.startsWith('redis') ? 'redis-acl' : a.startsWith('postgres') ? 'postgres-roles' : 'mongodb-users';
-      expect(await problems(provider('a', adapter, a), provider('b', adapter, b)), `${a} and ${b}`).toHaveLength(1);
+      const policy = (name: string) => (adapter === 'redis-acl' ? [apart(name)] : []);
+      expect(await problems(provider('a', adapter, a, ...policy('a')), provider('b', adapter, b, ...policy('b'))), `${a} and ${b}`).toHaveLength(1);
     }
   });
 
   it('refuses overlapping loginPrefix settings (one starts with the other), and one set alone', async () => {
-    const [overlap] = await problems(provider('a', 'redis-acl', 'redis://h:6379', 'loginPrefix: app_'), provider('b', 'redis-acl', 'redis://h:6379', 'loginPrefix: app_b_'));
+    const [overlap] = await problems(provider('a', 'redis-acl', 'redis://h:6379', 'loginPrefix: app_', apart('a')), provider('b', 'redis-acl', 'redis://h:6379', 'loginPrefix: app_b_', apart('b')));
     expect(overlap).toContain('their loginPrefix settings "app_" and "app_b_" overlap (one starts with the other)');
-    expect(await problems(provider('a', 'redis-acl', 'redis://h:6379', 'loginPrefix: a_'), provider('b', 'redis-acl', 'redis://h:6379'))).toHaveLength(1);
+    expect(await problems(provider('a', 'redis-acl', 'redis://h:6379', 'loginPrefix: a_', apart('a')), provider('b', 'redis-acl', 'redis://h:6379', apart('b')))).toHaveLength(1);
   });
 
   it('lets providers on one backend be when their prefixes keep them apart, and providers on different servers be', async () => {
-    expect(await problems(provider('a', 'redis-acl', 'redis://h:6379', 'loginPrefix: a_'), provider('b', 'redis-acl', 'redis://h:6379/1', 'loginPrefix: b_'))).toEqual([]);
+    expect(await problems(provider('a', 'redis-acl', 'redis://h:6379', 'loginPrefix: a_', apart('a')), provider('b', 'redis-acl', 'redis://h:6379/1', 'loginPrefix: b_', apart('b')))).toEqual([]);
     expect(await problems(provider('a', 'redis-acl', 'redis://h:6379'), provider('b', 'redis-acl', 'redis://h:6380'), provider('c', 'redis-acl', 'redis://other:6379'))).toEqual([]);
   });
 
@@ -78,6 +82,53 @@ describe('one backend, one owner per login', () => {
     const config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false }, readOnly: true });
     expect(config.providers.map((p) => p.name)).toEqual(['cache', 'ledger', 'catalog', 'assets']);
     expect(config.providers[0]!.reservedLogins).toEqual(['default', 'admin']);
+  });
+});
+
+describe('one backend, one owner per name', () => {
+  const login = (prefix: string) => `loginPrefix: ${prefix}`;
+
+  it('refuses two Redis providers on one server with the default prefixes, naming both providers, their lines and each field', async () => {
+    const path = join(dir, 'holdfast.yaml');
+    expect(await problems(provider('cache', 'redis-acl', 'redis://127.0.0.1:6380', login('c_')), provider('sessions', 'redis-acl', 'redis://localhost:6380/2', login('s_')))).toEqual(
+      ['keys', 'channels'].map(
+        (noun) =>
+          `${path}:11: providers[1].policy.${noun === 'keys' ? 'keyPrefix' : 'channelPrefix'}: the ${noun} of provider sessions (${noun === 'keys' ? 'keyPrefix' : 'channelPrefix'} "{id}:") ` +
+          `and of provider cache (${noun === 'keys' ? 'keyPrefix' : 'channelPrefix'} "{id}:", ${path}:6) can be the same: both providers are on one backend (loopback:6380), ` +
+          `so a consumer id declared on both would share its ${noun}; give each provider a ${noun === 'keys' ? 'keyPrefix' : 'channelPrefix'} whose text before {id} is its own, neither the start of the other's, ` +
+          `e.g. "sessions:{id}:" and "cache:{id}:"`,
+      ),
+    );
+  });
+
+  it('refuses a lead that starts the other\'s, and a provider that gives every key, at that field', async () => {
+    const [keys, ...rest] = await problems(
+      provider('a', 'redis-acl', 'redis://h:6379', login('a_'), 'policy: { keyPrefix: "x:{id}:", channelPrefix: "a/{id}:" }'),
+      provider('b', 'redis-acl', 'redis://h:6379', login('b_'), 'policy: { keyPrefix: "x:y:{id}:", channelPrefix: "b/{id}:" }'),
+    );
+    expect(rest).toEqual([]);
+    expect(keys).toMatch(/providers\[1\]\.policy\.keyPrefix: the keys of provider b \(keyPrefix "x:y:\{id\}:"\) and of provider a \(keyPrefix "x:\{id\}:"/);
+    const [all, ...none] = await problems(
+      provider('a', 'redis-acl', 'redis://h:6379', login('a_'), 'policy: { allowAllKeys: true, channelPrefix: "a/{id}:" }'),
+      provider('b', 'redis-acl', 'redis://h:6379', login('b_'), 'policy: { keyPrefix: "b/{id}:", channelPrefix: "b/{id}:" }'),
+    );
+    expect(none).toEqual([]);
+    expect(all).toMatch(/providers\[0\]\.policy\.allowAllKeys: the keys of provider a \(allowAllKeys: true\) and of provider b \(keyPrefix "b\/\{id\}:", .*\) can be the same.*a keyPrefix \(not allowAllKeys\)/);
+  });
+
+  it('refuses two s3-identities providers on one server with the default bucketPrefix', async () => {
+    const found = await problems(provider('assets', 's3-identities', 'http://127.0.0.1:8333', login('a_')), provider('media', 's3-identities', 'http://localhost:8333', login('m_')));
+    expect(found).toEqual([expect.stringMatching(/providers\[1\]\.policy\.bucketPrefix: the buckets of provider media \(bucketPrefix "\{id\}-"\) and of provider assets .* e\.g\. "media-\{id\}-" and "assets-\{id\}-"$/)]);
+    expect(
+      await problems(
+        provider('assets', 's3-identities', 'http://127.0.0.1:8333', login('a_'), 'policy: { bucketPrefix: "assets-{id}-" }'),
+        provider('media', 's3-identities', 'http://localhost:8333', login('m_'), 'policy: { bucketPrefix: "media-{id}-" }'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('lets providers on different servers keep the default prefixes', async () => {
+    expect(await problems(provider('a', 'redis-acl', 'redis://h:6379'), provider('b', 'redis-acl', 'redis://h:6380'))).toEqual([]);
   });
 });
 
