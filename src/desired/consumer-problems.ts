@@ -80,6 +80,8 @@ export async function consumerProblems(
 
 function describe(source: YamlSource, index: number, item: DeclaredItem, problem: SpecProblem): string {
   switch (problem.field) {
+    case 'id':
+      return source.problem(['consumers', index, 'id'], problem.reason);
     case 'login':
       return source.problem(['consumers', index, 'login'], problem.reason);
     case 'secret':

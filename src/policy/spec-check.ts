@@ -33,7 +33,7 @@ export interface SpecSubject {
  * issue at `path` inside the values, or a `policy` sentence of the adapter's, which names its own field.
  */
 export type SpecProblem =
-  | { field: 'login' | 'secret'; reason: string }
+  | { field: 'id' | 'login' | 'secret'; reason: string }
   | { field: 'values'; path: FieldPath; reason: string }
   | { field: 'policy'; reason: string };
 
@@ -45,10 +45,12 @@ export interface SpecCheck {
 
 type Provider = Pick<ProviderConfig, 'name' | 'adapter' | 'policy' | 'loginPrefix' | 'reservedLogins' | 'reservedReasons' | 'contributionsPath' | 'secretsRoot' | 'foreignSecretRoots'>;
 
+const NAME_RULE = 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit';
+
 /** Why `login` is not one this provider's consumers may have; empty when it is. */
 export function loginProblems(provider: Provider, login: string): string[] {
   const quoted = JSON.stringify(login);
-  if (!NAME_PATTERN.test(login)) return [`${quoted} must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit`];
+  if (!NAME_PATTERN.test(login)) return [`${quoted} ${NAME_RULE}`];
   const problems: string[] = [];
   if (provider.reservedLogins.includes(login)) {
     problems.push(`${quoted} ${provider.reservedReasons?.get(login) ?? 'is reserved'}; no consumer may have it`);
@@ -80,6 +82,8 @@ export function secretPathProblem(provider: Provider, path: string): string | un
 /** Everything wrong with `subject` as a consumer of `provider`; no problems: it may be applied as parsed. */
 export function checkSpec(provider: Provider, subject: SpecSubject): SpecCheck {
   const problems: SpecProblem[] = loginProblems(provider, subject.login).map((reason) => ({ field: 'login', reason }));
+  // the worker takes the id from the record's key, which a hand-written job or record chose
+  if (!NAME_PATTERN.test(subject.id)) problems.push({ field: 'id', reason: `${quotedShort(subject.id)} ${NAME_RULE}` });
   if (subject.secretPath !== undefined) {
     const reason = secretPathProblem(provider, subject.secretPath);
     if (reason) problems.push({ field: 'secret', reason });
@@ -98,6 +102,8 @@ export function checkSpec(provider: Provider, subject: SpecSubject): SpecCheck {
 /** A problem as one sentence naming its field: `login: "default" is the admin login of provider cache; …`. */
 export function describeSpecProblem(problem: SpecProblem, subject: Pick<SpecSubject, 'login' | 'secretPath'>): string {
   switch (problem.field) {
+    case 'id':
+      return `id: ${problem.reason}`;
     case 'login':
       return `login: ${problem.reason}`;
     case 'secret':

@@ -46,6 +46,11 @@ describe('checkSpec', () => {
     expect(said({ ...photos, login: 'app photos' })).toEqual(['login: "app photos" must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit']);
   });
 
+  it('refuses an id that is no plain name (the worker takes it from a key a hand-written job chose)', () => {
+    expect(said({ ...photos, id: 'pho\u2066tos' })).toContain('id: "pho\u2066tos" must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit');
+    expect(said({ ...photos, id: 'x'.repeat(129) })[0]).toMatch(/^id: "x{128}"… must be 1 to 128/);
+  });
+
   it("refuses a secret path outside the provider's roots, lexically (.. resolved), or relative", () => {
     expect(said({ ...photos, secretPath: '/srv/grants/../ledger/billing.secret' })).toEqual([
       'secret: "/srv/grants/../ledger/billing.secret" leaves the contributions file\'s directory or the provider\'s secretsRoot (/srv/grants)',
