@@ -284,7 +284,7 @@ describe.each(Object.keys(KINDS))('generated contributions for %s', (kind) => {
           const started = performance.now();
           const checked = checkSpec(config, { id, login, values, secretPath: join(dir, 'grants/x') });
           expect(performance.now() - started).toBeLessThan(ITEM_BOUND_MS);
-          for (const problem of checked.problems) expect(['login', 'secret', 'values', 'policy']).toContain(problem.field);
+          for (const problem of checked.problems) expect(['id', 'login', 'secret', 'values', 'policy']).toContain(problem.field);
           if (checked.problems.length === 0) accepted.specs++;
           if (checked.problems.length === 0) KINDS[kind]!.inPolicy(checked.values, id, login, config.policy);
         },
