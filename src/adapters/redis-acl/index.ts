@@ -20,5 +20,7 @@ export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
   defaultAdminLogin: 'default',
   // `ACL GETUSER` describes the command rules: 0.5–1.6 ms of Redis 7.0's CPU with category rules and the deny list (`INFO commandstats`)
   deepCheckCostUs: 1_000,
+  // a primary and its replicas, Sentinel, a Cluster: each login on every node (redis-nodes-adapter.ts)
+  nodeForms: true,
   connect: (admin, ownership, policy) => new RedisAclAdapter(admin, ownership, { deniedCommands: policy?.deniedCommands }),
 };
