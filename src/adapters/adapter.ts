@@ -76,8 +76,32 @@ export interface Adapter<Values = unknown> {
    * a call per login to read (Redis), only the others are read.
    */
   list?(prefix: string, options: CallOptions, claimed?: ReadonlySet<string>): Promise<string[]>;
+  /**
+   * A backend of several nodes: tells `listener` what changes among its nodes (one stops
+   * answering, answers again, joins, leaves; a failover), each said once. Returns the unsubscribe.
+   */
+  onNodeEvent?(listener: (event: BackendNodeEvent) => void): () => void;
+  /** A backend of several nodes: each node now, its role and whether it answers. */
+  nodeReport?(): BackendNodeReport[];
   /** Closes the admin connection. */
   close(): Promise<void>;
+}
+
+/** Something about a backend's nodes worth a log line (no secret in it). */
+export interface BackendNodeEvent {
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  /** The node it is about, `host:port`. */
+  node?: string;
+}
+
+/** One node of a backend of several, as the status shows it. */
+export interface BackendNodeReport {
+  address: string;
+  role: 'master' | 'replica' | 'node';
+  answering: boolean;
+  /** Why it does not answer, when it does not. */
+  why?: string;
 }
 
 /** How to reach a backend as its administrator. The password was read from a file. */

@@ -181,6 +181,11 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
   releasers.push(() => storeWatch.stop());
   const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p, adapters?.get(p.name))]));
   releasers.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
+  // a backend of several nodes says what changes among them (a node that cannot be asked, a failover), once each
+  for (const [provider, { adapter }] of providers) {
+    const stop = adapter.onNodeEvent?.(({ level, message, node }) => logger[level]({ provider, ...(node !== undefined ? { node } : {}) }, message));
+    if (stop) releasers.push(() => Promise.resolve(stop()));
+  }
   const queued = queuedChecks(redis, queueKeysOf(config.queue.prefix, queue.queues));
   const due = new DueWaits(redis, config.queue, seal);
   return { store, seal, queue, due, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queued, queueWatch };
