@@ -49,6 +49,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly prober: Redis;
   /** While the probe connection comes back: what the light checks meanwhile wait for (one listener for all). */
   private proberReady: Promise<void> | undefined;
+  /** Whether an AUTH succeeded on the probe connection since it (re)connected: Redis then buffers its replies without the unauthenticated bound. */
+  private proberAuthenticated = false;
   /** Deadlines, error mapping and scrubbing (it knows the admin password). */
   private readonly calls: BackendCalls;
   /** Why the connection is known to be down; undefined while up or still making its first attempt. */
@@ -112,6 +114,10 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       retryStrategy: (attempt: number) => Math.min(100 * 2 ** (attempt - 1), 2_000),
     });
     this.prober.on('error', () => undefined);
+    // a new connection is unauthenticated: Redis 7.0 bounds what it buffers for it (failed AUTHs' replies)
+    this.prober.on('ready', () => {
+      this.proberAuthenticated = false;
+    });
     this.firstAttempt = new Promise<void>((resolve, reject) => {
       this.client.once('ready', () => resolve());
       this.client.once('close', () => reject(new Error(this.down ?? 'the connection closed')));
@@ -207,7 +213,18 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       if (replyCode(error) === 'WRONGPASS') return refused;
       throw error;
     });
-    return (await this.calls.race(auth, signal, what, secrets)) !== refused;
+    const accepted = (await this.calls.race(auth, signal, what, secrets)) !== refused;
+    if (accepted) this.proberAuthenticated = true;
+    return accepted;
+  }
+
+  /**
+   * Whether the probe connection is authenticated (an AUTH succeeded on it since it connected).
+   * While it is not, Redis 7.0 closes it when the replies of pipelined failed AUTHs outgrow a
+   * small buffer: its caller keeps only a few in flight then.
+   */
+  get probeAuthenticated(): boolean {
+    return this.proberAuthenticated;
   }
 
   async ping({ signal }: CallOptions): Promise<void> {

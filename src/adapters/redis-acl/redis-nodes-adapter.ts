@@ -20,8 +20,14 @@ import type { RedisAclAdapterOptions } from './redis-acl-adapter.js';
 import { RedisNodes, type NodeEvent, type NodeReport, type RedisNode, type RedisNodesOptions } from './redis-nodes.js';
 import type { RedisAclValues } from './values.js';
 
-/** `AUTH`s in flight at most per node's probe connection: well under the ~300 that make Redis 7.0 close it. */
-export const AUTH_IN_FLIGHT = 128;
+/**
+ * `AUTH`s in flight at most on a node's probe connection while it is unauthenticated (no AUTH
+ * succeeded on it since it connected): Redis 7.0.15 closes an unauthenticated connection whose
+ * unread replies outgrow about 1 KB, i.e. 16 pipelined `WRONGPASS` replies (measured: 64 in
+ * flight closed it, 16 did not). Once an AUTH succeeded, the connection is authenticated and
+ * the checks go unbounded (pipelined by ioredis).
+ */
+export const AUTH_IN_FLIGHT = 8;
 
 /**
  * What a consumer of a Redis Cluster needs beside its own rules, granted after the deny list:
@@ -83,7 +89,11 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   }
 
   async authenticates(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<boolean> {
-    const results = await this.onEvery(signal, (node, s) => this.authCalls(node).run(s, `AUTH as "${grant.login}"`, [grant.password], () => node.acl.authenticates(grant, { signal: s })));
+    const results = await this.onEvery(signal, (node, s) =>
+      node.acl.probeAuthenticated
+        ? node.acl.authenticates(grant, { signal: s })
+        : this.authCalls(node).run(s, `AUTH as "${grant.login}"`, [grant.password], () => node.acl.authenticates(grant, { signal: s })),
+    );
     this.answeredSomewhere(results, signal);
     // a probe that failed (its connection closed under a burst, say) proves nothing: the deep check is asked
     return results.length > 0 && results.every((r) => r.ok && r.value);
