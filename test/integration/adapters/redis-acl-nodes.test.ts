@@ -248,9 +248,17 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
     const masters = await clusterMasters(endpoint);
     expect(masters).toHaveLength(3);
     const grant = all[0]!;
-    const client = new Cluster(endpoint.nodes, { redisOptions: { username: grant.login, password: grant.password } });
-    client.on('error', () => undefined);
+    const client = new Cluster(endpoint.nodes, { redisOptions: { username: grant.login, password: grant.password }, clusterRetryStrategy: () => null });
+    let lastError = 'none';
+    client.on('error', (error: Error) => {
+      lastError = error.message;
+    });
     try {
+      // a consumer without CLUSTER SLOTS / CLUSTER INFO never gets ready (NOPERM … 'cluster|slots'): said, not hung
+      await Promise.race([
+        client.ping(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`the cluster client is not ready after 10 s; its last error: ${lastError}`)), 10_000)),
+      ]);
       // keys in many slots: every master serves some
       const keys = Array.from({ length: 60 }, (_, i) => `${grant.login}:k${i}`);
       for (const key of keys) await client.set(key, key);
