@@ -77,6 +77,11 @@ export interface Adapter<Values = unknown> {
    */
   list?(prefix: string, options: CallOptions, claimed?: ReadonlySet<string>): Promise<string[]>;
   /**
+   * {@link list} per node, on a backend of several nodes (`host:port` → logins): what an orphan
+   * report names, since a login may be on one node only.
+   */
+  listByNode?(prefix: string, options: CallOptions, claimed?: ReadonlySet<string>): Promise<Map<string, string[]>>;
+  /**
    * A backend of several nodes: tells `listener` what changes among its nodes (one stops
    * answering, answers again, joins, leaves; a failover), each said once. Returns the unsubscribe.
    */

@@ -12,7 +12,11 @@ import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminTopology, BackendNodeEvent, Grant } from '../../../src/adapters/adapter.js';
-import { redisAcl, RedisNodesAdapter, type RedisAclValues } from '../../../src/adapters/redis-acl/index.js';
+import { redisAcl, RedisAclAdapter, RedisNodesAdapter, type RedisAclValues } from '../../../src/adapters/redis-acl/index.js';
+import type { ProviderConfig } from '../../../src/config/config.js';
+import type { Logger } from '../../../src/logging/logger.js';
+import { Scrubber } from '../../../src/logging/scrubber.js';
+import { OrphanWatch } from '../../../src/orphans/orphan-watch.js';
 import { ownRedisCluster, ownRedisReplicas } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
 import { addressOf, clusterMasters, clusterNodes, type ClusterNodeAddress } from '../../backends/redis-cluster.js';
@@ -166,6 +170,34 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
       await fresh.close();
     }
   }, 60_000);
+
+  it('lists orphans per node: a login of the provider made by hand on one replica alone is reported there', async () => {
+    const replica = set.nodes[2]!;
+    const byHand = new RedisAclAdapter({ url: set.url(replica), ...set.admin }, { provider: 'replicas', adopt: false });
+    const warned: string[] = [];
+    try {
+      await byHand.create(grantOf('rep_hand'), within());
+      const logger = { warn: (_: unknown, message: string) => warned.push(message), info: () => undefined, debug: () => undefined } as unknown as Logger;
+      const config = { name: 'replicas', orphans: { prefix: 'rep_', everyMs: 60_000, remove: false }, management: 'manage', timing: { checkTimeoutMs: 10_000 }, adapter: redisAcl } as unknown as ProviderConfig;
+      const claimed = new Set([...all.map((g) => g.login), 'rep_new']);
+      const watch = new OrphanWatch({
+        providers: [{ config, adapter }],
+        claimed: () => claimed,
+        coordination: { setOrphans: () => Promise.resolve() },
+        logger,
+        scrubber: new Scrubber([]),
+        paused: () => false,
+        now: () => new Date(),
+      });
+      // an orphan is unclaimed on two listings in a row
+      await watch.pass({ config, adapter });
+      await watch.pass({ config, adapter });
+      expect(warned).toEqual([`1 login(s) on replicas under "rep_" that no consumer claims (orphans): rep_hand (on ${nodeAddress(replica)} only)`]);
+    } finally {
+      await byHand.remove('rep_hand', within());
+      await byHand.close();
+    }
+  });
 
   it('with nodes: only, holds the named node alone', async () => {
     const only = adapterOf(set, set.url(set.nodes[0]!), { form: 'url', nodes: 'only' }, 'replicas', []);
