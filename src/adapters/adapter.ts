@@ -126,6 +126,12 @@ export interface AdminConnection {
    * (and, unless `nodes` is `only`, the replicas it lists).
    */
   topology?: AdminTopology | undefined;
+  /**
+   * The provider's `verifyEvery` and `checkTimeout`: an adapter of several nodes finds its nodes
+   * again at least every `verifyEveryMs` and gives up on a node that has not answered within a
+   * third of `checkTimeoutMs` (so the other nodes' answers come within the check's deadline).
+   */
+  pace?: { verifyEveryMs: number; checkTimeoutMs: number } | undefined;
 }
 
 /**

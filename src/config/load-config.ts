@@ -140,6 +140,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
         username: provider.admin.username,
         password: provider.admin.passwordFile,
         ...(provider.admin.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: provider.admin.maxConcurrentCalls }),
+        ...(provider.adapter.nodeForms ? { pace: { verifyEveryMs: timing.verifyEveryMs, checkTimeoutMs: timing.checkTimeoutMs } } : {}),
       },
       contributionsPath: provider.contributions,
       contributionsMaxBytes: config.sync.contributionsMaxBytes,

@@ -25,5 +25,8 @@ export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
   nodeForms: true,
   // every node of the backend: the admin URL's node and its replicas unless the topology says otherwise
   connect: (admin, ownership, policy) =>
-    new RedisNodesAdapter(admin, admin.topology ?? { form: 'url', nodes: 'discover' }, ownership, { node: { deniedCommands: policy?.deniedCommands } }),
+    new RedisNodesAdapter(admin, admin.topology ?? { form: 'url', nodes: 'discover' }, ownership, {
+      node: { deniedCommands: policy?.deniedCommands },
+      ...(admin.pace ? { rediscoverEveryMs: Math.min(5_000, admin.pace.verifyEveryMs), nodeTimeoutMs: Math.min(5_000, Math.max(200, Math.floor(admin.pace.checkTimeoutMs / 3))) } : {}),
+    }),
 };

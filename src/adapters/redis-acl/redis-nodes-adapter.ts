@@ -81,8 +81,10 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
     const notHeld = answers.filter((a) => !a.value.held);
     const first = notHeld[0];
     if (first === undefined || first.value.held) return { held: true };
-    if (notHeld.length === answers.length && answers.length > 1) {
-      return { held: false, reason: first.value.reason, detail: `${first.value.detail} (on every node: ${answers.map((a) => a.node.address).join(', ')})` };
+    // not held anywhere: said as on one node (with the nodes named when there are several)
+    if (notHeld.length === answers.length) {
+      const detail = answers.length > 1 ? `${first.value.detail} (on every node: ${answers.map((a) => a.node.address).join(', ')})` : first.value.detail;
+      return { held: false, reason: first.value.reason, detail };
     }
     const where = notHeld.map((a) => a.node.address).join(', ');
     return { held: false, reason: first.value.reason, detail: first.value.detail, node: where };
@@ -143,13 +145,22 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
    */
   private async onEvery<T>(signal: AbortSignal, call: (node: RedisNode, signal: AbortSignal) => Promise<T>): Promise<Array<NodeResult<T>>> {
     await this.nodes.first;
-    const nodes = this.nodes.answering();
+    const answering = this.nodes.answering();
+    // none answers by the last ping: every node is asked anyway (each fails fast while its connection is down), so that a
+    // backend back up answers at once, not at the next ping
+    const nodes = answering.length > 0 ? answering : this.nodes.all();
+    const nodeSignals = new Map<RedisNode, AbortSignal>();
     return Promise.all(
       nodes.map(async (node): Promise<NodeResult<T>> => {
         try {
-          return { node, ok: true, value: await call(node, AbortSignal.any([signal, node.gone.signal])) };
+          // a node found not answering meanwhile is given up on; with none answering, each is given the node timeout
+          const giveUp = answering.length > 0 ? node.gone.signal : AbortSignal.timeout(this.nodes.nodeTimeoutMs);
+          nodeSignals.set(node, giveUp);
+          const value = await call(node, AbortSignal.any([signal, giveUp]));
+          if (!node.answering) this.nodes.suspect(node); // it answered: the ping says so now
+          return { node, ok: true, value };
         } catch (error) {
-          if (!signal.aborted && node.gone.signal.aborted) {
+          if (!signal.aborted && nodeSignals.get(node)?.aborted === true) {
             // found not answering meanwhile: the node's problem, said by the node set
             return { node, ok: false, error: new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl: node ${node.address} cannot be asked: ${node.why ?? 'it does not answer'}`) };
           }

@@ -126,7 +126,8 @@ export class RedisNodes {
   private closed = false;
   /** The first discovery: calls made meanwhile wait for it. */
   readonly first: Promise<void>;
-  private readonly nodeTimeoutMs: number;
+  /** A node that does not answer within this is not answering. */
+  readonly nodeTimeoutMs: number;
 
   constructor(
     private readonly admin: AdminConnection,

@@ -61,7 +61,7 @@ describe('redis-acl admin forms', () => {
 
   it('keeps the one-node form as it was', async () => {
     const { config } = await load(provider('cache', 'redis-acl', '{ url: redis://10.0.0.1:6379 }'));
-    expect(config!.providers[0]!.admin).toEqual({ url: 'redis://10.0.0.1:6379', username: undefined, password: undefined });
+    expect(config!.providers[0]!.admin).toEqual({ url: 'redis://10.0.0.1:6379', username: undefined, password: undefined, pace: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000 } });
   });
 
   it('names file, line and field for each problem of the form', async () => {
