@@ -192,7 +192,7 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
 }
 
 /** The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when scraped). */
-function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { coordination, queue, due, gate, store, storeWatch }: Shared, now: () => Date, releasers: Releasers): Effects {
+function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { coordination, queue, due, gate, store, storeWatch, providers }: Shared, now: () => Date, releasers: Releasers): Effects {
   const verifyEveryMs = new Map(config.providers.map((p) => [p.name, p.timing.verifyEveryMs]));
   const recovery = new ProviderRecovery({ coordination, queue, verifyEveryMs, logger });
   releasers.push(() => recovery.stop());
@@ -205,7 +205,11 @@ function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { co
     couldNotAsk: (name) => recovery.couldNotAsk(name),
   });
   if (!metrics) return effects;
-  metrics.scrapeFrom(engineScrapeSources({ coordination, queue, due, store, providers: config.providers, storeUp: () => storeWatch.down === null }));
+  const nodesOf = (name: string) => {
+    const adapter = providers.get(name)?.adapter;
+    return adapter?.nodeReport ? () => adapter.nodeReport!() : undefined;
+  };
+  metrics.scrapeFrom(engineScrapeSources({ coordination, queue, due, store, providers: config.providers, storeUp: () => storeWatch.down === null, nodesOf }));
   return observedEffects(effects, metrics);
 }
 
