@@ -313,7 +313,7 @@ export class RedisNodes {
         node.answering = true;
         node.why = undefined;
         node.gone = new AbortController();
-        this.say('info', `node ${node.address} answers again: its consumers are checked and applied there`, node.address);
+        if (this.nodes.size > 1) this.say('info', `node ${node.address} answers again: its consumers are checked and applied there`, node.address);
       }
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
@@ -321,7 +321,8 @@ export class RedisNodes {
         node.answering = false;
         node.why = why;
         node.gone.abort();
-        this.say('error', `node ${node.address} cannot be asked (${why}): a node problem, not a consumer loss; its consumers stay held on the nodes that answer`, node.address);
+        // one node: its provider's checks say it (could not ask)
+        if (this.nodes.size > 1) this.say('warn', `node ${node.address} cannot be asked (${why}): a node problem, not a consumer loss; its consumers stay held on the nodes that answer`, node.address);
         void this.discover(); // a failover, a node gone: found at once
       }
     } finally {
