@@ -38,7 +38,8 @@ export type ResultEvent =
   /** `check`: the backend holds the consumer. */
   | { type: 'HELD' }
   /** `check`: the backend does not hold the consumer; `reason` is the adapter's word for why (`missing`, `rules-differ`…). */
-  | { type: 'NOT_HELD'; reason: string; detail: string }
+  /** `node`: on a backend of several nodes, the node(s) that do not hold it (`10.0.0.6:6379`); the others do. */
+  | { type: 'NOT_HELD'; reason: string; detail: string; node?: string }
   /**
    * `apply`/`check` on a provider that only observes (`management: observe`): the backend does
    * not hold the consumer as declared, and holdfast may not change that.

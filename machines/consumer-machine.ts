@@ -39,7 +39,7 @@
  */
 import { setup, type SnapshotFrom, type StateNode } from 'xstate';
 import type { Announcement, ConsumerEvent } from './consumer-events.js';
-import { appliedFingerprints, change, count, duration, failure, missingSecret, notHeld, observation, refusal, unreadableSecret, wrongSecret } from './consumer-words.js';
+import { appliedFingerprints, change, count, duration, failure, missingSecret, notHeld, notHeldOn, observation, refusal, unreadableSecret, wrongSecret } from './consumer-words.js';
 import { brakeDelay, quarantineDue, retryDelay, verifyDelay, type ConsumerTiming } from './delays.js';
 
 export interface ConsumerContext {
@@ -324,7 +324,11 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             },
             {
               target: 'lost',
-              actions: [m.assign({ reapplying: true, reason: ({ event }) => notHeld(event) }), say('warn', ({ event }) => `not held (${notHeld(event)}); applying again now`)],
+              actions: [
+                m.assign({ reapplying: true, reason: ({ event }) => `${notHeld(event)}${notHeldOn(event)}` }),
+                // on a backend of several nodes, applied on the node(s) that lack it only
+                say('warn', ({ event }) => `not held${notHeldOn(event)} (${notHeld(event)}); applying ${notHeldOn(event) === '' ? 'again' : 'there'} now`),
+              ],
             },
           ],
           CHECK_FAILED: { target: 'couldNotAsk', actions: m.assign({ reason: ({ event }) => `could not ask: ${failure(event)}` }) },

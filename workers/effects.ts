@@ -247,7 +247,7 @@ async function ask({ key, provider, spec, appliedAt, memo }: CheckInput, adapter
       if ((await adapter.holds({ ...grant, keepPasswords: true }, limit)).held) return { event: { type: 'CHANGED', what: 'passwords besides the grant secret\'s accepted (a rotation overlap over, or added by hand): removing them' }, deep: true };
     }
     const detail = scrub().scrub(answer.detail);
-    return { event: provider.config.management === 'observe' ? { type: 'NOT_APPLIED', reason: answer.reason, detail } : { type: 'NOT_HELD', reason: answer.reason, detail }, deep: true };
+    return { event: provider.config.management === 'observe' ? { type: 'NOT_APPLIED', reason: answer.reason, detail } : { type: 'NOT_HELD', reason: answer.reason, detail, ...(answer.node !== undefined ? { node: answer.node } : {}) }, deep: true };
   } catch (error) {
     answers.failed(name);
     const timedOut = isHoldfastError(error, 'DEADLINE_EXCEEDED');

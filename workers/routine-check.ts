@@ -44,6 +44,7 @@ export function lastCheckOf(event: ConsumerEvent, at: Date): LastCheck | undefin
     case 'HELD':
       return { at, outcome: 'held', detail: null };
     case 'NOT_HELD':
+      return { at, outcome: 'not-held', detail: `${event.reason}${event.node === undefined ? '' : ` on ${event.node}`}: ${event.detail}` };
     case 'NOT_APPLIED':
       return { at, outcome: 'not-held', detail: `${event.reason}: ${event.detail}` };
     case 'CHECK_FAILED':

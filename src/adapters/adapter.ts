@@ -29,7 +29,18 @@ export type NotHeldReason = 'missing' | 'password-differs' | 'rules-differ' | 'd
 /** The answer of {@link Adapter.holds}: held, or not held with a reason and a detail for the log. */
 export type HoldsAnswer =
   | { held: true }
-  | { held: false; reason: NotHeldReason; /** What differs, in words; never a secret. */ detail: string };
+  | {
+      held: false;
+      reason: NotHeldReason;
+      /** What differs, in words; never a secret. */
+      detail: string;
+      /**
+       * The node of a backend of several nodes that does not hold it (`10.0.0.6:6379`); absent
+       * when the backend is one node, or when it is not held anywhere. A create then applies
+       * there (and wherever else it differs) only.
+       */
+      node?: string;
+    };
 
 export interface CallOptions {
   signal: AbortSignal;
@@ -70,8 +81,37 @@ export interface Adapter<Values = unknown> {
    * a call per login to read (Redis), only the others are read.
    */
   list?(prefix: string, options: CallOptions, claimed?: ReadonlySet<string>): Promise<string[]>;
+  /**
+   * {@link list} per node, on a backend of several nodes (`host:port` → logins): what an orphan
+   * report names, since a login may be on one node only.
+   */
+  listByNode?(prefix: string, options: CallOptions, claimed?: ReadonlySet<string>): Promise<Map<string, string[]>>;
+  /**
+   * A backend of several nodes: tells `listener` what changes among its nodes (one stops
+   * answering, answers again, joins, leaves; a failover), each said once. Returns the unsubscribe.
+   */
+  onNodeEvent?(listener: (event: BackendNodeEvent) => void): () => void;
+  /** A backend of several nodes: each node now, its role and whether it answers. */
+  nodeReport?(): BackendNodeReport[];
   /** Closes the admin connection. */
   close(): Promise<void>;
+}
+
+/** Something about a backend's nodes worth a log line (no secret in it). */
+export interface BackendNodeEvent {
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  /** The node it is about, `host:port`. */
+  node?: string;
+}
+
+/** One node of a backend of several, as the status shows it. */
+export interface BackendNodeReport {
+  address: string;
+  role: 'master' | 'replica' | 'node';
+  answering: boolean;
+  /** Why it does not answer, when it does not. */
+  why?: string;
 }
 
 /** How to reach a backend as its administrator. The password was read from a file. */
@@ -85,7 +125,30 @@ export interface AdminConnection {
    * adapter that pools admin connections keeps no more than this many.
    */
   maxConcurrentCalls?: number | undefined;
+  /**
+   * A backend of several nodes (Redis: a primary and its replicas, Sentinel, a Cluster), for
+   * adapters that hold each login on every node ({@link AdapterKind.nodeForms}); absent: `url`
+   * (and, unless `nodes` is `only`, the replicas it lists).
+   */
+  topology?: AdminTopology | undefined;
+  /**
+   * The provider's `verifyEvery` and `checkTimeout`: an adapter of several nodes finds its nodes
+   * again at least every `verifyEveryMs` and gives up on a node that has not answered within a
+   * third of `checkTimeoutMs` (so the other nodes' answers come within the check's deadline).
+   */
+  pace?: { verifyEveryMs: number; checkTimeoutMs: number } | undefined;
 }
+
+/**
+ * How a backend's nodes are found. `url`: the admin URL's node and every replica it lists;
+ * `sentinel`: the master `master` the Sentinels name and every replica they know; `cluster`:
+ * every master and replica of the Cluster the seeds belong to. `nodes: only` holds the named
+ * node(s) alone (no discovery). Sentinels may need their own credentials.
+ */
+export type AdminTopology =
+  | { form: 'url'; nodes: 'discover' | 'only' }
+  | { form: 'sentinel'; sentinels: readonly string[]; master: string; sentinelUsername?: string | undefined; sentinelPassword?: string | undefined; nodes: 'discover' | 'only' }
+  | { form: 'cluster'; seeds: readonly string[]; nodes: 'discover' | 'only' };
 
 /**
  * Whose logins an adapter makes. Each login it creates carries a mark naming `provider` that the
@@ -173,4 +236,6 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * the policy's defaults.
    */
   connect(admin: AdminConnection, ownership: Ownership, policy?: Policy): Adapter<Values>;
+  /** Whether the admin may name several nodes (`sentinels`, `cluster`, `nodes`): the adapter then holds each login on every node. */
+  readonly nodeForms?: boolean;
 }

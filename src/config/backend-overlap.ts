@@ -1,7 +1,7 @@
 /**
  * One backend, one owner per login: providers whose admin URLs reach the same server (the same
  * host and port once the URL is normalised, the loopback names counting as one host, or the
- * same URL) are refused at config load unless both set a `loginPrefix` and neither prefix starts
+ * same URL; a node in common between cluster lists; a Sentinel in common naming one master) are refused at config load unless both set a `loginPrefix` and neither prefix starts
  * with the other. Without that, one provider could claim (and re-password, or remove as an
  * orphan) a login another provider made.
  */
@@ -10,7 +10,8 @@ import type { YamlSource } from './yaml-source.js';
 /** What the check needs of a provider, as the configuration gives it. */
 export interface ProviderAddress {
   name: string;
-  admin: { url: string };
+  /** One of `url`, `sentinels` (with `master`) and `cluster` (a backend of several nodes). */
+  admin: { url?: string | undefined; sentinels?: readonly string[] | undefined; master?: string | undefined; cluster?: readonly string[] | undefined };
   loginPrefix?: string | undefined;
 }
 
@@ -54,6 +55,24 @@ export function backendAddresses(url: string): string[] {
   return hosts.split(',').filter(Boolean).map((hostPort) => address(scheme, hostPort));
 }
 
+/**
+ * What identifies an admin's backend: its URL and the servers it reaches; for Sentinel, each
+ * Sentinel's address with the master's name (two providers naming the same master through a
+ * shared Sentinel are one backend); for a Cluster, each listed node (overlapping node lists are
+ * one backend, and so is a `url` naming one of its nodes).
+ */
+export function adminAddresses(admin: ProviderAddress['admin']): string[] {
+  if (admin.sentinels !== undefined) {
+    return admin.sentinels.flatMap((url) => backendAddresses(url).map((a) => `${a}, master ${admin.master ?? '?'}`));
+  }
+  if (admin.cluster !== undefined) return admin.cluster.flatMap((url) => [url, ...backendAddresses(url)]);
+  return admin.url === undefined ? [] : [admin.url, ...backendAddresses(admin.url)];
+}
+
+function fieldOf(admin: ProviderAddress['admin']): 'url' | 'sentinels' | 'cluster' {
+  return admin.sentinels !== undefined ? 'sentinels' : admin.cluster !== undefined ? 'cluster' : 'url';
+}
+
 /** Whether two providers' logins can collide: neither prefix is set, one is missing, or one starts with the other. */
 function overlapping(a: string | undefined, b: string | undefined): boolean {
   return a === undefined || b === undefined || a.startsWith(b) || b.startsWith(a);
@@ -64,7 +83,7 @@ function overlapping(a: string | undefined, b: string | undefined): boolean {
  * address they share.
  */
 export function sharedBackends(providers: readonly Pick<ProviderAddress, 'admin'>[]): Array<{ i: number; j: number; shared: string }> {
-  const addresses = providers.map((p) => new Set([p.admin.url, ...backendAddresses(p.admin.url)]));
+  const addresses = providers.map((p) => new Set(adminAddresses(p.admin)));
   const pairs: Array<{ i: number; j: number; shared: string }> = [];
   providers.forEach((_, j) => {
     for (let i = 0; i < j; i++) {
@@ -88,8 +107,8 @@ export function backendOverlaps(source: YamlSource, providers: readonly Provider
       : 'not both set a loginPrefix';
     problems.push(
       source.problem(
-        ['providers', j, 'admin', 'url'],
-        `provider ${later.name} shares its backend (${shared}) with provider ${earlier.name} (${source.at(['providers', i, 'admin', 'url'])}), and ${why}: ` +
+        ['providers', j, 'admin', fieldOf(later.admin)],
+        `provider ${later.name} shares its backend (${shared}) with provider ${earlier.name} (${source.at(['providers', i, 'admin', fieldOf(earlier.admin)])}), and ${why}: ` +
           'give both a loginPrefix, neither starting with the other, so that each owns its own logins',
       ),
     );

@@ -90,6 +90,7 @@ import type { Environment } from './environment.js';
 import { nameSchema } from './names.js';
 import { backendOverlaps } from './backend-overlap.js';
 import { namespaceOverlaps } from './namespace-overlap.js';
+import { adminNodeFields, adminTarget, checkAdminForm } from './admin-nodes.js';
 import { reservedLogins } from './reserved-logins.js';
 import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
@@ -139,10 +140,11 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       name: provider.name,
       adapter: provider.adapter,
       admin: {
-        url: provider.admin.url,
+        ...adminTarget(provider.admin),
         username: provider.admin.username,
         password: provider.admin.passwordFile,
         ...(provider.admin.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: provider.admin.maxConcurrentCalls }),
+        ...(provider.adapter.nodeForms ? { pace: { verifyEveryMs: timing.verifyEveryMs, checkTimeoutMs: timing.checkTimeoutMs } } : {}),
       },
       contributionsPath: provider.contributions,
       contributionsMaxBytes: config.sync.contributionsMaxBytes,
@@ -253,10 +255,12 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
       return z.NEVER;
     }),
     admin: z.strictObject({
-      url,
+      url: url.optional(),
       username: text.optional(),
       passwordFile: password.optional(),
       maxConcurrentCalls: z.int().positive().max(64, 'must be at most 64: it bounds the admin connections a provider opens').optional(),
+      // a backend of several nodes (redis-acl): see admin-nodes.ts
+      ...adminNodeFields(url, password, text),
     }),
     contributions: filePath,
     /** Validated by the adapter's policy schema in {@link checkPolicies}. */
@@ -274,7 +278,7 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
     adopt: z.boolean().default(false),
     loginPrefix: text.optional(),
     orphans: z.strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) }).optional(),
-  });
+  }).superRefine((p, ctx) => checkAdminForm(p.admin, typeof p.adapter === 'object' ? p.adapter : undefined, ctx));
   return z.strictObject({
     queue: z
       .strictObject({

@@ -181,13 +181,18 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
   releasers.push(() => storeWatch.stop());
   const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p, adapters?.get(p.name))]));
   releasers.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
+  // a backend of several nodes says what changes among them (a node that cannot be asked, a failover), once each
+  for (const [provider, { adapter }] of providers) {
+    const stop = adapter.onNodeEvent?.(({ level, message, node }) => logger[level]({ provider, ...(node !== undefined ? { node } : {}) }, message));
+    if (stop) releasers.push(() => Promise.resolve(stop()));
+  }
   const queued = queuedChecks(redis, queueKeysOf(config.queue.prefix, queue.queues));
   const due = new DueWaits(redis, config.queue, seal);
   return { store, seal, queue, due, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queued, queueWatch };
 }
 
 /** The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when scraped). */
-function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { coordination, queue, due, gate, store, storeWatch }: Shared, now: () => Date, releasers: Releasers): Effects {
+function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { coordination, queue, due, gate, store, storeWatch, providers }: Shared, now: () => Date, releasers: Releasers): Effects {
   const verifyEveryMs = new Map(config.providers.map((p) => [p.name, p.timing.verifyEveryMs]));
   const recovery = new ProviderRecovery({ coordination, queue, verifyEveryMs, logger });
   releasers.push(() => recovery.stop());
@@ -200,7 +205,11 @@ function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { co
     couldNotAsk: (name) => recovery.couldNotAsk(name),
   });
   if (!metrics) return effects;
-  metrics.scrapeFrom(engineScrapeSources({ coordination, queue, due, store, providers: config.providers, storeUp: () => storeWatch.down === null }));
+  const nodesOf = (name: string) => {
+    const adapter = providers.get(name)?.adapter;
+    return adapter?.nodeReport ? () => adapter.nodeReport!() : undefined;
+  };
+  metrics.scrapeFrom(engineScrapeSources({ coordination, queue, due, store, providers: config.providers, storeUp: () => storeWatch.down === null, nodesOf }));
   return observedEffects(effects, metrics);
 }
 

@@ -22,6 +22,7 @@ export class ScrapeGauges {
   private readonly lastCheck: Gauge<'provider'>;
   private readonly orphans: Gauge<'provider'>;
   private readonly heldRemovals: Gauge<'provider'>;
+  private readonly backendNodes: Gauge<'provider' | 'role' | 'state'>;
   private readonly storeUp: Gauge;
   private readonly queueUp: Gauge;
   private reads: { queue: LatestRead<QueueFacts>; store: LatestRead<StoreFacts>; storeUp: () => boolean } | undefined;
@@ -49,6 +50,11 @@ export class ScrapeGauges {
     this.lastCheck = gauge('holdfast_last_check_timestamp_seconds', 'When any consumer of the provider was last asked about (a check ended, or a consumer became held), by any worker', ['provider']);
     this.orphans = gauge('holdfast_orphan_logins', 'Logins under the provider\'s orphan prefix that no consumer claims, as last listed', ['provider']);
     this.heldRemovals = gauge('holdfast_removals_held_back', 'Consumers a change of the contributions would remove, held back by the removal guard until confirmed (0: none)', ['provider']);
+    this.backendNodes = gauge(
+      'holdfast_backend_nodes',
+      "The nodes of each provider's backend (a primary and its replicas, Sentinel's, a Cluster's), by role and state (answering, not-answering), as this process's adapter sees them",
+      ['provider', 'role', 'state'],
+    );
     this.storeUp = new Gauge({ name: 'holdfast_store_up', help: "1 while this process's watch of the record store gets an answer (pinged every second), else 0", registers });
     this.queueUp = new Gauge({ name: 'holdfast_queue_up', help: "1 when this scrape read the queue's Redis within its deadline, else 0 (the queue's gauges then show the last answer)", registers });
   }
@@ -66,6 +72,7 @@ export class ScrapeGauges {
   /** Reads every source (within `deadlineMs`) and sets the gauges; does nothing before {@link readFrom}. */
   async refresh(deadlineMs: number): Promise<void> {
     if (!this.reads) return;
+    this.showNodes();
     const [queue, store] = await Promise.all([this.reads.queue.read(deadlineMs), this.reads.store.read(deadlineMs)]);
     this.queueUp.set(queue.fresh ? 1 : 0);
     this.storeUp.set(this.reads.storeUp() ? 1 : 0);
@@ -88,6 +95,21 @@ export class ScrapeGauges {
     for (const [provider, at] of facts.lastCheckAt) this.lastCheck.set({ provider }, at / 1000);
     for (const [provider, count] of facts.orphans) this.orphans.set({ provider }, count);
     this.showDeepChecks(facts);
+  }
+
+  /** Each provider's nodes by role and state (what its adapter knows in process: no I/O). */
+  private showNodes(): void {
+    this.backendNodes.reset();
+    for (const p of this.providers) {
+      if (!p.nodes) continue;
+      const counts = new Map<string, { role: string; state: string; n: number }>();
+      for (const node of p.nodes()) {
+        const state = node.answering ? 'answering' : 'not-answering';
+        const key = `${node.role} ${state}`;
+        counts.set(key, { role: node.role, state, n: (counts.get(key)?.n ?? 0) + 1 });
+      }
+      for (const { role, state, n } of counts.values()) this.backendNodes.set({ provider: p.name, role, state }, n);
+    }
   }
 
   /** Each provider's deep-check interval, for its consumers as counted in this scrape. */

@@ -6,6 +6,7 @@
  * answer). Nothing here is read on a check's path; no record is read.
  */
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
+import type { BackendNodeReport } from '../adapters/adapter.js';
 import type { ProviderConfig } from '../config/config.js';
 import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
 import type { Coordination } from '../queue/coordination.js';
@@ -58,6 +59,8 @@ export interface ScrapeSources {
     checkTimeoutMs: number;
     /** Its deep-check interval in force (ms) for so many consumers; absent: not shown. */
     deepCheckEveryMs?: (consumers: number) => number;
+    /** A backend of several nodes: each node now, as this process's adapter knows it (no I/O); absent: one node. */
+    nodes?: () => readonly BackendNodeReport[];
   }>;
   queue(): Promise<QueueFacts>;
   store(): Promise<StoreFacts>;
@@ -117,6 +120,8 @@ export interface EngineScrapeDeps {
   store: Pick<ConsumerStore, 'providerStatuses'>;
   providers: readonly Pick<ProviderConfig, 'name' | 'timing' | 'adapter'>[];
   storeUp(): boolean;
+  /** The nodes of a provider's backend, where its adapter reports them. */
+  nodesOf?: (provider: string) => (() => readonly BackendNodeReport[]) | undefined;
 }
 
 export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
@@ -127,6 +132,7 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
       verifyEveryMs: p.timing.verifyEveryMs,
       checkTimeoutMs: p.timing.checkTimeoutMs,
       deepCheckEveryMs: (consumers: number) => deepCheckIntervalMs({ timing: p.timing, costUs: p.adapter.deepCheckCostUs, consumers }),
+      ...(deps.nodesOf?.(p.name) ? { nodes: deps.nodesOf(p.name)! } : {}),
     })),
     storeUp: () => deps.storeUp(),
     async queue() {

@@ -63,8 +63,15 @@ export class OrphanWatch {
     if (!policy || !adapter.list || !claimed || this.options.paused()) return;
     const name = config.name;
     let listed: string[];
+    /** Per node, on a backend of several: where each listed login is. */
+    let where: LoginNodes | undefined;
     try {
-      listed = await adapter.list(policy.prefix, within(config.timing.checkTimeoutMs), claimed);
+      const options = within(config.timing.checkTimeoutMs);
+      if (adapter.listByNode) {
+        const byNode = await adapter.listByNode(policy.prefix, options, claimed);
+        where = nodesOfLogins(byNode);
+        listed = [...where.byLogin.keys()];
+      } else listed = await adapter.list(policy.prefix, options, claimed);
     } catch (error) {
       logger.debug({ provider: name }, `could not list the logins of ${name} for orphans: ${scrubber.describe(error)}`);
       return;
@@ -87,7 +94,7 @@ export class OrphanWatch {
     }
     const left = orphans.filter((login) => unclaimed.has(login));
     await coordination.setOrphans(name, { at: this.options.now().toISOString(), prefix: policy.prefix, logins: left });
-    const words = left.join(', ');
+    const words = left.map((login) => `${login}${onNodes(where, login)}`).join(', ');
     if (this.said.get(name) !== words) {
       if (left.length > 0) {
         logger.warn({ provider: name, orphans: left.length }, `${left.length} login(s) on ${name} under "${policy.prefix}" that no consumer claims (orphans): ${words}`);
@@ -100,4 +107,22 @@ export class OrphanWatch {
 /** A call's options: its signal aborts after `ms`, and the deadline is said (a server may keep it too). */
 function within(ms: number): { signal: AbortSignal; deadline: number } {
   return { signal: AbortSignal.timeout(ms), deadline: Date.now() + ms };
+}
+
+/** The nodes that answered a listing, and login → the nodes it is on. */
+interface LoginNodes {
+  nodes: number;
+  byLogin: Map<string, string[]>;
+}
+
+function nodesOfLogins(byNode: ReadonlyMap<string, readonly string[]>): LoginNodes {
+  const byLogin = new Map<string, string[]>();
+  for (const [node, logins] of byNode) for (const login of logins) byLogin.set(login, [...(byLogin.get(login) ?? []), node]);
+  return { nodes: byNode.size, byLogin };
+}
+
+/** ` (on 10.0.0.6:6379 only)`: where an orphan is, when the backend has several nodes and it is not on all of them. */
+function onNodes(where: LoginNodes | undefined, login: string): string {
+  const nodes = where?.byLogin.get(login) ?? [];
+  return where === undefined || nodes.length === 0 || nodes.length === where.nodes ? '' : ` (on ${nodes.join(', ')} only)`;
 }

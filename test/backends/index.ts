@@ -12,6 +12,7 @@ import { readSettings } from './settings.js';
 import { startOwned } from './provision.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
 import { LocalRedisCluster, type RedisClusterEndpoint, type RedisClusterOptions } from './redis-cluster.js';
+import { LocalRedisReplicas, type RedisReplicasOptions } from './redis-replicas.js';
 
 export type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
 export type { RedisClusterEndpoint } from './redis-cluster.js';
@@ -47,4 +48,14 @@ export async function ownRedisCluster(options: RedisClusterOptions = {}): Promis
   const cluster = await LocalRedisCluster.start({ root: inject('backendRunDir') }, readSettings(), options);
   started.push(cluster);
   return cluster;
+}
+
+/**
+ * Starts a primary with replicas (and Sentinels, when `options.sentinels`) for this test file
+ * alone (local processes): it may kill, pause or restart its nodes. Stopped after the file's tests.
+ */
+export async function ownRedisReplicas(options: RedisReplicasOptions = {}): Promise<LocalRedisReplicas> {
+  const set = await LocalRedisReplicas.start({ root: inject('backendRunDir') }, readSettings(), options);
+  started.push(set);
+  return set;
 }

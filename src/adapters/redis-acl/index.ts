@@ -2,12 +2,13 @@
 import type { AdapterKind } from '../adapter.js';
 import { sha256Hex } from '../../secrets/sha256.js';
 import { redisAclPolicySchema, violations, type RedisAclPolicy } from './policy.js';
-import { RedisAclAdapter } from './redis-acl-adapter.js';
+import { RedisNodesAdapter } from './redis-nodes-adapter.js';
 import { redisAclValuesSchema, type RedisAclValues } from './values.js';
 
 export type { RedisAclPolicy } from './policy.js';
 export type { RedisAclValues } from './values.js';
 export { RedisAclAdapter, type RedisAclAdapterOptions } from './redis-acl-adapter.js';
+export { RedisNodesAdapter, CLUSTER_CLIENT_COMMANDS, AUTH_IN_FLIGHT } from './redis-nodes-adapter.js';
 
 export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
   kind: 'redis-acl',
@@ -24,5 +25,12 @@ export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
     { noun: 'keys', field: 'keyPrefix', template: policy.allowAllKeys ? undefined : policy.keyPrefix, allField: 'allowAllKeys' },
     { noun: 'channels', field: 'channelPrefix', template: policy.allowAllChannels ? undefined : policy.channelPrefix, allField: 'allowAllChannels' },
   ],
-  connect: (admin, ownership, policy) => new RedisAclAdapter(admin, ownership, { deniedCommands: policy?.deniedCommands }),
+  // a primary and its replicas, Sentinel, a Cluster: each login on every node (redis-nodes-adapter.ts)
+  nodeForms: true,
+  // every node of the backend: the admin URL's node and its replicas unless the topology says otherwise
+  connect: (admin, ownership, policy) =>
+    new RedisNodesAdapter(admin, admin.topology ?? { form: 'url', nodes: 'discover' }, ownership, {
+      node: { deniedCommands: policy?.deniedCommands },
+      ...(admin.pace ? { rediscoverEveryMs: Math.min(5_000, admin.pace.verifyEveryMs), nodeTimeoutMs: Math.min(5_000, Math.max(200, Math.floor(admin.pace.checkTimeoutMs / 3))) } : {}),
+    }),
 };

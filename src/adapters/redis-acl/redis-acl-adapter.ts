@@ -23,7 +23,17 @@ export interface RedisAclAdapterOptions {
   canonicalCacheSize?: number;
   /** The provider's deny list, applied after every consumer's rules (default the policy's default). */
   deniedCommands?: readonly string[] | undefined;
+  /**
+   * Command rules every consumer gets after the deny list (a Cluster's nodes: `+cluster|slots
+   * +cluster|info`, what a cluster-aware client needs to start); default none.
+   */
+  grantedCommands?: readonly string[] | undefined;
+  /** Where this node is, as `host:port`, for messages (default the admin URL's host). */
+  where?: string | undefined;
 }
+
+/** How {@link RedisAclAdapter.create} went: `applied` (sent), or `held` (asked to skip a node that holds it already, and it did). */
+export type CreateOutcome = 'applied' | 'held';
 
 /** How many `ACL GETUSER`s a listing sends at once (each costs Redis up to ~1.5 ms). */
 const LIST_BATCH = 32;
@@ -39,6 +49,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly prober: Redis;
   /** While the probe connection comes back: what the light checks meanwhile wait for (one listener for all). */
   private proberReady: Promise<void> | undefined;
+  /** Whether an AUTH succeeded on the probe connection since it (re)connected: Redis then buffers its replies without the unauthenticated bound. */
+  private proberAuthenticated = false;
   /** Deadlines, error mapping and scrubbing (it knows the admin password). */
   private readonly calls: BackendCalls;
   /** Why the connection is known to be down; undefined while up or still making its first attempt. */
@@ -53,13 +65,14 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private saveQueued: Promise<void> | undefined;
   private saveRunning: Promise<void> = Promise.resolve();
   private readonly denied: readonly string[];
+  private readonly granted: readonly string[];
   /** Logins never a consumer's, adopt or not: Redis's `default` and the admin's own. */
   private readonly never: ReadonlySet<string>;
 
   constructor(admin: AdminConnection, private readonly ownership: Ownership, options: RedisAclAdapterOptions = {}) {
     this.calls = new BackendCalls({
       adapter: 'redis-acl',
-      where: hostOf(admin.url, 'redis'),
+      where: options.where ?? hostOf(admin.url, 'redis'),
       adminSecrets: admin.password === undefined ? [] : [admin.password],
       // a reply other than NOAUTH/WRONGPASS is the server's answer; anything else could not reach it
       answered: (error) => {
@@ -69,6 +82,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     });
     this.canonical = new BoundedCache(options.canonicalCacheSize ?? 64);
     this.denied = options.deniedCommands ?? DEFAULT_DENIED_COMMANDS;
+    this.granted = options.grantedCommands ?? [];
     this.never = new Set(['default', admin.username ?? 'default']);
     this.client = new Redis(admin.url, {
       // concurrent consumers' calls (a heal's ACL GETUSERs and SETUSERs) share one write and one read
@@ -100,6 +114,10 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       retryStrategy: (attempt: number) => Math.min(100 * 2 ** (attempt - 1), 2_000),
     });
     this.prober.on('error', () => undefined);
+    // a new connection is unauthenticated: Redis 7.0 bounds what it buffers for it (failed AUTHs' replies)
+    this.prober.on('ready', () => {
+      this.proberAuthenticated = false;
+    });
     this.firstAttempt = new Promise<void>((resolve, reject) => {
       this.client.once('ready', () => resolve());
       this.client.once('close', () => reject(new Error(this.down ?? 'the connection closed')));
@@ -118,16 +136,37 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
    * the same reply gives the passwords to keep.
    */
   async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
+    await this.apply(grant, signal, false);
+  }
+
+  /**
+   * {@link create}, or, with `skipIfHeld`, nothing when this node holds the grant already (the
+   * same `ACL GETUSER` read compared, as {@link holds} would): a heal of one node of several
+   * sends nothing to the others.
+   */
+  async apply(grant: Grant<RedisAclValues>, signal: AbortSignal, skipIfHeld: boolean): Promise<CreateOutcome> {
     const hash = sha256Hex(grant.password);
     const secrets = [grant.password, hash];
     const existing = await this.getUser(grant.login, signal, secrets);
     const problem = claimProblem(grant.login, existing, this.ownership, this.never);
     if (problem !== undefined) throw new HoldfastError('BACKEND_REFUSED', `redis-acl: ${problem}; nothing was sent`);
-    const kept = grant.keepPasswords ? (existing?.passwords ?? []) : [];
     const { keys, channels } = grant.values;
-    const rules = userRules({ passwordHash: hash, keptHashes: kept, keys, channels, commands: this.rulesOf(grant.values), owner: this.ownership.provider });
+    const commands = this.rulesOf(grant.values);
+    if (skipIfHeld && existing !== null) {
+      const canonical = await this.canonicalCommands(commands, signal, secrets);
+      const answer = compareUser(existing, { passwordHash: hash, othersAccepted: grant.keepPasswords === true, keys, channels, rules: commands, commands: canonical, owner: this.ownership.provider });
+      if (answer.held) return 'held';
+    }
+    const kept = grant.keepPasswords ? (existing?.passwords ?? []) : [];
+    const rules = userRules({ passwordHash: hash, keptHashes: kept, keys, channels, commands, owner: this.ownership.provider });
     await this.send(signal, `ACL SETUSER "${grant.login}"`, [...secrets, ...kept], () => this.client.call('ACL', ['SETUSER', grant.login, ...rules]));
     await this.saveIfAclFile(signal, secrets);
+    return 'applied';
+  }
+
+  /** One admin command on this node (discovery: `INFO replication`, `CLUSTER NODES`), with the same deadlines and mapping. */
+  command(signal: AbortSignal, ...args: [string, ...string[]]): Promise<unknown> {
+    return this.send(signal, args.join(' '), [], () => this.client.call(...args));
   }
 
   /** Deletes the login only when it carries this provider's mark; any other is left as it is, and that succeeds. */
@@ -174,7 +213,18 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       if (replyCode(error) === 'WRONGPASS') return refused;
       throw error;
     });
-    return (await this.calls.race(auth, signal, what, secrets)) !== refused;
+    const accepted = (await this.calls.race(auth, signal, what, secrets)) !== refused;
+    if (accepted) this.proberAuthenticated = true;
+    return accepted;
+  }
+
+  /**
+   * Whether the probe connection is authenticated (an AUTH succeeded on it since it connected).
+   * While it is not, Redis 7.0 closes it when the replies of pipelined failed AUTHs outgrow a
+   * small buffer: its caller keeps only a few in flight then.
+   */
+  get probeAuthenticated(): boolean {
+    return this.proberAuthenticated;
   }
 
   async ping({ signal }: CallOptions): Promise<void> {
@@ -236,7 +286,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
 
   /** The consumer's command rules, then the provider's deny list. */
   private rulesOf(values: RedisAclValues): string[] {
-    return effectiveCommands(values.commands, this.denied);
+    return [...effectiveCommands(values.commands, this.denied), ...this.granted];
   }
 
   private async getUser(login: string, signal: AbortSignal, secrets: readonly string[]): Promise<AclUser | null> {

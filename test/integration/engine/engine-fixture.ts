@@ -35,6 +35,8 @@ export interface FixtureOptions {
   store?: BackendEndpoint;
   /** The server that holds the consumers (default: the run's shared Redis; give a test's own to restart it). */
   provider?: BackendEndpoint;
+  /** Lines for the provider's `admin:` instead of its `url:` (e.g. `sentinels: [...]` and `master: mymaster`); `provider` still names a node to log in on. */
+  adminLines?: string[];
   /** The adapter the provider uses (default `redis-acl`); `provider` must be a server of its kind. */
   adapterKind?: ProviderKindName;
   consumers: number;
@@ -200,7 +202,7 @@ export class EngineFixture {
         '  - name: cache',
         `    adapter: ${kind}`,
         '    admin:',
-        `      url: ${FLAVORS[kind].adminUrl(options.provider)}`,
+        ...(options.adminLines ?? [`url: ${FLAVORS[kind].adminUrl(options.provider)}`]).map((l) => `      ${l}`),
         `      username: ${options.provider.admin.username}`,
         '      passwordFile: secrets/cache',
         '    contributions: contributions/cache.yaml',

@@ -1,0 +1,197 @@
+/**
+ * The `redis-acl` adapter of a backend of several nodes: each consumer held on every node
+ * ({@link RedisNodes}), since Redis does not replicate ACL users.
+ *
+ * - `create` applies on every answering node that lacks the login or differs (the others are
+ *   sent nothing); `remove` removes on every node, and fails (to be tried again) while a node
+ *   that has not answered may still hold it.
+ * - `authenticates` (light) is one `AUTH` per node, at most {@link AUTH_IN_FLIGHT} in flight per
+ *   probe connection (Redis 7.0 closes a connection after ~300 pipelined failed `AUTH`s); a node
+ *   whose probe fails proves nothing, and the deep check is asked.
+ * - `holds` (deep) compares the rules on every node and names the node(s) that do not hold it.
+ * - A node that cannot be asked is a node problem: it is left out of every answer (said once,
+ *   by {@link RedisNodes}), the consumers stay held on the nodes that answer, and nothing is
+ *   applied elsewhere because of it. Only when no node answers is the call unable to ask.
+ */
+import type { Adapter, AdminConnection, AdminTopology, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import { BackendCalls } from '../backend-calls.js';
+import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
+import type { RedisAclAdapterOptions } from './redis-acl-adapter.js';
+import { RedisNodes, type NodeEvent, type NodeReport, type RedisNode, type RedisNodesOptions } from './redis-nodes.js';
+import type { RedisAclValues } from './values.js';
+
+/**
+ * `AUTH`s in flight at most on a node's probe connection while it is unauthenticated (no AUTH
+ * succeeded on it since it connected): Redis 7.0.15 closes an unauthenticated connection whose
+ * unread replies outgrow about 1 KB, i.e. 16 pipelined `WRONGPASS` replies (measured: 64 in
+ * flight closed it, 16 did not). Once an AUTH succeeded, the connection is authenticated and
+ * the checks go unbounded (pipelined by ioredis).
+ */
+export const AUTH_IN_FLIGHT = 8;
+
+/**
+ * What a consumer of a Redis Cluster needs beside its own rules, granted after the deny list:
+ * a cluster-aware client reads the slot map (`CLUSTER SLOTS`) and ioredis's ready check asks
+ * `CLUSTER INFO`. No other `CLUSTER` subcommand.
+ */
+export const CLUSTER_CLIENT_COMMANDS: readonly string[] = ['+cluster|slots', '+cluster|info'];
+
+type NodeResult<T> = { node: RedisNode; ok: true; value: T } | { node: RedisNode; ok: false; error: unknown };
+
+export class RedisNodesAdapter implements Adapter<RedisAclValues> {
+  readonly nodes: RedisNodes;
+  private readonly auths = new Map<RedisNode, BackendCalls>();
+
+  constructor(admin: AdminConnection, topology: AdminTopology, ownership: Ownership, options: RedisNodesOptions & { node?: RedisAclAdapterOptions } = {}) {
+    const node: RedisAclAdapterOptions = {
+      ...options.node,
+      ...(topology.form === 'cluster' ? { grantedCommands: [...(options.node?.grantedCommands ?? []), ...CLUSTER_CLIENT_COMMANDS] } : {}),
+    };
+    this.nodes = new RedisNodes(admin, topology, ownership, { ...options, node });
+  }
+
+  onNodeEvent(listener: (event: NodeEvent) => void): () => void {
+    return this.nodes.onEvent(listener);
+  }
+
+  nodeReport(): NodeReport[] {
+    return this.nodes.report();
+  }
+
+  async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
+    const results = await this.onEvery(signal, (node, s) => node.acl.apply(grant, s, true));
+    // refused, or answered with an error: the apply failed (a node that could not be reached is the node's problem)
+    const failed = results.find((r) => !r.ok && (isHoldfastError(r.error, 'BACKEND_REFUSED') || isHoldfastError(r.error, 'BACKEND_ERROR')));
+    if (failed && !failed.ok) throw failed.error;
+    this.answeredSomewhere(results, signal);
+  }
+
+  async remove(login: string, { signal }: CallOptions): Promise<void> {
+    const results = await this.onEvery(signal, (node, s) => node.acl.remove(login, { signal: s }));
+    this.answeredSomewhere(results, signal);
+    const unasked = [...this.nodes.all().filter((n) => !n.answering).map((n) => n.address), ...results.filter((r) => !r.ok).map((r) => r.node.address)];
+    if (unasked.length > 0) {
+      throw new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl: "${login}" removed on the nodes that answer; ${[...new Set(unasked)].join(', ')} cannot be asked: removed there when it answers`);
+    }
+  }
+
+  async holds(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
+    const results = await this.onEvery(signal, (node, s) => node.acl.holds(grant, { signal: s }));
+    const answers = this.answeredSomewhere(results, signal);
+    const notHeld = answers.filter((a) => !a.value.held);
+    const first = notHeld[0];
+    if (first === undefined || first.value.held) return { held: true };
+    // not held anywhere: said as on one node (with the nodes named when there are several)
+    if (notHeld.length === answers.length) {
+      const detail = answers.length > 1 ? `${first.value.detail} (on every node: ${answers.map((a) => a.node.address).join(', ')})` : first.value.detail;
+      return { held: false, reason: first.value.reason, detail };
+    }
+    const where = notHeld.map((a) => a.node.address).join(', ');
+    return { held: false, reason: first.value.reason, detail: first.value.detail, node: where };
+  }
+
+  async authenticates(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<boolean> {
+    const results = await this.onEvery(signal, (node, s) =>
+      node.acl.probeAuthenticated
+        ? node.acl.authenticates(grant, { signal: s })
+        : this.authCalls(node).run(s, `AUTH as "${grant.login}"`, [grant.password], () => node.acl.authenticates(grant, { signal: s })),
+    );
+    this.answeredSomewhere(results, signal);
+    // a probe that failed (its connection closed under a burst, say) proves nothing: the deep check is asked
+    return results.length > 0 && results.every((r) => r.ok && r.value);
+  }
+
+  async ping({ signal }: CallOptions): Promise<void> {
+    const results = await this.onEvery(signal, (node, s) => node.acl.ping({ signal: s }));
+    this.answeredSomewhere(results, signal);
+    const silent = [...this.nodes.all().filter((n) => !n.answering), ...results.filter((r) => !r.ok).map((r) => r.node)];
+    if (silent.length > 0) {
+      throw new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl: ${[...new Set(silent.map((n) => `${n.address} (${n.why ?? 'does not answer'})`))].join(', ')} cannot be asked`);
+    }
+  }
+
+  /** The logins under `prefix` this provider made, on any node (a login made on one replica alone is listed too). */
+  async list(prefix: string, { signal }: CallOptions, claimed?: ReadonlySet<string>): Promise<string[]> {
+    const byNode = await this.listByNode(prefix, { signal }, claimed);
+    return [...new Set([...byNode.values()].flat())].sort();
+  }
+
+  /** {@link list}, per node (`host:port` → logins). */
+  async listByNode(prefix: string, { signal }: CallOptions, claimed?: ReadonlySet<string>): Promise<Map<string, string[]>> {
+    const results = await this.onEvery(signal, (node, s) => node.acl.list(prefix, { signal: s }, claimed));
+    return new Map(this.answeredSomewhere(results, signal).map((r) => [r.node.address, r.value]));
+  }
+
+  close(): Promise<void> {
+    return this.nodes.close();
+  }
+
+  private authCalls(node: RedisNode): BackendCalls {
+    let calls = this.auths.get(node);
+    if (calls === undefined) {
+      calls = new BackendCalls({ adapter: 'redis-acl', where: node.address, answered: () => false, maxConcurrent: AUTH_IN_FLIGHT });
+      this.auths.set(node, calls);
+      if (this.auths.size > 4 * this.nodes.all().length + 16) {
+        for (const known of this.auths.keys()) if (!this.nodes.all().includes(known)) this.auths.delete(known);
+      }
+    }
+    return calls;
+  }
+
+  /**
+   * Runs `call` on every answering node at once, each under the call's deadline and its node's
+   * own (a node found not answering meanwhile is given up on). A node that fails as if it
+   * could not be reached is pinged at once.
+   */
+  private async onEvery<T>(signal: AbortSignal, call: (node: RedisNode, signal: AbortSignal) => Promise<T>): Promise<Array<NodeResult<T>>> {
+    await this.nodes.first;
+    const every = this.nodes.all();
+    if (every.length === 1) {
+      // one node: asked as the one-node adapter always was (a hang is the check's deadline, a refusal its own error)
+      const node = every[0]!;
+      try {
+        return [{ node, ok: true, value: await call(node, signal) }];
+      } catch (error) {
+        return [{ node, ok: false, error }];
+      }
+    }
+    const answering = this.nodes.answering();
+    // none answers by the last ping: every node is asked anyway (each fails fast while its connection is down), so that a
+    // backend back up answers at once, not at the next ping
+    const nodes = answering.length > 0 ? answering : this.nodes.all();
+    const nodeSignals = new Map<RedisNode, AbortSignal>();
+    return Promise.all(
+      nodes.map(async (node): Promise<NodeResult<T>> => {
+        try {
+          // a node found not answering meanwhile is given up on; with none answering, each is given the node timeout
+          const giveUp = answering.length > 0 ? node.gone.signal : AbortSignal.timeout(this.nodes.nodeTimeoutMs);
+          nodeSignals.set(node, giveUp);
+          const value = await call(node, AbortSignal.any([signal, giveUp]));
+          if (!node.answering) this.nodes.suspect(node); // it answered: the ping says so now
+          return { node, ok: true, value };
+        } catch (error) {
+          if (!signal.aborted && nodeSignals.get(node)?.aborted === true) {
+            // found not answering meanwhile: the node's problem, said by the node set
+            return { node, ok: false, error: new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl: node ${node.address} cannot be asked: ${node.why ?? 'it does not answer'}`) };
+          }
+          if (!signal.aborted && !isHoldfastError(error, 'BACKEND_REFUSED')) this.nodes.suspect(node);
+          return { node, ok: false, error };
+        }
+      }),
+    );
+  }
+
+  /**
+   * The answers of the nodes that answered. The call's own deadline is the caller's; when no
+   * node answered, the first node's error (or that none is known to answer) is thrown: could not ask.
+   */
+  private answeredSomewhere<T>(results: Array<NodeResult<T>>, signal: AbortSignal): Array<{ node: RedisNode; value: T }> {
+    if (signal.aborted) throw new HoldfastError('DEADLINE_EXCEEDED', 'redis-acl: the call did not finish before its deadline');
+    const answered = results.flatMap((r) => (r.ok ? [{ node: r.node, value: r.value }] : []));
+    if (answered.length > 0) return answered;
+    const failed = results.find((r) => !r.ok);
+    if (failed && !failed.ok) throw failed.error;
+    const known = this.nodes.report();
+    throw new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl: no node of the backend answers (${known.map((n) => `${n.address}: ${n.why ?? 'unknown'}`).join('; ') || 'none known'})`);
+  }
+}
