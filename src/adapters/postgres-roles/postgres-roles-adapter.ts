@@ -11,6 +11,7 @@ import { HoldfastError } from '../../errors/holdfast-error.js';
 import { keyForms, newSalt, parsePostgresVerifier, postgresVerifier, prepared, sameKeys, scramKeys, type ScramKeys } from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
 import { loginProblem } from './policy.js';
+import { postgresHost, PrimaryPool, type PostgresHost } from './primary-pool.js';
 import { notOwnedWords, roleMark, roleOwner, type RoleOwner } from './role-mark.js';
 import { compareRole, ownershipDiffers, PRIVILEGED_GROUPS, ROLE_ATTRIBUTES, roleQuery, type PasswordAnswer, type RoleRow } from './role-state.js';
 import { identifierProblem, type PostgresRolesValues } from './values.js';
@@ -23,6 +24,8 @@ const VERIFIED_CACHE = 10_000;
 
 /** SQLSTATE classes that mean the server could not be used, not that it answered: connection, resources, shutdown, auth of the admin. */
 const UNAVAILABLE_CLASSES = ['08', '53', '57', '28'];
+/** read_only_sql_transaction: a write sent to a standby. */
+const READ_ONLY = '25006';
 
 interface DatabaseError {
   code: string;
@@ -40,25 +43,10 @@ function serverSaid(error: unknown): string {
   return `${error instanceof Error ? error.message : String(error)}${detail ? ` (${detail.replaceAll('\n', '; ')})` : ''}`;
 }
 
-interface Target {
-  host: string;
-  port: number;
-  database: string;
-}
-
-function target(url: string): Target {
-  const parsed = new URL(url);
-  return {
-    host: decodeURIComponent(parsed.hostname).replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
-    port: Number(parsed.port || 5432),
-    database: decodeURIComponent(parsed.pathname.slice(1)) || 'postgres',
-  };
-}
-
 export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
-  private readonly pool: pg.Pool;
+  /** On the primary: the one host, or the one of `admin.urls` not in recovery. */
+  private readonly pool: PrimaryPool;
   private readonly calls: BackendCalls;
-  private readonly target: Target;
   /** Whether the admin may read pg_authid (verifiers); asked once. */
   private verifiersReadable: Promise<boolean> | undefined;
   /** Digests of (role, password, verifier) known to match: a check compares text, not PBKDF2. */
@@ -69,25 +57,24 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   private readonly mark: string;
 
   constructor(admin: AdminConnection, private readonly ownership: Ownership) {
-    this.target = target(admin.url);
     this.adminRole = admin.username ?? 'postgres';
     this.mark = roleMark(ownership.provider);
     const max = admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
     this.calls = new BackendCalls({
       adapter: 'postgres-roles',
-      where: hostOf(admin.url, 'postgres'),
+      where: admin.urls && admin.urls.length > 1 ? admin.urls.map((url) => hostOf(url, 'postgres')).join(',') : hostOf(admin.url, 'postgres'),
       adminSecrets: admin.password === undefined ? [] : [admin.password],
       maxConcurrent: max,
       answered: (error) => {
+        this.pool.failed(error); // a standby's read-only refusal or a lost connection: the primary is looked for before the next call
         const state = sqlState(error);
-        return state !== undefined && !UNAVAILABLE_CLASSES.includes(state.slice(0, 2));
+        return state !== undefined && state !== READ_ONLY && !UNAVAILABLE_CLASSES.includes(state.slice(0, 2));
       },
       // a role that still owns objects (or holds privileges on them) is not dropped until someone acts
       code: (error) => (sqlState(error) === '2BP01' ? 'BACKEND_REFUSED' : undefined),
       describe: serverSaid,
     });
-    this.pool = new pg.Pool({
-      ...this.target,
+    this.pool = new PrimaryPool((admin.urls ?? [admin.url]).map(postgresHost), {
       user: this.adminRole,
       password: admin.password,
       max,
@@ -96,7 +83,11 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       allowExitOnIdle: true,
       application_name: 'holdfast',
     });
-    this.pool.on('error', () => undefined); // an idle connection lost: the next call opens another
+  }
+
+  /** Where a login as a consumer goes: the primary. */
+  private get target(): PostgresHost {
+    return this.pool.target;
   }
 
   /**
