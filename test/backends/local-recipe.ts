@@ -20,5 +20,7 @@ export interface Recipe {
   persist?(url: string): Promise<void>;
   /** Prepares the data directory; `fresh` means any previous data is discarded. */
   prepare(dir: string, password: string, fresh: boolean): void;
+  /** Ends a standby's recovery (PostgreSQL: `pg_ctl promote`). */
+  promote?(dir: string): void;
   spec(dir: string, port: number, password: string, more: { username: string; ports: readonly number[] }): Omit<ProcessSpec, 'cwd' | 'logFile'>;
 }

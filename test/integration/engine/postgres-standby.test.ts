@@ -1,0 +1,131 @@
+/**
+ * A `postgres-roles` provider on a PostgreSQL primary and its streaming standby
+ * (`pg_basebackup -R`), listed in `admin.urls`: holdfast writes to the one not in recovery, the
+ * roles reach the standby by PostgreSQL's replication, and after `pg_ctl promote` (the old
+ * primary stopped) it follows the new primary, healing there within the interval. Two
+ * primaries at once (a standby promoted beside a primary that still runs): it writes to neither.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import type { AdminConnection, Grant } from '../../../src/adapters/adapter.js';
+import { postgresRoles, type PostgresRolesValues } from '../../../src/adapters/postgres-roles/index.js';
+import { ADAPTERS } from '../../../src/adapters/registry.js';
+import { loadConfig } from '../../../src/config/load-config.js';
+import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
+import { ownPostgresPair, type BackendEndpoint } from '../../backends/index.js';
+import { postgresLogin } from '../../backends/logins.js';
+import { engineFixtures, type Consumer, type EngineFixture } from './engine-fixture.js';
+
+const urlOf = (b: BackendEndpoint) => `postgres://${b.host}:${b.port}/postgres`;
+const within = (ms = 10_000) => ({ signal: AbortSignal.timeout(ms) });
+
+async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(b: BackendEndpoint, text: string): Promise<T[]> {
+  const client = new pg.Client({ host: b.host, port: b.port, user: b.admin.username, password: b.admin.password, database: 'postgres' });
+  await client.connect();
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Polls until `predicate` holds; the time it took, or a failure naming `what`. */
+async function until(what: string, predicate: () => Promise<boolean>, timeoutMs = 20_000): Promise<number> {
+  const start = Date.now();
+  while (!(await predicate().catch(() => false))) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return Date.now() - start;
+}
+
+/** Lists `hosts` in the fixture's provider as `admin.urls` instead of its one url, as an operator would, and reads the file again. */
+async function listHosts(f: EngineFixture, hosts: BackendEndpoint[]): Promise<void> {
+  const file = join(f.dir, 'holdfast.yaml');
+  const text = readFileSync(file, 'utf8');
+  const one = `      url: ${urlOf(f.provider)}\n`;
+  expect(text).toContain(one);
+  writeFileSync(file, text.replace(one, `      urls: [${hosts.map(urlOf).join(', ')}]\n`));
+  f.config = await loadConfig(file, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
+}
+
+function adminOf(hosts: BackendEndpoint[]): AdminConnection {
+  const [first] = hosts as [BackendEndpoint];
+  return { url: urlOf(first), urls: hosts.map(urlOf), username: first.admin.username, password: first.admin.password };
+}
+
+function grantFor(login: string): Grant<PostgresRolesValues> {
+  return { login, password: randomBytes(18).toString('base64url'), values: postgresRoles.valuesSchema.parse({}) };
+}
+
+describe('a PostgreSQL primary and its streaming standby, through the engine', () => {
+  const fixture = engineFixtures();
+
+  it('holds the roles on the primary (they log in on the standby); after a promotion follows the new primary and heals a role dropped there within the interval', async () => {
+    const { primary, standby } = await ownPostgresPair();
+    const f = await fixture({ adapterKind: 'postgres-roles', provider: primary, consumers: 3, timing: { verifyEvery: '1s', checkTimeout: '900ms', deepCheckEvery: '4s' } });
+    await listHosts(f, [primary, standby]);
+    await f.startHeld();
+    for (const c of f.consumers) {
+      expect(await f.canLogin(c, primary)).toBe(true);
+      // nothing is written to the standby: replication brings each role there
+      await until(`${c.login} replicated to the standby`, () => f.canLogin(c, standby));
+    }
+    await f.until('every record settled: checks are light from now on', () => f.settled());
+
+    // the primary lost, the standby promoted: a role dropped by hand on the new primary
+    await primary.down();
+    await standby.promote(); // pg_ctl promote -w: returns once the standby takes writes
+    const promotedAt = Date.now();
+    expect(await sql<{ standby: boolean }>(standby, 'SELECT pg_is_in_recovery() AS standby')).toEqual([{ standby: false }]);
+    const [dropped, ...kept] = f.consumers as [Consumer, ...Consumer[]];
+    await sql(standby, `DROP OWNED BY "${dropped.login}"; DROP ROLE "${dropped.login}"`);
+    expect(await f.canLogin(dropped, standby)).toBe(false);
+
+    // the next check finds the old primary gone, asks every host, and runs on the new one: within the interval (1 s), bounded generously
+    const healedIn = await f.until('the dropped role healed on the new primary', () => f.canLogin(dropped, standby), 15_000);
+    const sincePromotion = Date.now() - promotedAt;
+    console.log(`[postgres-standby] promotion to heal on the new primary: ${sincePromotion} ms (role dropped to healed: ${healedIn} ms; verifyEvery 1 s)`);
+    for (const c of kept) expect(await f.canLogin(c, standby)).toBe(true);
+    expect(f.logsFor(dropped).some((l) => l.msg.startsWith('not held (missing: ')), f.logsFor(dropped).map((l) => l.msg).join('\n')).toBe(true);
+    await f.until('every consumer held', () => f.allHeld());
+  });
+});
+
+describe('the postgres-roles adapter on several hosts', () => {
+  it('writes to the host not in recovery, wherever it is listed', async () => {
+    const { primary, standby } = await ownPostgresPair();
+    const adapter = postgresRoles.connect(adminOf([standby, primary]), { provider: 'standby-first', adopt: false });
+    try {
+      const grant = grantFor(`hfsb_${randomBytes(3).toString('hex')}`);
+      await adapter.create(grant, within());
+      expect(await postgresLogin(primary, grant.login, grant.password)).toBe(true);
+      await until('the role replicated to the standby', () => postgresLogin(standby, grant.login, grant.password));
+      expect(await adapter.holds!(grant, within())).toEqual({ held: true });
+    } finally {
+      await adapter.close();
+    }
+  });
+
+  it('writes to neither of two primaries (a standby promoted beside a primary that still runs), naming both', async () => {
+    const { primary, standby } = await ownPostgresPair();
+    await standby.promote();
+    const adapter = postgresRoles.connect(adminOf([primary, standby]), { provider: 'two-primaries', adopt: false });
+    try {
+      const grant = grantFor(`hfsb_${randomBytes(3).toString('hex')}`);
+      const refused = await adapter.create(grant, within()).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(isHoldfastError(refused) && refused.code).toBe('BACKEND_UNAVAILABLE');
+      expect(String((refused as Error).message)).toContain(`2 listed hosts are primaries (not in recovery)`);
+      expect(String((refused as Error).message)).toContain(`127.0.0.1:${primary.port} is a primary; 127.0.0.1:${standby.port} is a primary`);
+      for (const host of [primary, standby]) expect(await postgresLogin(host, grant.login, grant.password)).toBe(false);
+    } finally {
+      await adapter.close();
+    }
+  });
+});
