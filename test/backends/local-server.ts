@@ -12,7 +12,7 @@ import { ManagedProcess } from './managed-process.js';
 import { freePorts } from './ports.js';
 import { waitUntilReady } from './probe.js';
 import { instanceDir, type RunDir } from './run-dir.js';
-import { baseBackup, promote } from './postgres-standby.js';
+import { baseBackup, followPrimary, promote, type StandbyOf } from './postgres-standby.js';
 import { seaweedFsRecipe } from './seaweedfs.js';
 import type { TestBackendSettings } from './settings.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend, RestartOptions } from './types.js';
@@ -132,6 +132,7 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
           ...(user ? { user } : {}),
         }),
         promote: (dir) => promote(bin, dir, user),
+        follow: (dir, primary) => followPrimary(dir, primary, user),
       };
     }
     case 's3':
@@ -243,6 +244,14 @@ export class LocalServer implements OwnedBackend {
     if (!this.recipe.promote) throw new Error(`a ${this.kind} server cannot be promoted`);
     this.recipe.promote(this.dir);
     return Promise.resolve();
+  }
+
+  /** Stops a PostgreSQL server (cleanly) and starts it again, its data kept, as a streaming standby of `primary`. */
+  async followAsStandby(primary: StandbyOf): Promise<void> {
+    if (!this.recipe.follow) throw new Error(`a ${this.kind} server cannot follow a primary`);
+    await this.down();
+    this.recipe.follow(this.dir, primary);
+    await this.up();
   }
 
   pause(): Promise<void> {

@@ -80,6 +80,8 @@ export class PrimaryPool {
   constructor(
     private readonly hosts: readonly PostgresHost[],
     private readonly settings: PoolSettings,
+    /** How often every host is asked beside the calls (a test may ask never: `Infinity`). */
+    private readonly askAgainMs = ASK_AGAIN_MS,
   ) {
     if (hosts.length === 0) throw new Error('a PrimaryPool needs at least one host');
     this.primary = hosts[0]!;
@@ -125,7 +127,7 @@ export class PrimaryPool {
   private async onPrimary<T>(call: () => Promise<T>): Promise<T> {
     if (this.hosts.length === 1) return call();
     if (!this.found || this.doubted) await this.askAll();
-    else if (Date.now() - this.askedAt > ASK_AGAIN_MS) void this.askAll().catch(() => undefined); // the calls themselves fail if it is gone
+    else if (Date.now() - this.askedAt > this.askAgainMs) void this.askAll().catch(() => undefined); // the calls themselves fail if it is gone
     const before = this.primary;
     try {
       return await call();

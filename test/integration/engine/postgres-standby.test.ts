@@ -4,6 +4,7 @@
  * roles reach the standby by PostgreSQL's replication, and after `pg_ctl promote` (the old
  * primary stopped) it follows the new primary, healing there within the interval. Two
  * primaries at once (a standby promoted beside a primary that still runs): it writes to neither.
+ * An old primary back as a standby of the new one: a write it refuses (25006) moves the pool.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { AdminConnection, Grant } from '../../../src/adapters/adapter.js';
 import { postgresRoles, type PostgresRolesValues } from '../../../src/adapters/postgres-roles/index.js';
+import { postgresHost, PrimaryPool } from '../../../src/adapters/postgres-roles/primary-pool.js';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
@@ -126,6 +128,35 @@ describe('the postgres-roles adapter on several hosts', () => {
       for (const host of [primary, standby]) expect(await postgresLogin(host, grant.login, grant.password)).toBe(false);
     } finally {
       await adapter.close();
+    }
+  });
+});
+
+describe('the admin pool on several hosts', () => {
+  it('moves to the new primary when the old one, back as its standby, refuses a write as read-only (SQLSTATE 25006)', async () => {
+    const { primary, standby } = await ownPostgresPair();
+    // asked at the first call only (never beside the calls): what moves it is the refusal
+    const pool = new PrimaryPool([primary, standby].map((b) => postgresHost(urlOf(b))), { user: 'postgres', password: primary.admin.password, max: 2 }, Infinity);
+    const where = async () => (await pool.query<{ standby: boolean; port: number }>("SELECT pg_is_in_recovery() AS standby, current_setting('port')::int AS port")).rows[0];
+    try {
+      expect(await where()).toEqual({ standby: false, port: primary.port });
+      // a clean switchover: the old primary stopped, the standby promoted, the old primary started again as its standby
+      await primary.down();
+      await standby.promote();
+      await primary.followAsStandby({ port: standby.port, password: standby.admin.password });
+      expect(await where()).toEqual({ standby: true, port: primary.port }); // reads still answer there
+
+      const client = await pool.connect();
+      const refused = await client.query(`CREATE ROLE hfro_${randomBytes(3).toString('hex')}`).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      client.release();
+      expect((refused as { code?: unknown } | undefined)?.code).toBe('25006');
+      pool.failed(refused); // as the adapter tells it of every failure
+      expect(await where()).toEqual({ standby: false, port: standby.port });
+    } finally {
+      await pool.end();
     }
   });
 });
