@@ -159,4 +159,20 @@ describe('the admin pool on several hosts', () => {
       await pool.end();
     }
   });
+
+  it('moves there by itself, asking every host beside the calls, when nothing fails (the old primary back as a standby, read)', async () => {
+    const { primary, standby } = await ownPostgresPair();
+    const pool = new PrimaryPool([primary, standby].map((b) => postgresHost(urlOf(b))), { user: 'postgres', password: primary.admin.password, max: 2 }, 200);
+    const port = async () => (await pool.query<{ port: number }>("SELECT current_setting('port')::int AS port")).rows[0]?.port;
+    try {
+      expect(await port()).toBe(primary.port);
+      await primary.down();
+      await standby.promote();
+      await primary.followAsStandby({ port: standby.port, password: standby.admin.password });
+      // reads succeed on the old primary, a standby now: only the asking beside the calls moves the pool
+      await until('the pool on the new primary', async () => (await port()) === standby.port);
+    } finally {
+      await pool.end();
+    }
+  });
 });
