@@ -93,11 +93,6 @@ export class PrimaryPool {
     return this.primary;
   }
 
-  /** `host:port` of every listed host, for messages. */
-  get where(): string {
-    return this.hosts.map(hostLabel).join(',');
-  }
-
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
     return this.onPrimary(() => this.pool.query<R>(text, values));
   }
@@ -152,7 +147,10 @@ export class PrimaryPool {
     const answers = await Promise.all(this.hosts.map((host) => this.ask(host)));
     this.askedAt = Date.now();
     const primaries = answers.filter((a) => 'standby' in a && !a.standby).map((a) => a.host);
-    if (primaries.length !== 1) throw new NoPrimaryError(noPrimary(answers, primaries));
+    if (primaries.length !== 1) {
+      this.doubted = true; // found beside the calls too: each call waits for the next asking, and fails while none or several are
+      throw new NoPrimaryError(noPrimary(answers, primaries));
+    }
     const [next] = primaries as [PostgresHost];
     this.found = true;
     if (next === this.primary || this.ended) return;

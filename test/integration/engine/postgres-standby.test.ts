@@ -13,7 +13,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { AdminConnection, Grant } from '../../../src/adapters/adapter.js';
 import { postgresRoles, type PostgresRolesValues } from '../../../src/adapters/postgres-roles/index.js';
-import { postgresHost, PrimaryPool } from '../../../src/adapters/postgres-roles/primary-pool.js';
+import { NoPrimaryError, postgresHost, PrimaryPool } from '../../../src/adapters/postgres-roles/primary-pool.js';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
@@ -171,6 +171,25 @@ describe('the admin pool on several hosts', () => {
       await primary.followAsStandby({ port: standby.port, password: standby.admin.password });
       // reads succeed on the old primary, a standby now: only the asking beside the calls moves the pool
       await until('the pool on the new primary', async () => (await port()) === standby.port);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('stops when a second primary appears beside the calls (the standby promoted while the primary runs): every call fails naming both', async () => {
+    const { primary, standby } = await ownPostgresPair();
+    const pool = new PrimaryPool([primary, standby].map((b) => postgresHost(urlOf(b))), { user: 'postgres', password: primary.admin.password, max: 2 }, 200);
+    try {
+      await pool.query('SELECT 1');
+      await standby.promote();
+      await until('calls refused, naming both primaries', async () => {
+        const error = await pool.query('SELECT 1').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        return error instanceof NoPrimaryError && error.message.includes('2 listed hosts are primaries');
+      });
+      expect(await pool.query('SELECT 1').then(() => 'answered', (e: unknown) => (e instanceof NoPrimaryError ? 'refused' : String(e)))).toBe('refused');
     } finally {
       await pool.end();
     }
