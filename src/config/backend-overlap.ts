@@ -1,16 +1,17 @@
 /**
  * One backend, one owner per login: providers whose admin URLs reach the same server (the same
  * host and port once the URL is normalised, the loopback names counting as one host, or the
- * same URL) are refused at config load unless both set a `loginPrefix` and neither prefix starts
- * with the other. Without that, one provider could claim (and re-password, or remove as an
- * orphan) a login another provider made.
+ * same URL; every host an `admin.urls` lists counts) are refused at config load unless both set
+ * a `loginPrefix` and neither prefix starts with the other. Without that, one provider could
+ * claim (and re-password, or remove as an orphan) a login another provider made.
  */
 import type { YamlSource } from './yaml-source.js';
 
 /** What the check needs of a provider, as the configuration gives it. */
 export interface ProviderAddress {
   name: string;
-  admin: { url: string };
+  /** `urls`: every host of the backend (a primary and its standbys), each counted as the provider's. */
+  admin: { url?: string | undefined; urls?: readonly string[] | undefined };
   loginPrefix?: string | undefined;
 }
 
@@ -59,12 +60,17 @@ function overlapping(a: string | undefined, b: string | undefined): boolean {
   return a === undefined || b === undefined || a.startsWith(b) || b.startsWith(a);
 }
 
+/** Every host a provider's admin lists: its `urls` (a primary and its standbys), else its one `url`. */
+function adminUrlsOf(admin: ProviderAddress['admin']): readonly string[] {
+  return admin.urls ?? (admin.url === undefined ? [] : [admin.url]);
+}
+
 /**
- * Each pair of providers (by index, earlier first) whose admin URLs reach one server, with the
- * address they share.
+ * Each pair of providers (by index, earlier first) whose admin URLs reach one server (any host
+ * of an `admin.urls` counting), with the address they share.
  */
 export function sharedBackends(providers: readonly Pick<ProviderAddress, 'admin'>[]): Array<{ i: number; j: number; shared: string }> {
-  const addresses = providers.map((p) => new Set([p.admin.url, ...backendAddresses(p.admin.url)]));
+  const addresses = providers.map((p) => new Set(adminUrlsOf(p.admin).flatMap((url) => [url, ...backendAddresses(url)])));
   const pairs: Array<{ i: number; j: number; shared: string }> = [];
   providers.forEach((_, j) => {
     for (let i = 0; i < j; i++) {
@@ -78,6 +84,7 @@ export function sharedBackends(providers: readonly Pick<ProviderAddress, 'admin'
 /** Why two providers on one backend may not both be configured, naming the later's URL and the earlier's line; `[]` when none. */
 export function backendOverlaps(source: YamlSource, providers: readonly ProviderAddress[]): string[] {
   const problems: string[] = [];
+  const field = (p: ProviderAddress) => (p.admin.urls === undefined ? 'url' : 'urls');
   for (const { i, j, shared } of sharedBackends(providers)) {
     const earlier = providers[i]!;
     const later = providers[j]!;
@@ -88,8 +95,8 @@ export function backendOverlaps(source: YamlSource, providers: readonly Provider
       : 'not both set a loginPrefix';
     problems.push(
       source.problem(
-        ['providers', j, 'admin', 'url'],
-        `provider ${later.name} shares its backend (${shared}) with provider ${earlier.name} (${source.at(['providers', i, 'admin', 'url'])}), and ${why}: ` +
+        ['providers', j, 'admin', field(later)],
+        `provider ${later.name} shares its backend (${shared}) with provider ${earlier.name} (${source.at(['providers', i, 'admin', field(earlier)])}), and ${why}: ` +
           'give both a loginPrefix, neither starting with the other, so that each owns its own logins',
       ),
     );

@@ -7,14 +7,15 @@
  * config load, naming both providers.
  */
 import type { AdapterKind, PolicyNamespace } from '../adapters/adapter.js';
-import { sharedBackends } from './backend-overlap.js';
+import { sharedBackends, type ProviderAddress } from './backend-overlap.js';
 import { leadsOverlap, templateShape } from './name-templates.js';
 import type { YamlSource } from './yaml-source.js';
 
 /** What the check needs of a provider, as the configuration gives it. */
 export interface NamespaceOwner {
   name: string;
-  admin: { url: string };
+  /** Every host of `admin.urls` counts as the provider's backend, as in `backend-overlap.ts`. */
+  admin: ProviderAddress['admin'];
   adapter: Pick<AdapterKind, 'kind' | 'namespaces'>;
 }
 
