@@ -182,6 +182,27 @@ describe('the admin pool on several hosts', () => {
     }
   });
 
+  it('ends a call past its deadline on the host it runs on, the primary, listed after a standby', async () => {
+    const { primary, standby } = await ownPostgresPair();
+    const pool = new PrimaryPool([standby, primary].map((b) => postgresHost(urlOf(b))), { user: 'postgres', password: primary.admin.password, max: 2, application_name: 'holdfast' }, Infinity);
+    const sleeping = async () =>
+      (await sql<{ n: number }>(primary, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'holdfast' AND query LIKE 'SELECT pg_sleep(60)%'"))[0]?.n;
+    try {
+      const controller = new AbortController();
+      const call = pool.read({ signal: controller.signal }, (c) => c.query('SELECT pg_sleep(60) AS slept'));
+      await until('the call running on the primary', async () => (await sleeping()) === 1);
+      controller.abort();
+      // its session is terminated there (a closed socket alone leaves pg_sleep running its 60 s)
+      await until('the call ended on the primary', async () => (await sleeping()) === 0, 15_000);
+      await expect(call).rejects.toThrow();
+      // and the next call is served, on the primary
+      expect(await pool.read(within(), async (c) => (await c.query<{ port: number }>("SELECT current_setting('port')::int AS port")).rows[0]?.port)).toBe(primary.port);
+    } finally {
+      await sql(primary, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'holdfast'"); // a session left running would hold pool.end()
+      await pool.end();
+    }
+  });
+
   it('moves there by itself, asking every host beside the calls, when nothing fails (the old primary back as a standby, read)', async () => {
     const { primary, standby } = await ownPostgresPair();
     const pool = new PrimaryPool([primary, standby].map((b) => postgresHost(urlOf(b))), { user: 'postgres', password: primary.admin.password, max: 2 }, 200);
