@@ -116,8 +116,13 @@ export interface BackendNodeReport {
 
 /** How to reach a backend as its administrator. The password was read from a file. */
 export interface AdminConnection {
-  /** URL without credentials, e.g. `redis://127.0.0.1:6379`. */
+  /** URL without credentials, e.g. `redis://127.0.0.1:6379` (with {@link urls}: the first of them). */
   url: string;
+  /**
+   * Every host of one backend, where the adapter takes several ({@link AdapterKind.adminUrls}):
+   * PostgreSQL's primary and standbys, of which the adapter writes to the one not in recovery.
+   */
+  urls?: readonly string[] | undefined;
   username?: string | undefined;
   password?: string | undefined;
   /**
@@ -209,6 +214,11 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * PostgreSQL: `postgres`); absent when the backend has none. No consumer may have it then.
    */
   readonly defaultAdminLogin?: string;
+  /**
+   * Whether a provider may list several hosts of its backend in `admin.urls` ({@link
+   * AdminConnection.urls}) instead of one `admin.url` (PostgreSQL: a primary and its standbys).
+   */
+  readonly adminUrls?: boolean;
   /**
    * What one deep check ({@link Adapter.holds}) costs the backend's CPU, in microseconds, as
    * declared by the adapter (measured on a typical consumer). With the provider's

@@ -36,6 +36,8 @@ export function adminNodeFields<U extends z.ZodType<string>, P extends z.ZodType
 /** The fields {@link checkAdminForm} judges. */
 export interface AdminFormFields {
   url?: string | undefined;
+  /** Several hosts of one backend (`admin-urls.ts`): not a node form. */
+  urls?: readonly string[] | undefined;
   sentinels?: string[] | undefined;
   master?: string | undefined;
   sentinelUsername?: string | undefined;
@@ -53,9 +55,9 @@ export function checkAdminForm(admin: AdminFormFields, adapter: AdapterKind | un
     for (const field of NODE_FIELDS) {
       if (admin[field] !== undefined) problem(field, `the ${adapter.kind} adapter holds one node: give url alone`);
     }
-    if (admin.url === undefined) problem('url', 'give url');
-    return;
+    return; // url or urls: judged by checkAdminUrls
   }
+  if (admin.urls !== undefined) return problem('urls', `the ${adapter?.kind ?? 'redis-acl'} adapter finds a backend's nodes itself: give url, sentinels (with master) or cluster`);
   const targets = (['url', 'sentinels', 'cluster'] as const).filter((field) => admin[field] !== undefined);
   if (targets.length === 0) return problem('url', 'give url (one node and its replicas), sentinels (with master) or cluster (some nodes of a Redis Cluster)');
   if (targets.length > 1) return problem(targets[1]!, `give one of url, sentinels and cluster, not ${targets.join(' and ')}`);

@@ -1,17 +1,27 @@
 /**
  * One backend, one owner per login: providers whose admin URLs reach the same server (the same
  * host and port once the URL is normalised, the loopback names counting as one host, or the
- * same URL; a node in common between cluster lists; a Sentinel in common naming one master) are refused at config load unless both set a `loginPrefix` and neither prefix starts
- * with the other. Without that, one provider could claim (and re-password, or remove as an
- * orphan) a login another provider made.
+ * same URL; a node in common between cluster lists; a Sentinel in common naming one master;
+ * every host an `admin.urls` lists counts) are refused at config load unless both set a
+ * `loginPrefix` and neither prefix starts with the other. Without that, one provider could claim
+ * (and re-password, or remove as an orphan) a login another provider made.
  */
 import type { YamlSource } from './yaml-source.js';
 
 /** What the check needs of a provider, as the configuration gives it. */
 export interface ProviderAddress {
   name: string;
-  /** One of `url`, `sentinels` (with `master`) and `cluster` (a backend of several nodes). */
-  admin: { url?: string | undefined; sentinels?: readonly string[] | undefined; master?: string | undefined; cluster?: readonly string[] | undefined };
+  /**
+   * One of `url`, `urls` (every host of a primary and its standbys, each counted as the
+   * provider's), `sentinels` (with `master`) and `cluster` (a backend of several nodes).
+   */
+  admin: {
+    url?: string | undefined;
+    urls?: readonly string[] | undefined;
+    sentinels?: readonly string[] | undefined;
+    master?: string | undefined;
+    cluster?: readonly string[] | undefined;
+  };
   loginPrefix?: string | undefined;
 }
 
@@ -65,12 +75,11 @@ export function adminAddresses(admin: ProviderAddress['admin']): string[] {
   if (admin.sentinels !== undefined) {
     return admin.sentinels.flatMap((url) => backendAddresses(url).map((a) => `${a}, master ${admin.master ?? '?'}`));
   }
-  if (admin.cluster !== undefined) return admin.cluster.flatMap((url) => [url, ...backendAddresses(url)]);
-  return admin.url === undefined ? [] : [admin.url, ...backendAddresses(admin.url)];
+  return (admin.cluster ?? adminUrlsOf(admin)).flatMap((url) => [url, ...backendAddresses(url)]);
 }
 
-function fieldOf(admin: ProviderAddress['admin']): 'url' | 'sentinels' | 'cluster' {
-  return admin.sentinels !== undefined ? 'sentinels' : admin.cluster !== undefined ? 'cluster' : 'url';
+function fieldOf(admin: ProviderAddress['admin']): 'url' | 'urls' | 'sentinels' | 'cluster' {
+  return admin.sentinels !== undefined ? 'sentinels' : admin.cluster !== undefined ? 'cluster' : admin.urls !== undefined ? 'urls' : 'url';
 }
 
 /** Whether two providers' logins can collide: neither prefix is set, one is missing, or one starts with the other. */
@@ -78,9 +87,14 @@ function overlapping(a: string | undefined, b: string | undefined): boolean {
   return a === undefined || b === undefined || a.startsWith(b) || b.startsWith(a);
 }
 
+/** Every host a provider's admin lists: its `urls` (a primary and its standbys), else its one `url`. */
+function adminUrlsOf(admin: ProviderAddress['admin']): readonly string[] {
+  return admin.urls ?? (admin.url === undefined ? [] : [admin.url]);
+}
+
 /**
- * Each pair of providers (by index, earlier first) whose admin URLs reach one server, with the
- * address they share.
+ * Each pair of providers (by index, earlier first) whose admin URLs reach one server (any host
+ * of an `admin.urls` counting), with the address they share.
  */
 export function sharedBackends(providers: readonly Pick<ProviderAddress, 'admin'>[]): Array<{ i: number; j: number; shared: string }> {
   const addresses = providers.map((p) => new Set(adminAddresses(p.admin)));

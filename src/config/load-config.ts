@@ -46,6 +46,8 @@
  *   - name: cache
  *     adapter: redis-acl                # one of the adapters holdfast has
  *     admin: { url: redis://127.0.0.1:6380, username: default, passwordFile: secrets/cache-admin }
+ *                                       # postgres-roles may list a primary and its standbys instead of
+ *                                       # url: urls: [postgres://a:5432/postgres, postgres://b:5432/postgres]
  *                                       # admin.maxConcurrentCalls: 4 (optional, default 4): calls at
  *                                       # once on this provider, and its admin pool's size
  *     contributions: contributions/cache.yaml
@@ -91,6 +93,7 @@ import { nameSchema } from './names.js';
 import { backendOverlaps } from './backend-overlap.js';
 import { namespaceOverlaps } from './namespace-overlap.js';
 import { adminNodeFields, adminTarget, checkAdminForm } from './admin-nodes.js';
+import { adminUrlsField, adminUrlsTarget, checkAdminUrls } from './admin-urls.js';
 import { reservedLogins } from './reserved-logins.js';
 import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
@@ -140,7 +143,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       name: provider.name,
       adapter: provider.adapter,
       admin: {
-        ...adminTarget(provider.admin),
+        ...(provider.admin.urls !== undefined ? adminUrlsTarget(provider.admin) : adminTarget(provider.admin)),
         username: provider.admin.username,
         password: provider.admin.passwordFile,
         ...(provider.admin.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: provider.admin.maxConcurrentCalls }),
@@ -256,6 +259,7 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
     }),
     admin: z.strictObject({
       url: url.optional(),
+      urls: adminUrlsField(url), // several hosts (postgres-roles): see admin-urls.ts
       username: text.optional(),
       passwordFile: password.optional(),
       maxConcurrentCalls: z.int().positive().max(64, 'must be at most 64: it bounds the admin connections a provider opens').optional(),
@@ -278,7 +282,12 @@ function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
     adopt: z.boolean().default(false),
     loginPrefix: text.optional(),
     orphans: z.strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) }).optional(),
-  }).superRefine((p, ctx) => checkAdminForm(p.admin, typeof p.adapter === 'object' ? p.adapter : undefined, ctx));
+  }).superRefine((p, ctx) => {
+    const adapter = typeof p.adapter === 'object' ? p.adapter : undefined;
+    checkAdminForm(p.admin, adapter, ctx);
+    // a backend of several nodes is named by its node fields; one of several PostgreSQL hosts by urls
+    if (adapter?.nodeForms !== true) checkAdminUrls(p.admin, adapter, ctx);
+  });
   return z.strictObject({
     queue: z
       .strictObject({

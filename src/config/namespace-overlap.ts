@@ -14,6 +14,7 @@ import type { YamlSource } from './yaml-source.js';
 /** What the check needs of a provider, as the configuration gives it. */
 export interface NamespaceOwner {
   name: string;
+  /** Every host of `admin.urls` counts as the provider's backend, as in `backend-overlap.ts`. */
   admin: ProviderAddress['admin'];
   adapter: Pick<AdapterKind, 'kind' | 'namespaces'>;
 }

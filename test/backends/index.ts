@@ -13,6 +13,7 @@ import { startOwned } from './provision.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
 import { LocalRedisCluster, type RedisClusterEndpoint, type RedisClusterOptions } from './redis-cluster.js';
 import { LocalRedisReplicas, type RedisReplicasOptions } from './redis-replicas.js';
+import { LocalServer } from './local-server.js';
 
 export type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend } from './types.js';
 export type { RedisClusterEndpoint } from './redis-cluster.js';
@@ -58,4 +59,18 @@ export async function ownRedisReplicas(options: RedisReplicasOptions = {}): Prom
   const set = await LocalRedisReplicas.start({ root: inject('backendRunDir') }, readSettings(), options);
   started.push(set);
   return set;
+}
+
+/**
+ * A PostgreSQL primary and a streaming standby of it (`pg_basebackup -R`), local processes for
+ * this test file alone: it may promote the standby (`standby.promote()`) and stop the primary.
+ * Stopped after the file's tests.
+ */
+export async function ownPostgresPair(): Promise<{ primary: LocalServer; standby: LocalServer }> {
+  const run = { root: inject('backendRunDir') };
+  const primary = await LocalServer.start('postgres', run, readSettings());
+  started.push(primary);
+  const standby = await LocalServer.start('postgres', run, readSettings(), { postgresStandbyOf: { port: primary.port, password: primary.admin.password } });
+  started.push(standby);
+  return { primary, standby };
 }

@@ -20,5 +20,9 @@ export interface Recipe {
   persist?(url: string): Promise<void>;
   /** Prepares the data directory; `fresh` means any previous data is discarded. */
   prepare(dir: string, password: string, fresh: boolean): void;
+  /** Ends a standby's recovery (PostgreSQL: `pg_ctl promote`). */
+  promote?(dir: string): void;
+  /** Makes the stopped server in `dir` a standby of `primary` when it starts next (PostgreSQL). */
+  follow?(dir: string, primary: { port: number; password: string }): void;
   spec(dir: string, port: number, password: string, more: { username: string; ports: readonly number[] }): Omit<ProcessSpec, 'cwd' | 'logFile'>;
 }

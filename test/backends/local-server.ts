@@ -12,6 +12,7 @@ import { ManagedProcess } from './managed-process.js';
 import { freePorts } from './ports.js';
 import { waitUntilReady } from './probe.js';
 import { instanceDir, type RunDir } from './run-dir.js';
+import { baseBackup, followPrimary, promote, type StandbyOf } from './postgres-standby.js';
 import { seaweedFsRecipe } from './seaweedfs.js';
 import type { TestBackendSettings } from './settings.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend, RestartOptions } from './types.js';
@@ -96,20 +97,22 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
     case 'postgres': {
       const user = postgresUser();
       const bin = (name: string) => join(binaries.postgresBinDir, name);
+      const primary = options.postgresStandbyOf;
       return {
         flavor: version(bin('postgres'), ['--version']),
         username: 'postgres',
+        // a standby has its primary's roles, the admin's password with them
+        ...(primary ? { newAdmin: () => ({ username: 'postgres', password: primary.password }) } : {}),
         url: (port, password) => `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
         prepare: (dir, password, fresh) => {
           const data = join(dir, 'pgdata');
           if (!fresh) return;
           rmSync(data, { recursive: true, force: true });
+          if (user) chownSync(dir, user.uid, user.gid);
+          if (primary) return baseBackup(bin, data, primary, user);
           const pwfile = join(dir, 'pwfile');
           writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
-          if (user) {
-            chownSync(dir, user.uid, user.gid);
-            chownSync(pwfile, user.uid, user.gid);
-          }
+          if (user) chownSync(pwfile, user.uid, user.gid);
           execFileSync(
             bin('initdb'),
             ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--no-sync'],
@@ -128,6 +131,8 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
           stopSignal: 'SIGINT',
           ...(user ? { user } : {}),
         }),
+        promote: (dir) => promote(bin, dir, user),
+        follow: (dir, primary) => followPrimary(dir, primary, user),
       };
     }
     case 's3':
@@ -232,6 +237,21 @@ export class LocalServer implements OwnedBackend {
 
   async up(options: RestartOptions = {}): Promise<void> {
     await this.launch(options.keepData === false);
+  }
+
+  /** Ends a PostgreSQL standby's recovery (`pg_ctl promote`): it takes writes from now on. */
+  promote(): Promise<void> {
+    if (!this.recipe.promote) throw new Error(`a ${this.kind} server cannot be promoted`);
+    this.recipe.promote(this.dir);
+    return Promise.resolve();
+  }
+
+  /** Stops a PostgreSQL server (cleanly) and starts it again, its data kept, as a streaming standby of `primary`. */
+  async followAsStandby(primary: StandbyOf): Promise<void> {
+    if (!this.recipe.follow) throw new Error(`a ${this.kind} server cannot follow a primary`);
+    await this.down();
+    this.recipe.follow(this.dir, primary);
+    await this.up();
   }
 
   pause(): Promise<void> {

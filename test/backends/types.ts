@@ -68,4 +68,6 @@ export interface BackendOptions {
   redisArgs?: string[];
   /** PostgreSQL only: extra settings, each given as `-c key=value`, e.g. `{ log_statement: 'all' }`. */
   postgresSettings?: Record<string, string>;
+  /** PostgreSQL only, local processes only: start a streaming standby of this primary (`pg_basebackup -R`), not a new cluster. */
+  postgresStandbyOf?: { port: number; password: string };
 }

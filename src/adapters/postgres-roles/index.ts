@@ -17,6 +17,8 @@ export const postgresRoles: AdapterKind<PostgresRolesValues, PostgresRolesPolicy
   // the server is sent a salted SCRAM verifier, scrubbed by each call that knows it: nothing derives from the password alone
   // the admin pool connects as `postgres` when no username is given
   defaultAdminLogin: 'postgres',
+  // admin.urls: a primary and its standbys; the adapter writes to the one not in recovery and follows a promotion
+  adminUrls: true,
   // a few catalog reads (pg_authid, memberships, grants): a few times the light check's 0.4 ms
   deepCheckCostUs: 2_000,
   // the roles no consumer may reach through a group, checked at every apply and deep check

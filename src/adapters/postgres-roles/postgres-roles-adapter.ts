@@ -2,7 +2,8 @@
  * The `postgres-roles` adapter: one role per consumer, created with a SCRAM-SHA-256 verifier
  * computed here (the password never reaches the server or its statement log), on a small
  * pool of admin connections that at most `maxConcurrentCalls` calls share, each call on one
- * connection of its own, ended on the server when its deadline passes (admin-sessions.ts).
+ * connection of its own, ended on the server when its deadline passes (admin-sessions.ts), on
+ * the one host or, with `admin.urls`, on the one not in recovery (primary-pool.ts).
  */
 import pg from 'pg';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
@@ -11,8 +12,8 @@ import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import { keyForms, newSalt, parsePostgresVerifier, postgresVerifier, prepared, sameKeys, scramKeys, type ScramKeys } from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
-import { AdminSessions } from './admin-sessions.js';
 import { loginProblem, withheldRolesOf } from './policy.js';
+import { postgresHost, PrimaryPool, type PostgresHost } from './primary-pool.js';
 import { notOwnedWords, roleMark, roleOwner, type RoleOwner } from './role-mark.js';
 import { compareRole, ownershipDiffers, PRIVILEGED_GROUPS, ROLE_ATTRIBUTES, roleQuery, type PasswordAnswer, type RoleRow } from './role-state.js';
 import { identifierProblem, type PostgresRolesValues } from './values.js';
@@ -27,6 +28,8 @@ const VERIFIED_CACHE = 10_000;
 const UNAVAILABLE_CLASSES = ['08', '53', '57', '28'];
 /** query_canceled (statement_timeout) and lock_not_available (lock_timeout): the server kept the call's deadline. */
 const SERVER_TIMEOUTS = ['57014', '55P03'];
+/** read_only_sql_transaction: a write sent to a standby (the primary moved): could not apply, not the server's answer about the role. */
+const READ_ONLY = '25006';
 
 interface DatabaseError {
   code: string;
@@ -44,31 +47,16 @@ function serverSaid(error: unknown): string {
   return `${error instanceof Error ? error.message : String(error)}${detail ? ` (${detail.replaceAll('\n', '; ')})` : ''}`;
 }
 
-interface Target {
-  host: string;
-  port: number;
-  database: string;
-}
-
-function target(url: string): Target {
-  const parsed = new URL(url);
-  return {
-    host: decodeURIComponent(parsed.hostname).replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
-    port: Number(parsed.port || 5432),
-    database: decodeURIComponent(parsed.pathname.slice(1)) || 'postgres',
-  };
-}
-
 export interface PostgresRolesAdapterOptions {
   /** Roles no consumer's role may reach, directly or through a group (the policy's, predefined ones included; default the predefined ones). */
   withheldRoles?: readonly string[] | undefined;
 }
 
 export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
-  private readonly sessions: AdminSessions;
+  /** The admin sessions on the primary: the one host, or the one of `admin.urls` not in recovery. */
+  private readonly sessions: PrimaryPool;
   private readonly withheld: string[];
   private readonly calls: BackendCalls;
-  private readonly target: Target;
   /** Whether the admin may read pg_authid (verifiers); asked once. */
   private verifiersReadable: Promise<boolean> | undefined;
   /** Digests of (role, password, verifier) known to match: a check compares text, not PBKDF2. */
@@ -80,18 +68,18 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
 
   constructor(admin: AdminConnection, private readonly ownership: Ownership, options: PostgresRolesAdapterOptions = {}) {
     this.withheld = [...(options.withheldRoles ?? withheldRolesOf(undefined))];
-    this.target = target(admin.url);
     this.adminRole = admin.username ?? 'postgres';
     this.mark = roleMark(ownership.provider);
     const max = admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
     this.calls = new BackendCalls({
       adapter: 'postgres-roles',
-      where: hostOf(admin.url, 'postgres'),
+      where: admin.urls && admin.urls.length > 1 ? admin.urls.map((url) => hostOf(url, 'postgres')).join(',') : hostOf(admin.url, 'postgres'),
       adminSecrets: admin.password === undefined ? [] : [admin.password],
       maxConcurrent: max,
       answered: (error) => {
         const state = sqlState(error);
-        return state !== undefined && (SERVER_TIMEOUTS.includes(state) || !UNAVAILABLE_CLASSES.includes(state.slice(0, 2)));
+        // a standby's read-only refusal is could not apply (the sessions have been told: the primary is looked for before the next call)
+        return state !== undefined && state !== READ_ONLY && (SERVER_TIMEOUTS.includes(state) || !UNAVAILABLE_CLASSES.includes(state.slice(0, 2)));
       },
       code: (error) => {
         const state = sqlState(error);
@@ -102,7 +90,12 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       },
       describe: serverSaid,
     });
-    this.sessions = new AdminSessions({ ...this.target, user: this.adminRole, password: admin.password, max, application_name: 'holdfast' });
+    this.sessions = new PrimaryPool((admin.urls ?? [admin.url]).map(postgresHost), { user: this.adminRole, password: admin.password, max, application_name: 'holdfast' });
+  }
+
+  /** Where a login as a consumer goes: the primary. */
+  private get target(): PostgresHost {
+    return this.sessions.target;
   }
 
   /**
@@ -242,6 +235,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
             if (state === '28000') return refused('the server refuses the login (pg_hba.conf or NOLOGIN)');
             // authenticated, then refused the database: the password is right
             if (state === '42501' || state === '3D000') return { matches: true };
+            if (!signal.aborted) this.sessions.failed(error); // the primary gone, or no longer one: asked again before the next call
             throw error;
           },
         ),

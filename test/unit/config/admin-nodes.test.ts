@@ -90,7 +90,10 @@ describe('redis-acl admin forms', () => {
       provider('a', 'redis-acl', '{ sentinels: [redis://10.0.0.5:26379, redis://10.0.0.6:26379], master: mymaster }'),
       provider('b', 'redis-acl', '{ sentinels: [redis://10.0.0.6:26379], master: mymaster }'),
     );
-    expect(sentinel.problems).toEqual([expect.stringMatching(/providers\[1\]\.admin\.sentinels: provider b shares its backend \(10\.0\.0\.6:26379, master mymaster\) with provider a/)]);
+    // (their key and channel prefixes are the same too: namespace-overlap.ts says so apart)
+    expect(sentinel.problems.filter((p) => p.includes('admin.'))).toEqual([
+      expect.stringMatching(/providers\[1\]\.admin\.sentinels: provider b shares its backend \(10\.0\.0\.6:26379, master mymaster\) with provider a/),
+    ]);
     const otherMaster = await load(
       provider('a', 'redis-acl', '{ sentinels: [redis://10.0.0.5:26379], master: one }'),
       provider('b', 'redis-acl', '{ sentinels: [redis://10.0.0.5:26379], master: two }'),
@@ -100,6 +103,6 @@ describe('redis-acl admin forms', () => {
       provider('a', 'redis-acl', '{ cluster: [redis://10.0.0.1:6379, redis://10.0.0.2:6379] }'),
       provider('b', 'redis-acl', '{ url: redis://10.0.0.2:6379 }'),
     );
-    expect(cluster.problems).toEqual([expect.stringMatching(/providers\[1\]\.admin\.url: provider b shares its backend \(.*10\.0\.0\.2:6379\) with provider a/)]);
+    expect(cluster.problems.filter((p) => p.includes('admin.'))).toEqual([expect.stringMatching(/providers\[1\]\.admin\.url: provider b shares its backend \(.*10\.0\.0\.2:6379\) with provider a/)]);
   });
 });

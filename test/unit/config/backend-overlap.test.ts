@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ADAPTERS } from '../../../src/adapters/registry.js';
-import { backendAddresses } from '../../../src/config/backend-overlap.js';
+import { backendAddresses, sharedBackends } from '../../../src/config/backend-overlap.js';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { HoldfastError } from '../../../src/errors/holdfast-error.js';
 
@@ -139,5 +139,14 @@ describe('backendAddresses', () => {
     expect(backendAddresses('mongodb://a:1,b/?replicaSet=x')).toEqual(['a:1', 'b:27017']);
     expect(backendAddresses('mongodb+srv://Cluster.example.')).toEqual(['srv:cluster.example']);
     expect(backendAddresses('postgres://ignored/db?host=%2Fvar%2Frun%2Fpostgresql')).toEqual(['/var/run/postgresql:5432']);
+  });
+});
+
+describe('sharedBackends (the login and the namespace checks both ask it)', () => {
+  it('counts every host of admin.urls: a provider on any listed host, a standby alone included, shares the backend', () => {
+    const pair = { admin: { urls: ['postgres://10.0.0.1:5432/postgres', 'postgres://10.0.0.2:5432/postgres'] } };
+    expect(sharedBackends([pair, { admin: { url: 'postgres://10.0.0.2/app' } }])).toEqual([{ i: 0, j: 1, shared: '10.0.0.2:5432' }]);
+    expect(sharedBackends([{ admin: { url: 'postgres://10.0.0.1:5432/postgres' } }, pair])).toEqual([{ i: 0, j: 1, shared: 'postgres://10.0.0.1:5432/postgres' }]);
+    expect(sharedBackends([pair, { admin: { url: 'postgres://10.0.0.3:5432/postgres' } }])).toEqual([]);
   });
 });
