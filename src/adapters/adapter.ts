@@ -112,6 +112,8 @@ export interface BackendNodeReport {
   answering: boolean;
   /** Why it does not answer, when it does not. */
   why?: string;
+  /** Since when it does not answer (ISO), when it does not. */
+  since?: string;
 }
 
 /** How to reach a backend as its administrator. The password was read from a file. */

@@ -35,6 +35,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { engineScrapeSources } from '../metrics/scrape-sources.js';
 import { reportStoreSpeed } from '../store/store-speed.js';
 import { Resync } from '../resync/resync.js';
+import { startNodeNotes } from './node-notes.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { StoreWatch } from '../store/store-watch.js';
@@ -186,6 +187,9 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
     const stop = adapter.onNodeEvent?.(({ level, message, node }) => logger[level]({ provider, ...(node !== undefined ? { node } : {}) }, message));
     if (stop) releasers.push(() => Promise.resolve(stop()));
   }
+  // and notes them for `holdfast status`, which runs elsewhere
+  const stopNoting = startNodeNotes({ providers: [...providers].map(([name, { adapter }]) => ({ name, adapter })), notes: coordination, logger });
+  releasers.push(() => Promise.resolve(stopNoting()));
   const queued = queuedChecks(redis, queueKeysOf(config.queue.prefix, queue.queues));
   const due = new DueWaits(redis, config.queue, seal);
   return { store, seal, queue, due, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queued, queueWatch };

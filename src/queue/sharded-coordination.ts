@@ -35,7 +35,7 @@
 import { Cluster } from 'ioredis';
 import type { QueueRedis } from './bull-connection.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type OrphanReport, type Pause } from './coordination.js';
+import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type NodesNote, type OrphanReport, type Pause } from './coordination.js';
 import type { ConsumerSummary } from './consumer-summary.js';
 import { keySlot } from './key-slot.js';
 import { byShard, shardOf } from './shard-of.js';
@@ -289,6 +289,14 @@ export class ShardedCoordination implements Coordination {
 
   orphans(providers: readonly string[]): Promise<Map<string, OrphanReport>> {
     return this.home.orphans(providers);
+  }
+
+  setNodes(provider: string, note: NodesNote, ttlMs: number): Promise<void> {
+    return this.home.setNodes(provider, note, ttlMs);
+  }
+
+  nodes(providers: readonly string[]): Promise<Map<string, NodesNote>> {
+    return this.home.nodes(providers);
   }
 
   confirmRemovals(provider: string, change: string): Promise<void> {

@@ -31,6 +31,7 @@ const NOTHING: { readonly [K in keyof StatusReads]: () => Awaited<ReturnType<Sta
   lastCheckedAt: () => new Map(),
   checkedBefore: () => [],
   orphans: () => new Map(),
+  nodes: () => new Map(),
   timeline: () => [],
   pauses: () => new Map(),
   couldNotAskCounts: () => new Map(),

@@ -22,7 +22,7 @@ import type { AdapterKind } from '../adapters/adapter.js';
 import type { ProviderConfig } from '../config/config.js';
 import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
 import { formatDuration } from '../config/duration.js';
-import type { CheckMemo, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
+import type { CheckMemo, NodesNote, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
 import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
 import type { QueuedChecks } from '../queue/queued-checks.js';
 import type { LastCheck } from '../store/consumer-record.js';
@@ -69,6 +69,8 @@ export interface ProviderHealth {
   couldNotAsk: number;
   /** How often each consumer is checked deeply now (ms): its `deepCheckBudget` shared by `consumers`; null when not configured here. */
   deepCheckEveryMs: number | null;
+  /** A backend of several nodes: each node as a worker last saw it (empty: one node, or none noted lately). */
+  nodes: Array<{ address: string; role: string; answers: boolean }>;
   /** Why it is not served, one line a person understands each; empty when it is. */
   problems: string[];
 }
@@ -122,6 +124,8 @@ export interface ProviderFacts {
   refused: number;
   /** Logins under the provider's orphan prefix that no consumer claims, as last listed. */
   orphans: OrphanReport | undefined;
+  /** Its backend's nodes as a worker last noted them (a backend of several nodes). */
+  nodes?: NodesNote | undefined;
   now: number;
   /** Queue shards whose consumers' states could not be read: none of the declared consumers then counts as without a record. */
   uncountedShards?: number;
@@ -166,6 +170,12 @@ async function behindBacklog(keys: readonly string[], sources: StatusSources, st
   return new Set(working.filter((_, i) => queued[i]));
 }
 
+/** A node of a backend of several that a worker cannot ask (one node: the pause and could-not-ask lines say it). */
+function nodeLine(node: NodesNote['nodes'][number], now: number): string {
+  const since = node.since !== undefined && Number.isFinite(Date.parse(node.since)) ? ` since ${node.since} (${ago(now - Date.parse(node.since))} ago)` : '';
+  return `node ${node.address} (${node.role}) cannot be asked${since}${node.why ? `: ${node.why}` : ''}; its consumers stay held on the nodes that answer`;
+}
+
 /**
  * The checks that find what keeps a provider from being served; each returns its lines. Add
  * one here to make the status red for a new reason.
@@ -184,6 +194,7 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> 
     return missing > 0 ? [`${missing} of ${status.consumers} declared consumers have no record yet: their first apply has not finished (is a worker running?)`] : [];
   },
   ({ pause, now }) => (pause ? [`cannot be asked: checks paused for ${ago(now - Date.parse(pause.since))}: ${pause.reason}`] : []),
+  ({ nodes, now }) => (nodes && nodes.nodes.length > 1 ? nodes.nodes.filter((n) => !n.answering).map((n) => nodeLine(n, now)) : []),
   ({ couldNotAsk }) => (couldNotAsk > 0 ? [`cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`] : []),
   ({ states }) => {
     const rejected = inState(states, 'rejected');
@@ -262,12 +273,13 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   }
 
   const names = [...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys()])].sort();
-  const [alive, paused, couldNotAsk, lastCheckAt, orphans] = await Promise.all([
+  const [alive, paused, couldNotAsk, lastCheckAt, orphans, nodes] = await Promise.all([
     coordination.alive(),
     coordination.pauses(names),
     coordination.couldNotAskCounts(names),
     coordination.lastCheckedAt(names),
     coordination.orphans(names),
+    coordination.nodes(names),
   ]);
   /** Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED each. */
   const silent = new Map<string, string[]>();
@@ -300,6 +312,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       couldNotAsk: couldNotAsk.get(name) ?? 0,
       refused: refused.get(name) ?? 0,
       orphans: orphans.get(name),
+      nodes: nodes.get(name),
       now: at,
       uncountedShards: outages?.list().filter((shard) => !shard.counted).length ?? 0,
     };
@@ -319,6 +332,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       lastCheckAt: facts.lastCheckAt === null ? null : new Date(facts.lastCheckAt).toISOString(),
       couldNotAsk: facts.couldNotAsk,
       deepCheckEveryMs,
+      nodes: (facts.nodes?.nodes ?? []).map((n) => ({ address: n.address, role: n.role, answers: n.answering })),
       problems,
     };
   });

@@ -31,6 +31,8 @@ export interface RedisNode {
   answering: boolean;
   /** Why it does not answer, when it does not. */
   why: string | undefined;
+  /** When it was found not answering (ms since the epoch), when it does not. */
+  downSince: number | undefined;
   /** Aborts when the node is found not answering: its calls in flight give up. */
   gone: AbortController;
 }
@@ -157,7 +159,7 @@ export class RedisNodes {
   }
 
   report(): NodeReport[] {
-    return this.all().map((n) => ({ address: n.address, role: n.role, answering: n.answering, ...(n.why !== undefined ? { why: n.why } : {}) }));
+    return this.all().map((n) => ({ address: n.address, role: n.role, answering: n.answering, ...(n.why !== undefined ? { why: n.why } : {}), ...(n.downSince !== undefined ? { since: new Date(n.downSince).toISOString() } : {}) }));
   }
 
   onEvent(listener: (event: NodeEvent) => void): () => void {
@@ -272,7 +274,7 @@ export class RedisNodes {
 
   private add(address: string, role: NodeRole): RedisNode {
     const acl = new RedisAclAdapter({ ...this.admin, url: urlOf(this.scheme, address) }, this.ownership, { ...this.options.node, where: address });
-    const node: RedisNode = { address, role, acl, answering: true, why: undefined, gone: new AbortController() };
+    const node: RedisNode = { address, role, acl, answering: true, why: undefined, downSince: undefined, gone: new AbortController() };
     this.nodes.set(address, node);
     return node;
   }
@@ -312,6 +314,7 @@ export class RedisNodes {
       if (!node.answering) {
         node.answering = true;
         node.why = undefined;
+        node.downSince = undefined;
         node.gone = new AbortController();
         if (this.nodes.size > 1) this.say('info', `node ${node.address} answers again: its consumers are checked and applied there`, node.address);
       }
@@ -320,6 +323,7 @@ export class RedisNodes {
       if (node.answering && this.nodes.get(node.address) === node) {
         node.answering = false;
         node.why = why;
+        node.downSince = Date.now();
         node.gone.abort();
         // one node: its provider's checks say it (could not ask)
         if (this.nodes.size > 1) this.say('warn', `node ${node.address} cannot be asked (${why}): a node problem, not a consumer loss; its consumers stay held on the nodes that answer`, node.address);

@@ -38,6 +38,8 @@ export function coordinationKeys(prefix: string) {
     paused: (provider: string) => `${prefix}:paused:${provider}`,
     /** The one probe a paused provider lets through (a string with a TTL). */
     probe: (provider: string) => `${prefix}:probe:${provider}`,
+    /** The provider's backend nodes as a worker last saw them, a JSON nodes note (a string with a TTL). */
+    nodes: (provider: string) => `${prefix}:nodes:${provider}`,
     /** The provider's orphans, a JSON orphan report (a string). */
     orphans: (provider: string) => `${prefix}:orphans:${provider}`,
     /** The provider's held-back change a person confirmed (a string with a TTL). */

@@ -13,7 +13,7 @@ import { CoordinationPart } from './context.js';
 import { hashFields, perProvider } from './reads.js';
 import type { NotedSummary } from './scripts.js';
 import type { TimelineEvent } from '../timeline-event.js';
-import { decodeJson, orphanReportCodec, timelineEventCodec, type OrphanReport } from './values.js';
+import { decodeJson, NODES_NOTED, nodesNoteCodec, orphanReportCodec, timelineEventCodec, type NodesNote, type OrphanReport } from './values.js';
 
 /** A record's brief as noted, and the timeline events of the transition that wrote it (if any). */
 export type NotedEntry = readonly [key: string, summary: ConsumerSummary, events?: readonly TimelineEvent[]];
@@ -33,6 +33,12 @@ export interface SummaryNotes {
 export interface OrphanNotes {
   /** What the last listing of `provider`'s logins found unclaimed (an empty list clears it). */
   setOrphans(provider: string, report: OrphanReport): Promise<void>;
+}
+
+/** A provider's backend nodes, as a worker notes them for the status (which runs in another process). */
+export interface NodeNotes {
+  /** The nodes of `provider`'s backend as this worker sees them now, kept `ttlMs` unless noted again. */
+  setNodes(provider: string, note: NodesNote, ttlMs: number): Promise<void>;
 }
 
 /** A held-back removal a person confirmed, as the CLI notes it and the desired-state sync uses it up. */
@@ -57,6 +63,8 @@ export interface NoteReads {
   checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>>;
   /** The orphans last found among `providers`. */
   orphans(providers: readonly string[]): Promise<Map<string, OrphanReport>>;
+  /** The backend nodes last noted among `providers` (a provider of one node, or none noted lately, is absent). */
+  nodes(providers: readonly string[]): Promise<Map<string, NodesNote>>;
   /** `provider`'s timeline events at or after `sinceMs`, oldest first (the newest {@link TIMELINE_READ} at most). */
   timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]>;
 }
@@ -102,7 +110,7 @@ function scored(flat: readonly string[]): Array<[string, number]> {
 }
 
 /** Status notes on one connection, under one key table. */
-export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes, RemovalConfirmations, NoteReads {
+export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {
   async noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void> {
     for (const [provider, { notes, events }] of byProvider(entries)) {
       const noting = this.noteBriefs(provider, notes);
@@ -145,6 +153,15 @@ export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes
 
   orphans(providers: readonly string[]): Promise<Map<string, OrphanReport>> {
     return perProvider(this.redis, providers, this.keys.orphans, (raw) => decodeJson(orphanReportCodec, raw));
+  }
+
+  async setNodes(provider: string, note: NodesNote, ttlMs: number): Promise<void> {
+    const bounded: NodesNote = { at: note.at, nodes: note.nodes.slice(0, NODES_NOTED) };
+    await this.redis.set(this.keys.nodes(provider), JSON.stringify(bounded), 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+
+  nodes(providers: readonly string[]): Promise<Map<string, NodesNote>> {
+    return perProvider(this.redis, providers, this.keys.nodes, (raw) => decodeJson(nodesNoteCodec, raw));
   }
 
   async confirmRemovals(provider: string, change: string): Promise<void> {

@@ -35,6 +35,43 @@ export interface OrphanReport {
   logins: string[];
 }
 
+/** One node of a provider's backend of several, as a worker last saw it. */
+export interface NoteNode {
+  address: string;
+  role: 'master' | 'replica' | 'node';
+  answering: boolean;
+  /** Since when it does not answer (ISO), and why, when it does not. */
+  since?: string | undefined;
+  why?: string | undefined;
+}
+
+/** A provider's backend nodes as a worker last saw them (kept a few seconds: a worker that stops leaves none). */
+export interface NodesNote {
+  at: string;
+  nodes: NoteNode[];
+}
+
+/** At most this many nodes are noted per provider (a Redis Cluster of 64 nodes and their replicas fits). */
+export const NODES_NOTED = 256;
+
+/** A node address as noted: printable, no spaces, bounded (the queue's Redis is written by others too). */
+const noteAddress = z.string().regex(/^[\x21-\x7e]{1,300}$/);
+
+export const nodesNoteCodec: z.ZodType<NodesNote> = z.object({
+  at: z.string().max(40),
+  nodes: z
+    .array(
+      z.object({
+        address: noteAddress,
+        role: z.enum(['master', 'replica', 'node']),
+        answering: z.boolean(),
+        since: z.string().max(40).optional(),
+        why: z.string().max(500).optional(),
+      }),
+    )
+    .max(NODES_NOTED),
+});
+
 export const checkMemoCodec: z.ZodType<CheckMemo> = z.object({
   at: z.number(),
   outcome: z.enum(CHECK_OUTCOMES),

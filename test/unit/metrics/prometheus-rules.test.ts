@@ -48,7 +48,7 @@ describe('the shipped alert rules', () => {
   it('each say what, where and what to do, and each have a case that fires and one that does not', () => {
     expect(rules.map((r) => r.alert)).toEqual(expect.arrayContaining([
       'HoldfastConsumerNotServed', 'HoldfastChecksSilent', 'HoldfastBrakeEngaged', 'HoldfastGrantSecretBlocked',
-      'HoldfastStoreUnreachable', 'HoldfastQueueUnreachable', 'HoldfastOrphans', 'HoldfastRemovalsHeldBack',
+      'HoldfastStoreUnreachable', 'HoldfastQueueUnreachable', 'HoldfastOrphans', 'HoldfastRemovalsHeldBack', 'HoldfastBackendNodeNotAnswering',
     ]));
     for (const rule of rules) {
       expect(Object.keys(rule.annotations ?? {}).sort(), rule.alert).toEqual(['description', 'runbook', 'summary']);

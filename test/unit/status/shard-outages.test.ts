@@ -19,6 +19,7 @@ function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coo
     lastCheckedAt: () => new Map([['cache', Date.now()]]),
     checkedBefore: () => [],
     orphans: () => new Map(),
+    nodes: () => new Map(),
     timeline: () => [],
     pauses: () => new Map(),
     couldNotAskCounts: () => new Map(),
