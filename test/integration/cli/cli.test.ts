@@ -75,7 +75,8 @@ describe('the holdfast command', () => {
     const lines = run.output().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string });
     expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['SIGTERM: stopping; finishing in-flight jobs', 'stopped']));
     for (const c of f.consumers) expect(run.output()).not.toContain(c.password);
-  });
+    // a dozen CLI processes, each a few seconds on a machine that runs another suite beside this one
+  }, 240_000);
 
   it('refuses a bad configuration, naming file, line and field, and exits 2', async () => {
     const dir = fixture!.dir;
