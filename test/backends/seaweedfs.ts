@@ -31,6 +31,9 @@ export const WEED_SERVER_FLAGS = [
   '-s3.port.iceberg=0', '-s3.port.lance=0',
   // a stop otherwise waits 10 s before the volume server stops
   '-volume.preStopSeconds=0',
+  // every bucket is a collection that grows its own volumes (several at once): the default of 8
+  // volumes is used up by a few buckets, and a PUT into the next one answers 500
+  '-volume.max=200', '-master.volumeSizeLimitMB=64',
 ];
 
 /**
