@@ -6,6 +6,7 @@ import { ADAPTERS } from '../../../src/adapters/registry.js';
 import type { HoldfastConfig } from '../../../src/config/config.js';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { HoldfastError } from '../../../src/errors/holdfast-error.js';
+import { CONFIG_HEAD, providerEntry } from '../../support/config-text.js';
 
 let dir: string;
 beforeEach(() => {
@@ -13,21 +14,11 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const HEAD = `queue:
-  url: redis://127.0.0.1:6379
-store:
-  url: mongodb://127.0.0.1:27017
-providers:
-`;
-
-/** A provider entry: its name, adapter, admin (flow mapping) and more lines. */
-function provider(name: string, adapter: string, admin: string, ...more: string[]): string {
-  return [`  - name: ${name}`, `    adapter: ${adapter}`, `    admin: ${admin}`, `    contributions: ${name}.yaml`, ...more.map((l) => `    ${l}`)].join('\n');
-}
+const provider = providerEntry;
 
 async function load(...providers: string[]): Promise<HoldfastConfig> {
   const path = join(dir, 'holdfast.yaml');
-  writeFileSync(path, `${HEAD}${providers.join('\n')}\n`);
+  writeFileSync(path, `${CONFIG_HEAD}${providers.join('\n')}\n`);
   return loadConfig(path, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
 }
 

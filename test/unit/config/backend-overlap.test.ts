@@ -6,6 +6,7 @@ import { ADAPTERS } from '../../../src/adapters/registry.js';
 import { backendAddresses, sharedBackends } from '../../../src/config/backend-overlap.js';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { HoldfastError } from '../../../src/errors/holdfast-error.js';
+import { CONFIG_HEAD, providerEntry } from '../../support/config-text.js';
 
 let dir: string;
 beforeEach(() => {
@@ -13,22 +14,15 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const HEAD = `queue:
-  url: redis://127.0.0.1:6379
-store:
-  url: mongodb://127.0.0.1:27017
-providers:
-`;
-
 /** A provider entry: its name, adapter, admin URL and more lines. */
 function provider(name: string, adapter: string, url: string, ...more: string[]): string {
-  return [`  - name: ${name}`, `    adapter: ${adapter}`, `    admin: { url: "${url}" }`, `    contributions: ${name}.yaml`, ...more.map((l) => `    ${l}`)].join('\n');
+  return providerEntry(name, adapter, `{ url: "${url}" }`, ...more);
 }
 
 /** The problems `loadConfig` finds in the file made of `providers`, one per line; [] when it loads. */
 async function problems(...providers: string[]): Promise<string[]> {
   const path = join(dir, 'holdfast.yaml');
-  writeFileSync(path, `${HEAD}${providers.join('\n')}\n`);
+  writeFileSync(path, `${CONFIG_HEAD}${providers.join('\n')}\n`);
   try {
     await loadConfig(path, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
     return [];
