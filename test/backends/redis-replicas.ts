@@ -9,7 +9,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { version } from './local-server.js';
 import { ManagedProcess } from './managed-process.js';
 import { freePorts } from './ports.js';
@@ -35,6 +35,18 @@ export interface RedisReplicasOptions {
 
 /** The master name Sentinels monitor. */
 export const SENTINEL_MASTER = 'mymaster';
+
+/** Runs `use` on a fresh client (lazy, no retries, errors left to the calls), then disconnects it. */
+async function withRedis<T>(options: RedisOptions, use: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true, ...options });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await use(client);
+  } finally {
+    client.disconnect();
+  }
+}
 
 export class LocalRedisReplicas {
   private readonly processes = new Map<string, ManagedProcess>();
@@ -83,38 +95,20 @@ export class LocalRedisReplicas {
     return this.sentinels.map((s) => this.url(s));
   }
 
-  /** A client of one data node as the admin (lazy, no retries). */
-  client(node: NodeAddress): Redis {
-    const client = new Redis({ ...node, ...this.admin, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true, connectTimeout: 2000 });
-    client.on('error', () => undefined);
-    return client;
-  }
-
   /** Runs `use` on a fresh admin client of `node`. */
-  async withNode<T>(node: NodeAddress, use: (client: Redis) => Promise<T>): Promise<T> {
-    const client = this.client(node);
-    try {
-      await client.connect();
-      return await use(client);
-    } finally {
-      client.disconnect();
-    }
+  withNode<T>(node: NodeAddress, use: (client: Redis) => Promise<T>): Promise<T> {
+    return withRedis({ ...node, ...this.admin, connectTimeout: 2000 }, use);
   }
 
   /** The master the Sentinels name now (the first that answers), or the first node without Sentinels. */
   async currentMaster(): Promise<NodeAddress> {
     if (this.sentinels.length === 0) return this.nodes[0]!;
     for (const s of this.sentinels) {
-      const client = new Redis({ ...s, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true, connectTimeout: 1000 });
-      client.on('error', () => undefined);
       try {
-        await client.connect();
-        const reply = (await client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER)) as [string, string] | null;
+        const reply = await withRedis({ ...s, connectTimeout: 1000 }, (client) => client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER) as Promise<[string, string] | null>);
         if (reply) return { host: reply[0], port: Number(reply[1]) };
       } catch {
         // the next sentinel
-      } finally {
-        client.disconnect();
       }
     }
     throw new Error('no sentinel answers');
@@ -210,14 +204,7 @@ export class LocalRedisReplicas {
     this.processes.set(`sentinel ${nodeAddress(node)}`, proc);
     proc.start();
     await this.waitAnswers(node, proc, async () => {
-      const client = new Redis({ ...node, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        await client.ping();
-      } finally {
-        client.disconnect();
-      }
+      await withRedis(node, (client) => client.ping());
     });
   }
 
@@ -245,20 +232,15 @@ export class LocalRedisReplicas {
   private async waitSentinelsSee(replicas: number): Promise<void> {
     const deadline = Date.now() + 30_000;
     for (const s of this.sentinels) {
-      const client = new Redis({ ...s, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
+      await withRedis(s, async (client) => {
         for (;;) {
           const seen = (await client.call('SENTINEL', 'REPLICAS', SENTINEL_MASTER)) as unknown[];
           const sentinels = (await client.call('SENTINEL', 'SENTINELS', SENTINEL_MASTER)) as unknown[];
-          if (seen.length >= replicas && sentinels.length >= this.sentinels.length - 1) break;
+          if (seen.length >= replicas && sentinels.length >= this.sentinels.length - 1) return;
           if (Date.now() > deadline) throw new Error(`sentinel ${nodeAddress(s)} sees ${seen.length} replicas and ${sentinels.length} other sentinels`);
           await new Promise((r) => setTimeout(r, 100));
         }
-      } finally {
-        client.disconnect();
-      }
+      });
     }
   }
 
