@@ -195,7 +195,7 @@ export class PrimaryPool {
     client.on('error', () => undefined); // a connection lost while asking: the query fails
     try {
       await client.connect();
-      const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
+      const { rows } = await client.query<{ standby: boolean }>('SELECT pg_catalog.pg_is_in_recovery() AS standby');
       return { host, standby: rows[0]?.standby === true };
     } catch (error) {
       return { host, failed: error instanceof Error ? error.message : String(error) };
