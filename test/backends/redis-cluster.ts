@@ -257,6 +257,10 @@ export class LocalRedisCluster {
       logFile: `${dir}.log`,
     });
     this.processes.set(addressOf(node), proc);
+    await this.started(node, proc);
+  }
+
+  private async started(node: ClusterNodeAddress, proc: ManagedProcess): Promise<void> {
     proc.start();
     const deadline = Date.now() + 15_000;
     for (;;) {
@@ -265,6 +269,18 @@ export class LocalRedisCluster {
       if (!proc.running || Date.now() > deadline) throw new Error(`redis-server on ${addressOf(node)} did not start:\n${proc.logTail()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
+  }
+
+  /**
+   * Stops one node and starts it again with its cluster config file kept (it rejoins as the
+   * node it was) but no ACL users beyond `default` (the nodes keep no ACL file): what a
+   * restarted node of an operator's cluster without `aclfile` looks like.
+   */
+  async restart(node: ClusterNodeAddress): Promise<void> {
+    const proc = this.processes.get(addressOf(node));
+    if (proc === undefined) throw new Error(`no node at ${addressOf(node)}`);
+    await proc.stop(2000);
+    await this.started(node, proc);
   }
 
   private async create(settings: TestBackendSettings, replicas: number): Promise<void> {

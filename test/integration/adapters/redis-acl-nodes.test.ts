@@ -19,7 +19,7 @@ import { Scrubber } from '../../../src/logging/scrubber.js';
 import { OrphanWatch } from '../../../src/orphans/orphan-watch.js';
 import { ownRedisCluster, ownRedisReplicas } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
-import { addressOf, clusterMasters, clusterNodes, type ClusterNodeAddress } from '../../backends/redis-cluster.js';
+import { addressOf, clusterMasters, clusterNodes, waitForClusterOk, type ClusterNodeAddress } from '../../backends/redis-cluster.js';
 import { nodeAddress, type LocalRedisReplicas, type NodeAddress } from '../../backends/redis-replicas.js';
 
 const within = (ms = 10_000) => ({ signal: AbortSignal.timeout(ms) });
@@ -303,6 +303,25 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
       client.disconnect();
     }
   });
+
+  it('a master and a replica restarted with their cluster config kept but no ACL users: both hold every consumer again', async () => {
+    // a master, and a replica of another master (the restarted master's slots stay served), once the node answering knows both
+    const pair = async () => {
+      const nodes = await clusterNodes(endpoint);
+      const master = nodes.find((n) => n.role === 'master' && n.slots.length > 0);
+      const replica = nodes.find((n) => n.role === 'replica' && master !== undefined && n.masterId !== master.id);
+      return master && replica ? { master, replica } : undefined;
+    };
+    await expect.poll(pair, { timeout: 10_000 }).toBeDefined();
+    const { master, replica } = (await pair())!;
+    await roundsUntil(adapter, all, async () => (await Promise.all(endpoint.nodes.map((n) => authenticated(n, all)))).every((n) => n === all.length), 20_000);
+    await Promise.all([cluster.restart(master), cluster.restart(replica)]);
+    const restartedAt = Date.now();
+    for (const node of [master, replica]) expect(await authenticated(node, all), `${addressOf(node)} right after its restart`).toBe(0);
+    await roundsUntil(adapter, all, async () => (await Promise.all(endpoint.nodes.map((n) => authenticated(n, all)))).every((n) => n === all.length), 20_000);
+    console.log(`[redis-acl nodes] cluster master and replica restarted without users: every consumer on both ${Date.now() - restartedAt} ms after`);
+    await waitForClusterOk(endpoint);
+  }, 60_000);
 
   it('a master killed: its replica, promoted, holds every consumer', async () => {
     const victim = (await clusterMasters(endpoint))[0]!;
