@@ -140,10 +140,11 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
   }
 }
 
-/** How many times a server is started on new ports when its ports were taken meanwhile. */
+/** How many times a server is started on new ports when it exited while starting. */
 const START_ATTEMPTS = 3;
-/** What a server's log says when a port it was given is in use (Redis, PostgreSQL, FerretDB, SeaweedFS). */
-const PORT_TAKEN = /address already in use|EADDRINUSE|Could not create server TCP listening socket/i;
+
+/** A server process that exited before it answered (a port taken meanwhile, most often). */
+class ExitedWhileStarting extends Error {}
 
 export class LocalServer implements OwnedBackend {
   readonly origin = 'local' as const;
@@ -171,8 +172,10 @@ export class LocalServer implements OwnedBackend {
 
   /**
    * Starts a server on free ports. A port found free can be taken before the server binds it
-   * (another suite's outgoing connection gets it from the same ephemeral range): a start that
-   * fails on a port in use is tried again on other ports, up to {@link START_ATTEMPTS} times.
+   * (another suite's server or outgoing connection gets it from the same ephemeral range; the
+   * server then exits, or its probe reaches the other one): a start whose process exited
+   * before it answered is tried again on other ports, up to {@link START_ATTEMPTS} times (a
+   * server that cannot start at all fails each time, and its last log is said).
    */
   static async start(kind: BackendKind, run: RunDir, settings: TestBackendSettings, options: BackendOptions = {}): Promise<LocalServer> {
     const how = recipe(kind, settings, options);
@@ -183,7 +186,7 @@ export class LocalServer implements OwnedBackend {
         await server.launch(true);
         return server;
       } catch (error) {
-        if (attempt >= START_ATTEMPTS || !PORT_TAKEN.test(String(error))) throw error;
+        if (attempt >= START_ATTEMPTS || !(error instanceof ExitedWhileStarting)) throw error;
       }
     }
   }
@@ -220,8 +223,9 @@ export class LocalServer implements OwnedBackend {
         describeFailure: () => proc.logTail(),
       });
     } catch (error) {
+      const exited = !proc.running;
       await proc.stop();
-      throw error;
+      throw exited ? new ExitedWhileStarting(error instanceof Error ? error.message : String(error)) : error;
     }
   }
 
