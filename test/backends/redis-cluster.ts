@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { version } from './local-server.js';
 import { ManagedProcess } from './managed-process.js';
-import { freePorts } from './ports.js';
+import { CLUSTER_BUS_OFFSET, freePorts } from './ports.js';
 import { instanceDir, type RunDir } from './run-dir.js';
 import { childEnvironment, type TestBackendSettings } from './settings.js';
 import type { AdminCredentials, BackendOrigin } from './types.js';
@@ -220,7 +220,7 @@ export class LocalRedisCluster {
     const masters = options.masters ?? 3;
     const replicas = options.replicasPerMaster ?? 1;
     const flavor = version(settings.binaries.redisServer, ['--version']).replace(/^Redis server v=(\S+).*/, 'redis-server $1');
-    const ports = await freePorts(masters * (1 + replicas));
+    const ports = await freePorts(masters * (1 + replicas), [CLUSTER_BUS_OFFSET]);
     const nodes = ports.map((port) => ({ host: '127.0.0.1', port }));
     const admin = { username: 'default', password: randomBytes(18).toString('base64url') };
     const endpoint: RedisClusterEndpoint = {

@@ -54,7 +54,13 @@ describe('the engine on Redis under Sentinel', () => {
     await f.until('every consumer held', () => f.allHeld(), verifyEveryMs + 10_000);
 
     const messages = f.logs.map((l) => l.msg);
-    expect(messages.filter((m) => m.startsWith('failover:'))).toEqual([`failover: the master is ${nodeAddress(promoted)} now (was ${nodeAddress(old)}); every consumer is checked there`]);
+    // the failover, said once; on a loaded machine the Sentinels may fail over again (a master slow for 1 s is down to
+    // them): each later one is said once too, as a chain that ends at the master the Sentinels name now
+    const failovers = messages.filter((m) => m.startsWith('failover:'));
+    expect(failovers[0]).toBe(`failover: the master is ${nodeAddress(promoted)} now (was ${nodeAddress(old)}); every consumer is checked there`);
+    const chain = failovers.map((m) => /^failover: the master is (\S+) now \(was (\S+)\)/.exec(m)!.slice(1, 3) as [string, string]);
+    chain.slice(1).forEach(([, was], i) => expect(was, `failover ${i + 2} follows failover ${i + 1}`).toBe(chain[i]![0]));
+    expect(chain.at(-1)![0]).toBe(nodeAddress(await set.currentMaster()));
     expect(messages.filter((m) => m.startsWith(`node ${nodeAddress(old)} cannot be asked`))).toHaveLength(1);
     const healed = messages.filter((m) => m.startsWith(`not held on ${nodeAddress(old)} (missing`) && m.endsWith('applying there now'));
     expect(healed.length).toBeGreaterThanOrEqual(1);

@@ -16,7 +16,7 @@ describe('the mass-removal guard', () => {
   const fixture = engineFixtures();
 
   it('holds back a cut file, judges an edited one afresh, and removes exactly the confirmed change', async () => {
-    const f = await fixture({ consumers: 50, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
+    const f = await fixture({ consumers: 50, timing: { verifyEvery: '1s', checkTimeout: '1s' } });
     const file = join(f.dir, 'contributions/cache.yaml');
     const config = join(f.dir, 'holdfast.yaml');
     await f.startHeld();
@@ -57,7 +57,8 @@ describe('the mass-removal guard', () => {
     f.writeContributions(kept.slice(0, 15));
     await f.until('five removed', async () => (await f.status()).consumers.length === 15, 10_000);
     expect(await loginsOf(kept.slice(15))).toEqual([false, false, false, false, false]);
-    expect((await f.status()).providers[0]!.problems).toEqual([]);
+    // nothing held back (a check that missed its deadline on a loaded machine is said until the next one answers)
+    await f.until('no problem said', async () => (await f.status()).providers[0]!.problems.length === 0, 10_000);
 
     // a confirmation names one change: a file edited since is judged afresh, and held back again
     f.writeContributions(kept.slice(0, 5));
