@@ -17,6 +17,7 @@
  */
 import { Redis } from 'ioredis';
 import type { AdminConnection, AdminTopology, BackendNodeEvent, BackendNodeReport, Ownership } from '../adapter.js';
+import { MissingLogins } from './missing-logins.js';
 import { RedisAclAdapter, type RedisAclAdapterOptions } from './redis-acl-adapter.js';
 
 export type NodeRole = 'master' | 'replica' | 'node';
@@ -35,6 +36,8 @@ export interface RedisNode {
   downSince: number | undefined;
   /** Aborts when the node is found not answering: its calls in flight give up. */
   gone: AbortController;
+  /** The consumers it lacks now, as the checks and applies found them. */
+  readonly missing: MissingLogins;
 }
 
 /** A node as a status or a test sees it. */
@@ -52,6 +55,8 @@ export interface RedisNodesOptions {
   nodeTimeoutMs?: number;
   /** Options for each node's adapter. */
   node?: RedisAclAdapterOptions;
+  /** A node's missing consumer not confirmed missing within this is forgotten (default 5 min; see {@link MissingLogins}). */
+  missingTtlMs?: number;
 }
 
 interface Found {
@@ -159,7 +164,19 @@ export class RedisNodes {
   }
 
   report(): NodeReport[] {
-    return this.all().map((n) => ({ address: n.address, role: n.role, answering: n.answering, ...(n.why !== undefined ? { why: n.why } : {}), ...(n.downSince !== undefined ? { since: new Date(n.downSince).toISOString() } : {}) }));
+    return this.all().map((n) => {
+      const { missing } = n.missing.count();
+      const missingWhy = missing > 0 ? n.missing.why() : undefined;
+      return {
+        address: n.address,
+        role: n.role,
+        answering: n.answering,
+        ...(n.why !== undefined ? { why: n.why } : {}),
+        ...(n.downSince !== undefined ? { since: new Date(n.downSince).toISOString() } : {}),
+        ...(missing > 0 ? { missing } : {}),
+        ...(missingWhy !== undefined ? { missingWhy } : {}),
+      };
+    });
   }
 
   onEvent(listener: (event: NodeEvent) => void): () => void {
@@ -274,7 +291,8 @@ export class RedisNodes {
 
   private add(address: string, role: NodeRole): RedisNode {
     const acl = new RedisAclAdapter({ ...this.admin, url: urlOf(this.scheme, address) }, this.ownership, { ...this.options.node, where: address });
-    const node: RedisNode = { address, role, acl, answering: true, why: undefined, downSince: undefined, gone: new AbortController() };
+    const missing = new MissingLogins(this.options.missingTtlMs ?? 300_000);
+    const node: RedisNode = { address, role, acl, answering: true, why: undefined, downSince: undefined, gone: new AbortController(), missing };
     this.nodes.set(address, node);
     return node;
   }

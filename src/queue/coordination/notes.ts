@@ -13,7 +13,7 @@ import { CoordinationPart } from './context.js';
 import { hashFields, perProvider } from './reads.js';
 import type { NotedSummary } from './scripts.js';
 import type { TimelineEvent } from '../timeline-event.js';
-import { decodeJson, NODES_NOTED, nodesNoteCodec, orphanReportCodec, timelineEventCodec, type NodesNote, type OrphanReport } from './values.js';
+import { decodeJson, NODE_MISSING_MAX, NODE_WHY_CHARS, NODES_NOTED, nodesNoteCodec, orphanReportCodec, timelineEventCodec, type NodesNote, type OrphanReport } from './values.js';
 
 /** A record's brief as noted, and the timeline events of the transition that wrote it (if any). */
 export type NotedEntry = readonly [key: string, summary: ConsumerSummary, events?: readonly TimelineEvent[]];
@@ -156,7 +156,14 @@ export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes
   }
 
   async setNodes(provider: string, note: NodesNote, ttlMs: number): Promise<void> {
-    const bounded: NodesNote = { at: note.at, nodes: note.nodes.slice(0, NODES_NOTED) };
+    const cut = (text: string | undefined) => (text === undefined || text.length <= NODE_WHY_CHARS ? text : `${text.slice(0, NODE_WHY_CHARS - 1)}…`);
+    const nodes = note.nodes.slice(0, NODES_NOTED).map((n) => ({
+      ...n,
+      ...(n.why !== undefined ? { why: cut(n.why) } : {}),
+      ...(n.missingWhy !== undefined ? { missingWhy: cut(n.missingWhy) } : {}),
+      ...(n.missing !== undefined ? { missing: Math.min(n.missing, NODE_MISSING_MAX) } : {}),
+    }));
+    const bounded: NodesNote = { at: note.at, nodes };
     await this.redis.set(this.keys.nodes(provider), JSON.stringify(bounded), 'PX', Math.max(1, Math.round(ttlMs)));
   }
 
