@@ -58,7 +58,7 @@ describe('the status of a backend of several nodes', () => {
       const json = await holdfastStatus(f, '--json');
       const provider = (JSON.parse(json.output.slice(json.output.indexOf('{'))) as { providers: Array<{ nodes: Array<{ address: string; role: string; answers: boolean }> }> }).providers[0]!;
       expect(provider.nodes).toHaveLength(3);
-      expect(provider.nodes.find((n) => n.address === address)).toEqual({ address, role: 'replica', answers: false });
+      expect(provider.nodes.find((n) => n.address === address)).toEqual({ address, role: 'replica', answers: false, missing: 0 });
       expect(provider.nodes.filter((n) => n.answers)).toHaveLength(2);
     } finally {
       set.resume(frozen);
