@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { redisLogin } from '../../backends/logins.js';
-import { ownRedisReplicas, type BackendEndpoint } from '../../backends/index.js';
-import { nodeAddress, type LocalRedisReplicas, type NodeAddress } from '../../backends/redis-replicas.js';
+import { ownRedisReplicas } from '../../backends/index.js';
+import { nodeAddress, type NodeAddress } from '../../backends/redis-replicas.js';
 import { engineFixtures, type EngineFixture } from './engine-fixture.js';
 
 const MAIN = join(import.meta.dirname, '../../../src/cli/main.ts');
@@ -20,11 +20,6 @@ const MAIN = join(import.meta.dirname, '../../../src/cli/main.ts');
 /** The consumers the status's --json says `address` lacks. */
 function jsonNodes(output: string): Array<{ address: string; role: string; answers: boolean; missing: number }> {
   return (JSON.parse(output.slice(output.indexOf('{'))) as { providers: Array<{ nodes: Array<{ address: string; role: string; answers: boolean; missing: number }> }> }).providers[0]!.nodes;
-}
-
-function endpointOf(set: LocalRedisReplicas, node: NodeAddress): BackendEndpoint {
-  const { username, password } = set.admin;
-  return { kind: 'redis', origin: 'local', flavor: set.flavor, host: node.host, port: node.port, admin: set.admin, url: `redis://${username}:${password}@${nodeAddress(node)}` };
 }
 
 /** `holdfast status` as a person runs it, in its own process. */
@@ -41,7 +36,7 @@ describe('the status of a backend of several nodes', () => {
 
   it('is red naming a replica that cannot be asked, in `holdfast status` and its --json, and green once it answers', async () => {
     const set = await ownRedisReplicas({ replicas: 2 });
-    const f = await fixture({ provider: endpointOf(set, set.nodes[0]!), consumers: 4, timing: { verifyEvery: '3s', checkTimeout: '3s' } });
+    const f = await fixture({ provider: set.endpoint(set.nodes[0]!), consumers: 4, timing: { verifyEvery: '3s', checkTimeout: '3s' } });
     await f.startHeld();
     const frozen = set.nodes[1]!;
     const address = nodeAddress(frozen);
@@ -73,7 +68,7 @@ describe('the status of a backend of several nodes', () => {
 
   it('is red naming a replica where the admin may not write ACL users, with how many consumers it lacks, and green once it may; a replica restarted empty is healed at once', async () => {
     const set = await ownRedisReplicas({ replicas: 2 });
-    const f = await fixture({ provider: endpointOf(set, set.nodes[0]!), consumers: 3, timing: { verifyEvery: '2s', checkTimeout: '2s' } });
+    const f = await fixture({ provider: set.endpoint(set.nodes[0]!), consumers: 3, timing: { verifyEvery: '2s', checkTimeout: '2s' } });
     const [, other, readOnly] = set.nodes as [NodeAddress, NodeAddress, NodeAddress];
     const address = nodeAddress(readOnly);
     // holdfast's admin may read and authenticate there, not write ACL users (Redis does not replicate ACL rules either);
