@@ -68,6 +68,11 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   }
 
   async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
+    await this.nodes.first;
+    const reserved = this.nodes.masterUserReason(grant.login);
+    if (reserved !== undefined) {
+      throw new HoldfastError('BACKEND_REFUSED', `redis-acl: "${grant.login}" ${reserved} (the login it replicates with: the operator's); no consumer may have it, adopt or not; nothing was sent`);
+    }
     const results = await this.onEvery(signal, (node, s) => node.acl.apply(grant, s, true));
     // refused, or answered with an error: the apply failed (a node that could not be reached is the node's problem)
     const failedThere = (r: NodeResult<unknown>) => !r.ok && answeredWithError(r.error);
@@ -81,6 +86,9 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   }
 
   async remove(login: string, { signal }: CallOptions): Promise<void> {
+    await this.nodes.first;
+    // a replica's masteruser is the operator's: never removed (as Redis's default user is not), and that succeeds
+    if (this.nodes.masterUserReason(login) !== undefined) return;
     const results = await this.onEvery(signal, (node, s) => node.acl.remove(login, { signal: s }));
     for (const r of results) if (r.ok) r.node.missing.clear(login);
     this.answeredSomewhere(results, signal);
@@ -147,7 +155,9 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   /** {@link list}, per node (`host:port` → logins). */
   async listByNode(prefix: string, { signal }: CallOptions, claimed?: ReadonlySet<string>): Promise<Map<string, string[]>> {
     const results = await this.onEvery(signal, (node, s) => node.acl.list(prefix, { signal: s }, claimed));
-    return new Map(this.answeredSomewhere(results, signal).map((r) => [r.node.address, r.value]));
+    // a replica's masteruser is never an orphan, even where it carries this provider's mark
+    const ours = (logins: string[]) => logins.filter((login) => this.nodes.masterUserReason(login) === undefined);
+    return new Map(this.answeredSomewhere(results, signal).map((r) => [r.node.address, ours(r.value)]));
   }
 
   close(): Promise<void> {
