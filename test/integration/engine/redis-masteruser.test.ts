@@ -4,10 +4,12 @@
  * error, even on a provider that adopts logins, the login on the primary is left as it is (its
  * password still replicates) and none is made on the replica; it is never listed as an orphan.
  * Real servers: a primary and a replica configured with `masteruser repl` and its `masterauth`.
+ * A node whose admin may not read its `masteruser` is said once, and held as any other.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
+import type { BackendNodeEvent } from '../../../src/adapters/adapter.js';
+import { redisAcl, RedisNodesAdapter } from '../../../src/adapters/redis-acl/index.js';
 import { markSelector } from '../../../src/adapters/redis-acl/ownership.js';
 import { ownRedisReplicas } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
@@ -77,4 +79,25 @@ describe("a replica's masteruser", () => {
       await adapter.close();
     }
   }, 150_000);
+
+  it('is said once, as a warning, on a node whose admin may not read it, and the node is held as any other', async () => {
+    const set = await ownRedisReplicas({ replicas: 1 });
+    const [primary, replica] = set.nodes as [NodeAddress, NodeAddress];
+    await set.withNode(replica, (c) => c.call('ACL', 'SETUSER', 'default', '-config|get'));
+    const adapter = new RedisNodesAdapter({ url: set.url(primary), ...set.admin }, { form: 'url', nodes: 'discover' }, { provider: 'cache', adopt: false }, { rediscoverEveryMs: 200 });
+    const events: BackendNodeEvent[] = [];
+    adapter.onNodeEvent((e) => events.push(e));
+    try {
+      const grant = { login: `mu_${randomBytes(3).toString('hex')}`, password: randomBytes(16).toString('hex'), values: redisAcl.valuesSchema.parse({ keys: ['mu:*'] }) };
+      await adapter.create(grant, { signal: AbortSignal.timeout(10_000) });
+      for (const node of set.nodes) expect(await redisLogin(node, grant.login, grant.password)).toBe(true);
+      await new Promise((r) => setTimeout(r, 1_500)); // several discoveries
+      const said = events.filter((e) => e.message.includes('masteruser'));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatchObject({ level: 'warn', node: nodeAddress(replica) });
+      expect(said[0]!.message).toContain('NOPERM');
+    } finally {
+      await adapter.close();
+    }
+  }, 60_000);
 });
