@@ -286,11 +286,12 @@ export class RedisNodes {
    */
   private async readMasterUsers(): Promise<void> {
     if (this.closed) return;
-    const signal = AbortSignal.timeout(this.nodeTimeoutMs);
+    const deadline = AbortSignal.timeout(this.nodeTimeoutMs);
     await Promise.all(
       this.answering().map(async (node) => {
         try {
-          const reply = await node.acl.command(signal, 'CONFIG', 'GET', 'masteruser');
+          // a node found not answering meanwhile is given up on at once
+          const reply = await node.acl.command(AbortSignal.any([deadline, node.gone.signal]), 'CONFIG', 'GET', 'masteruser');
           const user = Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : '';
           if (user !== '') this.masterUsers.set(node.address, user);
           else this.masterUsers.delete(node.address);
