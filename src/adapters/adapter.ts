@@ -91,7 +91,7 @@ export interface Adapter<Values = unknown> {
    * answering, answers again, joins, leaves; a failover), each said once. Returns the unsubscribe.
    */
   onNodeEvent?(listener: (event: BackendNodeEvent) => void): () => void;
-  /** A backend of several nodes: each node now, its role and whether it answers. */
+  /** A backend of several nodes: each node now, its role, whether it answers and how many consumers it lacks. */
   nodeReport?(): BackendNodeReport[];
   /** Closes the admin connection. */
   close(): Promise<void>;
@@ -114,6 +114,14 @@ export interface BackendNodeReport {
   why?: string;
   /** Since when it does not answer (ISO), when it does not. */
   since?: string;
+  /**
+   * How many consumers it lacks now, as this process's checks and applies found them (a light
+   * check refused there, a deep check that found them not held there, an apply that failed there);
+   * absent: none known.
+   */
+  missing?: number;
+  /** Why, in words (e.g. `applying there failed (…NOPERM…)`), when it lacks any. */
+  missingWhy?: string;
 }
 
 /** How to reach a backend as its administrator. The password was read from a file. */

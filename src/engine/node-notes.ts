@@ -4,8 +4,10 @@
  * when a node event is said (one stops answering, answers again, a failover). One small string
  * per provider of several nodes, kept {@link NOTE_TTL_MS}: a worker that stops leaves no stale
  * nodes behind (its silence is said by the status already). Several workers note the same key;
- * the last one's view stands.
+ * the last one's view stands, except a larger count of the consumers a node lacks that another
+ * worker noted lately (each worker counts the consumers it checked: `nodes-note-merge.ts`).
  */
+import { randomBytes } from 'node:crypto';
 import type { Adapter } from '../adapters/adapter.js';
 import type { Logger } from '../logging/logger.js';
 import type { NodeNotes } from '../queue/coordination.js';
@@ -21,15 +23,17 @@ export interface NodeNoterOptions {
   logger: Pick<Logger, 'warn'>;
   now?: () => Date;
   everyMs?: number;
+  /** This worker's id in its notes (default a random one per process). */
+  by?: string;
 }
 
 /** Starts noting; returns the stop. */
-export function startNodeNotes({ providers, notes, logger, now = () => new Date(), everyMs = NOTE_EVERY_MS }: NodeNoterOptions): () => void {
+export function startNodeNotes({ providers, notes, logger, now = () => new Date(), everyMs = NOTE_EVERY_MS, by = randomBytes(6).toString('hex') }: NodeNoterOptions): () => void {
   const several = providers.filter((p) => p.adapter.nodeReport !== undefined);
   let warned = false;
   const note = (name: string, adapter: (typeof several)[number]['adapter']): void => {
     const nodes = adapter.nodeReport!();
-    notes.setNodes(name, { at: now().toISOString(), nodes }, NOTE_TTL_MS).catch((error: unknown) => {
+    notes.setNodes(name, { at: now().toISOString(), nodes, by }, NOTE_TTL_MS).catch((error: unknown) => {
       if (warned) return;
       warned = true;
       logger.warn({ provider: name }, `the backend nodes could not be noted for the status: ${error instanceof Error ? error.message : String(error)}`);

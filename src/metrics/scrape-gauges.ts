@@ -10,6 +10,9 @@ import { Gauge, type Registry } from 'prom-client';
 import { LatestRead } from './latest-read.js';
 import type { QueueFacts, ScrapeSources, StoreFacts } from './scrape-sources.js';
 
+/** Nodes per provider given a series of their own at most (a Cluster of 64 masters, each with replicas, fits). */
+export const NODES_SHOWN = 256;
+
 export class ScrapeGauges {
   private readonly consumers: Gauge<'provider' | 'state'>;
   private readonly unservedSince: Gauge<'provider' | 'consumer' | 'login' | 'state'>;
@@ -23,6 +26,7 @@ export class ScrapeGauges {
   private readonly orphans: Gauge<'provider'>;
   private readonly heldRemovals: Gauge<'provider'>;
   private readonly backendNodes: Gauge<'provider' | 'role' | 'state'>;
+  private readonly nodeMissing: Gauge<'provider' | 'node' | 'role'>;
   private readonly storeUp: Gauge;
   private readonly queueUp: Gauge;
   private reads: { queue: LatestRead<QueueFacts>; store: LatestRead<StoreFacts>; storeUp: () => boolean } | undefined;
@@ -54,6 +58,12 @@ export class ScrapeGauges {
       'holdfast_backend_nodes',
       "The nodes of each provider's backend (a primary and its replicas, Sentinel's, a Cluster's), by role and state (answering, not-answering), as this process's adapter sees them",
       ['provider', 'role', 'state'],
+    );
+    this.nodeMissing = gauge(
+      'holdfast_backend_node_missing_consumers',
+      "Consumers each answering node of a provider's backend of several lacks now, as this process's checks and applies found them " +
+        `(a light check refused there, a deep check found them not held there, an apply there failed); the first ${NODES_SHOWN} nodes per provider`,
+      ['provider', 'node', 'role'],
     );
     this.storeUp = new Gauge({ name: 'holdfast_store_up', help: "1 while this process's watch of the record store gets an answer (pinged every second), else 0", registers });
     this.queueUp = new Gauge({ name: 'holdfast_queue_up', help: "1 when this scrape read the queue's Redis within its deadline, else 0 (the queue's gauges then show the last answer)", registers });
@@ -100,10 +110,14 @@ export class ScrapeGauges {
   /** Each provider's nodes by role and state (what its adapter knows in process: no I/O). */
   private showNodes(): void {
     this.backendNodes.reset();
+    this.nodeMissing.reset();
     for (const p of this.providers) {
       if (!p.nodes) continue;
       const counts = new Map<string, { role: string; state: string; n: number }>();
-      for (const node of p.nodes()) {
+      const nodes = p.nodes();
+      // a node that does not answer is said by holdfast_backend_nodes (what it lacks is not known now)
+      for (const node of nodes.slice(0, NODES_SHOWN)) if (node.answering) this.nodeMissing.set({ provider: p.name, node: node.address, role: node.role }, node.missing ?? 0);
+      for (const node of nodes) {
         const state = node.answering ? 'answering' : 'not-answering';
         const key = `${node.role} ${state}`;
         counts.set(key, { role: node.role, state, n: (counts.get(key)?.n ?? 0) + 1 });

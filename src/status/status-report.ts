@@ -69,8 +69,11 @@ export interface ProviderHealth {
   couldNotAsk: number;
   /** How often each consumer is checked deeply now (ms): its `deepCheckBudget` shared by `consumers`; null when not configured here. */
   deepCheckEveryMs: number | null;
-  /** A backend of several nodes: each node as a worker last saw it (empty: one node, or none noted lately). */
-  nodes: Array<{ address: string; role: string; answers: boolean }>;
+  /**
+   * A backend of several nodes: each node as a worker last saw it (empty: one node, or none noted
+   * lately), with how many consumers it lacks as that worker's checks and applies found them.
+   */
+  nodes: Array<{ address: string; role: string; answers: boolean; missing: number }>;
   /** Why it is not served, one line a person understands each; empty when it is. */
   problems: string[];
 }
@@ -177,6 +180,15 @@ function nodeLine(node: NodesNote['nodes'][number], now: number): string {
 }
 
 /**
+ * A node of a backend of several that answers and lacks consumers: red (a replica restarted empty
+ * is healed within a check, so it is red for moments; one where the apply fails stays red).
+ */
+function lackingLine(node: NodesNote['nodes'][number]): string {
+  const n = node.missing ?? 0;
+  return `node ${node.address} (${node.role}) lacks ${n} consumer${n === 1 ? '' : 's'}${node.missingWhy ? `: ${node.missingWhy}` : ''}`;
+}
+
+/**
  * The checks that find what keeps a provider from being served; each returns its lines. Add
  * one here to make the status red for a new reason.
  */
@@ -195,6 +207,7 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> 
   },
   ({ pause, now }) => (pause ? [`cannot be asked: checks paused for ${ago(now - Date.parse(pause.since))}: ${pause.reason}`] : []),
   ({ nodes, now }) => (nodes && nodes.nodes.length > 1 ? nodes.nodes.filter((n) => !n.answering).map((n) => nodeLine(n, now)) : []),
+  ({ nodes }) => (nodes && nodes.nodes.length > 1 ? nodes.nodes.filter((n) => n.answering && (n.missing ?? 0) > 0).map(lackingLine) : []),
   ({ couldNotAsk }) => (couldNotAsk > 0 ? [`cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`] : []),
   ({ states }) => {
     const rejected = inState(states, 'rejected');
@@ -332,7 +345,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       lastCheckAt: facts.lastCheckAt === null ? null : new Date(facts.lastCheckAt).toISOString(),
       couldNotAsk: facts.couldNotAsk,
       deepCheckEveryMs,
-      nodes: (facts.nodes?.nodes ?? []).map((n) => ({ address: n.address, role: n.role, answers: n.answering })),
+      nodes: (facts.nodes?.nodes ?? []).map((n) => ({ address: n.address, role: n.role, answers: n.answering, missing: n.missing ?? 0 })),
       problems,
     };
   });

@@ -15,7 +15,7 @@ import { ManagedProcess } from './managed-process.js';
 import { freePorts } from './ports.js';
 import { instanceDir, type RunDir } from './run-dir.js';
 import type { TestBackendSettings } from './settings.js';
-import type { AdminCredentials } from './types.js';
+import type { AdminCredentials, BackendEndpoint } from './types.js';
 
 export interface NodeAddress {
   host: string;
@@ -89,6 +89,12 @@ export class LocalRedisReplicas {
   /** `redis://host:port`, without credentials. */
   url(node: NodeAddress): string {
     return `redis://${nodeAddress(node)}`;
+  }
+
+  /** `node` as a backend endpoint (its `url` carries the admin credentials), for a provider configured on it. */
+  endpoint(node: NodeAddress): BackendEndpoint {
+    const { username, password } = this.admin;
+    return { kind: 'redis', origin: 'local', flavor: this.flavor, host: node.host, port: node.port, admin: this.admin, url: `redis://${username}:${password}@${nodeAddress(node)}` };
   }
 
   get sentinelUrls(): string[] {

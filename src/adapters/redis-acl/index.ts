@@ -31,6 +31,13 @@ export const redisAcl: AdapterKind<RedisAclValues, RedisAclPolicy> = {
   connect: (admin, ownership, policy) =>
     new RedisNodesAdapter(admin, admin.topology ?? { form: 'url', nodes: 'discover' }, ownership, {
       node: { deniedCommands: policy?.deniedCommands },
-      ...(admin.pace ? { rediscoverEveryMs: Math.min(5_000, admin.pace.verifyEveryMs), nodeTimeoutMs: Math.min(5_000, Math.max(200, Math.floor(admin.pace.checkTimeoutMs / 3))) } : {}),
+      ...(admin.pace
+        ? {
+            rediscoverEveryMs: Math.min(5_000, admin.pace.verifyEveryMs),
+            nodeTimeoutMs: Math.min(5_000, Math.max(200, Math.floor(admin.pace.checkTimeoutMs / 3))),
+            // a node's missing consumer is confirmed at each of its checks (retries never wait beyond verifyEvery)
+            missingTtlMs: Math.max(60_000, 3 * admin.pace.verifyEveryMs + 2 * admin.pace.checkTimeoutMs),
+          }
+        : {}),
     }),
 };

@@ -36,6 +36,15 @@ export const AUTH_IN_FLIGHT = 8;
  */
 export const CLUSTER_CLIENT_COMMANDS: readonly string[] = ['+cluster|slots', '+cluster|info'];
 
+/** Refused, or answered with an error: the node was asked and said no (not a node that could not be reached). */
+function answeredWithError(error: unknown): boolean {
+  return isHoldfastError(error, 'BACKEND_REFUSED') || isHoldfastError(error, 'BACKEND_ERROR');
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 type NodeResult<T> = { node: RedisNode; ok: true; value: T } | { node: RedisNode; ok: false; error: unknown };
 
 export class RedisNodesAdapter implements Adapter<RedisAclValues> {
@@ -59,15 +68,29 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   }
 
   async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
+    await this.nodes.first;
+    const reserved = this.nodes.masterUserReason(grant.login);
+    if (reserved !== undefined) {
+      throw new HoldfastError('BACKEND_REFUSED', `redis-acl: "${grant.login}" ${reserved} (the login it replicates with: the operator's); no consumer may have it, adopt or not; nothing was sent`);
+    }
     const results = await this.onEvery(signal, (node, s) => node.acl.apply(grant, s, true));
     // refused, or answered with an error: the apply failed (a node that could not be reached is the node's problem)
-    const failed = results.find((r) => !r.ok && (isHoldfastError(r.error, 'BACKEND_REFUSED') || isHoldfastError(r.error, 'BACKEND_ERROR')));
+    const failedThere = (r: NodeResult<unknown>) => !r.ok && answeredWithError(r.error);
+    for (const r of results) {
+      if (r.ok) r.node.missing.clear(grant.login);
+      else if (failedThere(r)) r.node.missing.mark(grant.login, 'failed', `applying there failed (${messageOf(r.error)})`);
+    }
+    const failed = results.find(failedThere);
     if (failed && !failed.ok) throw failed.error;
     this.answeredSomewhere(results, signal);
   }
 
   async remove(login: string, { signal }: CallOptions): Promise<void> {
+    await this.nodes.first;
+    // a replica's masteruser is the operator's: never removed (as Redis's default user is not), and that succeeds
+    if (this.nodes.masterUserReason(login) !== undefined) return;
     const results = await this.onEvery(signal, (node, s) => node.acl.remove(login, { signal: s }));
+    for (const r of results) if (r.ok) r.node.missing.clear(login);
     this.answeredSomewhere(results, signal);
     const unasked = [...this.nodes.all().filter((n) => !n.answering).map((n) => n.address), ...results.filter((r) => !r.ok).map((r) => r.node.address)];
     if (unasked.length > 0) {
@@ -78,6 +101,14 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   async holds(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
     const results = await this.onEvery(signal, (node, s) => node.acl.holds(grant, { signal: s }));
     const answers = this.answeredSomewhere(results, signal);
+    for (const r of results) {
+      // a node already found lacking it that answers the deep check with an error (a right the admin lacks there): that says why
+      if (!r.ok && answeredWithError(r.error) && r.node.missing.has(grant.login)) r.node.missing.mark(grant.login, 'failed', `checking there failed (${messageOf(r.error)})`);
+    }
+    for (const { node, value } of answers) {
+      if (value.held) node.missing.clear(grant.login);
+      else node.missing.mark(grant.login, 'rules', `not held there (${value.reason}): being applied`);
+    }
     const notHeld = answers.filter((a) => !a.value.held);
     const first = notHeld[0];
     if (first === undefined || first.value.held) return { held: true };
@@ -97,6 +128,11 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
         : this.authCalls(node).run(s, `AUTH as "${grant.login}"`, [grant.password], () => node.acl.authenticates(grant, { signal: s })),
     );
     this.answeredSomewhere(results, signal);
+    for (const r of results) {
+      if (!r.ok) continue; // proves nothing
+      if (r.value) r.node.missing.clear(grant.login, 'auth');
+      else r.node.missing.mark(grant.login, 'auth', 'the light check could not authenticate there: being checked and applied');
+    }
     // a probe that failed (its connection closed under a burst, say) proves nothing: the deep check is asked
     return results.length > 0 && results.every((r) => r.ok && r.value);
   }
@@ -119,7 +155,9 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   /** {@link list}, per node (`host:port` → logins). */
   async listByNode(prefix: string, { signal }: CallOptions, claimed?: ReadonlySet<string>): Promise<Map<string, string[]>> {
     const results = await this.onEvery(signal, (node, s) => node.acl.list(prefix, { signal: s }, claimed));
-    return new Map(this.answeredSomewhere(results, signal).map((r) => [r.node.address, r.value]));
+    // a replica's masteruser is never an orphan, even where it carries this provider's mark
+    const ours = (logins: string[]) => logins.filter((login) => this.nodes.masterUserReason(login) === undefined);
+    return new Map(this.answeredSomewhere(results, signal).map((r) => [r.node.address, ours(r.value)]));
   }
 
   close(): Promise<void> {

@@ -17,6 +17,8 @@
  */
 import { Redis } from 'ioredis';
 import type { AdminConnection, AdminTopology, BackendNodeEvent, BackendNodeReport, Ownership } from '../adapter.js';
+import { isHoldfastError } from '../../errors/holdfast-error.js';
+import { MissingLogins } from './missing-logins.js';
 import { RedisAclAdapter, type RedisAclAdapterOptions } from './redis-acl-adapter.js';
 
 export type NodeRole = 'master' | 'replica' | 'node';
@@ -35,6 +37,8 @@ export interface RedisNode {
   downSince: number | undefined;
   /** Aborts when the node is found not answering: its calls in flight give up. */
   gone: AbortController;
+  /** The consumers it lacks now, as the checks and applies found them. */
+  readonly missing: MissingLogins;
 }
 
 /** A node as a status or a test sees it. */
@@ -52,6 +56,8 @@ export interface RedisNodesOptions {
   nodeTimeoutMs?: number;
   /** Options for each node's adapter. */
   node?: RedisAclAdapterOptions;
+  /** A node's missing consumer not confirmed missing within this is forgotten (default 5 min; see {@link MissingLogins}). */
+  missingTtlMs?: number;
 }
 
 interface Found {
@@ -125,6 +131,8 @@ export class RedisNodes {
   private master: string | undefined;
   private readonly listeners = new Set<(event: NodeEvent) => void>();
   private readonly said = new Set<string>();
+  /** Each node's `masteruser` (node address → login), where it has one. */
+  private readonly masterUsers = new Map<string, string>();
   private closed = false;
   /** The first discovery: calls made meanwhile wait for it. */
   readonly first: Promise<void>;
@@ -159,7 +167,19 @@ export class RedisNodes {
   }
 
   report(): NodeReport[] {
-    return this.all().map((n) => ({ address: n.address, role: n.role, answering: n.answering, ...(n.why !== undefined ? { why: n.why } : {}), ...(n.downSince !== undefined ? { since: new Date(n.downSince).toISOString() } : {}) }));
+    return this.all().map((n) => {
+      const { missing } = n.missing.count();
+      const missingWhy = missing > 0 ? n.missing.why() : undefined;
+      return {
+        address: n.address,
+        role: n.role,
+        answering: n.answering,
+        ...(n.why !== undefined ? { why: n.why } : {}),
+        ...(n.downSince !== undefined ? { since: new Date(n.downSince).toISOString() } : {}),
+        ...(missing > 0 ? { missing } : {}),
+        ...(missingWhy !== undefined ? { missingWhy } : {}),
+      };
+    });
   }
 
   onEvent(listener: (event: NodeEvent) => void): () => void {
@@ -172,11 +192,25 @@ export class RedisNodes {
     void this.ping(node);
   }
 
+  /**
+   * Why `login` is no consumer's on this backend: it is the `masteruser` of a node (the login a
+   * replica authenticates to its master with, the operator's), as last read; undefined when not.
+   */
+  masterUserReason(login: string): string | undefined {
+    for (const [address, user] of this.masterUsers) {
+      if (user !== login) continue;
+      const role = this.nodes.get(address)?.role;
+      return `is the masteruser of ${role === 'master' ? 'node' : 'replica'} ${address}${role === 'master' ? ' (the master now; it replicates with it when it is a replica again)' : ''}`;
+    }
+    return undefined;
+  }
+
   /** Finds the node set again (callers at once share one discovery). */
   discover(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.discovering ??= this.find()
       .then((found) => this.apply(found))
+      .then(() => this.readMasterUsers())
       .catch((error: unknown) => this.say('warn', `the nodes of the backend could not be found again: ${error instanceof Error ? error.message : String(error)}; the ones known stay`, undefined, 'discovery'))
       .finally(() => {
         this.discovering = undefined;
@@ -244,6 +278,33 @@ export class RedisNodes {
     throw new Error(`no Sentinel answers: ${last instanceof Error ? last.message : String(last)}`);
   }
 
+  /**
+   * Each answering node's `masteruser` (`CONFIG GET masteruser`), read at each discovery: the
+   * login it replicates with is never a consumer's. A node that will not say (NOPERM, `CONFIG`
+   * renamed away) is said once, and what was known of it stays; one that cannot be reached keeps
+   * what was known too.
+   */
+  private async readMasterUsers(): Promise<void> {
+    if (this.closed) return;
+    const deadline = AbortSignal.timeout(this.nodeTimeoutMs);
+    await Promise.all(
+      this.answering().map(async (node) => {
+        try {
+          // a node found not answering meanwhile is given up on at once
+          const reply = await node.acl.command(AbortSignal.any([deadline, node.gone.signal]), 'CONFIG', 'GET', 'masteruser');
+          const user = Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : '';
+          if (user !== '') this.masterUsers.set(node.address, user);
+          else this.masterUsers.delete(node.address);
+        } catch (error) {
+          if (!isHoldfastError(error, 'BACKEND_ERROR')) return; // not reached: asked again at the next discovery
+          const why = error instanceof Error ? error.message : String(error);
+          this.say('warn', `the masteruser of node ${node.address} cannot be read (${why}): a consumer claiming the login it replicates with is not refused there by holdfast; let the admin login run CONFIG GET`, node.address, `masteruser ${node.address}`);
+        }
+      }),
+    );
+    for (const address of this.masterUsers.keys()) if (!this.nodes.has(address)) this.masterUsers.delete(address);
+  }
+
   private apply(found: Found): void {
     if (this.closed) return;
     for (const note of found.notes ?? []) this.say('warn', note, undefined, note);
@@ -274,7 +335,8 @@ export class RedisNodes {
 
   private add(address: string, role: NodeRole): RedisNode {
     const acl = new RedisAclAdapter({ ...this.admin, url: urlOf(this.scheme, address) }, this.ownership, { ...this.options.node, where: address });
-    const node: RedisNode = { address, role, acl, answering: true, why: undefined, downSince: undefined, gone: new AbortController() };
+    const missing = new MissingLogins(this.options.missingTtlMs ?? 300_000);
+    const node: RedisNode = { address, role, acl, answering: true, why: undefined, downSince: undefined, gone: new AbortController(), missing };
     this.nodes.set(address, node);
     return node;
   }

@@ -13,7 +13,8 @@ import { CoordinationPart } from './context.js';
 import { hashFields, perProvider } from './reads.js';
 import type { NotedSummary } from './scripts.js';
 import type { TimelineEvent } from '../timeline-event.js';
-import { decodeJson, NODES_NOTED, nodesNoteCodec, orphanReportCodec, timelineEventCodec, type NodesNote, type OrphanReport } from './values.js';
+import { boundedNote, mergeMissing } from './nodes-note-merge.js';
+import { decodeJson, nodesNoteCodec, orphanReportCodec, timelineEventCodec, type NodesNote, type OrphanReport } from './values.js';
 
 /** A record's brief as noted, and the timeline events of the transition that wrote it (if any). */
 export type NotedEntry = readonly [key: string, summary: ConsumerSummary, events?: readonly TimelineEvent[]];
@@ -156,8 +157,11 @@ export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes
   }
 
   async setNodes(provider: string, note: NodesNote, ttlMs: number): Promise<void> {
-    const bounded: NodesNote = { at: note.at, nodes: note.nodes.slice(0, NODES_NOTED) };
-    await this.redis.set(this.keys.nodes(provider), JSON.stringify(bounded), 'PX', Math.max(1, Math.round(ttlMs)));
+    const key = this.keys.nodes(provider);
+    // another worker's fresh count of the consumers a node lacks is kept when larger (nodes-note-merge.ts)
+    const previous = note.by !== undefined ? decodeJson(nodesNoteCodec, await this.redis.get(key)) : null;
+    const bounded = boundedNote(mergeMissing(previous, note, ttlMs));
+    await this.redis.set(key, JSON.stringify(bounded), 'PX', Math.max(1, Math.round(ttlMs)));
   }
 
   nodes(providers: readonly string[]): Promise<Map<string, NodesNote>> {

@@ -43,16 +43,31 @@ export interface NoteNode {
   /** Since when it does not answer (ISO), and why, when it does not. */
   since?: string | undefined;
   why?: string | undefined;
+  /** How many consumers it lacks, as the worker's checks and applies found them (absent: none), and why. */
+  missing?: number | undefined;
+  missingWhy?: string | undefined;
+  /** Which worker found it lacking them, and when (ISO): several workers each count the consumers they checked. */
+  missingBy?: string | undefined;
+  missingAt?: string | undefined;
 }
 
 /** A provider's backend nodes as a worker last saw them (kept a few seconds: a worker that stops leaves none). */
 export interface NodesNote {
   at: string;
   nodes: NoteNode[];
+  /** The worker that noted it (a short id of its process). */
+  by?: string | undefined;
 }
 
 /** At most this many nodes are noted per provider (a Redis Cluster of 64 nodes and their replicas fits). */
 export const NODES_NOTED = 256;
+/** A noted node's `why` and `missingWhy`, in characters at most (cut when noted: a longer one would not decode). */
+export const NODE_WHY_CHARS = 500;
+/** A noted node's count of missing consumers, at most. */
+export const NODE_MISSING_MAX = 10_000_000;
+
+/** A worker's id as noted. */
+const workerId = z.string().regex(/^[\w-]{1,64}$/);
 
 /** A node address as noted: printable, no spaces, bounded (the queue's Redis is written by others too). */
 const noteAddress = z.string().regex(/^[\x21-\x7e]{1,300}$/);
@@ -66,10 +81,15 @@ export const nodesNoteCodec: z.ZodType<NodesNote> = z.object({
         role: z.enum(['master', 'replica', 'node']),
         answering: z.boolean(),
         since: z.string().max(40).optional(),
-        why: z.string().max(500).optional(),
+        why: z.string().max(NODE_WHY_CHARS).optional(),
+        missing: z.number().int().min(0).max(NODE_MISSING_MAX).optional(),
+        missingWhy: z.string().max(NODE_WHY_CHARS).optional(),
+        missingBy: workerId.optional(),
+        missingAt: z.string().max(40).optional(),
       }),
     )
     .max(NODES_NOTED),
+  by: workerId.optional(),
 });
 
 export const checkMemoCodec: z.ZodType<CheckMemo> = z.object({

@@ -6,15 +6,10 @@
  * a replica, is healed there within verifyEvery + 10 s, and the log names the node.
  */
 import { describe, expect, it } from 'vitest';
-import { ownRedisReplicas, type BackendEndpoint } from '../../backends/index.js';
+import { ownRedisReplicas } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
-import { nodeAddress, SENTINEL_MASTER, type LocalRedisReplicas, type NodeAddress } from '../../backends/redis-replicas.js';
+import { nodeAddress, SENTINEL_MASTER, type NodeAddress } from '../../backends/redis-replicas.js';
 import { engineFixtures, type Consumer } from './engine-fixture.js';
-
-function endpointOf(set: LocalRedisReplicas, node: NodeAddress): BackendEndpoint {
-  const { username, password } = set.admin;
-  return { kind: 'redis', origin: 'local', flavor: set.flavor, host: node.host, port: node.port, admin: set.admin, url: `redis://${username}:${password}@${nodeAddress(node)}` };
-}
 
 async function everyoneOn(nodes: NodeAddress[], consumers: Consumer[]): Promise<boolean> {
   for (const node of nodes) {
@@ -30,7 +25,7 @@ describe('the engine on Redis under Sentinel', () => {
     const set = await ownRedisReplicas({ replicas: 2, sentinels: 3, downAfterMs: 1_000 });
     const verifyEveryMs = 3_000;
     const f = await fixture({
-      provider: endpointOf(set, set.nodes[0]!),
+      provider: set.endpoint(set.nodes[0]!),
       adminLines: [`sentinels: [${set.sentinelUrls.join(', ')}]`, `master: ${SENTINEL_MASTER}`],
       consumers: 12,
       timing: { verifyEvery: '3s', checkTimeout: '3s' },
