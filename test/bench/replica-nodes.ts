@@ -25,9 +25,10 @@ export class ReplicaNodes {
     const set = await LocalRedisReplicas.start(env.run, readSettings(), { replicas: 2 });
     try {
       writeFileSync(join(env.dir, `secrets/${name}`), set.admin.password, { mode: 0o600 });
-      const config = await env.configure(name, timing, undefined, { url: set.url(set.nodes[0]!), username: set.admin.username, passwordFile: `secrets/${name}` });
-      const nodes = new ReplicaNodes(set, config);
-      await applyLogins(env, config.config.providers[0]!);
+      const admin = { url: set.url(set.nodes[0]!), username: set.admin.username, passwordFile: `secrets/${name}` };
+      const nodes = new ReplicaNodes(set, await env.configure(name, timing, undefined, admin));
+      // applied at the seed's pace: a saturating interval's node timeout (200 ms) is shorter than a ping takes while 64 applies run on a loaded machine
+      await applyLogins(env, (await env.configure(`${name}-seed`, { verifyEvery: '60s' }, undefined, admin)).config.providers[0]!);
       await nodes.holdEveryone(env);
       return nodes;
     } catch (error) {
