@@ -16,7 +16,9 @@
  *   CPU per 1,000 consumer-checks, the Redis cost per check summed over the nodes, and what each
  *   node's `AUTH` costs it. A light check is one `AUTH` per node, on that node's probe connection:
  *   at most `AUTH_IN_FLIGHT` (8) in flight until one has succeeded there, then pipelined by
- *   ioredis (`redis-nodes-adapter.ts`). The last line's `nodes3…` and `oneNode…` fields give it;
+ *   ioredis (`redis-nodes-adapter.ts`). The one node is measured again right after, and the
+ *   three nodes are set against the mean of the two (the machine's load drifts between windows).
+ *   The last line's `nodes3…` and `oneNode…` fields give it;
  * - breakdown (1k): each part of a routine check measured alone (`check-breakdown.ts`), µs per check;
  * - steady (full run only): 100k consumers at the default 60 s interval: checks per second,
  *   lateness of due checks (p50, p99), costs;
@@ -370,43 +372,60 @@ interface NodesResult {
   authInFlight: number;
   settleMs: number;
   window: Window;
-  /** The one-node throughput case of the same run, beside it. */
+  /** The one-node throughput case of the same run, just before, and the one node measured again just after. */
   oneNode: Window;
+  oneNodeAfter: Window;
+}
+
+/** One node's figures: the mean of its windows before and after the three-node case (the machine's load drifts between them). */
+function oneNodeMean(r: NodesResult): Pick<Window, 'checksPerSec' | 'holdfastCpuMsPer1k' | 'backendUsPerCheck' | 'backendCpuMsPer1k'> {
+  const mean = (pick: (w: Window) => number) => (pick(r.oneNode) + pick(r.oneNodeAfter)) / 2;
+  return { checksPerSec: mean((w) => w.checksPerSec), holdfastCpuMsPer1k: mean((w) => w.holdfastCpuMsPer1k), backendUsPerCheck: mean((w) => w.backendUsPerCheck), backendCpuMsPer1k: mean((w) => w.backendCpuMsPer1k) };
+}
+
+/** Starts `holdfast run` on `config`, waits until it settles, and measures `ms` of it. */
+async function runWindow(env: BenchEnv, config: { path: string }, name: string, ms: number, caches?: readonly string[]): Promise<{ settleMs: number; window: Window }> {
+  const run = await EngineProcess.start(config.path, 'run', join(env.dir, `engine-${name}.log`));
+  try {
+    const settleMs = await settled(env, run, caches);
+    return { settleMs, window: await measure(env, [run], ms, caches) };
+  } finally {
+    await run.stop();
+  }
 }
 
 /**
  * The same consumers held on a primary and two replicas (`admin: { url: <primary> }`, nodes
- * discovered), at the one-node case's saturating interval: a check is one `AUTH` on each node.
+ * discovered), at the one-node case's saturating interval (`fast`): a check is one `AUTH` on each
+ * node. The one node is measured again right after, for a load that drifts.
  */
-async function threeNodes(env: BenchEnv, oneNode: ThroughputResult, timing: TimingOverrides): Promise<NodesResult> {
-  const nodes = await ReplicaNodes.start(env, 'nodes3', timing);
+async function threeNodes(env: BenchEnv, oneNode: ThroughputResult, fast: { path: string; config: HoldfastConfig }): Promise<NodesResult> {
+  const verifyEvery = `${fast.config.providers[0]!.timing.verifyEveryMs}ms`;
+  const nodes = await ReplicaNodes.start(env, 'nodes3', { verifyEvery, checkTimeout: `${fast.config.providers[0]!.timing.checkTimeoutMs}ms` });
   try {
-    const run = await EngineProcess.start(nodes.config.path, 'run', join(env.dir, 'engine-nodes3.log'));
-    try {
-      const settleMs = await settled(env, run, nodes.adminUrls);
-      const window = await measure(env, [run], 15_000, nodes.adminUrls);
-      return { consumers: env.consumers.length, nodes: nodes.names, verifyEvery: timing.verifyEvery ?? '-', authInFlight: AUTH_IN_FLIGHT, settleMs, window, oneNode: oneNode.run };
-    } finally {
-      await run.stop();
-    }
+    const three = await runWindow(env, nodes.config, 'nodes3', 15_000, nodes.adminUrls);
+    const after = await runWindow(env, fast, 'one-node-again', 15_000);
+    return { consumers: env.consumers.length, nodes: nodes.names, verifyEvery, authInFlight: AUTH_IN_FLIGHT, settleMs: three.settleMs, window: three.window, oneNode: oneNode.run, oneNodeAfter: after.window };
   } finally {
     await nodes.stop();
   }
 }
 
 function showNodes(r: NodesResult): void {
-  const { window: w, oneNode: one } = r;
-  table(`three nodes (a primary and two replicas, nodes: discover) against one, ${r.consumers.toLocaleString('en')} held consumers, same run`, [
+  const { window: w, oneNode: before, oneNodeAfter: after } = r;
+  const one = oneNodeMean(r);
+  const both = (pick: (x: Window) => number) => `${round(pick(before))} / ${round(pick(after))}`;
+  table(`three nodes (a primary and two replicas, nodes: discover) against one, ${r.consumers.toLocaleString('en')} held consumers, same run (one node: before / after)`, [
     ['interval (saturating)', r.verifyEvery],
-    ['one node: checks/s', one.checksPerSec],
+    ['one node: checks/s', both((x) => x.checksPerSec)],
     ['three nodes: consumer-checks/s (one AUTH on each node)', w.checksPerSec],
-    ['ratio three nodes / one node', w.checksPerSec / one.checksPerSec],
+    ['ratio three nodes / one node (mean)', w.checksPerSec / one.checksPerSec],
     ['three nodes: AUTH/s summed over the nodes', w.authPerSec],
-    ['one node: holdfast CPU ms / 1k checks', one.holdfastCpuMsPer1k],
+    ['one node: holdfast CPU ms / 1k checks', both((x) => x.holdfastCpuMsPer1k)],
     ['three nodes: holdfast CPU ms / 1k consumer-checks', w.holdfastCpuMsPer1k],
-    ['one node: cache µs / check (commands)', one.backendUsPerCheck],
+    ['one node: cache µs / check (commands)', `${round(before.backendUsPerCheck, 2)} / ${round(after.backendUsPerCheck, 2)}`],
     ['three nodes: Redis µs / consumer-check, summed (commands)', w.backendUsPerCheck],
-    ['one node: cache CPU ms / 1k checks (process)', one.backendCpuMsPer1k],
+    ['one node: cache CPU ms / 1k checks (process)', `${round(before.backendCpuMsPer1k, 2)} / ${round(after.backendCpuMsPer1k, 2)}`],
     ['three nodes: Redis CPU ms / 1k consumer-checks, summed (process)', w.backendCpuMsPer1k],
     ...w.nodes.map((n, i): [string, unknown] => [`  ${r.nodes[i] ?? n.node}`, `${round(n.authPerSec)} AUTH/s, ${round(n.usPerAuth, 2)} µs / AUTH (command), ${round(n.cpuUsPerAuth, 1)} µs CPU / AUTH, ${n.deepChecks} deep`]),
     ['light check, per node', `one AUTH on the node's probe connection; at most ${r.authInFlight} in flight until one succeeded there, then pipelined by ioredis (auto-pipelining)`],
@@ -417,18 +436,19 @@ function showNodes(r: NodesResult): void {
   ]);
 }
 
-/** The summary's figures of the three-node case. */
+/** The summary's figures of the three-node case (one node's: the mean of before and after). */
 function nodesSummary(r: NodesResult): Record<string, unknown> {
+  const one = oneNodeMean(r);
   return {
     nodes3Consumers: r.consumers,
     nodes3ChecksPerSec: round(r.window.checksPerSec),
     nodes3AuthPerSec: round(r.window.authPerSec),
-    oneNodeChecksPerSec: round(r.oneNode.checksPerSec),
-    nodes3RatioToOneNode: round(r.window.checksPerSec / r.oneNode.checksPerSec, 2),
+    oneNodeChecksPerSec: round(one.checksPerSec),
+    nodes3RatioToOneNode: round(r.window.checksPerSec / one.checksPerSec, 2),
     nodes3CpuMsPer1k: round(r.window.holdfastCpuMsPer1k),
-    oneNodeCpuMsPer1k: round(r.oneNode.holdfastCpuMsPer1k),
+    oneNodeCpuMsPer1k: round(one.holdfastCpuMsPer1k),
     nodes3BackendUsPerCheck: round(r.window.backendUsPerCheck, 2),
-    oneNodeBackendUsPerCheck: round(r.oneNode.backendUsPerCheck, 2),
+    oneNodeBackendUsPerCheck: round(one.backendUsPerCheck, 2),
     nodes3UsPerAuthPerNode: r.window.nodes.map((n) => round(n.usPerAuth, 2)),
   };
 }
@@ -487,7 +507,7 @@ if (nodesOnly) {
     const t = await throughput(env, fast, await plainLoop(env, fast.config.providers[0]!, 2_000), await pipelinedAuth(env, 1_000), false);
     showThroughput(t);
     results[`throughput${n}`] = t;
-    const nodes = await threeNodes(env, t, saturating(n));
+    const nodes = await threeNodes(env, t, fast);
     showNodes(nodes);
     results[`nodes3_${n}`] = nodes;
     nodesFigures = nodesSummary(nodes);
@@ -502,7 +522,7 @@ if (nodesOnly) {
     const t = await throughput(env, fast, plain, pipelined, false);
     showThroughput(t);
     results.throughput1k = t;
-    const nodes = await threeNodes(env, t, saturating(1_000));
+    const nodes = await threeNodes(env, t, fast);
     showNodes(nodes);
     results.nodes3_1k = nodes;
     nodesFigures = nodesSummary(nodes);
@@ -539,7 +559,7 @@ if (nodesOnly) {
       showThroughput(t);
       results[`throughput${n / 1000}k`] = t;
       if (n === 1_000) {
-        const nodes = await threeNodes(env, t, saturating(n));
+        const nodes = await threeNodes(env, t, fast);
         showNodes(nodes);
         results.nodes3_1k = nodes;
         nodesFigures = nodesSummary(nodes);
