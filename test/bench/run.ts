@@ -8,16 +8,16 @@
  *   harness's plain loop of deep checks and against the fastest hand-written loop (pipelined
  *   `AUTH` over 8 connections, every password in memory: `pipelined-auth.ts`); CPU per 1,000
  *   checks (holdfast, the cache and the queue's Redis), store operations per check, memory;
- * - three nodes (1k, right after the 1k throughput case, at its interval): the same consumers held
+ * - three nodes (1k, after the 1k throughput case, at its saturating interval, `checkTimeout: 3s`): the same consumers held
  *   on a Redis primary with two replicas (`replica-nodes.ts`; `admin: { url: <primary> }` with the
  *   default `nodes: discover`, so holdfast finds the replicas in `INFO replication` and holds each
- *   consumer on all three), against the one-node case: consumer-checks per second (a consumer
+ *   consumer on all three), against one node at the same timing: consumer-checks per second (a consumer
  *   checked on every node is one check; `AUTH`s per second summed over the nodes too), holdfast's
  *   CPU per 1,000 consumer-checks, the Redis cost per check summed over the nodes, and what each
  *   node's `AUTH` costs it. A light check is one `AUTH` per node, on that node's probe connection:
  *   at most `AUTH_IN_FLIGHT` (8) in flight until one has succeeded there, then pipelined by
- *   ioredis (`redis-nodes-adapter.ts`). The one node is measured again right after, and the
- *   three nodes are set against the mean of the two (the machine's load drifts between windows).
+ *   ioredis (`redis-nodes-adapter.ts`). The one node is measured just before and just after,
+ *   and the three nodes are set against the mean of the two (the load drifts between windows).
  *   The last line's `nodes3…` and `oneNode…` fields give it;
  * - breakdown (1k): each part of a routine check measured alone (`check-breakdown.ts`), µs per check;
  * - steady (full run only): 100k consumers at the default 60 s interval: checks per second,
@@ -30,8 +30,8 @@
  *   its request time and CPU per check, and holdfast's.
  *
  * `--quick` runs only the 1k throughput, three-node and heal cases and 100 object-store consumers (about five minutes); `--only=<N>` runs
- * the full run's cases for N consumers (1000, 10000 or 100000) alone; `--nodes3[=<N>]` the one-node
- * throughput and three-node cases alone, for N consumers (default 1000; short baselines).
+ * the full run's cases for N consumers (1000, 10000 or 100000) alone; `--nodes3[=<N>]` the
+ * three-node case alone, for N consumers (default 1000).
  */
 import { dueCounts } from '../support/due-set.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -55,7 +55,7 @@ const quick = process.argv.includes('--quick');
 /** `--only=100000`: the full run's cases for that many consumers alone. */
 const only = Number(/^--only=(\d+)$/.exec(process.argv.find((a) => a.startsWith('--only=')) ?? '')?.[1] ?? NaN);
 const wanted = (n: number) => Number.isNaN(only) || only === n;
-/** `--nodes3` or `--nodes3=100`: the one-node and three-node throughput cases alone, for that many consumers (default 1,000). */
+/** `--nodes3` or `--nodes3=100`: the three-node case (with its one-node windows) alone, for that many consumers (default 1,000). */
 const nodesOnly = /^--nodes3(?:=(\d+))?$/.exec(process.argv.find((a) => a.startsWith('--nodes3')) ?? '');
 const root = join(import.meta.dirname, '../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -368,11 +368,12 @@ interface NodesResult {
   consumers: number;
   nodes: string[];
   verifyEvery: string;
+  checkTimeout: string;
   /** `AUTH`s in flight at most on a node's probe connection while no `AUTH` has succeeded on it. */
   authInFlight: number;
   settleMs: number;
   window: Window;
-  /** The one-node throughput case of the same run, just before, and the one node measured again just after. */
+  /** The one node at the same timing, measured just before and just after. */
   oneNode: Window;
   oneNodeAfter: Window;
 }
@@ -396,16 +397,21 @@ async function runWindow(env: BenchEnv, config: { path: string }, name: string, 
 
 /**
  * The same consumers held on a primary and two replicas (`admin: { url: <primary> }`, nodes
- * discovered), at the one-node case's saturating interval (`fast`): a check is one `AUTH` on each
- * node. The one node is measured again right after, for a load that drifts.
+ * discovered), a check one `AUTH` on each node, against the one node just before and just after
+ * (the load drifts). The interval saturates as in the throughput case; `checkTimeout` is 3 s, not
+ * the throughput case's 250 ms: a node's ping deadline is a third of it (at least 200 ms), and
+ * a saturated engine's own event loop answers its pings later than 200 ms, so every node would be
+ * found not answering at once and the checks in flight abandoned (seen at load 9–11).
  */
-async function threeNodes(env: BenchEnv, oneNode: ThroughputResult, fast: { path: string; config: HoldfastConfig }): Promise<NodesResult> {
-  const verifyEvery = `${fast.config.providers[0]!.timing.verifyEveryMs}ms`;
-  const nodes = await ReplicaNodes.start(env, 'nodes3', { verifyEvery, checkTimeout: `${fast.config.providers[0]!.timing.checkTimeoutMs}ms` });
+async function threeNodes(env: BenchEnv, n: number): Promise<NodesResult> {
+  const timing: TimingOverrides = { ...saturating(n), checkTimeout: '3s' };
+  const one = await env.configure('one-node', timing);
+  const nodes = await ReplicaNodes.start(env, 'nodes3', timing);
   try {
+    const before = await runWindow(env, one, 'one-node', 15_000);
     const three = await runWindow(env, nodes.config, 'nodes3', 15_000, nodes.adminUrls);
-    const after = await runWindow(env, fast, 'one-node-again', 15_000);
-    return { consumers: env.consumers.length, nodes: nodes.names, verifyEvery, authInFlight: AUTH_IN_FLIGHT, settleMs: three.settleMs, window: three.window, oneNode: oneNode.run, oneNodeAfter: after.window };
+    const after = await runWindow(env, one, 'one-node-again', 15_000);
+    return { consumers: env.consumers.length, nodes: nodes.names, verifyEvery: timing.verifyEvery ?? '-', checkTimeout: timing.checkTimeout ?? '-', authInFlight: AUTH_IN_FLIGHT, settleMs: three.settleMs, window: three.window, oneNode: before.window, oneNodeAfter: after.window };
   } finally {
     await nodes.stop();
   }
@@ -416,7 +422,7 @@ function showNodes(r: NodesResult): void {
   const one = oneNodeMean(r);
   const both = (pick: (x: Window) => number) => `${round(pick(before))} / ${round(pick(after))}`;
   table(`three nodes (a primary and two replicas, nodes: discover) against one, ${r.consumers.toLocaleString('en')} held consumers, same run (one node: before / after)`, [
-    ['interval (saturating)', r.verifyEvery],
+    ['interval (saturating), checkTimeout', `${r.verifyEvery}, ${r.checkTimeout}`],
     ['one node: checks/s', both((x) => x.checksPerSec)],
     ['three nodes: consumer-checks/s (one AUTH on each node)', w.checksPerSec],
     ['ratio three nodes / one node (mean)', w.checksPerSec / one.checksPerSec],
@@ -503,11 +509,7 @@ async function objectStoreCase(n: number, windowMs: number): Promise<ObjectStore
 if (nodesOnly) {
   const n = Number(nodesOnly[1] ?? 1_000);
   await world(n, async (env) => {
-    const fast = await env.configure('fast', saturating(n));
-    const t = await throughput(env, fast, await plainLoop(env, fast.config.providers[0]!, 2_000), await pipelinedAuth(env, 1_000), false);
-    showThroughput(t);
-    results[`throughput${n}`] = t;
-    const nodes = await threeNodes(env, t, fast);
+    const nodes = await threeNodes(env, n);
     showNodes(nodes);
     results[`nodes3_${n}`] = nodes;
     nodesFigures = nodesSummary(nodes);
@@ -522,7 +524,7 @@ if (nodesOnly) {
     const t = await throughput(env, fast, plain, pipelined, false);
     showThroughput(t);
     results.throughput1k = t;
-    const nodes = await threeNodes(env, t, fast);
+    const nodes = await threeNodes(env, 1_000);
     showNodes(nodes);
     results.nodes3_1k = nodes;
     nodesFigures = nodesSummary(nodes);
@@ -559,7 +561,7 @@ if (nodesOnly) {
       showThroughput(t);
       results[`throughput${n / 1000}k`] = t;
       if (n === 1_000) {
-        const nodes = await threeNodes(env, t, fast);
+        const nodes = await threeNodes(env, 1_000);
         showNodes(nodes);
         results.nodes3_1k = nodes;
         nodesFigures = nodesSummary(nodes);
