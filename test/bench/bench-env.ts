@@ -25,6 +25,13 @@ export interface BenchConsumer {
 /** Timing keys for the configuration's `defaults:` (e.g. `{ verifyEvery: '60s' }`). */
 export type TimingOverrides = Record<string, string>;
 
+/** The cache provider's `admin:` (another backend than the world's one-node cache); `passwordFile` is relative to the world's directory. */
+export interface CacheAdmin {
+  url: string;
+  username: string;
+  passwordFile: string;
+}
+
 export const COMMANDS = ['+@read', '+@write', '+@connection'];
 
 export class BenchEnv {
@@ -69,9 +76,13 @@ export class BenchEnv {
     }
   }
 
-  /** Writes `holdfast-<name>.yaml` with these timing defaults and returns its path and loaded form. */
-  async configure(name: string, timing: TimingOverrides, concurrency = 32): Promise<{ path: string; config: HoldfastConfig }> {
+  /**
+   * Writes `holdfast-<name>.yaml` with these timing defaults and returns its path and loaded form.
+   * `admin`: the cache provider's backend, when not the world's one-node cache.
+   */
+  async configure(name: string, timing: TimingOverrides, concurrency = 32, admin?: CacheAdmin): Promise<{ path: string; config: HoldfastConfig }> {
     const { queue, store, cache } = this;
+    const cacheAdmin = admin ?? { url: `redis://${cache.host}:${cache.port}`, username: cache.admin.username, passwordFile: 'secrets/cache' };
     const path = join(this.dir, `holdfast-${name}.yaml`);
     writeFileSync(
       path,
@@ -85,7 +96,7 @@ export class BenchEnv {
         'providers:',
         '  - name: cache',
         '    adapter: redis-acl',
-        `    admin: { url: "redis://${cache.host}:${cache.port}", username: ${cache.admin.username}, passwordFile: secrets/cache }`,
+        `    admin: { url: "${cacheAdmin.url}", username: ${cacheAdmin.username}, passwordFile: ${cacheAdmin.passwordFile} }`,
         '    contributions: contributions/cache.yaml',
         '    secretsRoot: grants',
         `    policy: { keyPrefix: "{id}:", allowedCommands: ${JSON.stringify(COMMANDS)} }`,

@@ -38,6 +38,17 @@ export function costBetween(before: RedisCost, after: RedisCost): RedisCost {
   return { calls, usec, commandUs: after.commandUs - before.commandUs, cpuUs: after.cpuUs - before.cpuUs };
 }
 
+/** The costs of several servers (the nodes of one backend) as one: calls, µs and CPU summed. */
+export function sumCosts(costs: readonly RedisCost[]): RedisCost {
+  const calls = new Map<string, number>();
+  const usec = new Map<string, number>();
+  for (const cost of costs) {
+    for (const [name, n] of cost.calls) calls.set(name, (calls.get(name) ?? 0) + n);
+    for (const [name, n] of cost.usec) usec.set(name, (usec.get(name) ?? 0) + n);
+  }
+  return { calls, usec, commandUs: costs.reduce((a, c) => a + c.commandUs, 0), cpuUs: costs.reduce((a, c) => a + c.cpuUs, 0) };
+}
+
 /** Calls and microseconds per call of each command that ran. */
 export function perCommand(cost: RedisCost): Record<string, { calls: number; usPerCall: number }> {
   const out: Record<string, { calls: number; usPerCall: number }> = {};

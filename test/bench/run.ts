@@ -8,6 +8,17 @@
  *   harness's plain loop of deep checks and against the fastest hand-written loop (pipelined
  *   `AUTH` over 8 connections, every password in memory: `pipelined-auth.ts`); CPU per 1,000
  *   checks (holdfast, the cache and the queue's Redis), store operations per check, memory;
+ * - three nodes (1k, after the 1k throughput case, `verifyEvery` and `checkTimeout` 1 s): the same consumers held
+ *   on a Redis primary with two replicas (`replica-nodes.ts`; `admin: { url: <primary> }` with the
+ *   default `nodes: discover`, so holdfast finds the replicas in `INFO replication` and holds each
+ *   consumer on all three), against one node at the same timing: consumer-checks per second (a consumer
+ *   checked on every node is one check; `AUTH`s per second summed over the nodes too), holdfast's
+ *   CPU per 1,000 consumer-checks, the Redis cost per check summed over the nodes, and what each
+ *   node's `AUTH` costs it. A light check is one `AUTH` per node, on that node's probe connection:
+ *   at most `AUTH_IN_FLIGHT` (8) in flight until one has succeeded there, then pipelined by
+ *   ioredis (`redis-nodes-adapter.ts`). The one node is measured just before and just after,
+ *   and the three nodes are set against the mean of the two (the load drifts between windows).
+ *   The last line's `nodes3…` and `oneNode…` fields give it;
  * - breakdown (1k): each part of a routine check measured alone (`check-breakdown.ts`), µs per check;
  * - steady (full run only): 100k consumers at the default 60 s interval: checks per second,
  *   lateness of due checks (p50, p99), costs;
@@ -18,8 +29,9 @@
  *   the server's identity writes during the checks (`CreateAccessKey` among them; zero expected),
  *   its request time and CPU per check, and holdfast's.
  *
- * `--quick` runs only the 1k throughput and heal cases and 100 object-store consumers (about four minutes); `--only=<N>` runs
- * the full run's cases for N consumers (1000, 10000 or 100000) alone.
+ * `--quick` runs only the 1k throughput, three-node and heal cases and 100 object-store consumers (about five minutes); `--only=<N>` runs
+ * the full run's cases for N consumers (1000, 10000 or 100000) alone; `--nodes3[=<N>]` the
+ * three-node case alone, for N consumers (default 1000).
  */
 import { dueCounts } from '../support/due-set.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -28,19 +40,23 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { HoldfastConfig } from '../../src/config/config.js';
 import { connectCoordination } from '../../src/engine/engine.js';
+import { AUTH_IN_FLIGHT } from '../../src/adapters/redis-acl/index.js';
 import { BenchEnv, type TimingOverrides } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
 import { checkBreakdown, type PartCost } from './check-breakdown.js';
-import { checksIn, costBetween, LatenessSampler, percentile, perCommand, redisCost } from './measure.js';
+import { checksIn, costBetween, LatenessSampler, percentile, perCommand, redisCost, sumCosts } from './measure.js';
 import { objectStore, type ObjectStoreResult } from './object-store.js';
 import { pipelinedAuth, type PipelinedAuthResult } from './pipelined-auth.js';
 import { plainLoop, type PlainLoopResult } from './plain-loop.js';
+import { ReplicaNodes } from './replica-nodes.js';
 import { seedHeld } from './seed.js';
 
 const quick = process.argv.includes('--quick');
 /** `--only=100000`: the full run's cases for that many consumers alone. */
 const only = Number(/^--only=(\d+)$/.exec(process.argv.find((a) => a.startsWith('--only=')) ?? '')?.[1] ?? NaN);
 const wanted = (n: number) => Number.isNaN(only) || only === n;
+/** `--nodes3` or `--nodes3=100`: the three-node case (with its one-node windows) alone, for that many consumers (default 1,000). */
+const nodesOnly = /^--nodes3(?:=(\d+))?$/.exec(process.argv.find((a) => a.startsWith('--nodes3')) ?? '');
 const root = join(import.meta.dirname, '../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** digits) / 10 ** digits : null);
@@ -48,9 +64,11 @@ const say = (text: string) => process.stdout.write(`${text}\n`);
 
 interface Window {
   seconds: number;
+  /** Consumer-checks: a consumer checked on every node of the cache is one check. */
   checksPerSec: number;
   deepShare: number;
   holdfastCpuMsPer1k: number;
+  /** The cache's command µs and process CPU per check, summed over its nodes. */
   backendUsPerCheck: number;
   backendCpuMsPer1k: number;
   /** The queue's Redis (BullMQ and holdfast's scripts): command µs and process CPU ms per check. */
@@ -58,22 +76,42 @@ interface Window {
   queueCpuMsPer1k: number;
   storeOpsPerCheck: number;
   rssMb: number[];
-  /** The cache's commands in the window: calls and µs per call. */
+  /** `AUTH`s per second, summed over the cache's nodes. */
+  authPerSec: number;
+  /** Each node of the cache: its light checks and what each cost it. */
+  nodes: NodeWindow[];
+  /** The cache's commands in the window (summed over its nodes): calls and µs per call. */
   cacheCommands: Record<string, { calls: number; usPerCall: number }>;
 }
 
-/** Measures `ms` of the engines' work on the cache. */
-async function measure(env: BenchEnv, engines: EngineProcess[], ms: number): Promise<Window> {
-  const cache = new Redis(env.cache.url);
+interface NodeWindow {
+  node: string;
+  authPerSec: number;
+  /** Command µs per `AUTH` on this node. */
+  usPerAuth: number;
+  /** The node's process CPU (everything it did) per `AUTH`, µs. */
+  cpuUsPerAuth: number;
+  deepChecks: number;
+}
+
+/**
+ * Measures `ms` of the engines' work on the cache: `caches`, the admin URL of each of its nodes
+ * (the world's one-node cache by default). Each check asks every node, so a check is counted
+ * once per node's `AUTH` (or `ACL GETUSER`), divided by the nodes.
+ */
+async function measure(env: BenchEnv, engines: EngineProcess[], ms: number, caches: readonly string[] = [env.cache.url]): Promise<Window> {
+  const nodes = caches.map((url) => new Redis(url));
   const queue = new Redis(env.queue.url);
+  const costs = () => Promise.all(nodes.map((n) => redisCost(n)));
   try {
-    const [before, queueBefore, ...statsBefore] = await Promise.all([redisCost(cache), redisCost(queue), ...engines.map((e) => e.fresh())]);
+    const [before, queueBefore, ...statsBefore] = await Promise.all([costs(), redisCost(queue), ...engines.map((e) => e.fresh())]);
     await sleep(ms);
-    const [after, queueAfter, ...statsAfter] = await Promise.all([redisCost(cache), redisCost(queue), ...engines.map((e) => e.fresh())]);
-    const cost = costBetween(before, after);
+    const [after, queueAfter, ...statsAfter] = await Promise.all([costs(), redisCost(queue), ...engines.map((e) => e.fresh())]);
+    const perNode = nodes.map((_, i) => costBetween(before[i]!, after[i]!));
+    const cost = sumCosts(perNode);
     const queueCost = costBetween(queueBefore, queueAfter);
     const { light, deep } = checksIn(cost);
-    const checks = light + deep;
+    const checks = (light + deep) / nodes.length;
     const seconds = (statsAfter[0]!.at - statsBefore[0]!.at) / 1000;
     const sum = (pick: (i: number) => number) => engines.reduce((total, _, i) => total + pick(i), 0);
     const cpuUs = sum((i) => statsAfter[i]!.cpuUs - statsBefore[i]!.cpuUs);
@@ -85,7 +123,7 @@ async function measure(env: BenchEnv, engines: EngineProcess[], ms: number): Pro
     return {
       seconds,
       checksPerSec: checks / seconds,
-      deepShare: deep / Math.max(checks, 1),
+      deepShare: deep / Math.max(light + deep, 1),
       holdfastCpuMsPer1k: cpuUs / Math.max(checks, 1),
       backendUsPerCheck: cost.commandUs / Math.max(checks, 1),
       backendCpuMsPer1k: cost.cpuUs / Math.max(checks, 1),
@@ -93,10 +131,15 @@ async function measure(env: BenchEnv, engines: EngineProcess[], ms: number): Pro
       queueCpuMsPer1k: queueCost.cpuUs / Math.max(checks, 1),
       storeOpsPerCheck: ops / Math.max(checks, 1),
       rssMb: statsAfter.map((s) => s.rss / 1e6),
+      authPerSec: light / seconds,
+      nodes: perNode.map((c, i) => {
+        const auths = Math.max(checksIn(c).light, 1);
+        return { node: new URL(caches[i]!).host, authPerSec: checksIn(c).light / seconds, usPerAuth: (c.usec.get('auth') ?? 0) / auths, cpuUsPerAuth: c.cpuUs / auths, deepChecks: checksIn(c).deep };
+      }),
       cacheCommands: perCommand(cost),
     };
   } finally {
-    cache.disconnect();
+    for (const n of nodes) n.disconnect();
     queue.disconnect();
   }
 }
@@ -106,10 +149,10 @@ async function measure(env: BenchEnv, engines: EngineProcess[], ms: number): Pro
  * almost every check is light: consumers applied again just before (a heal) get a deep check
  * first, and record what it found.
  */
-async function settled(env: BenchEnv, engine: EngineProcess): Promise<number> {
+async function settled(env: BenchEnv, engine: EngineProcess, caches?: readonly string[]): Promise<number> {
   const started = Date.now();
   while (Date.now() - started < 180_000) {
-    const window = await measure(env, [engine], 2_000);
+    const window = await measure(env, [engine], 2_000, caches);
     if (window.storeOpsPerCheck === 0 && window.deepShare < 0.02) break;
   }
   return Date.now() - started;
@@ -321,6 +364,104 @@ function showThroughput(r: ThroughputResult): void {
   table(`throughput, ${r.consumers.toLocaleString('en')} held consumers`, rows);
 }
 
+interface NodesResult {
+  consumers: number;
+  nodes: string[];
+  verifyEvery: string;
+  checkTimeout: string;
+  /** `AUTH`s in flight at most on a node's probe connection while no `AUTH` has succeeded on it. */
+  authInFlight: number;
+  settleMs: number;
+  window: Window;
+  /** The one node at the same timing, measured just before and just after. */
+  oneNode: Window;
+  oneNodeAfter: Window;
+}
+
+/** One node's figures: the mean of its windows before and after the three-node case (the machine's load drifts between them). */
+function oneNodeMean(r: NodesResult): Pick<Window, 'checksPerSec' | 'holdfastCpuMsPer1k' | 'backendUsPerCheck' | 'backendCpuMsPer1k'> {
+  const mean = (pick: (w: Window) => number) => (pick(r.oneNode) + pick(r.oneNodeAfter)) / 2;
+  return { checksPerSec: mean((w) => w.checksPerSec), holdfastCpuMsPer1k: mean((w) => w.holdfastCpuMsPer1k), backendUsPerCheck: mean((w) => w.backendUsPerCheck), backendCpuMsPer1k: mean((w) => w.backendCpuMsPer1k) };
+}
+
+/** Starts `holdfast run` on `config`, waits until it settles, and measures `ms` of it. */
+async function runWindow(env: BenchEnv, config: { path: string }, name: string, ms: number, caches?: readonly string[]): Promise<{ settleMs: number; window: Window }> {
+  const run = await EngineProcess.start(config.path, 'run', join(env.dir, `engine-${name}.log`));
+  try {
+    const settleMs = await settled(env, run, caches);
+    return { settleMs, window: await measure(env, [run], ms, caches) };
+  } finally {
+    await run.stop();
+  }
+}
+
+/**
+ * The same consumers held on a primary and two replicas (`admin: { url: <primary> }`, nodes
+ * discovered), a check one `AUTH` on each node, against the one node at the same timing just
+ * before and just after (the load drifts). 1,000 checks a second are asked (`verifyEvery` and
+ * `checkTimeout` 1 ms per consumer, at least 1 s), about what one node does on a loaded 2-core
+ * machine, not the throughput case's saturating 250 ms: a node's ping deadline is a third of
+ * `checkTimeout` (at least 200 ms), `checkTimeout` is at most `verifyEvery`, and a saturated
+ * engine's own event loop answers its pings later than 200 ms, so every node was found not
+ * answering at once and the checks in flight abandoned (80 consumer-checks/s at load 11).
+ */
+async function threeNodes(env: BenchEnv, n: number): Promise<NodesResult> {
+  const ms = Math.max(1_000, n);
+  const timing: TimingOverrides = { verifyEvery: `${ms}ms`, checkTimeout: `${ms}ms` }; // 1,000 checks/s asked, at most
+  const one = await env.configure('one-node', timing);
+  const nodes = await ReplicaNodes.start(env, 'nodes3', timing);
+  try {
+    const before = await runWindow(env, one, 'one-node', 15_000);
+    const three = await runWindow(env, nodes.config, 'nodes3', 15_000, nodes.adminUrls);
+    const after = await runWindow(env, one, 'one-node-again', 15_000);
+    return { consumers: env.consumers.length, nodes: nodes.names, verifyEvery: timing.verifyEvery ?? '-', checkTimeout: timing.checkTimeout ?? '-', authInFlight: AUTH_IN_FLIGHT, settleMs: three.settleMs, window: three.window, oneNode: before.window, oneNodeAfter: after.window };
+  } finally {
+    await nodes.stop();
+  }
+}
+
+function showNodes(r: NodesResult): void {
+  const { window: w, oneNode: before, oneNodeAfter: after } = r;
+  const one = oneNodeMean(r);
+  const both = (pick: (x: Window) => number) => `${round(pick(before))} / ${round(pick(after))}`;
+  table(`three nodes (a primary and two replicas, nodes: discover) against one, ${r.consumers.toLocaleString('en')} held consumers, same run (one node: before / after)`, [
+    ['verifyEvery, checkTimeout (checks asked: consumers / verifyEvery)', `${r.verifyEvery}, ${r.checkTimeout}`],
+    ['one node: checks/s', both((x) => x.checksPerSec)],
+    ['three nodes: consumer-checks/s (one AUTH on each node)', w.checksPerSec],
+    ['ratio three nodes / one node (mean)', w.checksPerSec / one.checksPerSec],
+    ['three nodes: AUTH/s summed over the nodes', w.authPerSec],
+    ['one node: holdfast CPU ms / 1k checks', both((x) => x.holdfastCpuMsPer1k)],
+    ['three nodes: holdfast CPU ms / 1k consumer-checks', w.holdfastCpuMsPer1k],
+    ['one node: cache µs / check (commands)', `${round(before.backendUsPerCheck, 2)} / ${round(after.backendUsPerCheck, 2)}`],
+    ['three nodes: Redis µs / consumer-check, summed (commands)', w.backendUsPerCheck],
+    ['one node: cache CPU ms / 1k checks (process)', `${round(before.backendCpuMsPer1k, 2)} / ${round(after.backendCpuMsPer1k, 2)}`],
+    ['three nodes: Redis CPU ms / 1k consumer-checks, summed (process)', w.backendCpuMsPer1k],
+    ...w.nodes.map((n, i): [string, unknown] => [`  ${r.nodes[i] ?? n.node}`, `${round(n.authPerSec)} AUTH/s, ${round(n.usPerAuth, 2)} µs / AUTH (command), ${round(n.cpuUsPerAuth, 1)} µs CPU / AUTH, ${n.deepChecks} deep`]),
+    ['light check, per node', `one AUTH on the node's probe connection; at most ${r.authInFlight} in flight until one succeeded there, then pipelined by ioredis (auto-pipelining)`],
+    ['deep share of checks', w.deepShare],
+    ['store ops / check', w.storeOpsPerCheck],
+    ['run RSS MB', w.rssMb[0]],
+    ['settled after s', r.settleMs / 1000],
+  ]);
+}
+
+/** The summary's figures of the three-node case (one node's: the mean of before and after). */
+function nodesSummary(r: NodesResult): Record<string, unknown> {
+  const one = oneNodeMean(r);
+  return {
+    nodes3Consumers: r.consumers,
+    nodes3ChecksPerSec: round(r.window.checksPerSec),
+    nodes3AuthPerSec: round(r.window.authPerSec),
+    oneNodeChecksPerSec: round(one.checksPerSec),
+    nodes3RatioToOneNode: round(r.window.checksPerSec / one.checksPerSec, 2),
+    nodes3CpuMsPer1k: round(r.window.holdfastCpuMsPer1k),
+    oneNodeCpuMsPer1k: round(one.holdfastCpuMsPer1k),
+    nodes3BackendUsPerCheck: round(r.window.backendUsPerCheck, 2),
+    oneNodeBackendUsPerCheck: round(one.backendUsPerCheck, 2),
+    nodes3UsPerAuthPerNode: r.window.nodes.map((n) => round(n.usPerAuth, 2)),
+  };
+}
+
 /** The cache's cost of a check at the default intervals: one deep check in every deepCheckEvery / verifyEvery. */
 function projectedBackendUs(authUs: number, getUserUs: number, config: HoldfastConfig): number {
   const { verifyEveryMs, deepCheckEveryMs } = config.providers[0]!.timing;
@@ -346,6 +487,8 @@ async function breakdown(env: BenchEnv, t: ThroughputResult): Promise<{ parts: P
 
 const results: Record<string, unknown> = { at: new Date().toISOString(), quick };
 let summary: Record<string, unknown> = {};
+/** The three-node case's figures, added to the summary of whichever run measured it. */
+let nodesFigures: Record<string, unknown> = {};
 
 /** The object store's case: zero access-key churn over routine checks, counted by the server. */
 async function objectStoreCase(n: number, windowMs: number): Promise<ObjectStoreResult> {
@@ -366,7 +509,15 @@ async function objectStoreCase(n: number, windowMs: number): Promise<ObjectStore
   return o;
 }
 
-if (quick) {
+if (nodesOnly) {
+  const n = Number(nodesOnly[1] ?? 1_000);
+  await world(n, async (env) => {
+    const nodes = await threeNodes(env, n);
+    showNodes(nodes);
+    results[`nodes3_${n}`] = nodes;
+    nodesFigures = nodesSummary(nodes);
+  });
+} else if (quick) {
   await world(1_000, async (env) => {
     const h = await heal(env, await env.configure('heal', { verifyEvery: '5s', checkTimeout: '2s' }));
     table('heal, 1,000 consumers', [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
@@ -376,6 +527,10 @@ if (quick) {
     const t = await throughput(env, fast, plain, pipelined, false);
     showThroughput(t);
     results.throughput1k = t;
+    const nodes = await threeNodes(env, 1_000);
+    showNodes(nodes);
+    results.nodes3_1k = nodes;
+    nodesFigures = nodesSummary(nodes);
     results.breakdown1k = await breakdown(env, t);
     results.heal1k = h;
     const defaults = await env.configure('defaults', {});
@@ -408,7 +563,13 @@ if (quick) {
       const t = await throughput(env, fast, plain, pipelined, true);
       showThroughput(t);
       results[`throughput${n / 1000}k`] = t;
-      if (n === 1_000) results.breakdown1k = await breakdown(env, t);
+      if (n === 1_000) {
+        const nodes = await threeNodes(env, 1_000);
+        showNodes(nodes);
+        results.nodes3_1k = nodes;
+        nodesFigures = nodesSummary(nodes);
+        results.breakdown1k = await breakdown(env, t);
+      }
       if (n === 10_000) {
         const r = await rebuild(env, await env.configure('rebuild', {}));
         table('rebuild after the queue is flushed, 10,000 consumers', [['resyncEvery', `${r.resyncEveryMs} ms`], ['all scheduled after', `${r.scheduledMs} ms`]]);
@@ -465,10 +626,10 @@ if (quick) {
   });
 }
 
-results.summary = summary;
+results.summary = { ...summary, ...nodesFigures };
 const dir = join(root, 'bench/results');
 mkdirSync(dir, { recursive: true });
 const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}${quick ? '-quick' : ''}.json`);
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 say(`\nresults: ${file}`);
-say(JSON.stringify(summary));
+say(JSON.stringify(results.summary));

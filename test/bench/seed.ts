@@ -6,15 +6,15 @@
  */
 import { MongoClient } from 'mongodb';
 import type { ConsumerEvent } from '../../machines/consumer-events.js';
+import { createConsumerMachine } from '../../machines/consumer-machine.js';
 import { firstSnapshot, persist, step, waitEnded, type ConsumerSnapshot } from '../../machines/machine-step.js';
-import type { HoldfastConfig } from '../../src/config/config.js';
+import { connectAdapter, type HoldfastConfig, type ProviderConfig } from '../../src/config/config.js';
 import { loadContributions } from '../../src/desired/load-contributions.js';
 import { connectCoordination } from '../../src/engine/engine.js';
 import { summaryOf } from '../../src/queue/summarize.js';
 import { secretFingerprint } from '../../src/secrets/fingerprint.js';
 import type { ConsumerRecord } from '../../src/store/consumer-record.js';
 import { encodeRecord, type RecordDocument } from '../../src/store/record-codec.js';
-import { providerRuntime } from '../../workers/provider-runtime.js';
 import { indexFerretDb } from '../backends/ferretdb-index.js';
 import type { BenchEnv } from './bench-env.js';
 
@@ -30,20 +30,32 @@ export async function inParallel<T>(items: readonly T[], width: number, work: (i
 
 const REV = 3;
 
+/**
+ * Every consumer's login applied on the provider's backend by the adapter itself: on every node
+ * of it, for a backend of several (`redis-nodes-adapter.ts`).
+ */
+export async function applyLogins(env: BenchEnv, provider: ProviderConfig): Promise<void> {
+  const adapter = connectAdapter(provider);
+  const byKey = new Map(env.consumers.map((c) => [c.key, c]));
+  const state = await loadContributions(provider);
+  try {
+    await inParallel(state.consumers, 64, ({ key, desired }) =>
+      adapter.create({ login: desired.login, password: byKey.get(key)!.password, values: desired.values }, { signal: AbortSignal.timeout(30_000) }),
+    );
+  } finally {
+    await adapter.close();
+  }
+}
+
 export async function seedHeld(env: BenchEnv, config: HoldfastConfig): Promise<void> {
   const provider = config.providers[0]!;
-  const runtime = providerRuntime(provider);
-  const { machine } = runtime;
+  const machine = createConsumerMachine(provider.timing);
   const byKey = new Map(env.consumers.map((c) => [c.key, c]));
   const state = await loadContributions(provider);
   const now = Date.now();
   const { verifyEveryMs, deepCheckEveryMs } = provider.timing;
 
-  // the logins, applied by the adapter itself
-  await inParallel(state.consumers, 64, ({ key, desired }) =>
-    runtime.adapter.create({ login: desired.login, password: byKey.get(key)!.password, values: desired.values }, { signal: AbortSignal.timeout(30_000) }),
-  );
-  await runtime.adapter.close();
+  await applyLogins(env, provider);
 
   // the records, as the machine would have them after an apply and a check that found it held
   const records: ConsumerRecord[] = state.consumers.map(({ key, id, desired }) => {
