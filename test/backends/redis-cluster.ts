@@ -97,7 +97,7 @@ function credentials(endpoint: RedisClusterEndpoint): { username?: string; passw
   return endpoint.admin.password ? { username: endpoint.admin.username, password: endpoint.admin.password } : {};
 }
 
-async function withNode<T>(endpoint: RedisClusterEndpoint, node: ClusterNodeAddress, use: (client: Redis) => Promise<T>): Promise<T> {
+export async function withNode<T>(endpoint: RedisClusterEndpoint, node: ClusterNodeAddress, use: (client: Redis) => Promise<T>): Promise<T> {
   const client = nodeClient(endpoint, node);
   try {
     await client.connect();

@@ -134,6 +134,11 @@ export class LocalRedisReplicas {
     }
   }
 
+  /** `SENTINEL RESET` of the master on every Sentinel: they forget its replicas (and find the live ones again). */
+  async resetSentinels(): Promise<void> {
+    await Promise.all(this.sentinels.map((s) => withRedis({ ...s, connectTimeout: 1000 }, (client) => client.call('SENTINEL', 'RESET', SENTINEL_MASTER))));
+  }
+
   /** `kill -9` of one node: no goodbye to its clients. */
   kill(node: NodeAddress): void {
     const proc = this.processes.get(nodeAddress(node));

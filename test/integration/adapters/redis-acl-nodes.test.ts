@@ -19,7 +19,7 @@ import { Scrubber } from '../../../src/logging/scrubber.js';
 import { OrphanWatch } from '../../../src/orphans/orphan-watch.js';
 import { ownRedisCluster, ownRedisReplicas } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
-import { addressOf, clusterMasters, clusterNodes, waitForClusterOk, type ClusterNodeAddress } from '../../backends/redis-cluster.js';
+import { addressOf, clusterMasters, clusterNodes, waitForClusterOk, withNode as withClusterNode, type ClusterNodeAddress } from '../../backends/redis-cluster.js';
 import { nodeAddress, type LocalRedisReplicas, type NodeAddress } from '../../backends/redis-replicas.js';
 
 const within = (ms = 10_000) => ({ signal: AbortSignal.timeout(ms) });
@@ -255,6 +255,20 @@ describe('redis-acl under Sentinel: a master, two replicas, three Sentinels', ()
         `old master restarted empty to every consumer back on it ${rejoinedAt - restartedAt} ms`,
     );
   }, 120_000);
+
+  it('a replica killed is named not answering while the Sentinels list it, and leaves the node set once SENTINEL RESET forgets it', async () => {
+    const master = await set.currentMaster();
+    const victim = set.nodes.find((n) => nodeAddress(n) !== nodeAddress(master))!;
+    set.kill(victim);
+    const named = () => adapter.nodeReport().find((n) => n.address === nodeAddress(victim));
+    await expect.poll(() => named()?.answering, { timeout: 15_000 }).toBe(false);
+    // still listed by the Sentinels: still named, through several rediscoveries
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(named()).toMatchObject({ answering: false });
+    await set.resetSentinels();
+    await expect.poll(named, { timeout: 30_000, interval: 250 }).toBeUndefined();
+    expect(adapter.nodeReport().every((n) => n.answering)).toBe(true);
+  }, 60_000);
 });
 
 describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
@@ -334,6 +348,21 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
     const live = endpoint.nodes.filter((n) => addressOf(n) !== addressOf(victim));
     await roundsUntil(adapter, all, async () => (await Promise.all(live.map((n) => authenticated(n, all)))).every((n) => n === all.length), 20_000);
     console.log(`[redis-acl nodes] cluster master killed: promotion after ${promotedAfter} ms; every consumer on every live node ${Date.now() - started} ms after the kill`);
+  }, 60_000);
+
+  it('a node killed is named not answering while the cluster lists it, and leaves the node set once CLUSTER FORGET removes it', async () => {
+    const listed = await clusterNodes(endpoint);
+    const victim = listed.find((n) => n.role === 'replica' && !n.failing)!;
+    cluster.kill(victim);
+    const named = () => adapter.nodeReport().find((n) => n.address === addressOf(victim));
+    await expect.poll(() => named()?.answering, { timeout: 15_000 }).toBe(false);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(named()).toMatchObject({ answering: false });
+    // every live node forgets it (within a minute of each other, or gossip brings it back); a killed master of an earlier test too
+    const gone = listed.filter((n) => n.failing || addressOf(n) === addressOf(victim));
+    const live = (await clusterNodes(endpoint)).filter((n) => !gone.some((g) => g.id === n.id) && !n.failing);
+    for (const node of live) for (const g of gone) await withClusterNode(endpoint, node, (c) => c.call('CLUSTER', 'FORGET', g.id));
+    await expect.poll(named, { timeout: 30_000, interval: 250 }).toBeUndefined();
   }, 60_000);
 });
 
