@@ -267,6 +267,46 @@ describe('a consumer job', () => {
       expect(stand.records.get(key)?.machine.state).toBe('held');
     });
 
+    it('leaves the brake to the record: a consumer re-applied once without being held is braked, not healed quietly', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      const differs: HoldsAnswer = { held: false, reason: 'rules-differ', detail: 'keys differ' };
+      backend.answers.push(differs, differs);
+      await runConsumerJob(waitJob(), deps); // healed, not confirmed: recorded, the brake counts one
+      backend.calls.length = 0;
+      watchStore(deps, backend.calls);
+      backend.answers.push(differs);
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(backend.calls).toEqual(['holds app_photos', 'store get', 'store save', 'create app_photos', 'store save']);
+      expect(stand.records.get(key)?.machine).toMatchObject({ state: 'backoff', context: { brakeCount: 2 } });
+    });
+
+    it("applies nothing its provider's configuration refuses now: left to the record, which says so", async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      // the policy tightened since the apply: the commands applied are no longer allowed
+      const tightened = providerRuntime({ ...config, policy: redisAcl.policySchema.parse({ allowedCommands: ['+@write'] }) }, backend);
+      deps.providers = new Map([[config.name, tightened]]);
+      backend.calls.length = 0;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(backend.calls).toEqual(['holds app_photos']);
+      expect(stand.records.get(key)?.machine.state).toBe('applyRefused');
+    });
+
+    it('applies nothing when its lock, claimed over a second ago, was lost before the heal', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      const job = waitJob();
+      let clock = Date.now();
+      deps.now = () => new Date((clock += 600)); // every reading of the clock is 0.6 s later
+      stand.coordination.extend = () => Promise.resolve(false);
+      backend.calls.length = 0;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(job, deps)).toMatchObject({ kind: 'later', why: 'conflict' });
+      expect(backend.calls).toEqual(['holds app_photos']);
+    });
+
     it('heals while the record store does not answer, and puts anything else off by an interval without asking it', async () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       await runConsumerJob(desiredJob(), deps);
