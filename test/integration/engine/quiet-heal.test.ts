@@ -194,8 +194,9 @@ describe('a heal of what the record says was applied', () => {
       });
       expect(records.filter((r) => EFFECT_STATES.has(r.machine.state)).map((r) => `${r._id}: ${r.machine.state}`)).toEqual([]);
       expect(records.filter((r) => r.machine.state !== 'held')).toEqual([]);
-      const written = records.filter((r) => revs.get(r._id) !== r.rev).length;
-      console.log(`[quiet heal] records written by the heals and the kill: ${written} of 500`);
+      const written = records.filter((r) => revs.get(r._id) !== r.rev);
+      const why = written.map((r) => r.history.slice(-2).map((h) => `${h.from}→${h.to} (${h.reason ?? ''})`).join(', '));
+      console.log(`[quiet heal] records written after all were held (the kill, what it interrupted): ${written.length} of 500${why.length ? `: ${[...new Set(why)].join('; ')}` : ''}`);
     } finally {
       for (const run of runs) run.kill('SIGKILL');
       await client.close();
