@@ -197,10 +197,16 @@ export class ConsumerRun {
     const heal = await healQuietly({ key: job.key, provider, ticket: job.ticket, taken, keepLock: (effect) => this.keepLock(effect), log: this.log }, deps);
     if ('recorded' in heal) {
       this.log.debug({ state: taken.from.state }, `not healed without the record: ${heal.recorded}; carried on against it`);
-      return { taken: heal.said ? { ...taken, checked: { ...taken.checked!, said: true } } : taken, memo };
+      return { taken, memo };
     }
-    const outcome = answered(provider.machine, job.epoch, taken.from, taken.ended, 'confirmed' in heal ? heal.confirmed : heal.unconfirmed, lock.claim.memo, heal.at);
-    if (!('confirmed' in heal) || !outcome.memo) return outcome;
+    if ('applied' in heal) {
+      // the apply's result, fed to the machine against the record as if performed there
+      this.log.debug({ state: taken.from.state, applied: heal.applied.type }, 'applied again but not confirmed held: carried on against the record');
+      const learned = heal.confirmation ? (memoOf(heal.confirmation, job.epoch, lock.claim.memo, heal.at) ?? memo) : memo;
+      return { taken: { ...taken, checked: { ...taken.checked!, said: true, performed: heal.applied } }, memo: learned };
+    }
+    const outcome = answered(provider.machine, job.epoch, taken.from, taken.ended, heal.confirmed, lock.claim.memo, heal.at);
+    if (!outcome.memo) return outcome;
     // the last check's outcome as the status shows it: held, healed from what was found
     return { ...outcome, memo: { ...outcome.memo, detail: `healed: ${taken.checked!.lastCheck?.detail ?? 'not held'}; applied again` } };
   }
@@ -306,7 +312,11 @@ export class ConsumerRun {
     await this.stillOurs('check');
     if (checked.lastCheck) at.draft.checked(checked.lastCheck);
     this.note(at, checked.said ? { ...checked.step, said: [] } : checked.step);
-    return checked.step;
+    const { performed } = checked;
+    if (!performed) return checked.step;
+    // its effect was performed already (a heal not confirmed): its result is fed, not performed again
+    if (performed.type === 'APPLIED') at.draft.applied(this.deps.now());
+    return this.move(at, checked.step.snapshot, performed);
   }
 
   /** Performs what each step asks for and steps on its result, until the machine rests. */

@@ -10,11 +10,14 @@
  * transitions it stands for), drawn (the provider's timeline), counted (the metrics a recorded
  * heal bumps) and shown (the check memo, by the caller).
  *
- * Anything else goes the recorded path, the record written before the effect: a rotated secret
- * or a new spec, a spec the provider's configuration refuses now, a secret that cannot be read,
- * an apply that does not succeed, a confirmation that does not find it held (the brake's case,
- * rule 2). A lost lock ends the job (`REVISION_CONFLICT`), as before any effect. Nothing here
- * asks the record store, so a backend that forgot is healed while the store does not answer.
+ * Anything else goes the recorded path. Before the apply (the record written before it is
+ * applied, as every change is): a rotated secret or a new spec, a spec the provider's
+ * configuration refuses now, a secret that cannot be read. After it, the apply's result is
+ * carried on against the record, as if performed there: a confirmation that does not find it
+ * held is the brake's case (rule 2: the re-apply counts, the next comes after the brake's wait),
+ * an apply that does not succeed is retried on its own backoff. A lost lock ends the job
+ * (`REVISION_CONFLICT`), as before any effect. Nothing here asks the record store, so a backend
+ * that forgot is healed while the store does not answer.
  */
 import { STATE_MEANINGS } from '../machines/consumer-health.js';
 import { duration } from '../machines/consumer-words.js';
@@ -22,6 +25,7 @@ import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { TimelineNotes } from '../src/queue/coordination.js';
 import type { CheckTicket } from '../src/queue/consumer-queue.js';
+import type { ConsumerEvent } from '../machines/consumer-events.js';
 import { timelineEventsOf } from '../src/queue/timeline-event.js';
 import type { HistoryEntry } from '../src/store/consumer-record.js';
 import type { CheckResult, Effects } from './effects.js';
@@ -51,10 +55,14 @@ export interface HealCase {
 export type HealOutcome =
   /** Applied again and confirmed held: the confirmation, as it ended. */
   | { confirmed: CheckResult; at: Date }
-  /** Applied again, but the confirmation did not find it held: carried on against the record from it. */
-  | { unconfirmed: CheckResult; at: Date }
-  /** Not applied here, or the apply did not succeed: the recorded path, from the routine check's steps; `said`: their words were said. */
-  | { recorded: string; said: boolean };
+  /**
+   * Applied again but not confirmed (the confirmation did not find it held, or could not ask), or
+   * the apply did not succeed: the apply's result, carried on against the record from the routine
+   * check's steps (the brake counts a successful re-apply; a failed one is retried on its own backoff).
+   */
+  | { applied: ConsumerEvent; confirmation?: CheckResult; at: Date }
+  /** Nothing applied here: the recorded path, from the routine check's steps. */
+  | { recorded: string };
 
 /**
  * Whether the routine check's steps are a heal the record need not be told of: a served consumer
@@ -80,20 +88,20 @@ export async function healQuietly(c: HealCase, deps: HealDeps): Promise<HealOutc
   const lost = checked.step.snapshot;
   // the policy, checked where rights are applied, as the recorded path checks it
   const verdict = guardSpec(provider, key, ticket.spec, 'apply');
-  if ('refusal' in verdict) return { recorded: 'its spec is not what the provider configuration gives now', said: false };
+  if ('refusal' in verdict) return { recorded: 'its spec is not what the provider configuration gives now' };
   const secret = await deps.effects.secretFor(ticket.spec, provider);
-  if ('event' in secret) return { recorded: `its grant secret cannot be used (${secret.event.type})`, said: false };
+  if ('event' in secret) return { recorded: `its grant secret cannot be used (${secret.event.type})` };
   // a rotation (or a changed spec) changes what is applied: written first, on the recorded path
-  if (!deps.effects.isApplied(secret.password, lost.context)) return { recorded: 'its grant secret rotated since it was applied', said: false };
+  if (!deps.effects.isApplied(secret.password, lost.context)) return { recorded: 'its grant secret rotated since it was applied' };
   for (const said of checked.step.said) log[said.level]({ state: lost.value }, said.message);
   const input = { key, provider, spec: { ...ticket.spec, values: verdict.values }, context: lost.context };
   await c.keepLock('apply');
   const applied = await deps.effects.apply({ ...input, password: secret.password });
-  if (applied.type !== 'APPLIED') return { recorded: `its apply did not succeed (${applied.type})`, said: true };
+  if (applied.type !== 'APPLIED') return { applied, at: deps.now() };
   await c.keepLock('check');
   const confirmation = await deps.effects.confirm({ ...input, spec: ticket.spec, appliedAt: ticket.appliedAt, memo: null }, secret.password);
   const at = deps.now();
-  if (confirmation.event.type !== 'HELD') return { unconfirmed: confirmation, at };
+  if (confirmation.event.type !== 'HELD') return { applied, confirmation, at };
   await told(c, deps, at);
   return { confirmed: confirmation, at };
 }

@@ -28,9 +28,10 @@ export interface Taken {
   ended: Step;
   /**
    * The check the wait's end asked for, as performed, and the machine's step on its result;
-   * `said`: what the step says was said already (by a heal that did not hold: `quiet-heal.ts`).
+   * `said`: what the step says was said already, and `performed`: the result of the effect it
+   * asked for, performed already (by a heal that did not hold: `quiet-heal.ts`).
    */
-  checked?: { event: ConsumerEvent; lastCheck: LastCheck | undefined; step: Step; said?: true };
+  checked?: { event: ConsumerEvent; lastCheck: LastCheck | undefined; step: Step; said?: true; performed?: ConsumerEvent };
 }
 
 export type RoutineOutcome =

@@ -59,8 +59,14 @@ const spec: DesiredSpec = {
 class StandInBackend implements Adapter {
   readonly calls: string[] = [];
   readonly answers: HoldsAnswer[] = [];
+  /** Creates still to fail. */
+  failCreates = 0;
   create(grant: Grant): Promise<void> {
     this.calls.push(`create ${grant.login}`);
+    if (this.failCreates > 0) {
+      this.failCreates--;
+      return Promise.reject(new Error('ERR injected create failure'));
+    }
     return Promise.resolve();
   }
   holds(grant: Grant): Promise<HoldsAnswer> {
@@ -231,7 +237,7 @@ describe('a consumer job', () => {
       expect(memo!.deepAt).toBe(memo!.at);
     });
 
-    it('carries on against the record when its confirmation still finds it not held: written before it is applied again', async () => {
+    it('records a re-apply its confirmation still finds not held, without applying it again: the brake counts it', async () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       await runConsumerJob(desiredJob(), deps);
       backend.calls.length = 0;
@@ -239,9 +245,21 @@ describe('a consumer job', () => {
       backend.answers.push({ held: false, reason: 'rules-differ', detail: 'keys differ' }, { held: false, reason: 'rules-differ', detail: 'keys differ' });
 
       expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
-      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos', 'store get', 'store save', 'create app_photos', 'store save']);
+      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos', 'store get', 'store save']);
       // one successful re-apply without being held: the brake counts it
       expect(stand.records.get(key)?.machine).toMatchObject({ state: 'held', context: { brakeCount: 1 } });
+    });
+
+    it('records a re-apply that failed, retried on its own backoff, not applied again at once', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      backend.calls.length = 0;
+      watchStore(deps, backend.calls);
+      backend.failCreates = 1;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'store get', 'store save']);
+      expect(stand.records.get(key)?.machine).toMatchObject({ state: 'retrying', context: { retryCount: 1, brakeCount: 0 } });
     });
 
     it('leaves a grant secret rotated since the check to the record: written before it is applied', async () => {
