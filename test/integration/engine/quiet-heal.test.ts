@@ -150,11 +150,12 @@ describe('a heal of what the record says was applied', () => {
       await f.until('the store outage noticed', () => engine.storeWatch.down !== null, 10_000);
       await provider.restart();
       const restarted = Date.now();
-      expect(await authenticating(provider, f.consumers)).toBe(0);
       const healMs = await f.until('every login authenticating again', async () => (await authenticating(provider, f.consumers)) === f.consumers.length, 2000 + 10_000);
       console.log(`[quiet heal] store frozen: ${f.consumers.length} consumers authenticating again ${healMs} ms after the cache restarted empty (verifyEvery 2 s)`);
       expect(engine.storeWatch.down).not.toBeNull(); // still frozen all along
       expect(Date.now() - restarted).toBeLessThan(12_000);
+      // each was found not held and healed, not left alone
+      for (const c of f.consumers) expect(f.logsFor(c).some((l) => (l.time as number) >= restarted && l.msg.startsWith('held → lost → held: missing: ')), c.key).toBe(true);
     } finally {
       await store.resume();
     }
