@@ -5,8 +5,9 @@
  * under it (`consumer-run.ts`); the lock's release keeps what its checks learned.
  *
  * Whatever the job cannot do now is an outcome, `later`: a busy consumer, a routine check that
- * changed nothing, a lost lock or compare-and-swap, a record store that does not answer. A job
- * that throws failed for what retries cannot fix.
+ * changed nothing, a lost lock or compare-and-swap, a record store that does not answer (a wait
+ * whose ticket is trusted still runs its routine check then: `consumer-run.ts`). A job that
+ * throws failed for what retries cannot fix.
  */
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
@@ -33,8 +34,9 @@ export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promi
     deps.logger.warn({ consumer: job.key }, `no provider "${providerName}" in this configuration; job skipped`);
     return { kind: 'unknown-provider' };
   }
-  // nothing is done from a record that may be stale, and no backend is asked meanwhile
-  if (deps.storeDown?.()) return retryLater('store-down', deps.now());
+  // nothing is done from a record that may be stale; a wait whose ticket is trusted runs its
+  // routine check (and heals what the record says was applied) without the store
+  if (deps.storeDown?.() && !(job.kind === 'timer' && trust === 'whole')) return retryLater('store-down', deps.now());
   try {
     return await ConsumerRun.underLock(job, trust === 'whole', provider, deps);
   } catch (error) {

@@ -5,6 +5,9 @@
  *
  * 1. {@link ConsumerRun.routine}: a wait's job whose ticket is current runs a routine check on
  *    the ticket (`routine-check.ts`); when nothing durable changed, the same job runs again later;
+ *    a check that finds a served consumer not held heals it there when what it applies again is
+ *    what the record says was applied (`quiet-heal.ts`): no store read or write either;
+ *    nothing past this step runs while the record store does not answer;
  * 2. {@link ConsumerRun.load}: the record is read (or a newly declared consumer's is made);
  * 3. {@link ConsumerRun.eventsFor}: what the job tells the machine, by the job's kind;
  * 4. {@link ConsumerRun.drive}: the machine steps one event at a time until it rests;
@@ -29,7 +32,7 @@ import { firstSnapshot, persist, restore, samePersisted, step, waitEnded, type C
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
-import type { Asked, CheckMemo, Claim, ConsumerLocks } from '../src/queue/coordination.js';
+import type { Asked, CheckMemo, Claim, ConsumerLocks, TimelineNotes } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import { consumerIdOf } from '../src/store/consumer-key.js';
 import { isUnreadable, type ConsumerRecord, type DesiredSpec } from '../src/store/consumer-record.js';
@@ -38,7 +41,8 @@ import type { EffectInput, Effects } from './effects.js';
 import { again, retryLater, type JobOutcome } from './job-outcome.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { RecordDraft, type DraftDeps } from './record-draft.js';
-import { lastCheckOf, memoOf, routineCheck, type Taken } from './routine-check.js';
+import { healQuietly, healsQuietly } from './quiet-heal.js';
+import { answered, lastCheckOf, memoOf, routineCheck, type RoutineOutcome, type Taken, type WaitJob } from './routine-check.js';
 import { guardSpec } from './spec-guard.js';
 
 /** Time added to an effect's deadline for the lock (and the record's effect horizon) that covers it. */
@@ -59,7 +63,7 @@ export function lockMsOf(provider: ProviderRuntime): number {
 
 export interface RunDeps extends DraftDeps {
   store: DraftDeps['store'] & Pick<ConsumerStore, 'get'>;
-  coordination: DraftDeps['coordination'] & ConsumerLocks;
+  coordination: DraftDeps['coordination'] & ConsumerLocks & TimelineNotes;
   effects: Effects;
   logger: Logger;
   /** Whether the record store is known not to answer (see `src/store/store-watch.ts`). */
@@ -104,6 +108,9 @@ function askedOf(event: ConsumerEvent): Asked {
 }
 
 const REDO: ConsumerEvent = { type: 'REDO' };
+
+/** A routine check's outcome, its ticket read. */
+type Checked = Exclude<RoutineOutcome, { unreadable: true }>;
 
 export class ConsumerRun {
   private readonly learnt: Learned = {};
@@ -153,6 +160,7 @@ export class ConsumerRun {
     if (job.kind === 'timer' && lock.claim.rev !== null && lock.claim.rev > job.epoch) return { kind: 'stale' };
     const routine = await this.routine();
     if (routine) return routine;
+    if (this.deps.storeDown?.()) return this.storeDown();
     const at = await this.load();
     if ('kind' in at) return at;
     const start = await (this.eventsFor[job.kind] as StartFor<typeof job.kind>)(job, at);
@@ -167,8 +175,9 @@ export class ConsumerRun {
     const { memo } = lock.claim;
     // how late a routine check began (in process, from what the lock told)
     if (memo && job.wait === 'verify') deps.observer?.lateness?.(provider.config.name, deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing));
-    const routine = await routineCheck(job, provider, memo, deps.effects, deps.now);
-    if ('unreadable' in routine) return undefined;
+    const checked = await routineCheck(job, provider, memo, deps.effects, deps.now);
+    if ('unreadable' in checked) return undefined;
+    const routine: Checked = 'taken' in checked && healsQuietly(provider, checked.taken, job.ticket) ? await this.healed(job, checked.taken, checked.memo) : checked;
     if ('again' in routine) {
       this.learn(routine.memo, routine.event);
       return again(routine.again);
@@ -176,6 +185,42 @@ export class ConsumerRun {
     if (routine.taken.checked) this.learn(routine.memo, routine.taken.checked.event);
     this.taken = routine.taken;
     return undefined;
+  }
+
+  /**
+   * A consumer the routine check found not held, applied again as the record says it was
+   * (`quiet-heal.ts`): confirmed, the routine check's outcome as if it had found it held (its
+   * memo says it was healed); else the steps to carry on against the record.
+   */
+  private async healed(job: WaitJob, taken: Taken, memo: CheckMemo | undefined): Promise<Checked> {
+    const { provider, deps, lock } = this;
+    const heal = await healQuietly({ key: job.key, provider, ticket: job.ticket, taken, keepLock: (effect) => this.keepLock(effect), log: this.log }, deps);
+    if ('recorded' in heal) {
+      this.log.debug({ state: taken.from.state }, `not healed without the record: ${heal.recorded}; carried on against it`);
+      return { taken, memo };
+    }
+    if ('applied' in heal) {
+      // the apply's result, fed to the machine against the record as if performed there
+      this.log.debug({ state: taken.from.state, applied: heal.applied.type }, 'applied again but not confirmed held: carried on against the record');
+      const learned = heal.confirmation ? (memoOf(heal.confirmation, job.epoch, lock.claim.memo, heal.at) ?? memo) : memo;
+      return { taken: { ...taken, checked: { ...taken.checked!, said: true, performed: heal.applied } }, memo: learned };
+    }
+    const outcome = answered(provider.machine, job.epoch, taken.from, taken.ended, heal.confirmed, lock.claim.memo, heal.at);
+    if (!outcome.memo) return outcome;
+    // the last check's outcome as the status shows it: held, healed from what was found
+    return { ...outcome, memo: { ...outcome.memo, detail: `healed: ${taken.checked!.lastCheck?.detail ?? 'not held'}; applied again` } };
+  }
+
+  /**
+   * The record store does not answer: nothing is done from a record that may be stale. A routine
+   * check that ran (its backend asked) comes again after its wait's interval, so that a braking
+   * consumer is not asked more often than its brake says; any other job, in a moment.
+   */
+  private storeDown(): JobOutcome {
+    const { job, provider, deps } = this;
+    const now = deps.now();
+    if (!this.taken) return retryLater('store-down', now);
+    return retryLater('store-down', now, { until: new Date(now.getTime() + verifyDelay(job.key, provider.config.timing)) });
   }
 
   /** The record (a newly declared consumer's, not stored yet), or why the job stops here. */
@@ -266,8 +311,12 @@ export class ConsumerRun {
     // the check was performed before the record was read: its result is fed on the same terms as any effect's
     await this.stillOurs('check');
     if (checked.lastCheck) at.draft.checked(checked.lastCheck);
-    this.note(at, checked.step);
-    return checked.step;
+    this.note(at, checked.said ? { ...checked.step, said: [] } : checked.step);
+    const { performed } = checked;
+    if (!performed) return checked.step;
+    // its effect was performed already (a heal not confirmed): its result is fed, not performed again
+    if (performed.type === 'APPLIED') at.draft.applied(this.deps.now());
+    return this.move(at, checked.step.snapshot, performed);
   }
 
   /** Performs what each step asks for and steps on its result, until the machine rests. */
@@ -298,14 +347,17 @@ export class ConsumerRun {
 
   /** Before an effect: the lock extended unless fresh (else `REVISION_CONFLICT`) and the store answering (else `STORE_UNAVAILABLE`). */
   private async stillOurs(effect: EffectType): Promise<void> {
-    const { key } = this.job;
+    await this.keepLock(effect);
+    if (this.deps.storeDown?.()) throw new HoldfastError('STORE_UNAVAILABLE', `the record store stopped answering before the ${effect} of ${this.job.key}; put back until it answers`);
+  }
+
+  /** Before an effect: the lock extended unless fresh (else `REVISION_CONFLICT`); the store is not asked (a heal needs none). */
+  private async keepLock(effect: EffectType): Promise<void> {
     const { lock } = this;
     const asked = this.deps.now().getTime();
-    if (asked - lock.heldSince >= FRESH_LOCK_MS) {
-      if (!(await lock.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${key} before ${effect}`);
-      lock.heldSince = asked;
-    }
-    if (this.deps.storeDown?.()) throw new HoldfastError('STORE_UNAVAILABLE', `the record store stopped answering before the ${effect} of ${key}; put back until it answers`);
+    if (asked - lock.heldSince < FRESH_LOCK_MS) return;
+    if (!(await lock.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${this.job.key} before ${effect}`);
+    lock.heldSince = asked;
   }
 
   private async check({ draft }: Loaded, snapshot: ConsumerSnapshot): Promise<ConsumerEvent> {

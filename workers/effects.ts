@@ -70,6 +70,17 @@ export interface Effects {
   apply(input: ApplyInput): Promise<ConsumerEvent>;
   check(input: CheckInput): Promise<CheckResult>;
   remove(input: EffectInput): Promise<ConsumerEvent>;
+  /**
+   * Whether `password` is the grant secret the machine last applied (its keyed fingerprint is the
+   * context's `appliedSecretMac`): false once the secret rotated. What tells a heal of what was
+   * applied (written nowhere) from a change of it (written first).
+   */
+  isApplied(password: string, context: ConsumerContext): boolean;
+  /**
+   * A deep check (rules compared) with the password an apply was just given, not read again:
+   * what confirms a heal (`workers/quiet-heal.ts`).
+   */
+  confirm(input: CheckInput, password: string): Promise<CheckResult>;
 }
 
 export interface EffectDeps {
@@ -162,7 +173,17 @@ export function createEffects(deps: EffectDeps): Effects {
     apply: (input) => apply(input, deps, answers),
     check: (input) => check(input, deps, answers),
     remove: (input) => remove(input, deps, answers),
+    isApplied: (password, context) => secretFingerprint(deps.fingerprintKey, password) === context.appliedSecretMac,
+    confirm: (input, password) => confirm(input, password, deps, answers),
   };
+}
+
+/** A deep check with a password already read; an adapter that cannot be asked holds what it was given. */
+async function confirm(input: CheckInput, password: string, deps: EffectDeps, answers: Answers): Promise<CheckResult> {
+  const { adapter } = input.provider;
+  if (!asks(adapter)) return { event: { type: 'HELD' }, deep: false };
+  // no memo: a deep check is due (one follows every apply)
+  return ask({ ...input, memo: null }, adapter, password, deps, answers);
 }
 
 async function apply({ provider, spec, context, password }: ApplyInput, deps: EffectDeps, answers: Answers): Promise<ConsumerEvent> {

@@ -12,6 +12,12 @@ export function observedEffects(effects: Effects, observer: WorkObserver): Effec
       if (outcome) observer.checked(input.provider.config.name, result.deep, outcome);
       return result;
     },
+    async confirm(input, password) {
+      const result = await effects.confirm(input, password);
+      const outcome = lastCheckOf(result.event, new Date(0))?.outcome;
+      if (outcome) observer.checked(input.provider.config.name, result.deep, outcome);
+      return result;
+    },
     async apply(input) {
       const event = await effects.apply(input);
       observer.applied(input.provider.config.name, input.context.reapplying, event.type === 'APPLIED');

@@ -26,8 +26,12 @@ export interface Taken {
   from: PersistedConsumer;
   /** The wait's end. */
   ended: Step;
-  /** The check the wait's end asked for, as performed, and the machine's step on its result. */
-  checked?: { event: ConsumerEvent; lastCheck: LastCheck | undefined; step: Step };
+  /**
+   * The check the wait's end asked for, as performed, and the machine's step on its result;
+   * `said`: what the step says was said already, and `performed`: the result of the effect it
+   * asked for, performed already (by a heal that did not hold: `quiet-heal.ts`).
+   */
+  checked?: { event: ConsumerEvent; lastCheck: LastCheck | undefined; step: Step; said?: true; performed?: ConsumerEvent };
 }
 
 export type RoutineOutcome =
@@ -87,11 +91,18 @@ export async function routineCheck(
     appliedAt: job.ticket.appliedAt,
     memo,
   });
-  const at = now();
-  const learned = memoOf(result, job.epoch, memo, at);
-  const answered = step(machine, ended.snapshot, result.event);
-  if (!answered.effect && answered.said.length === 0 && answered.wait && samePersisted(persist(answered.snapshot), from)) {
-    return { again: new Date(at.getTime() + answered.wait.ms), event: result.event, memo: learned };
+  return answered(machine, job.epoch, from, ended, result, memo, now());
+}
+
+/**
+ * The machine's step on a check's result (the routine check's, or a heal's confirmation): run
+ * again at the next wait when nothing durable changed, else the steps taken, to carry on.
+ */
+export function answered(machine: ProviderRuntime['machine'], epoch: number, from: PersistedConsumer, ended: Step, result: CheckResult, memo: CheckMemo | null, at: Date): Exclude<RoutineOutcome, { unreadable: true }> {
+  const learned = memoOf(result, epoch, memo, at);
+  const answer = step(machine, ended.snapshot, result.event);
+  if (!answer.effect && answer.said.length === 0 && answer.wait && samePersisted(persist(answer.snapshot), from)) {
+    return { again: new Date(at.getTime() + answer.wait.ms), event: result.event, memo: learned };
   }
-  return { taken: { from, ended, checked: { event: result.event, lastCheck: lastCheckOf(result.event, at), step: answered } }, memo: learned };
+  return { taken: { from, ended, checked: { event: result.event, lastCheck: lastCheckOf(result.event, at), step: answer } }, memo: learned };
 }

@@ -17,7 +17,10 @@ export type Verdict =
   /** Refused: why, naming where the spec came from and each field. */
   | { refusal: string };
 
-export function guardSpec(provider: ProviderRuntime, key: string, spec: DesiredSpec, effect: 'apply' | 'remove'): Verdict {
+/** What is guarded: a record's desired spec, or a ticket's (which does not say where it was declared). */
+export type GuardedSpec = Pick<DesiredSpec, 'login' | 'values' | 'secretPath'> & Partial<Pick<DesiredSpec, 'source'>>;
+
+export function guardSpec(provider: ProviderRuntime, key: string, spec: GuardedSpec, effect: 'apply' | 'remove'): Verdict {
   const subject = {
     id: consumerIdOf(key),
     login: spec.login,
@@ -30,5 +33,5 @@ export function guardSpec(provider: ProviderRuntime, key: string, spec: DesiredS
       : { values: spec.values, problems: loginProblems(provider.config, spec.login).map((reason): SpecProblem => ({ field: 'login', reason })) };
   if (problems.length === 0) return { values };
   const said = problems.map((problem) => describeSpecProblem(problem, subject)).join('; ');
-  return { refusal: `the spec declared at ${spec.source} is not what provider ${provider.config.name}'s configuration gives, so nothing was sent: ${said}` };
+  return { refusal: `the spec ${spec.source === undefined ? 'its wait carries' : `declared at ${spec.source}`} is not what provider ${provider.config.name}'s configuration gives, so nothing was sent: ${said}` };
 }

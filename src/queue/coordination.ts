@@ -18,12 +18,12 @@ import { DueSet } from './coordination/due.js';
 import { coordinationKeys } from './coordination/keys.js';
 import { Layout, type LayoutMarks } from './coordination/layout.js';
 import { Locks, type ConsumerLocks, type MemoReads, type RevisionNotes } from './coordination/locks.js';
-import { Notes, type NodeNotes, type NoteReads, type OrphanNotes, type RemovalConfirmations, type SummaryNotes } from './coordination/notes.js';
+import { Notes, type NodeNotes, type NoteReads, type OrphanNotes, type RemovalConfirmations, type SummaryNotes, type TimelineNotes } from './coordination/notes.js';
 import { ScriptRunner } from './coordination/scripts.js';
 import { Signals, type CouldNotAskSignals, type PauseSignals, type QueueSentinel, type SignalReads, type StoreOutageSignal } from './coordination/signals.js';
 
 export type { Asked, Claim, ConsumerLocks, MemoReads, RevisionNotes } from './coordination/locks.js';
-export type { NodeNotes, NotedEntry, NoteReads, OrphanNotes, RemovalConfirmations, SummaryNotes } from './coordination/notes.js';
+export type { NodeNotes, NotedEntry, NoteReads, OrphanNotes, RemovalConfirmations, SummaryNotes, TimelineNotes } from './coordination/notes.js';
 export type { CouldNotAskSignals, PauseSignals, QueueSentinel, SignalReads, StoreOutageSignal } from './coordination/signals.js';
 export type { CheckMemo, NodesNote, NoteNode, OrphanReport, Pause } from './coordination/values.js';
 export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
@@ -40,7 +40,7 @@ export interface StatusReads extends NoteReads, SignalReads, MemoReads {}
 
 /** All of it, for the composition root and the command line. */
 export interface Coordination
-  extends ConsumerLocks, RevisionNotes, MemoReads, PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads, SummaryNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {}
+  extends ConsumerLocks, RevisionNotes, MemoReads, PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads, SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {}
 
 /** One shard's coordination, with its layout marks (see `sharded-coordination.ts`). */
 export interface ShardCoordination extends Coordination, LayoutMarks {}
@@ -58,7 +58,7 @@ export function createCoordination(redis: QueueRedis, prefix: string): ShardCoor
   return {
     ...methodsOf<ConsumerLocks & RevisionNotes & MemoReads>(new Locks(context)),
     ...methodsOf<PauseSignals & CouldNotAskSignals & QueueSentinel & StoreOutageSignal & SignalReads>(new Signals(context)),
-    ...methodsOf<SummaryNotes & OrphanNotes & NodeNotes & RemovalConfirmations & NoteReads>(new Notes(context)),
+    ...methodsOf<SummaryNotes & TimelineNotes & OrphanNotes & NodeNotes & RemovalConfirmations & NoteReads>(new Notes(context)),
     ...methodsOf<LayoutMarks>(new Layout(context)),
   };
 }

@@ -283,6 +283,10 @@ export class ShardedCoordination implements Coordination {
     await Promise.all(this.byShard(entries, ([key]) => key).map(([shard, list]) => shard.noteSummaries(list)));
   }
 
+  async noteTimeline(events: readonly TimelineEvent[]): Promise<void> {
+    await Promise.all(this.byShard(events, (e) => e.key).map(([shard, list]) => shard.noteTimeline(list)));
+  }
+
   setOrphans(provider: string, report: OrphanReport): Promise<void> {
     return this.home.setOrphans(provider, report);
   }

@@ -125,7 +125,7 @@ export class BoundedStatus {
 
   private storeDown(outage: { since: string; reason: string }): string {
     const ms = Date.now() - Date.parse(outage.since);
-    return `record store ${this.where.store} does not answer since ${outage.since}, ${inSeconds(ms)} ago (${outage.reason}): no consumer is acted on until it does`;
+    return `record store ${this.where.store} does not answer since ${outage.since}, ${inSeconds(ms)} ago (${outage.reason}): only routine checks run, and heals of what the records say was applied, until it does`;
   }
 
   /** One line for each dependency that keeps a read waiting or failed it: not answering for how long, or why it is unreachable. */

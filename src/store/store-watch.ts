@@ -1,9 +1,11 @@
 /**
  * Whether the record store answers, asked by this process every second. While it does not,
- * no consumer is acted on: a job is put back before it takes its consumer's lock or calls a
- * backend, so nothing is done from a record that may be stale, and no job uses up its
- * attempts (its consumer's next step stays in the queue). Said once when the store stops
- * answering, once when it answers again.
+ * nothing is done from a record that may be stale: a job that needs its record is put back
+ * (before it calls a backend, or after a routine check, an interval later), and no job uses up
+ * its attempts (its consumer's next step stays in the queue). Routine checks on trusted tickets
+ * go on, and a heal of what the record says was applied needs no store (`workers/quiet-heal.ts`):
+ * a backend that forgot is healed all the same. Said once when the store stops answering, once
+ * when it answers again.
  */
 import type { Db } from 'mongodb';
 import type { Logger } from '../logging/logger.js';
@@ -74,7 +76,7 @@ export class StoreWatch {
     void this.options.publish?.(this.outage ?? { since: (this.options.now ?? (() => new Date()))(), reason }).catch(() => undefined);
     if (this.outage) return;
     this.outage = { since: (this.options.now ?? (() => new Date()))(), reason };
-    this.options.logger.error({ store: this.options.where }, `the record store at ${this.options.where} does not answer (${reason}): no consumer is acted on until it does`);
+    this.options.logger.error({ store: this.options.where }, `the record store at ${this.options.where} does not answer (${reason}): only routine checks run, and heals of what the records say was applied, until it does`);
   }
 
   private answered(): void {
@@ -82,6 +84,6 @@ export class StoreWatch {
     void this.options.publish?.(null).catch(() => undefined);
     const ms = Date.now() - this.outage.since.getTime();
     this.outage = null;
-    this.options.logger.info({ store: this.options.where }, `the record store at ${this.options.where} answers again after ${Math.round(ms / 100) / 10} s; consumers are acted on again`);
+    this.options.logger.info({ store: this.options.where }, `the record store at ${this.options.where} answers again after ${Math.round(ms / 100) / 10} s; consumers are acted on again in full`);
   }
 }

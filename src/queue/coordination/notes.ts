@@ -30,6 +30,12 @@ export interface SummaryNotes {
   noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void>;
 }
 
+/** Timeline events that come from no record write: a heal of what the record says was applied (`workers/quiet-heal.ts`). */
+export interface TimelineNotes {
+  /** Adds `events` to their providers' timelines (no brief: the record did not change). */
+  noteTimeline(events: readonly TimelineEvent[]): Promise<void>;
+}
+
 /** A provider's orphans, as its listing notes them. */
 export interface OrphanNotes {
   /** What the last listing of `provider`'s logins found unclaimed (an empty list clears it). */
@@ -111,7 +117,7 @@ function scored(flat: readonly string[]): Array<[string, number]> {
 }
 
 /** Status notes on one connection, under one key table. */
-export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {
+export class Notes extends CoordinationPart implements SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {
   async noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void> {
     for (const [provider, { notes, events }] of byProvider(entries)) {
       const noting = this.noteBriefs(provider, notes);
@@ -119,6 +125,10 @@ export class Notes extends CoordinationPart implements SummaryNotes, OrphanNotes
       const added = events.map((e) => this.redis.xadd(this.keys.events(provider), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e)));
       await Promise.all([noting, ...added]);
     }
+  }
+
+  async noteTimeline(events: readonly TimelineEvent[]): Promise<void> {
+    await Promise.all(events.map((e) => this.redis.xadd(this.keys.events(providerOf(e.key)), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e))));
   }
 
   private async noteBriefs(provider: string, notes: readonly NotedSummary[]): Promise<void> {

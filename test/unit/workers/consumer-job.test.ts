@@ -27,6 +27,7 @@ import { JobTrust } from '../../../workers/job-trust.js';
 import type { ProviderGate } from '../../../workers/provider-gate.js';
 import { providerRuntime } from '../../../workers/provider-runtime.js';
 import { providerConfig } from '../../support/provider-config.js';
+import type { ProviderConfig } from '../../../src/config/config.js';
 
 vi.mock('../../../machines/machine-step.js', async (original) => {
   const real = await original<typeof MachineStep>();
@@ -58,8 +59,14 @@ const spec: DesiredSpec = {
 class StandInBackend implements Adapter {
   readonly calls: string[] = [];
   readonly answers: HoldsAnswer[] = [];
+  /** Creates still to fail. */
+  failCreates = 0;
   create(grant: Grant): Promise<void> {
     this.calls.push(`create ${grant.login}`);
+    if (this.failCreates > 0) {
+      this.failCreates--;
+      return Promise.reject(new Error('ERR injected create failure'));
+    }
     return Promise.resolve();
   }
   holds(grant: Grant): Promise<HoldsAnswer> {
@@ -105,14 +112,15 @@ function standIns() {
     markRemoved: (k, at) => Promise.resolve(void marks.set(k, Math.max(at, marks.get(k) ?? at))),
     clearRemoved: (k) => Promise.resolve(void marks.delete(k)),
     noteSummaries: () => Promise.resolve(),
+    noteTimeline: () => Promise.resolve(),
   };
   const scheduler: JobDeps['waits'] = { scheduleWaits: (added) => Promise.resolve(void waits.push(...added)) };
   return { records, waits, store, coordination, scheduler, marks };
 }
 
-function setUp() {
+function setUp(management: ProviderConfig['management'] = 'manage') {
   const backend = new StandInBackend();
-  const provider = providerRuntime(config, backend);
+  const provider = providerRuntime({ ...config, management }, backend);
   const logger = pino({ level: 'silent' });
   const seal = new JobSeal(Buffer.alloc(32, 7));
   const gate = { admit: () => Promise.resolve({ admitted: true, probe: false }), answered: () => Promise.resolve(false), pause: () => Promise.resolve(true) } as unknown as ProviderGate;
@@ -144,8 +152,8 @@ describe('a consumer job', () => {
     expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(1);
   });
 
-  it('steps each event once when a routine check finds the consumer lost, and heals it', async () => {
-    const { backend, deps, stand, desiredJob, waitJob } = setUp();
+  it('steps each event once when a routine check finds the consumer lost, and heals it (recorded: its provider does not manage)', async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp('no-delete');
     await runConsumerJob(desiredJob(), deps);
     const job = waitJob();
     backend.answers.push({ held: false, reason: 'password-differs', detail: 'the password differs' });
@@ -168,8 +176,9 @@ describe('a consumer job', () => {
     stand.coordination.extend = extend;
     await runConsumerJob(desiredJob(), deps);
     backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
-    expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
-    expect(backend.calls).toEqual(['create app_photos', 'holds app_photos', 'create app_photos']);
+    expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again' });
+    // found missing, applied again, confirmed
+    expect(backend.calls).toEqual(['create app_photos', 'holds app_photos', 'create app_photos', 'holds app_photos']);
     expect(extend).not.toHaveBeenCalled();
   });
 
@@ -183,6 +192,159 @@ describe('a consumer job', () => {
     expect(extend).toHaveBeenCalledTimes(1);
     expect(backend.calls).toEqual([]);
     expect(stand.records.get(key)).toBeUndefined();
+  });
+
+  describe('a heal of what the record says was applied', () => {
+    /** Every store call from now on, in `calls` beside the backend's. */
+    function watchStore(deps: JobDeps, calls: string[]): void {
+      const store = deps.store as unknown as Record<string, (...args: unknown[]) => unknown>;
+      for (const name of ['get', 'insert', 'save', 'delete']) {
+        const real = store[name]!;
+        store[name] = (...args: unknown[]) => {
+          calls.push(`store ${name}`);
+          return real(...args);
+        };
+      }
+    }
+
+    it('writes nothing: applied again, confirmed, the same wait again; the timeline and the check memo say so', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      const before = stand.records.get(key)!;
+      const waits = stand.waits.length;
+      const events: unknown[] = [];
+      stand.coordination.noteTimeline = (added) => Promise.resolve(void events.push(...added));
+      let memo: CheckMemo | undefined;
+      stand.coordination.release = (_k, _p, _t, learned) => Promise.resolve(void (memo = learned));
+      backend.calls.length = 0;
+      watchStore(deps, backend.calls);
+      vi.mocked(readGrantSecret).mockClear();
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+
+      const outcome = await runConsumerJob(waitJob(), deps);
+      expect(outcome).toMatchObject({ kind: 'later', why: 'again' });
+      expect(outcome).not.toHaveProperty('ticket'); // the same ticket carries on
+      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
+      expect(stand.records.get(key)).toBe(before);
+      expect(stand.waits).toHaveLength(waits);
+      // once for the check, once for the heal (apply and confirmation)
+      expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(2);
+      expect(events).toEqual([
+        expect.objectContaining({ kind: 'lost', key, state: 'lost', reason: 'missing: no such user' }),
+        expect.objectContaining({ kind: 'healed', key, state: 'held', reason: 'applied again' }),
+      ]);
+      expect(memo).toMatchObject({ outcome: 'held', detail: 'healed: missing: no such user; applied again', epoch: before.rev });
+      expect(memo!.deepAt).toBe(memo!.at);
+    });
+
+    it('records a re-apply its confirmation still finds not held, without applying it again: the brake counts it', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      backend.calls.length = 0;
+      watchStore(deps, backend.calls);
+      backend.answers.push({ held: false, reason: 'rules-differ', detail: 'keys differ' }, { held: false, reason: 'rules-differ', detail: 'keys differ' });
+
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos', 'store get', 'store save']);
+      // one successful re-apply without being held: the brake counts it
+      expect(stand.records.get(key)?.machine).toMatchObject({ state: 'held', context: { brakeCount: 1 } });
+    });
+
+    it('records a re-apply that failed, retried on its own backoff, not applied again at once', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      backend.calls.length = 0;
+      watchStore(deps, backend.calls);
+      backend.failCreates = 1;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'store get', 'store save']);
+      expect(stand.records.get(key)?.machine).toMatchObject({ state: 'retrying', context: { retryCount: 1, brakeCount: 0 } });
+    });
+
+    it('leaves a grant secret rotated since the check to the record: written before it is applied', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      backend.calls.length = 0;
+      watchStore(deps, backend.calls);
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      const real = vi.mocked(readGrantSecret).getMockImplementation()!;
+      // the check reads the old secret; it rotates before the heal reads it
+      vi.mocked(readGrantSecret)
+        .mockImplementationOnce(real)
+        .mockImplementationOnce((...args) => {
+          writeFileSync(secretPath, 'a-rotated-grant-secret-long-enough\n', { mode: 0o600 });
+          return real(...args);
+        });
+      try {
+        expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      } finally {
+        writeFileSync(secretPath, 'a-grant-secret-long-enough-to-pass\n', { mode: 0o600 });
+      }
+      expect(backend.calls).toEqual(['holds app_photos', 'store get', 'store save', 'create app_photos', 'store save']);
+      expect(stand.records.get(key)?.machine.state).toBe('held');
+    });
+
+    it('leaves the brake to the record: a consumer re-applied once without being held is braked, not healed quietly', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      const differs: HoldsAnswer = { held: false, reason: 'rules-differ', detail: 'keys differ' };
+      backend.answers.push(differs, differs);
+      await runConsumerJob(waitJob(), deps); // healed, not confirmed: recorded, the brake counts one
+      backend.calls.length = 0;
+      watchStore(deps, backend.calls);
+      backend.answers.push(differs);
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(backend.calls).toEqual(['holds app_photos', 'store get', 'store save', 'create app_photos', 'store save']);
+      expect(stand.records.get(key)?.machine).toMatchObject({ state: 'backoff', context: { brakeCount: 2 } });
+    });
+
+    it("applies nothing its provider's configuration refuses now: left to the record, which says so", async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      // the policy tightened since the apply: the commands applied are no longer allowed
+      const tightened = providerRuntime({ ...config, policy: redisAcl.policySchema.parse({ allowedCommands: ['+@write'] }) }, backend);
+      deps.providers = new Map([[config.name, tightened]]);
+      backend.calls.length = 0;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(backend.calls).toEqual(['holds app_photos']);
+      expect(stand.records.get(key)?.machine.state).toBe('applyRefused');
+    });
+
+    it('applies nothing when its lock, claimed over a second ago, was lost before the heal', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      const job = waitJob();
+      let clock = Date.now();
+      deps.now = () => new Date((clock += 600)); // every reading of the clock is 0.6 s later
+      stand.coordination.extend = () => Promise.resolve(false);
+      backend.calls.length = 0;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(job, deps)).toMatchObject({ kind: 'later', why: 'conflict' });
+      expect(backend.calls).toEqual(['holds app_photos']);
+    });
+
+    it('heals while the record store does not answer, and puts anything else off by an interval without asking it', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      backend.calls.length = 0;
+      watchStore(deps, backend.calls);
+      deps.storeDown = () => true;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again' });
+      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
+
+      // still not held after the heal: the brake's case waits for the store, an interval on
+      backend.calls.length = 0;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' }, { held: false, reason: 'missing', detail: 'no such user' });
+      const started = Date.now();
+      const later = await runConsumerJob(waitJob(), deps);
+      expect(later).toMatchObject({ kind: 'later', why: 'store-down' });
+      expect((later as { at: Date }).at.getTime() - started).toBeGreaterThan(config.timing.verifyEveryMs / 2);
+      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
+      expect(stand.records.get(key)?.rev).toBe(2);
+    });
   });
 
   describe('after a removal', () => {

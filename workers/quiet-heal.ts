@@ -1,0 +1,125 @@
+/**
+ * A heal that restores what the record says was applied (DESIGN rule 3): an event, not a write.
+ *
+ * A routine check on a current, trusted ticket found a served consumer not held, and the chart
+ * would apply it again at once, its brake not engaged. When its provider manages its logins and
+ * the spec and grant secret are the ones the ticket says were applied, the worker applies them
+ * again right there, under the consumer's lock (the spec guarded as every apply is, the secret
+ * read once), and confirms with a deep check. Confirmed, the wait runs again with the same
+ * ticket: no store read, no store write. The heal is said (the log, in the words of the
+ * transitions it stands for), drawn (the provider's timeline), counted (the metrics a recorded
+ * heal bumps) and shown (the check memo, by the caller).
+ *
+ * Anything else goes the recorded path. Before the apply (the record written before it is
+ * applied, as every change is): a rotated secret or a new spec, a spec the provider's
+ * configuration refuses now, a secret that cannot be read. After it, the apply's result is
+ * carried on against the record, as if performed there: a confirmation that does not find it
+ * held is the brake's case (rule 2: the re-apply counts, the next comes after the brake's wait),
+ * an apply that does not succeed is retried on its own backoff. A lost lock ends the job
+ * (`REVISION_CONFLICT`), as before any effect. Nothing here asks the record store, so a backend
+ * that forgot is healed while the store does not answer.
+ */
+import { STATE_MEANINGS } from '../machines/consumer-health.js';
+import { duration } from '../machines/consumer-words.js';
+import type { Logger } from '../src/logging/logger.js';
+import type { WorkObserver } from '../src/metrics/metrics.js';
+import type { TimelineNotes } from '../src/queue/coordination.js';
+import type { CheckTicket } from '../src/queue/consumer-queue.js';
+import type { ConsumerEvent } from '../machines/consumer-events.js';
+import { timelineEventsOf } from '../src/queue/timeline-event.js';
+import type { HistoryEntry } from '../src/store/consumer-record.js';
+import type { CheckResult, Effects } from './effects.js';
+import type { ProviderRuntime } from './provider-runtime.js';
+import type { Taken } from './routine-check.js';
+import { guardSpec } from './spec-guard.js';
+
+export interface HealDeps {
+  effects: Effects;
+  coordination: TimelineNotes;
+  observer?: Pick<WorkObserver, 'transition'> | undefined;
+  now: () => Date;
+}
+
+export interface HealCase {
+  key: string;
+  provider: ProviderRuntime;
+  /** The job's ticket: the spec the record says was applied, and when. */
+  ticket: CheckTicket;
+  /** The routine check's steps: its check found the consumer not held. */
+  taken: Taken;
+  /** Before an effect: the consumer's lock extended unless fresh; throws `REVISION_CONFLICT` when it was lost. */
+  keepLock: (effect: 'apply' | 'check') => Promise<void>;
+  log: Logger;
+}
+
+export type HealOutcome =
+  /** Applied again and confirmed held: the confirmation, as it ended. */
+  | { confirmed: CheckResult; at: Date }
+  /**
+   * Applied again but not confirmed (the confirmation did not find it held, or could not ask), or
+   * the apply did not succeed: the apply's result, carried on against the record from the routine
+   * check's steps (the brake counts a successful re-apply; a failed one is retried on its own backoff).
+   */
+  | { applied: ConsumerEvent; confirmation?: CheckResult; at: Date }
+  /** Nothing applied here: the recorded path, from the routine check's steps. */
+  | { recorded: string };
+
+/**
+ * Whether the routine check's steps are a heal the record need not be told of: a served consumer
+ * found not held, its brake not engaged, that the chart applies again at once, on a provider
+ * that manages its logins, with the spec the ticket says was applied.
+ */
+export function healsQuietly(provider: ProviderRuntime, { from, checked }: Taken, ticket: CheckTicket): boolean {
+  return (
+    provider.config.management === 'manage' &&
+    checked?.event.type === 'NOT_HELD' &&
+    checked.step.effect === 'apply' &&
+    STATE_MEANINGS[from.state].healthy &&
+    from.context.brakeCount === 0 &&
+    ticket.spec.specHash === from.context.appliedSpecHash
+  );
+}
+
+/** Applies again what the ticket says was applied and confirms it (see the file's comment); `c.taken` passed {@link healsQuietly}. */
+export async function healQuietly(c: HealCase, deps: HealDeps): Promise<HealOutcome> {
+  const { key, provider, ticket, taken, log } = c;
+  const checked = taken.checked!;
+  // the machine as it would apply again (`lost`): its context, and its reason in the chart's words
+  const lost = checked.step.snapshot;
+  // the policy, checked where rights are applied, as the recorded path checks it
+  const verdict = guardSpec(provider, key, ticket.spec, 'apply');
+  if ('refusal' in verdict) return { recorded: 'its spec is not what the provider configuration gives now' };
+  const secret = await deps.effects.secretFor(ticket.spec, provider);
+  if ('event' in secret) return { recorded: `its grant secret cannot be used (${secret.event.type})` };
+  // a rotation (or a changed spec) changes what is applied: written first, on the recorded path
+  if (!deps.effects.isApplied(secret.password, lost.context)) return { recorded: 'its grant secret rotated since it was applied' };
+  for (const said of checked.step.said) log[said.level]({ state: lost.value }, said.message);
+  const input = { key, provider, spec: { ...ticket.spec, values: verdict.values }, context: lost.context };
+  await c.keepLock('apply');
+  const applied = await deps.effects.apply({ ...input, password: secret.password });
+  if (applied.type !== 'APPLIED') return { applied, at: deps.now() };
+  await c.keepLock('check');
+  const confirmation = await deps.effects.confirm({ ...input, spec: ticket.spec, appliedAt: ticket.appliedAt, memo: null }, secret.password);
+  const at = deps.now();
+  if (confirmation.event.type !== 'HELD') return { applied, confirmation, at };
+  await told(c, deps, at);
+  return { confirmed: confirmation, at };
+}
+
+/** The heal told as the two transitions it stands for would be: the log, the provider's timeline, the metrics. */
+async function told({ key, provider, taken, log }: HealCase, deps: HealDeps, at: Date): Promise<void> {
+  const { from, checked } = taken;
+  const reason = checked!.step.snapshot.context.reason;
+  const foundAt = checked!.lastCheck?.at ?? at;
+  const toLost: HistoryEntry = { at: foundAt, from: from.state, to: 'lost', reason };
+  const toHeld: HistoryEntry = { at, from: 'lost', to: 'held', reason: 'applied again' };
+  const tookMs = at.getTime() - foundAt.getTime();
+  await deps.coordination.noteTimeline([...timelineEventsOf(key, toLost, []), ...timelineEventsOf(key, toHeld, [toLost])]);
+  const name = provider.config.name;
+  deps.observer?.transition(name, toLost, []);
+  deps.observer?.transition(name, toHeld, [toLost]);
+  log.info(
+    { from: from.state, to: 'held', via: 'lost', reason, tookMs, recorded: false },
+    `${from.state} → lost → held: ${reason ?? 'not held'}; applied again in ${duration(tookMs)} (not written: the record already says this spec and grant secret are applied)`,
+  );
+}
