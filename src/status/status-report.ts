@@ -228,7 +228,36 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> 
     return [`${orphans.logins.length} login(s) under "${orphans.prefix}" that no consumer claims (orphans, as of ${orphans.at}): ${some}; declare them, remove them by hand, or set orphans.remove`];
   },
   ({ states, lastCheckAt, timing, now }) => (timing && inState(states, 'held') > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [silentFor(now - lastCheckAt)] : []),
+  ({ states }) => unservedLines(states),
 ];
+
+/** Whether consumers in `state` are served (`unreadable`: a record this holdfast cannot read, not). */
+const servedState = (state: string): boolean => state !== 'unreadable' && STATE_MEANINGS[state as ConsumerStateName]?.healthy === true;
+
+/**
+ * The provider's consumers whose state is not served, counted by state: the line that names
+ * why a provider with such consumers is red, whether or not each is listed (rejected ones have
+ * their own line).
+ */
+function unservedLines(states: Record<string, number>): string[] {
+  const counts = Object.entries(states)
+    .filter(([state, n]) => n > 0 && state !== 'rejected' && !servedState(state))
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const n = counts.reduce((sum, [, count]) => sum + count, 0);
+  return n > 0 ? [`${n} consumer${n === 1 ? '' : 's'} not served (${counts.map(([state, count]) => `${count} ${state}`).join(', ')})`] : [];
+}
+
+/** Held consumers of a provider whose checks are silent while others' are not (the provider-wide silence has its own line). */
+function silentLine(count: number, timing: ProviderFacts['timing']): string {
+  const over = timing ? ` for over ${ago(silenceLimitMs(timing))}` : '';
+  return `${count}${count >= SILENT_LISTED ? ' or more' : ''} held consumer${count === 1 ? '' : 's'} not asked${over}: their checks may be lost or queued behind a backlog (listed)`;
+}
+
+/** Consumers listed as not served that no line of their provider accounts for (their notes changed while the status read them). */
+function listedLine(unserved: readonly ConsumerStatus[]): string {
+  const some = unserved.slice(0, 5).map((c) => `${c.consumer} (${c.problem ?? c.label})`).join(', ');
+  return `${unserved.length} consumer${unserved.length === 1 ? '' : 's'} not served as last noted: ${some}${unserved.length > 5 ? ', …' : ''}`;
+}
 
 /** The last check: the one the queue's Redis remembers when it is newer than the record's. */
 function lastCheckOf(summary: ConsumerSummary, memo: CheckMemo | undefined): ConsumerSummary['lastCheck'] {
@@ -330,13 +359,15 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       uncountedShards: outages?.list().filter((shard) => !shard.counted).length ?? 0,
     };
     const problems = PROVIDER_CHECKS.flatMap((check) => check(facts));
+    const silentCount = silent.get(name)?.length ?? 0;
+    if (silentCount > 0 && !problems.some((line) => line.startsWith('not asked for'))) problems.push(silentLine(silentCount, facts.timing));
     const consumers = Object.values(facts.states).reduce((a, b) => a + b, 0);
     // the states noted count every consumer with a record: the workers' count (those asked about) once all are held
     const deepCheckEveryMs = facts.timing ? deepCheckIntervalMs({ timing: facts.timing, costUs: deepCostUs.get(name), consumers }) : null;
-    const unserved = Object.entries(facts.states).some(([state, count]) => count > 0 && (state === 'unreadable' || !STATE_MEANINGS[state as keyof typeof STATE_MEANINGS].healthy));
     return {
       provider: name,
-      healthy: problems.length === 0 && !unserved && !silent.get(name)?.length,
+      // red only with a line saying why: every unserved state and every silent consumer has one above
+      healthy: problems.length === 0,
       consumers,
       declared: facts.status && facts.status.lastGoodAt !== null ? facts.status.consumers : null,
       states: facts.states,
@@ -364,6 +395,14 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     const backlog = queued.has(key) ? { agoMs: at - lastCheckAt.get(providerOf(key))! } : undefined;
     return brief ? [consumerStatus(key, brief, memos.get(key), configured.get(providerOf(key)), at, backlog)] : [];
   });
+  // a consumer listed as not served whose provider has no line for it (its notes changed between reads): named all the same
+  for (const p of providers) {
+    const unserved = consumers.filter((c) => !c.healthy && c.provider === p.provider);
+    if (p.healthy && unserved.length > 0) {
+      p.problems.push(listedLine(unserved));
+      p.healthy = false;
+    }
+  }
   const total = providers.reduce((n, p) => n + p.consumers, 0);
   const unreadableShards = outages?.list() ?? [];
   const problems = [

@@ -1,5 +1,5 @@
 /**
- * `npx tsx test/bench/status-at-scale.ts [N]`: how long `holdfast status` takes with N
+ * `npx tsx test/bench/status-at-scale.ts [N] [--hold]`: how long `holdfast status` takes with N
  * consumers (default 100,000): every one held, 1% of them unserved, and none asked for 10
  * minutes (no worker running); on a local
  * Redis and FerretDB it starts. The status reads the consumers in brief from the queue's
@@ -20,6 +20,8 @@ import { createRunDir, instanceDir, reapRunDir } from '../backends/run-dir.js';
 import { readSettings } from '../backends/settings.js';
 
 const n = Number(process.argv[2] ?? 100_000);
+/** `--hold`: the world is kept after the figures, for profiling the command by hand, until interrupted. */
+const hold = process.argv.includes('--hold');
 const settings = readSettings();
 const run = createRunDir(settings.tmpRoot);
 const docker = await useDocker(settings);
@@ -83,11 +85,16 @@ try {
     // as installed (`npm run build`: dist/), else through tsx (which adds its own start-up)
     const built = join(import.meta.dirname, '../../dist/src/cli/main.js');
     const command = existsSync(built) ? [built] : ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
+    // the command's own CPU (user + system) as GNU time reports it, where it is installed
+    const timed = existsSync('/usr/bin/time');
+    const argv = [...(timed ? ['-f', 'cpu %U %S'] : []), process.execPath, ...command, 'status', '-c', join(dir, 'holdfast.yaml')];
     const t1 = performance.now();
-    const cli = spawnSync(process.execPath, [...command, 'status', '-c', join(dir, 'holdfast.yaml')], { encoding: 'utf8' });
+    const cli = spawnSync(timed ? '/usr/bin/time' : argv.shift()!, argv, { encoding: 'utf8' });
     const whole = performance.now() - t1;
     const lines = cli.stdout.split('\n').length;
-    console.log(`${label}: statusReport ${inProcess.toFixed(0)} ms in process; \`${existsSync(built) ? 'node dist/src/cli/main.js' : 'tsx src/cli/main.ts'} status\` ${whole.toFixed(0)} ms as a command (exit ${cli.status}, ${lines} lines), healthy ${report.healthy}, ${report.unserved} unserved listed`);
+    const cpu = /cpu ([\d.]+) ([\d.]+)/.exec(cli.stderr);
+    const cpuText = cpu ? `, ${((Number(cpu[1]) + Number(cpu[2])) * 1000).toFixed(0)} ms CPU` : '';
+    console.log(`${label}: statusReport ${inProcess.toFixed(0)} ms in process; \`${existsSync(built) ? 'node dist/src/cli/main.js' : 'tsx src/cli/main.ts'} status\` ${whole.toFixed(0)} ms as a command${cpuText} (exit ${cli.status}, ${lines} lines), healthy ${report.healthy}, ${report.unserved} unserved listed`);
   };
   const bytes = async (key: string) => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
   const [stateBytes, briefBytes, checkedBytes] = await Promise.all([bytes(`${prefix}:states`), bytes(`${prefix}:briefs`), bytes(`${prefix}:checked:cache`)]);
@@ -111,6 +118,11 @@ try {
   }
   await time(`${n} consumers, none asked for 10 min`);
   redis.disconnect();
+  if (hold) {
+    // kept for profiling by hand: `node dist/src/cli/main.js status -c <file>` until interrupted
+    console.log(`world kept: ${join(dir, 'holdfast.yaml')} (Ctrl-C ends it)`);
+    await new Promise((resolve) => process.once('SIGINT', resolve));
+  }
 } finally {
   await Promise.allSettled([queue.stop(), store.stop()]);
   await reapRunDir(run);
