@@ -198,6 +198,13 @@ export interface PolicyNamespace {
 }
 
 /**
+ * What configuration needs of an adapter kind, without its driver: everything but `connect`
+ * (each adapter's `described.ts`). A command that reads configuration only (`holdfast status`)
+ * loads these and no driver.
+ */
+export type AdapterDescription<Values = unknown, Policy = unknown> = Omit<AdapterKind<Values, Policy>, 'connect'>;
+
+/**
  * One kind of backend: the shapes of its consumers' values and of its providers' policy,
  * the policy check, and how to connect.
  */

@@ -4,6 +4,7 @@
  * answers within the status's budget ({@link STATUS_BUDGET_MS}), naming a store or queue Redis
  * that does not answer in time, and for how long.
  */
+import { DESCRIBED_ADAPTERS } from '../adapters/described-registry.js';
 import { queueWhere, statusConnections } from '../engine/connect.js';
 import type { HoldfastConfig } from '../config/config.js';
 import { BoundedStatus, STATUS_BUDGET_MS } from '../status/bounded-status.js';
@@ -26,7 +27,8 @@ export async function readStatus(config: HoldfastConfig, options: { all?: boolea
 }
 
 export async function statusCommand(options: { config?: string; json?: boolean; all?: boolean }): Promise<number> {
-  const { config } = await load(options.config, { readOnly: true });
+  // the configuration as written, without any adapter's driver: the status reaches no backend
+  const { config } = await load(options.config, { readOnly: true, adapters: DESCRIBED_ADAPTERS });
   const report = await readStatus(config, options);
   printOut(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatStatus(report)}\n`);
   return report.healthy ? 0 : 1;

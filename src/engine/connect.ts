@@ -1,5 +1,4 @@
 /** The connections every holdfast process (and the status) makes: the record store, and the queue's Redis for what workers share. */
-import { Queue } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import type { HoldfastConfig } from '../config/config.js';
@@ -7,9 +6,8 @@ import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { queueRedis, queueWhereOf, type QueueRedis } from '../queue/bull-connection.js';
 import type { Coordination } from '../queue/coordination.js';
-import { queuedChecks, queueKeysOf, type QueuedChecks } from '../queue/queued-checks.js';
+import { queuedChecks, queueKeysNamed, type QueuedChecks } from '../queue/queued-checks.js';
 import { queueCoordination, type QueueCoordination } from '../queue/sharded-coordination.js';
-import { shardPrefixes } from '../config/shard-prefixes.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { storeReason } from '../store/store-retry.js';
 
@@ -93,13 +91,12 @@ export function statusConnections(config: HoldfastConfig, budgetMs: number, note
   // a cluster's node that fails is named: which master does not answer
   redis.on('node error', (error: Error, node: string) => noteConnection('queue', new Error(`node ${node}: ${error.message}`)));
   redis.on('ready', () => noteConnection('queue', null));
-  const jobs = shardPrefixes(config.queue.prefix, config.queue.shards).map((prefix) => new Queue(config.queue.name, { connection: redis, prefix }));
   return {
     store,
     coordination,
-    queued: queuedChecks(redis, queueKeysOf(config.queue.prefix, jobs)),
+    // the jobs' keys as BullMQ names them, read without loading BullMQ
+    queued: queuedChecks(redis, queueKeysNamed(config.queue.prefix, config.queue.name, config.queue.shards)),
     close: async () => {
-      await Promise.all(jobs.map((queue) => queue.close().catch(() => undefined)));
       redis.disconnect();
       // closing ends sessions on the server: not waited for beyond a moment when it does not answer
       let timer: NodeJS.Timeout | undefined;

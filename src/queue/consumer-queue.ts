@@ -19,6 +19,7 @@ import type { DesiredSpec, MachineRecord, WaitRecord } from '../store/consumer-r
 import { encodeMachine } from '../store/record-codec.js';
 import type { JobSeal } from './job-seal.js';
 import { byShard, shardOf } from './shard-of.js';
+import { waitJobId } from './wait-job-id.js';
 
 /**
  * What a wait's job carries so that a routine check needs no store read: the consumer at the
@@ -70,10 +71,7 @@ function commandName(event: CommandEvent): string {
   return event.type.toLowerCase().replace(/_/g, '-');
 }
 
-/** The job id of a consumer's wait at `epoch`. */
-export function waitJobId(key: string, epoch: number): string {
-  return `${key}@${epoch}`;
-}
+export { waitJobId } from './wait-job-id.js';
 
 /** A job as `Queue.addBulk` takes it. */
 type BulkJob = Parameters<Queue<ConsumerJobData>['addBulk']>[0][number];

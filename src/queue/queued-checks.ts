@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 import { shardPrefixes } from '../config/shard-prefixes.js';
 import { dueEpochsKey, holdfastPrefix } from './coordination.js';
-import { waitJobId } from './consumer-queue.js';
+import { waitJobId } from './wait-job-id.js';
 import { byShard } from './shard-of.js';
 
 export interface QueuedChecks {
@@ -21,6 +21,14 @@ export interface QueueKeys {
   shards: number;
   toKey: (shard: number, type: string) => string;
   dueEpochs: (shard: number) => string;
+}
+
+/**
+ * The keys of the queue `name` under `prefix` in `shards` shards, as BullMQ names them
+ * (`QueueKeys.toKey`: `<prefix>:<name>:<type>`), without loading BullMQ: the status reads them.
+ */
+export function queueKeysNamed(prefix: string, name: string, shards: number): QueueKeys {
+  return queueKeysOf(prefix, shardPrefixes(prefix, shards).map((shard) => ({ toKey: (type: string) => `${shard}:${name}:${type}` })));
 }
 
 /** The keys of the queue under `prefix` whose shards' BullMQ queues are `queues` (shard `i` at index `i`). */
