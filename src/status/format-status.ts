@@ -1,6 +1,6 @@
 /** `holdfast status` for a terminal: counts per provider and state, what is wrong, and the consumers listed. */
 import { formatDuration } from '../config/duration.js';
-import { redReasons, type StatusReport } from './status-report.js';
+import { reportLines, type StatusReport } from './status-report.js';
 import { inertLines, inertText } from './terminal-text.js';
 
 export function ago(iso: string, now: number): string {
@@ -43,7 +43,6 @@ export function formatStatus(report: StatusReport): string {
     }
     lines.push(table(rows));
   }
-  const reasons = redReasons(report);
   lines.push('');
   if (report.healthy) {
     lines.push(`all ${report.total} consumers held`);
@@ -54,7 +53,7 @@ export function formatStatus(report: StatusReport): string {
     const summary = [counts, shards].filter(Boolean).join('; ');
     lines.push(`NOT HEALTHY${summary ? `: ${summary}` : ''}`);
     // the consumers are in the table above; the rest is said here
-    for (const line of reasons.filter((r) => !report.consumers.some((c) => r.startsWith(`${c.consumer}: `)))) lines.push(`  ${line}`);
+    for (const line of reportLines(report)) lines.push(`  ${line}`);
   }
   return inertLines(lines.join('\n'));
 }

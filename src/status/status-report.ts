@@ -325,13 +325,19 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   ]);
   /** Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED each. */
   const silent = new Map<string, string[]>();
+  /** The briefs read so far, by key: each consumer's is read once. */
+  const known = new Map<string, ConsumerSummary>();
   await Promise.all(
     names.map(async (name) => {
       const timing = configured.get(name);
       if (!timing || inState(states.get(name) ?? {}, 'held') === 0) return;
       const before = at - silenceLimitMs(timing);
+      // none of the provider's checks ends: its own line says so once, and its consumers are not looked at one by one
+      const last = lastCheckAt.get(name);
+      if (last !== undefined && last < before) return;
       const candidates = (await coordination.checkedBefore(name, before, SILENT_LISTED)).map(([key]) => key).filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
       const briefs = await coordination.summariesOf(candidates);
+      for (const [key, brief] of briefs) known.set(key, brief);
       silent.set(
         name,
         candidates.filter((key) => {
@@ -389,9 +395,13 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   listed.sort();
   const silentKeys = new Set([...silent.values()].flat());
   const silentListed = listed.filter((key) => silentKeys.has(key));
-  const [memos, briefs, queued] = await Promise.all([coordination.checkMemos(listed), coordination.summariesOf(listed), behindBacklog(silentListed, sources, stateOf, lastCheckAt, at, outages)]);
+  const [memos, briefs, queued] = await Promise.all([
+    coordination.checkMemos(listed),
+    coordination.summariesOf(listed.filter((key) => !known.has(key))),
+    behindBacklog(silentListed, sources, stateOf, lastCheckAt, at, outages),
+  ]);
   const consumers = listed.flatMap((key) => {
-    const brief = briefs.get(key);
+    const brief = known.get(key) ?? briefs.get(key);
     const backlog = queued.has(key) ? { agoMs: at - lastCheckAt.get(providerOf(key))! } : undefined;
     return brief ? [consumerStatus(key, brief, memos.get(key), configured.get(providerOf(key)), at, backlog)] : [];
   });
@@ -428,11 +438,15 @@ export function unreachableReport(now: Date, problems: string[]): StatusReport {
   return { at: now.toISOString(), healthy: false, problems, unreadableShards: [], providers: [], total: 0, unserved: 0, listing: 'unserved', consumers: [] };
 }
 
+/** The report's own lines and its providers' (`provider cache: …`): every reason it is red but the consumers listed. */
+export function reportLines(report: StatusReport): string[] {
+  return [...report.problems, ...report.providers.flatMap((p) => p.problems.map((line) => `provider ${p.provider}: ${line}`))];
+}
+
 /** Every reason the report is red, one line each (`provider cache: …`, `cache/photos: …`). */
 export function redReasons(report: StatusReport): string[] {
   return [
-    ...report.problems,
-    ...report.providers.flatMap((p) => p.problems.map((line) => `provider ${p.provider}: ${line}`)),
+    ...reportLines(report),
     ...report.consumers.filter((c) => !c.healthy).map((c) => `${c.consumer}: ${c.problem ?? `${c.label}${c.reason && c.label !== c.reason ? ` (${c.reason})` : ''}`}`),
   ];
 }

@@ -1,7 +1,7 @@
 /**
  * `npx tsx test/bench/status-at-scale.ts [N] [--hold]`: how long `holdfast status` takes with N
- * consumers (default 100,000): every one held, 1% of them unserved, and none asked for 10
- * minutes (no worker running); on a local
+ * consumers (default 100,000): every one held, 1% of them unserved, none asked for 10
+ * minutes (no worker running), and every one lost (the incident); on a local
  * Redis and FerretDB it starts. The status reads the consumers in brief from the queue's
  * Redis and one small document per provider from the store: no record.
  */
@@ -117,6 +117,18 @@ try {
     await redis.zadd(`${prefix}:checked:cache`, ...old);
   }
   await time(`${n} consumers, none asked for 10 min`);
+  // the incident: the cache forgot every login, every consumer is lost and listed
+  for (let i = 0; i < n; i += 5000) {
+    const lost: string[] = [];
+    const lostStates: string[] = [];
+    for (let j = i; j < Math.min(n, i + 5000); j++) {
+      lost.push(`cache/c${j}`, encodeSummary(summary(j, 'lost')));
+      lostStates.push(`cache/c${j}`, 'lost 3');
+    }
+    await redis.hset(`${prefix}:briefs`, ...lost);
+    await redis.hset(`${prefix}:states`, ...lostStates);
+  }
+  await time(`${n} consumers, every one lost`);
   redis.disconnect();
   if (hold) {
     // kept for profiling by hand: `node dist/src/cli/main.js status -c <file>` until interrupted
