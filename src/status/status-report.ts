@@ -327,6 +327,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const silent = new Map<string, string[]>();
   /** The briefs read so far, by key: each consumer's is read once. */
   const known = new Map<string, ConsumerSummary>();
+  const knownMemos = new Map<string, CheckMemo>();
   await Promise.all(
     names.map(async (name) => {
       const timing = configured.get(name);
@@ -336,13 +337,15 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       const last = lastCheckAt.get(name);
       if (last !== undefined && last < before) return;
       const candidates = (await coordination.checkedBefore(name, before, SILENT_LISTED)).map(([key]) => key).filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
-      const briefs = await coordination.summariesOf(candidates);
+      const [briefs, memos] = await Promise.all([coordination.summariesOf(candidates), coordination.checkMemos(candidates)]);
       for (const [key, brief] of briefs) known.set(key, brief);
+      for (const [key, memo] of memos) knownMemos.set(key, memo);
+      // silent as its own line will say it: its last check (the memo's or the brief's, the newer) and its becoming held are both old
       silent.set(
         name,
         candidates.filter((key) => {
           const brief = briefs.get(key);
-          return brief !== undefined && brief.since < before;
+          return brief !== undefined && Math.max(brief.since, lastCheckOf(brief, memos.get(key))?.at ?? 0) < before;
         }),
       );
     }),
@@ -396,14 +399,14 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const silentKeys = new Set([...silent.values()].flat());
   const silentListed = listed.filter((key) => silentKeys.has(key));
   const [memos, briefs, queued] = await Promise.all([
-    coordination.checkMemos(listed),
+    coordination.checkMemos(listed.filter((key) => !knownMemos.has(key))),
     coordination.summariesOf(listed.filter((key) => !known.has(key))),
     behindBacklog(silentListed, sources, stateOf, lastCheckAt, at, outages),
   ]);
   const consumers = listed.flatMap((key) => {
     const brief = known.get(key) ?? briefs.get(key);
     const backlog = queued.has(key) ? { agoMs: at - lastCheckAt.get(providerOf(key))! } : undefined;
-    return brief ? [consumerStatus(key, brief, memos.get(key), configured.get(providerOf(key)), at, backlog)] : [];
+    return brief ? [consumerStatus(key, brief, knownMemos.get(key) ?? memos.get(key), configured.get(providerOf(key)), at, backlog)] : [];
   });
   // a consumer listed as not served whose provider has no line for it (its notes changed between reads): named all the same
   for (const p of providers) {
