@@ -1,7 +1,7 @@
 /**
  * The effects' calls on one provider's adapter, batched: the applies (`create`) and the deep
- * checks (`holds`) its consumers ask for in the same turn of the event loop (a round's checks,
- * and the heals of what they found not held, all run at once) are sent together as one batch,
+ * checks (`holds`) its consumers ask for within {@link BATCH_WINDOW_MS} of each other (a round's
+ * checks, and the heals of what they found not held) are sent together as one batch,
  * in the form the adapter declares (`Adapter.batch`: Redis pipelines per node; an adapter that
  * declares nothing is called once per grant, at once, as before).
  *
@@ -10,7 +10,7 @@
  * batch goes on while any of its calls still waits for it.
  */
 import type { Adapter, CallOptions, Each, Grant, HoldsAnswer } from '../src/adapters/adapter.js';
-import { createEach, holdsEach } from '../src/adapters/batch-calls.js';
+import { batchFormOf, createEach, holdsEach } from '../src/adapters/batch-calls.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 
 /** A batch sent: which call, and how many grants it carried. */
@@ -25,11 +25,22 @@ interface Pending<T> {
 
 type Asking = Adapter & Required<Pick<Adapter, 'holds'>>;
 
+/**
+ * How long the first call of a batch waits for others (ms): the checks of a round, and the heals
+ * of what they found, fall due over the interval, not all in one turn of the event loop. Short
+ * beside any deadline or interval; a batch that reaches its adapter's limit goes at once.
+ */
+export const BATCH_WINDOW_MS = 25;
+
 /** The calls of one kind waiting for the turn to end. */
 class Queue<T> {
   private pending: Array<Pending<T>> = [];
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
+    private readonly limit: number,
+    /** How long the first call waits for others: 0 where the adapter sends each call on its own anyway. */
+    private readonly windowMs: number,
     private readonly send: (grants: Grant[], options: CallOptions) => Promise<Array<Each<T>>>,
     private readonly noted: (size: number) => void,
   ) {}
@@ -38,11 +49,13 @@ class Queue<T> {
     if (options.signal.aborted) return Promise.reject(deadline());
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ grant, options, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => this.flush());
+      if (this.pending.length === 1) this.timer = setTimeout(() => this.flush(), this.windowMs);
+      else if (this.pending.length >= this.limit) this.flush();
     });
   }
 
   private flush(): void {
+    clearTimeout(this.timer);
     const taken = this.pending;
     this.pending = [];
     // one call per login in a batch (one actor per consumer makes two unlikely): a repeat goes in the next batch
@@ -132,8 +145,9 @@ export class CallBatch {
   private readonly checks: Queue<HoldsAnswer> | undefined;
 
   constructor(adapter: Adapter, noted: BatchNote = () => undefined) {
-    this.creates = new Queue((grants, options) => createEach(adapter, grants, options), (n) => noted('create', n));
-    if (adapter.holds) this.checks = new Queue((grants, options) => holdsEach(adapter as Asking, grants, options), (n) => noted('holds', n));
+    const { limit } = batchFormOf(adapter);
+    this.creates = new Queue(limit, adapter.createMany ? BATCH_WINDOW_MS : 0, (grants, options) => createEach(adapter, grants, options), (n) => noted('create', n));
+    if (adapter.holds) this.checks = new Queue(limit, adapter.holdsMany ? BATCH_WINDOW_MS : 0, (grants, options) => holdsEach(adapter as Asking, grants, options), (n) => noted('holds', n));
   }
 
   /** `create`, sent with the others of this turn. */
