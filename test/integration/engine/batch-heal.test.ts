@@ -104,6 +104,9 @@ describe('a heal in batches', () => {
       // since the restart: exactly one ACL SETUSER per consumer the server lacked, none for the one refused (the hand's: one)
       expect(await setUserCalls(admin)).toBe(rest.length + 1);
       expect(await authenticating(provider, [taken])).toBe(0);
+      // the refusal was that consumer's alone: no other one was told of it, each healed at its first apply
+      const toldOthers = rest.filter((c) => f.logsFor(c).some((l) => String(l.msg).includes('lacks the mark')));
+      expect(toldOthers.map((c) => c.login)).toEqual([]);
       // applied in batches: more than one consumer per batch on average, in few pipelines (each batch: deep checks, GETUSERs, SETUSERs, confirmations)
       const created = await batches(metrics, 'create');
       const sent = created.sum - creates.sum;
