@@ -50,6 +50,12 @@ export interface CheckResult {
   event: ConsumerEvent;
   /** Whether the backend answered a deep check (rules compared). */
   deep: boolean;
+  /**
+   * A check that found the consumer not held: the grant secret it read, for the heal that follows
+   * in the same job (`quiet-heal.ts`), so that a heal reads it once. A function, so that nothing
+   * that copies or serializes the result carries the secret; never kept beyond the job.
+   */
+  secret?: () => string;
 }
 
 /** The grant secret an apply needs, as read: the password, or the event that says why the apply cannot start. */
@@ -248,7 +254,10 @@ async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Pro
   if (!admission.admitted) {
     return { event: { type: 'CHECK_FAILED', error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`, timedOut: false }, ...shallow };
   }
-  return ask(input, adapter, secret.password, deps, answers);
+  const result = await ask(input, adapter, secret.password, deps, answers);
+  if (result.event.type !== 'NOT_HELD') return result;
+  const { password } = secret;
+  return { ...result, secret: () => password };
 }
 
 /** An adapter whose backend can be asked whether it holds a grant. */
