@@ -183,7 +183,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     const hashes = grants.map((g) => sha256Hex(g.password));
     const secrets = grants.flatMap((g, i) => [g.password, hashes[i]!]);
     const existing = await this.getUsers(grants.map((g) => g.login), signal, secrets);
-    const planned = await Promise.all(grants.map((grant, i) => this.plan(grant, hashes[i]!, existing[i]!, signal, secrets, skipIfHeld)));
+    const canonical = this.canonicalOnce(signal, secrets);
+    const planned = await Promise.all(grants.map((grant, i) => this.plan(grant, hashes[i]!, existing[i]!, canonical, skipIfHeld)));
     const out: Array<Each<CreateOutcome>> = planned.map((p) => (p.ok && p.value === 'held' ? { ok: true, value: 'held' } : p.ok ? { ok: true, value: 'applied' } : p));
     const sending = planned.flatMap((p, i) => (p.ok && p.value !== 'held' ? [{ i, rules: p.value }] : []));
     if (sending.length === 0) return out;
@@ -207,7 +208,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     const hashes = grants.map((g) => sha256Hex(g.password));
     const secrets = grants.flatMap((g, i) => [g.password, hashes[i]!]);
     const rules = grants.map((g) => this.rulesOf(g.values));
-    const [users, commands] = await Promise.all([this.getUsers(grants.map((g) => g.login), signal, secrets), Promise.all(rules.map((r) => settled(this.canonicalCommands(r, signal, secrets))))]);
+    const canonical = this.canonicalOnce(signal, secrets);
+    const [users, commands] = await Promise.all([this.getUsers(grants.map((g) => g.login), signal, secrets), Promise.all(rules.map(canonical))]);
     const owner = this.ownership.provider;
     return grants.map((grant, i): Each<HoldsAnswer> => {
       const user = users[i]!;
@@ -220,7 +222,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   }
 
   /** What one grant of {@link applyMany} sends (its `ACL SETUSER` rules), `held` when nothing, or why it is refused. */
-  private async plan(grant: Grant<RedisAclValues>, hash: string, existing: Each<AclUser | null>, signal: AbortSignal, secrets: readonly string[], skipIfHeld: boolean): Promise<Each<string[] | 'held'>> {
+  private async plan(grant: Grant<RedisAclValues>, hash: string, existing: Each<AclUser | null>, canonicalOf: (commands: readonly string[]) => Promise<Each<string>>, skipIfHeld: boolean): Promise<Each<string[] | 'held'>> {
     if (!existing.ok) return existing;
     const user = existing.value;
     const problem = claimProblem(grant.login, user, this.ownership, this.never);
@@ -228,13 +230,27 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     const { keys, channels } = grant.values;
     const commands = this.rulesOf(grant.values);
     if (skipIfHeld && user !== null) {
-      const canonical = await settled(this.canonicalCommands(commands, signal, secrets));
+      const canonical = await canonicalOf(commands);
       if (!canonical.ok) return canonical;
       const answer = compareUser(user, { passwordHash: hash, othersAccepted: grant.keepPasswords === true, keys, channels, rules: commands, commands: canonical.value, owner: this.ownership.provider });
       if (answer.held) return { ok: true, value: 'held' };
     }
     const kept = grant.keepPasswords ? (user?.passwords ?? []) : [];
     return { ok: true, value: userRules({ passwordHash: hash, keptHashes: kept, keys, channels, commands, owner: this.ownership.provider }) };
+  }
+
+  /** {@link canonicalCommands} for a batch: asked once per distinct rule set, however many grants share it. */
+  private canonicalOnce(signal: AbortSignal, secrets: readonly string[]): (commands: readonly string[]) => Promise<Each<string>> {
+    const asked = new Map<string, Promise<Each<string>>>();
+    return (commands) => {
+      const { key } = commandRulesKey(commands);
+      let answer = asked.get(key);
+      if (answer === undefined) {
+        answer = settled(this.canonicalCommands(commands, signal, secrets));
+        asked.set(key, answer);
+      }
+      return answer;
+    };
   }
 
   /** How many explicit pipelines (batch calls' round trips) this node was sent: what a batch costs in round trips. */
