@@ -12,6 +12,7 @@ import { isUnreadable, type StoredConsumer } from '../store/consumer-record.js';
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
 import { consumerTimelineSvg, providerTimelineSvg } from './timeline-svg.js';
+import { recentTransitions } from './recent-transitions.js';
 
 const REFRESH_SECONDS = 5;
 
@@ -127,7 +128,7 @@ ${timelineSection(report, timelines, now)}
   );
 }
 
-/** One consumer: what the status says, its last 24 h (`events`: its own timeline events; null: unreadable) and its recent transitions from its record. */
+/** One consumer: what the status says, its last 24 h (`events`: its own timeline events; null: unreadable) and its recent transitions (its record's, and the heals only its timeline holds). */
 export function consumerPage(key: string, status: ConsumerStatus | undefined, record: StoredConsumer | null, at: Date, events: readonly TimelineEvent[] | null = []): string {
   const now = at.getTime();
   if (!record) return page(`holdfast: ${key}`, `<h1>${escapeHtml(key)}</h1><p class="mark">No record: not declared, or its first apply has not been written yet.</p>`);
@@ -145,8 +146,7 @@ export function consumerPage(key: string, status: ConsumerStatus | undefined, re
     ['reason', status?.problem ?? status?.reason ?? '-'],
     ['last applied', record.appliedAt ? record.appliedAt.toISOString() : 'never'],
   ];
-  const history = [...record.history]
-    .reverse()
+  const history = recentTransitions(record, events)
     .map((h) => `<tr><td>${escapeHtml(h.at.toISOString())}</td><td>${escapeHtml(ago(h.at.toISOString(), now))}</td><td>${escapeHtml(h.from)} → ${escapeHtml(h.to)}</td><td>${escapeHtml(h.reason ?? '')}</td></tr>`)
     .join('');
   return page(
