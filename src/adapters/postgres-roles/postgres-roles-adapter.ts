@@ -46,6 +46,16 @@ const VERIFIED_CACHE = 10_000;
 
 /** SQLSTATE classes that mean the server could not be used, not that it answered: connection, resources, shutdown, auth of the admin. */
 const UNAVAILABLE_CLASSES = ['08', '53', '57', '28'];
+/**
+ * The advisory lock (transaction-scoped) every holdfast transaction takes before it grants or
+ * revokes on a database or schema: such a grant rewrites the object's catalog row (its ACL), and
+ * two transactions doing so at once make PostgreSQL fail one with `tuple concurrently updated`
+ * (XX000; measured: 12 of 24 concurrent applies on one database). Waiting for it is bounded by the
+ * transaction's `lock_timeout` (the call's deadline). One key for every provider on the server:
+ * they share the catalog rows.
+ */
+export const ACL_ROW_LOCK = 0x686f6c646661; // "holdfa"
+
 /** query_canceled (statement_timeout) and lock_not_available (lock_timeout): the server kept the call's deadline. */
 const SERVER_TIMEOUTS = ['57014', '55P03'];
 /** read_only_sql_transaction: a write sent to a standby (the primary moved): could not apply, not the server's answer about the role. */
@@ -322,15 +332,19 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     );
     const have = rows[0] ?? { member_of: [], databases: [], schemas: [] };
     const id = (name: string) => client.escapeIdentifier(name);
-    const statements = [
+    const memberships = [
       ...have.member_of.filter((g) => !values.roles.includes(g)).map((g) => `REVOKE ${id(g)} FROM ${role}`),
       ...values.roles.filter((g) => !have.member_of.includes(g)).map((g) => `GRANT ${id(g)} TO ${role}`),
+    ];
+    const onObjects = [
       ...have.databases.filter((d) => !values.databases.includes(d)).map((d) => `REVOKE CONNECT ON DATABASE ${id(d)} FROM ${role}`),
       ...values.databases.filter((d) => !have.databases.includes(d)).map((d) => `GRANT CONNECT ON DATABASE ${id(d)} TO ${role}`),
       ...have.schemas.filter((s) => !values.schemas.includes(s)).map((s) => `REVOKE USAGE ON SCHEMA ${id(s)} FROM ${role}`),
       ...values.schemas.filter((s) => !have.schemas.includes(s)).map((s) => `GRANT USAGE ON SCHEMA ${id(s)} TO ${role}`),
     ];
-    for (const statement of statements) {
+    // a grant on a database or schema rewrites its catalog row: one at a time, or PostgreSQL fails the others
+    if (onObjects.length > 0) await client.query('SELECT pg_advisory_xact_lock($1)', [ACL_ROW_LOCK]);
+    for (const statement of [...memberships, ...onObjects]) {
       if (signal.aborted) throw new HoldfastError('DEADLINE_EXCEEDED', `postgres-roles: the grants of role "${login}" passed their deadline; the transaction is rolled back`);
       await client.query(statement);
     }

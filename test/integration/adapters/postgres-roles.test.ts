@@ -108,6 +108,21 @@ describe('postgres-roles: what only PostgreSQL has', () => {
     expect(await answer(fewer)).toEqual({ reason: 'held', detail: '' });
   });
 
+  it('applies many roles at once, each on its own connection, granting CONNECT and USAGE on the same database and schema: none fails', async () => {
+    // two transactions granting on one database both update its pg_database row: without holdfast's own lock,
+    // PostgreSQL fails one with "tuple concurrently updated" (XX000)
+    const many = Array.from({ length: 24 }, () => fresh({ databases: [db], schemas: [schema] }));
+    const wide = new PostgresRolesAdapter(adminOf(b, { maxConcurrentCalls: 24 }), { provider: 'test', adopt: false });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const outcomes = await Promise.allSettled(many.map((g) => wide.create(round === 1 ? { ...g, values: postgresRoles.valuesSchema.parse({}) } : g, within(20_000))));
+        expect(outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : [])), `round ${round}`).toEqual([]);
+      }
+    } finally {
+      await wide.close();
+    }
+  });
+
   it('says what was changed by hand: password, NOLOGIN, expiry, SUPERUSER, membership, grants', async () => {
     const g = fresh({ databases: [db], roles: [group] });
     await adapter.create(g, within());

@@ -81,7 +81,8 @@ describe('the queue on a Redis Cluster', () => {
     const since = f.logs.filter((l) => (l.time as number) >= flushed);
     expect(since.filter((l) => l.msg.startsWith("the queue's Redis has forgotten every job"))).toHaveLength(1);
     expect(since.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([]);
-    expect((await f.status()).healthy).toBe(true);
+    // green again (a check that missed its 300 ms deadline on a loaded machine is could-not-ask until the next)
+    await f.until('status healthy', async () => (await f.status()).healthy, 10_000);
   });
 
   it("rides out a failover of the master serving the queue's slot: checks resume, no consumer is lost, the outage is said once by name", async () => {
