@@ -150,9 +150,9 @@ try {
   await cache.restart();
   const restarted = Date.now();
   for (const c of consumers) console.log(`${c.login} logs in to the cache: ${await canLogin(cache, c.login, c.password)}`);
-  await until('every consumer logs in again', async () => (await Promise.all(consumers.map((c) => canLogin(cache, c.login, c.password)))).every(Boolean), 30_000);
+  await until('every consumer logs in again', async () => (await Promise.all(consumers.map((c) => canLogin(cache, c.login, c.password)))).every(Boolean), 60_000);
   say(`healed ${((Date.now() - restarted) / 1000).toFixed(1)} s after the restart (verifyEvery 5 s): every consumer logs in again`);
-  await until('every declared consumer held again', () => everyDeclaredHeld(configPath), 30_000);
+  await until('every declared consumer held again', () => everyDeclaredHeld(configPath), 60_000);
   console.log(status(configPath).output);
   say(`dashboard: ${dashboard}   (queue: ${dashboard}queues, ${dashboard}healthz, ${dashboard}metrics)`);
 
@@ -165,9 +165,9 @@ try {
   await pgAdmin.end();
   const dropped = Date.now();
   console.log(`app_reports logs in to the ledger: ${await ledgerLogin()}`);
-  await until('app_reports logs in again', ledgerLogin, 30_000);
+  await until('app_reports logs in again', ledgerLogin, 60_000);
   say(`healed ${((Date.now() - dropped) / 1000).toFixed(1)} s after the drop: app_reports logs in to the ledger again`);
-  await until('status healthy', () => status(configPath).code === 0, 30_000);
+  await until('status healthy', () => status(configPath).code === 0, 60_000);
 
   say('the object store is recreated on an empty data directory: its IAM users and keys are gone');
   const assetsConsumers = ['photos', 'reports'].map((id) => ({
@@ -181,7 +181,7 @@ try {
   for (const c of assetsConsumers) console.log(`${c.login} signs a request to the object store: ${await signs(c)}`);
   await until('every assets consumer signs again', async () => (await Promise.all(assetsConsumers.map(signs))).every(Boolean), 60_000);
   say(`healed ${((Date.now() - recreated) / 1000).toFixed(1)} s after the object store came back empty: every assets consumer's signed request works again`);
-  await until('every declared consumer held again', () => everyDeclaredHeld(configPath), 30_000);
+  await until('every declared consumer held again', () => everyDeclaredHeld(configPath), 60_000);
   console.log(status(configPath).output);
 
   if (once) {

@@ -11,7 +11,10 @@ describe('npm run example', () => {
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const code = await new Promise((resolve) => child.once('exit', resolve));
+    // on a machine loaded by another suite the example may take long: stopped at 200 s, its output is the failure's message
+    const stopper = setTimeout(() => child.kill('SIGTERM'), 200_000);
+    const code = await new Promise((resolve) => child.once('exit', resolve)).finally(() => clearTimeout(stopper));
+    expect(code, output.slice(-6_000)).toBe(0);
     expect(output).toContain('app_photos logs in to the cache: true');
     expect(output).toContain('app_photos logs in to the cache: false');
     expect(output).toMatch(/healed \d+\.\d s after the restart/);
@@ -23,6 +26,5 @@ describe('npm run example', () => {
     expect(output).toMatch(/healed \d+\.\d s after the object store came back empty/);
     expect(output).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\//);
     expect(output).not.toMatch(/--pass '/);
-    expect(code).toBe(0);
-  }, 120_000);
+  }, 240_000);
 });
