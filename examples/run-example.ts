@@ -32,8 +32,26 @@ const main = join(here, '../src/cli/main.ts');
 
 const say = (text: string) => process.stdout.write(`\n\x1b[1m▶ ${text}\x1b[0m\n`);
 
-function holdfast(args: string[], inherit = false): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', main, ...args], { stdio: inherit ? 'inherit' : 'pipe' });
+/** `holdfast` with the given arguments; `shown`: its output goes to this terminal (its log lines to stdout, copied as they come). */
+function holdfast(args: string[], shown = false): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { stdio: shown ? ['ignore', 'pipe', 'inherit'] : 'pipe' });
+  if (shown) child.stdout!.pipe(process.stdout);
+  return child;
+}
+
+/** Turns `done` once holdfast's log says its dashboard listens on `port` (its own line, not another program's answer there). */
+function dashboardServed(child: ChildProcess, port: number): { done: boolean } {
+  const served = { done: false };
+  const said = `dashboard at http://127.0.0.1:${port}/`;
+  let tail = '';
+  const onData = (chunk: Buffer) => {
+    tail = (tail + chunk.toString()).slice(-4_096);
+    if (!tail.includes(said)) return;
+    served.done = true;
+    child.stdout!.off('data', onData);
+  };
+  child.stdout!.on('data', onData);
+  return served;
 }
 
 function status(config: string, ...more: string[]): { code: number; output: string } {
@@ -64,9 +82,13 @@ function dashboardPort(): Promise<number> {
   });
 }
 
+/** holdfast run exited while the example waited on it. */
+class EngineExited extends Error {}
+
 async function until(what: string, predicate: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
   const start = Date.now();
   while (!(await predicate())) {
+    if (engine && engine.exitCode !== null) throw new EngineExited(`holdfast run exited (code ${engine.exitCode}) while waiting for ${what}`);
     if (Date.now() - start > timeoutMs) throw new Error(`gave up waiting for ${what} after ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -128,13 +150,24 @@ try {
   config.setIn(['providers', 3, 'admin', 'username'], assets.admin.username); // the admin's access key id, made at start
   writeFileSync(configPath, config.toString());
 
-  const port = await dashboardPort();
-  const dashboard = `http://127.0.0.1:${port}/`;
-  say(`holdfast run -c ${configPath} --http 127.0.0.1:${port}`);
   // FerretDB's SQLite handler finds `_id` by index only with this (see the README): there before holdfast first runs
   await prepareFerretDbStore(store, 'holdfast', Object.values(STORE_COLLECTIONS));
-  engine = holdfast(['run', '-c', configPath, '--http', `127.0.0.1:${port}`], true);
-  await until('every declared consumer held', () => everyDeclaredHeld(configPath), 60_000);
+  let port = await dashboardPort();
+  for (let attempt = 1; ; attempt++) {
+    say(`holdfast run -c ${configPath} --http 127.0.0.1:${port}`);
+    engine = holdfast(['run', '-c', configPath, '--http', `127.0.0.1:${port}`], true);
+    const serving = dashboardServed(engine, port);
+    try {
+      await until('every declared consumer held', () => everyDeclaredHeld(configPath), 60_000);
+      await until('the dashboard served', () => serving.done, 60_000);
+      break;
+    } catch (error) {
+      // the dashboard's port found free and taken by another program before holdfast listened: started again on another
+      if (!(error instanceof EngineExited) || attempt === 3) throw error;
+      port = await freePort();
+    }
+  }
+  const dashboard = `http://127.0.0.1:${port}/`;
   await indexFerretDb(store); // FerretDB's SQLite handler finds `_id` by index only with this (see the README)
   say('holdfast status');
   console.log(status(configPath).output);
