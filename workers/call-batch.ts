@@ -2,8 +2,8 @@
  * The effects' calls on one provider's adapter, batched: the applies (`create`) and the deep
  * checks (`holds`) its consumers ask for within {@link BATCH_WINDOW_MS} of each other (a round's
  * checks, and the heals of what they found not held) are sent together as one batch,
- * in the form the adapter declares (`Adapter.batch`: Redis pipelines per node; an adapter that
- * declares nothing is called once per grant, at once, as before).
+ * in the form the adapter declares (`Adapter.batch`: Redis pipelines per node, PostgreSQL one
+ * transaction; an adapter without `createMany`/`holdsMany` is called once per grant, as before).
  *
  * Each call keeps its own outcome and its own deadline: one grant refused or failing fails that
  * call alone, a call whose deadline passes rejects with `DEADLINE_EXCEEDED` at once, and the
@@ -39,8 +39,6 @@ class Queue<T> {
 
   constructor(
     private readonly limit: number,
-    /** How long the first call waits for others: 0 where the adapter sends each call on its own anyway. */
-    private readonly windowMs: number,
     private readonly send: (grants: Grant[], options: CallOptions) => Promise<Array<Each<T>>>,
     private readonly noted: (size: number) => void,
   ) {}
@@ -49,7 +47,7 @@ class Queue<T> {
     if (options.signal.aborted) return Promise.reject(deadline());
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ grant, options, resolve, reject });
-      if (this.pending.length === 1) this.timer = setTimeout(() => this.flush(), this.windowMs);
+      if (this.pending.length === 1) this.timer = setTimeout(() => this.flush(), BATCH_WINDOW_MS);
       else if (this.pending.length >= this.limit) this.flush();
     });
   }
@@ -139,25 +137,33 @@ function raced<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** One provider adapter's batched calls (see the file's comment). */
+/**
+ * One provider adapter's batched calls (see the file's comment). An adapter with no `createMany`
+ * (`holdsMany`) is called once per grant, with the caller's own options: a batch's shared signal
+ * would keep a call that passed its deadline running on the backend while its retry starts (two
+ * applies of one login at once, found on SeaweedFS under load), and gains nothing there.
+ */
 export class CallBatch {
-  private readonly creates: Queue<void>;
+  private readonly creates: Queue<void> | undefined;
   private readonly checks: Queue<HoldsAnswer> | undefined;
 
-  constructor(adapter: Adapter, noted: BatchNote = () => undefined) {
+  constructor(
+    private readonly adapter: Adapter,
+    noted: BatchNote = () => undefined,
+  ) {
     const { limit } = batchFormOf(adapter);
-    this.creates = new Queue(limit, adapter.createMany ? BATCH_WINDOW_MS : 0, (grants, options) => createEach(adapter, grants, options), (n) => noted('create', n));
-    if (adapter.holds) this.checks = new Queue(limit, adapter.holdsMany ? BATCH_WINDOW_MS : 0, (grants, options) => holdsEach(adapter as Asking, grants, options), (n) => noted('holds', n));
+    if (adapter.createMany) this.creates = new Queue(limit, (grants, options) => createEach(adapter, grants, options), (n) => noted('create', n));
+    if (adapter.holds && adapter.holdsMany) this.checks = new Queue(limit, (grants, options) => holdsEach(adapter as Asking, grants, options), (n) => noted('holds', n));
   }
 
-  /** `create`, sent with the others of this turn. */
+  /** `create`, sent with the others of this turn where the adapter batches. */
   create(grant: Grant, options: CallOptions): Promise<void> {
-    return raced(this.creates.add(grant, options), options.signal);
+    return this.creates ? raced(this.creates.add(grant, options), options.signal) : this.adapter.create(grant, options);
   }
 
-  /** `holds`, sent with the others of this turn; the adapter must be able to be asked. */
+  /** `holds`, sent with the others of this turn where the adapter batches; the adapter must be able to be asked. */
   holds(grant: Grant, options: CallOptions): Promise<HoldsAnswer> {
-    if (!this.checks) return Promise.reject(new HoldfastError('BACKEND_ERROR', 'this adapter cannot be asked whether it holds a login'));
-    return raced(this.checks.add(grant, options), options.signal);
+    if (!this.adapter.holds) return Promise.reject(new HoldfastError('BACKEND_ERROR', 'this adapter cannot be asked whether it holds a login'));
+    return this.checks ? raced(this.checks.add(grant, options), options.signal) : this.adapter.holds(grant, options);
   }
 }

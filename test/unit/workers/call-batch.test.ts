@@ -71,4 +71,18 @@ describe('a batch of calls', () => {
     expect(created.sort()).toEqual(['w', 'x', 'y']);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   });
+
+  it("gives an adapter that declares no batch each caller's own signal, so that a call past its deadline is aborted on the backend", async () => {
+    const seen: AbortSignal[] = [];
+    const plain: Adapter = {
+      create: (_g, options) => (seen.push(options.signal), Promise.resolve()),
+      remove: () => Promise.resolve(),
+      holds: (_g, options) => (seen.push(options.signal), Promise.resolve({ held: true })),
+      close: () => Promise.resolve(),
+    };
+    const calls = new CallBatch(plain);
+    const own = [within(), within(), within()];
+    await Promise.all([calls.create(grant('v'), own[0]!), calls.create(grant('w'), own[1]!), calls.holds(grant('x'), own[2]!)]);
+    expect(seen).toEqual(own.map((o) => o.signal));
+  });
 });
