@@ -186,7 +186,17 @@ export async function readGrantSecret(path: string, roots: SecretRoots): Promise
 async function rootsKey(roots: SecretRoots): Promise<string> {
   const paths = [...roots.own, ...roots.foreign].map((root) => root.path);
   const real = await Promise.all(paths.map(realRoot));
-  return `${paths.join('\0')}\0\0${real.join('\0')}`;
+  return interned(`${paths.join('\0')}\0\0${real.join('\0')}`);
+}
+
+/** One string per distinct roots key, so that every secret known under it shares it (a few, bounded). */
+const rootsKeys = new Map<string, string>();
+function interned(key: string): string {
+  const known = rootsKeys.get(key);
+  if (known !== undefined) return known;
+  if (rootsKeys.size >= 64) rootsKeys.clear();
+  rootsKeys.set(key, key);
+  return key;
 }
 
 /** The full read: opened, judged where it really is and what it is, read and judged as a password. */
