@@ -5,8 +5,9 @@
  * would apply it again at once, its brake not engaged. When its provider manages its logins and
  * the spec and grant secret are the ones the ticket says were applied, the worker applies them
  * again right there, under the consumer's lock (the spec guarded as every apply is, the secret
- * read once), and confirms with a deep check. Confirmed, the wait runs again with the same
- * ticket: no store read, no store write. The heal is said (the log, in the words of the
+ * read once), and confirms with a light check (a deep one when that does not pass; the deep
+ * check that follows the apply comes in the provider's budget, `effects.ts`). Confirmed, the
+ * wait runs again with the same ticket: no store read, no store write. The heal is said (the log, in the words of the
  * transitions it stands for), drawn (the provider's timeline), counted (the metrics a recorded
  * heal bumps) and shown (the check memo, by the caller).
  *

@@ -16,6 +16,7 @@ import { close, constants, fstat, lstat, open, read, readlink, type Stats } from
 import { realpath, stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { HoldfastError } from '../errors/holdfast-error.js';
+import { KnownSecrets, statSignature } from './known-secrets.js';
 import { misplaced, misplacedInWords, resolveRoots, type SecretRoots } from './secret-roots.js';
 
 /** Grant secrets shorter than this are refused: they could not be scrubbed from logs. */
@@ -45,6 +46,8 @@ const NOT_UTF8 = Symbol('not UTF-8');
 /** Where a root really is, known for a while: a root is the config author's directory, not a grant writer's file. */
 const REAL_ROOT_TTL_MS = 10_000;
 const realRoots = new Map<string, { real: string; until: number }>();
+/** The secrets read and judged, known again while nothing judged changed. */
+const knownSecrets = new KnownSecrets();
 
 async function realRoot(path: string): Promise<string> {
   const known = realRoots.get(path);
@@ -158,13 +161,46 @@ function password(path: string, read: ReturnType<typeof decode>): string {
  * and in no other provider's, or why not: missing, unreadable (with owner, mode and uid), no
  * grant secret of this provider's (`SECRET_INVALID`, with what it is), or unusable.
  *
- * What it costs, the routine check reading it at every check (`test/bench/grant-secret-read.ts`,
- * on a loaded 2-core machine): 52 to 58 µs of CPU a read with 32 in flight, 37 to 57 µs of it on
- * the event loop, against 5.2 µs (all on the event loop) for the synchronous read it replaces;
- * five trips through the thread pool (open; fstat beside readlink; read; close). A FileHandle
- * costs about twice the event-loop time. Where the roots really are is kept for ten seconds.
+ * A secret read and judged before is known again while one `lstat` of its path (and where the
+ * roots really are) says nothing changed (`known-secrets.ts`): one trip through the thread pool.
+ * Else the full read: five trips (open; fstat beside readlink; read; close), 52 to 58 µs of CPU
+ * with 32 in flight on a loaded 2-core machine (`test/bench/grant-secret-read.ts`). Where the
+ * roots really are is kept for ten seconds.
  */
 export async function readGrantSecret(path: string, roots: SecretRoots): Promise<string> {
+  // taken before the read: a file changed while it is read is not known again at the next
+  const [stat, where] = await Promise.all([statSignature(path), rootsKey(roots)]);
+  const known = stat === undefined ? undefined : knownSecrets.get(path, stat, where);
+  if (known !== undefined) return known;
+  try {
+    const read = await readJudged(path, roots);
+    if (stat !== undefined) knownSecrets.set(path, stat, where, read);
+    return read;
+  } catch (error) {
+    knownSecrets.forget(path);
+    throw error;
+  }
+}
+
+/** The roots as written and where they really are (kept {@link REAL_ROOT_TTL_MS}), as one string. */
+async function rootsKey(roots: SecretRoots): Promise<string> {
+  const paths = [...roots.own, ...roots.foreign].map((root) => root.path);
+  const real = await Promise.all(paths.map(realRoot));
+  return interned(`${paths.join('\0')}\0\0${real.join('\0')}`);
+}
+
+/** One string per distinct roots key, so that every secret known under it shares it (a few, bounded). */
+const rootsKeys = new Map<string, string>();
+function interned(key: string): string {
+  const known = rootsKeys.get(key);
+  if (known !== undefined) return known;
+  if (rootsKeys.size >= 64) rootsKeys.clear();
+  rootsKeys.set(key, key);
+  return key;
+}
+
+/** The full read: opened, judged where it really is and what it is, read and judged as a password. */
+async function readJudged(path: string, roots: SecretRoots): Promise<string> {
   let fd: number;
   try {
     fd = await openFd(path, GRANT_SECRET_OPEN_FLAGS);

@@ -1,0 +1,71 @@
+/**
+ * A grant secret read once is known again only while nothing the full read judged changed:
+ * every change a grant writer can make between two checks is seen at the next read.
+ */
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
+import { readGrantSecret } from '../../../src/secrets/grant-secret.js';
+import { KnownSecrets } from '../../../src/secrets/known-secrets.js';
+import type { SecretRoots } from '../../../src/secrets/secret-roots.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'holdfast-known-'));
+chmodSync(dir, 0o755);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const roots: SecretRoots = { own: [{ field: 'contributions', path: dir }], foreign: [] };
+
+async function read(path: string, within: SecretRoots = roots): Promise<string> {
+  try {
+    return `read ${await readGrantSecret(path, within)}`;
+  } catch (error) {
+    return isHoldfastError(error) ? error.code : String(error);
+  }
+}
+
+/** A secret read once (so known), then changed by `change`: what the next read gives. */
+async function afterChange(name: string, change: (path: string) => void, within?: SecretRoots): Promise<string> {
+  const path = join(dir, name);
+  writeFileSync(path, 'first-password\n');
+  expect(await read(path)).toBe('read first-password');
+  expect(await read(path)).toBe('read first-password');
+  change(path);
+  return read(path, within);
+}
+
+describe('a grant secret read again', () => {
+  it('sees a rewrite in place of the same length', async () => {
+    expect(await afterChange('same-length.secret', (p) => writeFileSync(p, 'other-password\n'))).toBe('read other-password');
+  });
+
+  it('sees a new file renamed over it', async () => {
+    expect(await afterChange('renamed.secret', (p) => (writeFileSync(`${p}.new`, 'renamed-password\n'), renameSync(`${p}.new`, p)))).toBe('read renamed-password');
+  });
+
+  it('refuses it once it has a second name, or is a symlink, or is gone', async () => {
+    expect(await afterChange('linked.secret', (p) => linkSync(p, join(dir, 'elsewhere.secret')))).toBe('SECRET_INVALID');
+    writeFileSync(join(dir, 'target.secret'), 'target-password\n');
+    expect(await afterChange('swapped.secret', (p) => (unlinkSync(p), symlinkSync(join(dir, 'target.secret'), p)))).toBe('SECRET_INVALID');
+    expect(await afterChange('gone.secret', (p) => unlinkSync(p))).toBe('SECRET_MISSING');
+  });
+
+  it("refuses it once its directory is another provider's root", async () => {
+    const sub = join(dir, 'team');
+    mkdirSync(sub);
+    const foreign: SecretRoots = { own: roots.own, foreign: [{ provider: 'ledger', field: 'secretsRoot', path: sub }] };
+    expect(await afterChange('team/shared.secret', () => undefined, foreign)).toBe('SECRET_INVALID');
+  });
+});
+
+describe('the secrets known', () => {
+  it('are at most their bound, the least recently used let go first', () => {
+    const known = new KnownSecrets(2);
+    known.set('a', 's', 'r', 'pa');
+    known.set('b', 's', 'r', 'pb');
+    expect(known.get('a', 's', 'r')).toBe('pa');
+    known.set('c', 's', 'r', 'pc');
+    expect([known.get('a', 's', 'r'), known.get('b', 's', 'r'), known.get('c', 's', 'r'), known.size]).toEqual(['pa', undefined, 'pc', 2]);
+    expect(known.get('a', 'changed', 'r')).toBeUndefined();
+  });
+});
