@@ -26,6 +26,7 @@ import { readGrantSecret } from '../src/secrets/grant-secret.js';
 import { secretRootsOf } from '../src/secrets/secret-roots.js';
 import type { DesiredSpec } from '../src/store/consumer-record.js';
 import type { ProviderRuntime } from './provider-runtime.js';
+import { CallBatch } from './call-batch.js';
 
 /** The spec an effect works on: what is (or is to be) applied. */
 export type EffectSpec = Pick<DesiredSpec, 'login' | 'values' | 'secretPath' | 'specHash'>;
@@ -49,6 +50,12 @@ export interface CheckResult {
   event: ConsumerEvent;
   /** Whether the backend answered a deep check (rules compared). */
   deep: boolean;
+  /**
+   * A check that found the consumer not held: the grant secret it read, for the heal that follows
+   * in the same job (`quiet-heal.ts`), so that a heal reads it once. A function, so that nothing
+   * that copies or serializes the result carries the secret; never kept beyond the job.
+   */
+  secret?: () => string;
 }
 
 /** The grant secret an apply needs, as read: the password, or the event that says why the apply cannot start. */
@@ -92,6 +99,8 @@ export interface EffectDeps {
   answeredAgain?: (provider: string) => void;
   /** A provider could not be asked. */
   couldNotAsk?: (provider: string) => void;
+  /** A batch of `size` applies (`create`) or deep checks (`holds`) was sent to a provider's adapter (`call-batch.ts`). */
+  batched?: (provider: string, call: 'create' | 'holds', size: number) => void;
 }
 
 async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scrubber): Promise<SecretOutcome> {
@@ -147,6 +156,7 @@ const RECOVERY_RACE_MS = 2_000;
 
 /** Which providers this process saw answer, and last saw fail to answer. */
 class Answers {
+  private readonly batches = new WeakMap<Adapter, CallBatch>();
   private readonly failing = new Set<string>();
   private readonly answeredAt = new Map<string, number>();
 
@@ -156,6 +166,17 @@ class Answers {
     await this.deps.gate.answered(name);
     this.answeredAt.set(name, Date.now());
     if (this.failing.delete(name)) this.deps.answeredAgain?.(name);
+  }
+
+  /** The provider's adapter calls, batched per turn of the event loop (`call-batch.ts`). */
+  batchOf({ adapter, config }: ProviderRuntime): CallBatch {
+    let batch = this.batches.get(adapter);
+    if (batch === undefined) {
+      const { batched } = this.deps;
+      batch = new CallBatch(adapter, batched ? (call, size) => batched(config.name, call, size) : undefined);
+      this.batches.set(adapter, batch);
+    }
+    return batch;
   }
 
   failed(name: string): void {
@@ -204,12 +225,12 @@ async function apply({ provider, spec, context, password }: ApplyInput, deps: Ef
     if (provider.config.management === 'observe') {
       // observe only: asked, never applied
       if (!provider.adapter.holds) return { type: 'NOT_APPLIED', reason: 'unknown', detail: `the ${provider.config.adapter.kind} adapter cannot be asked` };
-      const answer = await provider.adapter.holds(grant, limit);
+      const answer = await answers.batchOf(provider).holds(grant, limit);
       await answers.answered(provider.config.name);
       if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub.scrub(answer.detail) };
       return { type: 'APPLIED', specHash: spec.specHash, secretMac };
     }
-    await provider.adapter.create(grant, limit);
+    await answers.batchOf(provider).create(grant, limit);
     await answers.answered(provider.config.name);
     return { type: 'APPLIED', specHash: spec.specHash, secretMac };
   } catch (error) {
@@ -240,7 +261,10 @@ async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Pro
   if (!admission.admitted) {
     return { event: { type: 'CHECK_FAILED', error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`, timedOut: false }, ...shallow };
   }
-  return ask(input, adapter, secret.password, deps, answers);
+  const result = await ask(input, adapter, secret.password, deps, answers);
+  if (result.event.type !== 'NOT_HELD') return result;
+  const { password } = secret;
+  return { ...result, secret: () => password };
 }
 
 /** An adapter whose backend can be asked whether it holds a grant. */
@@ -267,7 +291,7 @@ async function ask({ key, provider, spec, appliedAt, memo }: CheckInput, adapter
         return { event: { type: 'HELD' }, deep: false };
       }
     }
-    const answer = await adapter.holds(grant, limit);
+    const answer = await answers.batchOf(provider).holds(grant, limit);
     await answers.answered(name);
     if (answer.held) return { event: { type: 'HELD' }, deep: true };
     if (answer.reason === 'password-differs' && provider.config.rotationOverlapMs !== undefined && !overlapping && appliedAt !== null) {

@@ -90,7 +90,8 @@ export async function healQuietly(c: HealCase, deps: HealDeps): Promise<HealOutc
   // the policy, checked where rights are applied, as the recorded path checks it
   const verdict = guardSpec(provider, key, ticket.spec, 'apply');
   if ('refusal' in verdict) return { recorded: 'its spec is not what the provider configuration gives now' };
-  const secret = await deps.effects.secretFor(ticket.spec, provider);
+  // the grant secret the check read (once per heal), else read now
+  const secret = checked.secret ? { password: checked.secret() } : await deps.effects.secretFor(ticket.spec, provider);
   if ('event' in secret) return { recorded: `its grant secret cannot be used (${secret.event.type})` };
   // a rotation (or a changed spec) changes what is applied: written first, on the recorded path
   if (!deps.effects.isApplied(secret.password, lost.context)) return { recorded: 'its grant secret rotated since it was applied' };

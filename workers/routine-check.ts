@@ -31,7 +31,7 @@ export interface Taken {
    * `said`: what the step says was said already, and `performed`: the result of the effect it
    * asked for, performed already (by a heal that did not hold: `quiet-heal.ts`).
    */
-  checked?: { event: ConsumerEvent; lastCheck: LastCheck | undefined; step: Step; said?: true; performed?: ConsumerEvent };
+  checked?: { event: ConsumerEvent; lastCheck: LastCheck | undefined; step: Step; said?: true; performed?: ConsumerEvent; secret?: () => string };
 }
 
 export type RoutineOutcome =
@@ -104,5 +104,6 @@ export function answered(machine: ProviderRuntime['machine'], epoch: number, fro
   if (!answer.effect && answer.said.length === 0 && answer.wait && samePersisted(persist(answer.snapshot), from)) {
     return { again: new Date(at.getTime() + answer.wait.ms), event: result.event, memo: learned };
   }
-  return { taken: { from, ended, checked: { event: result.event, lastCheck: lastCheckOf(result.event, at), step: answer } }, memo: learned };
+  const checked = { event: result.event, lastCheck: lastCheckOf(result.event, at), step: answer, ...(result.secret ? { secret: result.secret } : {}) };
+  return { taken: { from, ended, checked }, memo: learned };
 }

@@ -51,6 +51,19 @@ export interface CallOptions {
   deadline?: number;
 }
 
+/** One consumer's part of a batch call: its own answer, or its own error (one failing never fails the others). */
+export type Each<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * What an adapter can do for many consumers at once ({@link Adapter.batch}): `pipeline`, one
+ * round trip per node for the whole batch (Redis); `transaction`, one transaction of several
+ * logins (PostgreSQL); `concurrency`, calls at once, each its own. `limit`: consumers per batch.
+ */
+export interface BatchForm {
+  form: 'pipeline' | 'transaction' | 'concurrency';
+  limit: number;
+}
+
 export interface Adapter<Values = unknown> {
   /** Idempotent: makes the backend hold exactly this login, password and values. */
   create(grant: Grant<Values>, options: CallOptions): Promise<void>;
@@ -72,6 +85,19 @@ export interface Adapter<Values = unknown> {
    * {@link holds} before anything is applied again, so the reason it logs stays exact.
    */
   authenticates?(grant: Grant<Values>, options: CallOptions): Promise<boolean>;
+  /**
+   * What this adapter can batch; absent: calls at once, each its own (the engine's default,
+   * `src/adapters/batch-calls.ts`).
+   */
+  readonly batch?: BatchForm;
+  /**
+   * {@link create} for several grants (at most `batch.limit`, distinct logins) in as few round
+   * trips as the backend allows; each grant's outcome its own, in order. Throws only when the
+   * batch could not be sent at all (then every grant failed alike).
+   */
+  createMany?(grants: ReadonlyArray<Grant<Values>>, options: CallOptions): Promise<Array<Each<void>>>;
+  /** {@link holds} for several grants at once, each answer its own, in order (see {@link createMany}). */
+  holdsMany?(grants: ReadonlyArray<Grant<Values>>, options: CallOptions): Promise<Array<Each<HoldsAnswer>>>;
   /** Read-only: asks the backend to answer, as its administrator (for `holdfast doctor`). Throws when it does not. */
   ping?(options: CallOptions): Promise<void>;
   /**

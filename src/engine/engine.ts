@@ -207,6 +207,7 @@ function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { co
     now,
     answeredAgain: (name) => recovery.answeredAgain(name),
     couldNotAsk: (name) => recovery.couldNotAsk(name),
+    ...(metrics ? { batched: (name: string, call: 'create' | 'holds', size: number) => metrics.batched(name, call, size) } : {}),
   });
   if (!metrics) return effects;
   const nodesOf = (name: string) => {

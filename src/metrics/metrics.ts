@@ -61,6 +61,7 @@ export class Metrics implements WorkObserver {
   private readonly blocked: Counter<'provider'>;
   private readonly couldNotAsk: Counter<'provider'>;
   private readonly late: Histogram<'provider'>;
+  private readonly batches: Histogram<'provider' | 'call'>;
   private readonly rejected: Counter<'reason'>;
   private readonly unexpected: Counter<'kind'>;
   private readonly gauges: ScrapeGauges;
@@ -85,6 +86,13 @@ export class Metrics implements WorkObserver {
       help: 'How late due checks began',
       labelNames: ['provider'],
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300],
+      registers,
+    });
+    this.batches = new Histogram({
+      name: 'holdfast_backend_batch_size',
+      help: 'Consumers per batch of applies (create) or deep checks (holds) sent to a provider at once (Redis: one pipeline per node)',
+      labelNames: ['provider', 'call'],
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
       registers,
     });
     this.rejected = new Counter({
@@ -115,6 +123,11 @@ export class Metrics implements WorkObserver {
   checked(provider: string, deep: boolean, outcome: string): void {
     this.checks.inc({ provider, kind: deep ? 'deep' : 'light', outcome });
     if (outcome === 'could-not-ask') this.couldNotAsk.inc({ provider });
+  }
+
+  /** A batch of `size` applies or deep checks was sent to `provider`. */
+  batched(provider: string, call: 'create' | 'holds', size: number): void {
+    this.batches.observe({ provider, call }, size);
   }
 
   applied(provider: string, reapply: boolean, ok: boolean): void {

@@ -64,7 +64,7 @@ export function profileEngine(engine: Engine): void {
   wrap(engine.coordination, 'redis', methodsOf(engine.coordination));
   wrap(engine.queue, 'queue', methodsOf(engine.queue));
   if (engine.worker) wrap(engine.worker, 'worker', ['process']);
-  for (const provider of engine.providers.values()) wrap(provider.adapter, 'adapter', ['create', 'createMany', 'holds', 'authenticates', 'remove']);
+  for (const provider of engine.providers.values()) wrap(provider.adapter, 'adapter', ['create', 'createMany', 'holds', 'holdsMany', 'authenticates', 'remove']);
   // the store's round trips: each call of the records collection is one
   const records = (engine.store as unknown as { records: object }).records;
   wrap(records, 'mongo', ['findOne', 'insertOne', 'insertMany', 'updateOne', 'bulkWrite', 'deleteOne']);

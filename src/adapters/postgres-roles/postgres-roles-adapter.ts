@@ -6,7 +6,7 @@
  * the one host or, with `admin.urls`, on the one not in recovery (primary-pool.ts).
  */
 import pg from 'pg';
-import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import type { Adapter, AdminConnection, BatchForm, CallOptions, Each, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
@@ -21,6 +21,26 @@ import { identifierProblem, type PostgresRolesValues } from './values.js';
 export const DEFAULT_MAX_CONCURRENT_CALLS = 4;
 /** PostgreSQL's default SCRAM iteration count (scram_iterations). */
 const ITERATIONS = 4096;
+
+/** Roles per transaction of a batch apply (each in its own savepoint). */
+export const POSTGRES_BATCH_LIMIT = 32;
+
+/** One role's apply, computed before anything is sent. */
+interface PreparedRole {
+  grant: Grant<PostgresRolesValues>;
+  /** The values, checked (`names`). */
+  names: PostgresRolesValues;
+  verifier: string;
+  forms: string[];
+}
+
+async function settledOf<T>(work: Promise<T>): Promise<Each<T>> {
+  try {
+    return { ok: true, value: await work };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
 /** How many (role, password, verifier) matches are remembered, so a check need not run PBKDF2 again. */
 const VERIFIED_CACHE = 10_000;
 
@@ -63,6 +83,8 @@ export interface PostgresRolesAdapterOptions {
 }
 
 export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
+  /** Several roles in one transaction, each in a savepoint (`createMany`). */
+  readonly batch: BatchForm = { form: 'transaction', limit: POSTGRES_BATCH_LIMIT };
   /** The admin sessions on the primary: the one host, or the one of `admin.urls` not in recovery. */
   private readonly sessions: PrimaryPool;
   private readonly withheld: string[];
@@ -115,31 +137,77 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
    */
   async create(grant: Grant<PostgresRolesValues>, options: CallOptions): Promise<void> {
     const { signal } = options;
+    const role = await this.prepareRole(grant);
+    await this.calls.run(signal, `the apply of role "${grant.login}"`, [grant.password], () => this.sessions.transaction(options, (client) => this.applyRole(client, role, signal)), role.forms);
+    this.verified.add(this.verifiedKey(grant.login, grant.password, role.verifier));
+  }
+
+  /**
+   * {@link create} for several roles in one transaction, each in its own savepoint: one refused
+   * (a role not this provider's) or failing is rolled back alone, and the others are committed
+   * together. A transaction that cannot commit fails them all.
+   */
+  async createMany(grants: ReadonlyArray<Grant<PostgresRolesValues>>, options: CallOptions): Promise<Array<Each<void>>> {
+    const { signal } = options;
+    const prepared = await Promise.all(grants.map((grant) => settledOf(this.prepareRole(grant))));
+    const secrets = grants.map((g) => g.password);
+    const forms = prepared.flatMap((p) => (p.ok ? p.value.forms : []));
+    if (!prepared.some((p) => p.ok)) return prepared.map((p) => (p.ok ? { ok: true, value: undefined } : p));
+    const outcomes = await settledOf(
+      this.calls.run(signal, `the apply of ${grants.length} roles`, secrets, () =>
+        this.sessions.transaction(options, async (client) => {
+          const each: Array<Each<void>> = [];
+          for (const [i, p] of prepared.entries()) {
+            if (!p.ok) each.push(p);
+            else each.push(await this.inSavepoint(client, () => this.applyRole(client, p.value, signal), `the apply of role "${grants[i]!.login}"`, [grants[i]!.password], p.value.forms));
+          }
+          return each;
+        }),
+      forms,
+      ),
+    );
+    if (!outcomes.ok) return prepared.map((p) => (p.ok ? { ok: false, error: outcomes.error } : p));
+    outcomes.value.forEach((o, i) => {
+      const p = prepared[i]!;
+      if (o.ok && p.ok) this.verified.add(this.verifiedKey(p.value.grant.login, p.value.grant.password, p.value.verifier));
+    });
+    return outcomes.value;
+  }
+
+  /** What one role's apply sends, computed before anything is: its names checked, its verifier made. */
+  private async prepareRole(grant: Grant<PostgresRolesValues>): Promise<PreparedRole> {
     const names = this.names(grant.login, grant.values);
     if (grant.login === this.adminRole) {
       throw new HoldfastError('BACKEND_REFUSED', `postgres-roles: the login "${grant.login}" is the admin role provider "${this.ownership.provider}" connects as; nothing was sent`);
     }
     const keys = await scramKeys('sha256', prepared(grant.password), newSalt(), ITERATIONS);
     const verifier = postgresVerifier(keys);
-    const forms = [verifier, ...keyForms(keys)];
-    await this.calls.run(
-      signal,
-      `the apply of role "${grant.login}"`,
-      [grant.password],
-      () =>
-        this.sessions.transaction(options, async (client) => {
-          const role = client.escapeIdentifier(grant.login);
-          const owner = await this.ownerOf(client, grant.login);
-          if (owner && !this.mayChange(owner)) throw this.refusal(grant.login, owner);
-          const password = `PASSWORD ${client.escapeLiteral(verifier)} VALID UNTIL 'infinity'`;
-          await client.query(`${owner ? 'ALTER' : 'CREATE'} ROLE ${role} WITH ${ROLE_ATTRIBUTES} ${password}`);
-          if (owner?.kind !== 'ours') await client.query(`COMMENT ON ROLE ${role} IS ${client.escapeLiteral(this.mark)}`);
-          await this.grantExactly(client, grant.login, names, signal);
-          await this.refusePrivilegedGroups(client, grant.login);
-        }),
-      forms,
-    );
-    this.verified.add(this.verifiedKey(grant.login, grant.password, verifier));
+    return { grant, names, verifier, forms: [verifier, ...keyForms(keys)] };
+  }
+
+  /** One role applied on `client`, in its transaction: refused when it exists and is not this provider's to change. */
+  private async applyRole(client: pg.PoolClient, { grant, names, verifier }: PreparedRole, signal: AbortSignal): Promise<void> {
+    const role = client.escapeIdentifier(grant.login);
+    const owner = await this.ownerOf(client, grant.login);
+    if (owner && !this.mayChange(owner)) throw this.refusal(grant.login, owner);
+    const password = `PASSWORD ${client.escapeLiteral(verifier)} VALID UNTIL 'infinity'`;
+    await client.query(`${owner ? 'ALTER' : 'CREATE'} ROLE ${role} WITH ${ROLE_ATTRIBUTES} ${password}`);
+    if (owner?.kind !== 'ours') await client.query(`COMMENT ON ROLE ${role} IS ${client.escapeLiteral(this.mark)}`);
+    await this.grantExactly(client, grant.login, names, signal);
+    await this.refusePrivilegedGroups(client, grant.login);
+  }
+
+  /** `work` in a savepoint: rolled back alone when it fails (its error, scrubbed, is its outcome); a savepoint that cannot be rolled back fails the transaction. */
+  private async inSavepoint(client: pg.PoolClient, work: () => Promise<void>, what: string, secrets: readonly string[], forms: readonly string[]): Promise<Each<void>> {
+    await client.query('SAVEPOINT holdfast_role');
+    try {
+      await work();
+      await client.query('RELEASE SAVEPOINT holdfast_role');
+      return { ok: true, value: undefined };
+    } catch (error) {
+      await client.query('ROLLBACK TO SAVEPOINT holdfast_role');
+      return { ok: false, error: this.calls.failure(error, what, secrets, forms) };
+    }
   }
 
   /** Drops the role when it is this provider's (or carries an older holdfast's bare mark); any other is left as it is. */

@@ -7,7 +7,7 @@
  */
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import type { Adapter, AdminConnection, CallOptions, Each, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { BoundedCache } from '../bounded-cache.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
@@ -39,6 +39,14 @@ export type CreateOutcome = 'applied' | 'held';
 const LIST_BATCH = 32;
 
 /** The error code a Redis error reply starts with (`ERR`, `WRONGPASS`, `NOPERM`…); undefined for other errors. */
+async function settled<T>(work: Promise<T>): Promise<Each<T>> {
+  try {
+    return { ok: true, value: await work };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
 function replyCode(error: unknown): string | undefined {
   return error instanceof Error && error.name === 'ReplyError' ? error.message.split(' ', 1)[0] : undefined;
 }
@@ -68,6 +76,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly granted: readonly string[];
   /** Logins never a consumer's, adopt or not: Redis's `default` and the admin's own. */
   private readonly never: ReadonlySet<string>;
+  private pipelines = 0;
 
   constructor(admin: AdminConnection, private readonly ownership: Ownership, options: RedisAclAdapterOptions = {}) {
     this.calls = new BackendCalls({
@@ -162,6 +171,115 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     await this.send(signal, `ACL SETUSER "${grant.login}"`, [...secrets, ...kept], () => this.client.call('ACL', ['SETUSER', grant.login, ...rules]));
     await this.saveIfAclFile(signal, secrets);
     return 'applied';
+  }
+
+  /**
+   * {@link apply} for several grants (distinct logins) in two round trips: one pipeline of
+   * `ACL GETUSER`s, then one of the `ACL SETUSER`s to send (and one `ACL SAVE` where the node
+   * has an ACL file). Each grant's outcome is its own: one refused (a login not this provider's)
+   * or answered with an error fails alone. Throws only when nothing could be asked.
+   */
+  async applyMany(grants: ReadonlyArray<Grant<RedisAclValues>>, signal: AbortSignal, skipIfHeld: boolean): Promise<Array<Each<CreateOutcome>>> {
+    const hashes = grants.map((g) => sha256Hex(g.password));
+    const secrets = grants.flatMap((g, i) => [g.password, hashes[i]!]);
+    const existing = await this.getUsers(grants.map((g) => g.login), signal, secrets);
+    const canonical = this.canonicalOnce(signal, secrets);
+    const planned = await Promise.all(grants.map((grant, i) => this.plan(grant, hashes[i]!, existing[i]!, canonical, skipIfHeld)));
+    const out: Array<Each<CreateOutcome>> = planned.map((p) => (p.ok && p.value === 'held' ? { ok: true, value: 'held' } : p.ok ? { ok: true, value: 'applied' } : p));
+    const sending = planned.flatMap((p, i) => (p.ok && p.value !== 'held' ? [{ i, rules: p.value }] : []));
+    if (sending.length === 0) return out;
+    const all = [...secrets, ...sending.flatMap((s) => s.rules.filter((r) => r.startsWith('#')).map((r) => r.slice(1)))];
+    const fail = (i: number, error: unknown) => (out[i] = { ok: false, error });
+    try {
+      const replies = await this.send(signal, `ACL SETUSER of ${sending.length} logins`, all, () => this.pipelined(sending.map(({ i, rules }) => ['ACL', 'SETUSER', grants[i]!.login, ...rules])));
+      sending.forEach(({ i }, j) => {
+        const error = replies[j]?.[0];
+        if (error) fail(i, this.calls.failure(error, `ACL SETUSER "${grants[i]!.login}"`, all));
+      });
+      await this.saveIfAclFile(signal, secrets);
+    } catch (error) {
+      for (const { i } of sending) if (out[i]!.ok) fail(i, error);
+    }
+    return out;
+  }
+
+  /** {@link holds} for several grants in one round trip (a pipeline of `ACL GETUSER`s); each answer its own. */
+  async holdsMany(grants: ReadonlyArray<Grant<RedisAclValues>>, { signal }: CallOptions): Promise<Array<Each<HoldsAnswer>>> {
+    const hashes = grants.map((g) => sha256Hex(g.password));
+    const secrets = grants.flatMap((g, i) => [g.password, hashes[i]!]);
+    const rules = grants.map((g) => this.rulesOf(g.values));
+    const canonical = this.canonicalOnce(signal, secrets);
+    const [users, commands] = await Promise.all([this.getUsers(grants.map((g) => g.login), signal, secrets), Promise.all(rules.map(canonical))]);
+    const owner = this.ownership.provider;
+    return grants.map((grant, i): Each<HoldsAnswer> => {
+      const user = users[i]!;
+      const canonical = commands[i]!;
+      if (!user.ok) return user;
+      if (!canonical.ok) return canonical;
+      const { keys, channels } = grant.values;
+      return { ok: true, value: compareUser(user.value, { passwordHash: hashes[i]!, othersAccepted: grant.keepPasswords === true, keys, channels, rules: rules[i]!, commands: canonical.value, owner }) };
+    });
+  }
+
+  /** What one grant of {@link applyMany} sends (its `ACL SETUSER` rules), `held` when nothing, or why it is refused. */
+  private async plan(grant: Grant<RedisAclValues>, hash: string, existing: Each<AclUser | null>, canonicalOf: (commands: readonly string[]) => Promise<Each<string>>, skipIfHeld: boolean): Promise<Each<string[] | 'held'>> {
+    if (!existing.ok) return existing;
+    const user = existing.value;
+    const problem = claimProblem(grant.login, user, this.ownership, this.never);
+    if (problem !== undefined) return { ok: false, error: new HoldfastError('BACKEND_REFUSED', `redis-acl: ${problem}; nothing was sent`) };
+    const { keys, channels } = grant.values;
+    const commands = this.rulesOf(grant.values);
+    if (skipIfHeld && user !== null) {
+      const canonical = await canonicalOf(commands);
+      if (!canonical.ok) return canonical;
+      const answer = compareUser(user, { passwordHash: hash, othersAccepted: grant.keepPasswords === true, keys, channels, rules: commands, commands: canonical.value, owner: this.ownership.provider });
+      if (answer.held) return { ok: true, value: 'held' };
+    }
+    const kept = grant.keepPasswords ? (user?.passwords ?? []) : [];
+    return { ok: true, value: userRules({ passwordHash: hash, keptHashes: kept, keys, channels, commands, owner: this.ownership.provider }) };
+  }
+
+  /** {@link canonicalCommands} for a batch: asked once per distinct rule set, however many grants share it. */
+  private canonicalOnce(signal: AbortSignal, secrets: readonly string[]): (commands: readonly string[]) => Promise<Each<string>> {
+    const asked = new Map<string, Promise<Each<string>>>();
+    return (commands) => {
+      const { key } = commandRulesKey(commands);
+      let answer = asked.get(key);
+      if (answer === undefined) {
+        answer = settled(this.canonicalCommands(commands, signal, secrets));
+        asked.set(key, answer);
+      }
+      return answer;
+    };
+  }
+
+  /** How many explicit pipelines (batch calls' round trips) this node was sent: what a batch costs in round trips. */
+  get pipelinesSent(): number {
+    return this.pipelines;
+  }
+
+  /** `ACL GETUSER` of each login in one pipeline; each reply its own. */
+  private async getUsers(logins: readonly string[], signal: AbortSignal, secrets: readonly string[]): Promise<Array<Each<AclUser | null>>> {
+    const replies = await this.send(signal, `ACL GETUSER of ${logins.length} logins`, secrets, () => this.pipelined(logins.map((login) => ['ACL', 'GETUSER', login])));
+    return logins.map((login, i): Each<AclUser | null> => {
+      const [error, reply] = replies[i] ?? [new Error('no reply'), null];
+      if (error) return { ok: false, error: this.calls.failure(error, `ACL GETUSER "${login}"`, secrets) };
+      try {
+        return { ok: true, value: parseGetUser(reply) };
+      } catch (failure) {
+        return { ok: false, error: this.calls.failure(failure, `ACL GETUSER "${login}"`, secrets) };
+      }
+    });
+  }
+
+  /** Sends `commands` as one pipeline (one write, one round trip). */
+  private async pipelined(commands: ReadonlyArray<readonly string[]>): Promise<Array<[Error | null, unknown]>> {
+    this.pipelines += 1;
+    const pipeline = this.client.pipeline();
+    for (const [command, ...args] of commands) pipeline.call(command!, args);
+    const replies = await pipeline.exec();
+    if (replies === null) throw new Error('the pipeline was discarded');
+    return replies;
   }
 
   /** One admin command on this node (discovery: `INFO replication`, `CLUSTER NODES`), with the same deadlines and mapping. */

@@ -13,7 +13,7 @@
  *   by {@link RedisNodes}), the consumers stay held on the nodes that answer, and nothing is
  *   applied elsewhere because of it. Only when no node answers is the call unable to ask.
  */
-import type { Adapter, AdminConnection, AdminTopology, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import type { Adapter, AdminConnection, AdminTopology, BatchForm, CallOptions, Each, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls } from '../backend-calls.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
 import type { RedisAclAdapterOptions } from './redis-acl-adapter.js';
@@ -47,8 +47,31 @@ function messageOf(error: unknown): string {
 
 type NodeResult<T> = { node: RedisNode; ok: true; value: T } | { node: RedisNode; ok: false; error: unknown };
 
+/** The `j`th grant's part of a batch call's per-node results. */
+function partOf<T>(results: ReadonlyArray<NodeResult<ReadonlyArray<Each<T>>>>, j: number): Array<NodeResult<T>> {
+  return results.map((r): NodeResult<T> => {
+    if (!r.ok) return r;
+    const each = r.value[j];
+    if (each === undefined) return { node: r.node, ok: false, error: new Error('no answer for this login') };
+    return each.ok ? { node: r.node, ok: true, value: each.value } : { node: r.node, ok: false, error: each.error };
+  });
+}
+
+function eachOf<T>(settle: () => T): Each<T> {
+  try {
+    return { ok: true, value: settle() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** Consumers per batch call: each node is sent one pipeline of this many `ACL GETUSER`s, then of `ACL SETUSER`s. */
+export const REDIS_BATCH_LIMIT = 256;
+
 export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   readonly nodes: RedisNodes;
+  /** Pipelined per node: a batch is one round trip per node and kind of command. */
+  readonly batch: BatchForm = { form: 'pipeline', limit: REDIS_BATCH_LIMIT };
   private readonly auths = new Map<RedisNode, BackendCalls>();
 
   constructor(admin: AdminConnection, topology: AdminTopology, ownership: Ownership, options: RedisNodesOptions & { node?: RedisAclAdapterOptions } = {}) {
@@ -69,11 +92,46 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
 
   async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
     await this.nodes.first;
-    const reserved = this.nodes.masterUserReason(grant.login);
-    if (reserved !== undefined) {
-      throw new HoldfastError('BACKEND_REFUSED', `redis-acl: "${grant.login}" ${reserved} (the login it replicates with: the operator's); no consumer may have it, adopt or not; nothing was sent`);
+    const reserved = this.reserved(grant.login);
+    if (reserved) throw reserved;
+    this.settleCreate(grant, await this.onEvery(signal, (node, s) => node.acl.apply(grant, s, true)), signal);
+  }
+
+  /**
+   * {@link create} for several grants: on each answering node, one pipeline of `ACL GETUSER`s and
+   * one of the `ACL SETUSER`s that node lacks (`RedisAclAdapter.applyMany`); each grant settled
+   * as {@link create} settles it, on its own.
+   */
+  async createMany(grants: ReadonlyArray<Grant<RedisAclValues>>, { signal }: CallOptions): Promise<Array<Each<void>>> {
+    await this.nodes.first;
+    const out: Array<Each<void> | undefined> = grants.map((g) => {
+      const reserved = this.reserved(g.login);
+      return reserved ? { ok: false, error: reserved } : undefined;
+    });
+    const at = grants.flatMap((_, i) => (out[i] === undefined ? [i] : []));
+    const sent = at.map((i) => grants[i]!);
+    if (sent.length > 0) {
+      const results = await this.onEvery(signal, (node, s) => node.acl.applyMany(sent, s, true));
+      at.forEach((i, j) => (out[i] = eachOf(() => this.settleCreate(sent[j]!, partOf(results, j), signal))));
     }
-    const results = await this.onEvery(signal, (node, s) => node.acl.apply(grant, s, true));
+    return out.map((o) => o ?? { ok: false, error: new Error('not settled') });
+  }
+
+  /** {@link holds} for several grants: one pipeline of `ACL GETUSER`s per node; each grant's answer its own. */
+  async holdsMany(grants: ReadonlyArray<Grant<RedisAclValues>>, { signal }: CallOptions): Promise<Array<Each<HoldsAnswer>>> {
+    const results = await this.onEvery(signal, (node, s) => node.acl.holdsMany(grants, { signal: s }));
+    return grants.map((grant, j) => eachOf(() => this.settleHolds(grant, partOf(results, j), signal)));
+  }
+
+  /** A replica's masteruser is the operator's: refused as a consumer's login, nothing sent. */
+  private reserved(login: string): HoldfastError | undefined {
+    const reserved = this.nodes.masterUserReason(login);
+    if (reserved === undefined) return undefined;
+    return new HoldfastError('BACKEND_REFUSED', `redis-acl: "${login}" ${reserved} (the login it replicates with: the operator's); no consumer may have it, adopt or not; nothing was sent`);
+  }
+
+  /** One grant's apply on every node, settled: the nodes that lack it told, an apply refused or failed there thrown. */
+  private settleCreate(grant: Grant<RedisAclValues>, results: Array<NodeResult<unknown>>, signal: AbortSignal): void {
     // refused, or answered with an error: the apply failed (a node that could not be reached is the node's problem)
     const failedThere = (r: NodeResult<unknown>) => !r.ok && answeredWithError(r.error);
     for (const r of results) {
@@ -99,7 +157,11 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   }
 
   async holds(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
-    const results = await this.onEvery(signal, (node, s) => node.acl.holds(grant, { signal: s }));
+    return this.settleHolds(grant, await this.onEvery(signal, (node, s) => node.acl.holds(grant, { signal: s })), signal);
+  }
+
+  /** One grant's deep check on every node, settled: the nodes that lack it told, and the answer. */
+  private settleHolds(grant: Grant<RedisAclValues>, results: Array<NodeResult<HoldsAnswer>>, signal: AbortSignal): HoldsAnswer {
     const answers = this.answeredSomewhere(results, signal);
     for (const r of results) {
       // a node already found lacking it that answers the deep check with an error (a right the admin lacks there): that says why

@@ -189,6 +189,25 @@ describe('postgres-roles: what only PostgreSQL has', () => {
     }
   });
 
+  it('applies a batch of roles in one transaction, each in its own savepoint: a role it did not make and a group that does not exist fail alone', async () => {
+    const theirs = `hfother_${hex(4)}`;
+    await sql(b, `CREATE ROLE ${theirs} LOGIN PASSWORD 'theirs-1234'`);
+    try {
+      const ours = Array.from({ length: 8 }, () => fresh({ roles: [group] }));
+      const bogus = fresh({ roles: [`nosuchgroup_${hex(4)}`] });
+      const batch = [ours[0]!, grantFor(theirs, hex(12)), ...ours.slice(1, 4), bogus, ...ours.slice(4)];
+      const outcomes = await adapter.createMany(batch, within());
+      expect(outcomes.map((o) => (o.ok ? 'ok' : (o.error as { code?: string }).code))).toEqual(['ok', 'BACKEND_REFUSED', 'ok', 'ok', 'ok', 'BACKEND_ERROR', 'ok', 'ok', 'ok', 'ok']);
+      for (const g of ours) expect(await postgresLogin(b, g.login, g.password), g.login).toBe(true);
+      for (const g of ours) expect((await answer(g)).reason, g.login).toBe('held');
+      // the one refused is untouched; the one whose grant failed was rolled back
+      expect(await postgresLogin(b, theirs, 'theirs-1234')).toBe(true);
+      expect(await sql(b, 'SELECT 1 FROM pg_roles WHERE rolname = $1', [bogus.login])).toHaveLength(0);
+    } finally {
+      await sql(b, `DROP ROLE ${theirs}`);
+    }
+  });
+
   it('does not drop a role that still owns objects: BACKEND_REFUSED naming them, the role kept', async () => {
     const g = fresh({ schemas: [schema] });
     await adapter.create(g, within());

@@ -130,6 +130,37 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
     expect([await setUserCalls(set, primary), await setUserCalls(set, other)]).toEqual(before);
   });
 
+  it('heals a replica restarted empty in batches, there alone: per node one pipeline of deep checks, one of ACL GETUSERs and one of ACL SETUSERs; a consumer refused there fails alone', async () => {
+    const [primary, other, restarted] = set.nodes as [NodeAddress, NodeAddress, NodeAddress];
+    await Promise.all(all.map((g) => adapter.create(g, within())));
+    await set.restartEmpty(restarted);
+    await set.waitReplicating(primary, 2);
+    await expect.poll(async () => (await adapter.holds(all[1]!, within())) as unknown, { timeout: 10_000 }).toMatchObject({ held: false, node: nodeAddress(restarted) });
+    // one login made there by hand, not this provider's: its apply is refused there, the others go on
+    const [taken, ...rest] = all as [Grant<RedisAclValues>, ...Array<Grant<RedisAclValues>>];
+    await set.withNode(restarted, (c) => c.call('ACL', 'SETUSER', taken.login, 'on', '>someone-else'));
+    const pipelines = () => new Map(adapter.nodes.all().map((n) => [n.address, n.acl.pipelinesSent]));
+    const before = pipelines();
+    const setUsersBefore = [await setUserCalls(set, primary), await setUserCalls(set, other), await setUserCalls(set, restarted)];
+
+    const found = await adapter.holdsMany(all, within());
+    expect(found.map((f) => f.ok && !f.value.held && f.value.node)).toEqual(all.map(() => nodeAddress(restarted)));
+    const applied = await adapter.createMany(all, within());
+    expect(applied.slice(1).every((a) => a.ok)).toBe(true);
+    expect(applied[0]).toMatchObject({ ok: false, error: { code: 'BACKEND_REFUSED' } });
+
+    expect(await authenticated(restarted, rest)).toBe(rest.length);
+    // exactly one ACL SETUSER per consumer the restarted replica lacked (the hand-made one: none), none elsewhere
+    const setUsersAfter = [await setUserCalls(set, primary), await setUserCalls(set, other), await setUserCalls(set, restarted)];
+    expect(setUsersAfter.map((n, i) => n - setUsersBefore[i]!)).toEqual([0, 0, rest.length]);
+    // round trips bounded per node, whatever the number of consumers
+    const after = pipelines();
+    const sent = (node: NodeAddress) => after.get(nodeAddress(node))! - before.get(nodeAddress(node))!;
+    expect([sent(primary), sent(other), sent(restarted)]).toEqual([2, 2, 3]);
+    await set.withNode(restarted, (c) => c.call('ACL', 'DELUSER', taken.login));
+    await adapter.create(taken, within());
+  });
+
   it('a replica that cannot be asked (SIGSTOP) is a node problem, said once: nothing lost, nothing re-applied elsewhere, all held after SIGCONT', async () => {
     const [primary, frozen] = set.nodes as [NodeAddress, NodeAddress];
     const newcomer = grantOf('rep_new');

@@ -227,8 +227,8 @@ describe('a consumer job', () => {
       expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
       expect(stand.records.get(key)).toBe(before);
       expect(stand.waits).toHaveLength(waits);
-      // once for the check, once for the heal (apply and confirmation)
-      expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(2);
+      // once for the check and its heal (apply and confirmation): the heal uses what the check read
+      expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(1);
       expect(events).toEqual([
         expect.objectContaining({ kind: 'lost', key, state: 'lost', reason: 'missing: no such user' }),
         expect.objectContaining({ kind: 'healed', key, state: 'held', reason: 'applied again' }),
@@ -262,26 +262,32 @@ describe('a consumer job', () => {
       expect(stand.records.get(key)?.machine).toMatchObject({ state: 'retrying', context: { retryCount: 1, brakeCount: 0 } });
     });
 
-    it('leaves a grant secret rotated since the check to the record: written before it is applied', async () => {
+    it('heals with the grant secret its check read; a rotation just after is the next check\'s, written before it is applied', async () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       await runConsumerJob(desiredJob(), deps);
       backend.calls.length = 0;
       watchStore(deps, backend.calls);
       backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
       const real = vi.mocked(readGrantSecret).getMockImplementation()!;
-      // the check reads the old secret; it rotates before the heal reads it
-      vi.mocked(readGrantSecret)
-        .mockImplementationOnce(real)
-        .mockImplementationOnce((...args) => {
-          writeFileSync(secretPath, 'a-rotated-grant-secret-long-enough\n', { mode: 0o600 });
-          return real(...args);
-        });
+      // the check reads the secret; it rotates right after
+      vi.mocked(readGrantSecret).mockImplementationOnce(async (...args) => {
+        const read = await real(...args);
+        writeFileSync(secretPath, 'a-rotated-grant-secret-long-enough\n', { mode: 0o600 });
+        return read;
+      });
       try {
+        // healed with what the record says was applied (the check's secret): nothing written
+        expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again' });
+        expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
+        backend.calls.length = 0;
+        // the next check finds the rotation: written before it is applied
         expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+        const calls = backend.calls.join(', ');
+        expect(calls).toMatch(/store save, create app_photos/);
+        expect(backend.calls.indexOf('store save')).toBeLessThan(backend.calls.indexOf('create app_photos'));
       } finally {
         writeFileSync(secretPath, 'a-grant-secret-long-enough-to-pass\n', { mode: 0o600 });
       }
-      expect(backend.calls).toEqual(['holds app_photos', 'store get', 'store save', 'create app_photos', 'store save']);
       expect(stand.records.get(key)?.machine.state).toBe('held');
     });
 

@@ -1,0 +1,49 @@
+/**
+ * Batch calls on any adapter: its own `createMany` / `holdsMany` in chunks of its declared
+ * limit where it has them, else each grant's call at once (the adapter bounds its own
+ * concurrency). Each grant's outcome is its own: a call that fails fails that grant only, and a
+ * batch that could not be sent at all fails each of its grants with the same error.
+ */
+import type { Adapter, BatchForm, CallOptions, Each, Grant, HoldsAnswer } from './adapter.js';
+
+/** What an adapter that declares nothing batches: calls at once, as many as its own bound lets run. */
+export const DEFAULT_BATCH: BatchForm = { form: 'concurrency', limit: 64 };
+
+export function batchFormOf(adapter: Adapter): BatchForm {
+  return adapter.batch ?? DEFAULT_BATCH;
+}
+
+async function settled<T>(work: Promise<T>): Promise<Each<T>> {
+  try {
+    return { ok: true, value: await work };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** `many` over chunks of `limit`, chunks one after another; a chunk that throws fails its grants. */
+async function inChunks<G, T>(grants: readonly G[], limit: number, many: (chunk: readonly G[]) => Promise<Array<Each<T>>>): Promise<Array<Each<T>>> {
+  const out: Array<Each<T>> = [];
+  for (let i = 0; i < grants.length; i += Math.max(1, limit)) {
+    const chunk = grants.slice(i, i + Math.max(1, limit));
+    const answered = await settled(many(chunk));
+    if (answered.ok && answered.value.length === chunk.length) out.push(...answered.value);
+    else {
+      const error = answered.ok ? new Error(`a batch of ${chunk.length} answered ${answered.value.length} outcomes`) : answered.error;
+      out.push(...chunk.map((): Each<T> => ({ ok: false, error })));
+    }
+  }
+  return out;
+}
+
+/** {@link Adapter.create} for each grant, batched as the adapter can. */
+export function createEach<V>(adapter: Adapter<V>, grants: ReadonlyArray<Grant<V>>, options: CallOptions): Promise<Array<Each<void>>> {
+  if (adapter.createMany) return inChunks(grants, batchFormOf(adapter as Adapter).limit, (chunk) => adapter.createMany!(chunk, options));
+  return Promise.all(grants.map((grant) => settled(adapter.create(grant, options))));
+}
+
+/** {@link Adapter.holds} for each grant, batched as the adapter can; the adapter must be able to be asked. */
+export function holdsEach<V>(adapter: Adapter<V> & Required<Pick<Adapter<V>, 'holds'>>, grants: ReadonlyArray<Grant<V>>, options: CallOptions): Promise<Array<Each<HoldsAnswer>>> {
+  if (adapter.holdsMany) return inChunks(grants, batchFormOf(adapter as Adapter).limit, (chunk) => adapter.holdsMany!(chunk, options));
+  return Promise.all(grants.map((grant) => settled(adapter.holds(grant, options))));
+}
