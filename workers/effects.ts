@@ -15,7 +15,7 @@
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerContext } from '../machines/consumer-machine.js';
 import { jittered, unitHash } from '../machines/delays.js';
-import type { Adapter, Grant } from '../src/adapters/adapter.js';
+import type { Adapter, Grant, NotHeldReason } from '../src/adapters/adapter.js';
 import { deepCheckIntervalMs } from '../src/config/deep-check-interval.js';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
@@ -84,10 +84,10 @@ export interface Effects {
    */
   isApplied(password: string, context: ConsumerContext): boolean;
   /**
-   * A deep check (rules compared) with the password an apply was just given, not read again:
-   * what confirms a heal (`workers/quiet-heal.ts`).
+   * A check with the password an apply was just given, not read again: what confirms a heal
+   * (`workers/quiet-heal.ts`); light when what the heal's check `found` is one it shows put right.
    */
-  confirm(input: CheckInput, password: string): Promise<CheckResult>;
+  confirm(input: CheckInput, password: string, found?: NotHeldReason): Promise<CheckResult>;
 }
 
 export interface EffectDeps {
@@ -195,23 +195,30 @@ export function createEffects(deps: EffectDeps): Effects {
     check: (input) => check(input, deps, answers),
     remove: (input) => remove(input, deps, answers),
     isApplied: (password, context) => secretFingerprint(deps.fingerprintKey, password) === context.appliedSecretMac,
-    confirm: (input, password) => confirm(input, password, deps, answers),
+    confirm: (input, password, found) => confirm(input, password, found, deps, answers),
   };
 }
 
+/** What a light check shows put right: a login that was gone or disabled authenticates again. */
+const LIGHT_CONFIRMS: ReadonlySet<NotHeldReason> = new Set(['missing', 'disabled']);
+
 /**
- * What confirms a heal, with a password already read: the light check (the login authenticates
- * with the password just set, on every node), the apply having set the rules whole (`reset`
- * first) itself; one that does not pass is confirmed by a deep one, which says why. The deep
- * check that follows the apply is the consumer's next one in its provider's budget: confirmed
- * deep at once, a cache that forgot 10,000 consumers described 10,000 rule sets in the heal's
- * window (`ACL GETUSER`, about 1.5 ms of its one thread each under load), which bounded the heal.
- * An adapter that cannot be asked holds what it was given.
+ * What confirms a heal, with a password already read. When what the check `found` is one a light
+ * check shows put right (a login gone or disabled), the light check (the login authenticates, on
+ * every node, with the password the apply just set, its rules set whole, `reset` first, in the
+ * same command), and a deep one only when that does not pass, which says why; the deep check
+ * that follows the apply is then the consumer's next one in its provider's budget. Confirmed deep
+ * at once, a cache that forgot 10,000 consumers described 10,000 rule sets in the heal's window
+ * (`ACL GETUSER` of a user that exists: about 1.5 ms of its one thread each under load), which
+ * bounded the heal. Rules or passwords that differed are confirmed deep: only a deep check sees
+ * them changed back again (the brake, and quarantine, count on it). An adapter that cannot be
+ * asked holds what it was given.
  */
-async function confirm(input: CheckInput, password: string, deps: EffectDeps, answers: Answers): Promise<CheckResult> {
+async function confirm(input: CheckInput, password: string, found: NotHeldReason | undefined, deps: EffectDeps, answers: Answers): Promise<CheckResult> {
   const { adapter } = input.provider;
   if (!asks(adapter)) return { event: { type: 'HELD' }, deep: false };
-  return ask({ ...input, memo: null }, adapter, password, deps, answers, 'light first');
+  const first = found !== undefined && LIGHT_CONFIRMS.has(found) ? 'light first' : undefined;
+  return ask({ ...input, memo: null }, adapter, password, deps, answers, first);
 }
 
 async function apply({ provider, spec, context, password }: ApplyInput, deps: EffectDeps, answers: Answers): Promise<ConsumerEvent> {

@@ -12,8 +12,8 @@ export function observedEffects(effects: Effects, observer: WorkObserver): Effec
       if (outcome) observer.checked(input.provider.config.name, result.deep, outcome);
       return result;
     },
-    async confirm(input, password) {
-      const result = await effects.confirm(input, password);
+    async confirm(input, password, found) {
+      const result = await effects.confirm(input, password, found);
       const outcome = lastCheckOf(result.event, new Date(0))?.outcome;
       if (outcome) observer.checked(input.provider.config.name, result.deep, outcome);
       return result;

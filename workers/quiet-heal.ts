@@ -5,8 +5,9 @@
  * would apply it again at once, its brake not engaged. When its provider manages its logins and
  * the spec and grant secret are the ones the ticket says were applied, the worker applies them
  * again right there, under the consumer's lock (the spec guarded as every apply is, the secret
- * read once), and confirms with a light check (a deep one when that does not pass; the deep
- * check that follows the apply comes in the provider's budget, `effects.ts`). Confirmed, the
+ * read once), and confirms it: with a light check when the login was gone or disabled (a deep
+ * one when that does not pass; the deep check that follows comes in the provider's budget), with
+ * a deep one when its rules or passwords differed (`effects.ts`). Confirmed, the
  * wait runs again with the same ticket: no store read, no store write. The heal is said (the log, in the words of the
  * transitions it stands for), drawn (the provider's timeline), counted (the metrics a recorded
  * heal bumps) and shown (the check memo, by the caller).
@@ -101,7 +102,8 @@ export async function healQuietly(c: HealCase, deps: HealDeps): Promise<HealOutc
   const applied = await deps.effects.apply({ ...input, password: secret.password });
   if (applied.type !== 'APPLIED') return { applied, at: deps.now() };
   await c.keepLock('check');
-  const confirmation = await deps.effects.confirm({ ...input, spec: ticket.spec, appliedAt: ticket.appliedAt, memo: null }, secret.password);
+  const found = checked.event.type === 'NOT_HELD' ? checked.event.reason : undefined;
+  const confirmation = await deps.effects.confirm({ ...input, spec: ticket.spec, appliedAt: ticket.appliedAt, memo: null }, secret.password, found);
   const at = deps.now();
   if (confirmation.event.type !== 'HELD') return { applied, confirmation, at };
   await told(c, deps, at);
