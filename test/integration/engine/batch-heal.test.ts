@@ -89,13 +89,14 @@ describe('a heal in batches', () => {
     const { adapter, metrics } = await started(f);
     const address = `${provider.host}:${provider.port}`;
 
+    // counted before the restart: under load the heal begins before the login below is made by hand
+    const [creates, pipelines] = [await batches(metrics, 'create'), pipelinesOf(adapter, address)];
     await provider.restart();
     const admin = new Redis(provider.url);
     try {
       // one login made there by hand before its heal, not this provider's: its apply is refused, nothing sent for it
       const taken = await madeByHand(provider, f.consumers);
       const rest = f.consumers.filter((c) => c !== taken);
-      const [creates, pipelines] = [await batches(metrics, 'create'), pipelinesOf(adapter, address)];
 
       await f.until('every other login authenticating again', async () => (await authenticating(provider, rest)) === rest.length, 3 * 2100 + 5_000);
       await f.until('the refused one said so', () => f.logsFor(taken).some((l) => String(l.msg).includes('lacks the mark')), 10_000);
