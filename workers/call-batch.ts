@@ -23,7 +23,7 @@ interface Pending<T> {
   reject: (error: unknown) => void;
 }
 
-type Asking = Adapter & Required<Pick<Adapter, 'holds'>>;
+type Batching = Adapter & Required<Pick<Adapter, 'createMany' | 'holdsMany'>>;
 
 /**
  * How long the first call of a batch waits for others (ms): the checks of a round, and the heals
@@ -152,8 +152,8 @@ export class CallBatch {
     noted: BatchNote = () => undefined,
   ) {
     const { limit } = batchFormOf(adapter);
-    if (adapter.createMany) this.creates = new Queue(limit, (grants, options) => createEach(adapter, grants, options), (n) => noted('create', n));
-    if (adapter.holds && adapter.holdsMany) this.checks = new Queue(limit, (grants, options) => holdsEach(adapter as Asking, grants, options), (n) => noted('holds', n));
+    if (adapter.createMany) this.creates = new Queue(limit, (grants, options) => createEach(adapter as Batching, grants, options), (n) => noted('create', n));
+    if (adapter.holds && adapter.holdsMany) this.checks = new Queue(limit, (grants, options) => holdsEach(adapter as Batching, grants, options), (n) => noted('holds', n));
   }
 
   /** `create`, sent with the others of this turn where the adapter batches. */

@@ -1,12 +1,12 @@
 /**
- * Batch calls on any adapter: its own `createMany` / `holdsMany` in chunks of its declared
- * limit where it has them, else each grant's call at once (the adapter bounds its own
- * concurrency). Each grant's outcome is its own: a call that fails fails that grant only, and a
- * batch that could not be sent at all fails each of its grants with the same error.
+ * Batch calls on an adapter that batches: its own `createMany` / `holdsMany` in chunks of its
+ * declared limit (an adapter that does not is called per grant, `workers/call-batch.ts`). Each
+ * grant's outcome is its own: a call that fails fails that grant only, and a batch that could not
+ * be sent at all fails each of its grants with the same error.
  */
 import type { Adapter, BatchForm, CallOptions, Each, Grant, HoldsAnswer } from './adapter.js';
 
-/** What an adapter that declares nothing batches: calls at once, as many as its own bound lets run. */
+/** The limit of an adapter that batches but declares no form. */
 export const DEFAULT_BATCH: BatchForm = { form: 'concurrency', limit: 64 };
 
 export function batchFormOf(adapter: Adapter): BatchForm {
@@ -36,14 +36,12 @@ async function inChunks<G, T>(grants: readonly G[], limit: number, many: (chunk:
   return out;
 }
 
-/** {@link Adapter.create} for each grant, batched as the adapter can. */
-export function createEach<V>(adapter: Adapter<V>, grants: ReadonlyArray<Grant<V>>, options: CallOptions): Promise<Array<Each<void>>> {
-  if (adapter.createMany) return inChunks(grants, batchFormOf(adapter as Adapter).limit, (chunk) => adapter.createMany!(chunk, options));
-  return Promise.all(grants.map((grant) => settled(adapter.create(grant, options))));
+/** {@link Adapter.createMany} for each grant, in chunks of the adapter's limit. */
+export function createEach<V>(adapter: Adapter<V> & Required<Pick<Adapter<V>, 'createMany'>>, grants: ReadonlyArray<Grant<V>>, options: CallOptions): Promise<Array<Each<void>>> {
+  return inChunks(grants, batchFormOf(adapter as Adapter).limit, (chunk) => adapter.createMany(chunk, options));
 }
 
-/** {@link Adapter.holds} for each grant, batched as the adapter can; the adapter must be able to be asked. */
-export function holdsEach<V>(adapter: Adapter<V> & Required<Pick<Adapter<V>, 'holds'>>, grants: ReadonlyArray<Grant<V>>, options: CallOptions): Promise<Array<Each<HoldsAnswer>>> {
-  if (adapter.holdsMany) return inChunks(grants, batchFormOf(adapter as Adapter).limit, (chunk) => adapter.holdsMany!(chunk, options));
-  return Promise.all(grants.map((grant) => settled(adapter.holds(grant, options))));
+/** {@link Adapter.holdsMany} for each grant, in chunks of the adapter's limit. */
+export function holdsEach<V>(adapter: Adapter<V> & Required<Pick<Adapter<V>, 'holdsMany'>>, grants: ReadonlyArray<Grant<V>>, options: CallOptions): Promise<Array<Each<HoldsAnswer>>> {
+  return inChunks(grants, batchFormOf(adapter as Adapter).limit, (chunk) => adapter.holdsMany(chunk, options));
 }

@@ -8,7 +8,7 @@
  * Everything else compares SCRAM keys computed here with the ones the server keeps.
  */
 import { MongoClient, MongoNetworkError, MongoServerError, MongoServerSelectionError, type Document } from 'mongodb';
-import type { Adapter, AdminConnection, BatchForm, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
@@ -52,8 +52,6 @@ const MECHANISMS: ReadonlyArray<['SCRAM-SHA-1' | 'SCRAM-SHA-256', ScramHash]> = 
 type PasswordAnswer = { matches: true } | { matches: false; detail: string };
 
 export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
-  /** Calls at once, each its own (the backend has no batch of user changes): as many as its call slots let run. */
-  readonly batch: BatchForm;
   private readonly client: MongoClient;
   private readonly calls: BackendCalls;
   private readonly url: string;
@@ -69,7 +67,6 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
   constructor(admin: AdminConnection, private readonly ownership: Ownership) {
     this.url = admin.url;
     const max = admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
-    this.batch = { form: 'concurrency', limit: max };
     this.calls = new BackendCalls({
       adapter: 'mongodb-users',
       where: hostOf(admin.url, 'mongodb'),

@@ -4,7 +4,7 @@
  * consumer, one access key (id derived from provider and login), one inline policy. Buckets
  * are never created or deleted. Checks go through the S3 gateway, as the consumer would.
  */
-import type { Adapter, AdminConnection, BatchForm, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import { accessKeyIdOf, MARK_TAG, overlapKeyIdOf, POLICY_NAME, policyDocument, policyShape } from './identity.js';
@@ -41,8 +41,6 @@ function describe(error: unknown): string {
 }
 
 export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
-  /** Calls at once, each its own (the backend has no batch of user changes): as many as its call slots let run. */
-  readonly batch: BatchForm;
   private readonly calls: BackendCalls;
   private readonly requests: S3Requests;
   private readonly admin: Credentials;
@@ -50,7 +48,6 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
 
   constructor(admin: AdminConnection, private readonly ownership: Ownership) {
     this.admin = { accessKeyId: admin.username ?? '', secretAccessKey: admin.password ?? '' };
-    this.batch = { form: 'concurrency', limit: admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS };
     this.requests = new S3Requests(admin.url);
     this.calls = new BackendCalls({
       adapter: 's3-identities',
