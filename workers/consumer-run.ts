@@ -38,7 +38,7 @@ import { consumerIdOf } from '../src/store/consumer-key.js';
 import { isUnreadable, type ConsumerRecord, type DesiredSpec } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 import type { EffectInput, Effects } from './effects.js';
-import { again, retryLater, type JobOutcome } from './job-outcome.js';
+import { again, retryLater, type Found, type JobOutcome } from './job-outcome.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { RecordDraft, type DraftDeps } from './record-draft.js';
 import { healQuietly, healsQuietly } from './quiet-heal.js';
@@ -85,6 +85,8 @@ export interface Lock {
 interface Learned {
   memo?: CheckMemo | undefined;
   asked?: Asked;
+  /** What the run's last check found, for the round that ran it to count. */
+  found?: Found;
 }
 
 /** The record as loaded, and the draft of what the run writes to it. */
@@ -101,6 +103,21 @@ type Start = { events: ConsumerEvent[] } | { taken: Taken };
 
 type JobOf<K extends ConsumerJobData['kind']> = Extract<ConsumerJobData, { kind: K }>;
 type StartFor<K extends ConsumerJobData['kind']> = (job: JobOf<K>, at: Loaded) => Promise<Start | JobOutcome> | Start | JobOutcome;
+
+function foundOf(event: ConsumerEvent): Found | undefined {
+  switch (event.type) {
+    case 'HELD':
+      return 'held';
+    case 'CHECK_FAILED':
+      return 'could-not-ask';
+    case 'NOT_HELD':
+    case 'NOT_APPLIED':
+    case 'CHANGED':
+      return 'lost';
+    default:
+      return undefined;
+  }
+}
 
 function askedOf(event: ConsumerEvent): Asked {
   if (event.type === 'CHECK_FAILED') return 'could-not-ask';
@@ -147,7 +164,8 @@ export class ConsumerRun {
     if (!claim) return retryLater('busy', deps.now());
     const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend: () => deps.coordination.extend(job.key, token, lockMs), heldSince: asked });
     try {
-      return await run.run();
+      const outcome = await run.run();
+      return run.learnt.found ? { ...outcome, found: run.learnt.found } : outcome;
     } finally {
       const { memo, asked } = run.learnt;
       const askedAbout = await deps.coordination.release(job.key, provider.config.name, token, memo, asked);
@@ -180,6 +198,7 @@ export class ConsumerRun {
     const routine: Checked = 'taken' in checked && healsQuietly(provider, checked.taken, job.ticket) ? await this.healed(job, checked.taken, checked.memo) : checked;
     if ('again' in routine) {
       this.learn(routine.memo, routine.event);
+      if (routine !== checked) this.learnt.found = 'healed'; // the quiet heal's confirmation
       return again(routine.again);
     }
     if (routine.taken.checked) this.learn(routine.memo, routine.taken.checked.event);
@@ -427,6 +446,9 @@ export class ConsumerRun {
   private learn(memo: CheckMemo | undefined, event: ConsumerEvent): void {
     this.learnt.memo = memo ?? this.learnt.memo;
     this.learnt.asked = askedOf(event) ?? this.learnt.asked;
+    const found = foundOf(event);
+    // found not held, then held after the run's apply: healed
+    if (found) this.learnt.found = found === 'held' && this.learnt.found === 'lost' ? 'healed' : found;
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * A BullMQ worker that runs consumer jobs (see `consumer-job.ts`). A job whose outcome is
  * `later` (a busy consumer, a lost compare-and-swap, a store that does not answer) is put back,
- * delayed, without using up an attempt; a timer job whose routine check changed nothing ends,
- * its wait put in the due set (`due-waits.ts`), where the rounds take it (`due-rounds.ts`). A job fails
+ * delayed, without using up an attempt; a timer job (a wait a round handed over) settles as a
+ * round's wait does (`wait-settlement.ts`): due again in the due set, where the rounds take it
+ * (`due-rounds.ts`), or done with. A job fails
  * only for what retries cannot fix, and says which consumer, in words.
  *
  * With `queue.shards: N` it runs one BullMQ worker per shard's queue, `concurrency` split
@@ -22,6 +23,7 @@ import { shardPrefixes } from '../src/config/shard-prefixes.js';
 import { shardOf } from '../src/queue/shard-of.js';
 import type { WaitScheduler } from '../src/queue/due-waits.js';
 import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
+import { settleWait } from './wait-settlement.js';
 
 export interface ConsumerWorkerOptions {
   connection: QueueConnectionConfig;
@@ -145,18 +147,15 @@ export class ConsumerWorker {
       return 'stale';
     }
     const outcome = await runConsumerJob(job.data, this.deps);
-    if (outcome.kind === 'later' && outcome.why === 'again' && job.data.kind === 'timer') {
-      // a job from before the due set, or handed over by a round: its wait joins the due set, with
-      // the record's ticket when the record was read (the job's own only when its seal was checked)
-      const { key, wait, epoch } = job.data;
-      await this.options.waits.scheduleWaits([{ key, timer: { wait, epoch, dueAt: outcome.at }, ticket: outcome.ticket ?? job.data.ticket }]);
-      return 'done';
+    if (outcome.kind === 'later' && outcome.error !== undefined) this.logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${this.describe(outcome.error)}`);
+    if (job.data.kind === 'timer') {
+      // a wait handed over by a round (or from before the due set) settles as a round's does: due
+      // again in the due set, or done with
+      await settleWait(job.data, outcome, this.options.waits, false);
+      return outcome.kind === 'later' ? 'done' : outcome.kind;
     }
-    if (outcome.kind === 'later') {
-      // put back, no attempt used: the debug log says why when an error said so
-      if (outcome.error !== undefined) this.logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${this.describe(outcome.error)}`);
-      return this.later(job, outcome.at.getTime(), token);
-    }
+    // put back, no attempt used
+    if (outcome.kind === 'later') return this.later(job, outcome.at.getTime(), token);
     if (outcome.kind !== 'done') this.logger.debug({ consumer: job.data.key, job: job.id, kind: job.data.kind, outcome: outcome.kind }, `job ${outcome.kind}`);
     return outcome.kind;
   }

@@ -1,12 +1,11 @@
 /**
- * The worker's rounds over the due set (`src/queue/due-waits.ts`): per shard, one loop takes
- * the waits that fell due, up to what it has room for, and runs each as its timer job would run
- * (`consumer-job.ts`: the same trust, lock and routine check), many at once; their locks' claims
- * and releases and their `AUTH`s share round trips. What each run ends with settles its wait in
- * bulk: a routine check that changed nothing leaves it due again after the next interval, a
- * busy consumer a moment later, a run that wrote its record finds it replaced by the wait it
- * scheduled. A run that throws hands its wait to BullMQ as a timer job, whose attempts, backoff
- * and failed list then take over.
+ * A round over the due set (`src/queue/due-waits.ts`): it takes one shard's waits that fell
+ * due, up to its size, and runs each as its timer job would run (`consumer-job.ts`: the same
+ * trust, lock and routine check), all at once; their locks' claims and releases and their
+ * `AUTH`s share round trips. Each run's outcome settles its wait (`wait-settlement.ts`), and the
+ * settlements of one turn of the event loop go to the queue's Redis together. A run that throws
+ * hands its wait to BullMQ as a timer job, whose attempts, backoff and failed list take over. A
+ * round is a BullMQ job (`round-worker.ts`), and what it counts is that job's result.
  *
  * A wait in a shard not its consumer's (left there when `queue.shards` changed: the sweep puts
  * it in its own) is let go: the record keeps the consumer's next step. One holdfast did not
@@ -16,23 +15,22 @@ import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import type { ConsumerQueue } from '../src/queue/consumer-queue.js';
 import type { DueWaits, Settled, TakenWait } from '../src/queue/due-waits.js';
+import type { RoundReport } from '../src/queue/round-jobs.js';
 import { shardOf } from '../src/queue/shard-of.js';
 import type { JobOutcome } from './job-outcome.js';
 import { concurrencyPerShard } from './consumer-worker.js';
+import { settleWait } from './wait-settlement.js';
 
 /** How long a taken wait is the round's (ms): taken again after it unless settled, as a stalled job is. */
 export const LEASE_MS = 30_000;
-/** The longest a round sleeps with nothing due (ms): a wait scheduled meanwhile is late by at most this. */
-const IDLE_MAX_MS = 100;
-/** How long a round waits after the queue's Redis failed it before it tries again (ms). */
-const FAILED_PAUSE_MS = 1_000;
-/** How often, at most, a failing round is said (ms). */
+/** A wait taken more than this after it fell due (ms) is counted late (`RoundReport.late`). */
+export const LATE_MS = 1_000;
+/** How many rounds of one shard a process runs at once: its share of the limit is split between them. */
+export const ROUNDS_AT_ONCE = 4;
+/** How often, at most, settlements that could not be sent are said (ms). */
 const FAILED_SAID_EVERY_MS = 60_000;
-
-/** While every job slot is taken, the rounds run at most this share of their limit: the jobs (first applies) go first. */
+/** While every job slot is taken, a round takes at most this share of its size: the jobs (first applies) go first. */
 const GIVE_WAY_SHARE = 1 / 32;
-/** How long a full round waits at most before it looks again at how many it may run (ms). */
-const RECHECK_MS = 500;
 
 export interface RoundDeps {
   due: Pick<DueWaits, 'shards' | 'take' | 'settle' | 'scheduleWaits'>;
@@ -48,80 +46,59 @@ export interface RoundDeps {
   jobsSaturated?: () => boolean;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+/** What the round tells the one that runs it once it has taken its waits: whether more are due now, and when the next falls due. */
+export type OnTaken = (taken: { more: boolean; nextAt: number | null }) => void;
 
 export class DueRounds {
-  private stopped = false;
-  private readonly loops: Array<Promise<void>> = [];
   /** Settlements not sent yet, by shard, sent together once the runs of this turn of the event loop ended. */
   private readonly pending: Settled[][];
   private flushing: Promise<void> | undefined;
+  private readonly sizes: number[];
   private failedSaidAt = 0;
 
   constructor(
     private readonly deps: RoundDeps,
     /** How many waits the process runs at once, over every shard. */
-    private readonly limit: number,
+    limit: number,
   ) {
     this.pending = Array.from({ length: deps.due.shards }, () => []);
+    this.sizes = concurrencyPerShard(limit, deps.due.shards).map((n) => Math.max(1, Math.ceil(n / ROUNDS_AT_ONCE)));
   }
 
-  start(): void {
-    const limits = concurrencyPerShard(this.limit, this.deps.due.shards);
-    limits.forEach((limit, shard) => this.loops.push(this.loop(shard, limit)));
+  /** Runs one round of shard `shard`: takes its due waits, runs them, settles them; what it did. */
+  async round(shard: number, onTaken?: OnTaken): Promise<RoundReport> {
+    const size = this.size(shard);
+    const now = Date.now();
+    const { taken, nextAt } = await this.deps.due.take(shard, now, now + LEASE_MS, size);
+    onTaken?.({ more: taken.length === size || (nextAt !== null && nextAt <= Date.now()), nextAt });
+    const report: RoundReport = { shard, due: taken.length, checked: 0, held: 0, lost: 0, healed: 0, couldNotAsk: 0, late: 0, handedOver: 0 };
+    await Promise.all(taken.map((wait) => this.run(shard, wait, report, now)));
+    await this.flushing;
+    return report;
   }
 
-  /** Stops taking waits; waits for the runs under way and sends what they settled. */
+  /** Sends what is not sent yet (a stopping process, after its last rounds). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    await Promise.all(this.loops);
     await this.flush();
   }
 
-  private async loop(shard: number, limit: number): Promise<void> {
-    const running = new Set<Promise<void>>();
-    while (!this.stopped) {
-      if (running.size >= this.room(limit)) {
-        await Promise.race([...running, sleep(RECHECK_MS)]);
-        continue;
-      }
-      const now = Date.now();
-      try {
-        const { taken, nextAt } = await this.deps.due.take(shard, now, now + LEASE_MS, this.room(limit) - running.size);
-        for (const wait of taken) {
-          const run: Promise<void> = this.run(shard, wait).finally(() => running.delete(run));
-          running.add(run);
-        }
-        if (taken.length === 0) await sleep(Math.min(IDLE_MAX_MS, Math.max(5, (nextAt ?? Infinity) - Date.now())));
-      } catch (error) {
-        await this.failed(error);
-        await sleep(FAILED_PAUSE_MS);
-      }
-    }
-    await Promise.allSettled(running);
+  /** A round's size: its share of the limit, unless every job slot is taken (a bulk of first applies), when the jobs go first. */
+  private size(shard: number): number {
+    const size = this.sizes[shard]!;
+    return this.deps.jobsSaturated?.() ? Math.max(1, Math.ceil(size * GIVE_WAY_SHARE)) : size;
   }
 
-  /**
-   * How many waits a round may run at once: its limit, unless every job slot is taken (a bulk of
-   * first applies), when the jobs go first and the waits keep a small share: a consumer not
-   * applied yet is unserved, one whose check is late most likely is not. On a CPU that has room,
-   * that share still runs thousands of checks a second (each run waits on Redis, not on the CPU);
-   * on one that has none, the applies get it.
-   */
-  private room(limit: number): number {
-    return this.deps.jobsSaturated?.() ? Math.max(1, Math.ceil(limit * GIVE_WAY_SHARE)) : limit;
-  }
-
-  /** Runs one wait as its job, and notes how it settles. */
-  private async run(shard: number, wait: TakenWait): Promise<void> {
+  /** Runs one wait as its job, counts what it found, and notes how it settles. */
+  private async run(shard: number, wait: TakenWait, report: RoundReport, takenAt: number): Promise<void> {
     const { key, epoch } = wait;
     if (shardOf(key, this.deps.due.shards) !== shard) return this.settle(shard, { key, epoch, at: null });
+    if (takenAt - wait.dueAt > LATE_MS) report.late++;
     try {
       const outcome = await this.deps.run(wait.job);
-      // the record was read: its ticket replaces what the wait carried (the same, unless written by hand)
-      if (outcome.kind === 'later' && outcome.ticket) await this.deps.due.scheduleWaits([{ key, timer: { wait: wait.job.wait, epoch: wait.job.epoch, dueAt: outcome.at }, ticket: outcome.ticket }]);
-      this.settle(shard, { key, epoch, at: outcome.kind === 'later' ? outcome.at.getTime() : null });
+      count(report, outcome);
+      this.settle(shard, { key, epoch, at: await settleWait(wait.job, outcome, this.deps.due, true) });
     } catch (error) {
+      report.handedOver++;
       await this.handOver(shard, wait, error);
     }
   }
@@ -129,12 +106,13 @@ export class DueRounds {
   /** A run that threw: its wait becomes a timer job, for BullMQ's retries; let go here once the job is there. */
   private async handOver(shard: number, { key, epoch, job }: TakenWait, error: unknown): Promise<void> {
     this.deps.logger.debug({ consumer: key }, `a due wait's run failed, handed to the queue as a job: ${this.deps.scrubber.describe(error)}`);
+    // with the seal it came with: the job is judged as the wait was (a ticket written by hand stays
+    // unsealed); a failure leaves it leased, taken again when the lease ends
     try {
-      // with the seal it came with: the job is judged as the wait was (a ticket written by hand stays unsealed)
       await this.deps.queue.queueWaits([{ key, timer: { wait: job.wait, epoch: job.epoch, dueAt: new Date() }, ticket: job.ticket, seal: job.seal }]);
       this.settle(shard, { key, epoch, at: null });
     } catch (failure) {
-      await this.failed(failure); // left leased: taken again when the lease ends
+      await this.failed(failure);
     }
   }
 
@@ -154,6 +132,18 @@ export class DueRounds {
     if (await this.deps.queueForgot().catch(() => false)) return;
     if (Date.now() - this.failedSaidAt < FAILED_SAID_EVERY_MS) return;
     this.failedSaidAt = Date.now();
-    this.deps.logger.warn({ err: this.deps.scrubber.describe(error) }, `a round over the due waits failed: ${this.deps.scrubber.describe(error)}; tried again every ${FAILED_PAUSE_MS / 1000}s (said once a minute at most)`);
+    const why = this.deps.scrubber.describe(error);
+    this.deps.logger.warn({ err: why }, `waits a round ran could not be settled: ${why}; they are taken again when their lease ends (said once a minute at most)`);
+  }
+}
+
+function count(report: RoundReport, { found }: JobOutcome): void {
+  if (found === undefined) return;
+  report.checked++;
+  if (found === 'held') report.held++;
+  else if (found === 'could-not-ask') report.couldNotAsk++;
+  else {
+    report.lost++;
+    if (found === 'healed') report.healed++;
   }
 }

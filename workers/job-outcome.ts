@@ -16,7 +16,14 @@ export type Later =
   /** The record store does not answer: nothing is done from a record that may be stale. */
   | 'store-down';
 
-export type JobOutcome =
+/**
+ * What a run's check found, for the round that ran it to count: held; healed (found not held and
+ * applied again, confirmed, in the same run); lost (found not held or changed, carried on against
+ * the record); could-not-ask.
+ */
+export type Found = 'held' | 'healed' | 'lost' | 'could-not-ask';
+
+export type JobOutcome = (
   | { kind: 'done' }
   /**
    * Put back until `at`; `error`: what said so, for the debug log; `ticket`: for `again` after
@@ -26,7 +33,8 @@ export type JobOutcome =
   | { kind: 'later'; at: Date; why: Later; error?: unknown; ticket?: CheckTicket }
   | { kind: 'stale' | 'absent' | 'unknown-provider' }
   /** Not written by holdfast: dropped (see `job-trust.ts`). */
-  | { kind: 'rejected' };
+  | { kind: 'rejected' }
+) & { found?: Found };
 
 /** How long a job waits, put back, before it tries again (jittered: up to twice this). */
 const RETRY_MS: Record<Exclude<Later, 'again'>, number> = { busy: 250, conflict: 250, 'store-down': 1000 };

@@ -7,6 +7,7 @@
 import { connectCoordination, connectStore } from './connect.js';
 import { ConsumerWorker } from '../../workers/consumer-worker.js';
 import { DueRounds } from '../../workers/due-rounds.js';
+import { RoundWorker } from '../../workers/round-worker.js';
 import { runConsumerJob } from '../../workers/consumer-job.js';
 import { DueWaits } from '../queue/due-waits.js';
 import { createEffects, type Effects } from '../../workers/effects.js';
@@ -234,8 +235,8 @@ function startWorker(options: EngineOptions, shared: Shared, effects: Effects, r
   const worker = new ConsumerWorker(job, { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot, waits: due }, logger);
   releasers.push(() => worker.close());
   const rounds = new DueRounds({ due, queue, run: (taken) => runConsumerJob(taken, job), logger, scrubber, queueForgot, jobsSaturated: () => worker.saturated }, config.worker.concurrency * DUE_PER_JOB);
-  rounds.start();
-  releasers.push(() => rounds.stop());
+  const roundWorker = new RoundWorker({ ...config.queue, rounds, queues: queue.rounds, logger, scrubber, queueForgot });
+  releasers.push(() => roundWorker.close());
   return worker;
 }
 

@@ -142,10 +142,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const board = new FastifyAdapter();
   createBullBoard({
     // one board entry per shard, named by its prefix when there are several (each shard's queue has the same name)
-    queues: options.queue.queues.map(
-      (queue, i, all) =>
-        new BullMQAdapter(queue, { readOnlyMode: options.readOnly, description: `holdfast's consumer jobs: one event for one consumer each${all.length > 1 ? ` (shard ${i} of ${all.length})` : ''}`, ...(all.length > 1 ? { prefix: `${queue.opts.prefix}:` } : {}) }),
-    ),
+    queues: [
+      ...options.queue.queues.map(
+        (queue, i, all) =>
+          new BullMQAdapter(queue, { readOnlyMode: options.readOnly, description: `holdfast's consumer jobs: one event for one consumer each${all.length > 1 ? ` (shard ${i} of ${all.length})` : ''}`, ...(all.length > 1 ? { prefix: `${queue.opts.prefix}:` } : {}) }),
+      ),
+      ...options.queue.rounds.queues.map(
+        (queue, i, all) =>
+          new BullMQAdapter(queue, { readOnlyMode: options.readOnly, description: `holdfast's rounds: each job takes the consumers whose routine check fell due${all.length > 1 ? ` in shard ${i} of ${all.length}` : ''} and checks them; its result counts them (due, checked, held, lost, healed, late)`, ...(all.length > 1 ? { prefix: `${queue.opts.prefix}:` } : {}) }),
+      ),
+    ],
     serverAdapter: board,
     options: { uiConfig: { boardTitle: 'holdfast', hideRedisDetails: true, hideDocsLink: true } },
   });

@@ -18,6 +18,7 @@ import { bullConnection, type BullConnection } from './bull-connection.js';
 import type { DesiredSpec, MachineRecord, WaitRecord } from '../store/consumer-record.js';
 import { encodeMachine } from '../store/record-codec.js';
 import type { JobSeal } from './job-seal.js';
+import { RoundQueues } from './round-jobs.js';
 import { byShard, shardOf } from './shard-of.js';
 import { waitJobId } from './wait-job-id.js';
 
@@ -80,6 +81,8 @@ type BulkJob = Parameters<Queue<ConsumerJobData>['addBulk']>[0][number];
 export class ConsumerQueue {
   /** One BullMQ queue per shard, shard `i` at index `i` (one, under the prefix as configured, unless `queue.shards` says more). */
   readonly queues: ReadonlyArray<Queue<ConsumerJobData>>;
+  /** The rounds' queues beside them, one per shard (`round-jobs.ts`). */
+  readonly rounds: RoundQueues;
 
   private readonly seal: JobSeal;
   private readonly connection: BullConnection;
@@ -91,6 +94,7 @@ export class ConsumerQueue {
     this.queues = shardPrefixes(options.prefix, options.shards ?? 1).map(
       (prefix) => new Queue<ConsumerJobData>(options.name, { connection: this.connection.connection, prefix, defaultJobOptions: JOB_OPTIONS }),
     );
+    this.rounds = new RoundQueues(options);
   }
 
   /** The first shard's queue: the only one unless `queue.shards` says more. */
@@ -165,7 +169,7 @@ export class ConsumerQueue {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.queues.map((q) => q.close()));
+    await Promise.all([...this.queues.map((q) => q.close()), this.rounds.close()]);
     this.connection.end();
   }
 }

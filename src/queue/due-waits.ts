@@ -23,14 +23,19 @@ import { byShard } from './shard-of.js';
 
 /** Where waits are scheduled: the due set (the records' writers and the sweep know no more of it). */
 export interface WaitScheduler {
-  /** Schedules each wait at its epoch; one of the same or a later epoch already there is left alone. */
-  scheduleWaits(waits: readonly ScheduledWait[]): Promise<void>;
+  /**
+   * Schedules each wait at its epoch; one of the same or a later epoch already there is left
+   * alone (but for its data). `seal`: the one it came with (a wait whose ticket was not judged
+   * here keeps the seal it had, or none); else the ticket is sealed here.
+   */
+  scheduleWaits(waits: ReadonlyArray<ScheduledWait & { seal?: string }>): Promise<void>;
 }
 
-/** A wait as a round took it: its key, its epoch as stored, and the timer job it stands for. */
+/** A wait as a round took it: its key, its epoch as stored, when it fell due (ms), and the timer job it stands for. */
 export interface TakenWait {
   key: string;
   epoch: string;
+  dueAt: number;
   job: Extract<ConsumerJobData, { kind: 'timer' }>;
 }
 
@@ -45,12 +50,12 @@ const WAITS: ReadonlySet<string> = new Set(WAIT_NAMES);
  * the record, which puts the record's own wait back (an epoch that is not a revision is taken
  * for one later than any, so that the record's replaces it).
  */
-export function takenWait({ key, epoch, text }: TakenEntry): TakenWait {
+export function takenWait({ key, epoch, text, dueAt }: TakenEntry): TakenWait {
   const at = /^\d{1,15}$/.test(epoch) ? Number(epoch) : Number.MAX_SAFE_INTEGER;
   const { wait, ticket, seal } = parsed(text);
   const readable = typeof wait === 'string' && WAITS.has(wait) && typeof seal === 'string' && typeof ticket === 'object' && ticket !== null;
-  if (!readable) return { key, epoch, job: { key, kind: 'timer', epoch: at, wait: 'verify', ticket: {} as CheckTicket, seal: '' } };
-  return { key, epoch, job: { key, kind: 'timer', epoch: at, wait: wait as WaitName, ticket: ticket as CheckTicket, seal } };
+  if (!readable) return { key, epoch, dueAt, job: { key, kind: 'timer', epoch: at, wait: 'verify', ticket: {} as CheckTicket, seal: '' } };
+  return { key, epoch, dueAt, job: { key, kind: 'timer', epoch: at, wait: wait as WaitName, ticket: ticket as CheckTicket, seal } };
 }
 
 function parsed(text: string): { wait?: unknown; ticket?: unknown; seal?: unknown } {
@@ -78,13 +83,13 @@ export class DueWaits implements WaitScheduler {
     return this.parts.length;
   }
 
-  async scheduleWaits(waits: readonly ScheduledWait[]): Promise<void> {
+  async scheduleWaits(waits: ReadonlyArray<ScheduledWait & { seal?: string }>): Promise<void> {
     if (waits.length === 0) return;
-    const entries = waits.map(({ key, timer, ticket }) => ({
+    const entries = waits.map(({ key, timer, ticket, seal }) => ({
       key,
       epoch: timer.epoch,
       dueAt: timer.dueAt.getTime(),
-      text: JSON.stringify({ wait: timer.wait, ticket, seal: this.seal.ticket(key, timer.epoch, timer.wait, ticket) }),
+      text: JSON.stringify({ wait: timer.wait, ticket, seal: seal ?? this.seal.ticket(key, timer.epoch, timer.wait, ticket) }),
     }));
     await Promise.all([...byShard(entries, (e) => e.key, this.parts.length)].map(([shard, list]) => this.parts[shard]!.schedule(list)));
   }

@@ -40,5 +40,5 @@ export async function dueWaitJobs(redis: Redis, prefix: string, limit: number): 
   const [byKey, texts] = await Promise.all([redis.hgetall(epochs), redis.hgetall(waits)]);
   return Object.entries(byKey)
     .slice(0, limit)
-    .map(([key, epoch]) => takenWait({ key, epoch, text: texts[key] ?? '' }).job);
+    .map(([key, epoch]) => takenWait({ key, epoch, text: texts[key] ?? '', dueAt: 0 }).job);
 }

@@ -165,27 +165,34 @@ return n`,
   reply: (raw) => (typeof raw === 'number' ? raw : 0),
 };
 
-/** A wait the due set gave a round: its key, epoch and data as stored (either may be unreadable). */
+/** A wait the due set gave a round: its key, epoch and data as stored (either may be unreadable), and when it fell due (ms). */
 export interface TakenEntry {
   key: string;
   epoch: string;
   text: string;
+  dueAt: number;
 }
 
 /**
  * Takes up to `limit` waits due by `now`, each pushed to `leaseUntil` (taken again then, unless
  * settled before); replies them, and when the next wait falls due (ms; null: none left).
+ *
+ * KEYS: [1] due (zset: key by due time), [2] epochs (hash), [3] data (hash)
+ * ARGV: [1] now, [2] leaseUntil, [3] limit
+ * Reply: the next due time ('' when none), then key, epoch, data, due time for each taken
  */
 const takeDue: Script<{ now: number; leaseUntil: number; limit: number }, { taken: TakenEntry[]; nextAt: number | null }> = {
   keyCount: 3,
   lua: `
-local keys = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local due = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
-for _, key in ipairs(keys) do
+for i = 1, #due, 2 do
+  local key = due[i]
   redis.call('zadd', KEYS[1], ARGV[2], key)
   out[#out + 1] = key
   out[#out + 1] = redis.call('hget', KEYS[2], key) or ''
   out[#out + 1] = redis.call('hget', KEYS[3], key) or ''
+  out[#out + 1] = due[i + 1]
 end
 local first = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
 table.insert(out, 1, first[2] or '')
@@ -194,7 +201,7 @@ return out`,
   reply: (raw) => {
     const [next, ...flat] = Array.isArray(raw) ? (raw as unknown[]).map((v) => (typeof v === 'string' ? v : '')) : [''];
     const taken: TakenEntry[] = [];
-    for (let i = 0; i + 2 < flat.length; i += 3) taken.push({ key: flat[i]!, epoch: flat[i + 1]!, text: flat[i + 2]! });
+    for (let i = 0; i + 3 < flat.length; i += 4) taken.push({ key: flat[i]!, epoch: flat[i + 1]!, text: flat[i + 2]!, dueAt: Number(flat[i + 3]) });
     return { taken, nextAt: next ? Number(next) : null };
   },
 };

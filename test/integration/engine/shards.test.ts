@@ -88,7 +88,8 @@ describe('a queue of three shards', () => {
         return /^holdfast_due_waits\{state="scheduled"\} 30$/m.test(text);
       });
       const board = (await (await fetch(`${server.url}/queues/api/queues`)).json()) as { queues: Array<{ name: string }> };
-      expect(board.queues.map((q) => q.name).sort()).toEqual(prefixes.map((p) => `${p}:consumers`));
+      // each shard's consumers' queue, and its rounds'
+      expect(board.queues.map((q) => q.name).sort()).toEqual(prefixes.flatMap((p) => [`${p}:consumers`, `${p}:consumers-rounds`]));
     } finally {
       await server.close();
     }

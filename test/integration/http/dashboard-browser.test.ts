@@ -3,7 +3,7 @@
  * downloaded): a running `holdfast run --http` shows every consumer held; a login deleted by
  * hand on the backend (its grant secret gone too, so that it stays unserved long enough to
  * see) turns its row unserved, and it is held again once the secret is back; its page shows
- * the transitions; /queues shows holdfast's queue. All of it under the server's
+ * the transitions; /queues shows holdfast's queue, and the round job that counted the heal. All of it under the server's
  * Content-Security-Policy, with no violation reported. Screenshots go to test-results/dashboard/.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +24,22 @@ async function rowState(page: Page, key: string): Promise<{ state: string; serve
   const row = page.locator(`tr[data-consumer="${key}"]`);
   if ((await row.count()) === 0) return null;
   return { state: (await row.getAttribute('data-state')) ?? '', served: (await row.getAttribute('class')) === 'served' };
+}
+
+interface BoardRound {
+  id: string;
+  returnValue: { shard: number; due: number; checked: number; held: number; lost: number; healed: number };
+}
+
+/** The latest completed round job whose result counts a heal, as Bull Board's API lists it. */
+async function healedRound(url: string): Promise<BoardRound> {
+  let found: BoardRound | undefined;
+  await until('a round job counts the heal', async () => {
+    const listed = (await (await fetch(`${url}/queues/api/queues?activeQueue=consumers-rounds&status=completed&page=1&jobsPerPage=100`)).json()) as { queues: Array<{ name: string; jobs: BoardRound[] }> };
+    found = listed.queues.find((q) => q.name === 'consumers-rounds')?.jobs.find((j) => (j.returnValue?.healed ?? 0) > 0);
+    return found !== undefined;
+  });
+  return found!;
 }
 
 describe('the dashboard in a browser', () => {
@@ -64,6 +80,15 @@ describe('the dashboard in a browser', () => {
     expect(history.indexOf('→ held')).toBeLessThan(history.indexOf('held → lost'));
     await page.screenshot({ path: join(SHOTS, '2-lost-and-healed.png'), fullPage: true });
 
+    // Bull Board shows the heal: a round job whose result counts the consumer found lost and healed
+    const round = await healedRound(url);
+    expect(round.returnValue).toMatchObject({ shard: 0, lost: 1, healed: 1 });
+    expect(round.returnValue.checked).toBeGreaterThanOrEqual(1);
+    await page.goto(`${url}/queues/queue/consumers-rounds/${encodeURIComponent(round.id)}`);
+    await page.getByText('returnValue:').first().waitFor({ timeout: 30_000 });
+    await page.getByText('healed:').first().waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, '8-round-healed.png'), fullPage: true });
+
     // again, with its grant secret taken away too, so that it stays unserved long enough to watch
     rmSync(victim.secretPath);
     await admin.call('ACL', 'DELUSER', victim.login);
@@ -94,7 +119,7 @@ describe('the dashboard in a browser', () => {
     await page.screenshot({ path: join(SHOTS, '7-job.png'), fullPage: true });
     const html = await page.content();
     for (const c of f.consumers) expect(html).not.toContain(c.password);
-    for (const shot of ['1-held', '2-lost-and-healed', '3-not-served', '4-held-again', '5-queues', '6-queue-jobs', '7-job']) expect(existsSync(join(SHOTS, `${shot}.png`))).toBe(true);
+    for (const shot of ['1-held', '2-lost-and-healed', '3-not-served', '4-held-again', '5-queues', '6-queue-jobs', '7-job', '8-round-healed']) expect(existsSync(join(SHOTS, `${shot}.png`))).toBe(true);
     expect(violations).toEqual([]);
   }, 180_000);
 });

@@ -161,7 +161,7 @@ describe('a consumer job', () => {
     vi.mocked(readGrantSecret).mockClear();
     backend.calls.length = 0;
 
-    expect(await runConsumerJob(job, deps)).toEqual({ kind: 'done' });
+    expect(await runConsumerJob(job, deps)).toEqual({ kind: 'done', found: 'lost' });
     const fed = vi.mocked(step).mock.calls.map(([, , event]) => event.type);
     expect(fed).toEqual([expect.stringContaining('verify'), 'NOT_HELD', 'APPLIED']);
     expect(backend.calls).toEqual(['holds app_photos', 'create app_photos']);
@@ -176,7 +176,7 @@ describe('a consumer job', () => {
     stand.coordination.extend = extend;
     await runConsumerJob(desiredJob(), deps);
     backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
-    expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again' });
+    expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
     // found missing, applied again, confirmed
     expect(backend.calls).toEqual(['create app_photos', 'holds app_photos', 'create app_photos', 'holds app_photos']);
     expect(extend).not.toHaveBeenCalled();
@@ -222,7 +222,7 @@ describe('a consumer job', () => {
       backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
 
       const outcome = await runConsumerJob(waitJob(), deps);
-      expect(outcome).toMatchObject({ kind: 'later', why: 'again' });
+      expect(outcome).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
       expect(outcome).not.toHaveProperty('ticket'); // the same ticket carries on
       expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
       expect(stand.records.get(key)).toBe(before);
@@ -244,7 +244,7 @@ describe('a consumer job', () => {
       watchStore(deps, backend.calls);
       backend.answers.push({ held: false, reason: 'rules-differ', detail: 'keys differ' }, { held: false, reason: 'rules-differ', detail: 'keys differ' });
 
-      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done', found: 'lost' });
       expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos', 'store get', 'store save']);
       // one successful re-apply without being held: the brake counts it
       expect(stand.records.get(key)?.machine).toMatchObject({ state: 'held', context: { brakeCount: 1 } });
@@ -257,7 +257,7 @@ describe('a consumer job', () => {
       watchStore(deps, backend.calls);
       backend.failCreates = 1;
       backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
-      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done', found: 'lost' });
       expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'store get', 'store save']);
       expect(stand.records.get(key)?.machine).toMatchObject({ state: 'retrying', context: { retryCount: 1, brakeCount: 0 } });
     });
@@ -281,7 +281,7 @@ describe('a consumer job', () => {
         expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
         backend.calls.length = 0;
         // the next check finds the rotation: written before it is applied
-        expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+        expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done', found: 'lost' });
         const calls = backend.calls.join(', ');
         expect(calls).toMatch(/store save, create app_photos/);
         expect(backend.calls.indexOf('store save')).toBeLessThan(backend.calls.indexOf('create app_photos'));
@@ -300,7 +300,7 @@ describe('a consumer job', () => {
       backend.calls.length = 0;
       watchStore(deps, backend.calls);
       backend.answers.push(differs);
-      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done', found: 'lost' });
       expect(backend.calls).toEqual(['holds app_photos', 'store get', 'store save', 'create app_photos', 'store save']);
       expect(stand.records.get(key)?.machine).toMatchObject({ state: 'backoff', context: { brakeCount: 2 } });
     });
@@ -313,7 +313,7 @@ describe('a consumer job', () => {
       deps.providers = new Map([[config.name, tightened]]);
       backend.calls.length = 0;
       backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
-      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done' });
+      expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done', found: 'lost' });
       expect(backend.calls).toEqual(['holds app_photos']);
       expect(stand.records.get(key)?.machine.state).toBe('applyRefused');
     });

@@ -1,7 +1,7 @@
 /**
  * The rounds over the due set, against a due set in memory: what each run's outcome settles,
- * a wait in a shard not its consumer's let go unrun, a run that throws handed to the queue, and
- * the settlements of one turn sent together.
+ * a wait in a shard not its consumer's let go unrun, a run that throws handed to the queue, the
+ * settlements of one turn sent together, and what a round counts and tells its runner.
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -14,8 +14,8 @@ import { again, type JobOutcome } from '../../../workers/job-outcome.js';
 
 const ticket = { machine: '{}', spec: { login: 'app', values: {}, secretPath: '/s', specHash: 'h' }, appliedAt: null } as unknown as CheckTicket;
 
-function taken(key: string, epoch = 3): TakenWait {
-  return { key, epoch: String(epoch), job: { key, kind: 'timer', epoch, wait: 'verify', ticket, seal: 's' } };
+function taken(key: string, epoch = 3, dueAt = Date.now()): TakenWait {
+  return { key, epoch: String(epoch), dueAt, job: { key, kind: 'timer', epoch, wait: 'verify', ticket, seal: 's' } };
 }
 
 /** Two shards' due sets in memory: each hands out its waits once. */
@@ -28,7 +28,7 @@ function world(waits: TakenWait[][], run: (job: TakenWait['job']) => Promise<Job
     {
       due: {
         shards: waits.length,
-        take: (shard) => Promise.resolve({ taken: waits[shard]!.splice(0), nextAt: null }),
+        take: (shard, _now, _lease, limit) => Promise.resolve({ taken: waits[shard]!.splice(0, limit), nextAt: waits[shard]!.length > 0 ? Date.now() : null }),
         settle: (shard, settled) => Promise.resolve(void settles.push({ shard, settled: [...settled] })),
         scheduleWaits: (list) => Promise.resolve(void scheduled.push(...list)),
       },
@@ -41,14 +41,10 @@ function world(waits: TakenWait[][], run: (job: TakenWait['job']) => Promise<Job
       scrubber: new Scrubber(),
       queueForgot: () => Promise.resolve(false),
     },
-    8,
+    16 * waits.length,
   );
   return { rounds, settles, handed, scheduled, ran };
 }
-
-const until = async (what: () => boolean) => {
-  for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
-};
 
 /** Keys of `count` consumers whose shard of two is `shard`. */
 function keysIn(shard: number, count: number): string[] {
@@ -63,9 +59,7 @@ describe('the rounds over the due set', () => {
     const at = new Date(Date.now() + 60_000);
     const outcomes: Record<string, JobOutcome> = { [a]: again(at), [b]: { kind: 'done' }, [c]: again(at, ticket) };
     const w = world([[taken(a), taken(b), taken(c)], []], (job) => Promise.resolve(outcomes[job.key]!));
-    w.rounds.start();
-    await until(() => w.settles.length > 0);
-    await w.rounds.stop();
+    await w.rounds.round(0);
     expect(w.settles).toEqual([{ shard: 0, settled: [{ key: a, epoch: '3', at: at.getTime() }, { key: b, epoch: '3', at: null }, { key: c, epoch: '3', at: at.getTime() }] }]);
     // the record was read for c: its ticket goes with the wait, at the same epoch
     expect(w.scheduled).toEqual([{ key: c, timer: { wait: 'verify', epoch: 3, dueAt: at }, ticket }]);
@@ -75,9 +69,7 @@ describe('the rounds over the due set', () => {
   it('let a wait found in a shard not its consumer\'s go, unrun', async () => {
     const [stray] = keysIn(1, 1) as [string];
     const w = world([[taken(stray)], []], () => Promise.resolve({ kind: 'done' }));
-    w.rounds.start();
-    await until(() => w.settles.length > 0);
-    await w.rounds.stop();
+    await w.rounds.round(0);
     expect(w.ran).toEqual([]);
     expect(w.settles).toEqual([{ shard: 0, settled: [{ key: stray, epoch: '3', at: null }] }]);
   });
@@ -85,11 +77,27 @@ describe('the rounds over the due set', () => {
   it('hand a wait whose run threw to the queue as a timer job, then let it go', async () => {
     const [key] = keysIn(1, 1) as [string];
     const w = world([[], [taken(key, 7)]], () => Promise.reject(new Error('the store said no')));
-    w.rounds.start();
-    await until(() => w.settles.length > 0);
-    await w.rounds.stop();
+    expect((await w.rounds.round(1)).handedOver).toBe(1);
     // with the seal it was taken with, not a new one
     expect(w.handed).toEqual([{ key, timer: { wait: 'verify', epoch: 7, dueAt: expect.any(Date) as Date }, ticket, seal: 's' }]);
     expect(w.settles).toEqual([{ shard: 1, settled: [{ key, epoch: '7', at: null }] }]);
+  });
+
+  it('count what its runs found, and the waits taken late; tell its runner whether more are due now', async () => {
+    const keys = keysIn(0, 10);
+    const late = Date.now() - 5_000;
+    const found: JobOutcome['found'][] = ['held', 'held', 'lost', 'healed', 'could-not-ask', undefined, 'held', 'held', 'held', 'held'];
+    const outcomes = new Map(keys.map((k, i) => [k, { ...again(new Date(Date.now() + 60_000)), found: found[i] } as JobOutcome]));
+    const w = world([keys.map((k, i) => taken(k, 3, i < 2 ? late : Date.now())), []], (job) => Promise.resolve(outcomes.get(job.key)!));
+    // 32 a process over two shards, 4 rounds at once: a round takes 4 of shard 0's 10
+    const told: Array<{ more: boolean }> = [];
+    const report = await w.rounds.round(0, (t) => told.push(t));
+    expect(report).toEqual({ shard: 0, due: 4, checked: 4, held: 2, lost: 2, healed: 1, couldNotAsk: 0, late: 2, handedOver: 0 });
+    expect(told).toEqual([{ more: true, nextAt: expect.any(Number) as number }]);
+    await w.rounds.round(0);
+    await w.rounds.round(0);
+    const last: Array<{ more: boolean; nextAt: number | null }> = [];
+    expect((await w.rounds.round(0, (t) => last.push(t))).due).toBe(0);
+    expect(last).toEqual([{ more: false, nextAt: null }]);
   });
 });
