@@ -7,6 +7,8 @@
 import { CoordinationPart } from './context.js';
 import { consumerEntries } from './keys.js';
 import { hashFields } from './reads.js';
+import type { ClaimReply, ReleaseEntry } from './scripts.js';
+import { TurnBatch } from './turn-batch.js';
 import { checkMemoCodec, decodeJson, decodeRevision, type CheckMemo } from './values.js';
 
 /**
@@ -70,8 +72,12 @@ const decodeMemo = (raw: string | null) => decodeJson(checkMemoCodec, raw);
 
 /** Locks and check memos on one connection, under one key table. */
 export class Locks extends CoordinationPart implements ConsumerLocks, RevisionNotes, MemoReads {
+  /** The claims and releases of one turn of the event loop, one script call each (`turn-batch.ts`). */
+  private readonly claims = new TurnBatch<{ key: string; token: string; ttlMs: number }, ClaimReply>((claims) => this.scripts.run('claim', { claims }));
+  private readonly releases = new TurnBatch<ReleaseEntry, number>((releases) => this.scripts.run('release', { releases }));
+
   async claim(key: string, token: string, ttlMs: number): Promise<Claim | null> {
-    const { taken, rev, memo, removed } = await this.scripts.run('claim', { key, token, ttlMs });
+    const { taken, rev, memo, removed } = await this.claims.call({ key, token, ttlMs });
     // a mark is a time in ms, a whole number as a revision is
     return taken ? { rev: decodeRevision(rev), memo: decodeMemo(memo), removedAt: decodeRevision(removed) } : null;
   }
@@ -81,7 +87,7 @@ export class Locks extends CoordinationPart implements ConsumerLocks, RevisionNo
   }
 
   release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined> {
-    return this.scripts.run('release', { key, provider, token, memo: memo ? JSON.stringify(memo) : null, memoAt: memo ? memo.at : null, asked });
+    return this.releases.call({ key, provider, token, memo: memo ? JSON.stringify(memo) : null, memoAt: memo ? memo.at : null, asked });
   }
 
   async forgetRevision(key: string): Promise<void> {

@@ -9,8 +9,12 @@ import type { CoordinationKeys } from './keys.js';
 
 interface Script<A, R> {
   lua: string;
-  /** How many KEYS it takes, always: told to ioredis, which then routes (and auto-pipelines) it by its first key on a cluster. */
-  keyCount: number;
+  /**
+   * How many KEYS it takes, always: told to ioredis, which then routes (and auto-pipelines) it by
+   * its first key on a cluster; 'varies' for a script over many consumers (the count goes with
+   * each call).
+   */
+  keyCount: number | 'varies';
   build(keys: CoordinationKeys, args: A): { keys: string[]; argv: Array<string | number> };
   reply(raw: unknown): R;
 }
@@ -23,21 +27,51 @@ export function scriptArgs<A>(script: Pick<Script<A, unknown>, 'build'>, keys: C
 
 const text = (raw: unknown): string | null => (typeof raw === 'string' ? raw : null);
 
+/** A consumer's claim as {@link claim} replies it, undecoded. */
+export interface ClaimReply {
+  taken: boolean;
+  rev: string | null;
+  memo: string | null;
+  removed: string | null;
+}
+
 /**
- * Takes the consumer's lock if free; then its revision, check memo and removal mark, as stored
- * (undecoded): the mark is read with the claim, so no removal can come between them.
+ * Takes each consumer's lock if free; then its revision, check memo and removal mark, as stored
+ * (undecoded): the mark is read with the claim, so no removal can come between them. Many
+ * consumers of one shard in one call (the claims of one turn of the event loop: `locks.ts`).
+ *
+ * KEYS: [1] revisions, [2] check memos, then each consumer's lock and removal mark
+ * ARGV: each consumer's token, key and lock time (ms)
+ * Reply: each consumer's 1, revision, memo and mark (nil when none); or 0, nil, nil, nil
  */
-const claim: Script<{ key: string; token: string; ttlMs: number }, { taken: boolean; rev: string | null; memo: string | null; removed: string | null }> = {
-  keyCount: 4,
+const claim: Script<{ claims: ReadonlyArray<{ key: string; token: string; ttlMs: number }> }, ClaimReply[]> = {
+  keyCount: 'varies',
   lua: `
-if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
-  return {1, redis.call('hget', KEYS[2], ARGV[3]), redis.call('hget', KEYS[3], ARGV[3]), redis.call('get', KEYS[4])}
+local out = {}
+for i = 1, #ARGV / 3 do
+  local token, key, ttl = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
+  if redis.call('set', KEYS[1 + 2 * i], token, 'PX', ttl, 'NX') then
+    out[#out + 1] = 1
+    out[#out + 1] = redis.call('hget', KEYS[1], key)
+    out[#out + 1] = redis.call('hget', KEYS[2], key)
+    out[#out + 1] = redis.call('get', KEYS[2 + 2 * i])
+  else
+    out[#out + 1] = 0
+    out[#out + 1] = false
+    out[#out + 1] = false
+    out[#out + 1] = false
+  end
 end
-return {0}`,
-  build: (k, a) => ({ keys: [k.lock(a.key), k.revs, k.memos, k.removed(a.key)], argv: [a.token, a.ttlMs, a.key] }),
+return out`,
+  build: (k, a) => ({
+    keys: [k.revs, k.memos, ...a.claims.flatMap((c) => [k.lock(c.key), k.removed(c.key)])],
+    argv: a.claims.flatMap((c) => [c.token, c.key, c.ttlMs]),
+  }),
   reply: (raw) => {
-    const [taken, rev, memo, removed] = Array.isArray(raw) ? (raw as unknown[]) : [];
-    return { taken: taken === 1, rev: text(rev), memo: text(memo), removed: text(removed) };
+    const flat = Array.isArray(raw) ? (raw as unknown[]) : [];
+    const out: ClaimReply[] = [];
+    for (let i = 0; i + 3 < flat.length; i += 4) out.push({ taken: flat[i] === 1, rev: text(flat[i + 1]), memo: text(flat[i + 2]), removed: text(flat[i + 3]) });
+    return out;
   },
 };
 
@@ -62,25 +96,46 @@ return 0`,
   reply: (raw) => raw === 1,
 };
 
+/** A consumer's release for {@link release}: `memo` encoded, `memoAt` when its check ended (ms). */
+export interface ReleaseEntry {
+  key: string;
+  provider: string;
+  token: string;
+  memo: string | null;
+  memoAt: number | null;
+  asked: 'asked' | 'could-not-ask' | undefined;
+}
+
 /**
- * Releases the lock (if still `token`'s); keeps the check memo (encoded) and when the check
- * ended in the provider's sorted set; `asked` moves the consumer in or out of the provider's
- * could-not-ask set. Replies how many consumers the provider's sorted set holds (its consumers
- * asked about): what sets the pace of its deep checks, learnt without another round trip.
+ * Releases each lock (if still its `token`'s); keeps the check memo and when the check ended in
+ * the provider's sorted set; `asked` moves the consumer in or out of the provider's could-not-ask
+ * set. Replies, for each, how many consumers its provider's sorted set holds (its consumers asked
+ * about): what sets the pace of its deep checks, learnt without another round trip. Many
+ * consumers of one shard in one call (`locks.ts`).
+ *
+ * KEYS: [1] check memos, then each consumer's lock, its provider's could-not-ask set and checked set
+ * ARGV: each consumer's token, key, memo ('' for none), asked ('' for neither), check end ('' for none)
+ * Reply: each consumer's provider's checked-set size
  */
-const release: Script<{ key: string; provider: string; token: string; memo: string | null; memoAt: number | null; asked: 'asked' | 'could-not-ask' | undefined }, number | undefined> = {
-  keyCount: 4,
+const release: Script<{ releases: readonly ReleaseEntry[] }, number[]> = {
+  keyCount: 'varies',
   lua: `
-if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
-if ARGV[3] ~= '' then redis.call('hset', KEYS[2], ARGV[2], ARGV[3]) end
-if ARGV[4] == 'could-not-ask' then redis.call('sadd', KEYS[3], ARGV[2]) elseif ARGV[4] == 'asked' then redis.call('srem', KEYS[3], ARGV[2]) end
-if ARGV[5] ~= '' then redis.call('zadd', KEYS[4], ARGV[5], ARGV[2]) end
-return redis.call('zcard', KEYS[4])`,
+local out = {}
+for i = 1, #ARGV / 5 do
+  local lock, couldNotAsk, checked = KEYS[3 * i - 1], KEYS[3 * i], KEYS[3 * i + 1]
+  local token, key, memo, asked, at = ARGV[5 * i - 4], ARGV[5 * i - 3], ARGV[5 * i - 2], ARGV[5 * i - 1], ARGV[5 * i]
+  if redis.call('get', lock) == token then redis.call('del', lock) end
+  if memo ~= '' then redis.call('hset', KEYS[1], key, memo) end
+  if asked == 'could-not-ask' then redis.call('sadd', couldNotAsk, key) elseif asked == 'asked' then redis.call('srem', couldNotAsk, key) end
+  if at ~= '' then redis.call('zadd', checked, at, key) end
+  out[#out + 1] = redis.call('zcard', checked)
+end
+return out`,
   build: (k, a) => ({
-    keys: [k.lock(a.key), k.memos, k.couldNotAsk(a.provider), k.checked(a.provider)],
-    argv: [a.token, a.key, a.memo ?? '', a.asked ?? '', a.memoAt === null ? '' : String(a.memoAt)],
+    keys: [k.memos, ...a.releases.flatMap((r) => [k.lock(r.key), k.couldNotAsk(r.provider), k.checked(r.provider)])],
+    argv: a.releases.flatMap((r) => [r.token, r.key, r.memo ?? '', r.asked ?? '', r.memoAt === null ? '' : String(r.memoAt)]),
   }),
-  reply: (raw) => (typeof raw === 'number' ? raw : undefined),
+  reply: (raw) => (Array.isArray(raw) ? (raw as unknown[]).map((n) => (typeof n === 'number' ? n : 0)) : []),
 };
 
 /** One consumer's brief for {@link noteSummaries}: `state` is `<state token> <rev>`; `heldSince` when it is held. */
@@ -246,15 +301,18 @@ export class ScriptRunner {
     private readonly redis: QueueRedis,
     private readonly keys: CoordinationKeys,
   ) {
-    for (const [name, script] of Object.entries(SCRIPTS)) redis.defineCommand(commandName(name), { lua: script.lua, numberOfKeys: script.keyCount });
+    for (const [name, script] of Object.entries(SCRIPTS)) if (script.keyCount !== 'varies') redis.defineCommand(commandName(name), { lua: script.lua, numberOfKeys: script.keyCount });
   }
 
   async run<N extends keyof Scripts>(name: N, args: ArgsOf<N>): Promise<ReplyOf<N>> {
     const script = SCRIPTS[name] as Script<ArgsOf<N>, ReplyOf<N>>;
+    const sent = scriptArgs(script, this.keys, args);
+    // a script over many consumers is sent whole, as EVAL: ioredis routes (and auto-pipelines) a
+    // command it knows by its first key, and a defined command by its first argument, the count
+    if (script.keyCount === 'varies') return script.reply(await this.redis.eval(script.lua, sent[0] as number, ...sent.slice(1)));
     const command = (this.redis as unknown as Record<string, (...argv: Array<string | number>) => Promise<unknown>>)[commandName(name)]!;
-    // the count is the command's own (`keyCount`): what is sent starts with the first key
-    const [, ...keysAndArgv] = scriptArgs(script, this.keys, args);
-    return script.reply(await command.apply(this.redis, keysAndArgv));
+    // a fixed count is the command's own (`keyCount`): what is sent then starts with the first key
+    return script.reply(await command.apply(this.redis, sent.slice(1)));
   }
 }
 

@@ -50,28 +50,44 @@ describe('the key table', () => {
 describe('the script table', () => {
   it('builds each script’s KEYS and ARGV from named arguments, the key count first', () => {
     const memo = { at: 1_700_000_000_000, outcome: 'held' as const, detail: null, epoch: 3, deepAt: null };
-    expect(scriptArgs(SCRIPTS.release, keys, { key: 'cache/c1', provider: 'cache', token: 't', memo: JSON.stringify(memo), memoAt: memo.at, asked: 'asked' })).toEqual([
-      4,
-      '{hf}:holdfast:lock:cache/c1',
+    const releases = [
+      { key: 'cache/c1', provider: 'cache', token: 't', memo: JSON.stringify(memo), memoAt: memo.at, asked: 'asked' as const },
+      { key: 'db/c2', provider: 'db', token: 'u', memo: null, memoAt: null, asked: undefined },
+    ];
+    expect(scriptArgs(SCRIPTS.release, keys, { releases })).toEqual([
+      7,
       '{hf}:holdfast:checks',
+      '{hf}:holdfast:lock:cache/c1',
       '{hf}:holdfast:could-not-ask:cache',
       '{hf}:holdfast:checked:cache',
+      '{hf}:holdfast:lock:db/c2',
+      '{hf}:holdfast:could-not-ask:db',
+      '{hf}:holdfast:checked:db',
       't',
       'cache/c1',
       JSON.stringify(memo),
       'asked',
       '1700000000000',
+      'u',
+      'db/c2',
+      '',
+      '',
+      '',
     ]);
-    expect(scriptArgs(SCRIPTS.release, keys, { key: 'cache/c1', provider: 'cache', token: 't', memo: null, memoAt: null, asked: undefined }).slice(5)).toEqual(['t', 'cache/c1', '', '', '']);
-    expect(scriptArgs(SCRIPTS.claim, keys, { key: 'cache/c1', token: 't', ttlMs: 500 })).toEqual([
-      4,
-      '{hf}:holdfast:lock:cache/c1',
+    expect(scriptArgs(SCRIPTS.claim, keys, { claims: [{ key: 'cache/c1', token: 't', ttlMs: 500 }, { key: 'cache/c2', token: 'u', ttlMs: 600 }] })).toEqual([
+      6,
       '{hf}:holdfast:revs',
       '{hf}:holdfast:checks',
+      '{hf}:holdfast:lock:cache/c1',
       '{hf}:holdfast:removed:cache/c1',
+      '{hf}:holdfast:lock:cache/c2',
+      '{hf}:holdfast:removed:cache/c2',
       't',
-      500,
       'cache/c1',
+      500,
+      'u',
+      'cache/c2',
+      600,
     ]);
     expect(scriptArgs(SCRIPTS.markRemoved, keys, { key: 'cache/c1', at: 1700, ttlMs: 9000 })).toEqual([1, '{hf}:holdfast:removed:cache/c1', 1700, 9000]);
     expect(scriptArgs(SCRIPTS.noteSummaries, keys, { provider: 'cache', entries: [{ key: 'cache/c1', rev: 2, state: 'held 2', brief: 'b', heldSince: 5 }, { key: 'cache/c2', rev: 1, state: 'lost 1', brief: 'c', heldSince: null }] })).toEqual([
@@ -85,9 +101,14 @@ describe('the script table', () => {
   });
 
   it('reads each reply without trusting its shape', () => {
-    expect(SCRIPTS.claim.reply([1, '4', null, '1700'])).toEqual({ taken: true, rev: '4', memo: null, removed: '1700' });
-    expect(SCRIPTS.claim.reply([1, '4', null])).toEqual({ taken: true, rev: '4', memo: null, removed: null });
-    expect(SCRIPTS.claim.reply([0])).toEqual({ taken: false, rev: null, memo: null, removed: null });
+    expect(SCRIPTS.claim.reply([1, '4', null, '1700', 0, null, null, null])).toEqual([
+      { taken: true, rev: '4', memo: null, removed: '1700' },
+      { taken: false, rev: null, memo: null, removed: null },
+    ]);
+    // a consumer's reply cut short is no reply: its caller is told it was not answered
+    expect(SCRIPTS.claim.reply([1, '4', null])).toEqual([]);
+    expect(SCRIPTS.claim.reply('OK')).toEqual([]);
+    expect(SCRIPTS.release.reply([3, 'x', 5])).toEqual([3, 0, 5]);
     expect(SCRIPTS.takeCouldNotAsk.reply(['a', 2, 'b'])).toEqual(['a', 'b']);
   });
 });
