@@ -29,7 +29,7 @@ export const LATE_MS = 1_000;
 export const ROUNDS_AT_ONCE = 4;
 /** How often, at most, settlements that could not be sent are said (ms). */
 const FAILED_SAID_EVERY_MS = 60_000;
-/** While every job slot is taken, a round takes at most this share of its size: the jobs (first applies) go first. */
+/** While every job slot is taken, the process's rounds run at most this share of its limit at once: the jobs (first applies) go first. */
 const GIVE_WAY_SHARE = 1 / 32;
 
 export interface RoundDeps {
@@ -54,6 +54,10 @@ export class DueRounds {
   private readonly pending: Settled[][];
   private flushing: Promise<void> | undefined;
   private readonly sizes: number[];
+  /** How many waits the process's rounds may run at once while every job slot is taken. */
+  private readonly givingWay: number;
+  /** Waits the process's rounds are running now. */
+  private running = 0;
   private failedSaidAt = 0;
 
   constructor(
@@ -63,16 +67,20 @@ export class DueRounds {
   ) {
     this.pending = Array.from({ length: deps.due.shards }, () => []);
     this.sizes = concurrencyPerShard(limit, deps.due.shards).map((n) => Math.max(1, Math.ceil(n / ROUNDS_AT_ONCE)));
+    this.givingWay = Math.max(1, Math.ceil(limit * GIVE_WAY_SHARE));
   }
 
   /** Runs one round of shard `shard`: takes its due waits, runs them, settles them; what it did. */
   async round(shard: number, onTaken?: OnTaken): Promise<RoundReport> {
+    const report: RoundReport = { shard, due: 0, checked: 0, held: 0, lost: 0, healed: 0, couldNotAsk: 0, late: 0, handedOver: 0 };
     const size = this.size(shard);
+    if (size === 0) return report; // giving way: the next tick comes
     const now = Date.now();
     const { taken, nextAt } = await this.deps.due.take(shard, now, now + LEASE_MS, size);
     onTaken?.({ more: taken.length === size || (nextAt !== null && nextAt <= Date.now()), nextAt });
-    const report: RoundReport = { shard, due: taken.length, checked: 0, held: 0, lost: 0, healed: 0, couldNotAsk: 0, late: 0, handedOver: 0 };
-    await Promise.all(taken.map((wait) => this.run(shard, wait, report, now)));
+    report.due = taken.length;
+    this.running += taken.length;
+    await Promise.all(taken.map((wait) => this.run(shard, wait, report, now).finally(() => this.running--)));
     await this.flushing;
     return report;
   }
@@ -82,10 +90,14 @@ export class DueRounds {
     await this.flush();
   }
 
-  /** A round's size: its share of the limit, unless every job slot is taken (a bulk of first applies), when the jobs go first. */
+  /**
+   * A round's size: its share of the limit, unless every job slot is taken (a bulk of first
+   * applies), when the jobs go first and the rounds keep a small share of the limit, over all of
+   * them: a consumer not applied yet is unserved, one whose check is late most likely is not.
+   */
   private size(shard: number): number {
     const size = this.sizes[shard]!;
-    return this.deps.jobsSaturated?.() ? Math.max(1, Math.ceil(size * GIVE_WAY_SHARE)) : size;
+    return this.deps.jobsSaturated?.() ? Math.max(0, Math.min(size, this.givingWay - this.running)) : size;
   }
 
   /** Runs one wait as its job, counts what it found, and notes how it settles. */

@@ -19,7 +19,7 @@ function taken(key: string, epoch = 3, dueAt = Date.now()): TakenWait {
 }
 
 /** Two shards' due sets in memory: each hands out its waits once. */
-function world(waits: TakenWait[][], run: (job: TakenWait['job']) => Promise<JobOutcome>) {
+function world(waits: TakenWait[][], run: (job: TakenWait['job']) => Promise<JobOutcome>, jobsSaturated?: () => boolean) {
   const settles: Array<{ shard: number; settled: Settled[] }> = [];
   const handed: ScheduledWait[] = [];
   const scheduled: ScheduledWait[] = [];
@@ -40,6 +40,7 @@ function world(waits: TakenWait[][], run: (job: TakenWait['job']) => Promise<Job
       logger: pino({ level: 'silent' }),
       scrubber: new Scrubber(),
       queueForgot: () => Promise.resolve(false),
+      ...(jobsSaturated ? { jobsSaturated } : {}),
     },
     16 * waits.length,
   );
@@ -99,5 +100,22 @@ describe('the rounds over the due set', () => {
     const last: Array<{ more: boolean; nextAt: number | null }> = [];
     expect((await w.rounds.round(0, (t) => last.push(t))).due).toBe(0);
     expect(last).toEqual([{ more: false, nextAt: null }]);
+  });
+
+  it('while every job slot is taken, run at most a small share of the limit over all rounds, and take nothing beyond it', async () => {
+    const keys = keysIn(0, 6);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const w = world([keys.map((k) => taken(k)), []], async () => {
+      await held;
+      return again(new Date(Date.now() + 60_000));
+    }, () => true);
+    // 32 a process: 1 at once while giving way
+    const first = w.rounds.round(0);
+    await new Promise((r) => setImmediate(r));
+    expect(await w.rounds.round(0)).toMatchObject({ due: 0 });
+    release();
+    expect(await first).toMatchObject({ due: 1 });
+    expect(w.ran).toHaveLength(1);
   });
 });
