@@ -46,7 +46,10 @@ export interface RoundDeps {
   jobsSaturated?: () => boolean;
 }
 
-/** What the round tells the one that runs it once it has taken its waits: whether more are due now, and when the next falls due. */
+/**
+ * What the round tells the one that runs it once it has taken its waits (giving way: once they
+ * ran): whether more are due now, and when the next falls due.
+ */
 export type OnTaken = (taken: { more: boolean; nextAt: number | null }) => void;
 
 export class DueRounds {
@@ -73,14 +76,18 @@ export class DueRounds {
   /** Runs one round of shard `shard`: takes its due waits, runs them, settles them; what it did. */
   async round(shard: number, onTaken?: OnTaken): Promise<RoundReport> {
     const report: RoundReport = { shard, due: 0, checked: 0, held: 0, lost: 0, healed: 0, couldNotAsk: 0, late: 0, handedOver: 0 };
-    const size = this.size(shard);
-    if (size === 0) return report; // giving way: the next tick comes
+    const givingWay = this.deps.jobsSaturated?.() ?? false;
+    const size = this.size(shard, givingWay);
+    if (size === 0) return report; // giving way, and the rounds under way use the room: they go on
     const now = Date.now();
     const { taken, nextAt } = await this.deps.due.take(shard, now, now + LEASE_MS, size);
-    onTaken?.({ more: taken.length === size || (nextAt !== null && nextAt <= Date.now()), nextAt });
+    const next = { more: taken.length === size || (nextAt !== null && nextAt <= Date.now()), nextAt };
+    // the next round at once, to fan out; giving way, only once this one's runs ended (one after another)
+    if (!givingWay) onTaken?.(next);
     report.due = taken.length;
     this.running += taken.length;
     await Promise.all(taken.map((wait) => this.run(shard, wait, report, now).finally(() => this.running--)));
+    if (givingWay) onTaken?.(next);
     await this.flushing;
     return report;
   }
@@ -95,9 +102,9 @@ export class DueRounds {
    * applies), when the jobs go first and the rounds keep a small share of the limit, over all of
    * them: a consumer not applied yet is unserved, one whose check is late most likely is not.
    */
-  private size(shard: number): number {
+  private size(shard: number, givingWay: boolean): number {
     const size = this.sizes[shard]!;
-    return this.deps.jobsSaturated?.() ? Math.max(0, Math.min(size, this.givingWay - this.running)) : size;
+    return givingWay ? Math.max(0, Math.min(size, this.givingWay - this.running)) : size;
   }
 
   /** Runs one wait as its job, counts what it found, and notes how it settles. */

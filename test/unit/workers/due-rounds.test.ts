@@ -111,11 +111,14 @@ describe('the rounds over the due set', () => {
       return again(new Date(Date.now() + 60_000));
     }, () => true);
     // 32 a process: 1 at once while giving way
-    const first = w.rounds.round(0);
+    const told: Array<{ more: boolean }> = [];
+    const first = w.rounds.round(0, (t) => told.push(t));
     await new Promise((r) => setImmediate(r));
     expect(await w.rounds.round(0)).toMatchObject({ due: 0 });
+    expect(told).toEqual([]); // the next round only once this one's runs ended
     release();
     expect(await first).toMatchObject({ due: 1 });
+    expect(told).toEqual([{ more: true, nextAt: expect.any(Number) as number }]);
     expect(w.ran).toHaveLength(1);
   });
 });
