@@ -133,7 +133,7 @@ export function countSent(redis: Redis): () => number {
   redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
     sent++;
     return original(...args);
-  }) as Redis['sendCommand'];
+  });
   return () => sent;
 }
 

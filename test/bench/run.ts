@@ -50,7 +50,7 @@ import { BenchEnv, type TimingOverrides } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
 import { checkBreakdown, type PartCost } from './check-breakdown.js';
 import { countSent, CostMeter, unitRows, type UnitCost } from './cost-meter.js';
-import { checksIn, costBetween, LatenessSampler, percentile, perCommand, sumCosts } from './measure.js';
+import { checksIn, costBetween, LatenessSampler, percentile, perCommand } from './measure.js';
 import { objectStore, type ObjectStoreResult } from './object-store.js';
 import { pipelinedAuth, type PipelinedAuthResult } from './pipelined-auth.js';
 import { plainLoop, type PlainLoopResult } from './plain-loop.js';
