@@ -78,9 +78,10 @@ export class BenchEnv {
 
   /**
    * Writes `holdfast-<name>.yaml` with these timing defaults and returns its path and loaded form.
-   * `admin`: the cache provider's backend, when not the world's one-node cache.
+   * `admin`: the cache provider's backend, when not the world's one-node cache. `sync`: the
+   * configuration's `sync:` keys, e.g. `contributionsMaxBytes: 1GiB`.
    */
-  async configure(name: string, timing: TimingOverrides, concurrency = 32, admin?: CacheAdmin): Promise<{ path: string; config: HoldfastConfig }> {
+  async configure(name: string, timing: TimingOverrides, concurrency = 32, admin?: CacheAdmin, sync?: string): Promise<{ path: string; config: HoldfastConfig }> {
     const { queue, store, cache } = this;
     const cacheAdmin = admin ?? { url: `redis://${cache.host}:${cache.port}`, username: cache.admin.username, passwordFile: 'secrets/cache' };
     const path = join(this.dir, `holdfast-${name}.yaml`);
@@ -91,6 +92,7 @@ export class BenchEnv {
         `store: { url: "mongodb://${store.host}:${store.port}/?authSource=admin", username: ${store.admin.username}, passwordFile: secrets/store }`,
         'fingerprintKeyFile: secrets/fingerprint.key',
         `worker: { concurrency: ${concurrency} }`,
+        ...(sync ? [`sync: { ${sync} }`] : []),
         'log: { level: warn, format: json }',
         `defaults: { ${Object.entries(timing).map(([k, v]) => `${k}: ${v}`).join(', ')} }`,
         'providers:',

@@ -10,6 +10,11 @@
  * `--cold`: nothing seeded (the store's collections made and indexed); the engine applies every consumer first (a new provider's cold
  * start), and the time from its start until every login authenticates is reported first.
  *
+ * Ends with one line of JSON: consumers, seedMs, allBackMs, healsPerSec, cpuMsPerHeal by process,
+ * perHeal (`cost-meter.ts`: engine CPU, store ops, commands, round trips and bytes of the store,
+ * the queue's Redis and the cache, everything of the window over the consumers healed), and the
+ * load averages at the start and end.
+ *
  * Options: `--consumers N` (default 10000), `--verify-every 10s`, `--check-timeout 5s`,
  * `--concurrency 32`, `--give-up 300s`, `--cold`, `--cpu-prof <dir>` (the engine's V8 CPU profile, for
  * `cpu-profile-top.ts`).
@@ -22,9 +27,11 @@ import { parseDuration } from '../../src/config/duration.js';
 import { indexFerretDb } from '../backends/ferretdb-index.js';
 import { BenchEnv } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
+import { CostMeter, countSent, type UnitCost } from './cost-meter.js';
 import { costBetween, perCommand, processCpuMs, redisCost } from './measure.js';
 import { profileBetween, type Profile } from './profile.js';
 import { seedHeld } from './seed.js';
+import { localPort } from './wire.js';
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -76,6 +83,19 @@ function table(profile: Profile, heals: number, wallMs: number): void {
   }
 }
 
+/** CPU ms per heal of each process, by label. */
+function perHealCpu(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, healed: number): Record<string, number> {
+  return Object.fromEntries([...after].map(([label, ms]) => [label, Math.round(((ms - before.get(label)!) / Math.max(1, healed)) * 100) / 100]));
+}
+
+/** What the heal's window cost per heal, the benchmark's own connections and commands to the cache left out. */
+async function perHealCost(meter: CostMeter, before: Awaited<ReturnType<CostMeter['snapshot']>>, own: ReadonlyArray<{ redis: Redis; sent: () => number }>, healed: number): Promise<UnitCost> {
+  for (const o of own) meter.exclude.add(localPort(o.redis));
+  meter.ownCacheCalls = own.reduce((n, o) => n + o.sent(), 0);
+  return meter.perUnit(meter.between(before, await meter.snapshot()), healed);
+}
+
+const loadAtStart = loadavg();
 say(`heal at scale: ${consumers} consumers, verifyEvery ${verifyEvery}, worker concurrency ${concurrency}; load ${load()}`);
 const env = await BenchEnv.create(consumers);
 try {
@@ -83,12 +103,14 @@ try {
   const seededAt = Date.now();
   if (cold) await indexedEmpty(env, config.store.database);
   else await seedHeld(env, config);
+  const seedMs = Date.now() - seededAt;
   say(`${cold ? 'nothing seeded' : `seeded in ${Date.now() - seededAt} ms`}; load ${load()}`);
   const verifyMs = config.providers[0]!.timing.verifyEveryMs;
   const startedAt = Date.now();
   const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), { profile: true, cpuProfileDir });
   const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
   probe.on('error', () => undefined);
+  const probeSent = countSent(probe);
   try {
     if (cold) {
       const unapplied = new Map(env.consumers.map((c) => [c.login, c.password]));
@@ -103,13 +125,16 @@ try {
     await sleep(verifyMs + 5_000);
     const cache = new Redis(env.cache.url, { maxRetriesPerRequest: 0 });
     cache.on('error', () => undefined);
+    const cacheSent = countSent(cache);
     say(`settled; load ${load()}`);
     const before = (await run.fresh()).profile ?? {};
     await env.cache.restart();
     const pids = new Map([['engine', run.pid], ['store', env.store.pid], ['queue Redis', env.queue.pid], ['cache Redis', env.cache.pid]].filter((e): e is [string, number] => e[1] !== undefined));
     const cpuBefore = processCpuMs(pids);
     const restarted = Date.now();
-    const cacheBefore = await redisCost(cache);
+    const meter = new CostMeter(env, [run]);
+    const [cacheBefore, meterBefore] = [await redisCost(cache), await meter.snapshot()];
+    const [probeBefore, cacheSentBefore] = [probeSent(), cacheSent()];
     const unhealed = new Map(env.consumers.map((c) => [c.login, c.password]));
     const marks: Array<[number, number]> = [];
     let nextMark = 0.5;
@@ -127,8 +152,10 @@ try {
     const after = (await run.fresh()).profile ?? {};
     const cpuAfter = processCpuMs(pids);
     const cacheCost = costBetween(cacheBefore, await redisCost(cache));
-    cache.disconnect();
     const healed = consumers - unhealed.size;
+    const own = [{ redis: probe, sent: () => probeSent() - probeBefore }, { redis: cache, sent: () => cacheSent() - cacheSentBefore }];
+    const perHeal = await perHealCost(meter, meterBefore, own, healed);
+    cache.disconnect();
     say(`\n${healed} of ${consumers} authenticating again ${healMs} ms after the restart (${marks.map(([s, ms]) => `${s * 100}% at ${ms} ms`).join(', ')}); ${Math.round(healed / (healMs / 1000))} heals/s; load ${load()}`);
     const adapterCreates = perCommand(cacheCost)['acl|setuser']?.calls ?? healed;
     say(`the engine's parts between the restart and the last heal (per heal: per ACL SETUSER, ${adapterCreates}):`);
@@ -137,7 +164,10 @@ try {
     for (const [name, c] of Object.entries(perCommand(cacheCost))) say(`  ${name.padEnd(20)} ${String(c.calls).padStart(8)} calls ${c.usPerCall} µs/call`);
     say(`  cache CPU ${Math.round(cacheCost.cpuUs / 1000)} ms over ${healMs} ms`);
     say(`CPU per heal by process (ms), same window: ${[...cpuAfter].map(([label, ms]) => `${label} ${((ms - cpuBefore.get(label)!) / Math.max(1, healed)).toFixed(2)}`).join(', ')}`);
-    say(JSON.stringify({ consumers, verifyEvery, concurrency, healMs, healed, marks, load: loadavg() }));
+    say('per heal, everything of the window (routine checks included) over the consumers healed:');
+    for (const [key, value] of Object.entries(perHeal)) say(`  ${key.padEnd(18)} ${JSON.stringify(value)}`);
+    const cpuMsPerHeal = perHealCpu(cpuBefore, cpuAfter, healed);
+    say(JSON.stringify({ consumers, verifyEvery, concurrency, seedMs, allBackMs: healMs, healed, healsPerSec: Math.round(healed / (healMs / 1000)), marks, cpuMsPerHeal, perHeal, loadStart: loadAtStart, loadEnd: loadavg() }));
   } finally {
     probe.disconnect();
     await run.stop();

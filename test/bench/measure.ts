@@ -117,3 +117,18 @@ export function processCpuMs(pids: ReadonlyMap<string, number>): Map<string, num
   }
   return used;
 }
+
+/** Resident memory of each process, by label, in MB: now (`VmRSS`) and at its highest (`VmHWM`), from `/proc/<pid>/status`. */
+export function processMemoryMb(pids: ReadonlyMap<string, number>): Map<string, { rss: number; peak: number }> {
+  const memory = new Map<string, { rss: number; peak: number }>();
+  for (const [label, pid] of pids) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+      memory.set(label, { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) });
+    } catch {
+      memory.set(label, { rss: NaN, peak: NaN });
+    }
+  }
+  return memory;
+}

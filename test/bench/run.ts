@@ -29,6 +29,11 @@
  *   the server's identity writes during the checks (`CreateAccessKey` among them; zero expected),
  *   its request time and CPU per check, and holdfast's.
  *
+ * Every window of routine checks and every heal also gives what one check or one heal cost
+ * (`cost-meter.ts`): engine CPU ms, store operations, round trips and bytes of the store, the
+ * queue's Redis and the cache (read off the kernel's TCP counters, `wire.ts`), and the commands
+ * the two Redis ran: `perCheck` and `perHeal` in the last line.
+ *
  * `--quick` runs only the 1k throughput, three-node and heal cases and 100 object-store consumers (about five minutes); `--only=<N>` runs
  * the full run's cases for N consumers (1000, 10000 or 100000) alone; `--nodes3[=<N>]` the
  * three-node case alone, for N consumers (default 1000).
@@ -44,12 +49,14 @@ import { AUTH_IN_FLIGHT } from '../../src/adapters/redis-acl/index.js';
 import { BenchEnv, type TimingOverrides } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
 import { checkBreakdown, type PartCost } from './check-breakdown.js';
-import { checksIn, costBetween, LatenessSampler, percentile, perCommand, redisCost, sumCosts } from './measure.js';
+import { countSent, CostMeter, unitRows, type UnitCost } from './cost-meter.js';
+import { checksIn, costBetween, LatenessSampler, percentile, perCommand } from './measure.js';
 import { objectStore, type ObjectStoreResult } from './object-store.js';
 import { pipelinedAuth, type PipelinedAuthResult } from './pipelined-auth.js';
 import { plainLoop, type PlainLoopResult } from './plain-loop.js';
 import { ReplicaNodes } from './replica-nodes.js';
 import { seedHeld } from './seed.js';
+import { localPort } from './wire.js';
 
 const quick = process.argv.includes('--quick');
 /** `--only=100000`: the full run's cases for that many consumers alone. */
@@ -82,6 +89,14 @@ interface Window {
   nodes: NodeWindow[];
   /** The cache's commands in the window (summed over its nodes): calls and µs per call. */
   cacheCommands: Record<string, { calls: number; usPerCall: number }>;
+  /** Everything of the window per check: engine CPU, store, queue and cache commands, round trips and bytes (`cost-meter.ts`). */
+  perCheck: UnitCost;
+}
+
+/** The benchmark's own connection to the queue's Redis during a window (a lateness sampler's): left out of its figures. */
+interface Own {
+  sent: () => number;
+  port: number;
 }
 
 interface NodeWindow {
@@ -99,49 +114,41 @@ interface NodeWindow {
  * (the world's one-node cache by default). Each check asks every node, so a check is counted
  * once per node's `AUTH` (or `ACL GETUSER`), divided by the nodes.
  */
-async function measure(env: BenchEnv, engines: EngineProcess[], ms: number, caches: readonly string[] = [env.cache.url]): Promise<Window> {
-  const nodes = caches.map((url) => new Redis(url));
-  const queue = new Redis(env.queue.url);
-  const costs = () => Promise.all(nodes.map((n) => redisCost(n)));
-  try {
-    const [before, queueBefore, ...statsBefore] = await Promise.all([costs(), redisCost(queue), ...engines.map((e) => e.fresh())]);
-    await sleep(ms);
-    const [after, queueAfter, ...statsAfter] = await Promise.all([costs(), redisCost(queue), ...engines.map((e) => e.fresh())]);
-    const perNode = nodes.map((_, i) => costBetween(before[i]!, after[i]!));
-    const cost = sumCosts(perNode);
-    const queueCost = costBetween(queueBefore, queueAfter);
-    const { light, deep } = checksIn(cost);
-    const checks = (light + deep) / nodes.length;
-    const seconds = (statsAfter[0]!.at - statsBefore[0]!.at) / 1000;
-    const sum = (pick: (i: number) => number) => engines.reduce((total, _, i) => total + pick(i), 0);
-    const cpuUs = sum((i) => statsAfter[i]!.cpuUs - statsBefore[i]!.cpuUs);
-    const ops = sum((i) => {
-      const a = statsAfter[i]!.store;
-      const b = statsBefore[i]!.store;
-      return a.reads + a.writes - b.reads - b.writes;
-    });
-    return {
-      seconds,
-      checksPerSec: checks / seconds,
-      deepShare: deep / Math.max(light + deep, 1),
-      holdfastCpuMsPer1k: cpuUs / Math.max(checks, 1),
-      backendUsPerCheck: cost.commandUs / Math.max(checks, 1),
-      backendCpuMsPer1k: cost.cpuUs / Math.max(checks, 1),
-      queueUsPerCheck: queueCost.commandUs / Math.max(checks, 1),
-      queueCpuMsPer1k: queueCost.cpuUs / Math.max(checks, 1),
-      storeOpsPerCheck: ops / Math.max(checks, 1),
-      rssMb: statsAfter.map((s) => s.rss / 1e6),
-      authPerSec: light / seconds,
-      nodes: perNode.map((c, i) => {
-        const auths = Math.max(checksIn(c).light, 1);
-        return { node: new URL(caches[i]!).host, authPerSec: checksIn(c).light / seconds, usPerAuth: (c.usec.get('auth') ?? 0) / auths, cpuUsPerAuth: c.cpuUs / auths, deepChecks: checksIn(c).deep };
-      }),
-      cacheCommands: perCommand(cost),
-    };
-  } finally {
-    for (const n of nodes) n.disconnect();
-    queue.disconnect();
-  }
+async function measure(env: BenchEnv, engines: EngineProcess[], ms: number, caches: readonly string[] = [env.cache.url], own?: Own): Promise<Window> {
+  const meter = new CostMeter(env, engines, caches);
+  if (own) meter.exclude.add(own.port);
+  const sentBefore = own?.sent() ?? 0;
+  const snapshotBefore = await meter.snapshot();
+  await sleep(ms);
+  const snapshotAfter = await meter.snapshot();
+  meter.ownQueueCalls = (own?.sent() ?? 0) - sentBefore;
+  const w = meter.between(snapshotBefore, snapshotAfter);
+  const [statsBefore, statsAfter] = [snapshotBefore.engines, snapshotAfter.engines];
+  const perNode = caches.map((_, i) => costBetween(snapshotBefore.caches[i]!, snapshotAfter.caches[i]!));
+  const [cost, queueCost] = [w.cache, w.queue];
+  const { light, deep } = checksIn(cost);
+  const checks = (light + deep) / caches.length;
+  const seconds = (statsAfter[0]!.at - statsBefore[0]!.at) / 1000;
+  const [cpuUs, ops] = [w.engineCpuUs, w.storeOps];
+  return {
+    seconds,
+    checksPerSec: checks / seconds,
+    deepShare: deep / Math.max(light + deep, 1),
+    holdfastCpuMsPer1k: cpuUs / Math.max(checks, 1),
+    backendUsPerCheck: cost.commandUs / Math.max(checks, 1),
+    backendCpuMsPer1k: cost.cpuUs / Math.max(checks, 1),
+    queueUsPerCheck: queueCost.commandUs / Math.max(checks, 1),
+    queueCpuMsPer1k: queueCost.cpuUs / Math.max(checks, 1),
+    storeOpsPerCheck: ops / Math.max(checks, 1),
+    rssMb: statsAfter.map((s) => s.rss / 1e6),
+    authPerSec: light / seconds,
+    nodes: perNode.map((c, i) => {
+      const auths = Math.max(checksIn(c).light, 1);
+      return { node: new URL(caches[i]!).host, authPerSec: checksIn(c).light / seconds, usPerAuth: (c.usec.get('auth') ?? 0) / auths, cpuUsPerAuth: c.cpuUs / auths, deepChecks: checksIn(c).deep };
+    }),
+    cacheCommands: perCommand(cost),
+    perCheck: meter.perUnit(w, checks),
+  };
 }
 
 /**
@@ -220,8 +227,11 @@ async function steady(env: BenchEnv, config: { path: string; config: HoldfastCon
     await sleep(timing.verifyEveryMs);
     const sample = env.consumers.filter((_, i) => i % Math.max(1, Math.floor(env.consumers.length / 2000)) === 0).map((c) => c.key);
     const sampler = new LatenessSampler(coordination, sample, timing);
+    const own = { sent: countSent(redis as Redis), port: -1 };
     sampler.start();
-    const window = await measure(env, [run], 2 * timing.verifyEveryMs);
+    await sleep(500);
+    own.port = localPort(redis as Redis);
+    const window = await measure(env, [run], 2 * timing.verifyEveryMs, undefined, own);
     sampler.stop();
     return {
       consumers: env.consumers.length,
@@ -244,6 +254,17 @@ interface HealResult {
   verifyEveryMs: number;
   healMs: number;
   healMinusIntervalMs: number;
+  /** Everything from the restart to the last login authenticating, per consumer healed (the routine checks meanwhile included). */
+  perHeal: UnitCost;
+}
+
+/** The heal's probes of the cache, to leave out of its figures: the commands they sent and their connections. */
+function probesOwn(meter: CostMeter, clients: readonly Redis[]): () => number {
+  const counts = clients.map((c) => countSent(c));
+  return () => {
+    for (const c of clients) meter.exclude.add(localPort(c));
+    return counts.reduce((n, count) => n + count(), 0);
+  };
 }
 
 async function heal(env: BenchEnv, config: { path: string; config: HoldfastConfig }): Promise<HealResult> {
@@ -253,11 +274,14 @@ async function heal(env: BenchEnv, config: { path: string; config: HoldfastConfi
     await sleep(Math.min(timing.verifyEveryMs, 10_000));
     await env.cache.restart();
     const restarted = Date.now();
+    const meter = new CostMeter(env, [run]);
+    const before = await meter.snapshot();
     const unhealed = new Map(env.consumers.map((c) => [c.login, c.password]));
     // light on the machine: only logins the cache has again are asked to authenticate
     const admin = new Redis(env.cache.url, { maxRetriesPerRequest: 0 });
     const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
     for (const client of [admin, probe]) client.on('error', () => undefined);
+    const probes = probesOwn(meter, [admin, probe]);
     try {
       while (unhealed.size > 0) {
         if (Date.now() - restarted > 10 * timing.verifyEveryMs + 60_000) throw new Error(`${unhealed.size} consumers still not healed`);
@@ -274,12 +298,14 @@ async function heal(env: BenchEnv, config: { path: string; config: HoldfastConfi
         );
         if (unhealed.size > 0) await sleep(250);
       }
+      const healMs = Date.now() - restarted;
+      meter.ownCacheCalls = probes();
+      const perHeal = meter.perUnit(meter.between(before, await meter.snapshot()), env.consumers.length);
+      return { consumers: env.consumers.length, verifyEveryMs: timing.verifyEveryMs, healMs, healMinusIntervalMs: healMs - timing.verifyEveryMs, perHeal };
     } finally {
       admin.disconnect();
       probe.disconnect();
     }
-    const healMs = Date.now() - restarted;
-    return { consumers: env.consumers.length, verifyEveryMs: timing.verifyEveryMs, healMs, healMinusIntervalMs: healMs - timing.verifyEveryMs };
   } finally {
     await run.stop();
   }
@@ -360,6 +386,7 @@ function showThroughput(r: ThroughputResult): void {
     ['worker RSS MB', r.runPlusWorker?.rssMb[1] ?? '-'],
     ['start-up s', r.startMs / 1000],
     ['settled after s', r.settleMs / 1000],
+    ...unitRows('check', r.run.perCheck),
   ];
   table(`throughput, ${r.consumers.toLocaleString('en')} held consumers`, rows);
 }
@@ -520,7 +547,7 @@ if (nodesOnly) {
 } else if (quick) {
   await world(1_000, async (env) => {
     const h = await heal(env, await env.configure('heal', { verifyEvery: '5s', checkTimeout: '2s' }));
-    table('heal, 1,000 consumers', [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
+    table('heal, 1,000 consumers', [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`], ...unitRows('heal', h.perHeal)]);
     const fast = await env.configure('fast', saturating(1_000));
     const plain = await plainLoop(env, fast.config.providers[0]!, 8_000);
     const pipelined = await pipelinedAuth(env, 5_000);
@@ -546,6 +573,8 @@ if (nodesOnly) {
       backendUsPerCheck: round(t.run.backendUsPerCheck, 2),
       backendUsPerCheckAtDefaults: round(projectedBackendUs(t.run.backendUsPerCheck, plain.getUserUs, defaults.config), 2),
       rssMb: round(t.run.rssMb[0]!),
+      perCheck: t.run.perCheck,
+      perHeal: h.perHeal,
     };
   });
   const o = await objectStoreCase(100, 30_000);
@@ -555,7 +584,7 @@ if (nodesOnly) {
     await world(n, async (env) => {
       // heal first, while every consumer's checks are spread over the interval as the sweep left them
       const h = await heal(env, await env.configure('heal', n >= 10_000 ? {} : { verifyEvery: '10s', checkTimeout: '2s' }));
-      table(`heal, ${n.toLocaleString('en')} consumers`, [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`]]);
+      table(`heal, ${n.toLocaleString('en')} consumers`, [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`], ...unitRows('heal', h.perHeal)]);
       results[`heal${n / 1000}k`] = h;
       const fast = await env.configure('fast', saturating(n));
       const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
@@ -593,6 +622,7 @@ if (nodesOnly) {
       ['store ops / check', s.window.storeOpsPerCheck],
       ['run RSS MB', s.window.rssMb[0]],
       ['start-up s', s.startMs / 1000],
+      ...unitRows('check', s.window.perCheck),
     ]);
     results.steady100k = s;
     const auth = s.window.cacheCommands.auth?.usPerCall ?? NaN;
@@ -622,6 +652,9 @@ if (nodesOnly) {
       backendUsPerCheck: round(s.window.backendUsPerCheck, 2),
       rssMb: round(s.window.rssMb[0]!),
       workerRssMb: round(t.runPlusWorker?.rssMb[1] ?? NaN),
+      perCheck: s.window.perCheck,
+      saturatedPerCheck: t.run.perCheck,
+      perHeal: (results.heal10k as HealResult | undefined)?.perHeal ?? null,
     };
   });
 }
