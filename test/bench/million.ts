@@ -9,6 +9,10 @@
  * nearest a whole core, or the engine's lateness with no process busy. Prints a table and one
  * line of JSON; the load averages at the start and end of the window are in it.
  *
+ * Lateness is the gap between two checks of a consumer less its interval: the first check after
+ * start-up counts from the seeded last check, so while the due waits not taken stay high (the
+ * engine never caught up) it holds the start-up and the backlog, not a steady state.
+ *
  * Options: `--consumers N` (default 1000000), `--minutes M` (default 3), `--concurrency C`
  * (worker concurrency, default 32), `--warm-up 60s` (after start-up, before the window).
  */
