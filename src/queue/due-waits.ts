@@ -1,8 +1,8 @@
 /**
- * The due set: every consumer's wait, kept in the queue's Redis by when it falls due, for the
- * worker's rounds to take many at a time (`workers/due-rounds.ts`) instead of one BullMQ job
- * each. A routine check then costs no job of its own: BullMQ's take and put-back were the
- * largest part of its cost (see the README's "How it scales").
+ * The due set: every consumer's wait, kept in the queue's Redis by when it falls due, for
+ * rounds (`workers/due-rounds.ts`, each a BullMQ job: `round-jobs.ts`) to take many at a time
+ * instead of one BullMQ job each. A routine check then costs no job of its own: BullMQ's take and
+ * put-back were the largest part of its cost.
  *
  * Per shard, three keys of its slot (`coordination/keys.ts`): the waits by due time, each
  * one's epoch, and each one's data, as its timer job would carry it (the ticket and its seal:
