@@ -15,10 +15,15 @@
  * the queue's Redis and the cache, everything of the window over the consumers healed), and the
  * load averages at the start and end.
  *
+ * `--status-every 5s`: the compiled CLI's `holdfast status` (`npm run build` first) run beside the
+ * heal at that pace, each run's wall time and exit code reported.
+ *
  * Options: `--consumers N` (default 10000), `--verify-every 10s`, `--check-timeout 5s`,
  * `--concurrency 32`, `--give-up 300s`, `--cold`, `--cpu-prof <dir>` (the engine's V8 CPU profile, for
  * `cpu-profile-top.ts`).
  */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
@@ -28,7 +33,7 @@ import { indexFerretDb } from '../backends/ferretdb-index.js';
 import { BenchEnv } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
 import { CostMeter, countSent, type UnitCost } from './cost-meter.js';
-import { costBetween, perCommand, processCpuMs, redisCost } from './measure.js';
+import { costBetween, perCommand, processCpuMs, processMemoryMb, redisCost } from './measure.js';
 import { profileBetween, type Profile } from './profile.js';
 import { seedHeld } from './seed.js';
 import { localPort } from './wire.js';
@@ -44,6 +49,8 @@ const concurrency = Number(arg('concurrency', '32'));
 const giveUpMs = parseDuration(arg('give-up', '300s'));
 const cold = process.argv.includes('--cold');
 const cpuProfileDir = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
+/** `--status-every 5s`: the compiled CLI's `holdfast status` run one after another at this pace from the restart on, as an operator watching would. */
+const statusEveryMs = process.argv.includes('--status-every') ? parseDuration(arg('status-every', '5s')) : undefined;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (text: string) => process.stdout.write(`${text}\n`);
 const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
@@ -62,6 +69,32 @@ async function authenticating(probe: Redis, logins: ReadonlyMap<string, string>)
     });
   }
   return ok;
+}
+
+/** `holdfast status` by the compiled CLI (`npm run build` first), one run after another at a pace; each run's wall time and exit code. */
+class StatusLoop {
+  private stopped = false;
+  private readonly runs: Array<{ ms: number; code: number | null }> = [];
+  private readonly loop: Promise<void>;
+
+  constructor(configPath: string, everyMs: number) {
+    const cli = join(import.meta.dirname, '../../dist/src/cli/main.js');
+    if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build first`);
+    this.loop = (async () => {
+      while (!this.stopped) {
+        const at = Date.now();
+        const code = await new Promise<number | null>((resolve) => execFile(process.execPath, [cli, 'status', '-c', configPath], { maxBuffer: 64 << 20 }, (error) => resolve(error ? ((error as { code?: number }).code ?? null) : 0)));
+        this.runs.push({ ms: Date.now() - at, code });
+        await sleep(Math.max(0, everyMs - (Date.now() - at)));
+      }
+    })();
+  }
+
+  async stop(): Promise<Array<{ ms: number; code: number | null }>> {
+    this.stopped = true;
+    await this.loop;
+    return this.runs;
+  }
 }
 
 /** The store's collections made empty and indexed (`ferretdb-index.ts`), as an operator of a new provider has them. */
@@ -112,13 +145,14 @@ try {
   probe.on('error', () => undefined);
   const probeSent = countSent(probe);
   try {
+    let coldMs: number | undefined;
     if (cold) {
       const unapplied = new Map(env.consumers.map((c) => [c.login, c.password]));
       while (unapplied.size > 0 && Date.now() - startedAt < giveUpMs) {
         for (const login of await authenticating(probe, unapplied).catch(() => [])) unapplied.delete(login);
         if (unapplied.size > 0) await sleep(500);
       }
-      const coldMs = Date.now() - startedAt;
+      coldMs = Date.now() - startedAt;
       say(`cold start: ${consumers - unapplied.size} of ${consumers} authenticating ${coldMs} ms after the engine started (${Math.round((consumers - unapplied.size) / (coldMs / 1000))} first applies/s); load ${load()}`);
       table(profileBetween({}, (await run.fresh()).profile ?? {}), consumers, coldMs);
     }
@@ -135,6 +169,7 @@ try {
     const meter = new CostMeter(env, [run]);
     const [cacheBefore, meterBefore] = [await redisCost(cache), await meter.snapshot()];
     const [probeBefore, cacheSentBefore] = [probeSent(), cacheSent()];
+    const statuses = statusEveryMs === undefined ? undefined : new StatusLoop(path, statusEveryMs);
     const unhealed = new Map(env.consumers.map((c) => [c.login, c.password]));
     const marks: Array<[number, number]> = [];
     let nextMark = 0.5;
@@ -149,6 +184,8 @@ try {
       if (unhealed.size > 0) await sleep(500);
     }
     const healMs = Date.now() - restarted;
+    const statusRuns = await statuses?.stop();
+    if (statusRuns) say(`holdfast status beside the heal, every ${statusEveryMs} ms: ${statusRuns.map((r) => `${r.ms} ms exit ${r.code}`).join(', ')}`);
     const after = (await run.fresh()).profile ?? {};
     const cpuAfter = processCpuMs(pids);
     const cacheCost = costBetween(cacheBefore, await redisCost(cache));
@@ -167,7 +204,9 @@ try {
     say('per heal, everything of the window (routine checks included) over the consumers healed:');
     for (const [key, value] of Object.entries(perHeal)) say(`  ${key.padEnd(18)} ${JSON.stringify(value)}`);
     const cpuMsPerHeal = perHealCpu(cpuBefore, cpuAfter, healed);
-    say(JSON.stringify({ consumers, verifyEvery, concurrency, seedMs, allBackMs: healMs, healed, healsPerSec: Math.round(healed / (healMs / 1000)), marks, cpuMsPerHeal, perHeal, loadStart: loadAtStart, loadEnd: loadavg() }));
+    const memoryMb = Object.fromEntries(processMemoryMb(pids));
+    say(`memory (MB, now and peak since start): ${Object.entries(memoryMb).map(([label, m]) => `${label} ${m.rss} / ${m.peak}`).join(', ')}`);
+    say(JSON.stringify({ consumers, verifyEvery, concurrency, ...(coldMs === undefined ? {} : { coldMs }), ...(statusRuns ? { statusRuns } : {}), seedMs, allBackMs: healMs, healed, healsPerSec: Math.round(healed / (healMs / 1000)), marks, cpuMsPerHeal, perHeal, memoryMb, loadStart: loadAtStart, loadEnd: loadavg() }));
   } finally {
     probe.disconnect();
     await run.stop();
