@@ -88,7 +88,7 @@ describe('the rounds over the due set', () => {
     const keys = keysIn(0, 10);
     const late = Date.now() - 5_000;
     const found: JobOutcome['found'][] = ['held', 'held', 'lost', 'healed', 'could-not-ask', undefined, 'held', 'held', 'held', 'held'];
-    const outcomes = new Map(keys.map((k, i) => [k, { ...again(new Date(Date.now() + 60_000)), found: found[i] } as JobOutcome]));
+    const outcomes = new Map(keys.map((k, i) => [k, { ...again(new Date(Date.now() + 60_000)), found: found[i] }]));
     const w = world([keys.map((k, i) => taken(k, 3, i < 2 ? late : Date.now())), []], (job) => Promise.resolve(outcomes.get(job.key)!));
     // 32 a process over two shards, 4 rounds at once: a round takes 4 of shard 0's 10
     const told: Array<{ more: boolean }> = [];
