@@ -27,8 +27,6 @@ export const LEASE_MS = 30_000;
 export const LATE_MS = 1_000;
 /** How many rounds of one shard a process runs at once: its share of the limit is split between them. */
 export const ROUNDS_AT_ONCE = 4;
-/** How often, at most, settlements that could not be sent are said (ms). */
-const FAILED_SAID_EVERY_MS = 60_000;
 /** While every job slot is taken, the process's rounds run at most this share of its limit at once: the jobs (first applies) go first. */
 const GIVE_WAY_SHARE = 1 / 32;
 
@@ -40,8 +38,8 @@ export interface RoundDeps {
   run: (job: TakenWait['job']) => Promise<JobOutcome>;
   logger: Logger;
   scrubber: Scrubber;
-  /** Whether a failure is explained by the queue's Redis having forgotten everything (said once elsewhere). */
-  queueForgot: () => Promise<boolean>;
+  /** Where what could not be sent is told (the round worker's: said once a minute at most). */
+  failed: (error: unknown) => void;
   /** Whether every job slot of the process is taken (`ConsumerWorker.saturated`). */
   jobsSaturated?: () => boolean;
 }
@@ -61,7 +59,6 @@ export class DueRounds {
   private readonly givingWay: number;
   /** Waits the process's rounds are running now. */
   private running = 0;
-  private failedSaidAt = 0;
 
   constructor(
     private readonly deps: RoundDeps,
@@ -131,7 +128,7 @@ export class DueRounds {
       await this.deps.queue.queueWaits([{ key, timer: { wait: job.wait, epoch: job.epoch, dueAt: new Date() }, ticket: job.ticket, seal: job.seal }]);
       this.settle(shard, { key, epoch, at: null });
     } catch (failure) {
-      await this.failed(failure);
+      this.deps.failed(failure); // left leased: taken again when the lease ends
     }
   }
 
@@ -144,16 +141,9 @@ export class DueRounds {
   private async flush(): Promise<void> {
     this.flushing = undefined;
     const batches = this.pending.map((list, shard) => [shard, list.splice(0)] as const).filter(([, list]) => list.length > 0);
-    await Promise.all(batches.map(([shard, list]) => this.deps.due.settle(shard, list).catch((error: unknown) => this.failed(error))));
+    await Promise.all(batches.map(([shard, list]) => this.deps.due.settle(shard, list).catch((error: unknown) => this.deps.failed(error))));
   }
 
-  private async failed(error: unknown): Promise<void> {
-    if (await this.deps.queueForgot().catch(() => false)) return;
-    if (Date.now() - this.failedSaidAt < FAILED_SAID_EVERY_MS) return;
-    this.failedSaidAt = Date.now();
-    const why = this.deps.scrubber.describe(error);
-    this.deps.logger.warn({ err: why }, `waits a round ran could not be settled: ${why}; they are taken again when their lease ends (said once a minute at most)`);
-  }
 }
 
 function count(report: RoundReport, { found }: JobOutcome): void {

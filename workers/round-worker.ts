@@ -14,14 +14,17 @@ import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import { bullConnection, type BullConnection } from '../src/queue/bull-connection.js';
 import { ROUND_TICK_MS, roundQueueName, type RoundJobData, type RoundQueues, type RoundReport } from '../src/queue/round-jobs.js';
-import { ROUNDS_AT_ONCE, type DueRounds } from './due-rounds.js';
+import { DueRounds, ROUNDS_AT_ONCE, type RoundDeps } from './due-rounds.js';
 
 export interface RoundWorkerOptions {
   connection: QueueConnectionConfig;
   prefix: string;
   name: string;
   shards: number;
-  rounds: DueRounds;
+  /** What the rounds run with (`due-rounds.ts`); their failures are told here. */
+  rounds: Omit<RoundDeps, 'failed' | 'logger' | 'scrubber'>;
+  /** How many waits the process runs at once, over every shard. */
+  limit: number;
   queues: RoundQueues;
   logger: Logger;
   scrubber: Scrubber;
@@ -38,9 +41,12 @@ export class RoundWorker {
   private readonly workers: Array<Worker<RoundJobData, RoundReport>>;
   private readonly connection: BullConnection;
   private readonly timer: NodeJS.Timeout;
+  private readonly rounds: DueRounds;
   private failedSaidAt = 0;
 
   constructor(private readonly options: RoundWorkerOptions) {
+    const { logger, scrubber } = options;
+    this.rounds = new DueRounds({ ...options.rounds, logger, scrubber, failed: (error) => void this.failed(error) }, options.limit);
     this.connection = bullConnection(options.connection);
     this.workers = shardPrefixes(options.prefix, options.shards).map((prefix, shard) => {
       const worker = new Worker<RoundJobData, RoundReport>(roundQueueName(options.name), (job) => this.round(job, shard), {
@@ -58,8 +64,8 @@ export class RoundWorker {
 
   /** One round of the job's shard (the worker's own: a job of another shard's data is run for the worker's shard). */
   private round(_job: Job<RoundJobData, RoundReport>, shard: number): Promise<RoundReport> {
-    const { rounds, queues } = this.options;
-    return rounds.round(shard, ({ more, nextAt }) => {
+    const { queues } = this.options;
+    return this.rounds.round(shard, ({ more, nextAt }) => {
       const next = more ? queues.add(shard) : nextAt !== null && nextAt < Date.now() + ROUND_TICK_MS ? queues.add(shard, nextAt) : undefined;
       void next?.catch((error: unknown) => this.failed(error));
     });
@@ -74,14 +80,14 @@ export class RoundWorker {
     if (Date.now() - this.failedSaidAt < FAILED_SAID_EVERY_MS) return;
     this.failedSaidAt = Date.now();
     const why = this.options.scrubber.describe(error);
-    this.options.logger.warn({ err: why }, `a round over the due waits failed: ${why}; the next one comes within ${ROUND_TICK_MS / 1000}s (said once a minute at most)`);
+    this.options.logger.warn({ err: why }, `a round over the due waits failed: ${why}; its waits are taken again when their lease ends, and the next round comes within ${ROUND_TICK_MS / 1000}s (said once a minute at most)`);
   }
 
   /** Stops taking rounds, waits for those under way, and sends what they settled. */
   async close(): Promise<void> {
     clearInterval(this.timer);
     await Promise.all(this.workers.map((w) => w.close()));
-    await this.options.rounds.stop();
+    await this.rounds.stop();
     this.connection.end();
   }
 }

@@ -6,10 +6,9 @@
  */
 import { connectCoordination, connectStore } from './connect.js';
 import { ConsumerWorker } from '../../workers/consumer-worker.js';
-import { DueRounds } from '../../workers/due-rounds.js';
 import { RoundWorker } from '../../workers/round-worker.js';
 import { runConsumerJob } from '../../workers/consumer-job.js';
-import { DueWaits } from '../queue/due-waits.js';
+import { DueWaits, type TakenWait } from '../queue/due-waits.js';
 import { createEffects, type Effects } from '../../workers/effects.js';
 import { JobTrust } from '../../workers/job-trust.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
@@ -234,8 +233,8 @@ function startWorker(options: EngineOptions, shared: Shared, effects: Effects, r
   const job = { store, waits: due, coordination, providers, effects, trust: new JobTrust(seal, logger, metrics), logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) };
   const worker = new ConsumerWorker(job, { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot, waits: due }, logger);
   releasers.push(() => worker.close());
-  const rounds = new DueRounds({ due, queue, run: (taken) => runConsumerJob(taken, job), logger, scrubber, queueForgot, jobsSaturated: () => worker.saturated }, config.worker.concurrency * DUE_PER_JOB);
-  const roundWorker = new RoundWorker({ ...config.queue, rounds, queues: queue.rounds, logger, scrubber, queueForgot });
+  const rounds = { due, queue, run: (taken: TakenWait['job']) => runConsumerJob(taken, job), jobsSaturated: () => worker.saturated };
+  const roundWorker = new RoundWorker({ ...config.queue, rounds, limit: config.worker.concurrency * DUE_PER_JOB, queues: queue.rounds, logger, scrubber, queueForgot });
   releasers.push(() => roundWorker.close());
   return worker;
 }

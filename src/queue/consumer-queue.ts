@@ -94,7 +94,7 @@ export class ConsumerQueue {
     this.queues = shardPrefixes(options.prefix, options.shards ?? 1).map(
       (prefix) => new Queue<ConsumerJobData>(options.name, { connection: this.connection.connection, prefix, defaultJobOptions: JOB_OPTIONS }),
     );
-    this.rounds = new RoundQueues(options);
+    this.rounds = new RoundQueues(this.connection, options);
   }
 
   /** The first shard's queue: the only one unless `queue.shards` says more. */

@@ -6,9 +6,8 @@
  * shard, its result counts.
  */
 import { Queue, type JobsOptions } from 'bullmq';
-import type { QueueConnectionConfig } from '../config/config.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import { bullConnection, type BullConnection } from './bull-connection.js';
+import type { BullConnection } from './bull-connection.js';
 
 /** What a round job carries: the shard it runs a round of. */
 export interface RoundJobData {
@@ -51,15 +50,13 @@ export function roundQueueName(name: string): string {
   return `${name}-rounds`;
 }
 
-/** The rounds' queues, one per shard (shard `i` at index `i`), on one connection. */
+/** The rounds' queues, one per shard (shard `i` at index `i`), on the consumers' queue's connection (its owner ends it). */
 export class RoundQueues {
   readonly queues: ReadonlyArray<Queue<RoundJobData, RoundReport>>;
-  private readonly connection: BullConnection;
 
-  constructor(options: { connection: QueueConnectionConfig; prefix: string; name: string; shards?: number }) {
-    this.connection = bullConnection(options.connection);
+  constructor(connection: BullConnection, options: { prefix: string; name: string; shards?: number }) {
     this.queues = shardPrefixes(options.prefix, options.shards ?? 1).map(
-      (prefix) => new Queue<RoundJobData, RoundReport>(roundQueueName(options.name), { connection: this.connection.connection, prefix, defaultJobOptions: ROUND_JOB_OPTIONS }),
+      (prefix) => new Queue<RoundJobData, RoundReport>(roundQueueName(options.name), { connection: connection.connection, prefix, defaultJobOptions: ROUND_JOB_OPTIONS }),
     );
   }
 
@@ -82,6 +79,5 @@ export class RoundQueues {
 
   async close(): Promise<void> {
     await Promise.all(this.queues.map((q) => q.close()));
-    this.connection.end();
   }
 }
