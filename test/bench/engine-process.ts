@@ -1,6 +1,7 @@
 /** The benchmark's side of an engine child process: start it, read its reports, stop it. */
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { buildSync } from 'esbuild';
 import type { ChildStats } from './engine-child.js';
 
 export class EngineProcess {
@@ -19,10 +20,14 @@ export class EngineProcess {
   /**
    * `profile`: the child counts its parts' calls and time (`profile.ts`), in its reports.
    * `cpuProfileDir`: the child writes a V8 CPU profile there as it exits (read it with `cpu-profile-top.ts`).
+   * `compiled`: the child runs as plain JavaScript, as the compiled `holdfast run` does (no tsx
+   * loader, compiler or source maps in its heap: its memory is the operator's).
    */
-  static async start(configPath: string, role: 'run' | 'worker', logFile: string, options: { profile?: boolean; cpuProfileDir?: string | undefined } = {}): Promise<EngineProcess> {
+  static async start(configPath: string, role: 'run' | 'worker', logFile: string, options: { profile?: boolean; cpuProfileDir?: string | undefined; compiled?: boolean } = {}): Promise<EngineProcess> {
     const cpuProfile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-    const child = fork(join(import.meta.dirname, 'engine-child.ts'), [configPath, role, logFile, ...(options.profile ? ['profile'] : [])], { execArgv: ['--import', 'tsx', ...cpuProfile], stdio: 'inherit' });
+    const entry = options.compiled ? compiledChild() : join(import.meta.dirname, 'engine-child.ts');
+    const execArgv = [...(options.compiled ? [] : ['--import', 'tsx']), ...cpuProfile];
+    const child = fork(entry, [configPath, role, logFile, ...(options.profile ? ['profile'] : [])], { execArgv, stdio: 'inherit' });
     const startMs = await new Promise<number>((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`the ${role} process exited (${code}) before it was ready; see ${logFile}`)));
       child.on('message', (message: { type: string; startMs?: number }) => {
@@ -58,3 +63,14 @@ export class EngineProcess {
   }
 }
 
+
+/**
+ * `engine-child.ts` and holdfast's sources compiled into one JavaScript module (packages left to
+ * `node_modules`), made once per bench run beside this file so that packages resolve as they do
+ * for `dist/`.
+ */
+function compiledChild(): string {
+  const outfile = join(import.meta.dirname, '.compiled', 'engine-child.mjs');
+  buildSync({ entryPoints: [join(import.meta.dirname, 'engine-child.ts')], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
+  return outfile;
+}

@@ -19,7 +19,7 @@
  * heal at that pace, each run's wall time and exit code reported.
  *
  * Options: `--consumers N` (default 10000), `--verify-every 10s`, `--check-timeout 5s`,
- * `--concurrency 32`, `--give-up 300s`, `--cold`, `--cpu-prof <dir>` (the engine's V8 CPU profile, for
+ * `--concurrency 32`, `--give-up 300s`, `--cold`, `--compiled`, `--cpu-prof <dir>` (the engine's V8 CPU profile, for
  * `cpu-profile-top.ts`).
  */
 import { execFile } from 'node:child_process';
@@ -48,6 +48,8 @@ const checkTimeout = arg('check-timeout', '5s');
 const concurrency = Number(arg('concurrency', '32'));
 const giveUpMs = parseDuration(arg('give-up', '300s'));
 const cold = process.argv.includes('--cold');
+/** `--compiled`: the engine runs as plain JavaScript, as the compiled `holdfast run` does (see `engine-process.ts`). */
+const compiled = process.argv.includes('--compiled');
 const cpuProfileDir = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 /** `--status-every 5s`: the compiled CLI's `holdfast status` run one after another at this pace from the restart on, as an operator watching would. */
 const statusEveryMs = process.argv.includes('--status-every') ? parseDuration(arg('status-every', '5s')) : undefined;
@@ -140,7 +142,7 @@ try {
   say(`${cold ? 'nothing seeded' : `seeded in ${Date.now() - seededAt} ms`}; load ${load()}`);
   const verifyMs = config.providers[0]!.timing.verifyEveryMs;
   const startedAt = Date.now();
-  const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), { profile: true, cpuProfileDir });
+  const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), { profile: true, cpuProfileDir, compiled });
   const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
   probe.on('error', () => undefined);
   const probeSent = countSent(probe);
@@ -206,7 +208,7 @@ try {
     const cpuMsPerHeal = perHealCpu(cpuBefore, cpuAfter, healed);
     const memoryMb = Object.fromEntries(processMemoryMb(pids));
     say(`memory (MB, now and peak since start): ${Object.entries(memoryMb).map(([label, m]) => `${label} ${m.rss} / ${m.peak}`).join(', ')}`);
-    say(JSON.stringify({ consumers, verifyEvery, concurrency, ...(coldMs === undefined ? {} : { coldMs }), ...(statusRuns ? { statusRuns } : {}), seedMs, allBackMs: healMs, healed, healsPerSec: Math.round(healed / (healMs / 1000)), marks, cpuMsPerHeal, perHeal, memoryMb, loadStart: loadAtStart, loadEnd: loadavg() }));
+    say(JSON.stringify({ consumers, verifyEvery, concurrency, compiled, ...(coldMs === undefined ? {} : { coldMs }), ...(statusRuns ? { statusRuns } : {}), seedMs, allBackMs: healMs, healed, healsPerSec: Math.round(healed / (healMs / 1000)), marks, cpuMsPerHeal, perHeal, memoryMb, loadStart: loadAtStart, loadEnd: loadavg() }));
   } finally {
     probe.disconnect();
     await run.stop();
