@@ -91,7 +91,7 @@ describe('GET /consumers/<provider>/<id>/history, answered', () => {
       expect(JSON.stringify(answer.body)).not.toMatch(/[\p{Cc}\p{Cf}]/u);
     }
     expect(await historyAnswer(sources, 'cache/nobody/history', undefined)).toMatchObject({ code: 404, body: { error: { code: 'CONSUMER_UNKNOWN' } } });
-    for (const since of ['soon', '', '\u001b[2J1h', '1'.repeat(40)]) {
+    for (const since of ['soon', '', '\u001b[2J1h', `${'0'.repeat(40)}1h`]) {
       const answer = await historyAnswer(sources, 'cache/photos/history', since);
       expect(answer, JSON.stringify(since)).toMatchObject({ code: 400, body: { error: { code: 'ARGUMENT_INVALID' } } });
       expect((answer.body as { error: { message: string } }).error.message).not.toMatch(/[\p{Cc}\p{Cf}]/u);
