@@ -130,7 +130,7 @@ command('confirm-removals <provider>', 'apply the change the mass-removal guard 
     await confirmRemovalsCommand(provider, options);
   });
 
-command('doctor', 'as this process: can every admin and grant secret be read and used, and does every server answer? one line per problem; exits 1 on any')
+command('doctor', "as this process: can every admin and grant secret be read and used, does each grant secret hold what its writer meant (no trailing space, second newline, CRLF, byte-order mark, non-UTF-8 byte, nor a hash's form), and does every server answer? one line per problem; exits 1 on any")
   .action(async (options: { config?: string }) => {
     const { doctorCommand } = await import('./doctor-command.js');
     process.exitCode = await doctorCommand(options);

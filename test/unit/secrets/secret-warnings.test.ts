@@ -36,7 +36,7 @@ describe('the warning at a grant secret’s first read', () => {
     }
     expect(said).toHaveLength(1);
     expect(said[0]!.message).toBe(
-      `grant secret ${path} may not be what its writer meant: it ends in a space or tab before its line ends: the password includes it (byte 16; used as it is: a warning); rewrite it as one line of the password alone`,
+      `grant secret ${path} may not be what its writer meant: it ends in a space or tab before its line ends: the password includes it (byte 16; used as it is: a warning); rewrite it as one line holding the password alone`,
     );
     expect(said[0]!.fields).toEqual({ path, findings: ['trailing-whitespace'] });
     expect(JSON.stringify(said)).not.toContain('Qx7');
