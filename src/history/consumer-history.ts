@@ -13,7 +13,7 @@
  */
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import { recentTransitions } from '../http/recent-transitions.js';
-import { TIMELINE_CAP } from '../queue/coordination/notes.js';
+import { TIMELINE_CAP } from '../queue/coordination.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
 import { HISTORY_LENGTH, type ConsumerRecord, type HistoryEntry } from '../store/consumer-record.js';
 import type { TransitionCause } from '../store/transition-cause.js';
