@@ -44,6 +44,7 @@ import { RecordDraft, type DraftDeps } from './record-draft.js';
 import { healQuietly, healsQuietly } from './quiet-heal.js';
 import { answered, lastCheckOf, memoOf, routineCheck, type RoutineOutcome, type Taken, type WaitJob } from './routine-check.js';
 import { guardSpec } from './spec-guard.js';
+import { jobCause, type TransitionCause } from '../src/store/transition-cause.js';
 
 /** Time added to an effect's deadline for the lock (and the record's effect horizon) that covers it. */
 export const LOCK_MARGIN_MS = 10_000;
@@ -259,7 +260,9 @@ export class ConsumerRun {
     const inEffect = EFFECT_STATES.has(consumer.state);
     if (inEffect && record.effectUntil && record.effectUntil > now) return retryLater('busy', now, { until: record.effectUntil });
     const marked = isNew && this.lock.claim.removedAt !== null;
-    return { record, consumer, draft: new RecordDraft(record, isNew, deps, this.log, marked), inEffect };
+    const draft = new RecordDraft(record, isNew, deps, this.log, marked);
+    draft.causedBy(this.cause);
+    return { record, consumer, draft, inEffect };
   }
 
   /**
@@ -315,11 +318,21 @@ export class ConsumerRun {
     return { events: event ? [...redo, event] : redo };
   }
 
+  /** Who causes what this job does (`src/store/transition-cause.ts`). */
+  private get cause(): TransitionCause {
+    const { job } = this;
+    return jobCause(job.kind, job.kind === 'timer' ? job.wait : undefined);
+  }
+
   /** Steps the machine through what it is told, performing each effect it asks for, until it rests. */
   private async drive(at: Loaded, start: Start): Promise<ConsumerSnapshot> {
     if ('taken' in start) return this.follow(at, await this.carryOn(at, start.taken));
     let snapshot = restore(this.provider.machine, at.consumer);
-    for (const event of start.events) snapshot = await this.follow(at, this.move(at, snapshot, event));
+    for (const event of start.events) {
+      // an effect a dead worker left is performed again first (a recovery), then what the job says
+      at.draft.causedBy(event.type === 'REDO' ? 'recovery' : this.cause);
+      snapshot = await this.follow(at, this.move(at, snapshot, event));
+    }
     return snapshot;
   }
 
@@ -330,6 +343,7 @@ export class ConsumerRun {
     // the check was performed before the record was read: its result is fed on the same terms as any effect's
     await this.stillOurs('check');
     if (checked.lastCheck) at.draft.checked(checked.lastCheck);
+    if (checked.event.type === 'NOT_HELD' && checked.event.node !== undefined) at.draft.concerns(checked.event.node);
     this.note(at, checked.said ? { ...checked.step, said: [] } : checked.step);
     const { performed } = checked;
     if (!performed) return checked.step;
@@ -346,6 +360,7 @@ export class ConsumerRun {
   }
 
   private move(at: Loaded, snapshot: ConsumerSnapshot, event: ConsumerEvent): Step {
+    if (event.type === 'NOT_HELD' && event.node !== undefined) at.draft.concerns(event.node);
     const moved = step(this.provider.machine, snapshot, event);
     this.note(at, moved);
     return moved;

@@ -22,7 +22,7 @@ import type { Scrubber } from '../src/logging/scrubber.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ProviderGate } from './provider-gate.js';
 import { secretFingerprint } from '../src/secrets/fingerprint.js';
-import { readGrantSecret } from '../src/secrets/grant-secret.js';
+import { readGrantSecret, type FindingsHeed } from '../src/secrets/grant-secret.js';
 import { secretRootsOf } from '../src/secrets/secret-roots.js';
 import type { DesiredSpec } from '../src/store/consumer-record.js';
 import type { ProviderRuntime } from './provider-runtime.js';
@@ -101,11 +101,13 @@ export interface EffectDeps {
   couldNotAsk?: (provider: string) => void;
   /** A batch of `size` applies (`create`) or deep checks (`holds`) was sent to a provider's adapter (`call-batch.ts`). */
   batched?: (provider: string, call: 'create' | 'holds', size: number) => void;
+  /** Told what a full read of an accepted grant secret found its writer may not have meant (the warning, once per file: `src/secrets/secret-warnings.ts`). */
+  secretFindings?: FindingsHeed;
 }
 
-async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scrubber): Promise<SecretOutcome> {
+async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scrubber, heed: FindingsHeed | undefined): Promise<SecretOutcome> {
   try {
-    const password = await readGrantSecret(path, secretRootsOf(provider.config));
+    const password = await readGrantSecret(path, secretRootsOf(provider.config), heed);
     // what this backend would refuse (an S3 secret over 128 characters) is refused here, before anything is sent
     const refused = provider.config.adapter.secretProblem?.(password);
     if (refused !== undefined) return { event: { type: 'SECRET_INVALID', detail: `grant secret ${path} ${refused} (${provider.config.adapter.kind})` } };
@@ -190,7 +192,7 @@ class Answers {
 export function createEffects(deps: EffectDeps): Effects {
   const answers = new Answers(deps);
   return {
-    secretFor: (spec, provider) => readSecret(spec.secretPath, provider, deps.scrubber),
+    secretFor: (spec, provider) => readSecret(spec.secretPath, provider, deps.scrubber, deps.secretFindings),
     apply: (input) => apply(input, deps, answers),
     check: (input) => check(input, deps, answers),
     remove: (input) => remove(input, deps, answers),
@@ -253,7 +255,7 @@ async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Pro
   const { provider, spec, context } = input;
   const shallow = { deep: false };
   if (spec.specHash !== context.appliedSpecHash) return { event: { type: 'CHANGED', what: 'spec changed since it was applied' }, ...shallow };
-  const secret = await readSecret(spec.secretPath, provider, deps.scrubber);
+  const secret = await readSecret(spec.secretPath, provider, deps.scrubber, deps.secretFindings);
   if ('event' in secret) {
     const { event } = secret;
     return { event: event.type === 'APPLY_FAILED' ? { type: 'CHECK_FAILED', error: event.error, timedOut: false } : event, ...shallow };

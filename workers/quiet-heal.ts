@@ -30,6 +30,7 @@ import type { CheckTicket } from '../src/queue/consumer-queue.js';
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import { timelineEventsOf } from '../src/queue/timeline-event.js';
 import type { HistoryEntry } from '../src/store/consumer-record.js';
+import { nodeOf } from '../src/store/transition-cause.js';
 import type { CheckResult, Effects } from './effects.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import type { Taken } from './routine-check.js';
@@ -115,8 +116,11 @@ async function told({ key, provider, taken, log }: HealCase, deps: HealDeps, at:
   const { from, checked } = taken;
   const reason = checked!.step.snapshot.context.reason;
   const foundAt = checked!.lastCheck?.at ?? at;
-  const toLost: HistoryEntry = { at: foundAt, from: from.state, to: 'lost', reason };
-  const toHeld: HistoryEntry = { at, from: 'lost', to: 'held', reason: 'applied again' };
+  // found by the check, put right by the heal, on the node(s) the check named
+  const node = checked!.event.type === 'NOT_HELD' ? nodeOf(checked!.event.node) : undefined;
+  const where = node !== undefined ? { node } : {};
+  const toLost: HistoryEntry = { at: foundAt, from: from.state, to: 'lost', reason, by: 'check', ...where };
+  const toHeld: HistoryEntry = { at, from: 'lost', to: 'held', reason: 'applied again', by: 'heal', ...where };
   const tookMs = at.getTime() - foundAt.getTime();
   await deps.coordination.noteTimeline([...timelineEventsOf(key, toLost, []), ...timelineEventsOf(key, toHeld, [toLost])]);
   const name = provider.config.name;

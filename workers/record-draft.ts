@@ -24,6 +24,7 @@ import { summaryOf } from '../src/queue/summarize.js';
 import { timelineEventsOf } from '../src/queue/timeline-event.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js';
+import { causeAfter, nodeOf, type TransitionCause } from '../src/store/transition-cause.js';
 
 export interface DraftDeps {
   store: Pick<ConsumerStore, 'insert' | 'save' | 'delete'>;
@@ -79,6 +80,10 @@ export class RecordDraft {
   /** This job applied the consumer for the first time. */
   private firstApply = false;
   private sayings: Array<() => void> = [];
+  /** Who causes the transitions this job writes (`src/store/transition-cause.ts`); a loss makes what follows a heal. */
+  private cause: TransitionCause = 'desired';
+  /** The node(s) of the backend this job's transitions concern, when a check named them. */
+  private node: string | undefined;
 
   /** The desired spec the machine works with. */
   desired: DesiredSpec;
@@ -125,6 +130,16 @@ export class RecordDraft {
   /** When the sync read the desired spec the record holds. */
   get desiredReadAt(): number {
     return this.desiredAt;
+  }
+
+  /** Who causes the transitions written from now on. */
+  causedBy(cause: TransitionCause): void {
+    this.cause = cause;
+  }
+
+  /** The node(s) a check found not holding the consumer: named in the transitions written from now on. */
+  concerns(node: string): void {
+    this.node = nodeOf(node);
   }
 
   /** A desired spec delivered by the sync (read at `at`). */
@@ -183,12 +198,19 @@ export class RecordDraft {
     if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined) return this.speak();
     const now = this.deps.now();
     if (!this.hasWritten) await this.deps.coordination.forgetRevision(this.key);
-    const transition: HistoryEntry | undefined = machine.state !== before.state ? { at: now, from: before.state, to: machine.state, reason: machine.context.reason } : undefined;
+    const transition = machine.state !== before.state ? this.transition(before.state, machine, now) : undefined;
     const timer = effectUntil === null && this.wait ? { ...this.wait, epoch: this.written.rev + 1 } : null;
     const write: Write = { machine, moved, transition, timer, effectUntil, now };
     const first = this.isNewUnsaved;
     const rev = first ? await this.insert(write) : await this.update(write);
     await this.wroteDown(rev, write, first);
+  }
+
+  /** The transition to `machine` from `from`: its reason, who caused it and where. */
+  private transition(from: ConsumerStateName, machine: PersistedConsumer, at: Date): HistoryEntry {
+    const entry: HistoryEntry = { at, from, to: machine.state, reason: machine.context.reason, by: this.cause, ...(this.node !== undefined ? { node: this.node } : {}) };
+    this.cause = causeAfter(this.cause, machine.state);
+    return entry;
   }
 
   /** The first write of a newly declared consumer's record. */

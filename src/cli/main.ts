@@ -10,6 +10,7 @@ import type { JobCommand } from '../queue/consumer-queue.js';
 // runs, and loading these grew V8's young generation to 8 MB before its bound was set (2 MB now)
 const { Command, CommanderError, InvalidArgumentError } = await import('commander');
 const { parseListen } = await import('../config/load-config.js');
+const { parseDuration } = await import('../config/duration.js');
 const { isHoldfastError } = await import('../errors/holdfast-error.js');
 const { processScrubber } = await import('./load.js');
 const { printErr } = await import('../status/terminal-text.js');
@@ -107,13 +108,29 @@ command('status', 'counts per provider and state, and every consumer not served;
     process.exitCode = await statusCommand(options);
   });
 
+function since(value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+command('history <consumer>', "every transition of one consumer holdfast still keeps (e.g. cache/photos), oldest first: when, from and to, who caused it (check, desired, command, heal, wait, recovery), the node, the reason; and how far back that goes (the record's last 20 transitions, and the heals only the provider's timeline holds)")
+  .option('--json', 'machine-readable output (as GET /consumers/<provider>/<id>/history)')
+  .option('--since <duration>', 'only the transitions of the last <duration> (e.g. 24h, 30m)', since)
+  .action(async (consumer: string, options: { config?: string; json?: boolean; since?: number }) => {
+    const { historyCommand } = await import('./history-command.js');
+    await historyCommand(consumer, { ...options, ...(options.since !== undefined ? { sinceMs: options.since } : {}) });
+  });
+
 command('confirm-removals <provider>', 'apply the change the mass-removal guard holds back for a provider, exactly as held back')
   .action(async (provider: string, options: { config?: string }) => {
     const { confirmRemovalsCommand } = await import('./confirm-removals-command.js');
     await confirmRemovalsCommand(provider, options);
   });
 
-command('doctor', 'as this process: can every admin and grant secret be read and used, and does every server answer? one line per problem; exits 1 on any')
+command('doctor', "as this process: can every admin and grant secret be read and used, does each grant secret hold what its writer meant (no trailing space, second newline, CRLF, byte-order mark, non-UTF-8 byte, nor a hash's form), and does every server answer? one line per problem; exits 1 on any")
   .action(async (options: { config?: string }) => {
     const { doctorCommand } = await import('./doctor-command.js');
     process.exitCode = await doctorCommand(options);

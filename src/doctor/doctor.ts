@@ -1,6 +1,8 @@
 /**
  * `holdfast doctor`: what this process, as the user it runs as, would trip over. Every grant
- * secret the contributions name is read and judged as a worker would; every backend, the queue's
+ * secret the contributions name is read and judged as a worker would, and what its bytes hold that
+ * its writer probably did not mean is named (`secrets/secret-findings.ts`: whitespace, line ends, a
+ * byte-order mark, bytes not UTF-8, the form of a hash); every backend, the queue's
  * Redis and the record store are asked to answer, and the store is timed on an `_id` read and
  * update (named when slow per operation, with what it probably lacks). Each problem is one line saying what is wrong,
  * where, and what to do. Nothing is written anywhere.
@@ -11,7 +13,8 @@ import { loadContributions } from '../desired/load-contributions.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import { queueRedis, queueWhereOf, type QueueRedis } from '../queue/bull-connection.js';
-import { readGrantSecret } from '../secrets/grant-secret.js';
+import { inspectGrantSecret } from '../secrets/grant-secret.js';
+import { findingInWords, type SecretFinding } from '../secrets/secret-findings.js';
 import { secretRootsOf } from '../secrets/secret-roots.js';
 import { measureStoreSpeed, slowStoreVerdict } from '../store/store-speed.js';
 
@@ -45,13 +48,29 @@ async function grantSecretProblems(provider: ProviderConfig, uid: number): Promi
     for (const problem of desired.problems) problems.push(`consumer ${key} refused: ${problem}; correct its entry or the provider's policy`);
     if (desired.problems.length > 0) continue; // refused: its secret is not read
     try {
-      await readGrantSecret(desired.secretPath, roots);
+      problems.push(...secretFileProblems(key, desired.secretPath, await inspectGrantSecret(desired.secretPath, roots), uid));
     } catch (error) {
       if (!isHoldfastError(error)) throw error;
       problems.push(`grant secret of ${key}: ${error.message}; ${secretAdvice(error.code, uid)}`);
     }
   }
   return problems;
+}
+
+/** What to do about a finding in a grant secret's bytes. */
+function findingAdvice(f: SecretFinding): string {
+  const hash = f.kind === 'sha256-hex' || f.kind === 'scram-verifier' || f.kind === 'md5-hash';
+  return hash ? 'write the password itself, not a hash of it (holdfast hashes it for the backend)' : 'rewrite it as one line holding the password alone';
+}
+
+/**
+ * A grant secret's findings, one line each (`secret-findings.ts`), and its refusal when no finding
+ * explains it (empty, too short, control characters): the words of each, never the secret.
+ */
+function secretFileProblems(key: string, path: string, { findings, refusal }: Awaited<ReturnType<typeof inspectGrantSecret>>, uid: number): string[] {
+  const lines = findings.map((f) => `grant secret of ${key}: ${path} ${findingInWords(f)}; ${findingAdvice(f)}`);
+  if (refusal && !findings.some((f) => f.refused)) lines.push(`grant secret of ${key}: ${refusal.message}; ${secretAdvice(refusal.code, uid)}`);
+  return lines;
 }
 
 /** Why `run` did not answer within the doctor's time, in words (scrubbed), or undefined when it did. */

@@ -17,6 +17,7 @@ import type { Adapter } from '../adapters/adapter.js';
 import type { HoldfastConfig } from '../config/config.js';
 import { configSecrets } from '../config/config-secrets.js';
 import { DesiredSync } from '../desired/desired-sync.js';
+import { SecretWarnings } from '../secrets/secret-warnings.js';
 import { boundHeapGrowth, releaseYoungGeneration } from './heap-growth.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
@@ -207,6 +208,7 @@ function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { co
     now,
     answeredAgain: (name) => recovery.answeredAgain(name),
     couldNotAsk: (name) => recovery.couldNotAsk(name),
+    secretFindings: new SecretWarnings(logger).heed,
     ...(metrics ? { batched: (name: string, call: 'create' | 'holds', size: number) => metrics.batched(name, call, size) } : {}),
   });
   if (!metrics) return effects;

@@ -32,6 +32,10 @@ export type ErrorCode =
   | 'RECORD_UNREADABLE'
   /** No consumer by that name. */
   | 'CONSUMER_UNKNOWN'
+  /** A consumer key given (on the command line, in a URL) is not `<provider>/<id>` of names holdfast accepts. */
+  | 'CONSUMER_KEY_INVALID'
+  /** Another argument of a request (a `since` duration) is not one holdfast accepts. */
+  | 'ARGUMENT_INVALID'
   /** No provider by that name in the configuration. */
   | 'PROVIDER_UNKNOWN'
   /** `confirm-removals`: no change is held back for that provider. */

@@ -1,7 +1,8 @@
 /**
  * holdfast's one HTTP server (fastify), started by `holdfast run` and `holdfast worker` when
  * `--http` or `http.listen` is given: the status page (`/`, `/consumer?key=`), Bull Board for
- * holdfast's queue (`/queues`), `/status` (the JSON of `holdfast status --json`), `/healthz`
+ * holdfast's queue (`/queues`), `/status` (the JSON of `holdfast status --json`), a consumer's
+ * history (`/consumers/<provider>/<id>/history`, the JSON of `holdfast history --json`), `/healthz`
  * (200 only when everything is served, else 503 with the reasons) and `/metrics`.
  *
  * Read-only unless `http.readOnly: false`: only GET and HEAD are answered; Bull Board's actions
@@ -33,6 +34,7 @@ import { hostMatcher } from './host-check.js';
 import { hostPort, refuseExposedDashboard } from './listen-guard.js';
 import { consumerPage, PAGE_CSP, statusPage } from './status-page.js';
 import { readTimelines } from './timeline-read.js';
+import { HISTORY_ROUTE, historyAnswer } from './history-route.js';
 
 export interface HttpServerOptions {
   listen: { host: string; port: number };
@@ -137,6 +139,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const status = r.consumers.find((c) => c.consumer === key);
     const own = timelines && (timelines.get(providerOf(key)) ?? []).filter((e) => e.key === key);
     return reply.code(record ? 200 : 404).type('text/html; charset=utf-8').send(consumerPage(key, status, record, now, own));
+  });
+
+  app.get(HISTORY_ROUTE, async (request, reply) => {
+    const since = (request.query as { since?: unknown }).since;
+    // a since given twice (or as anything but one string) is refused as an empty one
+    const answer = await historyAnswer({ store, reads: coordination }, (request.params as { '*': string })['*'], since === undefined || typeof since === 'string' ? since : '');
+    return reply.code(answer.code).send(answer.body);
   });
 
   const board = new FastifyAdapter();

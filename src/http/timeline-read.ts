@@ -6,13 +6,19 @@ import { TIMELINE_SPAN_MS } from './timeline-svg.js';
 /** How long a page waits for its timelines (ms). */
 export const TIMELINE_READ_MS = 1500;
 
-/** Each provider's events of the 24 h before `now`, by provider; null when they could not be read in time. */
-export async function readTimelines(reads: Pick<NoteReads, 'timeline'>, providers: readonly string[], now: number, deadlineMs = TIMELINE_READ_MS): Promise<Map<string, TimelineEvent[]> | null> {
+/** Each provider's events of the `spanMs` (24 h) before `now` (all it keeps: `Infinity`), by provider; null when they could not be read in time. */
+export async function readTimelines(
+  reads: Pick<NoteReads, 'timeline'>,
+  providers: readonly string[],
+  now: number,
+  deadlineMs = TIMELINE_READ_MS,
+  spanMs = TIMELINE_SPAN_MS,
+): Promise<Map<string, TimelineEvent[]> | null> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), deadlineMs);
   });
-  const read = Promise.all(providers.map(async (p) => [p, await reads.timeline(p, now - TIMELINE_SPAN_MS)] as const)).then(
+  const read = Promise.all(providers.map(async (p) => [p, await reads.timeline(p, Math.max(0, now - spanMs))] as const)).then(
     (pairs) => new Map(pairs),
     () => null,
   );

@@ -30,7 +30,7 @@ export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
 export { holdfastPrefix } from './coordination/keys.js';
 export type { DueEntry, SettledEntry, TakenEntry } from './coordination/due.js';
 export type { DueSet } from './coordination/due.js';
-export { TIMELINE_READ } from './coordination/notes.js';
+export { TIMELINE_CAP, TIMELINE_READ } from './coordination/notes.js';
 
 /** What a record's writer tells the coordination: its revision and its brief. */
 export interface RecordNotes extends RevisionNotes, SummaryNotes {}

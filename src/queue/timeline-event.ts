@@ -8,6 +8,7 @@
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import { HISTORY_LENGTH, type HistoryEntry } from '../store/consumer-record.js';
+import type { TransitionCause } from '../store/transition-cause.js';
 import { leftServedAt } from './summarize.js';
 
 export const TIMELINE_KINDS = ['lost', 'healed', 'brake'] as const;
@@ -20,10 +21,16 @@ export interface TimelineEvent {
   key: string;
   /** The state it moved to. */
   state: ConsumerStateName;
+  /** The state it moved from (absent in events written before holdfast kept it). */
+  from?: ConsumerStateName;
   /** The reason its record gives (the status's words), or null. */
   reason: string | null;
   /** For `healed`: how long it was not served (ms). */
   tookMs?: number;
+  /** Who caused the transition (absent in events written before holdfast kept it). */
+  by?: TransitionCause;
+  /** On a backend of several nodes, the node(s) it concerned. */
+  node?: string;
 }
 
 const healthy = (state: ConsumerStateName) => STATE_MEANINGS[state].healthy;
@@ -45,15 +52,17 @@ function lostAt(history: readonly HistoryEntry[]): number | undefined {
 
 /** The timeline's events for `transition` of consumer `key` (`history`: its record's, before the transition). */
 export function timelineEventsOf(key: string, transition: HistoryEntry, history: readonly HistoryEntry[]): TimelineEvent[] {
-  const { to, reason } = transition;
+  const { to, reason, by, node } = transition;
   const at = transition.at.getTime();
   const served = servedBefore(transition, history);
+  // where from, who caused it and where, when the transition says
+  const cause = { from: transition.from, ...(by !== undefined ? { by } : {}), ...(node !== undefined ? { node } : {}) };
   const out: TimelineEvent[] = [];
-  if (served && !healthy(to) && to !== 'verifying') out.push({ at, kind: 'lost', key, state: to, reason });
+  if (served && !healthy(to) && to !== 'verifying') out.push({ at, kind: 'lost', key, state: to, reason, ...cause });
   if (to === 'held' && !served) {
     const since = lostAt(history);
-    if (since !== undefined) out.push({ at, kind: 'healed', key, state: to, reason, tookMs: at - since });
+    if (since !== undefined) out.push({ at, kind: 'healed', key, state: to, reason, tookMs: at - since, ...cause });
   }
-  if (to === 'backoff') out.push({ at, kind: 'brake', key, state: to, reason });
+  if (to === 'backoff') out.push({ at, kind: 'brake', key, state: to, reason, ...cause });
   return out;
 }

@@ -18,6 +18,10 @@ import { promisify } from 'node:util';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { KnownSecrets, statSignature } from './known-secrets.js';
 import { misplaced, misplacedInWords, resolveRoots, type SecretRoots } from './secret-roots.js';
+import { secretFindings, type SecretFinding } from './secret-findings.js';
+
+/** Told of what a full read of an accepted grant secret found its writer may not have meant (`secret-findings.ts`); an empty list: nothing. */
+export type FindingsHeed = (path: string, findings: readonly SecretFinding[]) => void;
 
 /** Grant secrets shorter than this are refused: they could not be scrubbed from logs. */
 export const MIN_SECRET_LENGTH = 8;
@@ -167,13 +171,16 @@ function password(path: string, read: ReturnType<typeof decode>): string {
  * with 32 in flight on a loaded 2-core machine (`test/bench/grant-secret-read.ts`). Where the
  * roots really are is kept for ten seconds.
  */
-export async function readGrantSecret(path: string, roots: SecretRoots): Promise<string> {
+export async function readGrantSecret(path: string, roots: SecretRoots, heed?: FindingsHeed): Promise<string> {
   // taken before the read: a file changed while it is read is not known again at the next
   const [stat, where] = await Promise.all([statSignature(path), rootsKey(roots)]);
   const known = stat === undefined ? undefined : knownSecrets.get(path, stat, where);
   if (known !== undefined) return known;
   try {
-    const read = await readJudged(path, roots);
+    const bytes = await readBytes(path, roots);
+    const read = password(path, decode(bytes));
+    // judged on a full read only: a secret known again was heeded when it was read
+    heed?.(path, secretFindings(bytes));
     if (stat !== undefined) knownSecrets.set(path, stat, where, read);
     return read;
   } catch (error) {
@@ -199,8 +206,25 @@ function interned(key: string): string {
   return key;
 }
 
-/** The full read: opened, judged where it really is and what it is, read and judged as a password. */
-async function readJudged(path: string, roots: SecretRoots): Promise<string> {
+/**
+ * What `holdfast doctor` says of a grant secret: read as {@link readGrantSecret} reads it (and
+ * thrown what it throws before reading: missing, unreadable, no grant secret of this provider's),
+ * its findings, and why it is refused if it is. Never the password.
+ */
+export async function inspectGrantSecret(path: string, roots: SecretRoots): Promise<{ findings: SecretFinding[]; refusal: HoldfastError | undefined }> {
+  const bytes = await readBytes(path, roots);
+  const findings = secretFindings(bytes);
+  try {
+    password(path, decode(bytes));
+    return { findings, refusal: undefined };
+  } catch (error) {
+    if (error instanceof HoldfastError) return { findings, refusal: error };
+    throw error;
+  }
+}
+
+/** The full read: opened, judged where it really is and what it is, and read (bounded). */
+async function readBytes(path: string, roots: SecretRoots): Promise<Buffer> {
   let fd: number;
   try {
     fd = await openFd(path, GRANT_SECRET_OPEN_FLAGS);
@@ -218,5 +242,5 @@ async function readJudged(path: string, roots: SecretRoots): Promise<string> {
   } finally {
     await closeFd(fd).catch(() => undefined);
   }
-  return password(path, decode(bytes));
+  return bytes;
 }

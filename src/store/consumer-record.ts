@@ -9,6 +9,7 @@
  */
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
+import type { TransitionCause } from './transition-cause.js';
 
 /** A consumer as the contributions declare it (no secret: only where to read it). */
 export interface DesiredSpec {
@@ -53,6 +54,10 @@ export interface HistoryEntry {
   from: ConsumerStateName;
   to: ConsumerStateName;
   reason: string | null;
+  /** Who caused it (absent in entries written before holdfast kept it). */
+  by?: TransitionCause;
+  /** On a backend of several nodes, the node(s) it concerned (`10.0.0.6:6379`); absent otherwise. */
+  node?: string;
 }
 
 /**

@@ -17,6 +17,7 @@
 import { MACHINE_VERSION, readPersisted, WAIT_NAMES, type PersistedConsumer, type WaitName } from '../../machines/machine-step.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, StoredConsumer, WaitRecord, UnreadableRecord } from './consumer-record.js';
 import { decodeKeys, encodeKeys } from './key-codec.js';
+import { causeOf, nodeOf } from './transition-cause.js';
 import { TextRefusal, checkFromText, desiredFromText, historyFromText, machineFromText, storedCheck, storedDesired, storedHistory, storedMachine, storedTimer, timerFromText } from './record-text.js';
 
 type Fields = Record<string, unknown>;
@@ -145,11 +146,18 @@ function isHistoryEntry(entry: unknown): entry is HistoryEntry {
   return at instanceof Date && typeof from === 'string' && typeof to === 'string' && (reason === null || typeof reason === 'string');
 }
 
+/** An entry as this version keeps it: its cause and node when it has ones this holdfast knows (an unknown cause reads as none). */
+function historyEntry({ at, from, to, reason, by, node }: HistoryEntry & { by?: unknown; node?: unknown }): HistoryEntry {
+  const cause = causeOf(by);
+  const where = nodeOf(node);
+  return { at, from, to, reason, ...(cause ? { by: cause } : {}), ...(where ? { node: where } : {}) };
+}
+
 function historyOf(value: unknown): HistoryEntry[] {
   if (value === undefined) return [];
   const list = typeof value === 'string' ? historyFromText(value) : value;
   if (!Array.isArray(list)) refuse('its history is not a list');
-  return list.every(isHistoryEntry) ? list : refuse('its history has an entry that is not a transition');
+  return list.every(isHistoryEntry) ? list.map(historyEntry) : refuse('its history has an entry that is not a transition');
 }
 
 function recordOf(doc: Fields, key: string): ConsumerRecord {

@@ -36,13 +36,19 @@ export const machineFromText = (text: string): unknown => parsed(text, 'machine'
 export const storedDesired = (spec: DesiredSpec): string => JSON.stringify(spec);
 export const desiredFromText = (text: string): unknown => parsed(text, 'desired spec');
 
-/** Each transition as `[at, from, to, reason]`. */
-export const storedHistory = (history: readonly HistoryEntry[]): string => JSON.stringify(history.map((h) => [h.at.getTime(), h.from, h.to, h.reason]));
+/** Each transition as `[at, from, to, reason]`, then its cause and node where it has them (`[…, by, node]`; earlier documents have four). */
+export const storedHistory = (history: readonly HistoryEntry[]): string => JSON.stringify(history.map(historyTuple));
+function historyTuple(h: HistoryEntry): unknown[] {
+  const tuple: unknown[] = [h.at.getTime(), h.from, h.to, h.reason];
+  if (h.node !== undefined) tuple.push(h.by ?? null, h.node);
+  else if (h.by !== undefined) tuple.push(h.by);
+  return tuple;
+}
 export function historyFromText(text: string): unknown[] {
   return tuple(text, 'history').map((entry: unknown) => {
     if (!Array.isArray(entry)) return entry;
-    const [when, from, to, reason] = entry as unknown[];
-    return { at: at(when), from, to, reason };
+    const [when, from, to, reason, by, node] = entry as unknown[];
+    return { at: at(when), from, to, reason, by, node };
   });
 }
 

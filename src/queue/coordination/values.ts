@@ -9,6 +9,7 @@ import { STATE_MEANINGS } from '../../../machines/consumer-health.js';
 import type { ConsumerStateName } from '../../../machines/consumer-machine.js';
 import { CHECK_OUTCOMES } from '../consumer-summary.js';
 import { TIMELINE_KINDS, type TimelineEvent } from '../timeline-event.js';
+import { NODE_NAME_BYTES, TRANSITION_CAUSES } from '../../store/transition-cause.js';
 
 /** What a consumer's checks learned, kept between checks without touching the store. */
 export interface CheckMemo {
@@ -114,6 +115,10 @@ export const timelineEventCodec: z.ZodType<TimelineEvent> = z.object({
   state: z.enum(STATE_NAMES),
   reason: z.string().nullable(),
   tookMs: z.number().nonnegative().optional(),
+  // a state, cause or node this holdfast does not know reads as none, not as an event to drop
+  from: z.enum(STATE_NAMES).optional().catch(undefined),
+  by: z.enum(TRANSITION_CAUSES).optional().catch(undefined),
+  node: z.string().max(NODE_NAME_BYTES).optional().catch(undefined),
 });
 
 /** `raw` (JSON) checked against `codec`; null when absent or not what it should be. */

@@ -13,7 +13,7 @@ describe('timeline events', () => {
   const first = [step(0, 'pending', 'applying'), step(1, 'applying', 'held')];
 
   it('a loss from held, directly or through a check, is one loss', () => {
-    expect(timelineEventsOf('cache/a', step(10, 'held', 'lost', 'missing'), first)).toEqual([{ at: t0 + 10_000, kind: 'lost', key: 'cache/a', state: 'lost', reason: 'missing' }]);
+    expect(timelineEventsOf('cache/a', step(10, 'held', 'lost', 'missing'), first)).toEqual([{ at: t0 + 10_000, kind: 'lost', key: 'cache/a', from: 'held', state: 'lost', reason: 'missing' }]);
     const checking = [...first, step(10, 'held', 'verifying')];
     expect(kinds(step(11, 'verifying', 'lost'), checking)).toEqual(['lost']);
     expect(kinds(step(11, 'verifying', 'couldNotAsk'), checking)).toEqual(['lost']);
@@ -28,7 +28,7 @@ describe('timeline events', () => {
 
   it('a heal after a loss says how long since it left held', () => {
     const lost = [...first, step(10, 'held', 'verifying'), step(11, 'verifying', 'lost')];
-    expect(timelineEventsOf('cache/a', step(13, 'lost', 'held', 'applied again'), lost)).toEqual([{ at: t0 + 13_000, kind: 'healed', key: 'cache/a', state: 'held', reason: 'applied again', tookMs: 3000 }]);
+    expect(timelineEventsOf('cache/a', step(13, 'lost', 'held', 'applied again'), lost)).toEqual([{ at: t0 + 13_000, kind: 'healed', key: 'cache/a', from: 'lost', state: 'held', reason: 'applied again', tookMs: 3000 }]);
     const braked = [...lost, step(13, 'lost', 'backoff'), step(20, 'backoff', 'verifying')];
     expect(timelineEventsOf('cache/a', step(21, 'verifying', 'held'), braked)[0]).toMatchObject({ kind: 'healed', tookMs: 11_000 });
   });
@@ -43,5 +43,13 @@ describe('timeline events', () => {
     expect(decodeJson(timelineEventCodec, JSON.stringify({ ...event, kind: 'password' }))).toBeNull();
     expect(decodeJson(timelineEventCodec, JSON.stringify({ ...event, state: 'nowhere' }))).toBeNull();
     expect(decodeJson(timelineEventCodec, '{not json')).toBeNull();
+  });
+
+  it('carries who caused the transition and its node; one it does not know reads as none, the event kept', () => {
+    const [event] = timelineEventsOf('cache/a', { ...step(10, 'held', 'lost', 'missing'), by: 'check', node: '10.0.0.6:6379' }, first);
+    expect(event).toMatchObject({ from: 'held', by: 'check', node: '10.0.0.6:6379' });
+    expect(decodeJson(timelineEventCodec, JSON.stringify(event))).toEqual(event);
+    const { by: _by, ...rest } = event!;
+    expect(decodeJson(timelineEventCodec, JSON.stringify({ ...event, by: 'somebody-new' }))).toEqual(rest);
   });
 });

@@ -109,6 +109,25 @@ describe('a stored record, decoded', () => {
     expect(decodeRecord({ ...stored, _id: 'app-a' })).toMatchObject({ _id: 'app-a', unreadable: 'its key is not <provider>/<id>' });
   });
 
+  it('keeps who caused each transition and on which node, and reads the four-part entries written before them', () => {
+    const history: ConsumerRecord['history'] = [
+      { at, from: 'held', to: 'lost', reason: 'missing on 10.0.0.6:6379', by: 'check', node: '10.0.0.6:6379' },
+      { at, from: 'lost', to: 'held', reason: 'applied again', by: 'heal' },
+      { at, from: 'pending', to: 'applying', reason: null },
+    ];
+    const stored = encodeRecord({ ...record, history });
+    expect(JSON.parse(stored.history as string)).toEqual([
+      [at.getTime(), 'held', 'lost', 'missing on 10.0.0.6:6379', 'check', '10.0.0.6:6379'],
+      [at.getTime(), 'lost', 'held', 'applied again', 'heal'],
+      [at.getTime(), 'pending', 'applying', null],
+    ]);
+    expect(decodeRecord(stored)).toEqual({ ...record, history });
+    // a cause of a newer holdfast reads as none, a node too long is cut: the record stays readable
+    const newer = JSON.stringify([[at.getTime(), 'held', 'lost', null, 'operator-x', 'n'.repeat(500)]]);
+    expect(decodeRecord({ ...stored, history: newer })).toMatchObject({ history: [{ at, from: 'held', to: 'lost', reason: null, node: 'n'.repeat(200) }] });
+    expect((decodeRecord({ ...stored, history: newer }) as ConsumerRecord).history[0]).not.toHaveProperty('by');
+  });
+
   it('never throws, whatever it is given', () => {
     for (const raw of [null, undefined, 'text', 42, [], { _id: 'cache/x' }, { _id: 'cache/x', machine: null, desired: {} }, { _id: { nested: 1 } }]) {
       expect(() => decodeRecord(raw)).not.toThrow();

@@ -19,7 +19,7 @@ import type { ConsumerJobData, ScheduledWait } from '../../../src/queue/consumer
 import { JobSeal } from '../../../src/queue/job-seal.js';
 import type * as GrantSecret from '../../../src/secrets/grant-secret.js';
 import { readGrantSecret } from '../../../src/secrets/grant-secret.js';
-import type { ConsumerRecord, DesiredSpec } from '../../../src/store/consumer-record.js';
+import type { ConsumerRecord, DesiredSpec, HistoryEntry } from '../../../src/store/consumer-record.js';
 import type { RecordChange } from '../../../src/store/consumer-store.js';
 import { runConsumerJob, type JobDeps } from '../../../workers/consumer-job.js';
 import { createEffects } from '../../../workers/effects.js';
@@ -170,6 +170,26 @@ describe('a consumer job', () => {
     expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(2);
   });
 
+  it('writes who caused each transition: the desired spec, the check that found it lost (on the node it named), the heal after it', async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp('no-delete');
+    const written: HistoryEntry[] = [];
+    const { insert, save } = stand.store;
+    deps.store = {
+      ...deps.store,
+      insert: (record) => (written.push(...record.history), insert(record)),
+      save: (k, rev, change, history, now) => (change.transition && written.push(change.transition), save(k, rev, change, history, now)),
+    };
+    await runConsumerJob(desiredJob(), deps);
+    backend.answers.push({ held: false, reason: 'password-differs', detail: 'the password differs', node: '10.0.0.6:6379' });
+    await runConsumerJob(waitJob(), deps);
+    expect(written.map(({ from, to, by, node }) => ({ from, to, by, node }))).toEqual([
+      { from: 'pending', to: 'applying', by: 'desired', node: undefined },
+      { from: 'applying', to: 'held', by: 'desired', node: undefined },
+      { from: 'held', to: 'lost', by: 'check', node: '10.0.0.6:6379' },
+      { from: 'lost', to: 'held', by: 'heal', node: '10.0.0.6:6379' },
+    ]);
+  });
+
   it('does not extend a lock it claimed or extended under a second ago before an effect', async () => {
     const { backend, deps, stand, desiredJob, waitJob } = setUp();
     const extend = vi.fn(() => Promise.resolve(true));
@@ -230,8 +250,8 @@ describe('a consumer job', () => {
       // once for the check and its heal (apply and confirmation): the heal uses what the check read
       expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(1);
       expect(events).toEqual([
-        expect.objectContaining({ kind: 'lost', key, state: 'lost', reason: 'missing: no such user' }),
-        expect.objectContaining({ kind: 'healed', key, state: 'held', reason: 'applied again' }),
+        expect.objectContaining({ kind: 'lost', key, from: 'held', state: 'lost', reason: 'missing: no such user', by: 'check' }),
+        expect.objectContaining({ kind: 'healed', key, from: 'lost', state: 'held', reason: 'applied again', by: 'heal' }),
       ]);
       expect(memo).toMatchObject({ outcome: 'held', detail: 'healed: missing: no such user; applied again', epoch: before.rev });
       expect(memo!.deepAt).toBe(memo!.at);

@@ -1,0 +1,30 @@
+/**
+ * A consumer's history read (`consumer-history.ts`): its record from the store, its provider's
+ * timeline from the queue's Redis within a deadline (a Redis that does not answer leaves the
+ * history to the record, and says so). Two reads, for a person asking; nothing on any routine path.
+ */
+import { HoldfastError } from '../errors/holdfast-error.js';
+import { readTimelines } from '../http/timeline-read.js';
+import type { NoteReads } from '../queue/coordination.js';
+import { isUnreadable } from '../store/consumer-record.js';
+import type { ConsumerStore } from '../store/consumer-store.js';
+import { consumerKeyInput } from '../store/consumer-key-input.js';
+import { consumerHistory, type ConsumerHistory } from './consumer-history.js';
+
+export interface HistorySources {
+  store: Pick<ConsumerStore, 'get'>;
+  reads: Pick<NoteReads, 'timeline'>;
+}
+
+/**
+ * The history of the consumer `given` (a key as typed: `CONSUMER_KEY_INVALID` unless it is one),
+ * transitions before `sinceMs` left out; `CONSUMER_UNKNOWN` when it has no record,
+ * `RECORD_UNREADABLE` when its record cannot be read.
+ */
+export async function readHistory(sources: HistorySources, given: string, sinceMs: number | null, now = Date.now()): Promise<ConsumerHistory> {
+  const { key, provider } = consumerKeyInput(given);
+  const [record, timelines] = await Promise.all([sources.store.get(key), readTimelines(sources.reads, [provider], now, undefined, Infinity)]);
+  if (record === null) throw new HoldfastError('CONSUMER_UNKNOWN', `no consumer ${key}: not declared, or its first apply has not been written yet`);
+  if (isUnreadable(record)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${key} cannot be read: ${record.unreadable}`);
+  return consumerHistory(record, timelines ? (timelines.get(provider) ?? []) : null, sinceMs);
+}
