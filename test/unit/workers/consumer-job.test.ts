@@ -112,7 +112,7 @@ function standIns() {
     markRemoved: (k, at) => Promise.resolve(void marks.set(k, Math.max(at, marks.get(k) ?? at))),
     clearRemoved: (k) => Promise.resolve(void marks.delete(k)),
     noteSummaries: () => Promise.resolve(),
-    noteTimeline: () => Promise.resolve(),
+    noteTimeline: () => Promise.resolve(undefined),
   };
   const scheduler: JobDeps['waits'] = { scheduleWaits: (added) => Promise.resolve(void waits.push(...added)) };
   return { records, waits, store, coordination, scheduler, marks };
