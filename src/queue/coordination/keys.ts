@@ -83,5 +83,9 @@ export type CoordinationKeys = ReturnType<typeof coordinationKeys>;
 
 /** Where a consumer of `provider` has an entry (besides its lock): what forgetting it clears. */
 export function consumerEntries(keys: CoordinationKeys, provider: string) {
-  return { hashes: [keys.revs, keys.memos, keys.states, keys.briefs, keys.dueEpochs, keys.dueWaits], set: keys.couldNotAsk(provider), sortedSets: [keys.checked(provider), keys.due] };
+  return {
+    hashes: [keys.revs, keys.memos, keys.states, keys.briefs, keys.dueEpochs, keys.dueWaits, keys.findings(provider), keys.contestedWhy(provider)],
+    set: keys.couldNotAsk(provider),
+    sortedSets: [keys.checked(provider), keys.due, keys.findingsAt(provider), keys.contested(provider)],
+  };
 }

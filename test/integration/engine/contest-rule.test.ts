@@ -91,6 +91,15 @@ describe('the contested-login count, in a real Redis', () => {
     expect(await coordination.contestOf('cache/a', t0 + 21 * MINUTE)).toBeNull();
   });
 
+  it('forgets a removed consumer\'s findings and contest with its other entries', async () => {
+    const { coordination, keys } = fresh();
+    for (const minutes of [0, 1, 2]) await coordination.noteTimeline([], finding('cache/photos', t0 + minutes * MINUTE));
+    expect(await coordination.contestOf('cache/photos', t0 + 3 * MINUTE)).not.toBeNull();
+    await coordination.forgetConsumer('cache/photos', 'cache');
+    expect(await coordination.contestOf('cache/photos', t0 + 3 * MINUTE)).toBeNull();
+    expect(await redis.hget(keys.findings('cache'), 'cache/photos')).toBeNull();
+  });
+
   it('keeps per consumer its last three findings only, and lets every key expire', async () => {
     const { coordination, keys } = fresh();
     for (let i = 0; i < 10; i++) await coordination.noteTimeline([], finding('cache/photos', Date.now() - 10 * MINUTE + i * 1000));
