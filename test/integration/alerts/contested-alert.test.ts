@@ -1,8 +1,9 @@
 /**
  * Contested logins end to end (`src/queue/contest.ts`), on the CLI: a running `holdfast run
  * --http` on a real Redis, scraped by a real Prometheus with the shipped rules. A login changed
- * by hand three times after holdfast put it back (dropped, its password changed, `+@all` added)
- * is said contested once (a fourth change says nothing more), shown in `holdfast status`'s JSON
+ * by hand three times after holdfast put it back (dropped, its password changed, `+@all` added;
+ * each once a check found it held again) is said contested once (a fourth change says nothing
+ * more), shown in `holdfast status`'s JSON
  * and on the consumer's page, counted by `holdfast_contested_consumers`, and fires
  * `HoldfastConsumerContested`; holdfast restores it every time; once a `contestedWindow` passes
  * without a change, the gauge drops and the alert resolves.
@@ -50,7 +51,7 @@ describe('a contested login, end to end', () => {
       provider: backend,
       consumers: 3,
       // every check deep (rules compared), so that a rule added by hand is found at the next check
-      timing: { verifyEvery: '1s', checkTimeout: '500ms', deepCheckEvery: '1s', jitter: 0, contestedWindow: `${WINDOW_S}s` },
+      timing: { verifyEvery: '1s', checkTimeout: '1s', deepCheckEvery: '1s', jitter: 0, contestedWindow: `${WINDOW_S}s` },
     });
     const f = fixture;
     const [victim, ...others] = f.consumers as [Consumer, ...Consumer[]];
@@ -58,7 +59,7 @@ describe('a contested login, end to end', () => {
     holdfast = spawnHoldfast(['run', '-c', `${f.dir}/holdfast.yaml`, '--http', String(port)]);
     const hf = `http://127.0.0.1:${port}`;
     const said = () => Promise.resolve(`holdfast said: ${holdfast!.output().split('\n').slice(-8).join('\n')}`);
-    const status = async () => (await (await fetch(`${hf}/status?all=1`)).json()) as StatusJson & { consumers: Array<{ state: string }> };
+    const status = async () => (await (await fetch(`${hf}/status?all=1`)).json()) as StatusJson & { consumers: Array<{ consumer: string; state: string }> };
     await until('every consumer held', async () => {
       const s = await status();
       return s.consumers.length === 3 && s.consumers.every((c) => c.state === 'held') ? true : undefined;
@@ -72,20 +73,42 @@ describe('a contested login, end to end', () => {
       const reply = (await root.call('ACL', 'GETUSER', login)) as unknown[] | null;
       return reply ? String(reply[reply.indexOf('commands') + 1]) : null;
     };
-    const healed = (what: string) => until(`${what} undone by holdfast`, async () => ((await f.canLogin(victim)) && !(await commandsOf(victim.login))?.includes('+@all') ? true : undefined), 20_000, said);
     const contestLines = () => holdfast!.output().split('\n').filter((l) => l.includes(' is contested: '));
+    const victimStatus = async () => (await status()).consumers.find((c) => c.consumer === victim.key) as { state: string; brakeCount: number; lastCheck: { at: string; outcome: string } | null } | undefined;
+    /**
+     * A change by hand, then holdfast puts it back, then a check finds it held (the brake released):
+     * only then is the next change one "after holdfast re-applied it". A heal whose confirmation
+     * could not ask in time (a loaded machine) is the brake's case, not a finding: the loop below
+     * then changes it once more.
+     */
+    const changeAndHeal = async (what: string, change: () => Promise<unknown>) => {
+      const at = Date.now();
+      await change();
+      await until(`${what} undone by holdfast`, async () => ((await f.canLogin(victim)) && !(await commandsOf(victim.login))?.includes('+@all') ? true : undefined), 20_000, said);
+      await until(`${what}: held at a later check`, async () => {
+        const c = await victimStatus();
+        return c?.state === 'held' && c.brakeCount === 0 && c.lastCheck?.outcome === 'held' && Date.parse(c.lastCheck.at) > at + 500 ? true : undefined;
+      }, 20_000, said);
+    };
+    const changes: Array<[string, () => Promise<unknown>]> = [
+      ['the drop', () => root.call('ACL', 'DELUSER', victim.login)],
+      ['the new password', () => root.call('ACL', 'SETUSER', victim.login, 'resetpass', '>changed-by-hand')],
+      ['+@all', () => root.call('ACL', 'SETUSER', victim.login, '+@all')],
+      ['+@all again', () => root.call('ACL', 'SETUSER', victim.login, '+@all')],
+      ['+@all once more', () => root.call('ACL', 'SETUSER', victim.login, '+@all')],
+    ];
 
-    // three changes by hand, each after holdfast put the login back
+    // changes by hand, each after holdfast put the login back, until it is said contested (three findings)
     const started = Date.now();
-    await root.call('ACL', 'DELUSER', victim.login);
-    await until('the drop found', async () => ((await f.canLogin(victim)) ? undefined : true), 5_000, said).catch(() => true);
-    await healed('the drop');
-    await root.call('ACL', 'SETUSER', victim.login, 'resetpass', '>changed-by-hand');
-    await healed('the new password');
-    expect(contestLines()).toEqual([]);
-    await root.call('ACL', 'SETUSER', victim.login, '+@all');
-    await healed('+@all');
+    let made = 0;
+    for (const [what, change] of changes) {
+      await changeAndHeal(what, change);
+      made++;
+      if (made < 3) expect(contestLines()).toEqual([]);
+      if (contestLines().length > 0) break;
+    }
     await until('said contested', () => Promise.resolve(contestLines().length > 0 ? true : undefined), 10_000, said);
+    expect(made).toBeGreaterThanOrEqual(3);
     const [line] = contestLines();
     const logged = JSON.parse(line!) as { msg: string; level: number; consumer: string };
     expect(logged.consumer).toBe(victim.key);
@@ -110,10 +133,11 @@ describe('a contested login, end to end', () => {
     expect(firing.annotations.summary).toBe('holdfast: 1 contested consumer(s) on provider cache: changed outside holdfast again and again');
     expect((await fetch(`${hf}/metrics`).then((r) => r.text())).split('\n')).toContain('holdfast_contested_consumers{provider="cache"} 1');
 
-    // a fourth change: put back again, still contested, not said again
-    await root.call('ACL', 'SETUSER', victim.login, '+@all');
-    await healed('+@all again');
-    await until('the fourth counted', async () => ((await status()).providers[0]!.contested.consumers[0]?.findings === 4 ? true : undefined), 10_000, said);
+    // a further change: put back again, counted, still contested, not said again
+    for (let more = 0; more < 3 && (await status()).providers[0]!.contested.consumers[0]!.findings < 4; more++) {
+      await changeAndHeal('a further +@all', () => root.call('ACL', 'SETUSER', victim.login, '+@all'));
+    }
+    expect((await status()).providers[0]!.contested.consumers[0]!.findings).toBe(4);
     expect(contestLines()).toHaveLength(1);
     const lastChangeAt = Date.now();
 
