@@ -10,7 +10,9 @@
  * a deep one when its rules or passwords differed (`effects.ts`). Confirmed, the
  * wait runs again with the same ticket: no store read, no store write. The heal is said (the log, in the words of the
  * transitions it stands for), drawn (the provider's timeline), counted (the metrics a recorded
- * heal bumps) and shown (the check memo, by the caller).
+ * heal bumps) and shown (the check memo, by the caller); its finding is counted toward the consumer
+ * being contested in the same round trip as the timeline's note, and said once when it becomes so
+ * (`src/queue/contest.ts`).
  *
  * Anything else goes the recorded path. Before the apply (the record written before it is
  * applied, as every change is): a rotated secret or a new spec, a spec the provider's
@@ -28,6 +30,7 @@ import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { TimelineNotes } from '../src/queue/coordination.js';
 import type { CheckTicket } from '../src/queue/consumer-queue.js';
 import type { ConsumerEvent } from '../machines/consumer-events.js';
+import { contestedWords, findingWords, lossWaveMs, type Finding } from '../src/queue/contest.js';
 import { timelineEventsOf } from '../src/queue/timeline-event.js';
 import type { HistoryEntry } from '../src/store/consumer-record.js';
 import { nodeOf } from '../src/store/transition-cause.js';
@@ -122,7 +125,8 @@ async function told({ key, provider, taken, log }: HealCase, deps: HealDeps, at:
   const toLost: HistoryEntry = { at: foundAt, from: from.state, to: 'lost', reason, by: 'check', ...where };
   const toHeld: HistoryEntry = { at, from: 'lost', to: 'held', reason: 'applied again', by: 'heal', ...where };
   const tookMs = at.getTime() - foundAt.getTime();
-  await deps.coordination.noteTimeline([...timelineEventsOf(key, toLost, []), ...timelineEventsOf(key, toHeld, [toLost])]);
+  const finding = findingOf(key, provider, checked!.event, foundAt);
+  const counted = await deps.coordination.noteTimeline([...timelineEventsOf(key, toLost, []), ...timelineEventsOf(key, toHeld, [toLost])], finding);
   const name = provider.config.name;
   deps.observer?.transition(name, toLost, []);
   deps.observer?.transition(name, toHeld, [toLost]);
@@ -130,4 +134,15 @@ async function told({ key, provider, taken, log }: HealCase, deps: HealDeps, at:
     { from: from.state, to: 'held', via: 'lost', reason, tookMs, recorded: false },
     `${from.state} → lost → held: ${reason ?? 'not held'}; applied again in ${duration(tookMs)} (not written: the record already says this spec and grant secret are applied)`,
   );
+  // said once: as it becomes contested, not at each further finding
+  if (finding && counted?.counted && counted.became) {
+    log.warn({ contested: true, findings: counted.findings, reason: finding.reason }, contestedWords(key, counted.findings, finding.windowMs, finding.words));
+  }
+}
+
+/** The heal's finding, counted toward its consumer being contested (`src/queue/contest.ts`): the check's reason and words. */
+function findingOf(key: string, provider: ProviderRuntime, found: ConsumerEvent, at: Date): Finding | undefined {
+  if (found.type !== 'NOT_HELD') return undefined;
+  const { contestedWindowMs, verifyEveryMs } = provider.config.timing;
+  return { key, reason: found.reason, words: findingWords(found.reason, found.detail, found.node), at: at.getTime(), windowMs: contestedWindowMs, waveMs: lossWaveMs(verifyEveryMs) };
 }

@@ -53,6 +53,13 @@ export const TIMING_SETTINGS = {
     default: undefined,
     doc: 'rules still differing after braking at brakeMax this long: quarantined, not applied until someone acts (off by default)',
   },
+  contestedWindowMs: {
+    key: 'contestedWindow',
+    schema: durationSchema,
+    default: 3_600_000,
+    atLeast: 'verifyEvery',
+    doc: 'a consumer healed 3 times within this long (found changed after holdfast put it back) is contested: said once, counted, shown; it stays so until this long passes without such a heal (see src/queue/contest.ts)',
+  },
 } as const satisfies Record<string, Setting>;
 
 type Settings = typeof TIMING_SETTINGS;

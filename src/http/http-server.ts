@@ -33,6 +33,7 @@ import { boardCsp, withoutRemoteFonts } from './board-csp.js';
 import { hostMatcher } from './host-check.js';
 import { hostPort, refuseExposedDashboard } from './listen-guard.js';
 import { consumerPage, PAGE_CSP, statusPage } from './status-page.js';
+import { readContest } from './contest-read.js';
 import { readTimelines } from './timeline-read.js';
 import { HISTORY_ROUTE, historyAnswer } from './history-route.js';
 
@@ -135,10 +136,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   app.get('/consumer', async (request, reply) => {
     const key = (request.query as { key?: string }).key ?? '';
     const now = new Date();
-    const [record, r, timelines] = await Promise.all([store.get(key), report(true), readTimelines(coordination, [providerOf(key)], now.getTime())]);
+    const [record, r, timelines, contest] = await Promise.all([store.get(key), report(true), readTimelines(coordination, [providerOf(key)], now.getTime()), readContest(coordination, key, now.getTime())]);
     const status = r.consumers.find((c) => c.consumer === key);
     const own = timelines && (timelines.get(providerOf(key)) ?? []).filter((e) => e.key === key);
-    return reply.code(record ? 200 : 404).type('text/html; charset=utf-8').send(consumerPage(key, status, record, now, own));
+    return reply.code(record ? 200 : 404).type('text/html; charset=utf-8').send(consumerPage(key, status, record, now, own, contest));
   });
 
   app.get(HISTORY_ROUTE, async (request, reply) => {

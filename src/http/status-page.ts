@@ -5,6 +5,7 @@
  * ({@link PAGE_CSP}); nothing else runs (no inline handlers).
  */
 import { createHash } from 'node:crypto';
+import { contestedLine, type ContestedStatus } from '../status/contested-status.js';
 import { ago } from '../status/format-status.js';
 import { escapeHtml } from './escape-html.js';
 import type { ConsumerStatus, StatusReport } from '../status/status-report.js';
@@ -94,6 +95,14 @@ function timelineSection(report: StatusReport, timelines: Timelines, now: number
   return `<h2>Last 24 hours</h2><div id="timelines">${pictures.join('') || '<p>no providers</p>'}</div>`;
 }
 
+/** A provider's contested consumers: how many, each linked with its line as a tooltip. */
+function contestedCell({ contested }: StatusReport['providers'][number]): string {
+  if (contested.count === 0) return '0';
+  const named = contested.consumers.map((c) => `<span title="${escapeHtml(contestedLine(c))}">${consumerLink(c.consumer)}</span>`);
+  const more = contested.count - contested.consumers.length;
+  return `<span class="mark">${contested.count}</span>: ${named.join(', ')}${more > 0 ? `, … ${more} more` : ''}`;
+}
+
 export interface PageFilter {
   provider?: string | undefined;
   state?: string | undefined;
@@ -108,7 +117,7 @@ export function statusPage(report: StatusReport, filter: PageFilter, reasons: st
   const providers = report.providers
     .map((p) => {
       const counts = Object.entries(p.states).map(([s, n]) => `${n} ${escapeHtml(s)}`).join(', ');
-      return `<tr class="${p.healthy ? '' : 'bad'}"><td>${p.healthy ? '' : '<span class="mark">✗ </span>'}${escapeHtml(p.provider)}</td><td>${p.consumers}</td><td>${p.declared ?? '-'}</td><td>${counts || '-'}</td><td>${p.lastCheckAt ? escapeHtml(ago(p.lastCheckAt, now)) : '-'}</td><td>${p.problems.map(escapeHtml).join('<br>')}</td></tr>`;
+      return `<tr class="${p.healthy ? '' : 'bad'}"><td>${p.healthy ? '' : '<span class="mark">✗ </span>'}${escapeHtml(p.provider)}</td><td>${p.consumers}</td><td>${p.declared ?? '-'}</td><td>${counts || '-'}</td><td>${p.lastCheckAt ? escapeHtml(ago(p.lastCheckAt, now)) : '-'}</td><td>${contestedCell(p)}</td><td>${p.problems.map(escapeHtml).join('<br>')}</td></tr>`;
     })
     .join('');
   const states = [...new Set(report.providers.flatMap((p) => Object.keys(p.states)))].sort();
@@ -120,7 +129,7 @@ export function statusPage(report: StatusReport, filter: PageFilter, reasons: st
     `holdfast: ${report.healthy ? 'served' : 'NOT SERVED'}`,
     `<h1>holdfast</h1>${verdict}
 <h2>Providers</h2>
-<table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>problems</th></tr>${providers}</table>
+<table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>contested</th><th>problems</th></tr>${providers}</table>
 ${timelineSection(report, timelines, now)}
 <h2>Consumers</h2>${listing}
 <form method="get" action="/">${select('provider', 'provider', report.providers.map((p) => p.provider), filter.provider)} ${select('state', 'state', states, filter.state)} <noscript><button>filter</button></noscript></form>
@@ -128,8 +137,25 @@ ${timelineSection(report, timelines, now)}
   );
 }
 
-/** One consumer: what the status says, its last 24 h (`events`: its own timeline events; null: unreadable) and its recent transitions (its record's, and the heals only its timeline holds). */
-export function consumerPage(key: string, status: ConsumerStatus | undefined, record: StoredConsumer | null, at: Date, events: readonly TimelineEvent[] | null = []): string {
+/** Whether the consumer is contested, in words (`src/queue/contest.ts`). */
+function contestFact(contest: ContestedStatus | null | 'unknown'): string {
+  if (contest === 'unknown') return 'unknown: the queue\'s Redis did not answer in time';
+  return contest ? contestedLine(contest) : 'no';
+}
+
+/**
+ * One consumer: what the status says, whether it is contested, its last 24 h (`events`: its own
+ * timeline events; null: unreadable) and its recent transitions (its record's, and the heals only
+ * its timeline holds).
+ */
+export function consumerPage(
+  key: string,
+  status: ConsumerStatus | undefined,
+  record: StoredConsumer | null,
+  at: Date,
+  events: readonly TimelineEvent[] | null = [],
+  contest: ContestedStatus | null | 'unknown' = null,
+): string {
   const now = at.getTime();
   if (!record) return page(`holdfast: ${key}`, `<h1>${escapeHtml(key)}</h1><p class="mark">No record: not declared, or its first apply has not been written yet.</p>`);
   if (isUnreadable(record)) {
@@ -145,6 +171,7 @@ export function consumerPage(key: string, status: ConsumerStatus | undefined, re
     ['brake count', String(status?.brakeCount ?? 0)],
     ['reason', status?.problem ?? status?.reason ?? '-'],
     ['last applied', record.appliedAt ? record.appliedAt.toISOString() : 'never'],
+    ['contested', contestFact(contest)],
   ];
   const history = recentTransitions(record, events)
     .map((h) => `<tr><td>${escapeHtml(h.at.toISOString())}</td><td>${escapeHtml(ago(h.at.toISOString(), now))}</td><td>${escapeHtml(h.from)} → ${escapeHtml(h.to)}</td><td>${escapeHtml(h.reason ?? '')}</td></tr>`)
@@ -152,7 +179,7 @@ export function consumerPage(key: string, status: ConsumerStatus | undefined, re
   return page(
     `holdfast: ${key}`,
     `<h1>${escapeHtml(key)}</h1>
-<table id="facts">${facts.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>
+<table id="facts">${facts.map(([k, v]) => `<tr${k === 'contested' && contest !== null ? ' class="bad" id="contested"' : ''}><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>
 <h2>Last 24 hours</h2>${events === null ? `<p class="mark" id="timeline">Its timeline could not be read from the queue's Redis.</p>` : consumerTimelineSvg(key, events, now)}
 <h2>Recent transitions</h2>
 <table id="history"><tr><th>at</th><th></th><th>transition</th><th>reason</th></tr>${history || '<tr><td colspan="4">none yet</td></tr>'}</table>`,

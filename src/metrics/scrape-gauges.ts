@@ -1,7 +1,7 @@
 /**
  * The gauges `/metrics` sets when scraped, from its {@link ScrapeSources}: consumers by state,
  * the unserved consumers by name and since when, each provider's intervals (verify, deep check) and its last check,
- * orphans, removals held back, the queue's depth, and whether the record store and the queue's
+ * orphans, contested consumers, removals held back, the queue's depth, and whether the record store and the queue's
  * Redis answer. Each source is read once per scrape within the scrape's deadline; one that does
  * not answer in time is said down (`holdfast_store_up`, `holdfast_queue_up`) and what it last
  * answered stays shown, so alerts on it neither hang the scraper nor resolve by themselves.
@@ -24,6 +24,7 @@ export class ScrapeGauges {
   private readonly deepCheckEvery: Gauge<'provider'>;
   private readonly lastCheck: Gauge<'provider'>;
   private readonly orphans: Gauge<'provider'>;
+  private readonly contested: Gauge<'provider'>;
   private readonly heldRemovals: Gauge<'provider'>;
   private readonly backendNodes: Gauge<'provider' | 'role' | 'state'>;
   private readonly nodeMissing: Gauge<'provider' | 'node' | 'role'>;
@@ -53,6 +54,11 @@ export class ScrapeGauges {
     );
     this.lastCheck = gauge('holdfast_last_check_timestamp_seconds', 'When any consumer of the provider was last asked about (a check ended, or a consumer became held), by any worker', ['provider']);
     this.orphans = gauge('holdfast_orphan_logins', 'Logins under the provider\'s orphan prefix that no consumer claims, as last listed', ['provider']);
+    this.contested = gauge(
+      'holdfast_contested_consumers',
+      'Consumers found changed outside holdfast (and put back) 3 times within the provider\'s contestedWindow, until a window passes without such a change: someone else manages them too',
+      ['provider'],
+    );
     this.heldRemovals = gauge('holdfast_removals_held_back', 'Consumers a change of the contributions would remove, held back by the removal guard until confirmed (0: none)', ['provider']);
     this.backendNodes = gauge(
       'holdfast_backend_nodes',
@@ -104,6 +110,7 @@ export class ScrapeGauges {
     this.dueWaits.set({ state: 'due' }, facts.dueWaits.due);
     for (const [provider, at] of facts.lastCheckAt) this.lastCheck.set({ provider }, at / 1000);
     for (const [provider, count] of facts.orphans) this.orphans.set({ provider }, count);
+    for (const [provider, count] of facts.contested) this.contested.set({ provider }, count);
     this.showDeepChecks(facts);
   }
 

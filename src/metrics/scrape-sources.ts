@@ -1,7 +1,7 @@
 /**
  * What `/metrics` reads when scraped, and where holdfast's engine finds it: the queue's Redis
  * (consumers by state, the unserved in brief, the queue's depth, when each provider was last
- * checked, orphans; the consumers counted there also set each provider's deep-check interval), the record store (removals held back: one small document per provider)
+ * checked, orphans, contested consumers; the consumers counted there also set each provider's deep-check interval), the record store (removals held back: one small document per provider)
  * and what this process already knows (its providers' timing, whether its store watch gets an
  * answer). Nothing here is read on a check's path; no record is read.
  */
@@ -43,6 +43,8 @@ export interface QueueFacts {
   lastCheckAt: ReadonlyMap<string, number>;
   /** Logins no consumer claims, as last listed, by provider. */
   orphans: ReadonlyMap<string, number>;
+  /** Consumers contested now (`src/queue/contest.ts`), by provider. */
+  contested: ReadonlyMap<string, number>;
 }
 
 /** What the record store tells, read once per scrape. */
@@ -114,7 +116,7 @@ async function jobCounts(queues: ConsumerQueue['queues']): Promise<Record<string
 }
 
 export interface EngineScrapeDeps {
-  coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>;
+  coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans' | 'contested'>;
   queue: Pick<ConsumerQueue, 'queues'>;
   due: Pick<DueWaits, 'counts'>;
   store: Pick<ConsumerStore, 'providerStatuses'>;
@@ -136,12 +138,15 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
     })),
     storeUp: () => deps.storeUp(),
     async queue() {
-      const [states, queueDepth, dueWaits, lastCheckAt, orphans] = await Promise.all([
+      const now = Date.now();
+      const [states, queueDepth, dueWaits, lastCheckAt, orphans, contests] = await Promise.all([
         deps.coordination.allStates(),
         jobCounts(deps.queue.queues),
-        deps.due.counts(Date.now()),
+        deps.due.counts(now),
         deps.coordination.lastCheckedAt(names),
         deps.coordination.orphans(names),
+        // counted, none listed: one ZCOUNT per provider (and shard)
+        deps.coordination.contested(names, now, 0),
       ]);
       const { counts, listed } = countStates(states);
       const briefs = await deps.coordination.summariesOf(listed);
@@ -152,7 +157,8 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
         return [{ provider, consumer, login: summary.login, state: summary.state, since: summary.unservedSince ?? summary.since, brakeCount: summary.brakeCount }];
       });
       const orphanCounts = new Map(names.map((name) => [name, orphans.get(name)?.logins.length ?? 0]));
-      return { consumers: counts, unserved, queueDepth, dueWaits, lastCheckAt, orphans: orphanCounts };
+      const contested = new Map(names.map((name) => [name, contests.get(name)?.count ?? 0]));
+      return { consumers: counts, unserved, queueDepth, dueWaits, lastCheckAt, orphans: orphanCounts, contested };
     },
     async store() {
       const statuses = await deps.store.providerStatuses();

@@ -8,7 +8,8 @@
  * - **provider signals** (`signals.ts`): pauses and probes, could-not-ask sets, the record
  *   store's outage and the sentinel whose absence says the queue's Redis forgot everything;
  * - **status notes** (`notes.ts`): records in brief, when each consumer was last asked,
- *   orphans, confirmed removals and each provider's timeline.
+ *   orphans, confirmed removals and each provider's timeline; and the contested consumers
+ *   counted with a heal's timeline note (`contests.ts`, `contest-script.ts`).
  *
  * They share only the key table (`keys.ts`), the script table (`scripts.ts`) and the checked
  * codecs of what they read (`values.ts`). Each client depends on the slices it uses.
@@ -16,6 +17,7 @@
 import type { QueueRedis } from './bull-connection.js';
 import { DueSet } from './coordination/due.js';
 import { coordinationKeys } from './coordination/keys.js';
+import { Contests, type ContestReads } from './coordination/contests.js';
 import { Layout, type LayoutMarks } from './coordination/layout.js';
 import { Locks, type ConsumerLocks, type MemoReads, type RevisionNotes } from './coordination/locks.js';
 import { Notes, type NodeNotes, type NoteReads, type OrphanNotes, type RemovalConfirmations, type SummaryNotes, type TimelineNotes } from './coordination/notes.js';
@@ -27,6 +29,7 @@ export type { NodeNotes, NotedEntry, NoteReads, OrphanNotes, RemovalConfirmation
 export type { CouldNotAskSignals, PauseSignals, QueueSentinel, SignalReads, StoreOutageSignal } from './coordination/signals.js';
 export type { CheckMemo, NodesNote, NoteNode, OrphanReport, Pause } from './coordination/values.js';
 export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
+export type { ContestReads, ProviderContests } from './coordination/contests.js';
 export { holdfastPrefix } from './coordination/keys.js';
 export type { DueEntry, SettledEntry, TakenEntry } from './coordination/due.js';
 export type { DueSet } from './coordination/due.js';
@@ -36,11 +39,11 @@ export { TIMELINE_CAP, TIMELINE_READ } from './coordination/notes.js';
 export interface RecordNotes extends RevisionNotes, SummaryNotes {}
 
 /** Everything the status reads. */
-export interface StatusReads extends NoteReads, SignalReads, MemoReads {}
+export interface StatusReads extends NoteReads, SignalReads, MemoReads, ContestReads {}
 
 /** All of it, for the composition root and the command line. */
 export interface Coordination
-  extends ConsumerLocks, RevisionNotes, MemoReads, PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads, SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {}
+  extends ConsumerLocks, RevisionNotes, MemoReads, PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads, SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads, ContestReads {}
 
 /** One shard's coordination, with its layout marks (see `sharded-coordination.ts`). */
 export interface ShardCoordination extends Coordination, LayoutMarks {}
@@ -60,6 +63,7 @@ export function createCoordination(redis: QueueRedis, prefix: string): ShardCoor
     ...methodsOf<PauseSignals & CouldNotAskSignals & QueueSentinel & StoreOutageSignal & SignalReads>(new Signals(context)),
     ...methodsOf<SummaryNotes & TimelineNotes & OrphanNotes & NodeNotes & RemovalConfirmations & NoteReads>(new Notes(context)),
     ...methodsOf<LayoutMarks>(new Layout(context)),
+    ...methodsOf<ContestReads>(new Contests(context)),
   };
 }
 

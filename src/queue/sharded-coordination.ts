@@ -35,11 +35,12 @@
 import { Cluster } from 'ioredis';
 import type { QueueRedis } from './bull-connection.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type NodesNote, type OrphanReport, type Pause } from './coordination.js';
+import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type NodesNote, type OrphanReport, type Pause, type ProviderContests } from './coordination.js';
 import type { ConsumerSummary } from './consumer-summary.js';
 import { keySlot } from './key-slot.js';
 import { byShard, shardOf } from './shard-of.js';
 import type { TimelineEvent } from './timeline-event.js';
+import type { ContestedConsumer, Finding, FindingOutcome } from './contest.js';
 
 /** What a change of `queue.shards` did to the queue's Redis. */
 export interface LayoutChange {
@@ -283,8 +284,12 @@ export class ShardedCoordination implements Coordination {
     await Promise.all(this.byShard(entries, ([key]) => key).map(([shard, list]) => shard.noteSummaries(list)));
   }
 
-  async noteTimeline(events: readonly TimelineEvent[]): Promise<void> {
-    await Promise.all(this.byShard(events, (e) => e.key).map(([shard, list]) => shard.noteTimeline(list)));
+  async noteTimeline(events: readonly TimelineEvent[], finding?: Finding): Promise<FindingOutcome | undefined> {
+    const counting = finding ? this.of(finding.key) : undefined;
+    const groups = this.byShard(events, (e) => e.key);
+    if (counting && !groups.some(([shard]) => shard === counting)) groups.push([counting, []]);
+    const outcomes = await Promise.all(groups.map(([shard, list]) => shard.noteTimeline(list, shard === counting ? finding : undefined)));
+    return outcomes.find((o) => o !== undefined);
   }
 
   setOrphans(provider: string, report: OrphanReport): Promise<void> {
@@ -332,6 +337,20 @@ export class ShardedCoordination implements Coordination {
   async checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>> {
     const each = await this.all((s) => s.checkedBefore(provider, beforeMs, limit));
     return each.flat().sort((a, b) => a[1] - b[1]).slice(0, limit);
+  }
+
+  /** Every shard's contested consumers of each provider, counted and merged (those whose contest ends first listed). */
+  async contested(providers: readonly string[], nowMs: number, limit: number): Promise<Map<string, ProviderContests>> {
+    const each = await this.all((s) => s.contested(providers, nowMs, limit));
+    return new Map(providers.map((p) => {
+      const parts = each.map((m) => m.get(p) ?? { count: 0, listed: [] });
+      const listed = parts.flatMap((x) => x.listed).sort((a, b) => a.until - b.until).slice(0, limit);
+      return [p, { count: parts.reduce((n, x) => n + x.count, 0), listed }];
+    }));
+  }
+
+  contestOf(key: string, nowMs: number): Promise<ContestedConsumer | null> {
+    return this.of(key).contestOf(key, nowMs);
   }
 
   /** Every shard's events of `provider`, oldest first, the newest `TIMELINE_READ` at most. */

@@ -1,5 +1,6 @@
 /** `holdfast status` for a terminal: counts per provider and state, what is wrong, and the consumers listed. */
 import { formatDuration } from '../config/duration.js';
+import { contestedLine } from './contested-status.js';
 import { reportLines, type StatusReport } from './status-report.js';
 import { inertLines, inertText } from './terminal-text.js';
 
@@ -15,6 +16,14 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
 }
 
+/** A provider's contested consumers, one line each (the words come from backends: made inert). */
+function contestedLines({ contested }: StatusReport['providers'][number]): string[] {
+  if (contested.count === 0) return [];
+  const more = contested.count - contested.consumers.length;
+  const head = `  contested: ${contested.count} consumer${contested.count === 1 ? '' : 's'} changed outside holdfast again and again (someone else manages them too)`;
+  return [head, ...contested.consumers.map((c) => `    ${inertText(contestedLine(c))}`), ...(more > 0 ? [`    … and ${more} more`] : [])];
+}
+
 export function formatStatus(report: StatusReport): string {
   const now = Date.parse(report.at);
   const lines: string[] = [];
@@ -25,6 +34,7 @@ export function formatStatus(report: StatusReport): string {
       .join(', ');
     const deep = p.deepCheckEveryMs !== null ? `, rules compared every ${formatDuration(Math.max(1000, Math.round(p.deepCheckEveryMs / 1000) * 1000))}` : '';
     lines.push(`provider ${p.provider}: ${p.consumers} consumer${p.consumers === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${p.declared !== null ? `, ${p.declared} declared` : ''}${deep}`);
+    lines.push(...contestedLines(p));
   }
   if (report.consumers.length > 0) {
     lines.push('');

@@ -38,6 +38,8 @@ const NOTHING: { readonly [K in keyof StatusReads]: () => Awaited<ReturnType<Sta
   // unknown is not gone: the shard's line says it could not be read
   alive: () => true,
   checkMemos: () => new Map(),
+  contested: () => new Map(),
+  contestOf: () => null,
 };
 
 const isGuarded = (name: string | symbol): name is keyof StatusReads => typeof name === 'string' && Object.hasOwn(NOTHING, name);

@@ -28,6 +28,7 @@ import type { QueuedChecks } from '../queue/queued-checks.js';
 import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
+import { CONTESTED_LISTED, contestedOf, type ContestedStatus } from './contested-status.js';
 import { readsForReport, unreadableShardLine, type ShardOutages, type ShardWaits, type UnreadableShard } from './shard-outages.js';
 
 export interface ConsumerStatus {
@@ -76,6 +77,8 @@ export interface ProviderHealth {
   nodes: Array<{ address: string; role: string; answers: boolean; missing: number }>;
   /** Why it is not served, one line a person understands each; empty when it is. */
   problems: string[];
+  /** Its contested consumers (held, but changed outside holdfast again and again): counted, the first listed; not red. */
+  contested: { count: number; consumers: ContestedStatus[] };
 }
 
 export type { UnreadableShard } from './shard-outages.js';
@@ -315,13 +318,14 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   }
 
   const names = [...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys()])].sort();
-  const [alive, paused, couldNotAsk, lastCheckAt, orphans, nodes] = await Promise.all([
+  const [alive, paused, couldNotAsk, lastCheckAt, orphans, nodes, contests] = await Promise.all([
     coordination.alive(),
     coordination.pauses(names),
     coordination.couldNotAskCounts(names),
     coordination.lastCheckedAt(names),
     coordination.orphans(names),
     coordination.nodes(names),
+    coordination.contested(names, at, CONTESTED_LISTED),
   ]);
   /** Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED each. */
   const silent = new Map<string, string[]>();
@@ -387,6 +391,7 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       deepCheckEveryMs,
       nodes: (facts.nodes?.nodes ?? []).map((n) => ({ address: n.address, role: n.role, answers: n.answering, missing: n.missing ?? 0 })),
       problems,
+      contested: contestedOf(contests.get(name)),
     };
   });
 

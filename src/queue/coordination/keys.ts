@@ -46,6 +46,16 @@ export function coordinationKeys(prefix: string) {
     confirmRemovals: (provider: string) => `${prefix}:confirm-removals:${provider}`,
     /** The provider's timeline: its consumers' losses, heals and brakes, a capped stream (see `timeline-event.ts`). */
     events: (provider: string) => `${prefix}:events:${provider}`,
+    /** The provider's consumers' last findings of a quiet heal, `t1 t2 t3` ms (a hash by consumer key; see `contest-script.ts`). */
+    findings: (provider: string) => `${prefix}:findings:${provider}`,
+    /** The provider's consumers by their newest finding, ms (a sorted set): what the contested window forgets. */
+    findingsAt: (provider: string) => `${prefix}:findings-at:${provider}`,
+    /** The provider's contested consumers by when they stop being so, ms (a sorted set). */
+    contested: (provider: string) => `${prefix}:contested:${provider}`,
+    /** Why each contested consumer of the provider is, JSON `{since, n, last, at}` (a hash by consumer key). */
+    contestedWhy: (provider: string) => `${prefix}:contested-why:${provider}`,
+    /** The provider's last login found missing, `<at> <key>` (a string with a TTL): a loss wave's start. */
+    lossWave: (provider: string) => `${prefix}:loss-wave:${provider}`,
     /**
      * Each consumer's routine wait by when it falls due, ms (a sorted set of consumer keys): what
      * the worker's rounds take; a wait taken is pushed to the end of its lease (see `due-waits.ts`).
@@ -73,5 +83,9 @@ export type CoordinationKeys = ReturnType<typeof coordinationKeys>;
 
 /** Where a consumer of `provider` has an entry (besides its lock): what forgetting it clears. */
 export function consumerEntries(keys: CoordinationKeys, provider: string) {
-  return { hashes: [keys.revs, keys.memos, keys.states, keys.briefs, keys.dueEpochs, keys.dueWaits], set: keys.couldNotAsk(provider), sortedSets: [keys.checked(provider), keys.due] };
+  return {
+    hashes: [keys.revs, keys.memos, keys.states, keys.briefs, keys.dueEpochs, keys.dueWaits, keys.findings(provider), keys.contestedWhy(provider)],
+    set: keys.couldNotAsk(provider),
+    sortedSets: [keys.checked(provider), keys.due, keys.findingsAt(provider), keys.contested(provider)],
+  };
 }

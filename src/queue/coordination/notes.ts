@@ -14,6 +14,8 @@ import { hashFields, perProvider } from './reads.js';
 import type { NotedSummary } from './scripts.js';
 import type { TimelineEvent } from '../timeline-event.js';
 import { boundedNote, mergeMissing } from './nodes-note-merge.js';
+import { CONTEST_CAP, CONTESTED_AFTER, mayBeLossWave, type Finding, type FindingOutcome } from '../contest.js';
+import type { FindingArgs } from './contest-script.js';
 import { decodeJson, nodesNoteCodec, orphanReportCodec, timelineEventCodec, type NodesNote, type OrphanReport } from './values.js';
 
 /** A record's brief as noted, and the timeline events of the transition that wrote it (if any). */
@@ -32,8 +34,12 @@ export interface SummaryNotes {
 
 /** Timeline events that come from no record write: a heal of what the record says was applied (`workers/quiet-heal.ts`). */
 export interface TimelineNotes {
-  /** Adds `events` to their providers' timelines (no brief: the record did not change). */
-  noteTimeline(events: readonly TimelineEvent[]): Promise<void>;
+  /**
+   * Adds `events` to their providers' timelines (no brief: the record did not change), and counts
+   * the heal's `finding` toward its consumer being contested (`../contest.ts`), sent with them
+   * before any reply: the same round trip. `finding`'s consumer is the events' (one shard).
+   */
+  noteTimeline(events: readonly TimelineEvent[], finding?: Finding): Promise<FindingOutcome | undefined>;
 }
 
 /** A provider's orphans, as its listing notes them. */
@@ -85,6 +91,12 @@ export const TIMELINE_READ = TIMELINE_CAP;
 /** How long a confirmation is kept (s). */
 const CONFIRMATION_TTL_S = 86_400;
 
+/** A finding as the counting script takes it. */
+function findingArgs(f: Finding): FindingArgs {
+  const { key, at, windowMs, words, waveMs } = f;
+  return { provider: providerOf(key), key, now: at, windowMs, needed: CONTESTED_AFTER, lossWave: mayBeLossWave(f.reason), words, waveMs, cap: CONTEST_CAP };
+}
+
 function noted(key: string, summary: ConsumerSummary): NotedSummary {
   return { key, rev: summary.rev, state: `${stateToken(summary)} ${summary.rev}`, brief: encodeSummary(summary), heldSince: summary.state === 'held' ? summary.since : null };
 }
@@ -127,8 +139,12 @@ export class Notes extends CoordinationPart implements SummaryNotes, TimelineNot
     }
   }
 
-  async noteTimeline(events: readonly TimelineEvent[]): Promise<void> {
-    await Promise.all(events.map((e) => this.redis.xadd(this.keys.events(providerOf(e.key)), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e))));
+  async noteTimeline(events: readonly TimelineEvent[], finding?: Finding): Promise<FindingOutcome | undefined> {
+    const added = events.map((e) => this.redis.xadd(this.keys.events(providerOf(e.key)), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e)));
+    // sent right behind the events, before any reply: no round trip of its own
+    const counted = finding ? this.scripts.run('noteFinding', findingArgs(finding)) : undefined;
+    const [outcome] = await Promise.all([counted, ...added]);
+    return outcome;
   }
 
   private async noteBriefs(provider: string, notes: readonly NotedSummary[]): Promise<void> {

@@ -5,6 +5,7 @@
  * kept apart from the list.
  */
 import type { QueueRedis } from '../bull-connection.js';
+import { noteFinding } from './contest-script.js';
 import type { CoordinationKeys } from './keys.js';
 
 interface Script<A, R> {
@@ -289,7 +290,7 @@ return 1`,
 };
 
 /** The script table: each one's name in Redis is `hf` and its key here. */
-export const SCRIPTS = { claim, markRemoved, extend, release, noteSummaries, takeCouldNotAsk, scheduleDue, takeDue, settleDue };
+export const SCRIPTS = { claim, markRemoved, extend, release, noteSummaries, takeCouldNotAsk, scheduleDue, takeDue, settleDue, noteFinding };
 
 type Scripts = typeof SCRIPTS;
 type ArgsOf<N extends keyof Scripts> = Parameters<Scripts[N]['build']>[1];

@@ -159,6 +159,7 @@ providers:
             secretGraceMs: 90_000,
             deepCheckEveryMs: 10_800_000,
             deepCheckBudget: 0.01,
+            contestedWindowMs: 3_600_000,
           },
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
@@ -189,6 +190,7 @@ providers:
             secretGraceMs: 90_000,
             deepCheckEveryMs: 10_800_000,
             deepCheckBudget: 0.01,
+            contestedWindowMs: 3_600_000,
           },
           management: 'manage',
           removalGuard: { share: 0.25, floor: 2 },
@@ -246,6 +248,7 @@ providers:
       secretGraceMs: 60_000,
       deepCheckEveryMs: 3_600_000,
       deepCheckBudget: 0.01,
+      contestedWindowMs: 3_600_000,
     });
   });
 

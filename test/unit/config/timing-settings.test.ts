@@ -63,6 +63,12 @@ describe('timing settings', () => {
     await expect(timingOf(config('    deepCheckBudget: -0.1\n'))).rejects.toThrow(/deepCheckBudget: must be at least 0/);
   });
 
+  it('take contestedWindow as a duration, 1 h by default, never shorter than verifyEvery', async () => {
+    expect((await timingOf(config(''))).contestedWindowMs).toBe(3_600_000);
+    expect((await timingOf(`${config('    contestedWindow: 10m\n')}defaults: { contestedWindow: 2h }\n`)).contestedWindowMs).toBe(600_000);
+    await expect(timingOf(config('    verifyEvery: 2m\n    contestedWindow: 1m\n'))).rejects.toThrow(/contestedWindow/);
+  });
+
   it('bound one another only by keys the table has', () => {
     const keys = Object.values(TIMING_SETTINGS).map((setting) => setting.key as string);
     for (const setting of Object.values(TIMING_SETTINGS)) {

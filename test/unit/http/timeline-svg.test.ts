@@ -90,7 +90,7 @@ describe('the pages', () => {
     at: new Date(now).toISOString(),
     healthy: true,
     problems: [],
-    providers: [{ provider: 'cache', healthy: true, consumers: 3, declared: 3, states: { held: 3 }, contributionsError: null, paused: null, lastCheckAt: null, couldNotAsk: 0, problems: [] }],
+    providers: [{ provider: 'cache', healthy: true, consumers: 3, declared: 3, states: { held: 3 }, contributionsError: null, paused: null, lastCheckAt: null, couldNotAsk: 0, problems: [], contested: { count: 0, consumers: [] } }],
     total: 3,
     unserved: 0,
     listing: 'all',

@@ -4,7 +4,7 @@ import type { BackendNodeReport } from '../../../src/adapters/adapter.js';
 import { Metrics } from '../../../src/metrics/metrics.js';
 import type { QueueFacts, ScrapeSources } from '../../../src/metrics/scrape-sources.js';
 
-const facts: QueueFacts = { consumers: [], unserved: [], queueDepth: {}, dueWaits: { scheduled: 0, due: 0 }, lastCheckAt: new Map(), orphans: new Map() };
+const facts: QueueFacts = { consumers: [], unserved: [], queueDepth: {}, dueWaits: { scheduled: 0, due: 0 }, lastCheckAt: new Map(), orphans: new Map(), contested: new Map() };
 
 describe('holdfast_backend_nodes', () => {
   it('counts each provider\'s nodes by role and whether they answer, as of each scrape', async () => {

@@ -13,6 +13,7 @@ const facts: QueueFacts = {
   dueWaits: { scheduled: 3, due: 1 },
   lastCheckAt: new Map([['cache', 1_700_000_100_000]]),
   orphans: new Map([['cache', 2]]),
+  contested: new Map([['cache', 1]]),
 };
 
 function sources(over: Partial<ScrapeSources> = {}): ScrapeSources {
@@ -30,7 +31,7 @@ async function scraped(metrics: Metrics, deadlineMs?: number): Promise<string[]>
 }
 
 describe('the gauges read when scraped', () => {
-  it('show the consumers by state, the unserved by name and since when, intervals, last checks, orphans and held-back removals', async () => {
+  it('show the consumers by state, the unserved by name and since when, intervals, last checks, orphans, contested consumers and held-back removals', async () => {
     const metrics = new Metrics();
     metrics.scrapeFrom(sources());
     expect(await scraped(metrics)).toEqual(expect.arrayContaining([
@@ -43,6 +44,7 @@ describe('the gauges read when scraped', () => {
       'holdfast_check_timeout_seconds{provider="cache"} 30',
       'holdfast_last_check_timestamp_seconds{provider="cache"} 1700000100',
       'holdfast_orphan_logins{provider="cache"} 2',
+      'holdfast_contested_consumers{provider="cache"} 1',
       'holdfast_removals_held_back{provider="cache"} 7',
       'holdfast_queue_jobs{state="delayed"} 3',
       'holdfast_store_up 1',

@@ -40,9 +40,9 @@ describe('the key table', () => {
 
   it('names every entry a consumer has, for forgetting it', () => {
     expect(consumerEntries(keys, 'cache')).toEqual({
-      hashes: ['{hf}:holdfast:revs', '{hf}:holdfast:checks', '{hf}:holdfast:states', '{hf}:holdfast:briefs', '{hf}:holdfast:due-epochs', '{hf}:holdfast:due-waits'],
+      hashes: ['{hf}:holdfast:revs', '{hf}:holdfast:checks', '{hf}:holdfast:states', '{hf}:holdfast:briefs', '{hf}:holdfast:due-epochs', '{hf}:holdfast:due-waits', '{hf}:holdfast:findings:cache', '{hf}:holdfast:contested-why:cache'],
       set: '{hf}:holdfast:could-not-ask:cache',
-      sortedSets: ['{hf}:holdfast:checked:cache', '{hf}:holdfast:due'],
+      sortedSets: ['{hf}:holdfast:checked:cache', '{hf}:holdfast:due', '{hf}:holdfast:findings-at:cache', '{hf}:holdfast:contested:cache'],
     });
   });
 });

@@ -45,6 +45,28 @@ describe("the timeline's notes", () => {
     await noting;
   });
 
+  it("counts a quiet heal's finding in the same round trip as its events: all sent before any reply", async () => {
+    const { redis, sent, answerAll } = recording();
+    const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) });
+    const healed: TimelineEvent = { at: 1200, kind: 'healed', key: 'cache/c1', state: 'held', reason: 'applied again', tookMs: 200 };
+    const finding = { key: 'cache/c1', reason: 'missing', words: 'missing (no such ACL user)', at: 1000, windowMs: 3_600_000, waveMs: 120_000 };
+    const noting = notes.noteTimeline([lost, healed], finding);
+    expect(sent.map(([name]) => name)).toEqual(['xadd', 'xadd', 'hfNoteFinding']);
+    expect(sent[2]).toEqual([
+      'hfNoteFinding',
+      '{hf}:holdfast:findings:cache', '{hf}:holdfast:findings-at:cache', '{hf}:holdfast:contested:cache', '{hf}:holdfast:contested-why:cache', '{hf}:holdfast:loss-wave:cache',
+      'cache/c1', 1000, 3_600_000, 3, '1', 'missing (no such ACL user)', 120_000, 10_000,
+    ]);
+    answerAll();
+    await noting;
+    // a heal told without a finding sends its events alone
+    const alone = recording();
+    const noted = new Notes({ redis: alone.redis, keys, scripts: new ScriptRunner(alone.redis, keys) }).noteTimeline([lost]);
+    expect(alone.sent.map(([name]) => name)).toEqual(['xadd']);
+    alone.answerAll();
+    expect(await noted).toBeUndefined();
+  });
+
   it('sends nothing more for a brief without events', async () => {
     const { redis, sent, answerAll } = recording();
     const noting = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }).noteSummaries([['cache/c1', brief]]);

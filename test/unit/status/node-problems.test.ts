@@ -17,6 +17,7 @@ function sources(note: NodesNote | undefined): StatusSources {
     timeline: () => [],
     pauses: () => new Map(),
     couldNotAskCounts: () => new Map(),
+    contested: () => new Map(),
     alive: () => true,
     checkMemos: () => new Map(),
   };

@@ -122,6 +122,7 @@ function sources(world: World): StatusSources {
     timeline: () => [],
     pauses: () => new Map(world.pause ? [['cache', pause]] : []),
     couldNotAskCounts: () => new Map(world.couldNotAsk > 0 ? [['cache', world.couldNotAsk]] : []),
+    contested: () => new Map(),
     alive: () => world.alive,
   };
   const coordination = Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, (...args: never[]) => Promise.resolve(answer(...args))])) as unknown as Coordination;

@@ -23,6 +23,7 @@ function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coo
     timeline: () => [],
     pauses: () => new Map(),
     couldNotAskCounts: () => new Map(),
+    contested: () => new Map(),
     alive: () => true,
     checkMemos: () => new Map(),
   };

@@ -14,6 +14,7 @@ import { step } from '../../../machines/machine-step.js';
 import type { Adapter, Grant, HoldsAnswer } from '../../../src/adapters/adapter.js';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
+import type { Finding, FindingOutcome } from '../../../src/queue/contest.js';
 import type { CheckMemo, Claim } from '../../../src/queue/coordination.js';
 import type { ConsumerJobData, ScheduledWait } from '../../../src/queue/consumer-queue.js';
 import { JobSeal } from '../../../src/queue/job-seal.js';
@@ -112,7 +113,7 @@ function standIns() {
     markRemoved: (k, at) => Promise.resolve(void marks.set(k, Math.max(at, marks.get(k) ?? at))),
     clearRemoved: (k) => Promise.resolve(void marks.delete(k)),
     noteSummaries: () => Promise.resolve(),
-    noteTimeline: () => Promise.resolve(),
+    noteTimeline: () => Promise.resolve(undefined),
   };
   const scheduler: JobDeps['waits'] = { scheduleWaits: (added) => Promise.resolve(void waits.push(...added)) };
   return { records, waits, store, coordination, scheduler, marks };
@@ -255,6 +256,31 @@ describe('a consumer job', () => {
       ]);
       expect(memo).toMatchObject({ outcome: 'held', detail: 'healed: missing: no such user; applied again', epoch: before.rev });
       expect(memo!.deepAt).toBe(memo!.at);
+    });
+
+    it("counts the heal's finding with its timeline note (one call: the same round trip), and says once that the consumer became contested", async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      const said: Array<{ level: number; msg: string }> = [];
+      deps.logger = pino({ level: 'info' }, { write: (line: string) => void said.push(JSON.parse(line) as { level: number; msg: string }) });
+      await runConsumerJob(desiredJob(), deps);
+      const notes: Array<[number, Finding | undefined]> = [];
+      const answers: FindingOutcome[] = [
+        { counted: true, findings: 3, contested: true, became: true },
+        { counted: true, findings: 4, contested: true, became: false },
+      ];
+      stand.coordination.noteTimeline = (events, finding) => Promise.resolve(void notes.push([events.length, finding])).then(() => answers.shift());
+      for (let i = 0; i < 2; i++) {
+        backend.answers.push({ held: false, reason: 'rules-differ', detail: 'commands: the backend also has +@all' });
+        expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', found: 'healed' });
+      }
+      expect(notes).toEqual([
+        [2, { key, reason: 'rules-differ', words: 'rules-differ (commands: the backend also has +@all)', at: expect.any(Number) as number, windowMs: 3_600_000, waveMs: 2 * config.timing.verifyEveryMs }],
+        [2, expect.objectContaining({ key, reason: 'rules-differ' }) as Finding],
+      ]);
+      // said once, as it became contested; the second heal says nothing of it
+      expect(said.filter((l) => l.msg.includes('is contested')).map((l) => [l.level, l.msg])).toEqual([
+        [40, `${key} is contested: changed outside holdfast 3 times in 1h, last: rules-differ (commands: the backend also has +@all)`],
+      ]);
     });
 
     it('records a re-apply its confirmation still finds not held, without applying it again: the brake counts it', async () => {
