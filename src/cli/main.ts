@@ -117,11 +117,12 @@ command('confirm-removals <provider>', 'apply the change the mass-removal guard 
 
 command('plan', 'read only: what holdfast run would create, change, remove or refuse, and what has drifted now, against the records and the live backends')
   .option('--contributions <provider=file>', 'plan this proposed contributions file for the provider instead of the one in place (repeatable)', (value: string, all: string[] = []) => [...all, value])
+  .option('--deep', 'ask every consumer the deep check (rules compared), not only those whose light check (a login) does not pass')
   .option('--json', 'machine-readable output')
   .addHelpText('after', `
 plan exits 0 when nothing would change, 1 when something would (a create, change, removal or a
 drifted consumer), 2 when anything is refused, the input is invalid, or a backend could not be asked.`)
-  .action(async (options: { config?: string; json?: boolean; contributions?: string[] }) => {
+  .action(async (options: { config?: string; json?: boolean; deep?: boolean; contributions?: string[] }) => {
     const { planCommand } = await import('./plan-command.js');
     process.exitCode = await planCommand(options);
   });

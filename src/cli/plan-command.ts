@@ -21,6 +21,8 @@ import { load } from './load.js';
 export interface PlanOptions {
   config?: string;
   json?: boolean;
+  /** Ask every consumer kept the deep check, not only those whose light check did not pass. */
+  deep?: boolean;
   /** `<provider>=<file>`, each once. */
   contributions?: string[];
 }
@@ -83,6 +85,7 @@ export async function planCommand(options: PlanOptions): Promise<number> {
           adapter,
           scrubber,
           configArgs: options.config === undefined ? '' : ` -c ${options.config}`,
+          deep: options.deep === true,
           now: () => new Date(),
         };
       },

@@ -4,7 +4,8 @@
  * records, with the desired-state sync's own rules for what it would deliver and whether its
  * mass-removal guard would hold the change back (`desired-change.ts`); then the grant secrets of
  * the consumers kept as they are read (a rotation is their fingerprint changed) and the backend
- * asked, read-only, whether it holds those the records say are held.
+ * asked, read-only, whether it holds those the records say are held (`deep-checks.ts`: as a
+ * routine check asks, light then deep; deep for every one with `--deep`).
  *
  * It writes nothing: it is given a store it can only scan, confirmations it can only read, and an
  * adapter it can only ask (`deep-checks.ts`).
@@ -26,7 +27,7 @@ import { readGrantSecret } from '../secrets/grant-secret.js';
 import { secretRootsOf } from '../secrets/secret-roots.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import { consumerIdOf } from '../store/consumer-key.js';
-import { deepChecks, mapBounded, type AskingAdapter } from './deep-checks.js';
+import { checks, mapBounded, type AskingAdapter } from './deep-checks.js';
 import type { Drifted, NotAsked, PlannedChange, PlannedCreate, PlannedRefusal, PlannedRemovals, ProviderPlan } from './plan-report.js';
 import { PASSWORD_ROTATION, specDifferences } from './spec-diff.js';
 
@@ -38,6 +39,8 @@ export interface PlanDeps {
   scrubber: Scrubber;
   /** How the plan's own command was given its configuration, for the command it names (`-c holdfast.yaml`). */
   configArgs: string;
+  /** Every consumer kept is asked the deep check (rules compared), not only those whose light check did not pass. */
+  deep: boolean;
   now: () => Date;
 }
 
@@ -151,7 +154,7 @@ async function askKept(provider: ProviderConfig, kept: readonly Kept[], deps: Pl
     const overlapping = inRotationOverlap(record.appliedAt?.getTime() ?? null, provider.rotationOverlapMs, now);
     asking.push({ kept: one, grant: { login: record.desired.login, password: secret.password, values, ...(overlapping ? { keepPasswords: true } : {}) } });
   });
-  const answers = await deepChecks(deps.adapter, asking.map((a) => a.grant), provider.timing.checkTimeoutMs);
+  const answers = await checks(deps.adapter, asking.map((a) => a.grant), provider.timing.checkTimeoutMs, deps.deep);
   const drifted: Drifted[] = [];
   answers.forEach((answer, i) => {
     const { kept: one, grant } = asking[i]!;
@@ -165,17 +168,25 @@ async function askKept(provider: ProviderConfig, kept: readonly Kept[], deps: Pl
   return { rotated, drifted, notAsked, unchanged: kept.length - rotated.length - drifted.length - notAsked.length };
 }
 
-/** The plan of `provider`, for the contributions in `file`, against its `records`. */
-export async function planProvider(provider: ProviderConfig, file: string, records: ReadonlyMap<string, ConsumerRecord>, unreadable: number, deps: PlanDeps): Promise<ProviderPlan> {
-  const plan: ProviderPlan = { provider: provider.name, adapter: provider.adapter.kind, file, invalid: null, create: [], change: [], remove: null, refused: [], drifted: [], notAsked: [], unchanged: 0, unreadable };
-  let declared: DeclaredConsumer[];
+/** A contributions file as the loader read it: its consumers, or every problem that refuses it whole. */
+export type ReadProposal = { consumers: DeclaredConsumer[] } | { invalid: string[] };
+
+/** The contributions in `file`, read and judged as `provider`'s (`loadProposed`). */
+export async function readProposal(provider: ProviderConfig, file: string): Promise<ReadProposal> {
   try {
-    declared = (await loadProposed(provider, file)).consumers;
+    return { consumers: (await loadProposed(provider, file)).consumers };
   } catch (error) {
     if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
-    // bad input never deletes: nothing of it would be delivered
-    return { ...plan, invalid: problemsOf(error.message) };
+    return { invalid: problemsOf(error.message) };
   }
+}
+
+/** The plan of `provider`, for the contributions read from `file`, against its `records`. */
+export async function planProvider(provider: ProviderConfig, file: string, read: ReadProposal, records: ReadonlyMap<string, ConsumerRecord>, unreadable: number, deps: PlanDeps): Promise<ProviderPlan> {
+  const plan: ProviderPlan = { provider: provider.name, adapter: provider.adapter.kind, file, invalid: null, create: [], change: [], remove: null, refused: [], drifted: [], notAsked: [], unchanged: 0, unreadable };
+  // bad input never deletes: nothing of it would be delivered
+  if ('invalid' in read) return { ...plan, invalid: read.invalid };
+  const declared = read.consumers;
   const { create, change, refused, kept } = sorted(declared, records);
   await noteSecrets(provider, [...create, ...change], deps);
   const { rotated, drifted, notAsked, unchanged } = await askKept(provider, kept, deps);

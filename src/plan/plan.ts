@@ -5,7 +5,7 @@
 import type { HoldfastConfig, ProviderConfig } from '../config/config.js';
 import { isUnreadable, type ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
-import { planProvider, type PlanDeps } from './plan-provider.js';
+import { planProvider, readProposal, type PlanDeps } from './plan-provider.js';
 import { planExitCode, type PlanReport } from './plan-report.js';
 
 export interface PlanInputs {
@@ -36,10 +36,12 @@ async function recordsByProvider(store: Pick<ConsumerStore, 'scan'>): Promise<{ 
 }
 
 export async function plan({ config, proposed, store, depsOf }: PlanInputs): Promise<PlanReport> {
-  const { records, unreadable } = await recordsByProvider(store);
+  const files = config.providers.map((provider) => proposed.get(provider.name) ?? provider.contributionsPath);
+  // the files read while the store streams its records: neither waits for the other
+  const [{ records, unreadable }, ...reads] = await Promise.all([recordsByProvider(store), ...config.providers.map((provider, i) => readProposal(provider, files[i]!))]);
   const providers = await Promise.all(
-    config.providers.map((provider) =>
-      planProvider(provider, proposed.get(provider.name) ?? provider.contributionsPath, records.get(provider.name) ?? new Map(), unreadable.get(provider.name) ?? 0, depsOf(provider)),
+    config.providers.map((provider, i) =>
+      planProvider(provider, files[i]!, reads[i]!, records.get(provider.name) ?? new Map<string, ConsumerRecord>(), unreadable.get(provider.name) ?? 0, depsOf(provider)),
     ),
   );
   return { providers, exitCode: planExitCode(providers) };
