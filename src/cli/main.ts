@@ -29,10 +29,10 @@ function version(): string {
 const HELP_AFTER = `
 Exit codes:
   0  done; for status: everything declared is served
-  1  status only: something is not served (each reason is named)
-     plan only: something would change (create, change, remove, or heal a drifted consumer)
+  1  status: something is not served (each reason is named)
+     plan: something would change (a create, change or removal, or a drifted consumer to heal)
   2  could not run: a usage error, a bad configuration, a store that cannot be reached
-     plan only: something is refused, a contributions file is invalid, or a backend could not be asked
+     plan: also when anything is refused, a contributions file is invalid, or a backend could not be asked
 
 Environment variables:
   HOLDFAST_CONFIG      configuration file, when --config is not given
@@ -119,9 +119,6 @@ command('plan', 'read only: what holdfast run would create, change, remove or re
   .option('--contributions <provider=file>', 'plan this proposed contributions file for the provider instead of the one in place (repeatable)', (value: string, all: string[] = []) => [...all, value])
   .option('--deep', 'ask every consumer the deep check (rules compared), not only those whose light check (a login) does not pass')
   .option('--json', 'machine-readable output')
-  .addHelpText('after', `
-plan exits 0 when nothing would change, 1 when something would (a create, change, removal or a
-drifted consumer), 2 when anything is refused, the input is invalid, or a backend could not be asked.`)
   .action(async (options: { config?: string; json?: boolean; deep?: boolean; contributions?: string[] }) => {
     const { planCommand } = await import('./plan-command.js');
     process.exitCode = await planCommand(options);
