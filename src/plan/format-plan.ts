@@ -7,6 +7,7 @@ function removalLines(plan: ProviderPlan): string[] {
   const removal = plan.remove;
   if (removal === null) return [];
   const lines = removal.consumers.map(({ key, login }) => `  - remove  ${key} (login ${login})`);
+  if (removal.leavesLogins) lines.push(`    management: ${plan.management}: their logins are left on the backend; only their records go`);
   if (!removal.heldBack) return lines;
   const said = `${plural(removal.consumers.length, 'removal')} of ${removal.of} consumers is more than the guard allows (${removal.guard})`;
   if (removal.confirmed) return [...lines, `    the mass-removal guard would hold this back, but a person confirmed exactly this change: ${said}`];

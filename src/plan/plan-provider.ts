@@ -119,6 +119,7 @@ async function removalsOf(provider: ProviderConfig, declared: readonly DeclaredC
     confirmed,
     guard: `at most ${Math.round(share * 100)}% of the consumers, or ${floor}, removed at once without a person's confirmation`,
     ...(heldBack && !confirmed ? { confirmWith: `holdfast confirm-removals ${provider.name}${deps.configArgs}` } : {}),
+    leavesLogins: provider.management !== 'manage',
   };
 }
 
@@ -183,7 +184,7 @@ export async function readProposal(provider: ProviderConfig, file: string): Prom
 
 /** The plan of `provider`, for the contributions read from `file`, against its `records`. */
 export async function planProvider(provider: ProviderConfig, file: string, read: ReadProposal, records: ReadonlyMap<string, ConsumerRecord>, unreadable: number, deps: PlanDeps): Promise<ProviderPlan> {
-  const plan: ProviderPlan = { provider: provider.name, adapter: provider.adapter.kind, file, invalid: null, create: [], change: [], remove: null, refused: [], drifted: [], notAsked: [], unchanged: 0, unreadable };
+  const plan: ProviderPlan = { provider: provider.name, adapter: provider.adapter.kind, management: provider.management, file, invalid: null, create: [], change: [], remove: null, refused: [], drifted: [], notAsked: [], unchanged: 0, unreadable };
   // bad input never deletes: nothing of it would be delivered
   if ('invalid' in read) return { ...plan, invalid: read.invalid };
   const declared = read.consumers;

@@ -35,6 +35,8 @@ export interface PlannedRemovals {
   guard: string;
   /** The command that would confirm it, once `holdfast run` holds it back; absent when not held back. */
   confirmWith?: string;
+  /** The provider's `management` leaves removed consumers' logins on the backend (`observe`, `no-delete`): only their records go. */
+  leavesLogins: boolean;
 }
 
 export interface PlannedRefusal {
@@ -63,6 +65,8 @@ export interface NotAsked {
 export interface ProviderPlan {
   provider: string;
   adapter: string;
+  /** The provider's `management`: `manage`, or `observe` / `no-delete` (which leave logins). */
+  management: string;
   /** The contributions file planned (a proposed one, or the one in place). */
   file: string;
   /** The file cannot be used at all: every problem; nothing else is planned for this provider. */

@@ -6,9 +6,9 @@ import { formatPlan } from '../../../src/plan/format-plan.js';
 import { planExitCode, type ProviderPlan } from '../../../src/plan/plan-report.js';
 
 const empty = (more: Partial<ProviderPlan> = {}): ProviderPlan => ({
-  provider: 'cache', adapter: 'redis-acl', file: '/c.yaml', invalid: null, create: [], change: [], remove: null, refused: [], drifted: [], notAsked: [], unchanged: 3, unreadable: 0, ...more,
+  provider: 'cache', adapter: 'redis-acl', management: 'manage', file: '/c.yaml', invalid: null, create: [], change: [], remove: null, refused: [], drifted: [], notAsked: [], unchanged: 3, unreadable: 0, ...more,
 });
-const removal = { consumers: [{ key: 'cache/a', login: 'app_a' }], of: 3, heldBack: false, confirmed: false, guard: 'at most 25%' };
+const removal = { consumers: [{ key: 'cache/a', login: 'app_a' }], of: 3, heldBack: false, confirmed: false, guard: 'at most 25%', leavesLogins: false };
 
 describe('planExitCode', () => {
   it('is 0 when nothing would change, 1 when something would, 2 on anything refused, invalid or not asked', () => {
@@ -30,6 +30,9 @@ describe('formatPlan', () => {
     expect(text).toContain('confirm with: holdfast confirm-removals cache -c h.yaml');
     expect(text).toContain('0 to create, 0 to change, 1 to remove (held back), 0 refused, 0 drifted now, 3 unchanged');
     expect(text).toMatch(/plan: changes would be made \(exit 1\)$/);
+    expect(text).not.toContain('left on the backend');
+    const kept = formatPlan({ providers: [empty({ management: 'no-delete', remove: { ...removal, leavesLogins: true } })], exitCode: 1 });
+    expect(kept).toContain('management: no-delete: their logins are left on the backend; only their records go');
   });
 });
 
