@@ -5,6 +5,14 @@
  * provider's Redis, the record store, the queue's Redis, each reached through a proxy that notes
  * every command) receive only reads. The same file applied by `holdfast run` does what the plan
  * said; a plan afterwards exits 0; a login dropped by hand is planned as drifted.
+ *
+ * Fail-without (each made by hand, seen failing, reverted): the plan saving a provider status
+ * (`update` twice at the store's counter); reading a confirmation by writing one (`SET …:confirm-
+ * removals:cache` at the queue's); removing the kept logins (`ACL DELUSER` ×5 at the provider's,
+ * not excused as a scratch probe); applying them (`create`: it sends no `ACL SETUSER` to a login
+ * that holds, so only the drifted login healed by it fails the test); no scratch-probe excuse (the
+ * `--deep` plan's `MULTI`, `ACL SETUSER holdfast-canon-…`, `ACL DELUSER`, `EXEC` fail it). The
+ * store's narrow type (`Pick<ConsumerStore, 'scan'>`) refuses `setProviderStatus` at compile time.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
