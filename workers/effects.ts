@@ -17,6 +17,7 @@ import type { ConsumerContext } from '../machines/consumer-machine.js';
 import { jittered, unitHash } from '../machines/delays.js';
 import type { Adapter, Grant, NotHeldReason } from '../src/adapters/adapter.js';
 import { deepCheckIntervalMs } from '../src/config/deep-check-interval.js';
+import { inRotationOverlap } from '../src/config/rotation-overlap.js';
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
@@ -130,8 +131,7 @@ function deadline(provider: ProviderRuntime): { signal: AbortSignal; deadline: n
 
 /** Whether `now` falls in the rotation overlap that follows an apply at `appliedAt`. */
 function inOverlap(appliedAt: number | null, provider: ProviderRuntime, now: number): boolean {
-  const overlap = provider.config.rotationOverlapMs;
-  return overlap !== undefined && appliedAt !== null && now - appliedAt < overlap;
+  return inRotationOverlap(appliedAt, provider.config.rotationOverlapMs, now);
 }
 
 /** Whether a deep check is due for this consumer now. */

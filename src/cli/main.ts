@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The `holdfast` command line. Exit codes: 0 fine, 1 something is not served (status), 2 could not run (or a usage error). */
+/** The `holdfast` command line. Exit codes: 0 fine, 1 something is not served (status) or would change (plan), 2 could not run (or a usage error; plan: refused or invalid). */
 // first: bounds V8's heap growth before any other module loads
 import './heap-first.js';
 import { readFileSync, existsSync } from 'node:fs';
@@ -30,8 +30,10 @@ function version(): string {
 const HELP_AFTER = `
 Exit codes:
   0  done; for status: everything declared is served
-  1  status only: something is not served (each reason is named)
+  1  status: something is not served (each reason is named)
+     plan: something would change (a create, change or removal, or a drifted consumer to heal)
   2  could not run: a usage error, a bad configuration, a store that cannot be reached
+     plan: also when anything is refused, a contributions file is invalid, or a backend could not be asked
 
 Environment variables:
   HOLDFAST_CONFIG      configuration file, when --config is not given
@@ -128,6 +130,15 @@ command('confirm-removals <provider>', 'apply the change the mass-removal guard 
   .action(async (provider: string, options: { config?: string }) => {
     const { confirmRemovalsCommand } = await import('./confirm-removals-command.js');
     await confirmRemovalsCommand(provider, options);
+  });
+
+command('plan', 'read only: what holdfast run would create, change, remove or refuse, and what has drifted now, against the records and the live backends')
+  .option('--contributions <provider=file>', 'plan this proposed contributions file for the provider instead of the one in place (repeatable)', (value: string, all: string[] = []) => [...all, value])
+  .option('--deep', 'ask every consumer the deep check (rules compared), not only those whose light check (a login) does not pass')
+  .option('--json', 'machine-readable output')
+  .action(async (options: { config?: string; json?: boolean; deep?: boolean; contributions?: string[] }) => {
+    const { planCommand } = await import('./plan-command.js');
+    process.exitCode = await planCommand(options);
   });
 
 command('doctor', "as this process: can every admin and grant secret be read and used, does each grant secret hold what its writer meant (no trailing space, second newline, CRLF, byte-order mark, non-UTF-8 byte, nor a hash's form), and does every server answer? one line per problem; exits 1 on any")

@@ -25,10 +25,8 @@ import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { RemovalConfirmations } from '../queue/coordination.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
-import { sha256Hex } from '../secrets/sha256.js';
-import { canonicalJson } from './canonical-json.js';
 import type { ContributionsRead } from './consumer-spec.js';
-import type { DeclaredBriefs } from './declared-briefs.js';
+import { changeDigest, changesOf, deliveredDigest, removalsHeldBack } from './desired-change.js';
 import { readContributions } from './load-contributions.js';
 import { ownString } from './own-string.js';
 import { specDigest } from './spec-digest.js';
@@ -53,18 +51,6 @@ interface FileSeen {
 
 /** Consumers whose specs are delivered (read again from the file) at once, at most. */
 const DELIVERY_CHUNK = 1000;
-
-/** The places of the declared consumers whose digest differs from the one last delivered, and the keys delivered that are no longer declared. */
-function changesOf(declared: DeclaredBriefs, delivered: ReadonlyMap<string, string>): { changed: number[]; gone: string[] } {
-  const keys = new Set<string>();
-  const changed: number[] = [];
-  for (let index = 0; index < declared.length; index++) {
-    const key = declared.key(index);
-    keys.add(key);
-    if (delivered.get(key) !== declared.digest(index)) changed.push(index);
-  }
-  return { changed, gone: [...delivered.keys()].filter((key) => !keys.has(key)) };
-}
 
 export class DesiredSync {
   /** Per provider: consumer key → digest of the spec last delivered (absent: none, or no longer declared). */
@@ -97,9 +83,8 @@ export class DesiredSync {
 
   /** Learns what a record holds (at start-up, before {@link start}). */
   remember(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired' | 'refused'>): void {
-    // a refused spec was delivered last, while the record keeps the accepted one
-    const last = record.refused ? { problems: record.refused.problems, specHash: '' } : record.desired;
-    if (!record.desired.removed) this.delivered.get(record.provider)?.set(record._id, specDigest(last));
+    const digest = deliveredDigest(record);
+    if (digest !== undefined) this.delivered.get(record.provider)?.set(record._id, digest);
     // a record being removed still claims its login until it is gone
     this.logins.get(record.provider)?.set(record._id, record.desired.login);
   }
@@ -181,8 +166,7 @@ export class DesiredSync {
     const keys = found.filter((record) => this.isUndeclared(record)).map((record) => record._id);
     if (keys.length === 0) return;
     const declared = this.delivered.get(name)?.size ?? 0;
-    const { share, floor } = provider.removalGuard;
-    if (keys.length > floor && keys.length > share * declared) {
+    if (removalsHeldBack(provider, keys.length, declared)) {
       const said = [...keys].sort().join('\n');
       if (this.sweepHeld.get(name) === said) return;
       this.sweepHeld.set(name, said);
@@ -238,11 +222,9 @@ export class DesiredSync {
 
     const delivered = this.delivered.get(name) ?? new Map<string, string>();
     const { changed, gone } = changesOf(read.consumers, delivered);
-    const { share, floor } = provider.removalGuard;
     let confirmed: string | undefined;
-    if (gone.length > floor && gone.length > share * delivered.size) {
-      const pairs = [...changed.map((index): [string, string | null] => [read.consumers.key(index), read.consumers.digest(index)]), ...gone.map((key): [string, null] => [key, null])];
-      const change = sha256Hex(canonicalJson(pairs.sort()));
+    if (removalsHeldBack(provider, gone.length, delivered.size)) {
+      const change = changeDigest(read.consumers, changed, gone);
       if ((await this.options.confirmations.confirmedRemovals(name)) !== change) {
         await this.holdBack(provider, signature, change, gone, delivered.size);
         return;

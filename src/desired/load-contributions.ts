@@ -67,11 +67,23 @@ export async function loadContributions(provider: ProviderConfig): Promise<Desir
  * What the text of `provider`'s contributions file declares: read one item at a time when it
  * has the plain shape, else (or with `whole`, or when an item does not parse alone) as one document.
  */
-export async function declaredIn(provider: ProviderConfig, text: string, options: { whole?: boolean } = {}): Promise<DesiredState> {
+export async function declaredIn(provider: ProviderConfig, text: string, options: { whole?: boolean; named?: string } = {}): Promise<DesiredState> {
   const spans = options.whole ? undefined : itemSpans(text);
-  const items = new ItemChecker(provider, await rootsOf(provider), full);
+  const named = options.named ?? provider.contributionsPath;
+  const items = new ItemChecker(provider, await rootsOf(provider), full, undefined, named);
   const byItem = spans && (await items.readItems(text, spans));
-  return { provider: provider.name, consumers: byItem ?? (await new ItemChecker(provider, items.roots, full).readDocument(text)) };
+  return { provider: provider.name, consumers: byItem ?? (await new ItemChecker(provider, items.roots, full, undefined, named).readDocument(text)) };
+}
+
+/**
+ * What the file at `path` would declare were it `provider`'s contributions file: read and judged
+ * as {@link loadContributions} reads the file in place (its grant secrets found from where that
+ * file is), each problem naming `path`. Throws `CONTRIBUTIONS_INVALID` as it does.
+ */
+export async function loadProposed(provider: ProviderConfig, path: string): Promise<DesiredState> {
+  const read = await readBounded(path, contributionsLimit(provider));
+  if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', path, [read.problem]);
+  return declaredIn(provider, read.text, { named: path });
 }
 
 /**
@@ -131,13 +143,15 @@ class ItemChecker<R> {
     readonly roots: SecretRoots,
     keep: Keep<R>,
     private readonly paths = new RealPaths(),
+    /** The file its problems name (the file in place, unless a proposed one is read as if it were). */
+    private readonly file = provider.contributionsPath,
   ) {
     this.kept = keep();
   }
 
   /** The file read one item at a time; undefined when an item does not parse alone (the whole document says why). */
   async readItems(text: string, spans: ItemSpans): Promise<R | undefined> {
-    const file = this.provider.contributionsPath;
+    const { file } = this;
     for (let index = 0; index < spans.length; index++) {
       const alone = itemAlone(file, text, spans.at(index), index);
       if (alone === undefined) return undefined;
@@ -150,7 +164,7 @@ class ItemChecker<R> {
 
   /** The items at `indexes` of a file whose items all parsed alone and validated ({@link readItems}), read again. */
   async readAgain(text: string, spans: ItemSpans, indexes: readonly number[]): Promise<R> {
-    const file = this.provider.contributionsPath;
+    const { file } = this;
     for (const index of indexes) {
       const span = spans.at(index);
       const alone = itemAlone(file, text, span, index);
@@ -163,7 +177,7 @@ class ItemChecker<R> {
 
   /** The file read as one document. */
   async readDocument(text: string): Promise<R> {
-    const file = this.provider.contributionsPath;
+    const { file } = this;
     const read = YamlSource.parse(file, text);
     if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, read.problems);
     const { source } = read;
@@ -224,7 +238,7 @@ class ItemChecker<R> {
   private async result(): Promise<R> {
     await this.keepDeclared();
     const problems = [...this.problems, ...this.repeated.id, ...this.repeated.login];
-    if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', this.provider.contributionsPath, problems);
+    if (problems.length > 0) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', this.file, problems);
     return this.kept.result();
   }
 }

@@ -201,7 +201,7 @@ describe('the holdfast command line', () => {
     expect(version).toMatchObject({ code: 0, output: '0.1.0\n' });
     const help = await holdfastOnce(['status', '--help']);
     expect(help.code).toBe(0);
-    for (const words of ['Exit codes:', '1  status only: something is not served', 'HOLDFAST_CONFIG', 'HOLDFAST_LOG_LEVEL', 'a running worker']) {
+    for (const words of ['Exit codes:', '1  status: something is not served', 'plan: something would change', 'HOLDFAST_CONFIG', 'HOLDFAST_LOG_LEVEL', 'a running worker']) {
       expect(help.output).toContain(words);
     }
     expect((await holdfastOnce(['check', '--help'])).output).toMatch(/only queues a job: a\s+running worker/);
