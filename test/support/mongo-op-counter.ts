@@ -4,8 +4,8 @@
  * body, with when it passed. Legacy `OP_QUERY` handshakes are noted as `op_query`, anything else
  * by its opcode.
  */
-import { connect, createServer, type Socket } from 'node:net';
 import type { BackendEndpoint } from '../backends/index.js';
+import { notingProxy } from './noting-proxy.js';
 
 export interface NotedCommand {
   at: number;
@@ -50,36 +50,6 @@ function messages(onMessage: (message: Buffer) => void): (chunk: Buffer) => void
 
 export async function mongoOpCounter(store: BackendEndpoint): Promise<MongoOpCounter> {
   const commands: NotedCommand[] = [];
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(store.port, store.host);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => {
-        sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    const note = messages((m) => commands.push({ at: Date.now(), command: commandOf(m) }));
-    client.on('data', (d: Buffer) => {
-      note(d);
-      upstream.write(d);
-    });
-    upstream.on('data', (d: Buffer) => client.write(d));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  const url = new URL(store.url);
-  url.hostname = '127.0.0.1';
-  url.port = String(port);
-  return {
-    endpoint: { ...store, host: '127.0.0.1', port, url: url.toString() },
-    commands,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  const proxy = await notingProxy(store, () => messages((m) => commands.push({ at: Date.now(), command: commandOf(m) })));
+  return { endpoint: proxy.endpoint, commands, close: () => proxy.close() };
 }

@@ -4,8 +4,8 @@
  * its first argument after that, with when it passed. Commands are read from the RESP arrays
  * clients send (ioredis sends nothing else); an inline command is noted whole.
  */
-import { connect, createServer, type Socket } from 'node:net';
 import type { BackendEndpoint } from '../backends/index.js';
+import { notingProxy } from './noting-proxy.js';
 
 export interface RedisCommand {
   at: number;
@@ -70,36 +70,6 @@ function commandReader(onCommand: (args: string[]) => void): (chunk: Buffer) => 
 
 export async function redisCommandCounter(server: BackendEndpoint): Promise<RedisCommandCounter> {
   const commands: RedisCommand[] = [];
-  const sockets = new Set<Socket>();
-  const proxy = createServer((client) => {
-    const upstream = connect(server.port, server.host);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => {
-        sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    const read = commandReader((args) => commands.push(noted(args)));
-    client.on('data', (d: Buffer) => {
-      read(d);
-      upstream.write(d);
-    });
-    upstream.on('data', (d: Buffer) => client.write(d));
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const { port } = proxy.address() as { port: number };
-  const url = new URL(server.url);
-  url.hostname = '127.0.0.1';
-  url.port = String(port);
-  return {
-    endpoint: { ...server, host: '127.0.0.1', port, url: url.toString() },
-    commands,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => proxy.close(() => resolve()));
-    },
-  };
+  const proxy = await notingProxy(server, () => commandReader((args) => commands.push(noted(args))));
+  return { endpoint: proxy.endpoint, commands, close: () => proxy.close() };
 }
