@@ -14,18 +14,9 @@ import { freePort } from '../../backends/ports.js';
 import { LocalPrometheus, type PrometheusAlert } from '../../backends/prometheus.js';
 import { spawnHoldfast, type HoldfastProcess } from '../../support/holdfast-cli.js';
 import { EngineFixture, type Consumer } from '../engine/engine-fixture.js';
+import { until } from '../../support/until.js';
 
 const RULES = resolve(import.meta.dirname, '../../../deploy/prometheus/holdfast-rules.yml');
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, describeLast: () => Promise<string>): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; ${await describeLast()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('alerts in a real Prometheus', () => {
   let fixture: EngineFixture | undefined;
