@@ -1,80 +1,7 @@
 /**
- * Reads holdfast's configuration file. Relative paths are relative to the file's directory;
- * durations are written `500ms`, `30s`, `5m`, `1h`, `1d`, `1h30m`; unknown keys are errors.
- * No URL may carry credentials: give `username` and `passwordFile` (its content, less one
- * trailing newline, is the password).
- *
- * ```yaml
- * queue:                                # BullMQ's Redis
- *   url: redis://127.0.0.1:6379/0       # rediss:// for TLS
- *                                       # or, for a Redis Cluster, instead of url, some of its
- *                                       # nodes: cluster: [redis://10.0.0.1:6379, redis://10.0.0.2:6379]
- *                                       # (then prefix must hold a hash tag, e.g. "{holdfast}")
- *   username: default                   # optional
- *   passwordFile: secrets/queue-redis   # optional
- *   prefix: holdfast                    # optional, default holdfast
- *   name: consumers                     # optional, default consumers
- *   shards: 1                           # optional, 1 to 64: consumers spread over this many
- *                                       # hash tags ({holdfast} → {holdfast-0} …), one queue each
- * store:                                # MongoDB for the records
- *   url: mongodb://127.0.0.1:27017/?authSource=admin
- *   username: admin                     # optional
- *   passwordFile: secrets/mongodb-admin # optional
- *   database: holdfast                  # optional, default holdfast
- *   connectTimeout: 5s                  # optional: how long start-up (and status) waits for the store
- * fingerprintKeyFile: secrets/fingerprint.key  # optional, default .holdfast/fingerprint.key;
- *                                       # created when missing (32 random bytes, mode 0600)
- * worker: { concurrency: 32 }           # optional
- * sync: { pollEvery: 5s, resyncEvery: 5s, sweepEvery: 30m }  # optional
- *                                       # contributionsMaxBytes: 64MiB (optional): a larger
- *                                       # contributions file is refused unread (KiB, MiB, GiB, or bytes)
- * log: { level: info, format: json }    # optional; format defaults to pretty on a terminal,
- *                                       # json otherwise; HOLDFAST_LOG_LEVEL/_FORMAT win
- * http:                                 # optional: the dashboard, /status, /healthz, /metrics
- *   listen: 127.0.0.1:9100              # host:port (`--http` wins); off when neither is given
- *   username: holdfast                  # optional basic auth (default user holdfast) ...
- *   passwordFile: secrets/dashboard     # ... with the password in this file
- *   readOnly: true                      # optional: false lets Bull Board retry or remove jobs
- *   hosts: [holdfast.example.com]       # optional: Host names accepted besides the listen
- *                                       # address (loopback names when it is loopback or 0.0.0.0)
- * # admin passwords (every passwordFile) must be at least 8 characters
- * defaults:                             # optional timing for every provider, any of the
- *   verifyEvery: 60s                    # settings of TIMING_SETTINGS (src/config/timing.ts),
- *   brakeMax: 1h                        # where each is declared once: key, default, bounds
- *   checkTimeout: 30s                   # and meaning
- * providers:                            # at least one, names unique
- *   - name: cache
- *     adapter: redis-acl                # one of the adapters holdfast has
- *     admin: { url: redis://127.0.0.1:6380, username: default, passwordFile: secrets/cache-admin }
- *                                       # postgres-roles may list a primary and its standbys instead of
- *                                       # url: urls: [postgres://a:5432/postgres, postgres://b:5432/postgres]
- *                                       # admin.maxConcurrentCalls: 4 (optional, default 4): calls at
- *                                       # once on this provider, and its admin pool's size
- *     contributions: contributions/cache.yaml
- *     policy: {}                        # optional, validated by the adapter
- *     management: manage                # optional: manage (default), observe (check and report
- *                                       # only) or no-delete (removal leaves the login)
- *     removalGuard: { share: 0.25, floor: 2 }  # optional: a change removing more than share of
- *                                       # the consumers and more than floor of them waits for
- *                                       # `holdfast confirm-removals cache`
- *     secretsRoot: grants/cache         # optional: grant secrets may also be under this
- *                                       # directory; by default only beside the contributions;
- *                                       # the provider's own: no other provider's root is in,
- *                                       # around or the same as it
- *     rotationOverlap: 10m              # optional (redis-acl): a rotated grant secret's old
- *                                       # password is accepted beside the new one this long
- *     orphans: { prefix: app_, every: 5m, remove: false }  # optional: logins under prefix
- *                                       # that no consumer claims are reported (removed if remove)
- *     loginPrefix: cache_               # optional: every consumer's login must start with it; two
- *                                       # providers on one server need one each, neither a prefix of the other,
- *                                       # and key, channel or bucket prefixes whose text before {id} is
- *                                       # their own, neither the start of the other's (namespace-overlap.ts)
- *     adopt: false                      # optional: true takes over logins this provider did not make
- *                                       # (said at start-up)
- *                                       # No consumer may have the admin's login, the queue's or the
- *                                       # store's, or `default`.
- *     verifyEvery: 10s                  # any timing key overrides defaults
- * ```
+ * Reads holdfast's configuration file. Every option, its default and its meaning are in
+ * docs/configuration.md, which `test/unit/docs/configuration-doc.test.ts` checks against
+ * {@link configSchema}, each adapter's policy schema and TIMING_SETTINGS (src/config/timing.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -239,7 +166,8 @@ function firstSet(fields: TimingFields, keys: TimingKey[], at: FieldPath): Field
   return key === undefined ? undefined : [...at, key];
 }
 
-function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
+/** The configuration file's schema; `dir` is the file's directory (relative paths resolve there). */
+export function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
   const text = z.string().min(1, NOT_EMPTY);
   const filePath = text.transform((path) => resolve(dir, path));
   const password = filePath.transform(readPassword);

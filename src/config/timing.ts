@@ -2,8 +2,8 @@
  * Every timing setting, declared once: the key a configuration file gives it (under `defaults:`
  * or a provider, which wins), the field it resolves to, its default, its schema, the bound it
  * keeps to another setting, and what it means. The {@link Timing} type, {@link DEFAULT_TIMING},
- * the configuration's schema, the bounds checked and the file's documentation (`load-config.ts`
- * points here) all derive from {@link TIMING_SETTINGS}: a new setting is one entry.
+ * the configuration's schema and the bounds checked all derive from {@link TIMING_SETTINGS}: a
+ * new setting is one entry, and a row of docs/configuration.md's Timing table (a test asks for it).
  */
 import { z } from 'zod';
 import type { ConsumerTiming } from '../../machines/delays.js';
