@@ -150,7 +150,7 @@ try {
   config.setIn(['providers', 3, 'admin', 'username'], assets.admin.username); // the admin's access key id, made at start
   writeFileSync(configPath, config.toString());
 
-  // FerretDB's SQLite handler finds `_id` by index only with this (see the README): there before holdfast first runs
+  // FerretDB's SQLite handler finds `_id` by index only with this (see docs/operating.md, "The store's index"): there before holdfast first runs
   await prepareFerretDbStore(store, 'holdfast', Object.values(STORE_COLLECTIONS));
   let port = await dashboardPort();
   for (let attempt = 1; ; attempt++) {
@@ -168,7 +168,7 @@ try {
     }
   }
   const dashboard = `http://127.0.0.1:${port}/`;
-  await indexFerretDb(store); // FerretDB's SQLite handler finds `_id` by index only with this (see the README)
+  await indexFerretDb(store); // FerretDB's SQLite handler finds `_id` by index only with this (see docs/operating.md, "The store's index")
   say('holdfast status');
   console.log(status(configPath).output);
   say(`every declared consumer held; the dashboard: ${dashboard}`);

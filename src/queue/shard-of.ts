@@ -3,7 +3,7 @@
  * (`<provider>/<id>`, see `store/consumer-key.ts`), FNV-1a over its UTF-8 bytes, 32 bits,
  * modulo the number of shards. The same key gives the same shard in every process, version and
  * run that reads the same `queue.shards`; changing the number moves most consumers to another
- * shard (see `shard-prefixes.ts` and the README's "Changing queue.shards").
+ * shard (see `shard-prefixes.ts` and docs/topologies.md's "Changing `queue.shards`").
  */
 
 const FNV_OFFSET = 0x811c9dc5;

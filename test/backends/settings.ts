@@ -1,5 +1,5 @@
 /**
- * The one place the test harness reads its environment. Documented in README.md.
+ * The one place the test harness reads its environment. Documented in docs/contributing.md.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import type { BackendKind } from './types.js';

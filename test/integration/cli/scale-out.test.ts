@@ -1,5 +1,5 @@
 /**
- * Scaling out (README "Scaling out"): a `holdfast worker` started against a hash-tagged queue
+ * Scaling out (docs/scaling.md, "Scaling out"): a `holdfast worker` started against a hash-tagged queue
  * prefix (what a Redis Cluster needs: every key of the queue in one slot) runs, and serves
  * the consumers that a `holdfast run` elsewhere delivers.
  */
