@@ -1,0 +1,38 @@
+/**
+ * `docs/glossary.md` stays a glossary: its entries in alphabetical order, each defining one of
+ * holdfast's words and naming the file(s) that own it (a link), and the words the code uses
+ * everywhere are among them. Whether the linked files exist is the doc links' test's to say.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const glossary = readFileSync(resolve(import.meta.dirname, '../../../docs/glossary.md'), 'utf8');
+
+/** Each entry: its term (what is in bold at the start of its paragraph) and its text. */
+const entries = glossary
+  .split(/\n\n/)
+  .map((paragraph) => /^\*\*([^*]+?)\.\*\*\s([\s\S]*)$/.exec(paragraph))
+  .filter((m): m is RegExpExecArray => m !== null)
+  .map((m) => ({ term: m[1]!, text: m[2]! }));
+
+const pointer = (text: string) => /^See \*/.test(text);
+
+describe('the glossary', () => {
+  it('lists its entries alphabetically', () => {
+    const terms = entries.map((e) => e.term.toLowerCase());
+    expect(terms.length).toBeGreaterThan(40);
+    expect(terms).toEqual([...terms].sort());
+  });
+
+  it('names the file(s) that own each word it defines', () => {
+    const unowned = entries.filter((e) => !pointer(e.text) && !/\]\(\.\.\/[^)]+\)/.test(e.text)).map((e) => e.term);
+    expect(unowned).toEqual([]);
+  });
+
+  it('defines the words the code uses everywhere', () => {
+    const terms = entries.map((e) => e.term.toLowerCase()).join(' | ');
+    const words = ['revision', 'wait', 'due set', 'round', 'lease', 'ticket', 'seal', 'memo', 'claim', 'sweep', 'brake', 'contested', 'finding', 'loss wave', 'plan', 'node', 'history', 'horizon', 'probe', 'quiet heal', 'could not ask', 'layout', 'shard', 'orphan', 'removal guard', 'grant secret', 'fingerprint', 'deep check'];
+    expect(words.filter((word) => !terms.includes(word))).toEqual([]);
+  });
+});
