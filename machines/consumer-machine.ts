@@ -38,36 +38,14 @@
  * `docs/extending.md`.
  */
 import { setup, type SnapshotFrom, type StateNode } from 'xstate';
+import { announcementsFor } from './consumer-announcements.js';
+import { initialContext, type ConsumerContext, type ConsumerInput } from './consumer-context.js';
 import type { Announcement, ConsumerEvent } from './consumer-events.js';
-import { appliedFingerprints, change, count, duration, failure, missingSecret, notHeld, notHeldOn, observation, refusal, unreadableSecret, wrongSecret } from './consumer-words.js';
+import { contextUpdatesFor } from './consumer-updates.js';
+import { observation } from './consumer-words.js';
 import { brakeDelay, quarantineDue, retryDelay, verifyDelay, type ConsumerTiming } from './delays.js';
 
-export interface ConsumerContext {
-  /** `<provider>/<id>`. */
-  key: string;
-  /** The spec and secret fingerprint last applied successfully. */
-  appliedSpecHash: string | null;
-  appliedSecretMac: string | null;
-  /** Successful re-applies since the backend last held the consumer. */
-  brakeCount: number;
-  /** Failed applies (or removes) in a row. */
-  retryCount: number;
-  /** The next apply is a re-apply after a loss (it counts toward the brake). */
-  reapplying: boolean;
-  /** Waits for a missing grant secret so far, and their total. */
-  secretWaits: number;
-  secretWaitedMs: number;
-  /** Refusals to read the grant secret since it was first refused (said once, then counted). */
-  blockedRepeats: number;
-  /** Why the consumer is in its state, in words; never a secret. */
-  reason: string | null;
-}
-
-export interface ConsumerInput {
-  key: string;
-}
-
-type Say = (args: { context: ConsumerContext; event: ConsumerEvent }) => string;
+export type { ConsumerContext, ConsumerInput } from './consumer-context.js';
 
 /** The chart's waits: named delays computed from context; the worker turns each into a scheduled wait. */
 function waitsFor(timing: ConsumerTiming) {
@@ -94,14 +72,14 @@ export type EffectType = keyof typeof effects;
  */
 export type ConsumerTag = 'removing';
 
-/** The machine's types, delays, guards and the actions the worker performs, for a provider's timing. */
+/** The machine's types, waits, effects and guards, for a provider's timing. */
 function consumerSetup(timing: ConsumerTiming) {
-  const secretDelay = (waits: number) => retryDelay(waits, timing);
   return setup({
     types: { context: {} as ConsumerContext, events: {} as ConsumerEvent, input: {} as ConsumerInput, tags: {} as ConsumerTag },
     delays: waitsFor(timing),
     actions: {
       ...effects,
+      /** Something the log must say (`consumer-announcements.ts`); the worker says it. */
       say: (_, _params: Announcement) => undefined,
     },
     guards: {
@@ -114,304 +92,253 @@ function consumerSetup(timing: ConsumerTiming) {
       sameObservation: ({ context, event }) => event.type === 'NOT_APPLIED' && context.reason === observation(event),
       /** The wait that just ended took the total past the grace period. */
       secretLate: ({ context }) =>
-        context.secretWaitedMs >= timing.secretGraceMs && context.secretWaitedMs - secretDelay(context.secretWaits) < timing.secretGraceMs,
+        context.secretWaitedMs >= timing.secretGraceMs && context.secretWaitedMs - retryDelay(context.secretWaits, timing) < timing.secretGraceMs,
       /** Its rules still differ after the brake waited at its maximum for `quarantineAfter` (see `delays.ts`). */
       quarantine: ({ context, event }) => event.type === 'NOT_HELD' && event.reason === 'rules-differ' && quarantineDue(context.brakeCount, timing),
     },
   });
 }
 
-/** The transitions' shared parts, by name: what they do to the context, what they say, where they go. */
-function handlers(m: ReturnType<typeof consumerSetup>, timing: ConsumerTiming) {
-  const secretDelay = (waits: number) => retryDelay(waits, timing);
-  const say = (level: Announcement['level'], message: Say) => ({
-    type: 'say' as const,
-    params: (args: Parameters<Say>[0]): Announcement => ({ level, message: message(args) }),
-  });
-
-  // what transitions do to the context, by name
-  const because = (reason: string) => m.assign({ reason });
-  /** An apply succeeded: its fingerprints kept, the counts of what went wrong before it cleared. */
-  const applied = (reason: (c: ConsumerContext) => string, more: (c: ConsumerContext) => Partial<ConsumerContext> = () => ({})) =>
-    m.assign(({ context, event }) => ({
-      ...appliedFingerprints(event),
-      retryCount: 0,
-      secretWaits: 0,
-      secretWaitedMs: 0,
-      blockedRepeats: 0,
-      reason: reason(context),
-      ...more(context),
-    }));
-  const askedAgain = m.assign({ reason: 'asked to apply again', reapplying: false, brakeCount: 0 });
-  const specChanged = m.assign({ reason: 'spec changed', reapplying: false, brakeCount: 0 });
-  const declaredAgain = m.assign({ reason: 'declared again', retryCount: 0 });
-  const waitForSecret = m.assign(({ context, event }) => ({
-    secretWaits: context.secretWaits + 1,
-    secretWaitedMs: context.secretWaitedMs + secretDelay(context.secretWaits + 1),
-    reason: `grant secret ${missingSecret(event)} does not exist`,
-  }));
-  const retried = (what: 'apply' | 'remove') =>
-    m.assign(({ context, event }) => ({ retryCount: context.retryCount + 1, reason: `${what} failed: ${failure(event)}` }));
-
-  /** Applying or re-applying, when the grant secret cannot be had. */
-  const secretOutcomes = {
-    SECRET_MISSING: [
-      {
-        guard: 'secretLate' as const,
-        target: 'waitingForSecret' as const,
-        actions: [say('warn', ({ context, event }) => `grant secret ${missingSecret(event)} still does not exist after ${duration(context.secretWaitedMs)}; not served`), waitForSecret],
-      },
-      { target: 'waitingForSecret' as const, actions: waitForSecret },
-    ],
-    SECRET_UNREADABLE: [
-      {
-        guard: 'firstRefusal' as const,
-        target: 'blocked' as const,
-        actions: [
-          m.assign({ blockedRepeats: 1, reason: ({ event }) => `grant secret unreadable: ${unreadableSecret(event)}` }),
-          say('error', ({ event }) => `grant secret cannot be read: ${unreadableSecret(event)}; blocked until it can (said once, repeats are counted)`),
-        ],
-      },
-      { target: 'blocked' as const, actions: m.assign({ blockedRepeats: ({ context }) => context.blockedRepeats + 1 }) },
-    ],
-    SECRET_INVALID: [
-      {
-        guard: 'firstRefusal' as const,
-        target: 'blocked' as const,
-        actions: [
-          m.assign({ blockedRepeats: 1, reason: ({ event }) => `grant secret unusable: ${wrongSecret(event)}` }),
-          say('error', ({ event }) => `grant secret is no usable password: ${wrongSecret(event)}; blocked until it is (said once, repeats are counted)`),
-        ],
-      },
-      { target: 'blocked' as const, actions: m.assign({ blockedRepeats: ({ context }) => context.blockedRepeats + 1 }) },
-    ],
-  };
-
-  /** Applying or re-applying, when the apply failed: retried on its own backoff. */
-  const failedApply = {
-    target: 'retrying' as const,
-    actions: [
-      retried('apply'),
-      say('warn', ({ context, event }) => `${context.reapplying ? 're-apply' : 'apply'} failed (${failure(event)}); retrying in ${duration(retryDelay(context.retryCount, timing))}`),
-    ],
-  };
-
-  /** Applying or re-applying, when the backend refuses until someone acts: said once, not retried after a wait. */
-  const refusedApply = {
-    target: 'applyRefused' as const,
-    actions: [
-      m.assign({ reason: ({ event }) => `apply refused: ${failure(event)}`, reapplying: false }),
-      say('error', ({ event }) => `apply refused by the backend (${failure(event)}); not retried until the spec changes or someone asks (holdfast reapply)`),
-    ],
-  };
-
-  /** An observe-only provider's backend does not hold the consumer: reported once, not applied. */
-  const observed = [
-    { guard: 'sameObservation' as const, target: 'observedNotHeld' as const },
-    {
-      target: 'observedNotHeld' as const,
-      actions: [
-        m.assign({ reason: ({ event }) => observation(event), reapplying: false }),
-        say('warn', ({ event }) => `${observation(event)}; its provider only observes: reported, not applied`),
-      ],
-    },
-  ];
-
-  /** An operator's pause: the login is left as it is, not checked until resumed. */
-  const suspend = { target: 'suspended' as const, actions: because('suspended by an operator') };
-
-  /** Resting between checks (held, could not ask, braking): asked now, applied again, given a new spec, or suspended. */
-  const betweenChecks = {
-    SUSPEND: suspend,
-    CHECK_NOW: 'verifying' as const,
-    REAPPLY: { target: 'applying' as const, actions: askedAgain },
-    DESIRED: { guard: 'specChanged' as const, target: 'applying' as const, actions: specChanged },
-  };
-
-  /** Waiting to try applying again (after a failure, for a secret): applied now, with a new spec, or suspended. */
-  const waitingToApply = {
-    SUSPEND: suspend,
-    REAPPLY: { target: 'applying' as const, actions: askedAgain },
-    DESIRED: { target: 'applying' as const, actions: m.assign({ reason: 'spec changed', reapplying: false }) },
-  };
-
-  /** A wait that ends in an apply: a re-apply when the consumer was lost, else an apply. */
-  const applyAgain = [{ guard: 'reapplying' as const, target: 'lost' as const }, { target: 'applying' as const }];
-
-  /** A state entered with an effect, found mid-effect (its worker died): the effect is performed again (a test holds every such state to it). */
-  const redoes = (state: string) => ({ REDO: { target: state, reenter: true } });
-
-  return { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, refusedApply, observed, betweenChecks, waitingToApply, applyAgain, redoes };
-}
-
-/** Builds the machine for a provider's timing: the chart. */
+/**
+ * Builds the machine for a provider's timing: the chart, each state with its transitions. What a
+ * transition does to the context is an update (`consumer-updates.ts`), what it says an
+ * announcement (`consumer-announcements.ts`), each by name; guards and waits are named in setup.
+ * A state entered with an effect is re-entered by `REDO` (found mid-effect: its worker died),
+ * performing its effect again (a test holds every such state to it).
+ */
 export function createConsumerMachine(timing: ConsumerTiming) {
-  const m = consumerSetup(timing);
-  const { say, because, applied, declaredAgain, retried, secretOutcomes, failedApply, refusedApply, observed, betweenChecks, waitingToApply, applyAgain, redoes } = handlers(m, timing);
-  return m.createMachine({
+  const update = contextUpdatesFor(timing);
+  const say = announcementsFor(timing);
+  return consumerSetup(timing).createMachine({
     id: 'consumer',
-    // XState's `transition()` computes an initial context without input for every event: tolerate that
-    context: ({ input }: { input: ConsumerInput | undefined }) => ({
-      key: input?.key ?? '',
-      appliedSpecHash: null,
-      appliedSecretMac: null,
-      brakeCount: 0,
-      retryCount: 0,
-      reapplying: false,
-      secretWaits: 0,
-      secretWaitedMs: 0,
-      blockedRepeats: 0,
-      reason: null,
-    }),
+    context: initialContext,
     initial: 'pending',
     on: {
-      REMOVE: { target: '.removing', actions: m.assign({ reason: 'no longer declared', retryCount: 0 }) },
-      REJECT: {
-        target: '.rejected',
-        actions: [
-          m.assign({ reason: ({ event }) => `refused by policy: ${refusal(event)}` }),
-          say('error', ({ event }) => `refused by its provider's policy, not applied: ${refusal(event)}`),
-        ],
-      },
+      REMOVE: { target: '.removing', actions: update.noLongerDeclared },
+      REJECT: { target: '.rejected', actions: [update.refusedByPolicy, say.refusedByPolicy] },
     },
     states: {
-      pending: { on: { DESIRED: { target: 'applying', actions: because('first apply') } } },
+      pending: {
+        on: { DESIRED: { target: 'applying', actions: update.firstApply } },
+      },
 
       applying: {
         entry: 'apply',
         on: {
-          ...redoes('applying'),
+          REDO: { target: 'applying', reenter: true },
           APPLIED: [
-            { guard: 'wasBlocked', target: 'held', actions: [say('info', ({ context }) => `grant secret readable again after ${count(context.blockedRepeats, 'refusal')}`), applied(() => 'applied')] },
-            { target: 'held', actions: applied(() => 'applied') },
+            { guard: 'wasBlocked', target: 'held', actions: [say.secretReadableAgain, update.applied] },
+            { target: 'held', actions: update.applied },
           ],
-          APPLY_FAILED: failedApply,
-          APPLY_REFUSED: refusedApply,
-          NOT_APPLIED: observed,
-          ...secretOutcomes,
+          APPLY_FAILED: { target: 'retrying', actions: [update.applyFailed, say.applyFailed] },
+          APPLY_REFUSED: { target: 'applyRefused', actions: [update.applyRefused, say.applyRefused] },
+          NOT_APPLIED: [
+            { guard: 'sameObservation', target: 'observedNotHeld' },
+            { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
+          ],
+          SECRET_MISSING: [
+            { guard: 'secretLate', target: 'waitingForSecret', actions: [say.secretStillMissing, update.waitForSecret] },
+            { target: 'waitingForSecret', actions: update.waitForSecret },
+          ],
+          SECRET_UNREADABLE: [
+            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnreadable, say.secretUnreadable] },
+            { target: 'blocked', actions: update.blockedAgain },
+          ],
+          SECRET_INVALID: [
+            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnusable, say.secretUnusable] },
+            { target: 'blocked', actions: update.blockedAgain },
+          ],
         },
       },
 
-      held: { after: { verify: 'verifying' }, on: betweenChecks },
+      held: {
+        after: { verify: 'verifying' },
+        on: {
+          SUSPEND: { target: 'suspended', actions: update.suspended },
+          CHECK_NOW: 'verifying',
+          REAPPLY: { target: 'applying', actions: update.askedAgain },
+          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+        },
+      },
 
       verifying: {
         entry: 'check',
         on: {
-          ...redoes('verifying'),
-          // the first check after an apply that finds it held changes nothing durable (it stays `applied`): no record write
-          HELD: { target: 'held', actions: m.assign({ brakeCount: 0, reapplying: false, reason: ({ context }) => (context.reason === 'applied' ? 'applied' : 'held') }) },
+          REDO: { target: 'verifying', reenter: true },
+          HELD: { target: 'held', actions: update.held },
           NOT_HELD: [
-            {
-              guard: 'quarantine',
-              target: 'quarantined',
-              actions: [
-                m.assign({ reapplying: false, reason: ({ event }) => `quarantined: ${notHeld(event)}` }),
-                say('error', ({ context, event }) =>
-                  `rules still differ after braking at brakeMax (${duration(timing.brakeMaxMs)}) for ${duration(timing.quarantineAfterMs ?? 0)} or more, ` +
-                  `${count(context.brakeCount, 'successful re-apply', 'successful re-applies')} in all (${notHeld(event)}); something keeps changing them: ` +
-                  'quarantined, not applied again until someone acts (holdfast reapply, holdfast resume, or a changed spec)'),
-              ],
-            },
-            {
-              guard: 'braking',
-              target: 'lost',
-              actions: [
-                m.assign({ reapplying: true, reason: ({ event }) => notHeld(event) }),
-                say('error', ({ context, event }) =>
-                  `still not held after ${count(context.brakeCount, 'successful re-apply', 'successful re-applies')} (${notHeld(event)}); ` +
-                  `applying again, then braking for ${duration(brakeDelay(context.brakeCount + 1, timing))}`),
-              ],
-            },
-            {
-              target: 'lost',
-              actions: [
-                m.assign({ reapplying: true, reason: ({ event }) => `${notHeld(event)}${notHeldOn(event)}` }),
-                // on a backend of several nodes, applied on the node(s) that lack it only
-                say('warn', ({ event }) => `not held${notHeldOn(event)} (${notHeld(event)}); applying ${notHeldOn(event) === '' ? 'again' : 'there'} now`),
-              ],
-            },
+            { guard: 'quarantine', target: 'quarantined', actions: [update.quarantined, say.quarantined] },
+            { guard: 'braking', target: 'lost', actions: [update.lostBraking, say.stillNotHeld] },
+            { target: 'lost', actions: [update.lost, say.notHeld] },
           ],
-          CHECK_FAILED: { target: 'couldNotAsk', actions: m.assign({ reason: ({ event }) => `could not ask: ${failure(event)}` }) },
-          CHANGED: { target: 'applying', actions: m.assign({ reason: ({ event }) => change(event), reapplying: false }) },
-          NOT_APPLIED: observed,
-          ...secretOutcomes,
+          CHECK_FAILED: { target: 'couldNotAsk', actions: update.couldNotAsk },
+          CHANGED: { target: 'applying', actions: update.changed },
+          NOT_APPLIED: [
+            { guard: 'sameObservation', target: 'observedNotHeld' },
+            { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
+          ],
+          SECRET_MISSING: [
+            { guard: 'secretLate', target: 'waitingForSecret', actions: [say.secretStillMissing, update.waitForSecret] },
+            { target: 'waitingForSecret', actions: update.waitForSecret },
+          ],
+          SECRET_UNREADABLE: [
+            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnreadable, say.secretUnreadable] },
+            { target: 'blocked', actions: update.blockedAgain },
+          ],
+          SECRET_INVALID: [
+            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnusable, say.secretUnusable] },
+            { target: 'blocked', actions: update.blockedAgain },
+          ],
         },
       },
 
       lost: {
         entry: 'apply',
         on: {
-          ...redoes('lost'),
+          REDO: { target: 'lost', reenter: true },
           APPLIED: [
-            {
-              guard: 'braking',
-              target: 'backoff',
-              actions: applied(
-                (c) => `applied again; ${count(c.brakeCount + 1, 're-apply', 're-applies')} without being held`,
-                (c) => ({ brakeCount: c.brakeCount + 1, reapplying: true }),
-              ),
-            },
-            { target: 'held', actions: applied(() => 'applied again', (c) => ({ brakeCount: c.brakeCount + 1 })) },
+            { guard: 'braking', target: 'backoff', actions: update.appliedAgainBraking },
+            { target: 'held', actions: update.appliedAgain },
           ],
-          APPLY_FAILED: failedApply,
-          APPLY_REFUSED: refusedApply,
-          NOT_APPLIED: observed,
-          ...secretOutcomes,
+          APPLY_FAILED: { target: 'retrying', actions: [update.applyFailed, say.applyFailed] },
+          APPLY_REFUSED: { target: 'applyRefused', actions: [update.applyRefused, say.applyRefused] },
+          NOT_APPLIED: [
+            { guard: 'sameObservation', target: 'observedNotHeld' },
+            { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
+          ],
+          SECRET_MISSING: [
+            { guard: 'secretLate', target: 'waitingForSecret', actions: [say.secretStillMissing, update.waitForSecret] },
+            { target: 'waitingForSecret', actions: update.waitForSecret },
+          ],
+          SECRET_UNREADABLE: [
+            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnreadable, say.secretUnreadable] },
+            { target: 'blocked', actions: update.blockedAgain },
+          ],
+          SECRET_INVALID: [
+            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnusable, say.secretUnusable] },
+            { target: 'blocked', actions: update.blockedAgain },
+          ],
         },
       },
 
-      backoff: { after: { brake: 'verifying' }, on: betweenChecks },
-      retrying: { after: { retry: applyAgain }, on: waitingToApply },
-      couldNotAsk: { after: { verify: 'verifying' }, on: betweenChecks },
-      waitingForSecret: { after: { secretWait: applyAgain }, on: waitingToApply },
-      blocked: { after: { verify: applyAgain }, on: waitingToApply },
-      rejected: { on: { DESIRED: { target: 'applying', actions: because('accepted by policy') } } },
+      backoff: {
+        after: { brake: 'verifying' },
+        on: {
+          SUSPEND: { target: 'suspended', actions: update.suspended },
+          CHECK_NOW: 'verifying',
+          REAPPLY: { target: 'applying', actions: update.askedAgain },
+          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+        },
+      },
+
+      retrying: {
+        // a re-apply when the consumer was lost, else an apply
+        after: { retry: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
+        on: {
+          SUSPEND: { target: 'suspended', actions: update.suspended },
+          REAPPLY: { target: 'applying', actions: update.askedAgain },
+          DESIRED: { target: 'applying', actions: update.newSpec },
+        },
+      },
+
+      couldNotAsk: {
+        after: { verify: 'verifying' },
+        on: {
+          SUSPEND: { target: 'suspended', actions: update.suspended },
+          CHECK_NOW: 'verifying',
+          REAPPLY: { target: 'applying', actions: update.askedAgain },
+          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+        },
+      },
+
+      waitingForSecret: {
+        after: { secretWait: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
+        on: {
+          SUSPEND: { target: 'suspended', actions: update.suspended },
+          REAPPLY: { target: 'applying', actions: update.askedAgain },
+          DESIRED: { target: 'applying', actions: update.newSpec },
+        },
+      },
+
+      blocked: {
+        // re-read every interval: refused again, counted without a word
+        after: { verify: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
+        on: {
+          SUSPEND: { target: 'suspended', actions: update.suspended },
+          REAPPLY: { target: 'applying', actions: update.askedAgain },
+          DESIRED: { target: 'applying', actions: update.newSpec },
+        },
+      },
+
+      rejected: {
+        on: { DESIRED: { target: 'applying', actions: update.acceptedByPolicy } },
+      },
+
       // an operator's pause: no check, no apply (a new spec waits); resumed, it is asked at once
-      suspended: { on: { RESUME: { target: 'verifying', actions: because('resumed by an operator') } } },
+      suspended: {
+        on: { RESUME: { target: 'verifying', actions: update.resumed } },
+      },
+
       // rules that keep coming back: no check, no apply until someone acts; resumed, it is applied and the brake starts over
       quarantined: {
-        on: { ...betweenChecks, RESUME: { target: 'applying', actions: m.assign({ reason: 'resumed by an operator', brakeCount: 0 }) } },
+        on: {
+          SUSPEND: { target: 'suspended', actions: update.suspended },
+          CHECK_NOW: 'verifying',
+          REAPPLY: { target: 'applying', actions: update.askedAgain },
+          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+          RESUME: { target: 'applying', actions: update.resumedToApply },
+        },
       },
+
       // observe only: asked again every interval by an apply that only asks (see workers/effects.ts)
-      observedNotHeld: { after: { verify: 'applying' }, on: betweenChecks },
+      observedNotHeld: {
+        after: { verify: 'applying' },
+        on: {
+          SUSPEND: { target: 'suspended', actions: update.suspended },
+          CHECK_NOW: 'verifying',
+          REAPPLY: { target: 'applying', actions: update.askedAgain },
+          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+        },
+      },
 
       removing: {
         tags: 'removing',
         entry: 'remove',
         on: {
-          ...redoes('removing'),
+          REDO: { target: 'removing', reenter: true },
           REMOVE: {},
-          REMOVED: { target: 'removed', actions: because('removed') },
-          REMOVE_FAILED: {
-            target: 'removeRetrying',
-            actions: [retried('remove'), say('warn', ({ context, event }) => `remove failed (${failure(event)}); retrying in ${duration(retryDelay(context.retryCount, timing))}`)],
-          },
-          REMOVE_REFUSED: {
-            target: 'removeRefused',
-            actions: [
-              m.assign({ reason: ({ event }) => `remove refused: ${failure(event)}` }),
-              say('error', ({ event }) => `remove refused by the backend (${failure(event)}); not retried until asked (holdfast reapply)`),
-            ],
-          },
-          DESIRED: { target: 'applying', actions: declaredAgain },
+          REMOVED: { target: 'removed', actions: update.removed },
+          REMOVE_FAILED: { target: 'removeRetrying', actions: [update.removeFailed, say.removeFailed] },
+          REMOVE_REFUSED: { target: 'removeRefused', actions: [update.removeRefused, say.removeRefused] },
+          DESIRED: { target: 'applying', actions: update.declaredAgain },
         },
       },
 
       // no wait: trying again changes nothing until someone acts on the backend, then asks
-      applyRefused: { on: waitingToApply },
+      applyRefused: {
+        on: {
+          SUSPEND: { target: 'suspended', actions: update.suspended },
+          REAPPLY: { target: 'applying', actions: update.askedAgain },
+          DESIRED: { target: 'applying', actions: update.newSpec },
+        },
+      },
+
       removeRefused: {
         on: {
           REMOVE: {},
-          REAPPLY: { target: 'removing', actions: because('asked to remove again') },
-          CHECK_NOW: { target: 'removing', actions: because('asked to remove again') },
-          DESIRED: { target: 'applying', actions: declaredAgain },
+          REAPPLY: { target: 'removing', actions: update.askedToRemoveAgain },
+          CHECK_NOW: { target: 'removing', actions: update.askedToRemoveAgain },
+          DESIRED: { target: 'applying', actions: update.declaredAgain },
         },
       },
 
       removeRetrying: {
         tags: 'removing',
         after: { retry: 'removing' },
-        on: { REMOVE: {}, DESIRED: { target: 'applying', actions: declaredAgain } },
+        on: {
+          REMOVE: {},
+          DESIRED: { target: 'applying', actions: update.declaredAgain },
+        },
       },
 
       removed: { type: 'final' },

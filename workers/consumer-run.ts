@@ -42,7 +42,7 @@ import { again, retryLater, type Found, type JobOutcome } from './job-outcome.js
 import type { ProviderRuntime } from './provider-runtime.js';
 import { RecordDraft, type DraftDeps } from './record-draft.js';
 import { healQuietly, healsQuietly } from './quiet-heal.js';
-import { answered, lastCheckOf, memoOf, routineCheck, type RoutineOutcome, type Taken, type WaitJob } from './routine-check.js';
+import { answered, lastCheckOf, memoOf, routineCheck, type Checked, type Taken, type WaitJob } from './routine-check.js';
 import { guardSpec } from './spec-guard.js';
 import { jobCause, type TransitionCause } from '../src/store/transition-cause.js';
 
@@ -92,6 +92,7 @@ interface Learned {
 
 /** The record as loaded, and the draft of what the run writes to it. */
 interface Loaded {
+  kind: 'loaded';
   record: ConsumerRecord;
   consumer: PersistedConsumer;
   draft: RecordDraft;
@@ -100,7 +101,7 @@ interface Loaded {
 }
 
 /** What the machine is told: events, or the steps a routine check took already. */
-type Start = { events: ConsumerEvent[] } | { taken: Taken };
+type Start = { kind: 'events'; events: ConsumerEvent[] } | { kind: 'taken'; taken: Taken };
 
 type JobOf<K extends ConsumerJobData['kind']> = Extract<ConsumerJobData, { kind: K }>;
 type StartFor<K extends ConsumerJobData['kind']> = (job: JobOf<K>, at: Loaded) => Promise<Start | JobOutcome> | Start | JobOutcome;
@@ -126,9 +127,6 @@ function askedOf(event: ConsumerEvent): Asked {
 }
 
 const REDO: ConsumerEvent = { type: 'REDO' };
-
-/** A routine check's outcome, its ticket read. */
-type Checked = Exclude<RoutineOutcome, { unreadable: true }>;
 
 export class ConsumerRun {
   private readonly learnt: Learned = {};
@@ -181,9 +179,9 @@ export class ConsumerRun {
     if (routine) return routine;
     if (this.deps.storeDown?.()) return this.storeDown();
     const at = await this.load();
-    if ('kind' in at) return at;
+    if (at.kind !== 'loaded') return at;
     const start = await (this.eventsFor[job.kind] as StartFor<typeof job.kind>)(job, at);
-    if ('kind' in start) return start;
+    if (start.kind !== 'events' && start.kind !== 'taken') return start;
     return this.rest(at, await this.drive(at, start));
   }
 
@@ -195,9 +193,9 @@ export class ConsumerRun {
     // how late a routine check began (in process, from what the lock told)
     if (memo && job.wait === 'verify') deps.observer?.lateness?.(provider.config.name, deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing));
     const checked = await routineCheck(job, provider, memo, deps.effects, deps.now);
-    if ('unreadable' in checked) return undefined;
-    const routine: Checked = 'taken' in checked && healsQuietly(provider, checked.taken, job.ticket) ? await this.healed(job, checked.taken, checked.memo) : checked;
-    if ('again' in routine) {
+    if (checked.kind === 'unreadable') return undefined;
+    const routine: Checked = checked.kind === 'taken' && healsQuietly(provider, checked.taken, job.ticket) ? await this.healed(job, checked.taken, checked.memo) : checked;
+    if (routine.kind === 'again') {
       this.learn(routine.memo, routine.event);
       if (routine !== checked) this.learnt.found = 'healed'; // the quiet heal's confirmation
       return again(routine.again);
@@ -215,15 +213,15 @@ export class ConsumerRun {
   private async healed(job: WaitJob, taken: Taken, memo: CheckMemo | undefined): Promise<Checked> {
     const { provider, deps, lock } = this;
     const heal = await healQuietly({ key: job.key, provider, ticket: job.ticket, taken, keepLock: (effect) => this.keepLock(effect), log: this.log }, deps);
-    if ('recorded' in heal) {
-      this.log.debug({ state: taken.from.state }, `not healed without the record: ${heal.recorded}; carried on against it`);
-      return { taken, memo };
+    if (heal.kind === 'recorded') {
+      this.log.debug({ state: taken.from.state }, `not healed without the record: ${heal.why}; carried on against it`);
+      return { kind: 'taken', taken, memo };
     }
-    if ('applied' in heal) {
+    if (heal.kind === 'applied') {
       // the apply's result, fed to the machine against the record as if performed there
       this.log.debug({ state: taken.from.state, applied: heal.applied.type }, 'applied again but not confirmed held: carried on against the record');
       const learned = heal.confirmation ? (memoOf(heal.confirmation, job.epoch, lock.claim.memo, heal.at) ?? memo) : memo;
-      return { taken: { ...taken, checked: { ...taken.checked!, said: true, performed: heal.applied } }, memo: learned };
+      return { kind: 'taken', taken: { ...taken, checked: { ...taken.checked!, said: true, performed: heal.applied } }, memo: learned };
     }
     const outcome = answered(provider.machine, job.epoch, taken.from, taken.ended, heal.confirmed, lock.claim.memo, heal.at);
     if (!outcome.memo) return outcome;
@@ -262,7 +260,7 @@ export class ConsumerRun {
     const marked = isNew && this.lock.claim.removedAt !== null;
     const draft = new RecordDraft(record, isNew, deps, this.log, marked);
     draft.causedBy(this.cause);
-    return { record, consumer, draft, inEffect };
+    return { kind: 'loaded', record, consumer, draft, inEffect };
   }
 
   /**
@@ -288,17 +286,17 @@ export class ConsumerRun {
       if (at.record.rev !== job.epoch) {
         // stale, but the record's own wait may be what a dead worker did not schedule
         await at.draft.reschedule();
-        return at.inEffect ? { events: [REDO] } : { kind: 'stale' };
+        return at.inEffect ? { kind: 'events', events: [REDO] } : { kind: 'stale' };
       }
       const { taken } = this;
-      if (taken && !at.inEffect && samePersisted(taken.from, at.consumer)) return { taken };
-      return { events: [...(at.inEffect ? [REDO] : []), waitEnded(job.wait, at.consumer.state)] };
+      if (taken && !at.inEffect && samePersisted(taken.from, at.consumer)) return { kind: 'taken', taken };
+      return { kind: 'events', events: [...(at.inEffect ? [REDO] : []), waitEnded(job.wait, at.consumer.state)] };
     },
     desired: (job, at) => this.delivered(job, at),
-    command: (job, at) => ({ events: [...(at.inEffect ? [REDO] : []), job.event] }),
+    command: (job, at) => ({ kind: 'events', events: [...(at.inEffect ? [REDO] : []), job.event] }),
     redo: (job, at) => {
-      if (!at.inEffect) return at.record.rev !== job.rev ? { kind: 'stale' } : { events: [] };
-      return { events: [REDO] };
+      if (!at.inEffect) return at.record.rev !== job.rev ? { kind: 'stale' } : { kind: 'events', events: [] };
+      return { kind: 'events', events: [REDO] };
     },
   };
 
@@ -311,11 +309,11 @@ export class ConsumerRun {
       draft.refuse(desired, job.at);
       const kept = draft.desired.source;
       draft.say(() => this.log.error({ state: consumer.state }, `new spec refused by its provider's policy: ${desired.problems.join('; ')}; the spec accepted at ${kept} stays applied and checked`));
-      return { events: redo };
+      return { kind: 'events', events: redo };
     }
     draft.deliver(desired, job.at);
     const event = desiredEvent(desired, consumer.state);
-    return { events: event ? [...redo, event] : redo };
+    return { kind: 'events', events: event ? [...redo, event] : redo };
   }
 
   /** Who causes what this job does (`src/store/transition-cause.ts`). */
@@ -326,7 +324,7 @@ export class ConsumerRun {
 
   /** Steps the machine through what it is told, performing each effect it asks for, until it rests. */
   private async drive(at: Loaded, start: Start): Promise<ConsumerSnapshot> {
-    if ('taken' in start) return this.follow(at, await this.carryOn(at, start.taken));
+    if (start.kind === 'taken') return this.follow(at, await this.carryOn(at, start.taken));
     let snapshot = restore(this.provider.machine, at.consumer);
     for (const event of start.events) {
       // an effect a dead worker left is performed again first (a recovery), then what the job says
@@ -409,7 +407,7 @@ export class ConsumerRun {
     const { provider, deps } = this;
     // the policy, checked where rights are applied: on the spec about to be applied or removed
     const verdict = guardSpec(provider, this.job.key, draft.desired, effect);
-    if ('refusal' in verdict) {
+    if (verdict.kind === 'refused') {
       if (effect === 'apply') return { type: 'APPLY_REFUSED', error: verdict.refusal };
       this.leftBehind = verdict.refusal; // not this consumer's to remove: the backend is not asked
       return { type: 'REMOVED' };
@@ -421,7 +419,7 @@ export class ConsumerRun {
       return deps.effects.remove(input);
     }
     const secret = await deps.effects.secretFor(draft.desired, provider);
-    if ('event' in secret) return secret.event; // nothing attempted: nothing to write down before it
+    if (secret.kind === 'unusable') return secret.event; // nothing attempted: nothing to write down before it
     // an observe-only provider's apply only asks: nothing to write down before it either
     if (provider.config.management !== 'observe') await draft.save(snapshot, horizon());
     const event = await deps.effects.apply({ ...input, password: secret.password });

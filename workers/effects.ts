@@ -60,7 +60,8 @@ export interface CheckResult {
 }
 
 /** The grant secret an apply needs, as read: the password, or the event that says why the apply cannot start. */
-export type SecretOutcome = { password: string } | { event: ConsumerEvent };
+/** The grant secret read, or the event that says why it cannot be used. */
+export type SecretOutcome = { kind: 'read'; password: string } | { kind: 'unusable'; event: ConsumerEvent };
 
 export interface ApplyInput extends EffectInput {
   /** The grant secret, as {@link Effects.secretFor} read it for this apply; never kept. */
@@ -111,13 +112,13 @@ async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scr
     const password = await readGrantSecret(path, secretRootsOf(provider.config), heed);
     // what this backend would refuse (an S3 secret over 128 characters) is refused here, before anything is sent
     const refused = provider.config.adapter.secretProblem?.(password);
-    if (refused !== undefined) return { event: { type: 'SECRET_INVALID', detail: `grant secret ${path} ${refused} (${provider.config.adapter.kind})` } };
-    return { password };
+    if (refused !== undefined) return { kind: 'unusable', event: { type: 'SECRET_INVALID', detail: `grant secret ${path} ${refused} (${provider.config.adapter.kind})` } };
+    return { kind: 'read', password };
   } catch (error) {
-    if (isHoldfastError(error, 'SECRET_MISSING')) return { event: { type: 'SECRET_MISSING', path } };
-    if (isHoldfastError(error, 'SECRET_UNREADABLE')) return { event: { type: 'SECRET_UNREADABLE', detail: error.message } };
-    if (isHoldfastError(error, 'SECRET_INVALID')) return { event: { type: 'SECRET_INVALID', detail: error.message } };
-    return { event: { type: 'APPLY_FAILED', error: scrubber.describe(error) } };
+    if (isHoldfastError(error, 'SECRET_MISSING')) return { kind: 'unusable', event: { type: 'SECRET_MISSING', path } };
+    if (isHoldfastError(error, 'SECRET_UNREADABLE')) return { kind: 'unusable', event: { type: 'SECRET_UNREADABLE', detail: error.message } };
+    if (isHoldfastError(error, 'SECRET_INVALID')) return { kind: 'unusable', event: { type: 'SECRET_INVALID', detail: error.message } };
+    return { kind: 'unusable', event: { type: 'APPLY_FAILED', error: scrubber.describe(error) } };
   }
 }
 
@@ -256,7 +257,7 @@ async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Pro
   const shallow = { deep: false };
   if (spec.specHash !== context.appliedSpecHash) return { event: { type: 'CHANGED', what: 'spec changed since it was applied' }, ...shallow };
   const secret = await readSecret(spec.secretPath, provider, deps.scrubber, deps.secretFindings);
-  if ('event' in secret) {
+  if (secret.kind === 'unusable') {
     const { event } = secret;
     return { event: event.type === 'APPLY_FAILED' ? { type: 'CHECK_FAILED', error: event.error, timedOut: false } : event, ...shallow };
   }

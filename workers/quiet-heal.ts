@@ -34,7 +34,7 @@ import { contestedWords, findingWords, lossWaveMs, type Finding } from '../src/q
 import { timelineEventsOf } from '../src/queue/timeline-event.js';
 import type { HistoryEntry } from '../src/store/consumer-record.js';
 import { nodeOf } from '../src/store/transition-cause.js';
-import type { CheckResult, Effects } from './effects.js';
+import type { CheckResult, Effects, SecretOutcome } from './effects.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import type { Taken } from './routine-check.js';
 import { guardSpec } from './spec-guard.js';
@@ -60,15 +60,15 @@ export interface HealCase {
 
 export type HealOutcome =
   /** Applied again and confirmed held: the confirmation, as it ended. */
-  | { confirmed: CheckResult; at: Date }
+  | { kind: 'confirmed'; confirmed: CheckResult; at: Date }
   /**
    * Applied again but not confirmed (the confirmation did not find it held, or could not ask), or
    * the apply did not succeed: the apply's result, carried on against the record from the routine
    * check's steps (the brake counts a successful re-apply; a failed one is retried on its own backoff).
    */
-  | { applied: ConsumerEvent; confirmation?: CheckResult; at: Date }
-  /** Nothing applied here: the recorded path, from the routine check's steps. */
-  | { recorded: string };
+  | { kind: 'applied'; applied: ConsumerEvent; confirmation?: CheckResult; at: Date }
+  /** Nothing applied here: the recorded path, from the routine check's steps (`why`: in words, for the debug log). */
+  | { kind: 'recorded'; why: string };
 
 /**
  * Whether the routine check's steps are a heal the record need not be told of: a served consumer
@@ -94,24 +94,24 @@ export async function healQuietly(c: HealCase, deps: HealDeps): Promise<HealOutc
   const lost = checked.step.snapshot;
   // the policy, checked where rights are applied, as the recorded path checks it
   const verdict = guardSpec(provider, key, ticket.spec, 'apply');
-  if ('refusal' in verdict) return { recorded: 'its spec is not what the provider configuration gives now' };
+  if (verdict.kind === 'refused') return { kind: 'recorded', why: 'its spec is not what the provider configuration gives now' };
   // the grant secret the check read (once per heal), else read now
-  const secret = checked.secret ? { password: checked.secret() } : await deps.effects.secretFor(ticket.spec, provider);
-  if ('event' in secret) return { recorded: `its grant secret cannot be used (${secret.event.type})` };
+  const secret: SecretOutcome = checked.secret ? { kind: 'read', password: checked.secret() } : await deps.effects.secretFor(ticket.spec, provider);
+  if (secret.kind === 'unusable') return { kind: 'recorded', why: `its grant secret cannot be used (${secret.event.type})` };
   // a rotation (or a changed spec) changes what is applied: written first, on the recorded path
-  if (!deps.effects.isApplied(secret.password, lost.context)) return { recorded: 'its grant secret rotated since it was applied' };
+  if (!deps.effects.isApplied(secret.password, lost.context)) return { kind: 'recorded', why: 'its grant secret rotated since it was applied' };
   for (const said of checked.step.said) log[said.level]({ state: lost.value }, said.message);
   const input = { key, provider, spec: { ...ticket.spec, values: verdict.values }, context: lost.context };
   await c.keepLock('apply');
   const applied = await deps.effects.apply({ ...input, password: secret.password });
-  if (applied.type !== 'APPLIED') return { applied, at: deps.now() };
+  if (applied.type !== 'APPLIED') return { kind: 'applied', applied, at: deps.now() };
   await c.keepLock('check');
   const found = checked.event.type === 'NOT_HELD' ? checked.event.reason : undefined;
   const confirmation = await deps.effects.confirm({ ...input, spec: ticket.spec, appliedAt: ticket.appliedAt, memo: null }, secret.password, found);
   const at = deps.now();
-  if (confirmation.event.type !== 'HELD') return { applied, confirmation, at };
+  if (confirmation.event.type !== 'HELD') return { kind: 'applied', applied, confirmation, at };
   await told(c, deps, at);
-  return { confirmed: confirmation, at };
+  return { kind: 'confirmed', confirmed: confirmation, at };
 }
 
 /** The heal told as the two transitions it stands for would be: the log, the provider's timeline, the metrics. */

@@ -36,11 +36,14 @@ export interface Taken {
 
 export type RoutineOutcome =
   /** Nothing durable changed: run this job again at `again`. */
-  | { again: Date; event: ConsumerEvent; memo: CheckMemo | undefined }
+  | { kind: 'again'; again: Date; event: ConsumerEvent; memo: CheckMemo | undefined }
   /** The check changed the machine, or the wait leads to another effect: carry on against the record. */
-  | { taken: Taken; memo?: CheckMemo | undefined }
+  | { kind: 'taken'; taken: Taken; memo?: CheckMemo | undefined }
   /** The ticket cannot be read: go by the record. */
-  | { unreadable: true };
+  | { kind: 'unreadable' };
+
+/** A routine check's outcome, its ticket read. */
+export type Checked = Exclude<RoutineOutcome, { kind: 'unreadable' }>;
 
 /** The outcome of a check as the record and the status keep it. */
 export function lastCheckOf(event: ConsumerEvent, at: Date): LastCheck | undefined {
@@ -77,11 +80,11 @@ export async function routineCheck(
 ): Promise<RoutineOutcome> {
   const { machine } = provider;
   const read = decodeMachine(job.ticket.machine);
-  if (!('consumer' in read)) return { unreadable: true };
+  if (!('consumer' in read)) return { kind: 'unreadable' };
   const from = read.consumer;
   const ticketed = restore(machine, from);
   const ended = step(machine, ticketed, waitEnded(job.wait, ticketed.value));
-  if (ended.effect !== 'check') return { taken: { from, ended } };
+  if (ended.effect !== 'check') return { kind: 'taken', taken: { from, ended } };
 
   const result = await effects.check({
     key: job.key,
@@ -98,12 +101,12 @@ export async function routineCheck(
  * The machine's step on a check's result (the routine check's, or a heal's confirmation): run
  * again at the next wait when nothing durable changed, else the steps taken, to carry on.
  */
-export function answered(machine: ProviderRuntime['machine'], epoch: number, from: PersistedConsumer, ended: Step, result: CheckResult, memo: CheckMemo | null, at: Date): Exclude<RoutineOutcome, { unreadable: true }> {
+export function answered(machine: ProviderRuntime['machine'], epoch: number, from: PersistedConsumer, ended: Step, result: CheckResult, memo: CheckMemo | null, at: Date): Checked {
   const learned = memoOf(result, epoch, memo, at);
   const answer = step(machine, ended.snapshot, result.event);
   if (!answer.effect && answer.said.length === 0 && answer.wait && samePersisted(persist(answer.snapshot), from)) {
-    return { again: new Date(at.getTime() + answer.wait.ms), event: result.event, memo: learned };
+    return { kind: 'again', again: new Date(at.getTime() + answer.wait.ms), event: result.event, memo: learned };
   }
   const checked = { event: result.event, lastCheck: lastCheckOf(result.event, at), step: answer, ...(result.secret ? { secret: result.secret } : {}) };
-  return { taken: { from, ended, checked }, memo: learned };
+  return { kind: 'taken', taken: { from, ended, checked }, memo: learned };
 }

@@ -13,9 +13,9 @@ import type { ProviderRuntime } from './provider-runtime.js';
 
 export type Verdict =
   /** Go ahead, with the values as the adapter's schema parsed them. */
-  | { values: unknown }
+  | { kind: 'allowed'; values: unknown }
   /** Refused: why, naming where the spec came from and each field. */
-  | { refusal: string };
+  | { kind: 'refused'; refusal: string };
 
 /** What is guarded: a record's desired spec, or a ticket's (which does not say where it was declared). */
 export type GuardedSpec = Pick<DesiredSpec, 'login' | 'values' | 'secretPath'> & Partial<Pick<DesiredSpec, 'source'>>;
@@ -31,7 +31,7 @@ export function guardSpec(provider: ProviderRuntime, key: string, spec: GuardedS
     effect === 'apply'
       ? checkSpec(provider.config, subject)
       : { values: spec.values, problems: loginProblems(provider.config, spec.login).map((reason): SpecProblem => ({ field: 'login', reason })) };
-  if (problems.length === 0) return { values };
+  if (problems.length === 0) return { kind: 'allowed', values };
   const said = problems.map((problem) => describeSpecProblem(problem, subject)).join('; ');
-  return { refusal: `the spec ${spec.source === undefined ? 'its wait carries' : `declared at ${spec.source}`} is not what provider ${provider.config.name}'s configuration gives, so nothing was sent: ${said}` };
+  return { kind: 'refused', refusal: `the spec ${spec.source === undefined ? 'its wait carries' : `declared at ${spec.source}`} is not what provider ${provider.config.name}'s configuration gives, so nothing was sent: ${said}` };
 }

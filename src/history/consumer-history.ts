@@ -7,16 +7,16 @@
  * - the provider's timeline in the queue's Redis (about the last {@link TIMELINE_CAP} losses, heals
  *   and brakes of all its consumers): the heals a record is not told of (a heal of what the record
  *   says was applied writes no record, DESIGN rule 3) are listed from there
- *   (`http/recent-transitions.ts`: a transition both hold is listed once).
+ *   (`recent-transitions.ts`: a transition both hold is listed once).
  *
  * Never a secret: states, reasons (the status's words), causes, nodes and times.
  */
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
-import { recentTransitions } from '../http/recent-transitions.js';
 import { TIMELINE_CAP } from '../queue/coordination.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
 import { HISTORY_LENGTH, type ConsumerRecord, type HistoryEntry } from '../store/consumer-record.js';
 import type { TransitionCause } from '../store/transition-cause.js';
+import { recentTransitions } from './recent-transitions.js';
 
 export interface HistoryLine {
   at: string;

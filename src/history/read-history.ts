@@ -4,12 +4,12 @@
  * history to the record, and says so). Two reads, for a person asking; nothing on any routine path.
  */
 import { HoldfastError } from '../errors/holdfast-error.js';
-import { readTimelines } from '../http/timeline-read.js';
 import type { NoteReads } from '../queue/coordination.js';
 import { isUnreadable } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { consumerKeyInput } from '../store/consumer-key-input.js';
 import { consumerHistory, type ConsumerHistory } from './consumer-history.js';
+import { readTimelines } from './timeline-read.js';
 
 export interface HistorySources {
   store: Pick<ConsumerStore, 'get'>;

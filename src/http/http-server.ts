@@ -34,7 +34,7 @@ import { hostMatcher } from './host-check.js';
 import { hostPort, refuseExposedDashboard } from './listen-guard.js';
 import { consumerPage, PAGE_CSP, statusPage } from './status-page.js';
 import { readContest } from './contest-read.js';
-import { readTimelines } from './timeline-read.js';
+import { readTimelines } from '../history/timeline-read.js';
 import { HISTORY_ROUTE, historyAnswer } from './history-route.js';
 
 export interface HttpServerOptions {

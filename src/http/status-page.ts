@@ -13,7 +13,7 @@ import { isUnreadable, type StoredConsumer } from '../store/consumer-record.js';
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
 import { consumerTimelineSvg, providerTimelineSvg } from './timeline-svg.js';
-import { recentTransitions } from './recent-transitions.js';
+import { recentTransitions } from '../history/recent-transitions.js';
 
 const REFRESH_SECONDS = 5;
 

@@ -10,11 +10,9 @@
  * Both on the same axis: the 24 h up to now, labelled in UTC hours. Marks falling in one pixel
  * column are drawn once, their count and details in the mark's `<title>` (shown on hover).
  */
+import { TIMELINE_SPAN_MS } from '../history/timeline-read.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
 import { escapeHtml } from './escape-html.js';
-
-/** What the pictures show: the last 24 h. */
-export const TIMELINE_SPAN_MS = 24 * 3_600_000;
 
 const WIDTH = 720;
 const LEFT = 56;

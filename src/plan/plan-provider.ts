@@ -65,13 +65,13 @@ function problemsOf(message: string): string[] {
 }
 
 /** Why a grant secret cannot be used now, in words (never the secret), or its password. */
-async function secretOf(provider: ProviderConfig, path: string, scrubber: Scrubber): Promise<{ password: string } | { why: string }> {
+async function secretOf(provider: ProviderConfig, path: string, scrubber: Scrubber): Promise<{ kind: 'read'; password: string } | { kind: 'unusable'; why: string }> {
   try {
     const password = await readGrantSecret(path, secretRootsOf(provider));
     const refused = provider.adapter.secretProblem?.(password);
-    return refused === undefined ? { password } : { why: `grant secret ${path} ${refused}` };
+    return refused === undefined ? { kind: 'read', password } : { kind: 'unusable', why: `grant secret ${path} ${refused}` };
   } catch (error) {
-    return { why: isHoldfastError(error) ? error.message : scrubber.describe(error) };
+    return { kind: 'unusable', why: isHoldfastError(error) ? error.message : scrubber.describe(error) };
   }
 }
 
@@ -127,7 +127,7 @@ async function removalsOf(provider: ProviderConfig, declared: readonly DeclaredC
 async function noteSecrets(provider: ProviderConfig, entries: Array<{ notes: string[]; secretPath: string }>, deps: PlanDeps): Promise<void> {
   await mapBounded(entries, SECRETS_AT_ONCE, async (entry) => {
     const secret = await secretOf(provider, entry.secretPath, deps.scrubber);
-    if ('why' in secret) entry.notes.push(`${secret.why}: it would wait (missing) or be blocked until it can be read`);
+    if (secret.kind === 'unusable') entry.notes.push(`${secret.why}: it would wait (missing) or be blocked until it can be read`);
   });
 }
 
@@ -143,7 +143,7 @@ async function askKept(provider: ProviderConfig, kept: readonly Kept[], deps: Pl
   await mapBounded(kept, SECRETS_AT_ONCE, async (one) => {
     const { record, declared } = one;
     const secret = await secretOf(provider, record.desired.secretPath, deps.scrubber);
-    if ('why' in secret) return void notAsked.push({ key: record._id, why: `its grant secret cannot be used: ${secret.why}` });
+    if (secret.kind === 'unusable') return void notAsked.push({ key: record._id, why: `its grant secret cannot be used: ${secret.why}` });
     const mac = record.machine.context.appliedSecretMac;
     if (deps.fingerprintKey.length > 0 && mac !== null && secretFingerprint(deps.fingerprintKey, secret.password) !== mac) {
       return void rotated.push({ key: record._id, login: record.desired.login, source: declared.desired.source, differences: [PASSWORD_ROTATION], notes: [] });
@@ -170,15 +170,15 @@ async function askKept(provider: ProviderConfig, kept: readonly Kept[], deps: Pl
 }
 
 /** A contributions file as the loader read it: its consumers, or every problem that refuses it whole. */
-export type ReadProposal = { consumers: DeclaredConsumer[] } | { invalid: string[] };
+export type ReadProposal = { kind: 'read'; consumers: DeclaredConsumer[] } | { kind: 'invalid'; invalid: string[] };
 
 /** The contributions in `file`, read and judged as `provider`'s (`loadProposed`). */
 export async function readProposal(provider: ProviderConfig, file: string): Promise<ReadProposal> {
   try {
-    return { consumers: (await loadProposed(provider, file)).consumers };
+    return { kind: 'read', consumers: (await loadProposed(provider, file)).consumers };
   } catch (error) {
     if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
-    return { invalid: problemsOf(error.message) };
+    return { kind: 'invalid', invalid: problemsOf(error.message) };
   }
 }
 
@@ -186,7 +186,7 @@ export async function readProposal(provider: ProviderConfig, file: string): Prom
 export async function planProvider(provider: ProviderConfig, file: string, read: ReadProposal, records: ReadonlyMap<string, ConsumerRecord>, unreadable: number, deps: PlanDeps): Promise<ProviderPlan> {
   const plan: ProviderPlan = { provider: provider.name, adapter: provider.adapter.kind, management: provider.management, file, invalid: null, create: [], change: [], remove: null, refused: [], drifted: [], notAsked: [], unchanged: 0, unreadable };
   // bad input never deletes: nothing of it would be delivered
-  if ('invalid' in read) return { ...plan, invalid: read.invalid };
+  if (read.kind === 'invalid') return { ...plan, invalid: read.invalid };
   const declared = read.consumers;
   const { create, change, refused, kept } = sorted(declared, records);
   await noteSecrets(provider, [...create, ...change], deps);

@@ -76,7 +76,7 @@ export function secretPathProblem(provider: Provider, path: string): string | un
   if (!isAbsolute(path)) return 'is not an absolute path';
   const where = misplaced(path, secretRootsOf(provider));
   if (where === undefined) return undefined;
-  return 'outside' in where ? `leaves ${where.outside}` : `is ${misplacedInWords(where)}`;
+  return where.kind === 'outside' ? `leaves ${where.outside}` : `is ${misplacedInWords(where)}`;
 }
 
 /** Everything wrong with `subject` as a consumer of `provider`; no problems: it may be applied as parsed. */

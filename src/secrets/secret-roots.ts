@@ -22,7 +22,7 @@ export interface SecretRoots {
 }
 
 /** Why a path is not a place for the provider's grant secrets. */
-export type Misplaced = { outside: string } | { foreign: ForeignSecretRoot };
+export type Misplaced = { kind: 'outside'; outside: string } | { kind: 'foreign'; foreign: ForeignSecretRoot };
 
 /** The roots a provider's fields make: its contributions file's directory, then its `secretsRoot`. */
 export function rootsOfFields(provider: Pick<ProviderConfig, 'contributionsPath' | 'secretsRoot'>): SecretRoot[] {
@@ -45,8 +45,8 @@ export function inside(path: string, root: string): boolean {
 /** Why `path` is no place for a grant secret of the provider `roots` belong to; undefined when it is one. */
 export function misplaced(path: string, roots: SecretRoots): Misplaced | undefined {
   const foreign = roots.foreign.find((root) => inside(path, root.path));
-  if (foreign) return { foreign };
-  return roots.own.some((root) => inside(path, root.path)) ? undefined : { outside: ownRootsInWords(roots.own) };
+  if (foreign) return { kind: 'foreign', foreign };
+  return roots.own.some((root) => inside(path, root.path)) ? undefined : { kind: 'outside', outside: ownRootsInWords(roots.own) };
 }
 
 /** Where a provider's own grant secrets may be, in words. */
@@ -59,7 +59,7 @@ export function ownRootsInWords(own: readonly SecretRoot[]): string {
 
 /** `where` in words: "outside …", or "in provider X's secretsRoot (…), …". */
 export function misplacedInWords(where: Misplaced): string {
-  if ('outside' in where) return `outside ${where.outside}`;
+  if (where.kind === 'outside') return `outside ${where.outside}`;
   const { provider, field, path } = where.foreign;
   const what = field === 'secretsRoot' ? 'secretsRoot' : "contributions file's directory";
   return `in ${path}, provider ${provider}'s ${what}: no grant secret of one provider may be in another's directory`;

@@ -11,6 +11,7 @@ import { ShardedCoordination } from '../queue/sharded-coordination.js';
 import { formatDuration } from '../config/duration.js';
 import { storeReason } from '../store/store-retry.js';
 import { DependencyWatch, type Dependency } from './dependency-watch.js';
+import { within } from './read-within.js';
 import type { ShardWaits } from './shard-outages.js';
 import { statusReport, unreachableReport, type StatusOptions, type StatusReport, type StatusSources } from './status-report.js';
 import { inWords } from './status-words.js';
@@ -41,19 +42,6 @@ export interface StatusWhere {
 
 export interface BoundedSources extends StatusSources {
   coordination: StatusSources['coordination'] & Pick<Coordination, 'storeOutage'>;
-}
-
-type Outcome<T> = { value: T } | { error: unknown } | { late: true };
-
-/** `promise`'s outcome, or `late` at `until` (epoch ms). */
-async function within<T>(promise: Promise<T>, until: number): Promise<Outcome<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Outcome<T>>((resolve) => (timer = setTimeout(() => resolve({ late: true }), Math.max(0, until - Date.now()))));
-  try {
-    return await Promise.race([promise.then((value): Outcome<T> => ({ value }), (error: unknown): Outcome<T> => ({ error })), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 const inSeconds = (ms: number) => formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
@@ -87,7 +75,7 @@ export class BoundedStatus {
     const waits = shardWaits(start, this.budgetMs);
     const report = this.report(options.all === true, waits);
     // the note is in the home shard: on a sharded queue, waited for as long as one shard's read
-    const note = this.sharded ? within(this.sources.coordination.storeOutage(), start + waits.perReadMs).then((o) => ('value' in o ? o.value : null)) : this.sources.coordination.storeOutage();
+    const note = this.sharded ? within(this.sources.coordination.storeOutage(), start + waits.perReadMs - Date.now()).then((o) => (o.kind === 'answered' ? o.value : null)) : this.sources.coordination.storeOutage();
     const never = new Promise<never>(() => undefined);
     const noted = note.then((outage) => (outage ? unreachableReport(new Date(), [this.storeDown(outage)]) : never), () => never);
     // a report, or its failure, is given once the note is read too: the note says more than a refused connection
@@ -98,11 +86,11 @@ export class BoundedStatus {
         throw error;
       }),
     );
-    const read = await within(Promise.race([noted, reported]), until);
-    if ('value' in read) return read.value;
+    const read = await within(Promise.race([noted, reported]), until - Date.now());
+    if (read.kind === 'answered') return read.value;
     const reasons = this.reasons();
     if (reasons.length > 0) return unreachableReport(new Date(), reasons);
-    if ('error' in read) throw read.error;
+    if (read.kind === 'failed') throw read.error;
     return unreachableReport(new Date(), [`the status could not be read within ${inSeconds(this.budgetMs)}`]);
   }
 

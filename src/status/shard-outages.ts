@@ -13,6 +13,7 @@
 import { formatDuration } from '../config/duration.js';
 import type { Coordination, StatusReads } from '../queue/coordination.js';
 import { ShardedCoordination, type ShardWhere } from '../queue/sharded-coordination.js';
+import { within, type ReadOutcome } from './read-within.js';
 import { inWords } from './status-words.js';
 
 /** A shard the status could not read: its prefix, the node that owns its slot (when known), and why in words. */
@@ -43,8 +44,6 @@ const NOTHING: { readonly [K in keyof StatusReads]: () => Awaited<ReturnType<Sta
 };
 
 const isGuarded = (name: string | symbol): name is keyof StatusReads => typeof name === 'string' && Object.hasOwn(NOTHING, name);
-
-type Outcome<T> = { value: T } | { error: unknown } | { late: true };
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -77,7 +76,7 @@ export class ShardOutages {
   /** `read`'s answer, or `fallback`'s when it fails or is late (settles by the deadline either way). */
   async settle<T>(read: Promise<T>, fallback: () => T): Promise<T> {
     const outcome = await this.within(read);
-    return 'value' in outcome ? outcome.value : fallback();
+    return outcome.kind === 'answered' ? outcome.value : fallback();
   }
 
   /** `shard` with its status reads guarded: the others pass through. */
@@ -99,27 +98,18 @@ export class ShardOutages {
     if (this.unreadable.has(index)) return { value: nothing(), answered: false };
     const started = Date.now();
     const outcome = await this.within(Promise.resolve().then(read));
-    if ('value' in outcome) return { value: outcome.value, answered: true };
+    if (outcome.kind === 'answered') return { value: outcome.value, answered: true };
     if (!this.unreadable.has(index)) {
       const waited = formatDuration(Math.max(1000, Math.round((Date.now() - started) / 1000) * 1000));
       const nodeError = where.nodeError();
-      const error = 'error' in outcome ? inWords(message(outcome.error)) : `did not answer within ${waited}${nodeError ? ` (its node: ${inWords(nodeError)})` : ''}`;
+      const error = outcome.kind === 'failed' ? inWords(message(outcome.error)) : `did not answer within ${waited}${nodeError ? ` (its node: ${inWords(nodeError)})` : ''}`;
       this.unreadable.set(index, { shard: where.shard, node: where.node(), error });
     }
     return { value: nothing(), answered: false };
   }
 
-  private async within<T>(promise: Promise<T>): Promise<Outcome<T>> {
-    const answer = promise.then((value): Outcome<T> => ({ value }), (error: unknown): Outcome<T> => ({ error }));
-    if (this.waits === null) return answer;
-    const waitMs = Math.max(0, Math.min(this.waits.perReadMs, this.waits.until - Date.now()));
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<Outcome<T>>((resolve) => (timer = setTimeout(() => resolve({ late: true }), waitMs)));
-    try {
-      return await Promise.race([answer, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private within<T>(promise: Promise<T>): Promise<ReadOutcome<T>> {
+    return within(promise, this.waits === null ? null : Math.min(this.waits.perReadMs, this.waits.until - Date.now()));
   }
 }
 

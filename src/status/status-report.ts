@@ -137,6 +137,38 @@ export interface ProviderFacts {
   uncountedShards?: number;
 }
 
+/**
+ * One reason a provider is not served: what kind of reason it is (what the report decides on)
+ * and its line (what the report shows, in `ProviderHealth.problems`).
+ */
+export interface ProviderProblem {
+  kind: ProviderProblemKind;
+  text: string;
+}
+
+export type ProviderProblemKind =
+  | 'configuration'
+  | 'contributions'
+  | 'unrecorded'
+  | 'paused'
+  | 'nodeUnanswering'
+  | 'nodeLacking'
+  | 'couldNotAsk'
+  | 'rejected'
+  | 'specRefused'
+  | 'removalsHeld'
+  | 'orphans'
+  /** None of its held consumers is asked any more: no worker checks it. */
+  | 'checksSilent'
+  | 'unserved'
+  /** Some of its held consumers are not asked while others are (they are listed). */
+  | 'consumersSilent'
+  | 'listedUnserved';
+
+const problem = (kind: ProviderProblemKind, text: string): ProviderProblem => ({ kind, text });
+/** `kind` lines, one for each of `texts`. */
+const problemsOf = (kind: ProviderProblemKind, texts: readonly string[]): ProviderProblem[] => texts.map((text) => problem(kind, text));
+
 /** Consumers being removed no longer count as declared. */
 const REMOVING: ReadonlySet<string> = REMOVING_STATES;
 /** How many of a provider's consumers are in `state`, a state the chart has. */
@@ -192,46 +224,51 @@ function lackingLine(node: NodesNote['nodes'][number]): string {
 }
 
 /**
- * The checks that find what keeps a provider from being served; each returns its lines. Add
- * one here to make the status red for a new reason.
+ * The checks that find what keeps a provider from being served; each returns its problems. Add
+ * one here (with its kind) to make the status red for a new reason.
  */
-export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => string[]> = [
+export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderProblem[]> = [
   ({ status, configured }) => {
-    if (!configured) return ['not in this configuration: its records are left from an earlier one'];
-    if (!status) return ['contributions never read: is `holdfast run` running?'];
-    if (status.lastGoodAt === null) return [`contributions never read successfully: ${status.contributionsError ?? 'not read yet'}`];
-    return status.contributionsError ? [`contributions refused (last good state in force): ${status.contributionsError}`] : [];
+    if (!configured) return [problem('configuration', 'not in this configuration: its records are left from an earlier one')];
+    if (!status) return [problem('contributions', 'contributions never read: is `holdfast run` running?')];
+    if (status.lastGoodAt === null) return [problem('contributions', `contributions never read successfully: ${status.contributionsError ?? 'not read yet'}`)];
+    return status.contributionsError ? [problem('contributions', `contributions refused (last good state in force): ${status.contributionsError}`)] : [];
   },
   ({ status, states, uncountedShards }) => {
     if (!status || status.lastGoodAt === null || (uncountedShards ?? 0) > 0) return [];
     const recorded = Object.entries(states).reduce((n, [state, count]) => (REMOVING.has(state) ? n : n + count), 0);
     const missing = status.consumers - recorded;
-    return missing > 0 ? [`${missing} of ${status.consumers} declared consumers have no record yet: their first apply has not finished (is a worker running?)`] : [];
+    return missing > 0 ? [problem('unrecorded', `${missing} of ${status.consumers} declared consumers have no record yet: their first apply has not finished (is a worker running?)`)] : [];
   },
-  ({ pause, now }) => (pause ? [`cannot be asked: checks paused for ${ago(now - Date.parse(pause.since))}: ${pause.reason}`] : []),
-  ({ nodes, now }) => (nodes && nodes.nodes.length > 1 ? nodes.nodes.filter((n) => !n.answering).map((n) => nodeLine(n, now)) : []),
-  ({ nodes }) => (nodes && nodes.nodes.length > 1 ? nodes.nodes.filter((n) => n.answering && (n.missing ?? 0) > 0).map(lackingLine) : []),
-  ({ couldNotAsk }) => (couldNotAsk > 0 ? [`cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`] : []),
+  ({ pause, now }) => (pause ? [problem('paused', `cannot be asked: checks paused for ${ago(now - Date.parse(pause.since))}: ${pause.reason}`)] : []),
+  ({ nodes, now }) => (nodes && nodes.nodes.length > 1 ? problemsOf('nodeUnanswering', nodes.nodes.filter((n) => !n.answering).map((n) => nodeLine(n, now))) : []),
+  ({ nodes }) => (nodes && nodes.nodes.length > 1 ? problemsOf('nodeLacking', nodes.nodes.filter((n) => n.answering && (n.missing ?? 0) > 0).map(lackingLine)) : []),
+  ({ couldNotAsk }) => (couldNotAsk > 0 ? [problem('couldNotAsk', `cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`)] : []),
   ({ states }) => {
     const rejected = inState(states, 'rejected');
-    return rejected > 0 ? [`${rejected} consumer${rejected === 1 ? '' : 's'} rejected by policy`] : [];
+    return rejected > 0 ? [problem('rejected', `${rejected} consumer${rejected === 1 ? '' : 's'} rejected by policy`)] : [];
   },
-  ({ refused }) => (refused > 0 ? [`${refused} consumer${refused === 1 ? '' : 's'} keep${refused === 1 ? 's' : ''} the last accepted spec: a newer one was refused by policy`] : []),
+  ({ refused }) =>
+    refused > 0 ? [problem('specRefused', `${refused} consumer${refused === 1 ? '' : 's'} keep${refused === 1 ? 's' : ''} the last accepted spec: a newer one was refused by policy`)] : [],
   ({ status, name }) => {
     const held = status?.heldRemovals;
     if (!held) return [];
     return [
-      `removals held back since ${held.since.toISOString()}: ${held.removals} would be removed (of ${held.of}) by ${held.file}, e.g. ${held.sample.join(', ')}; ` +
-        `if that is intended: holdfast confirm-removals ${name}; otherwise restore the file`,
+      problem(
+        'removalsHeld',
+        `removals held back since ${held.since.toISOString()}: ${held.removals} would be removed (of ${held.of}) by ${held.file}, e.g. ${held.sample.join(', ')}; ` +
+          `if that is intended: holdfast confirm-removals ${name}; otherwise restore the file`,
+      ),
     ];
   },
   ({ orphans }) => {
     if (!orphans || orphans.logins.length === 0) return [];
     const some = `${orphans.logins.slice(0, 20).join(', ')}${orphans.logins.length > 20 ? ', …' : ''}`;
-    return [`${orphans.logins.length} login(s) under "${orphans.prefix}" that no consumer claims (orphans, as of ${orphans.at}): ${some}; declare them, remove them by hand, or set orphans.remove`];
+    return [problem('orphans', `${orphans.logins.length} login(s) under "${orphans.prefix}" that no consumer claims (orphans, as of ${orphans.at}): ${some}; declare them, remove them by hand, or set orphans.remove`)];
   },
-  ({ states, lastCheckAt, timing, now }) => (timing && inState(states, 'held') > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [silentFor(now - lastCheckAt)] : []),
-  ({ states }) => unservedLines(states),
+  ({ states, lastCheckAt, timing, now }) =>
+    timing && inState(states, 'held') > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [problem('checksSilent', silentFor(now - lastCheckAt))] : [],
+  ({ states }) => problemsOf('unserved', unservedLines(states)),
 ];
 
 /** Whether consumers in `state` are served (`unreadable`: a record this holdfast cannot read, not). */
@@ -355,6 +392,8 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     }),
   );
 
+  /** Providers none of whose held consumers is asked: their own line says so, their consumers are not listed one by one. */
+  const checksSilent = new Set<string>();
   const providers = names.map((name): ProviderHealth => {
     const facts: ProviderFacts = {
       name,
@@ -371,16 +410,17 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       now: at,
       uncountedShards: outages?.list().filter((shard) => !shard.counted).length ?? 0,
     };
-    const problems = PROVIDER_CHECKS.flatMap((check) => check(facts));
+    const found = PROVIDER_CHECKS.flatMap((check) => check(facts));
     const silentCount = silent.get(name)?.length ?? 0;
-    if (silentCount > 0 && !problems.some((line) => line.startsWith('not asked for'))) problems.push(silentLine(silentCount, facts.timing));
+    if (silentCount > 0 && !found.some((p) => p.kind === 'checksSilent')) found.push(problem('consumersSilent', silentLine(silentCount, facts.timing)));
+    if (found.some((p) => p.kind === 'checksSilent')) checksSilent.add(name);
     const consumers = Object.values(facts.states).reduce((a, b) => a + b, 0);
     // the states noted count every consumer with a record: the workers' count (those asked about) once all are held
     const deepCheckEveryMs = facts.timing ? deepCheckIntervalMs({ timing: facts.timing, costUs: deepCostUs.get(name), consumers }) : null;
     return {
       provider: name,
       // red only with a line saying why: every unserved state and every silent consumer has one above
-      healthy: problems.length === 0,
+      healthy: found.length === 0,
       consumers,
       declared: facts.status && facts.status.lastGoodAt !== null ? facts.status.consumers : null,
       states: facts.states,
@@ -390,14 +430,14 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       couldNotAsk: facts.couldNotAsk,
       deepCheckEveryMs,
       nodes: (facts.nodes?.nodes ?? []).map((n) => ({ address: n.address, role: n.role, answers: n.answering, missing: n.missing ?? 0 })),
-      problems,
+      problems: found.map((p) => p.text),
       contested: contestedOf(contests.get(name)),
     };
   });
 
   // a held consumer not asked for too long is not served; when none of its provider's are asked, the provider's line says so once
   for (const p of providers) {
-    if (options.all || p.problems.some((line) => line.startsWith('not asked for'))) continue;
+    if (options.all || checksSilent.has(p.provider)) continue;
     listed.push(...(silent.get(p.provider) ?? []));
   }
   listed.sort();

@@ -73,7 +73,7 @@ export function lostPrimary(error: unknown): boolean {
   return code === '25006' || code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code);
 }
 
-type Answer = { host: PostgresHost; standby: boolean } | { host: PostgresHost; failed: string };
+type Answer = { kind: 'answered'; host: PostgresHost; standby: boolean } | { kind: 'failed'; host: PostgresHost; failed: string };
 
 export class PrimaryPool {
   private sessions: AdminSessions;
@@ -168,7 +168,7 @@ export class PrimaryPool {
     this.doubted = false;
     const answers = await Promise.all(this.hosts.map((host) => this.ask(host)));
     this.askedAt = Date.now();
-    const primaries = answers.filter((a) => 'standby' in a && !a.standby).map((a) => a.host);
+    const primaries = answers.filter((a) => a.kind === 'answered' && !a.standby).map((a) => a.host);
     if (primaries.length !== 1) {
       this.doubted = true; // found beside the calls too: each call waits for the next asking, and fails while none or several are
       throw new NoPrimaryError(noPrimary(answers, primaries));
@@ -196,9 +196,9 @@ export class PrimaryPool {
     try {
       await client.connect();
       const { rows } = await client.query<{ standby: boolean }>('SELECT pg_catalog.pg_is_in_recovery() AS standby');
-      return { host, standby: rows[0]?.standby === true };
+      return { kind: 'answered', host, standby: rows[0]?.standby === true };
     } catch (error) {
-      return { host, failed: error instanceof Error ? error.message : String(error) };
+      return { kind: 'failed', host, failed: error instanceof Error ? error.message : String(error) };
     } finally {
       void client.end().catch(() => undefined);
     }
@@ -211,7 +211,7 @@ export class PrimaryPool {
 
 /** Why no host is the primary, naming each host's answer. */
 function noPrimary(answers: readonly Answer[], primaries: readonly PostgresHost[]): string {
-  const said = answers.map((a) => `${hostLabel(a.host)} ${'failed' in a ? `could not be asked (${a.failed})` : a.standby ? 'is in recovery' : 'is a primary'}`).join('; ');
+  const said = answers.map((a) => `${hostLabel(a.host)} ${a.kind === 'failed' ? `could not be asked (${a.failed})` : a.standby ? 'is in recovery' : 'is a primary'}`).join('; ');
   return primaries.length === 0
     ? `no listed host is a primary (not in recovery): ${said}`
     : `${primaries.length} listed hosts are primaries (not in recovery), and holdfast writes to none of them until one is a standby again: ${said}`;

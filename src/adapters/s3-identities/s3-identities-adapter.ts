@@ -29,6 +29,14 @@ interface AccessKey {
   status: string;
 }
 
+/**
+ * Server replies, by their `<Code>`, that are an answer rather than a failure: what each stands
+ * for (null: no such entity), or the refusal it is (thrown as a HoldfastError, kept as it is).
+ */
+type Replies = ReadonlyMap<string, () => string | null>;
+const NO_REPLIES: Replies = new Map();
+const ABSENT: Replies = new Map([['NoSuchEntity', () => null]]);
+
 const isReply = (error: unknown, code?: string): error is S3ErrorReply =>
   error instanceof S3ErrorReply && (code === undefined || error.code === code);
 
@@ -162,23 +170,24 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     return Promise.resolve();
   }
 
-  private async iam(signal: AbortSignal, action: string, params: Record<string, string>, secrets: readonly string[] = []): Promise<string> {
-    const xml = await this.send(signal, action, params, secrets, false);
+  private async iam(signal: AbortSignal, action: string, params: Record<string, string>, secrets: readonly string[] = [], replies: Replies = NO_REPLIES): Promise<string> {
+    const xml = await this.send(signal, action, params, secrets, replies);
     return xml ?? '';
   }
 
   /** As {@link iam}, but null when the server answers `NoSuchEntity`. */
   private iamOrAbsent(signal: AbortSignal, action: string, params: Record<string, string>): Promise<string | null> {
-    return this.send(signal, action, params, [], true);
+    return this.send(signal, action, params, [], ABSENT);
   }
 
-  private send(signal: AbortSignal, action: string, params: Record<string, string>, secrets: readonly string[], absentIsNull: boolean): Promise<string | null> {
+  private send(signal: AbortSignal, action: string, params: Record<string, string>, secrets: readonly string[], replies: Replies): Promise<string | null> {
     const what = `${action}${params['UserName'] === undefined ? '' : ` "${params['UserName']}"`}`;
     return this.calls.run(signal, what, secrets, async () => {
       try {
         return await this.requests.iam(this.admin, action, params, signal);
       } catch (error) {
-        if (absentIsNull && isReply(error, 'NoSuchEntity')) return null;
+        const reply = isReply(error) ? replies.get(error.code) : undefined;
+        if (reply) return reply();
         throw error;
       }
     });
@@ -214,12 +223,15 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   /** The response echoes the secret: it is dropped unread, and an error carries its code and message only, scrubbed. */
   private async createKey(login: string, keyId: string, secret: string, signal: AbortSignal, secrets: readonly string[]): Promise<void> {
     this.createAccessKeys++;
-    try {
-      await this.iam(signal, 'CreateAccessKey', { UserName: login, AccessKeyId: keyId, SecretAccessKey: secret }, secrets);
-    } catch (error) {
-      if (!(error instanceof HoldfastError) || !error.message.includes('EntityAlreadyExists')) throw error;
-      throw new HoldfastError('BACKEND_REFUSED', `s3-identities: the access key id ${keyId} for "${login}" is in use by another IAM user; it is left as it is`);
-    }
+    const taken: Replies = new Map([
+      [
+        'EntityAlreadyExists',
+        () => {
+          throw new HoldfastError('BACKEND_REFUSED', `s3-identities: the access key id ${keyId} for "${login}" is in use by another IAM user; it is left as it is`);
+        },
+      ],
+    ]);
+    await this.iam(signal, 'CreateAccessKey', { UserName: login, AccessKeyId: keyId, SecretAccessKey: secret }, secrets, taken);
   }
 
   private async policyNames(login: string, signal: AbortSignal): Promise<string[]> {

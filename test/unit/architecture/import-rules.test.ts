@@ -70,6 +70,10 @@ describe('import rules', () => {
     expect(outside.flatMap((file) => importsOf(file).filter(under(dir)).map((t) => `${file} imports ${t}`))).toEqual([]);
   });
 
+  it('history sits below the HTTP surface and the command line that show it', () => {
+    expect(violations('src/history', under('src/http', 'src/cli'))).toEqual([]);
+  });
+
   it('workers know neither the sync, the status nor the command line', () => {
     expect(violations('workers', under('src/desired', 'src/status', 'src/cli', 'src/engine', 'src/resync'))).toEqual([]);
   });

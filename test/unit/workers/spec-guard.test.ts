@@ -27,15 +27,15 @@ const spec: DesiredSpec = {
 describe('guardSpec', () => {
   it('refuses to apply what the policy no longer gives, naming where the spec came from', () => {
     const verdict = guardSpec(provider, 'cache/photos', spec, 'apply');
-    expect(verdict).toEqual({ refusal: expect.stringContaining('/srv/contributions/cache.yaml:2') as string });
-    expect('refusal' in verdict && verdict.refusal).toContain('+@write');
+    expect(verdict).toEqual({ kind: 'refused', refusal: expect.stringContaining('/srv/contributions/cache.yaml:2') as string });
+    expect(verdict.kind === 'refused' && verdict.refusal).toContain('+@write');
   });
 
   it('still removes it: a removal widens no right, so only its login is judged', () => {
-    expect(guardSpec(provider, 'cache/photos', spec, 'remove')).toEqual({ values: spec.values });
+    expect(guardSpec(provider, 'cache/photos', spec, 'remove')).toEqual({ kind: 'allowed', values: spec.values });
   });
 
   it('removes no reserved login, whatever the record says', () => {
-    expect(guardSpec(provider, 'cache/photos', { ...spec, login: 'default' }, 'remove')).toEqual({ refusal: expect.stringContaining('"default"') as string });
+    expect(guardSpec(provider, 'cache/photos', { ...spec, login: 'default' }, 'remove')).toEqual({ kind: 'refused', refusal: expect.stringContaining('"default"') as string });
   });
 });

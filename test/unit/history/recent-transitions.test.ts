@@ -1,6 +1,6 @@
 /** A consumer's recent transitions on its page: its record's, and the quiet heals only the timeline holds. */
 import { describe, expect, it } from 'vitest';
-import { recentTransitions } from '../../../src/http/recent-transitions.js';
+import { recentTransitions } from '../../../src/history/recent-transitions.js';
 import { timelineEventsOf } from '../../../src/queue/timeline-event.js';
 import type { HistoryEntry } from '../../../src/store/consumer-record.js';
 

@@ -1,7 +1,9 @@
 /** The providers' timelines for a page, read within a deadline: a queue Redis that does not answer leaves the page without pictures, never hung. */
 import type { NoteReads } from '../queue/coordination.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
-import { TIMELINE_SPAN_MS } from './timeline-svg.js';
+
+/** What a timeline covers, and the pictures show: the last 24 h. */
+export const TIMELINE_SPAN_MS = 24 * 3_600_000;
 
 /** How long a page waits for its timelines (ms). */
 export const TIMELINE_READ_MS = 1500;

@@ -1,6 +1,6 @@
 /** A page's timelines are read within a deadline: a queue Redis that does not answer, or fails, leaves the page without them, never hung. */
 import { describe, expect, it } from 'vitest';
-import { readTimelines } from '../../../src/http/timeline-read.js';
+import { readTimelines } from '../../../src/history/timeline-read.js';
 
 describe('reading the timelines for a page', () => {
   it('gives each provider its events', async () => {

@@ -1,0 +1,35 @@
+/**
+ * What the consumer machine's transitions say, and how loudly: each a `say` action, by name,
+ * whose announcement (level and message) the worker logs once the record says so
+ * (`machine-step.ts` collects them). The sentences are `consumer-words.ts`'.
+ */
+import type { Announcement } from './consumer-events.js';
+import * as words from './consumer-words.js';
+import type { About } from './consumer-words.js';
+import type { ConsumerTiming } from './delays.js';
+
+/** A sentence of the log, in a provider's timing. */
+type Sentence = (about: About, timing: ConsumerTiming) => string;
+
+/** The chart's announcements for a provider's timing, by name: `{ type: 'say', params }` each. */
+export function announcementsFor(timing: ConsumerTiming) {
+  const say = (level: Announcement['level'], sentence: Sentence) => ({
+    type: 'say' as const,
+    params: (about: About): Announcement => ({ level, message: sentence(about, timing) }),
+  });
+  return {
+    secretStillMissing: say('warn', words.secretStillMissing),
+    secretUnreadable: say('error', words.secretUnreadable),
+    secretUnusable: say('error', words.secretUnusable),
+    secretReadableAgain: say('info', words.secretReadableAgain),
+    applyFailed: say('warn', words.applyFailed),
+    applyRefused: say('error', words.applyRefused),
+    observedNotHeld: say('warn', words.observedNotHeld),
+    refusedByPolicy: say('error', words.refusedByPolicy),
+    quarantined: say('error', words.quarantined),
+    stillNotHeld: say('error', words.stillNotHeld),
+    notHeld: say('warn', words.notHeldNow),
+    removeFailed: say('warn', words.removeFailed),
+    removeRefused: say('error', words.removeRefused),
+  };
+}
