@@ -176,7 +176,7 @@ export class ConsumerRun {
 
   private async run(): Promise<JobOutcome> {
     const { job, lock } = this;
-    if (job.kind === 'timer' && lock.claim.rev !== null && lock.claim.rev > job.epoch) return { kind: 'stale' };
+    if (job.kind === 'timer' && lock.claim.rev !== null && lock.claim.rev > job.rev) return { kind: 'stale' };
     const routine = await this.routine();
     if (routine) return routine;
     if (this.deps.storeDown?.()) return this.storeDown();
@@ -190,7 +190,7 @@ export class ConsumerRun {
   /** A routine check, when the job's ticket is current: the job's outcome if it is all the job does. */
   private async routine(): Promise<JobOutcome | undefined> {
     const { job, lock, provider, deps } = this;
-    if (job.kind !== 'timer' || lock.claim.rev !== job.epoch || !this.ticketTrusted) return undefined;
+    if (job.kind !== 'timer' || lock.claim.rev !== job.rev || !this.ticketTrusted) return undefined;
     const { memo } = lock.claim;
     // how late a routine check began (in process, from what the lock told)
     if (memo && job.wait === 'verify') deps.observer?.lateness?.(provider.config.name, deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing));
@@ -222,10 +222,10 @@ export class ConsumerRun {
     if ('applied' in heal) {
       // the apply's result, fed to the machine against the record as if performed there
       this.log.debug({ state: taken.from.state, applied: heal.applied.type }, 'applied again but not confirmed held: carried on against the record');
-      const learned = heal.confirmation ? (memoOf(heal.confirmation, job.epoch, lock.claim.memo, heal.at) ?? memo) : memo;
+      const learned = heal.confirmation ? (memoOf(heal.confirmation, job.rev, lock.claim.memo, heal.at) ?? memo) : memo;
       return { taken: { ...taken, checked: { ...taken.checked!, said: true, performed: heal.applied } }, memo: learned };
     }
-    const outcome = answered(provider.machine, job.epoch, taken.from, taken.ended, heal.confirmed, lock.claim.memo, heal.at);
+    const outcome = answered(provider.machine, job.rev, taken.from, taken.ended, heal.confirmed, lock.claim.memo, heal.at);
     if (!outcome.memo) return outcome;
     // the last check's outcome as the status shows it: held, healed from what was found
     return { ...outcome, memo: { ...outcome.memo, detail: `healed: ${taken.checked!.lastCheck?.detail ?? 'not held'}; applied again` } };
@@ -285,7 +285,7 @@ export class ConsumerRun {
   /** What each kind of job tells the machine; a record left mid-effect is told `REDO` first. */
   private readonly eventsFor: { [K in ConsumerJobData['kind']]: StartFor<K> } = {
     timer: async (job, at) => {
-      if (at.record.rev !== job.epoch) {
+      if (at.record.rev !== job.rev) {
         // stale, but the record's own wait may be what a dead worker did not schedule
         await at.draft.reschedule();
         return at.inEffect ? { events: [REDO] } : { kind: 'stale' };
@@ -400,7 +400,7 @@ export class ConsumerRun {
     const at = this.deps.now();
     const check = lastCheckOf(result.event, at);
     if (check) draft.checked(check);
-    this.learn(memoOf(result, draft.revision, memo, at), result.event);
+    this.learn(memoOf(result, draft.rev, memo, at), result.event);
     return result.event;
   }
 
@@ -441,9 +441,9 @@ export class ConsumerRun {
     }
     // nothing durable changed: the revision is what the queue's Redis should know, and a wait's
     // own job carries on (its id is taken while it runs, so it cannot be added anew)
-    if (this.lock.claim.rev !== draft.revision) await deps.coordination.rememberRevision(job.key, draft.revision);
+    if (this.lock.claim.rev !== draft.rev) await deps.coordination.rememberRevision(job.key, draft.rev);
     const next = draft.pendingWait;
-    return job.kind === 'timer' && at.record.rev === job.epoch && next ? again(next.dueAt, draft.ticket()) : { kind: 'done' };
+    return job.kind === 'timer' && at.record.rev === job.rev && next ? again(next.dueAt, draft.ticket()) : { kind: 'done' };
   }
 
   private async removed(draft: RecordDraft): Promise<JobOutcome> {

@@ -113,7 +113,7 @@ export class RecordDraft {
   }
 
   /** The revision the record is at (as this job last wrote or read it). */
-  get revision(): number {
+  get rev(): number {
     return this.written.rev;
   }
 
@@ -162,7 +162,7 @@ export class RecordDraft {
     // the first check after a consumer's first apply comes spread over the interval (see `firstCheckDelay`)
     const ms = request && request.name === 'verify' && this.firstApply ? firstCheckDelay(this.record._id, { verifyEveryMs: request.ms }) : request?.ms;
     if (request === null) this.wait = null;
-    else if (request) this.wait = { epoch: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + ms!) };
+    else if (request) this.wait = { rev: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + ms!) };
     if (request !== undefined) this.waitAsked = request !== null;
   }
 
@@ -199,7 +199,7 @@ export class RecordDraft {
     const now = this.deps.now();
     if (!this.hasWritten) await this.deps.coordination.forgetRevision(this.key);
     const transition = machine.state !== before.state ? this.transition(before.state, machine, now) : undefined;
-    const timer = effectUntil === null && this.wait ? { ...this.wait, epoch: this.written.rev + 1 } : null;
+    const timer = effectUntil === null && this.wait ? { ...this.wait, rev: this.written.rev + 1 } : null;
     const write: Write = { machine, moved, transition, timer, effectUntil, now };
     const first = this.isNewUnsaved;
     const rev = first ? await this.insert(write) : await this.update(write);

@@ -73,7 +73,7 @@ export function createDueSet(redis: QueueRedis, prefix: string): DueSet {
   return new DueSet({ redis, keys, scripts: new ScriptRunner(redis, keys) });
 }
 
-/** The key of the due set's epochs under `prefix`: what the status asks, beside BullMQ's keys (`queued-checks.ts`). */
-export function dueEpochsKey(prefix: string): string {
-  return coordinationKeys(prefix).dueEpochs;
+/** The key of the due set's revisions under `prefix`: what the status asks, beside BullMQ's keys (`queued-checks.ts`). */
+export function dueRevsKey(prefix: string): string {
+  return coordinationKeys(prefix).dueRevs;
 }

@@ -2,7 +2,7 @@
  * The scheduler can forget too: the queue's Redis may restart empty. Every record knows its
  * consumer's wait, so a sweep re-creates any job the queue lost, reading every record once:
  *
- * - the record's wait, in the due set at the record's revision (one there at that epoch or a
+ * - the record's wait, in the due set at the record's revision (one there at that revision or a
  *   later one is left alone); a wait
  *   already overdue is spread over one verify interval, not all due at once;
  * - for a record left mid-effect past its deadline (its worker died), a job that resumes it.

@@ -189,15 +189,15 @@ return members`,
 /** A wait to schedule in the due set: when it falls due (ms) and its job's data as text. */
 export interface DueEntry {
   key: string;
-  epoch: number;
+  rev: number;
   dueAt: number;
   text: string;
 }
 
 /**
- * Schedules each wait unless one of the same or a later epoch is there (the same wait, or one
- * that replaced it); one whose epoch is past the consumer's revision as last written (no
- * record had it: written by hand) is replaced too. A wait of the same epoch keeps its due time
+ * Schedules each wait unless one of the same or a later revision is there (the same wait, or one
+ * that replaced it); one whose revision is past the consumer's as last written (no
+ * record had it: written by hand) is replaced too. A wait of the same revision keeps its due time
  * and gets this data (the same, unless written by hand). Replies how many were scheduled.
  */
 const scheduleDue: Script<{ entries: readonly DueEntry[] }, number> = {
@@ -217,14 +217,14 @@ for i = 1, #ARGV, 4 do
   end
 end
 return n`,
-  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits, k.revs], argv: a.entries.flatMap((e) => [e.key, e.epoch, e.dueAt, e.text]) }),
+  build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits, k.revs], argv: a.entries.flatMap((e) => [e.key, e.rev, e.dueAt, e.text]) }),
   reply: (raw) => (typeof raw === 'number' ? raw : 0),
 };
 
-/** A wait the due set gave a round: its key, epoch and data as stored (either may be unreadable), and when it fell due (ms). */
+/** A wait the due set gave a round: its key, revision and data as stored (either may be unreadable), and when it fell due (ms). */
 export interface TakenEntry {
   key: string;
-  epoch: string;
+  rev: string;
   text: string;
   dueAt: number;
 }
@@ -233,9 +233,9 @@ export interface TakenEntry {
  * Takes up to `limit` waits due by `now`, each pushed to `leaseUntil` (taken again then, unless
  * settled before); replies them, and when the next wait falls due (ms; null: none left).
  *
- * KEYS: [1] due (zset: key by due time), [2] epochs (hash), [3] data (hash)
+ * KEYS: [1] due (zset: key by due time), [2] revisions (hash), [3] data (hash)
  * ARGV: [1] now, [2] leaseUntil, [3] limit
- * Reply: the next due time ('' when none), then key, epoch, data, due time for each taken
+ * Reply: the next due time ('' when none), then key, revision, data, due time for each taken
  */
 const takeDue: Script<{ now: number; leaseUntil: number; limit: number }, { taken: TakenEntry[]; nextAt: number | null }> = {
   keyCount: 3,
@@ -253,11 +253,11 @@ end
 local first = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
 table.insert(out, 1, first[2] or '')
 return out`,
-  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits], argv: [a.now, a.leaseUntil, a.limit] }),
+  build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits], argv: [a.now, a.leaseUntil, a.limit] }),
   reply: (raw) => {
     const [next, ...flat] = Array.isArray(raw) ? (raw as unknown[]).map((v) => (typeof v === 'string' ? v : '')) : [''];
     const taken: TakenEntry[] = [];
-    for (let i = 0; i + 3 < flat.length; i += 4) taken.push({ key: flat[i]!, epoch: flat[i + 1]!, text: flat[i + 2]!, dueAt: Number(flat[i + 3]) });
+    for (let i = 0; i + 3 < flat.length; i += 4) taken.push({ key: flat[i]!, rev: flat[i + 1]!, text: flat[i + 2]!, dueAt: Number(flat[i + 3]) });
     return { taken, nextAt: next ? Number(next) : null };
   },
 };
@@ -265,11 +265,11 @@ return out`,
 /** What became of a wait a round took: due again `at` (ms), or gone (`at` null). */
 export interface SettledEntry {
   key: string;
-  epoch: string;
+  rev: string;
   at: number | null;
 }
 
-/** Settles taken waits, each only while its epoch is still the one taken (a newer wait replaced it otherwise). */
+/** Settles taken waits, each only while its revision is still the one taken (a newer wait replaced it otherwise). */
 const settleDue: Script<{ settled: readonly SettledEntry[] }, void> = {
   keyCount: 3,
   lua: `
@@ -285,7 +285,7 @@ for i = 1, #ARGV, 3 do
   end
 end
 return 1`,
-  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits], argv: a.settled.flatMap((e) => [e.key, e.epoch, e.at === null ? '' : e.at]) }),
+  build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits], argv: a.settled.flatMap((e) => [e.key, e.rev, e.at === null ? '' : e.at]) }),
   reply: () => undefined,
 };
 

@@ -383,7 +383,7 @@ export class EngineFixture {
       records.length === this.consumers.length + this.ledgerConsumers.length &&
       records.every((r) => {
         const memo = memos.get(r._id);
-        return r.machine.state === 'held' && memo?.epoch === r.rev && memo.deepAt !== null && memo.deepAt >= (r.appliedAt?.getTime() ?? 0);
+        return r.machine.state === 'held' && memo?.rev === r.rev && memo.deepAt !== null && memo.deepAt >= (r.appliedAt?.getTime() ?? 0);
       })
     );
   }

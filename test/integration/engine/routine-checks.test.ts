@@ -67,7 +67,7 @@ describe('routine checks', () => {
     const firstChecked = async () => {
       const states = await engine.coordination.allStates();
       const memos = await engine.coordination.checkMemos(Object.keys(states));
-      return Object.entries(states).every(([key, state]) => memos.get(key)?.epoch === Number(state.split(' ')[1]) && memos.get(key)?.deepAt != null);
+      return Object.entries(states).every(([key, state]) => memos.get(key)?.rev === Number(state.split(' ')[1]) && memos.get(key)?.deepAt != null);
     };
     await f.until('every consumer checked after its apply', firstChecked);
     const storeAfter = { ...engine.store.counters };

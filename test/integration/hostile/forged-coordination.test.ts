@@ -37,7 +37,7 @@ describe('coordination values written by hand', () => {
       const memos = await coordination.checkMemos([first.key, second.key]);
       return records.every((r) => {
         const memo = memos.get(r._id);
-        return memo !== undefined && memo.at > writtenAt && memo.outcome === 'held' && memo.epoch === r.rev;
+        return memo !== undefined && memo.at > writtenAt && memo.outcome === 'held' && memo.rev === r.rev;
       });
     });
     expect(await coordination.pauses(['cache'])).toEqual(new Map());

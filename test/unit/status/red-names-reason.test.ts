@@ -96,7 +96,7 @@ function sources(world: World): StatusSources {
   const keys = world.consumers.map((_, i) => `cache/c${i}`);
   const states = Object.fromEntries(world.consumers.map((c, i) => [keys[i]!, `${c.state}${c.refused ? '!' : ''} 3`]));
   const briefs = new Map(world.consumers.flatMap((c, i) => (c.brief === 'none' ? [] : [[keys[i]!, brief(c, i)] as const])));
-  const memos = new Map(world.consumers.flatMap((c, i): Array<[string, CheckMemo]> => (c.memoAt === null ? [] : [[keys[i]!, { at: c.memoAt, outcome: 'held', detail: null, epoch: 3 } as CheckMemo]])));
+  const memos = new Map(world.consumers.flatMap((c, i): Array<[string, CheckMemo]> => (c.memoAt === null ? [] : [[keys[i]!, { at: c.memoAt, outcome: 'held', detail: null, rev: 3 } as CheckMemo]])));
   const checked = world.consumers.map((c, i) => [keys[i]!, c.checkedAt] as [string, number]);
   const pause: Pause = { since: new Date(at - 30_000).toISOString(), reason: 'checks time out' };
   const nodes: NodesNote | undefined =

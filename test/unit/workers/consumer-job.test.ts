@@ -134,7 +134,7 @@ function setUp(management: ProviderConfig['management'] = 'manage') {
   const waitJob = (): ConsumerJobData => {
     const { timer, ticket } = stand.waits.at(-1)!;
     const carried = JSON.parse(JSON.stringify(ticket)) as typeof ticket;
-    return { key, kind: 'timer', epoch: timer.epoch, wait: timer.wait, ticket: carried, seal: seal.ticket(key, timer.epoch, timer.wait, carried) };
+    return { key, kind: 'timer', rev: timer.rev, wait: timer.wait, ticket: carried, seal: seal.ticket(key, timer.rev, timer.wait, carried) };
   };
   return { backend, deps, stand, desiredJob, waitJob };
 }
@@ -254,7 +254,7 @@ describe('a consumer job', () => {
         expect.objectContaining({ kind: 'lost', key, from: 'held', state: 'lost', reason: 'missing: no such user', by: 'check' }),
         expect.objectContaining({ kind: 'healed', key, from: 'lost', state: 'held', reason: 'applied again', by: 'heal' }),
       ]);
-      expect(memo).toMatchObject({ outcome: 'held', detail: 'healed: missing: no such user; applied again', epoch: before.rev });
+      expect(memo).toMatchObject({ outcome: 'held', detail: 'healed: missing: no such user; applied again', rev: before.rev });
       expect(memo!.deepAt).toBe(memo!.at);
     });
 
