@@ -64,7 +64,7 @@ export function lockMsOf(provider: ProviderRuntime): number {
 
 export interface RunDeps extends DraftDeps {
   store: DraftDeps['store'] & Pick<ConsumerStore, 'get'>;
-  coordination: DraftDeps['coordination'] & ConsumerLocks & TimelineNotes;
+  coordination: DraftDeps['coordination'] & { readonly locks: ConsumerLocks; readonly notes: TimelineNotes };
   effects: Effects;
   logger: Logger;
   /** Whether the record store is known not to answer (see `src/store/store-watch.ts`). */
@@ -161,15 +161,15 @@ export class ConsumerRun {
     const lockMs = lockMsOf(provider);
     const token = randomUUID();
     const asked = deps.now().getTime();
-    const claim = await deps.coordination.claim(job.key, token, lockMs);
+    const claim = await deps.coordination.locks.claim(job.key, token, lockMs);
     if (!claim) return retryLater('busy', deps.now());
-    const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend: () => deps.coordination.extend(job.key, token, lockMs), heldSince: asked });
+    const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend: () => deps.coordination.locks.extend(job.key, token, lockMs), heldSince: asked });
     try {
       const outcome = await run.run();
       return run.learnt.found ? { ...outcome, found: run.learnt.found } : outcome;
     } finally {
       const { memo, asked } = run.learnt;
-      const askedAbout = await deps.coordination.release(job.key, provider.config.name, token, memo, asked);
+      const askedAbout = await deps.coordination.locks.release(job.key, provider.config.name, token, memo, asked);
       if (askedAbout !== undefined) provider.fleet.consumers = askedAbout; // the pace of its deep checks
     }
   }
@@ -273,7 +273,7 @@ export class ConsumerRun {
    */
   private async made(job: JobOf<'desired'>): Promise<JobOutcome | undefined> {
     if (job.desired === null) {
-      await this.deps.coordination.markRemoved(job.key, job.at);
+      await this.deps.coordination.locks.markRemoved(job.key, job.at);
       return { kind: 'absent' };
     }
     const { removedAt } = this.lock.claim;
@@ -441,7 +441,7 @@ export class ConsumerRun {
     }
     // nothing durable changed: the revision is what the queue's Redis should know, and a wait's
     // own job carries on (its id is taken while it runs, so it cannot be added anew)
-    if (this.lock.claim.rev !== draft.rev) await deps.coordination.rememberRevision(job.key, draft.rev);
+    if (this.lock.claim.rev !== draft.rev) await deps.coordination.locks.rememberRevision(job.key, draft.rev);
     const next = draft.pendingWait;
     return job.kind === 'timer' && at.record.rev === job.rev && next ? again(next.dueAt, draft.ticket()) : { kind: 'done' };
   }

@@ -197,7 +197,7 @@ export class RecordDraft {
     const { delivered, appliedAt, refusal } = this.pending;
     if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined) return this.speak();
     const now = this.deps.now();
-    if (!this.hasWritten) await this.deps.coordination.forgetRevision(this.key);
+    if (!this.hasWritten) await this.deps.coordination.locks.forgetRevision(this.key);
     const transition = machine.state !== before.state ? this.transition(before.state, machine, now) : undefined;
     const timer = effectUntil === null && this.wait ? { ...this.wait, rev: this.written.rev + 1 } : null;
     const write: Write = { machine, moved, transition, timer, effectUntil, now };
@@ -230,7 +230,7 @@ export class RecordDraft {
       updatedAt: now,
     });
     // the record tells from now on which specs are older (its `desiredAt`): the mark is not needed
-    if (this.removalMarked) await this.deps.coordination.clearRemoved(this.key);
+    if (this.removalMarked) await this.deps.coordination.locks.clearRemoved(this.key);
     return 1;
   }
 
@@ -259,7 +259,7 @@ export class RecordDraft {
     const refusal = pending.refusal !== undefined ? pending.refusal : written.refusal;
     const summary = summaryOf({ rev, machine, stateSince: since, desired: this.desired, timer, lastCheck: check, refused: refusal, history: transition ? [...written.history, transition] : written.history });
     // the transition's losses, heals and brakes go to the provider's timeline with the brief
-    await this.deps.coordination.noteSummaries([[this.key, summary, transition ? timelineEventsOf(this.key, transition, written.history) : []]]);
+    await this.deps.coordination.notes.noteSummaries([[this.key, summary, transition ? timelineEventsOf(this.key, transition, written.history) : []]]);
     let history = written.history;
     if (transition) {
       this.deps.observer?.transition(this.record.provider, transition, history);
@@ -286,7 +286,7 @@ export class RecordDraft {
   async finish(): Promise<void> {
     if (!this.hasWritten) return;
     await this.scheduleWait(this.wait);
-    await this.deps.coordination.rememberRevision(this.key, this.written.rev);
+    await this.deps.coordination.locks.rememberRevision(this.key, this.written.rev);
   }
 
   /**
@@ -295,7 +295,7 @@ export class RecordDraft {
    */
   async reschedule(): Promise<void> {
     if (this.record.effectUntil === null) await this.scheduleWait(this.record.timer);
-    await this.deps.coordination.rememberRevision(this.key, this.written.rev);
+    await this.deps.coordination.locks.rememberRevision(this.key, this.written.rev);
   }
 
   /** The ticket of the record as written: what its wait carries. */
@@ -314,9 +314,9 @@ export class RecordDraft {
    * Redis knew of it go.
    */
   async delete(): Promise<void> {
-    await this.deps.coordination.markRemoved(this.key, this.desiredAt);
+    await this.deps.coordination.locks.markRemoved(this.key, this.desiredAt);
     if (!this.isNewUnsaved) await this.deps.store.delete(this.key, this.written.rev);
-    await this.deps.coordination.forgetConsumer(this.key, this.record.provider);
+    await this.deps.coordination.locks.forgetConsumer(this.key, this.record.provider);
     this.speak();
   }
 }

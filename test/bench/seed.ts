@@ -121,11 +121,11 @@ function heldRecords(config: HoldfastConfig, passwords: ReadonlyMap<string, stri
 async function noteInQueue(coordination: Coordination, provider: ProviderConfig, records: readonly ConsumerRecord[], now: number): Promise<void> {
   const { verifyEveryMs, deepCheckEveryMs } = provider.timing;
   await inParallel(records, 500, async (r) => {
-    await coordination.rememberRevision(r._id, REV);
+    await coordination.locks.rememberRevision(r._id, REV);
     const deepAt = now - Math.random() * deepCheckEveryMs * 0.95;
-    await coordination.release(r._id, provider.name, 'seed', { at: now - verifyEveryMs, outcome: 'held', detail: null, rev: REV, deepAt });
+    await coordination.locks.release(r._id, provider.name, 'seed', { at: now - verifyEveryMs, outcome: 'held', detail: null, rev: REV, deepAt });
   });
-  await coordination.noteSummaries(records.map((r) => [r._id, summaryOf(r)]));
+  await coordination.notes.noteSummaries(records.map((r) => [r._id, summaryOf(r)]));
 }
 
 /** Consumers seeded per chunk: built, inserted and noted in the queue's Redis, then let go (a million records are not held at once). */

@@ -39,7 +39,7 @@ describe('due waits written by hand', () => {
     const coordination = createCoordination(redis, holdfastPrefix(f.config.queue.prefix));
     const records = await engine.store.list();
     await f.until('every consumer checked again at its revision, its own wait back', async () => {
-      const memos = await coordination.checkMemos(f.consumers.map((c) => c.key));
+      const memos = await coordination.locks.checkMemos(f.consumers.map((c) => c.key));
       const revs = await redis.hmget(keys.dueRevs, ...records.map((r) => r._id));
       return records.every((r, i) => {
         const memo = memos.get(r._id);
