@@ -64,7 +64,7 @@ export function lockMsOf(provider: ProviderRuntime): number {
 
 export interface RunDeps extends DraftDeps {
   store: DraftDeps['store'] & Pick<ConsumerStore, 'get'>;
-  coordination: DraftDeps['coordination'] & ConsumerLocks & TimelineNotes;
+  coordination: DraftDeps['coordination'] & { readonly locks: ConsumerLocks; readonly notes: TimelineNotes };
   effects: Effects;
   logger: Logger;
   /** Whether the record store is known not to answer (see `src/store/store-watch.ts`). */
@@ -159,22 +159,22 @@ export class ConsumerRun {
     const lockMs = lockMsOf(provider);
     const token = randomUUID();
     const asked = deps.now().getTime();
-    const claim = await deps.coordination.claim(job.key, token, lockMs);
+    const claim = await deps.coordination.locks.claim(job.key, token, lockMs);
     if (!claim) return retryLater('busy', deps.now());
-    const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend: () => deps.coordination.extend(job.key, token, lockMs), heldSince: asked });
+    const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend: () => deps.coordination.locks.extend(job.key, token, lockMs), heldSince: asked });
     try {
       const outcome = await run.run();
       return run.learnt.found ? { ...outcome, found: run.learnt.found } : outcome;
     } finally {
       const { memo, asked } = run.learnt;
-      const askedAbout = await deps.coordination.release(job.key, provider.config.name, token, memo, asked);
+      const askedAbout = await deps.coordination.locks.release(job.key, provider.config.name, token, memo, asked);
       if (askedAbout !== undefined) provider.fleet.consumers = askedAbout; // the pace of its deep checks
     }
   }
 
   private async run(): Promise<JobOutcome> {
     const { job, lock } = this;
-    if (job.kind === 'timer' && lock.claim.rev !== null && lock.claim.rev > job.epoch) return { kind: 'stale' };
+    if (job.kind === 'timer' && lock.claim.rev !== null && lock.claim.rev > job.rev) return { kind: 'stale' };
     const routine = await this.routine();
     if (routine) return routine;
     if (this.deps.storeDown?.()) return this.storeDown();
@@ -188,7 +188,7 @@ export class ConsumerRun {
   /** A routine check, when the job's ticket is current: the job's outcome if it is all the job does. */
   private async routine(): Promise<JobOutcome | undefined> {
     const { job, lock, provider, deps } = this;
-    if (job.kind !== 'timer' || lock.claim.rev !== job.epoch || !this.ticketTrusted) return undefined;
+    if (job.kind !== 'timer' || lock.claim.rev !== job.rev || !this.ticketTrusted) return undefined;
     const { memo } = lock.claim;
     // how late a routine check began (in process, from what the lock told)
     if (memo && job.wait === 'verify') deps.observer?.lateness?.(provider.config.name, deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing));
@@ -220,10 +220,10 @@ export class ConsumerRun {
     if (heal.kind === 'applied') {
       // the apply's result, fed to the machine against the record as if performed there
       this.log.debug({ state: taken.from.state, applied: heal.applied.type }, 'applied again but not confirmed held: carried on against the record');
-      const learned = heal.confirmation ? (memoOf(heal.confirmation, job.epoch, lock.claim.memo, heal.at) ?? memo) : memo;
+      const learned = heal.confirmation ? (memoOf(heal.confirmation, job.rev, lock.claim.memo, heal.at) ?? memo) : memo;
       return { kind: 'taken', taken: { ...taken, checked: { ...taken.checked!, said: true, performed: heal.applied } }, memo: learned };
     }
-    const outcome = answered(provider.machine, job.epoch, taken.from, taken.ended, heal.confirmed, lock.claim.memo, heal.at);
+    const outcome = answered(provider.machine, job.rev, taken.from, taken.ended, heal.confirmed, lock.claim.memo, heal.at);
     if (!outcome.memo) return outcome;
     // the last check's outcome as the status shows it: held, healed from what was found
     return { ...outcome, memo: { ...outcome.memo, detail: `healed: ${taken.checked!.lastCheck?.detail ?? 'not held'}; applied again` } };
@@ -271,7 +271,7 @@ export class ConsumerRun {
    */
   private async made(job: JobOf<'desired'>): Promise<JobOutcome | undefined> {
     if (job.desired === null) {
-      await this.deps.coordination.markRemoved(job.key, job.at);
+      await this.deps.coordination.locks.markRemoved(job.key, job.at);
       return { kind: 'absent' };
     }
     const { removedAt } = this.lock.claim;
@@ -283,7 +283,7 @@ export class ConsumerRun {
   /** What each kind of job tells the machine; a record left mid-effect is told `REDO` first. */
   private readonly eventsFor: { [K in ConsumerJobData['kind']]: StartFor<K> } = {
     timer: async (job, at) => {
-      if (at.record.rev !== job.epoch) {
+      if (at.record.rev !== job.rev) {
         // stale, but the record's own wait may be what a dead worker did not schedule
         await at.draft.reschedule();
         return at.inEffect ? { kind: 'events', events: [REDO] } : { kind: 'stale' };
@@ -398,7 +398,7 @@ export class ConsumerRun {
     const at = this.deps.now();
     const check = lastCheckOf(result.event, at);
     if (check) draft.checked(check);
-    this.learn(memoOf(result, draft.revision, memo, at), result.event);
+    this.learn(memoOf(result, draft.rev, memo, at), result.event);
     return result.event;
   }
 
@@ -439,9 +439,9 @@ export class ConsumerRun {
     }
     // nothing durable changed: the revision is what the queue's Redis should know, and a wait's
     // own job carries on (its id is taken while it runs, so it cannot be added anew)
-    if (this.lock.claim.rev !== draft.revision) await deps.coordination.rememberRevision(job.key, draft.revision);
+    if (this.lock.claim.rev !== draft.rev) await deps.coordination.locks.rememberRevision(job.key, draft.rev);
     const next = draft.pendingWait;
-    return job.kind === 'timer' && at.record.rev === job.epoch && next ? again(next.dueAt, draft.ticket()) : { kind: 'done' };
+    return job.kind === 'timer' && at.record.rev === job.rev && next ? again(next.dueAt, draft.ticket()) : { kind: 'done' };
   }
 
   private async removed(draft: RecordDraft): Promise<JobOutcome> {

@@ -106,13 +106,13 @@ export class DueRounds {
 
   /** Runs one wait as its job, counts what it found, and notes how it settles. */
   private async run(shard: number, wait: TakenWait, report: RoundReport, takenAt: number): Promise<void> {
-    const { key, epoch } = wait;
-    if (shardOf(key, this.deps.due.shards) !== shard) return this.settle(shard, { key, epoch, at: null });
+    const { key, rev } = wait;
+    if (shardOf(key, this.deps.due.shards) !== shard) return this.settle(shard, { key, rev, at: null });
     if (takenAt - wait.dueAt > LATE_MS) report.late++;
     try {
       const outcome = await this.deps.run(wait.job);
       count(report, outcome);
-      this.settle(shard, { key, epoch, at: await settleWait(wait.job, outcome, this.deps.due, true) });
+      this.settle(shard, { key, rev, at: await settleWait(wait.job, outcome, this.deps.due, true) });
     } catch (error) {
       report.handedOver++;
       await this.handOver(shard, wait, error);
@@ -120,13 +120,13 @@ export class DueRounds {
   }
 
   /** A run that threw: its wait becomes a timer job, for BullMQ's retries; let go here once the job is there. */
-  private async handOver(shard: number, { key, epoch, job }: TakenWait, error: unknown): Promise<void> {
+  private async handOver(shard: number, { key, rev, job }: TakenWait, error: unknown): Promise<void> {
     this.deps.logger.debug({ consumer: key }, `a due wait's run failed, handed to the queue as a job: ${this.deps.scrubber.describe(error)}`);
     // with the seal it came with: the job is judged as the wait was (a ticket written by hand stays
     // unsealed); a failure leaves it leased, taken again when the lease ends
     try {
-      await this.deps.queue.queueWaits([{ key, timer: { wait: job.wait, epoch: job.epoch, dueAt: new Date() }, ticket: job.ticket, seal: job.seal }]);
-      this.settle(shard, { key, epoch, at: null });
+      await this.deps.queue.queueWaits([{ key, timer: { wait: job.wait, rev: job.rev, dueAt: new Date() }, ticket: job.ticket, seal: job.seal }]);
+      this.settle(shard, { key, rev, at: null });
     } catch (failure) {
       this.deps.failed(failure); // left leased: taken again when the lease ends
     }

@@ -16,7 +16,7 @@ import type { ConsumerQueue } from '../src/queue/consumer-queue.js';
 import type { CouldNotAskSignals } from '../src/queue/coordination.js';
 
 export interface ProviderRecoveryDeps {
-  coordination: CouldNotAskSignals;
+  coordination: { readonly signals: CouldNotAskSignals };
   queue: Pick<ConsumerQueue, 'send' | 'sendLater'>;
   /** Each provider's verify interval, by name. */
   verifyEveryMs: ReadonlyMap<string, number>;
@@ -43,7 +43,7 @@ export class ProviderRecovery {
   couldNotAsk(provider: string): void {
     if (this.watching.has(provider)) return;
     const timer = setInterval(() => {
-      void this.deps.coordination.oneCouldNotAsk(provider).then(async (key) => {
+      void this.deps.coordination.signals.oneCouldNotAsk(provider).then(async (key) => {
         if (key !== null) return this.deps.queue.send(key, { type: 'CHECK_NOW' });
         clearInterval(timer);
         this.watching.delete(provider);
@@ -63,7 +63,7 @@ export class ProviderRecovery {
   }
 
   private async askAgain(provider: string): Promise<void> {
-    const keys = await this.deps.coordination.takeCouldNotAsk(provider);
+    const keys = await this.deps.coordination.signals.takeCouldNotAsk(provider);
     if (keys.length === 0) return;
     const spreadMs = Math.min(Math.max(2_000, keys.length * 2), this.interval(provider) / 2);
     this.deps.logger.info({ provider, consumers: keys.length }, `${provider} answers again: asking its ${keys.length} could-not-ask consumers again over ${Math.round(spreadMs / 100) / 10} s`);

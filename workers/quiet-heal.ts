@@ -41,7 +41,7 @@ import { guardSpec } from './spec-guard.js';
 
 export interface HealDeps {
   effects: Effects;
-  coordination: TimelineNotes;
+  coordination: { readonly notes: TimelineNotes };
   observer?: Pick<WorkObserver, 'transition'> | undefined;
   now: () => Date;
 }
@@ -126,7 +126,7 @@ async function told({ key, provider, taken, log }: HealCase, deps: HealDeps, at:
   const toHeld: HistoryEntry = { at, from: 'lost', to: 'held', reason: 'applied again', by: 'heal', ...where };
   const tookMs = at.getTime() - foundAt.getTime();
   const finding = findingOf(key, provider, checked!.event, foundAt);
-  const counted = await deps.coordination.noteTimeline([...timelineEventsOf(key, toLost, []), ...timelineEventsOf(key, toHeld, [toLost])], finding);
+  const counted = await deps.coordination.notes.noteTimeline([...timelineEventsOf(key, toLost, []), ...timelineEventsOf(key, toHeld, [toLost])], finding);
   const name = provider.config.name;
   deps.observer?.transition(name, toLost, []);
   deps.observer?.transition(name, toHeld, [toLost]);

@@ -113,7 +113,7 @@ export class RecordDraft {
   }
 
   /** The revision the record is at (as this job last wrote or read it). */
-  get revision(): number {
+  get rev(): number {
     return this.written.rev;
   }
 
@@ -162,7 +162,7 @@ export class RecordDraft {
     // the first check after a consumer's first apply comes spread over the interval (see `firstCheckDelay`)
     const ms = request && request.name === 'verify' && this.firstApply ? firstCheckDelay(this.record._id, { verifyEveryMs: request.ms }) : request?.ms;
     if (request === null) this.wait = null;
-    else if (request) this.wait = { epoch: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + ms!) };
+    else if (request) this.wait = { rev: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + ms!) };
     if (request !== undefined) this.waitAsked = request !== null;
   }
 
@@ -197,9 +197,9 @@ export class RecordDraft {
     const { delivered, appliedAt, refusal } = this.pending;
     if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined) return this.speak();
     const now = this.deps.now();
-    if (!this.hasWritten) await this.deps.coordination.forgetRevision(this.key);
+    if (!this.hasWritten) await this.deps.coordination.locks.forgetRevision(this.key);
     const transition = machine.state !== before.state ? this.transition(before.state, machine, now) : undefined;
-    const timer = effectUntil === null && this.wait ? { ...this.wait, epoch: this.written.rev + 1 } : null;
+    const timer = effectUntil === null && this.wait ? { ...this.wait, rev: this.written.rev + 1 } : null;
     const write: Write = { machine, moved, transition, timer, effectUntil, now };
     const first = this.isNewUnsaved;
     const rev = first ? await this.insert(write) : await this.update(write);
@@ -230,7 +230,7 @@ export class RecordDraft {
       updatedAt: now,
     });
     // the record tells from now on which specs are older (its `desiredAt`): the mark is not needed
-    if (this.removalMarked) await this.deps.coordination.clearRemoved(this.key);
+    if (this.removalMarked) await this.deps.coordination.locks.clearRemoved(this.key);
     return 1;
   }
 
@@ -259,7 +259,7 @@ export class RecordDraft {
     const refusal = pending.refusal !== undefined ? pending.refusal : written.refusal;
     const summary = summaryOf({ rev, machine, stateSince: since, desired: this.desired, timer, lastCheck: check, refused: refusal, history: transition ? [...written.history, transition] : written.history });
     // the transition's losses, heals and brakes go to the provider's timeline with the brief
-    await this.deps.coordination.noteSummaries([[this.key, summary, transition ? timelineEventsOf(this.key, transition, written.history) : []]]);
+    await this.deps.coordination.notes.noteSummaries([[this.key, summary, transition ? timelineEventsOf(this.key, transition, written.history) : []]]);
     let history = written.history;
     if (transition) {
       this.deps.observer?.transition(this.record.provider, transition, history);
@@ -286,7 +286,7 @@ export class RecordDraft {
   async finish(): Promise<void> {
     if (!this.hasWritten) return;
     await this.scheduleWait(this.wait);
-    await this.deps.coordination.rememberRevision(this.key, this.written.rev);
+    await this.deps.coordination.locks.rememberRevision(this.key, this.written.rev);
   }
 
   /**
@@ -295,7 +295,7 @@ export class RecordDraft {
    */
   async reschedule(): Promise<void> {
     if (this.record.effectUntil === null) await this.scheduleWait(this.record.timer);
-    await this.deps.coordination.rememberRevision(this.key, this.written.rev);
+    await this.deps.coordination.locks.rememberRevision(this.key, this.written.rev);
   }
 
   /** The ticket of the record as written: what its wait carries. */
@@ -314,9 +314,9 @@ export class RecordDraft {
    * Redis knew of it go.
    */
   async delete(): Promise<void> {
-    await this.deps.coordination.markRemoved(this.key, this.desiredAt);
+    await this.deps.coordination.locks.markRemoved(this.key, this.desiredAt);
     if (!this.isNewUnsaved) await this.deps.store.delete(this.key, this.written.rev);
-    await this.deps.coordination.forgetConsumer(this.key, this.record.provider);
+    await this.deps.coordination.locks.forgetConsumer(this.key, this.record.provider);
     this.speak();
   }
 }

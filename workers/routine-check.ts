@@ -1,6 +1,6 @@
 /**
- * A routine check: a consumer's wait ends, and the job carries a current ticket (its epoch is
- * the revision the queue's Redis remembers). The machine runs on the ticket, the check is
+ * A routine check: a consumer's wait ends, and the job carries a current ticket (its revision is
+ * the one the queue's Redis remembers). The machine runs on the ticket, the check is
  * performed, and when the machine's persisted state did not change the job is simply run
  * again after the next wait: no store read, no store write. Anything else is handed back to
  * the caller with the steps taken (the wait's end, the check's result), to be carried on
@@ -18,7 +18,7 @@ import type { ProviderRuntime } from './provider-runtime.js';
 export type WaitJob = Extract<ConsumerJobData, { kind: 'timer' }>;
 
 /**
- * The steps a routine check took on the ticket, which is the record at the job's epoch: carried
+ * The steps a routine check took on the ticket, which is the record at the job's revision: carried
  * on against the record from there, so that no event is stepped twice.
  */
 export interface Taken {
@@ -64,11 +64,11 @@ export function lastCheckOf(event: ConsumerEvent, at: Date): LastCheck | undefin
 }
 
 /** What a check learned, to keep in the queue's Redis; undefined when it learned nothing of the backend (a secret could not be read). */
-export function memoOf(result: CheckResult, epoch: number, previous: CheckMemo | null, at: Date): CheckMemo | undefined {
+export function memoOf(result: CheckResult, rev: number, previous: CheckMemo | null, at: Date): CheckMemo | undefined {
   const check = lastCheckOf(result.event, at);
   if (!check) return undefined;
   const deepAt = result.deep ? at.getTime() : (previous?.deepAt ?? null);
-  return { at: at.getTime(), outcome: check.outcome, detail: check.detail, epoch, deepAt };
+  return { at: at.getTime(), outcome: check.outcome, detail: check.detail, rev, deepAt };
 }
 
 export async function routineCheck(
@@ -94,15 +94,15 @@ export async function routineCheck(
     appliedAt: job.ticket.appliedAt,
     memo,
   });
-  return answered(machine, job.epoch, from, ended, result, memo, now());
+  return answered(machine, job.rev, from, ended, result, memo, now());
 }
 
 /**
  * The machine's step on a check's result (the routine check's, or a heal's confirmation): run
  * again at the next wait when nothing durable changed, else the steps taken, to carry on.
  */
-export function answered(machine: ProviderRuntime['machine'], epoch: number, from: PersistedConsumer, ended: Step, result: CheckResult, memo: CheckMemo | null, at: Date): Checked {
-  const learned = memoOf(result, epoch, memo, at);
+export function answered(machine: ProviderRuntime['machine'], rev: number, from: PersistedConsumer, ended: Step, result: CheckResult, memo: CheckMemo | null, at: Date): Checked {
+  const learned = memoOf(result, rev, memo, at);
   const answer = step(machine, ended.snapshot, result.event);
   if (!answer.effect && answer.said.length === 0 && answer.wait && samePersisted(persist(answer.snapshot), from)) {
     return { kind: 'again', again: new Date(at.getTime() + answer.wait.ms), event: result.event, memo: learned };

@@ -21,8 +21,8 @@ import type { WaitJob } from './routine-check.js';
  */
 export async function settleWait(job: WaitJob, outcome: JobOutcome, due: WaitScheduler, inDueSet: boolean): Promise<number | null> {
   if (outcome.kind !== 'later') return null;
-  const { key, wait, epoch } = job;
-  const timer = { wait, epoch, dueAt: outcome.at };
+  const { key, wait, rev } = job;
+  const timer = { wait, rev, dueAt: outcome.at };
   if (outcome.ticket) await due.scheduleWaits([{ key, timer, ticket: outcome.ticket }]);
   else if (!inDueSet) await due.scheduleWaits([{ key, timer, ticket: job.ticket, seal: job.seal }]);
   return outcome.at.getTime();

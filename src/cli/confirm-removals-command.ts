@@ -19,7 +19,7 @@ export async function confirmRemovalsCommand(provider: string, options: { config
   try {
     const held = (await store.providerStatus(provider))?.heldRemovals;
     if (!held) throw new HoldfastError('NOTHING_HELD_BACK', `no removals are held back for provider ${provider}; nothing to confirm`);
-    await coordination.confirmRemovals(provider, held.change);
+    await coordination.notes.confirmRemovals(provider, held.change);
     printOut(
       `confirmed: ${held.removals} of ${held.of} consumers of ${provider} are to be removed as ${held.file} declared it when held back; ` +
         `the running holdfast applies it within ${config.sync.pollEveryMs} ms unless the file changed since (then it is judged afresh)\n`,

@@ -19,7 +19,7 @@ export async function historyCommand(consumer: string, options: { config?: strin
   const { redis, coordination } = connectCoordination(config, { maxRetriesPerRequest: 1, retryStrategy: (n) => (n > 3 ? null : 200) });
   try {
     const since = options.sinceMs === undefined ? null : Date.now() - options.sinceMs;
-    const history = await readHistory({ store, reads: coordination }, consumer, since);
+    const history = await readHistory({ store, reads: coordination.notes }, consumer, since);
     printOut(options.json ? `${JSON.stringify(history, null, 2)}\n` : `${formatHistory(history)}\n`);
   } finally {
     redis.disconnect();

@@ -54,7 +54,7 @@ function lazyConfirmations(config: HoldfastConfig): { confirmations: Pick<Remova
         if (reads === undefined) {
           const connected = connectCoordination(config, { maxRetriesPerRequest: 1, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: (n) => (n > 3 ? null : 200) });
           redis = connected.redis;
-          reads = connected.coordination;
+          reads = connected.coordination.notes;
         }
         return reads.confirmedRemovals(provider);
       },

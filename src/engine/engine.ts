@@ -153,7 +153,7 @@ function prepare({ config, logger, scrubber }: EngineOptions): void {
  * queues and other locks than the rest, and one consumer could be checked twice at once.
  */
 async function sameShards(config: HoldfastConfig, coordination: QueueCoordination): Promise<void> {
-  const { shards } = await coordination.recordedLayout();
+  const { shards } = await coordination.layout.recordedLayout();
   if (shards === config.queue.shards) return;
   throw new HoldfastError(
     'CONFIG_INVALID',
@@ -177,7 +177,7 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
     where: config.store.url,
     logger,
     now,
-    publish: (outage) => coordination.setStoreOutage(outage && { since: outage.since.toISOString(), reason: outage.reason }),
+    publish: (outage) => coordination.signals.setStoreOutage(outage && { since: outage.since.toISOString(), reason: outage.reason }),
   });
   storeWatch.start();
   releasers.push(() => storeWatch.stop());
@@ -189,11 +189,11 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
     if (stop) releasers.push(() => Promise.resolve(stop()));
   }
   // and notes them for `holdfast status`, which runs elsewhere
-  const stopNoting = startNodeNotes({ providers: [...providers].map(([name, { adapter }]) => ({ name, adapter })), notes: coordination, logger });
+  const stopNoting = startNodeNotes({ providers: [...providers].map(([name, { adapter }]) => ({ name, adapter })), notes: coordination.notes, logger });
   releasers.push(() => Promise.resolve(stopNoting()));
   const queued = queuedChecks(redis, queueKeysOf(config.queue.prefix, queue.queues));
   const due = new DueWaits(redis, config.queue, seal);
-  return { store, seal, queue, due, coordination, storeWatch, gate: new ProviderGate(coordination), providers, queued, queueWatch };
+  return { store, seal, queue, due, coordination, storeWatch, gate: new ProviderGate(coordination.signals), providers, queued, queueWatch };
 }
 
 /** The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when scraped). */
@@ -228,7 +228,7 @@ function startWorker(options: EngineOptions, shared: Shared, effects: Effects, r
   const { store, queue, due, coordination, providers, storeWatch, seal } = shared;
   /** A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now. */
   const queueForgot = async (): Promise<boolean> => {
-    const forgot = await coordination.forgot();
+    const forgot = await coordination.signals.forgot();
     if (forgot) void resync?.checkQueue().catch(() => undefined);
     return forgot;
   };
@@ -249,11 +249,11 @@ function newResync(config: HoldfastConfig, { store, queue, due, coordination }: 
 /** The desired-state sync, after one read of every record (what the sync delivered, every job the queue may have lost); then the resync and the orphan watch. */
 async function startSync({ config, logger, scrubber }: EngineOptions, shared: Shared, resync: Resync, now: () => Date, releasers: Releasers): Promise<DesiredSync> {
   const { store, queue, coordination, providers, storeWatch } = shared;
-  const desired = new DesiredSync({ store, queue, confirmations: coordination, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
+  const desired = new DesiredSync({ store, queue, confirmations: coordination.notes, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
   releasers.push(() => desired.stop());
   releasers.push(() => resync.stop());
   // a changed queue.shards clears the entries left in shards that are no longer their consumers'; the sweep notes them again
-  const layout = await coordination.settleLayout(config.providers.map((p) => p.name));
+  const layout = await coordination.layout.settleLayout(config.providers.map((p) => p.name));
   if (layout) logger.info({ shards: layout.to.shards }, `queue shards: ${layout.to.shards} (the queue's Redis knew ${layout.from.shards}); ${layout.reset} shard(s) cleared of what consumers of another layout left, every consumer's next step re-created in its own shard`);
   await resync.sweep((record) => desired.remember(record));
   await desired.start();

@@ -129,14 +129,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     let r = await report(false);
     // (a store that did not answer leaves nothing to list: not asked twice)
     if (r.total > 0 && r.total <= PAGE_LISTS_ALL_UP_TO) r = await report(true);
-    const timelines = await readTimelines(coordination, r.providers.map((p) => p.provider), Date.parse(r.at));
+    const timelines = await readTimelines(coordination.notes, r.providers.map((p) => p.provider), Date.parse(r.at));
     return reply.type('text/html; charset=utf-8').send(statusPage(r, { provider: query.provider || undefined, state: query.state || undefined }, redReasons(r), timelines));
   });
 
   app.get('/consumer', async (request, reply) => {
     const key = (request.query as { key?: string }).key ?? '';
     const now = new Date();
-    const [record, r, timelines, contest] = await Promise.all([store.get(key), report(true), readTimelines(coordination, [providerOf(key)], now.getTime()), readContest(coordination, key, now.getTime())]);
+    const [record, r, timelines, contest] = await Promise.all([store.get(key), report(true), readTimelines(coordination.notes, [providerOf(key)], now.getTime()), readContest(coordination.contests, key, now.getTime())]);
     const status = r.consumers.find((c) => c.consumer === key);
     const own = timelines && (timelines.get(providerOf(key)) ?? []).filter((e) => e.key === key);
     return reply.code(record ? 200 : 404).type('text/html; charset=utf-8').send(consumerPage(key, status, record, now, own, contest));
@@ -145,7 +145,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   app.get(HISTORY_ROUTE, async (request, reply) => {
     const since = (request.query as { since?: unknown }).since;
     // a since given twice (or as anything but one string) is refused as an empty one
-    const answer = await historyAnswer({ store, reads: coordination }, (request.params as { '*': string })['*'], since === undefined || typeof since === 'string' ? since : '');
+    const answer = await historyAnswer({ store, reads: coordination.notes }, (request.params as { '*': string })['*'], since === undefined || typeof since === 'string' ? since : '');
     return reply.code(answer.code).send(answer.body);
   });
 

@@ -9,7 +9,7 @@ import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { BackendNodeReport } from '../adapters/adapter.js';
 import type { ProviderConfig } from '../config/config.js';
 import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
-import type { Coordination } from '../queue/coordination.js';
+import type { ContestReads, NoteReads } from '../queue/coordination.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { DueWaits } from '../queue/due-waits.js';
 import { summaryState } from '../queue/consumer-summary.js';
@@ -116,7 +116,7 @@ async function jobCounts(queues: ConsumerQueue['queues']): Promise<Record<string
 }
 
 export interface EngineScrapeDeps {
-  coordination: Pick<Coordination, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans' | 'contested'>;
+  coordination: { readonly notes: Pick<NoteReads, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>; readonly contests: Pick<ContestReads, 'contested'> };
   queue: Pick<ConsumerQueue, 'queues'>;
   due: Pick<DueWaits, 'counts'>;
   store: Pick<ConsumerStore, 'providerStatuses'>;
@@ -140,16 +140,16 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
     async queue() {
       const now = Date.now();
       const [states, queueDepth, dueWaits, lastCheckAt, orphans, contests] = await Promise.all([
-        deps.coordination.allStates(),
+        deps.coordination.notes.allStates(),
         jobCounts(deps.queue.queues),
         deps.due.counts(now),
-        deps.coordination.lastCheckedAt(names),
-        deps.coordination.orphans(names),
+        deps.coordination.notes.lastCheckedAt(names),
+        deps.coordination.notes.orphans(names),
         // counted, none listed: one ZCOUNT per provider (and shard)
-        deps.coordination.contested(names, now, 0),
+        deps.coordination.contests.contested(names, now, 0),
       ]);
       const { counts, listed } = countStates(states);
-      const briefs = await deps.coordination.summariesOf(listed);
+      const briefs = await deps.coordination.notes.summariesOf(listed);
       const unserved = listed.flatMap((consumer): UnservedConsumer[] => {
         const summary = briefs.get(consumer);
         if (!summary) return [];

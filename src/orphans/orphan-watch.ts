@@ -16,7 +16,7 @@ export interface OrphanWatchOptions {
   providers: ReadonlyArray<{ config: ProviderConfig; adapter: Adapter }>;
   /** The logins a provider's consumers claim; undefined until its contributions were read. */
   claimed: (provider: string) => ReadonlySet<string> | undefined;
-  coordination: OrphanNotes;
+  coordination: { readonly notes: OrphanNotes };
   logger: Logger;
   scrubber: Scrubber;
   /** True while nothing may be asked of a backend (the record store does not answer). */
@@ -93,7 +93,7 @@ export class OrphanWatch {
       }
     }
     const left = orphans.filter((login) => unclaimed.has(login));
-    await coordination.setOrphans(name, { at: this.options.now().toISOString(), prefix: policy.prefix, logins: left });
+    await coordination.notes.setOrphans(name, { at: this.options.now().toISOString(), prefix: policy.prefix, logins: left });
     const words = left.map((login) => `${login}${onNodes(where, login)}`).join(', ');
     if (this.said.get(name) !== words) {
       if (left.length > 0) {

@@ -1,7 +1,7 @@
 /**
  * The jobs that drive consumers. A job carries one event for one consumer and never a
  * secret. Job ids are deterministic where a duplicate must collapse: a wait is
- * `<key>@<epoch>`, so a sweep can re-create a lost one without doubling it. What a worker would
+ * `<key>@<rev>`, so a sweep can re-create a lost one without doubling it. What a worker would
  * otherwise take on a job's word (a desired spec, a routine check's ticket) is sealed (see
  * `job-seal.ts`); a command job carries only an event a person may send, a redo job a revision.
  *
@@ -24,7 +24,7 @@ import { waitJobId } from './wait-job-id.js';
 
 /**
  * What a wait's job carries so that a routine check needs no store read: the consumer at the
- * epoch that scheduled it and the spec it checks. No secret: the grant secret is read from
+ * revision that scheduled it and the spec it checks. No secret: the grant secret is read from
  * its file.
  */
 export interface CheckTicket {
@@ -41,8 +41,8 @@ export function checkTicket(machine: PersistedConsumer, desired: CheckTicket['sp
 }
 
 export type ConsumerJobData =
-  /** A wait the machine asked for has ended; stale unless `epoch` is the record's revision. `seal`: the ticket's. */
-  | { key: string; kind: 'timer'; epoch: number; wait: WaitName; ticket: CheckTicket; seal: string }
+  /** A wait the machine asked for has ended; stale unless `rev` is the record's revision. `seal`: the ticket's. */
+  | { key: string; kind: 'timer'; rev: number; wait: WaitName; ticket: CheckTicket; seal: string }
   /** What the contributions declare for the consumer (null: no longer declared), as the sync read it at `at` (ms); `seal`: its. */
   | { key: string; kind: 'desired'; at: number; desired: DesiredSpec | null; seal: string }
   /** A command from the CLI or the API. */
@@ -127,8 +127,8 @@ export class ConsumerQueue {
     await this.addBulk(
       waits.map(({ key, timer, ticket, seal }) => ({
         name: `${key} timer ${timer.wait}`,
-        data: { key, kind: 'timer' as const, epoch: timer.epoch, wait: timer.wait, ticket, seal: seal ?? this.seal.ticket(key, timer.epoch, timer.wait, ticket) },
-        opts: { jobId: waitJobId(key, timer.epoch), delay: Math.max(0, timer.dueAt.getTime() - now.getTime()) },
+        data: { key, kind: 'timer' as const, rev: timer.rev, wait: timer.wait, ticket, seal: seal ?? this.seal.ticket(key, timer.rev, timer.wait, ticket) },
+        opts: { jobId: waitJobId(key, timer.rev), delay: Math.max(0, timer.dueAt.getTime() - now.getTime()) },
       })),
     );
   }

@@ -5,10 +5,10 @@
  * put-back were the largest part of its cost.
  *
  * Per shard, three keys of its slot (`coordination/keys.ts`): the waits by due time, each
- * one's epoch, and each one's data, as its timer job would carry it (the ticket and its seal:
- * no secret). One wait per consumer: a wait of a later epoch replaces an earlier one, one of
- * the same epoch is left alone (the same wait, as a job id is). A round takes a wait by pushing
- * it to the end of a lease, and settles it afterwards only while its epoch is still the one it
+ * one's revision, and each one's data, as its timer job would carry it (the ticket and its seal:
+ * no secret). One wait per consumer: a wait of a later revision replaces an earlier one, one of
+ * the same revision is left alone (the same wait, as a job id is). A round takes a wait by pushing
+ * it to the end of a lease, and settles it afterwards only while its revision is still the one it
  * took; a worker that dies leaves its waits to be taken again when their leases end.
  *
  * What the due set holds is taken on its seal's word only, as a job is (`workers/job-trust.ts`).
@@ -24,17 +24,17 @@ import { byShard } from './shard-of.js';
 /** Where waits are scheduled: the due set (the records' writers and the sweep know no more of it). */
 export interface WaitScheduler {
   /**
-   * Schedules each wait at its epoch; one of the same or a later epoch already there is left
+   * Schedules each wait at its revision; one of the same or a later revision already there is left
    * alone (but for its data). `seal`: the one it came with (a wait whose ticket was not judged
    * here keeps the seal it had, or none); else the ticket is sealed here.
    */
   scheduleWaits(waits: ReadonlyArray<ScheduledWait & { seal?: string }>): Promise<void>;
 }
 
-/** A wait as a round took it: its key, its epoch as stored, when it fell due (ms), and the timer job it stands for. */
+/** A wait as a round took it: its key, its revision as stored, when it fell due (ms), and the timer job it stands for. */
 export interface TakenWait {
   key: string;
-  epoch: string;
+  rev: string;
   dueAt: number;
   job: Extract<ConsumerJobData, { kind: 'timer' }>;
 }
@@ -47,15 +47,15 @@ const WAITS: ReadonlySet<string> = new Set(WAIT_NAMES);
 /**
  * The timer job a stored wait stands for. One holdfast did not write (damaged, or written by
  * hand) is a verify wait whose ticket carries no seal: the worker does not use it and goes by
- * the record, which puts the record's own wait back (an epoch that is not a revision is taken
+ * the record, which puts the record's own wait back (a stored revision that is not a count is taken
  * for one later than any, so that the record's replaces it).
  */
-export function takenWait({ key, epoch, text, dueAt }: TakenEntry): TakenWait {
-  const at = /^\d{1,15}$/.test(epoch) ? Number(epoch) : Number.MAX_SAFE_INTEGER;
+export function takenWait({ key, rev, text, dueAt }: TakenEntry): TakenWait {
+  const at = /^\d{1,15}$/.test(rev) ? Number(rev) : Number.MAX_SAFE_INTEGER;
   const { wait, ticket, seal } = parsed(text);
   const readable = typeof wait === 'string' && WAITS.has(wait) && typeof seal === 'string' && typeof ticket === 'object' && ticket !== null;
-  if (!readable) return { key, epoch, dueAt, job: { key, kind: 'timer', epoch: at, wait: 'verify', ticket: {} as CheckTicket, seal: '' } };
-  return { key, epoch, dueAt, job: { key, kind: 'timer', epoch: at, wait: wait as WaitName, ticket: ticket as CheckTicket, seal } };
+  if (!readable) return { key, rev, dueAt, job: { key, kind: 'timer', rev: at, wait: 'verify', ticket: {} as CheckTicket, seal: '' } };
+  return { key, rev, dueAt, job: { key, kind: 'timer', rev: at, wait: wait as WaitName, ticket: ticket as CheckTicket, seal } };
 }
 
 function parsed(text: string): { wait?: unknown; ticket?: unknown; seal?: unknown } {
@@ -87,9 +87,9 @@ export class DueWaits implements WaitScheduler {
     if (waits.length === 0) return;
     const entries = waits.map(({ key, timer, ticket, seal }) => ({
       key,
-      epoch: timer.epoch,
+      rev: timer.rev,
       dueAt: timer.dueAt.getTime(),
-      text: JSON.stringify({ wait: timer.wait, ticket, seal: seal ?? this.seal.ticket(key, timer.epoch, timer.wait, ticket) }),
+      text: JSON.stringify({ wait: timer.wait, ticket, seal: seal ?? this.seal.ticket(key, timer.rev, timer.wait, ticket) }),
     }));
     await Promise.all([...byShard(entries, (e) => e.key, this.parts.length)].map(([shard, list]) => this.parts[shard]!.schedule(list)));
   }

@@ -2,7 +2,7 @@
  * Seals on what a job may not have been written by holdfast: the desired spec a `desired` job
  * carries, and the ticket a timer job's routine check runs on. A seal is an HMAC-SHA256 under a
  * key derived (HKDF) from the fingerprint key, over the consumer's key, what places the job in
- * time (`at`; the epoch and the wait) and the payload, so that whoever can write the queue's
+ * time (`at`; the revision and the wait) and the payload, so that whoever can write the queue's
  * Redis, but not read holdfast's fingerprint key, can neither make a job nor move one to
  * another consumer or another time. Derived, not the fingerprint key itself: the records keep
  * HMACs of grant secrets under that key, which must not double as seals.
@@ -31,9 +31,9 @@ export class JobSeal {
     return this.mac(`desired\n${key}\n${at}\n${canonicalJson(desired)}`);
   }
 
-  /** The seal of a wait's job: its ticket at `epoch`. */
-  ticket(key: string, epoch: number, wait: WaitName, ticket: unknown): string {
-    return this.mac(`timer\n${key}\n${epoch}\n${wait}\n${JSON.stringify(ticket)}`);
+  /** The seal of a wait's job: its ticket at `rev`. */
+  ticket(key: string, rev: number, wait: WaitName, ticket: unknown): string {
+    return this.mac(`timer\n${key}\n${rev}\n${wait}\n${JSON.stringify(ticket)}`);
   }
 
   /** Whether a `desired` job, as a worker got it, carries the seal of what it carries. */
@@ -42,8 +42,8 @@ export class JobSeal {
   }
 
   /** Whether a timer job, as a worker got it, carries the seal of its ticket. */
-  sealsTicket(job: { key: string; epoch: number; wait: WaitName; ticket: unknown; seal?: unknown }): boolean {
-    return JobSeal.matches(job.seal, this.ticket(job.key, job.epoch, job.wait, job.ticket));
+  sealsTicket(job: { key: string; rev: number; wait: WaitName; ticket: unknown; seal?: unknown }): boolean {
+    return JobSeal.matches(job.seal, this.ticket(job.key, job.rev, job.wait, job.ticket));
   }
 
   /** Whether `given` (what a job carries, of any type) is the seal `expected` would make; in constant time. */

@@ -1,13 +1,13 @@
 /**
  * Whether consumers' checks are still in the queue (in the due set, or a job delayed, waiting or
  * running): the status's way to tell a check that waits behind a backlog from one nobody will
- * run (its wait lost). Read in O(1) each, however long the backlog: the due set's epoch of the
- * consumer is the revision (or later), or BullMQ's job hash exists and the job is not among the
+ * run (its wait lost). Read in O(1) each, however long the backlog: the revision the due set holds
+ * for the consumer is the record's (or later), or BullMQ's job hash exists and the job is not among the
  * failed (`getJobState` would scan the waiting list for each).
  */
 import type { Redis } from 'ioredis';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import { dueEpochsKey, holdfastPrefix } from './coordination.js';
+import { dueRevsKey, holdfastPrefix } from './coordination.js';
 import { waitJobId } from './wait-job-id.js';
 import { byShard } from './shard-of.js';
 
@@ -16,11 +16,11 @@ export interface QueuedChecks {
   queued(waits: ReadonlyArray<readonly [key: string, rev: number]>): Promise<boolean[]>;
 }
 
-/** Where a sharded queue's keys are: its number of shards, BullMQ's key of `type` in shard `shard` (`Queue.toKey`), and the due set's epochs there. */
+/** Where a sharded queue's keys are: its number of shards, BullMQ's key of `type` in shard `shard` (`Queue.toKey`), and the due set's revisions there. */
 export interface QueueKeys {
   shards: number;
   toKey: (shard: number, type: string) => string;
-  dueEpochs: (shard: number) => string;
+  dueRevs: (shard: number) => string;
 }
 
 /**
@@ -33,8 +33,8 @@ export function queueKeysNamed(prefix: string, name: string, shards: number): Qu
 
 /** The keys of the queue under `prefix` whose shards' BullMQ queues are `queues` (shard `i` at index `i`). */
 export function queueKeysOf(prefix: string, queues: ReadonlyArray<{ toKey(type: string): string }>): QueueKeys {
-  const due = shardPrefixes(prefix, queues.length).map((shard) => dueEpochsKey(holdfastPrefix(shard)));
-  return { shards: queues.length, toKey: (shard, type) => queues[shard]!.toKey(type), dueEpochs: (shard) => due[shard]! };
+  const due = shardPrefixes(prefix, queues.length).map((shard) => dueRevsKey(holdfastPrefix(shard)));
+  return { shards: queues.length, toKey: (shard, type) => queues[shard]!.toKey(type), dueRevs: (shard) => due[shard]! };
 }
 
 /**
@@ -50,7 +50,7 @@ export function queuedChecks(redis: Pick<Redis, 'pipeline'>, keys: QueueKeys): Q
         const pipeline = redis.pipeline();
         for (const i of indexes) {
           const id = waitJobId(waits[i]![0], waits[i]![1]);
-          pipeline.exists(keys.toKey(shard, id)).zscore(keys.toKey(shard, 'failed'), id).hget(keys.dueEpochs(shard), waits[i]![0]);
+          pipeline.exists(keys.toKey(shard, id)).zscore(keys.toKey(shard, 'failed'), id).hget(keys.dueRevs(shard), waits[i]![0]);
         }
         const replies = (await pipeline.exec()) ?? [];
         indexes.forEach((i, n) => {

@@ -1,7 +1,7 @@
 /**
  * The coordination of a sharded queue (`queue.shards: N`): one {@link Coordination} per shard,
- * each under its shard's prefix (`config/shard-prefixes.ts`), presented as one. Where each
- * entry lives, and why:
+ * each under its shard's prefix (`config/shard-prefixes.ts`), presented as one whose every part
+ * (`sharded-coordination/`) wraps that part of each shard. Where each entry lives, and why:
  *
  * - **in its consumer's shard** (routed by `shard-of.ts`): the lock, the revision, the check
  *   memo, the state and the brief, and the per-provider sets a script touches beside them:
@@ -30,17 +30,19 @@
  * generation 0), and each shard notes the generation its entries were written under: at the
  * sync's start ({@link LayoutSettling.settleLayout}, before its first sweep) a changed number of
  * shards counts the generation up, and every shard of another generation has its consumers'
- * entries cleared; the sweep that follows notes every record again. Locks are never cleared.
+ * entries cleared; the sweep that follows notes every record again, and writes the layout again
+ * with the sentinel ({@link LayoutSettling.markSettled}). Locks are never cleared.
  */
 import { Cluster } from 'ioredis';
 import type { QueueRedis } from './bull-connection.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import { createCoordination, holdfastPrefix, TIMELINE_READ, type Asked, type LayoutMarks, type ShardLayout, type CheckMemo, type Claim, type Coordination, type NotedEntry, type NodesNote, type OrphanReport, type Pause, type ProviderContests } from './coordination.js';
-import type { ConsumerSummary } from './consumer-summary.js';
+import { createCoordination, holdfastPrefix, type Coordination, type LayoutMarks, type ShardLayout } from './coordination.js';
 import { keySlot } from './key-slot.js';
-import { byShard, shardOf } from './shard-of.js';
-import type { TimelineEvent } from './timeline-event.js';
-import type { ContestedConsumer, Finding, FindingOutcome } from './contest.js';
+import { ShardedContests } from './sharded-coordination/contests.js';
+import { ShardedLocks } from './sharded-coordination/locks.js';
+import { ShardedNotes } from './sharded-coordination/notes.js';
+import { ShardedSignals } from './sharded-coordination/signals.js';
+import { Shards } from './sharded-coordination/shards.js';
 
 /** What a change of `queue.shards` did to the queue's Redis. */
 export interface LayoutChange {
@@ -60,9 +62,17 @@ export interface LayoutSettling {
   settleLayout(providers: readonly string[]): Promise<LayoutChange | null>;
   /** The layout the queue's Redis was last set up for (absent: one shard, generation 0). */
   recordedLayout(): Promise<ShardLayout>;
+  /**
+   * Writes again the layout this process settled, once the sentinel is marked (a queue flushed
+   * forgets it too); nothing before one is settled, nor for the first (generation 0).
+   */
+  markSettled(): Promise<void>;
 }
 
-export type QueueCoordination = Coordination & LayoutSettling;
+/** The queue's coordination, with its layout kept true by the process that runs the sync. */
+export interface QueueCoordination extends Coordination {
+  readonly layout: LayoutSettling;
+}
 
 /** Where one shard is, as the status names it: its prefix, and the node that owns its slot now (`host:port`), when known. */
 export interface ShardWhere {
@@ -105,23 +115,36 @@ export function queueCoordination(redis: QueueRedis, queue: { prefix: string; sh
   const base = createCoordination(redis, holdfastPrefix(queue.prefix));
   const prefixes = shardPrefixes(queue.prefix, queue.shards);
   const parts = prefixes.length === 1 ? [base] : prefixes.map((prefix) => createCoordination(redis, holdfastPrefix(prefix)));
-  const coordination: Coordination = parts.length === 1 ? base : new ShardedCoordination(parts, prefixes.map((prefix) => whereOf(redis, prefix)));
-  /** The layout this process settled (the sync's), written again whenever the sentinel is: a queue flushed forgets it too. */
-  let settled: ShardLayout | undefined;
-  const markAlive = coordination.markAlive.bind(coordination);
-  const layout: LayoutSettling & Pick<Coordination, 'markAlive'> = {
-    settleLayout: async (providers) => {
-      const change = await settle(base, parts, providers);
-      settled = change?.to ?? (await base.layout());
-      return change;
-    },
-    recordedLayout: () => base.layout(),
-    markAlive: async (now) => {
-      await markAlive(now);
-      if (settled && settled.generation > 0) await Promise.all([base.recordLayout(settled), ...parts.map((p) => p.markShardGeneration(settled!.generation))]);
-    },
-  };
-  return parts.length === 1 ? { ...base, ...layout } : Object.assign(coordination, layout);
+  const layout = new QueueLayout(base.layout, parts.map((part) => part.layout));
+  if (parts.length === 1) return { ...base, layout };
+  return Object.assign(new ShardedCoordination(parts, prefixes.map((prefix) => whereOf(redis, prefix))), { layout });
+}
+
+/** The queue's layout as the process that runs the sync settles it (see the file's comment). */
+class QueueLayout implements LayoutSettling {
+  /** The layout this process settled (the sync's). */
+  private settled: ShardLayout | undefined;
+
+  constructor(
+    /** The marks under the prefix as configured. */
+    private readonly base: LayoutMarks,
+    private readonly shards: readonly LayoutMarks[],
+  ) {}
+
+  async settleLayout(providers: readonly string[]): Promise<LayoutChange | null> {
+    const change = await settle(this.base, this.shards, providers);
+    this.settled = change?.to ?? (await this.base.layout());
+    return change;
+  }
+
+  recordedLayout(): Promise<ShardLayout> {
+    return this.base.layout();
+  }
+
+  async markSettled(): Promise<void> {
+    const settled = this.settled;
+    if (settled && settled.generation > 0) await Promise.all([this.base.recordLayout(settled), ...this.shards.map((s) => s.markShardGeneration(settled.generation))]);
+  }
 }
 
 async function settle(base: LayoutMarks, shards: readonly LayoutMarks[], providers: readonly string[]): Promise<LayoutChange | null> {
@@ -138,231 +161,26 @@ async function settle(base: LayoutMarks, shards: readonly LayoutMarks[], provide
   return to === from && reset === 0 ? null : { from, to, reset };
 }
 
-/** Maps merged, the later winning (the shards' keys do not overlap). */
-function merged<K, V>(maps: ReadonlyArray<Map<K, V>>): Map<K, V> {
-  return new Map(maps.flatMap((m) => [...m]));
-}
-
-/** Every shard's coordination as one. */
+/** Every shard's coordination as one: each part sends an entry to its consumer's shard, to the home shard, or to every shard. */
 export class ShardedCoordination implements Coordination {
-  /**
-   * How many consumers of each provider each shard's asked-at set held when last told (what
-   * `release` replies): their sum is the provider's, what paces its deep checks.
-   */
-  private readonly asked = new Map<string, Array<number | undefined>>();
+  readonly locks: ShardedLocks;
+  readonly signals: ShardedSignals;
+  readonly notes: ShardedNotes;
+  readonly contests: ShardedContests;
 
   constructor(
     private readonly shards: readonly Coordination[],
     /** Where each shard is, in the same order (unnamed when not given). */
     private readonly where: readonly ShardWhere[] = shards.map((_, i) => ({ shard: `shard ${i}`, node: () => null, nodeError: () => null })),
-  ) {}
+  ) {
+    this.locks = new ShardedLocks(new Shards(shards.map((s) => s.locks)));
+    this.signals = new ShardedSignals(new Shards(shards.map((s) => s.signals)), where.map((w) => w.shard));
+    this.notes = new ShardedNotes(new Shards(shards.map((s) => s.notes)));
+    this.contests = new ShardedContests(new Shards(shards.map((s) => s.contests)));
+  }
 
   /** The same shards, each seen through `part` (the status guards each shard's reads), merged alike. */
   withParts(part: (shard: Coordination, where: ShardWhere, index: number) => Coordination): ShardedCoordination {
     return new ShardedCoordination(this.shards.map((shard, i) => part(shard, this.where[i]!, i)), this.where);
   }
-
-  private of(key: string): Coordination {
-    return this.shards[shardOf(key, this.shards.length)]!;
-  }
-
-  private get home(): Coordination {
-    return this.shards[0]!;
-  }
-
-  /** `items` by the shard of each one's key, as `[shard's coordination, items]`. */
-  private byShard<T>(items: readonly T[], keyOf: (item: T) => string): Array<[Coordination, T[]]> {
-    return [...byShard(items, keyOf, this.shards.length)].map(([shard, list]) => [this.shards[shard]!, list]);
-  }
-
-  private all<T>(read: (shard: Coordination) => Promise<T>): Promise<T[]> {
-    return Promise.all(this.shards.map(read));
-  }
-
-  claim(key: string, token: string, ttlMs: number): Promise<Claim | null> {
-    return this.of(key).claim(key, token, ttlMs);
-  }
-
-  extend(key: string, token: string, ttlMs: number): Promise<boolean> {
-    return this.of(key).extend(key, token, ttlMs);
-  }
-
-  async release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined> {
-    const shard = shardOf(key, this.shards.length);
-    const count = await this.shards[shard]!.release(key, provider, token, memo, asked);
-    if (count === undefined) return undefined;
-    const counts = this.asked.get(provider) ?? Array.from({ length: this.shards.length }, () => undefined);
-    counts[shard] = count;
-    this.asked.set(provider, counts);
-    return estimatedTotal(counts);
-  }
-
-  forgetRevision(key: string): Promise<void> {
-    return this.of(key).forgetRevision(key);
-  }
-
-  rememberRevision(key: string, rev: number): Promise<void> {
-    return this.of(key).rememberRevision(key, rev);
-  }
-
-  forgetConsumer(key: string, provider: string): Promise<void> {
-    return this.of(key).forgetConsumer(key, provider);
-  }
-
-  markRemoved(key: string, at: number): Promise<void> {
-    return this.of(key).markRemoved(key, at);
-  }
-
-  clearRemoved(key: string): Promise<void> {
-    return this.of(key).clearRemoved(key);
-  }
-
-  async checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {
-    return merged(await Promise.all(this.byShard(keys, (k) => k).map(([shard, list]) => shard.checkMemos(list))));
-  }
-
-  pauseOf(provider: string): Promise<Pause | null> {
-    return this.home.pauseOf(provider);
-  }
-
-  pauseProvider(provider: string, pause: Pause): Promise<boolean> {
-    return this.home.pauseProvider(provider, pause);
-  }
-
-  unpauseProvider(provider: string): Promise<boolean> {
-    return this.home.unpauseProvider(provider);
-  }
-
-  takeProbe(provider: string, ms: number): Promise<boolean> {
-    return this.home.takeProbe(provider, ms);
-  }
-
-  pauses(providers: readonly string[]): Promise<Map<string, Pause>> {
-    return this.home.pauses(providers);
-  }
-
-  async oneCouldNotAsk(provider: string): Promise<string | null> {
-    return (await this.all((s) => s.oneCouldNotAsk(provider))).find((key) => key !== null) ?? null;
-  }
-
-  async takeCouldNotAsk(provider: string): Promise<string[]> {
-    return (await this.all((s) => s.takeCouldNotAsk(provider))).flat();
-  }
-
-  async couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>> {
-    const counts = await this.all((s) => s.couldNotAskCounts(providers));
-    return new Map(providers.map((p) => [p, counts.reduce((sum, c) => sum + (c.get(p) ?? 0), 0)]));
-  }
-
-  /** Alive only while every shard's sentinel is: one master restarted empty is the queue forgetting its shards. */
-  async alive(): Promise<boolean> {
-    return (await this.all((s) => s.alive())).every(Boolean);
-  }
-
-  async forgottenShards(): Promise<{ lost: string[]; of: number }> {
-    const alive = await this.all((s) => s.alive());
-    return { lost: this.where.filter((_, i) => !alive[i]).map((w) => w.shard), of: this.shards.length };
-  }
-
-  async markAlive(now: Date): Promise<void> {
-    await this.all((s) => s.markAlive(now));
-  }
-
-  async forgot(): Promise<boolean> {
-    return (await this.all((s) => s.forgot())).some(Boolean);
-  }
-
-  setStoreOutage(outage: Pause | null, ttlMs?: number): Promise<void> {
-    return this.home.setStoreOutage(outage, ttlMs);
-  }
-
-  storeOutage(): Promise<Pause | null> {
-    return this.home.storeOutage();
-  }
-
-  async noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void> {
-    await Promise.all(this.byShard(entries, ([key]) => key).map(([shard, list]) => shard.noteSummaries(list)));
-  }
-
-  async noteTimeline(events: readonly TimelineEvent[], finding?: Finding): Promise<FindingOutcome | undefined> {
-    const counting = finding ? this.of(finding.key) : undefined;
-    const groups = this.byShard(events, (e) => e.key);
-    if (counting && !groups.some(([shard]) => shard === counting)) groups.push([counting, []]);
-    const outcomes = await Promise.all(groups.map(([shard, list]) => shard.noteTimeline(list, shard === counting ? finding : undefined)));
-    return outcomes.find((o) => o !== undefined);
-  }
-
-  setOrphans(provider: string, report: OrphanReport): Promise<void> {
-    return this.home.setOrphans(provider, report);
-  }
-
-  orphans(providers: readonly string[]): Promise<Map<string, OrphanReport>> {
-    return this.home.orphans(providers);
-  }
-
-  setNodes(provider: string, note: NodesNote, ttlMs: number): Promise<void> {
-    return this.home.setNodes(provider, note, ttlMs);
-  }
-
-  nodes(providers: readonly string[]): Promise<Map<string, NodesNote>> {
-    return this.home.nodes(providers);
-  }
-
-  confirmRemovals(provider: string, change: string): Promise<void> {
-    return this.home.confirmRemovals(provider, change);
-  }
-
-  confirmedRemovals(provider: string): Promise<string | null> {
-    return this.home.confirmedRemovals(provider);
-  }
-
-  clearConfirmedRemovals(provider: string, change: string): Promise<void> {
-    return this.home.clearConfirmedRemovals(provider, change);
-  }
-
-  async allStates(): Promise<Record<string, string>> {
-    return Object.assign({}, ...(await this.all((s) => s.allStates()))) as Record<string, string>;
-  }
-
-  async summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>> {
-    return merged(await Promise.all(this.byShard(keys, (k) => k).map(([shard, list]) => shard.summariesOf(list))));
-  }
-
-  async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {
-    const latest = new Map<string, number>();
-    for (const shard of await this.all((s) => s.lastCheckedAt(providers))) for (const [p, at] of shard) latest.set(p, Math.max(at, latest.get(p) ?? at));
-    return latest;
-  }
-
-  async checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>> {
-    const each = await this.all((s) => s.checkedBefore(provider, beforeMs, limit));
-    return each.flat().sort((a, b) => a[1] - b[1]).slice(0, limit);
-  }
-
-  /** Every shard's contested consumers of each provider, counted and merged (those whose contest ends first listed). */
-  async contested(providers: readonly string[], nowMs: number, limit: number): Promise<Map<string, ProviderContests>> {
-    const each = await this.all((s) => s.contested(providers, nowMs, limit));
-    return new Map(providers.map((p) => {
-      const parts = each.map((m) => m.get(p) ?? { count: 0, listed: [] });
-      const listed = parts.flatMap((x) => x.listed).sort((a, b) => a.until - b.until).slice(0, limit);
-      return [p, { count: parts.reduce((n, x) => n + x.count, 0), listed }];
-    }));
-  }
-
-  contestOf(key: string, nowMs: number): Promise<ContestedConsumer | null> {
-    return this.of(key).contestOf(key, nowMs);
-  }
-
-  /** Every shard's events of `provider`, oldest first, the newest `TIMELINE_READ` at most. */
-  async timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]> {
-    const each = await this.all((s) => s.timeline(provider, sinceMs));
-    return each.flat().sort((a, b) => a.at - b.at).slice(-TIMELINE_READ);
-  }
-}
-
-/** A provider's consumers across shards: the shards heard from, and as many again as their mean for each not heard from yet. */
-function estimatedTotal(counts: ReadonlyArray<number | undefined>): number {
-  const known = counts.filter((c): c is number => c !== undefined);
-  const sum = known.reduce((a, b) => a + b, 0);
-  return Math.round(sum + (counts.length - known.length) * (sum / known.length));
 }

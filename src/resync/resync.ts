@@ -2,7 +2,7 @@
  * The scheduler can forget too: the queue's Redis may restart empty. Every record knows its
  * consumer's wait, so a sweep re-creates any job the queue lost, reading every record once:
  *
- * - the record's wait, in the due set at the record's revision (one there at that epoch or a
+ * - the record's wait, in the due set at the record's revision (one there at that revision or a
  *   later one is left alone); a wait
  *   already overdue is spread over one verify interval, not all due at once;
  * - for a record left mid-effect past its deadline (its worker died), a job that resumes it.
@@ -23,6 +23,7 @@ import { unitHash } from '../../machines/delays.js';
 import type { Timing } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { QueueSentinel, SummaryNotes } from '../queue/coordination.js';
+import type { LayoutSettling } from '../queue/sharded-coordination.js';
 import { checkTicket, type ConsumerQueue, type ScheduledWait } from '../queue/consumer-queue.js';
 import type { WaitScheduler } from '../queue/due-waits.js';
 import type { ConsumerSummary } from '../queue/consumer-summary.js';
@@ -42,7 +43,8 @@ export interface ResyncOptions {
   /** Where the records' waits are scheduled again (the due set). */
   waits: WaitScheduler;
   queue: Pick<ConsumerQueue, 'redo'>;
-  coordination: QueueSentinel & SummaryNotes;
+  /** The sentinel, the records' briefs, and the layout written again with the sentinel. */
+  coordination: { readonly signals: QueueSentinel; readonly notes: SummaryNotes; readonly layout: Pick<LayoutSettling, 'markSettled'> };
   /** Each provider's timing, by name. */
   timing: ReadonlyMap<string, Timing>;
   logger: Logger;
@@ -90,7 +92,7 @@ export class Resync {
   /** When the queue's Redis forgot everything: says so once, and sweeps. */
   async checkQueue(): Promise<void> {
     const { coordination, logger } = this.options;
-    if (await coordination.alive()) return;
+    if (await coordination.signals.alive()) return;
     if (!this.lost) {
       this.lost = true;
       logger.warn(await this.whatForgot());
@@ -100,7 +102,7 @@ export class Resync {
 
   /** The line that says the queue forgot: every job, or on a sharded queue the shards that did. */
   private async whatForgot(): Promise<string> {
-    const shards = await this.options.coordination.forgottenShards?.().catch(() => undefined);
+    const shards = await this.options.coordination.signals.forgottenShards?.().catch(() => undefined);
     if (shards && shards.lost.length > 0 && shards.lost.length < shards.of) {
       const named = shards.lost.join(', ');
       return `queue shard${shards.lost.length > 1 ? 's' : ''} ${named} of ${shards.of} forgot every job (its master restarted empty, was flushed, or a failover's replica lacked them); re-creating their consumers' next steps from the records`;
@@ -132,7 +134,7 @@ export class Resync {
       const at = now();
       summaries.push([record._id, isUnreadable(record) ? unreadableSummary(record, at) : summaryOf(record)]);
       if (summaries.length >= BATCH) {
-        await coordination.noteSummaries(summaries);
+        await coordination.notes.noteSummaries(summaries);
         summaries = [];
       }
       if (isUnreadable(record)) {
@@ -157,8 +159,9 @@ export class Resync {
       }
     }
     await scheduler.scheduleWaits(waits);
-    await coordination.noteSummaries(summaries);
-    await coordination.markAlive(now());
+    await coordination.notes.noteSummaries(summaries);
+    await coordination.signals.markAlive(now());
+    await coordination.layout.markSettled();
     if (this.lost) logger.info(`every consumer's next step re-created from ${read} records`);
     this.lost = false;
     if (undeclared.length > 0) await this.undeclared?.removeUndeclared(undeclared);

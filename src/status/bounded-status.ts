@@ -6,7 +6,7 @@
  * present. One report is read at a time per listing: requests meanwhile share it, so scrapers
  * hitting a frozen server pile nothing up behind it.
  */
-import type { Coordination } from '../queue/coordination.js';
+import type { StoreOutageSignal } from '../queue/coordination.js';
 import { ShardedCoordination } from '../queue/sharded-coordination.js';
 import { formatDuration } from '../config/duration.js';
 import { storeReason } from '../store/store-retry.js';
@@ -41,7 +41,7 @@ export interface StatusWhere {
 }
 
 export interface BoundedSources extends StatusSources {
-  coordination: StatusSources['coordination'] & Pick<Coordination, 'storeOutage'>;
+  coordination: StatusSources['coordination'] & { readonly signals: Pick<StoreOutageSignal, 'storeOutage'> };
 }
 
 const inSeconds = (ms: number) => formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
@@ -61,7 +61,7 @@ export class BoundedStatus {
   ) {
     this.watch = options.watch ?? new DependencyWatch();
     this.budgetMs = options.budgetMs ?? STATUS_BUDGET_MS;
-    this.sources = { ...sources, store: this.watch.watched('store', sources.store), coordination: this.watch.watched('queue', sources.coordination) };
+    this.sources = { ...sources, store: this.watch.watched('store', sources.store), coordination: this.watchedQueue(sources.coordination) };
     this.sharded = sources.coordination instanceof ShardedCoordination ? sources.coordination : null;
   }
 
@@ -75,7 +75,7 @@ export class BoundedStatus {
     const waits = shardWaits(start, this.budgetMs);
     const report = this.report(options.all === true, waits);
     // the note is in the home shard: on a sharded queue, waited for as long as one shard's read
-    const note = this.sharded ? within(this.sources.coordination.storeOutage(), start + waits.perReadMs - Date.now()).then((o) => (o.kind === 'answered' ? o.value : null)) : this.sources.coordination.storeOutage();
+    const note = this.sharded ? within(this.sources.coordination.signals.storeOutage(), start + waits.perReadMs - Date.now()).then((o) => (o.kind === 'answered' ? o.value : null)) : this.sources.coordination.signals.storeOutage();
     const never = new Promise<never>(() => undefined);
     const noted = note.then((outage) => (outage ? unreachableReport(new Date(), [this.storeDown(outage)]) : never), () => never);
     // a report, or its failure, is given once the note is read too: the note says more than a refused connection
@@ -92,6 +92,13 @@ export class BoundedStatus {
     if (reasons.length > 0) return unreachableReport(new Date(), reasons);
     if (read.kind === 'failed') throw read.error;
     return unreachableReport(new Date(), [`the status could not be read within ${inSeconds(this.budgetMs)}`]);
+  }
+
+  /** The queue's reads, each part's watched. */
+  private watchedQueue(coordination: BoundedSources['coordination']): BoundedSources['coordination'] {
+    const watched = <T extends object>(part: T): T => this.watch.watched('queue', part);
+    const { locks, signals, notes, contests } = coordination;
+    return { locks: watched(locks), signals: watched(signals), notes: watched(notes), contests: watched(contests) };
   }
 
   /** The report being read for this listing (shared), or a new one. */

@@ -25,25 +25,29 @@ export interface UnreadableShard {
   counted: boolean;
 }
 
-/** What each status read gives for a shard that cannot be read: nothing from it. */
-const NOTHING: { readonly [K in keyof StatusReads]: () => Awaited<ReturnType<StatusReads[K]>> } = {
-  allStates: () => ({}),
-  summariesOf: () => new Map(),
-  lastCheckedAt: () => new Map(),
-  checkedBefore: () => [],
-  orphans: () => new Map(),
-  nodes: () => new Map(),
-  timeline: () => [],
-  pauses: () => new Map(),
-  couldNotAskCounts: () => new Map(),
-  // unknown is not gone: the shard's line says it could not be read
-  alive: () => true,
-  checkMemos: () => new Map(),
-  contested: () => new Map(),
-  contestOf: () => null,
-};
+/** What each of a part's reads gives for a shard that cannot be read. */
+type Nothing<Part> = { readonly [K in keyof Part]: Part[K] extends (...args: never[]) => Promise<infer R> ? () => R : never };
 
-const isGuarded = (name: string | symbol): name is keyof StatusReads => typeof name === 'string' && Object.hasOwn(NOTHING, name);
+/** What each status read gives for a shard that cannot be read: nothing from it. */
+const NOTHING: { readonly [P in keyof StatusReads]: Nothing<StatusReads[P]> } = {
+  notes: {
+    allStates: () => ({}),
+    summariesOf: () => new Map(),
+    lastCheckedAt: () => new Map(),
+    checkedBefore: () => [],
+    orphans: () => new Map(),
+    nodes: () => new Map(),
+    timeline: () => [],
+  },
+  signals: {
+    pauses: () => new Map(),
+    couldNotAskCounts: () => new Map(),
+    // unknown is not gone: the shard's line says it could not be read
+    alive: () => true,
+  },
+  locks: { checkMemos: () => new Map() },
+  contests: { contested: () => new Map(), contestOf: () => null },
+};
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -81,12 +85,19 @@ export class ShardOutages {
 
   /** `shard` with its status reads guarded: the others pass through. */
   guard(shard: Coordination, where: ShardWhere, index: number): Coordination {
-    return new Proxy(shard, {
+    const { locks, signals, notes, contests } = shard;
+    const guarded = <T extends object>(part: T, nothing: Readonly<Record<string, () => unknown>>) => this.guarded(part, nothing, where, index);
+    return { locks: guarded(locks, NOTHING.locks), signals: guarded(signals, NOTHING.signals), notes: guarded(notes, NOTHING.notes), contests: guarded(contests, NOTHING.contests) };
+  }
+
+  /** `part` with the reads `nothing` names guarded. */
+  private guarded<T extends object>(part: T, nothing: Readonly<Record<string, () => unknown>>, where: ShardWhere, index: number): T {
+    return new Proxy(part, {
       get: (target, name) => {
         const value: unknown = Reflect.get(target, name, target);
-        if (!isGuarded(name) || typeof value !== 'function') return value;
+        if (typeof name !== 'string' || !Object.hasOwn(nothing, name) || typeof value !== 'function') return value;
         return async (...args: unknown[]) => {
-          const answer = await this.read(index, where, () => Reflect.apply(value, target, args) as Promise<unknown>, NOTHING[name]);
+          const answer = await this.read(index, where, () => Reflect.apply(value, target, args) as Promise<unknown>, nothing[name]!);
           if (name === 'allStates' && answer.answered) this.counted.add(index);
           return answer.value;
         };

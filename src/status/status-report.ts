@@ -334,7 +334,7 @@ function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo |
 export async function statusReport(sources: StatusSources, now: Date, options: StatusOptions = {}): Promise<StatusReport> {
   const { store } = sources;
   const { reads: coordination, outages } = readsForReport(sources.coordination, options.shardWaits ?? null);
-  const [stateOf, statuses] = await Promise.all([coordination.allStates(), store.providerStatuses()]);
+  const [stateOf, statuses] = await Promise.all([coordination.notes.allStates(), store.providerStatuses()]);
   const configured = new Map(sources.providers.map((p) => [p.name, p.timing]));
   const deepCostUs = new Map(sources.providers.map((p) => [p.name, p.adapter?.deepCheckCostUs]));
   const at = now.getTime();
@@ -356,13 +356,13 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
 
   const names = [...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys()])].sort();
   const [alive, paused, couldNotAsk, lastCheckAt, orphans, nodes, contests] = await Promise.all([
-    coordination.alive(),
-    coordination.pauses(names),
-    coordination.couldNotAskCounts(names),
-    coordination.lastCheckedAt(names),
-    coordination.orphans(names),
-    coordination.nodes(names),
-    coordination.contested(names, at, CONTESTED_LISTED),
+    coordination.signals.alive(),
+    coordination.signals.pauses(names),
+    coordination.signals.couldNotAskCounts(names),
+    coordination.notes.lastCheckedAt(names),
+    coordination.notes.orphans(names),
+    coordination.notes.nodes(names),
+    coordination.contests.contested(names, at, CONTESTED_LISTED),
   ]);
   /** Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED each. */
   const silent = new Map<string, string[]>();
@@ -377,8 +377,8 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       // none of the provider's checks ends: its own line says so once, and its consumers are not looked at one by one
       const last = lastCheckAt.get(name);
       if (last !== undefined && last < before) return;
-      const candidates = (await coordination.checkedBefore(name, before, SILENT_LISTED)).map(([key]) => key).filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
-      const [briefs, memos] = await Promise.all([coordination.summariesOf(candidates), coordination.checkMemos(candidates)]);
+      const candidates = (await coordination.notes.checkedBefore(name, before, SILENT_LISTED)).map(([key]) => key).filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
+      const [briefs, memos] = await Promise.all([coordination.notes.summariesOf(candidates), coordination.locks.checkMemos(candidates)]);
       for (const [key, brief] of briefs) known.set(key, brief);
       for (const [key, memo] of memos) knownMemos.set(key, memo);
       // silent as its own line will say it: its last check (the memo's or the brief's, the newer) and its becoming held are both old
@@ -444,8 +444,8 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const silentKeys = new Set([...silent.values()].flat());
   const silentListed = listed.filter((key) => silentKeys.has(key));
   const [memos, briefs, queued] = await Promise.all([
-    coordination.checkMemos(listed.filter((key) => !knownMemos.has(key))),
-    coordination.summariesOf(listed.filter((key) => !known.has(key))),
+    coordination.locks.checkMemos(listed.filter((key) => !knownMemos.has(key))),
+    coordination.notes.summariesOf(listed.filter((key) => !known.has(key))),
     behindBacklog(silentListed, sources, stateOf, lastCheckAt, at, outages),
   ]);
   const consumers = listed.flatMap((key) => {

@@ -122,7 +122,8 @@ function timerOf(value: unknown): WaitRecord | null {
   const t = fields(typeof value === 'string' ? timerFromText(value) : value, 'timer');
   const wait = t.wait ?? (typeof t.event === 'string' ? VERSION_ONE_EVENT.exec(t.event)?.[1] : undefined);
   if (typeof wait !== 'string' || !WAITS.has(wait)) refuse(`its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})`);
-  return { epoch: count(t.epoch, 'timer epoch'), wait: wait as WaitName, dueAt: date(t.dueAt, 'timer due time') };
+  // a sub-document (before version 3) names the revision `epoch`
+  return { rev: count(t.rev ?? t.epoch, 'timer revision'), wait: wait as WaitName, dueAt: date(t.dueAt, 'timer due time') };
 }
 
 function appliedAtOf(doc: Fields): Date | null {

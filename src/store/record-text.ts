@@ -59,9 +59,9 @@ export function checkFromText(text: string): unknown {
   return { at: at(when), outcome, detail };
 }
 
-/** `[epoch, wait, dueAt]`. */
-export const storedTimer = (timer: WaitRecord | null): string | null => (timer ? JSON.stringify([timer.epoch, timer.wait, timer.dueAt.getTime()]) : null);
+/** `[rev, wait, dueAt]`. */
+export const storedTimer = (timer: WaitRecord | null): string | null => (timer ? JSON.stringify([timer.rev, timer.wait, timer.dueAt.getTime()]) : null);
 export function timerFromText(text: string): unknown {
-  const [epoch, wait, dueAt] = tuple(text, 'timer');
-  return { epoch, wait, dueAt: at(dueAt) };
+  const [rev, wait, dueAt] = tuple(text, 'timer');
+  return { rev, wait, dueAt: at(dueAt) };
 }

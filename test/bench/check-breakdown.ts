@@ -23,6 +23,7 @@ import { connectCoordination } from '../../src/engine/connect.js';
 import type { Logger } from '../../src/logging/logger.js';
 import { Scrubber } from '../../src/logging/scrubber.js';
 import { bullConnection } from '../../src/queue/bull-connection.js';
+import type { Coordination } from '../../src/queue/coordination.js';
 import type { ConsumerJobData } from '../../src/queue/consumer-queue.js';
 import { JobSeal } from '../../src/queue/job-seal.js';
 import { secretFingerprint } from '../../src/secrets/fingerprint.js';
@@ -130,8 +131,8 @@ async function leftJobs(config: HoldfastConfig, env: BenchEnv): Promise<WaitJob[
 }
 
 /** What the whole routine job needs: the engine's own parts, no store (a routine check that finds a consumer held reads none). */
-function jobDeps(config: HoldfastConfig, coordination: JobDeps['coordination'], logger: Logger): { deps: JobDeps; effects: Effects; strays: { count: number }; close: () => Promise<void> } {
-  const gate = new ProviderGate(coordination as unknown as ConstructorParameters<typeof ProviderGate>[0]);
+function jobDeps(config: HoldfastConfig, coordination: Coordination, logger: Logger): { deps: JobDeps; effects: Effects; strays: { count: number }; close: () => Promise<void> } {
+  const gate = new ProviderGate(coordination.signals);
   const now = () => new Date();
   const effects = createEffects({ fingerprintKey: config.fingerprintKey, gate, scrubber: new Scrubber(), now });
   const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p)]));
@@ -192,9 +193,9 @@ export async function checkBreakdown(env: BenchEnv, config: HoldfastConfig, ms =
       await timed(
         async (i) => {
           const { key } = job(i);
-          const claim = await coordination.claim(key, 'breakdown', 10_000);
+          const claim = await coordination.locks.claim(key, 'breakdown', 10_000);
           if (!claim) throw new Error(`${key} is locked`);
-          await coordination.release(key, provider.name, 'breakdown', claim.memo ?? undefined, 'asked');
+          await coordination.locks.release(key, provider.name, 'breakdown', claim.memo ?? undefined, 'asked');
         },
         concurrency,
         ms,

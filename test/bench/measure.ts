@@ -78,7 +78,7 @@ export class LatenessSampler {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly coordination: MemoReads,
+    private readonly coordination: { readonly locks: MemoReads },
     private readonly keys: readonly string[],
     private readonly timing: Timing,
   ) {}
@@ -92,7 +92,7 @@ export class LatenessSampler {
   }
 
   private async poll(): Promise<void> {
-    const memos = await this.coordination.checkMemos(this.keys).catch(() => new Map<string, { at: number }>());
+    const memos = await this.coordination.locks.checkMemos(this.keys).catch(() => new Map<string, { at: number }>());
     this.keys.forEach((key) => {
       const at = memos.get(key)?.at;
       if (at === undefined) return;

@@ -61,7 +61,9 @@ function methodsOf(target: object): string[] {
 
 export function profileEngine(engine: Engine): void {
   wrap(engine.store, 'store', ['get', 'insert', 'insertMany', 'save', 'delete']);
-  wrap(engine.coordination, 'redis', methodsOf(engine.coordination));
+  // each part of coordination's calls, under `redis` as before (its parts' method names do not overlap)
+  const { locks, signals, notes, contests } = engine.coordination;
+  for (const part of [locks, signals, notes, contests]) wrap(part, 'redis', methodsOf(part));
   wrap(engine.queue, 'queue', methodsOf(engine.queue));
   if (engine.worker) wrap(engine.worker, 'worker', ['process']);
   for (const provider of engine.providers.values()) wrap(provider.adapter, 'adapter', ['create', 'createMany', 'holds', 'holdsMany', 'authenticates', 'remove']);

@@ -107,7 +107,7 @@ function heldRecords(config: HoldfastConfig, passwords: ReadonlyMap<string, stri
       rev: REV,
       appliedAt,
       // due: the sweep at start-up re-creates each as a job, spread over the engine's own interval
-      timer: { epoch: REV, wait: 'verify', dueAt: at },
+      timer: { rev: REV, wait: 'verify', dueAt: at },
       effectUntil: null,
       lastCheck: { at, outcome: 'held', detail: null },
       history: [{ at, from: 'applying', to: 'held', reason: 'applied' }],
@@ -121,11 +121,11 @@ function heldRecords(config: HoldfastConfig, passwords: ReadonlyMap<string, stri
 async function noteInQueue(coordination: Coordination, provider: ProviderConfig, records: readonly ConsumerRecord[], now: number): Promise<void> {
   const { verifyEveryMs, deepCheckEveryMs } = provider.timing;
   await inParallel(records, 500, async (r) => {
-    await coordination.rememberRevision(r._id, REV);
+    await coordination.locks.rememberRevision(r._id, REV);
     const deepAt = now - Math.random() * deepCheckEveryMs * 0.95;
-    await coordination.release(r._id, provider.name, 'seed', { at: now - verifyEveryMs, outcome: 'held', detail: null, epoch: REV, deepAt });
+    await coordination.locks.release(r._id, provider.name, 'seed', { at: now - verifyEveryMs, outcome: 'held', detail: null, rev: REV, deepAt });
   });
-  await coordination.noteSummaries(records.map((r) => [r._id, summaryOf(r)]));
+  await coordination.notes.noteSummaries(records.map((r) => [r._id, summaryOf(r)]));
 }
 
 /** Consumers seeded per chunk: built, inserted and noted in the queue's Redis, then let go (a million records are not held at once). */

@@ -64,7 +64,7 @@ try {
     for (let j = i; j < Math.min(n, i + 5000); j++) {
       args.push(`cache/c${j}`, encodeSummary(summary(j, 'held')));
       states.push(`cache/c${j}`, 'held 3');
-      await redis.hset(`${prefix}:checks`, `cache/c${j}`, JSON.stringify({ at: now - 10_000, outcome: 'held', detail: null, epoch: 3, deepAt: now - 10_000 }));
+      await redis.hset(`${prefix}:checks`, `cache/c${j}`, JSON.stringify({ at: now - 10_000, outcome: 'held', detail: null, rev: 3, deepAt: now - 10_000 }));
     }
     await redis.hset(`${prefix}:briefs`, ...args);
     await redis.hset(`${prefix}:states`, ...states);

@@ -30,7 +30,7 @@ function doc(i: number, tag: string) {
     _id: key, provider: 'cache', consumerId: key, desiredAt: at.getTime(), stateSince: at, rev: 3, appliedAt: at, effectUntil: null, createdAt: at, updatedAt: at,
     desired: { login: `hf_${key}`, values: { keys: [`c${i}:*`], channels: [], commands: ['+@read', '+@write', '+@connection'] }, secretPath: `/grants/c${i}.secret`, specHash: 'x'.repeat(64), source: 'cache.yaml:12', removed: false, problems: [] },
     machine: persist(firstSnapshot(CHART, key)),
-    timer: { epoch: 3, wait: 'verify', dueAt: at },
+    timer: { rev: 3, wait: 'verify', dueAt: at },
     lastCheck: { at, outcome: 'held', detail: null },
     history: [{ at, from: 'applying', to: 'held', reason: 'applied' }],
   });

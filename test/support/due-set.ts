@@ -7,7 +7,7 @@ import { takenWait, type TakenWait } from '../../src/queue/due-waits.js';
 /** The due set's keys under the queue prefix `prefix`, from the one key table. */
 function dueKeys(prefix: string) {
   const keys = coordinationKeys(holdfastPrefix(prefix));
-  return { due: keys.due, epochs: keys.dueEpochs, waits: keys.dueWaits };
+  return { due: keys.due, revs: keys.dueRevs, waits: keys.dueWaits };
 }
 
 /** The consumers whose waits each shard's due set holds, shard `i` at index `i` (`prefixes` as `shardPrefixes` gives them). */
@@ -17,8 +17,8 @@ export function dueWaitsPerShard(redis: Redis, prefixes: readonly string[]): Pro
 
 /** Removes `key`'s wait from the due set under `prefix`, as a queue that lost it would; whether there was one. */
 export async function dropDueWait(redis: Redis, prefix: string, key: string): Promise<boolean> {
-  const { due, epochs, waits } = dueKeys(prefix);
-  const replies = await redis.multi().zrem(due, key).hdel(epochs, key).hdel(waits, key).exec();
+  const { due, revs, waits } = dueKeys(prefix);
+  const replies = await redis.multi().zrem(due, key).hdel(revs, key).hdel(waits, key).exec();
   return replies?.[0]?.[1] === 1;
 }
 
@@ -36,9 +36,9 @@ export async function dueCounts(redis: Redis, prefix: string): Promise<{ schedul
 
 /** Up to `limit` of the due set's waits under `prefix`, as the timer jobs they stand for (real tickets under the real seal). */
 export async function dueWaitJobs(redis: Redis, prefix: string, limit: number): Promise<Array<TakenWait['job']>> {
-  const { epochs, waits } = dueKeys(prefix);
-  const [byKey, texts] = await Promise.all([redis.hgetall(epochs), redis.hgetall(waits)]);
+  const { revs, waits } = dueKeys(prefix);
+  const [byKey, texts] = await Promise.all([redis.hgetall(revs), redis.hgetall(waits)]);
   return Object.entries(byKey)
     .slice(0, limit)
-    .map(([key, epoch]) => takenWait({ key, epoch, text: texts[key] ?? '', dueAt: 0 }).job);
+    .map(([key, rev]) => takenWait({ key, rev, text: texts[key] ?? '', dueAt: 0 }).job);
 }

@@ -13,10 +13,6 @@
  * Each call forgets up to 100 findings older than the window and contests that ended, keeps
  * each set within the cap (the oldest go), and keeps the four keys twice the window past the
  * provider's last finding.
- *
- * KEYS: [1] findings, [2] findings-at, [3] contested, [4] contested-why, [5] loss-wave
- * ARGV: key, now, window (ms), findings needed, '1' when it may be a loss wave, words, wave span (ms), cap
- * Reply: {0, 0} part of a loss wave; else {1 counted | 2 became contested | 3 still contested, findings}
  */
 import type { FindingOutcome } from '../contest.js';
 import type { CoordinationKeys } from './keys.js';
@@ -34,6 +30,27 @@ export interface FindingArgs {
   cap: number;
 }
 
+/**
+ * Counts one finding of the consumer `ARGV[1]` (see the file's comment).
+ *
+ * KEYS[1]  the provider's findings (hash: consumer key → `t1 t2 t3`, ms, newest last)
+ * KEYS[2]  the provider's findings-at (sorted set: consumer key → its newest finding, ms)
+ * KEYS[3]  the provider's contested (sorted set: consumer key → when its contest ends, ms)
+ * KEYS[4]  the provider's contested-why (hash: consumer key → `{since, n, last, at, w}`, JSON)
+ * KEYS[5]  the provider's loss wave (string: `<at> <key>`, or `<at> ` once a wave is seen; PX)
+ * ARGV[1]  the consumer's key
+ * ARGV[2]  now (ms): the finding's time
+ * ARGV[3]  the window (ms)
+ * ARGV[4]  how many findings within the window make it contested
+ * ARGV[5]  '1' when the finding may be part of a loss wave, else ''
+ * ARGV[6]  the finding in words (kept as `last`)
+ * ARGV[7]  a loss wave's span (ms)
+ * ARGV[8]  the cap of each set
+ * Returns  {0, 0} when the finding is part of a loss wave (not counted, and the wave's first one
+ *          taken back); else {state, findings}: state 1 counted, 2 became contested, 3 still
+ *          contested; findings: those in the window (at most ARGV[4]), or, still contested,
+ *          the contest's count with this one
+ */
 const LUA = `
 local key, now, window, need = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local wavy, words, waveMs, cap = ARGV[5] == '1', ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])

@@ -1,5 +1,5 @@
 /**
- * The due set of one shard: every consumer's wait by when it falls due, its epoch and its
+ * The due set of one shard: every consumer's wait by when it falls due, its revision and its
  * job's data (see `due-waits.ts`, which seals and reads what is kept here).
  */
 import { CoordinationPart } from './context.js';
@@ -9,7 +9,7 @@ export type { DueEntry, SettledEntry, TakenEntry } from './scripts.js';
 
 /** One shard's due set, on one connection, under one key table. */
 export class DueSet extends CoordinationPart {
-  /** Schedules each entry unless one of the same or a later epoch is there; how many were. */
+  /** Schedules each entry unless one of the same or a later revision is there; how many were. */
   schedule(entries: readonly DueEntry[]): Promise<number> {
     return this.scripts.run('scheduleDue', { entries });
   }
@@ -19,7 +19,7 @@ export class DueSet extends CoordinationPart {
     return this.scripts.run('takeDue', { now, leaseUntil, limit });
   }
 
-  /** Settles taken entries, each only while its epoch is the one taken. */
+  /** Settles taken entries, each only while its revision is the one taken. */
   settle(settled: readonly SettledEntry[]): Promise<void> {
     return this.scripts.run('settleDue', { settled });
   }

@@ -61,9 +61,12 @@ export function coordinationKeys(prefix: string) {
      * the worker's rounds take; a wait taken is pushed to the end of its lease (see `due-waits.ts`).
      */
     due: `${prefix}:due`,
-    /** Each due wait's epoch, the record revision that scheduled it (a hash by consumer key). */
-    dueEpochs: `${prefix}:due-epochs`,
-    /** Each due wait as its job would carry it, without key and epoch: JSON `{wait, ticket, seal}` (a hash by consumer key). */
+    /**
+     * Each due wait's revision, the record's that scheduled it (a hash by consumer key). Stored under
+     * its first name, so that the waits in the due set are kept across an upgrade.
+     */
+    dueRevs: `${prefix}:due-epochs`,
+    /** Each due wait as its job would carry it, without key and revision: JSON `{wait, ticket, seal}` (a hash by consumer key). */
     dueWaits: `${prefix}:due-waits`,
     /** The sentinel whose absence says the queue's Redis forgot everything (a string). */
     alive: `${prefix}:alive`,
@@ -84,7 +87,7 @@ export type CoordinationKeys = ReturnType<typeof coordinationKeys>;
 /** Where a consumer of `provider` has an entry (besides its lock): what forgetting it clears. */
 export function consumerEntries(keys: CoordinationKeys, provider: string) {
   return {
-    hashes: [keys.revs, keys.memos, keys.states, keys.briefs, keys.dueEpochs, keys.dueWaits, keys.findings(provider), keys.contestedWhy(provider)],
+    hashes: [keys.revs, keys.memos, keys.states, keys.briefs, keys.dueRevs, keys.dueWaits, keys.findings(provider), keys.contestedWhy(provider)],
     set: keys.couldNotAsk(provider),
     sortedSets: [keys.checked(provider), keys.due, keys.findingsAt(provider), keys.contested(provider)],
   };

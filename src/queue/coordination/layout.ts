@@ -48,9 +48,9 @@ export class Layout extends CoordinationPart implements LayoutMarks {
   }
 
   async resetShard(generation: number, providers: readonly string[]): Promise<void> {
-    const { revs, memos, states, briefs, due, dueEpochs, dueWaits } = this.keys;
+    const { revs, memos, states, briefs, due, dueRevs, dueWaits } = this.keys;
     const sets = providers.flatMap((p) => [this.keys.checked(p), this.keys.couldNotAsk(p), this.keys.findings(p), this.keys.findingsAt(p), this.keys.contested(p), this.keys.contestedWhy(p)]);
-    await this.redis.multi().del(revs, memos, states, briefs, due, dueEpochs, dueWaits, ...sets).set(this.keys.shardGeneration, String(generation)).exec();
+    await this.redis.multi().del(revs, memos, states, briefs, due, dueRevs, dueWaits, ...sets).set(this.keys.shardGeneration, String(generation)).exec();
   }
 
   async markShardGeneration(generation: number): Promise<void> {

@@ -68,10 +68,13 @@ export interface MemoReads {
   checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>>;
 }
 
+/** The locks part of coordination (`coordination.locks`): every slice above, as one shard or a sharded queue serves it. */
+export interface LocksPart extends ConsumerLocks, RevisionNotes, MemoReads {}
+
 const decodeMemo = (raw: string | null) => decodeJson(checkMemoCodec, raw);
 
 /** Locks and check memos on one connection, under one key table. */
-export class Locks extends CoordinationPart implements ConsumerLocks, RevisionNotes, MemoReads {
+export class Locks extends CoordinationPart implements LocksPart {
   /** The claims and releases of one turn of the event loop, one script call each (`turn-batch.ts`). */
   private readonly claims = new TurnBatch<{ key: string; token: string; ttlMs: number }, ClaimReply>((claims) => this.scripts.run('claim', { claims }));
   private readonly releases = new TurnBatch<ReleaseEntry, number>((releases) => this.scripts.run('release', { releases }));

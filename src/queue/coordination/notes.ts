@@ -82,6 +82,9 @@ export interface NoteReads {
   timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]>;
 }
 
+/** The notes part of coordination (`coordination.notes`): every slice above, as one shard or a sharded queue serves it. */
+export interface NotesPart extends SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {}
+
 /** Consumers noted per script call: a sweep of 100k consumers never sends one call of them all. */
 const NOTED_PER_CALL = 1000;
 /** A provider's timeline keeps about this many events (`XADD … MAXLEN ~`): a day of a fleet's worth of losses. */
@@ -129,7 +132,7 @@ function scored(flat: readonly string[]): Array<[string, number]> {
 }
 
 /** Status notes on one connection, under one key table. */
-export class Notes extends CoordinationPart implements SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {
+export class Notes extends CoordinationPart implements NotesPart {
   async noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void> {
     for (const [provider, { notes, events }] of byProvider(entries)) {
       const noting = this.noteBriefs(provider, notes);

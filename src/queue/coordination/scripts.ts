@@ -2,7 +2,8 @@
  * holdfast's Lua scripts, each beside the builder that turns named arguments into its KEYS
  * and ARGV (from the key table) and the reader of its reply: no caller orders a script's
  * arguments by hand. Keys come first and their count travels with each call, so no count is
- * kept apart from the list.
+ * kept apart from the list. Each opens with what it takes and returns, as BullMQ's do: its
+ * KEYS, its ARGV (for a script over many entries, the `i`th entry's, from 1) and its reply.
  */
 import type { QueueRedis } from '../bull-connection.js';
 import { noteFinding } from './contest-script.js';
@@ -41,9 +42,15 @@ export interface ClaimReply {
  * (undecoded): the mark is read with the claim, so no removal can come between them. Many
  * consumers of one shard in one call (the claims of one turn of the event loop: `locks.ts`).
  *
- * KEYS: [1] revisions, [2] check memos, then each consumer's lock and removal mark
- * ARGV: each consumer's token, key and lock time (ms)
- * Reply: each consumer's 1, revision, memo and mark (nil when none); or 0, nil, nil, nil
+ * KEYS[1]       revisions (hash: consumer key → revision as last written)
+ * KEYS[2]       check memos (hash: consumer key → memo, JSON)
+ * KEYS[1 + 2i]  the `i`th consumer's lock (string: its holder's token, PX)
+ * KEYS[2 + 2i]  the `i`th consumer's removal mark (string: ms, PX)
+ * ARGV[3i - 2]  the `i`th consumer's token
+ * ARGV[3i - 1]  the `i`th consumer's key
+ * ARGV[3i]      the `i`th consumer's lock time (ms)
+ * Returns       four values per consumer, in order: 1, its revision, memo and mark (nil when
+ *               absent) when its lock was taken; 0, nil, nil, nil when another holds it
  */
 const claim: Script<{ claims: ReadonlyArray<{ key: string; token: string; ttlMs: number }> }, ClaimReply[]> = {
   keyCount: 'varies',
@@ -76,7 +83,15 @@ return out`,
   },
 };
 
-/** Marks the consumer removed at `at` (ms) for `ttlMs`, unless a later removal's mark is there. */
+/**
+ * Marks the consumer removed at `at` (ms) for `ttlMs`, unless a later removal's mark is there
+ * (a mark that is not a number is replaced).
+ *
+ * KEYS[1]  the consumer's removal mark (string: ms, PX)
+ * ARGV[1]  when the removal was read (ms)
+ * ARGV[2]  how long the mark is kept (ms)
+ * Returns  1
+ */
 const markRemoved: Script<{ key: string; at: number; ttlMs: number }, void> = {
   keyCount: 1,
   lua: `
@@ -87,7 +102,14 @@ return 1`,
   reply: () => undefined,
 };
 
-/** Extends the lock while `token` holds it; false when it expired. */
+/**
+ * Extends the lock while `token` holds it; false when it expired.
+ *
+ * KEYS[1]  the consumer's lock (string: its holder's token, PX)
+ * ARGV[1]  the token
+ * ARGV[2]  the lock's new time (ms, from now)
+ * Returns  1 when extended; 0 when the lock is gone or another's
+ */
 const extend: Script<{ key: string; token: string; ttlMs: number }, boolean> = {
   keyCount: 1,
   lua: `
@@ -114,9 +136,16 @@ export interface ReleaseEntry {
  * about): what sets the pace of its deep checks, learnt without another round trip. Many
  * consumers of one shard in one call (`locks.ts`).
  *
- * KEYS: [1] check memos, then each consumer's lock, its provider's could-not-ask set and checked set
- * ARGV: each consumer's token, key, memo ('' for none), asked ('' for neither), check end ('' for none)
- * Reply: each consumer's provider's checked-set size
+ * KEYS[1]       check memos (hash: consumer key → memo, JSON)
+ * KEYS[3i - 1]  the `i`th consumer's lock (string: its holder's token, PX)
+ * KEYS[3i]      its provider's could-not-ask set (set of consumer keys)
+ * KEYS[3i + 1]  its provider's checked set (sorted set: consumer key → when its check ended, ms)
+ * ARGV[5i - 4]  the `i`th consumer's token
+ * ARGV[5i - 3]  the `i`th consumer's key
+ * ARGV[5i - 2]  its memo, JSON ('' for none: the memo kept is left alone)
+ * ARGV[5i - 1]  'asked', 'could-not-ask', or '' for neither
+ * ARGV[5i]      when its check ended (ms; '' for none)
+ * Returns       per consumer, how many consumers its provider's checked set holds
  */
 const release: Script<{ releases: readonly ReleaseEntry[] }, number[]> = {
   keyCount: 'varies',
@@ -151,6 +180,16 @@ export interface NotedSummary {
 /**
  * Notes each consumer's state and brief unless a newer revision is noted; a consumer held
  * since `heldSince` counts as asked then, unless it was asked later. One provider per call.
+ *
+ * KEYS[1]       states (hash: consumer key → `<state token> <revision>`)
+ * KEYS[2]       briefs (hash: consumer key → its record in brief)
+ * KEYS[3]       the provider's checked set (sorted set: consumer key → when it was last asked, ms)
+ * ARGV[5i - 4]  the `i`th consumer's key
+ * ARGV[5i - 3]  its revision
+ * ARGV[5i - 2]  its state, `<state token> <revision>`
+ * ARGV[5i - 1]  its brief
+ * ARGV[5i]      since when it is held (ms; '' when it is not)
+ * Returns       1
  */
 const noteSummaries: Script<{ provider: string; entries: readonly NotedSummary[] }, void> = {
   keyCount: 3,
@@ -175,7 +214,12 @@ return 1`,
   reply: () => undefined,
 };
 
-/** The provider's could-not-ask consumers, the set emptied as it is read. */
+/**
+ * The provider's could-not-ask consumers, the set emptied as it is read.
+ *
+ * KEYS[1]  the provider's could-not-ask set (set of consumer keys)
+ * Returns  its members
+ */
 const takeCouldNotAsk: Script<{ provider: string }, string[]> = {
   keyCount: 1,
   lua: `
@@ -189,16 +233,26 @@ return members`,
 /** A wait to schedule in the due set: when it falls due (ms) and its job's data as text. */
 export interface DueEntry {
   key: string;
-  epoch: number;
+  rev: number;
   dueAt: number;
   text: string;
 }
 
 /**
- * Schedules each wait unless one of the same or a later epoch is there (the same wait, or one
- * that replaced it); one whose epoch is past the consumer's revision as last written (no
- * record had it: written by hand) is replaced too. A wait of the same epoch keeps its due time
- * and gets this data (the same, unless written by hand). Replies how many were scheduled.
+ * Schedules each wait unless one of the same or a later revision is there (the same wait, or one
+ * that replaced it); one whose revision is past the consumer's as last written (no
+ * record had it: written by hand) is replaced too. A wait of the same revision keeps its due time
+ * and gets this data (the same, unless written by hand).
+ *
+ * KEYS[1]       due (sorted set: consumer key → when its wait falls due, ms)
+ * KEYS[2]       due revisions (hash: consumer key → the revision of its wait)
+ * KEYS[3]       due waits (hash: consumer key → its wait's data, JSON `{wait, ticket, seal}`)
+ * KEYS[4]       revisions (hash: consumer key → revision as last written)
+ * ARGV[4i - 3]  the `i`th wait's consumer key
+ * ARGV[4i - 2]  its revision
+ * ARGV[4i - 1]  when it falls due (ms)
+ * ARGV[4i]      its data, JSON
+ * Returns       how many were scheduled (data rewritten at the same revision not counted)
  */
 const scheduleDue: Script<{ entries: readonly DueEntry[] }, number> = {
   keyCount: 4,
@@ -217,14 +271,14 @@ for i = 1, #ARGV, 4 do
   end
 end
 return n`,
-  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits, k.revs], argv: a.entries.flatMap((e) => [e.key, e.epoch, e.dueAt, e.text]) }),
+  build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits, k.revs], argv: a.entries.flatMap((e) => [e.key, e.rev, e.dueAt, e.text]) }),
   reply: (raw) => (typeof raw === 'number' ? raw : 0),
 };
 
-/** A wait the due set gave a round: its key, epoch and data as stored (either may be unreadable), and when it fell due (ms). */
+/** A wait the due set gave a round: its key, revision and data as stored (either may be unreadable), and when it fell due (ms). */
 export interface TakenEntry {
   key: string;
-  epoch: string;
+  rev: string;
   text: string;
   dueAt: number;
 }
@@ -233,9 +287,15 @@ export interface TakenEntry {
  * Takes up to `limit` waits due by `now`, each pushed to `leaseUntil` (taken again then, unless
  * settled before); replies them, and when the next wait falls due (ms; null: none left).
  *
- * KEYS: [1] due (zset: key by due time), [2] epochs (hash), [3] data (hash)
- * ARGV: [1] now, [2] leaseUntil, [3] limit
- * Reply: the next due time ('' when none), then key, epoch, data, due time for each taken
+ * KEYS[1]  due (sorted set: consumer key → when its wait falls due, ms)
+ * KEYS[2]  due revisions (hash: consumer key → the revision of its wait)
+ * KEYS[3]  due waits (hash: consumer key → its wait's data, JSON)
+ * ARGV[1]  now (ms): waits due by then are taken
+ * ARGV[2]  the lease's end (ms): each taken wait's new due time
+ * ARGV[3]  how many to take at most
+ * Returns  the first due time left once these are leased ('' when none), then four values per
+ *          wait taken: its consumer key, revision ('' when absent), data ('' when absent) and
+ *          the due time it was taken at (ms)
  */
 const takeDue: Script<{ now: number; leaseUntil: number; limit: number }, { taken: TakenEntry[]; nextAt: number | null }> = {
   keyCount: 3,
@@ -253,11 +313,11 @@ end
 local first = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
 table.insert(out, 1, first[2] or '')
 return out`,
-  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits], argv: [a.now, a.leaseUntil, a.limit] }),
+  build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits], argv: [a.now, a.leaseUntil, a.limit] }),
   reply: (raw) => {
     const [next, ...flat] = Array.isArray(raw) ? (raw as unknown[]).map((v) => (typeof v === 'string' ? v : '')) : [''];
     const taken: TakenEntry[] = [];
-    for (let i = 0; i + 3 < flat.length; i += 4) taken.push({ key: flat[i]!, epoch: flat[i + 1]!, text: flat[i + 2]!, dueAt: Number(flat[i + 3]) });
+    for (let i = 0; i + 3 < flat.length; i += 4) taken.push({ key: flat[i]!, rev: flat[i + 1]!, text: flat[i + 2]!, dueAt: Number(flat[i + 3]) });
     return { taken, nextAt: next ? Number(next) : null };
   },
 };
@@ -265,11 +325,22 @@ return out`,
 /** What became of a wait a round took: due again `at` (ms), or gone (`at` null). */
 export interface SettledEntry {
   key: string;
-  epoch: string;
+  rev: string;
   at: number | null;
 }
 
-/** Settles taken waits, each only while its epoch is still the one taken (a newer wait replaced it otherwise). */
+/**
+ * Settles taken waits, each only while its revision is still the one taken (a newer wait replaced
+ * it otherwise): due again, or removed.
+ *
+ * KEYS[1]       due (sorted set: consumer key → when its wait falls due, ms)
+ * KEYS[2]       due revisions (hash: consumer key → the revision of its wait)
+ * KEYS[3]       due waits (hash: consumer key → its wait's data, JSON)
+ * ARGV[3i - 2]  the `i`th wait's consumer key
+ * ARGV[3i - 1]  its revision as taken
+ * ARGV[3i]      when it falls due again (ms; '' when it is done with: removed)
+ * Returns       1
+ */
 const settleDue: Script<{ settled: readonly SettledEntry[] }, void> = {
   keyCount: 3,
   lua: `
@@ -285,7 +356,7 @@ for i = 1, #ARGV, 3 do
   end
 end
 return 1`,
-  build: (k, a) => ({ keys: [k.due, k.dueEpochs, k.dueWaits], argv: a.settled.flatMap((e) => [e.key, e.epoch, e.at === null ? '' : e.at]) }),
+  build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits], argv: a.settled.flatMap((e) => [e.key, e.rev, e.at === null ? '' : e.at]) }),
   reply: () => undefined,
 };
 

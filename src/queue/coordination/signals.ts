@@ -57,13 +57,16 @@ export interface SignalReads {
   alive(): Promise<boolean>;
 }
 
+/** The signals part of coordination (`coordination.signals`): every slice above, as one shard or a sharded queue serves it. */
+export interface SignalsPart extends PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads {}
+
 const decodePause = (raw: string | null) => decodeJson(pauseCodec, raw);
 
 /** How long a sentinel's answer is kept for {@link QueueSentinel.forgot}. */
 const FORGOT_ASKED_EVERY_MS = 1000;
 
 /** Provider signals on one connection, under one key table. */
-export class Signals extends CoordinationPart implements PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads {
+export class Signals extends CoordinationPart implements SignalsPart {
   private aliveSeen: { at: number; alive: Promise<boolean> } | undefined;
 
   async pauseOf(provider: string): Promise<Pause | null> {

@@ -18,7 +18,7 @@ export interface CheckMemo {
   outcome: LastCheck['outcome'];
   detail: string | null;
   /** The record revision the check ran at. */
-  epoch: number;
+  rev: number;
   /** When the last deep check ended (ms since the epoch), or null when there was none. */
   deepAt: number | null;
 }
@@ -93,13 +93,19 @@ export const nodesNoteCodec: z.ZodType<NodesNote> = z.object({
   by: workerId.optional(),
 });
 
-export const checkMemoCodec: z.ZodType<CheckMemo> = z.object({
-  at: z.number(),
-  outcome: z.enum(CHECK_OUTCOMES),
-  detail: z.string().nullable(),
-  epoch: z.number().int(),
-  deepAt: z.number().nullable(),
-});
+/** A memo written before the revision was named `rev` names it `epoch` (each check writes its memo anew: gone after one check). */
+const formerMemo = (value: unknown): unknown => (typeof value === 'object' && value !== null && 'epoch' in value && !('rev' in value) ? { ...value, rev: value.epoch } : value);
+
+export const checkMemoCodec: z.ZodType<CheckMemo> = z.preprocess(
+  formerMemo,
+  z.object({
+    at: z.number(),
+    outcome: z.enum(CHECK_OUTCOMES),
+    detail: z.string().nullable(),
+    rev: z.number().int(),
+    deepAt: z.number().nullable(),
+  }),
+);
 
 export const pauseCodec: z.ZodType<Pause> = z.object({ since: z.string(), reason: z.string() });
 

@@ -214,7 +214,7 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
       const watch = new OrphanWatch({
         providers: [{ config, adapter }],
         claimed: () => claimed,
-        coordination: { setOrphans: () => Promise.resolve() },
+        coordination: { notes: { setOrphans: () => Promise.resolve() } },
         logger,
         scrubber: new Scrubber([]),
         paused: () => false,

@@ -19,7 +19,7 @@ describe('contested logins and backend restarts', () => {
     await f.until('every record settled', () => f.settled());
     const quietMissing = () => f.logs.filter((l) => l.recorded === false && typeof l.reason === 'string' && l.reason.startsWith('missing')).length;
     const contestedSaid = () => f.logs.filter((l) => typeof l.msg === 'string' && l.msg.includes(' is contested: '));
-    const contestedNow = async () => (await engine.coordination.contested(['cache'], Date.now(), 100)).get('cache')!;
+    const contestedNow = async () => (await engine.coordination.contests.contested(['cache'], Date.now(), 100)).get('cache')!;
 
     for (let restart = 1; restart <= 3; restart++) {
       const before = quietMissing();

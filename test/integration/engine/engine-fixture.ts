@@ -378,12 +378,12 @@ export class EngineFixture {
     const engine = this.engines[0];
     if (!engine) throw new Error('no engine started');
     const records = (await engine.store.list()).map((r) => readable(r)!);
-    const memos = await engine.coordination.checkMemos(records.map((r) => r._id));
+    const memos = await engine.coordination.locks.checkMemos(records.map((r) => r._id));
     return (
       records.length === this.consumers.length + this.ledgerConsumers.length &&
       records.every((r) => {
         const memo = memos.get(r._id);
-        return r.machine.state === 'held' && memo?.epoch === r.rev && memo.deepAt !== null && memo.deepAt >= (r.appliedAt?.getTime() ?? 0);
+        return r.machine.state === 'held' && memo?.rev === r.rev && memo.deepAt !== null && memo.deepAt >= (r.appliedAt?.getTime() ?? 0);
       })
     );
   }

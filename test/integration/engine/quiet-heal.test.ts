@@ -98,11 +98,11 @@ describe('a heal of what the record says was applied', () => {
         expect(said.some((m) => m.startsWith('held → lost → held: missing: the backend has no such ACL user; applied again in '))).toBe(true);
       }
       // the timeline, the metrics and the check memos say so
-      const events = await engine.coordination.timeline('cache', dropped);
+      const events = await engine.coordination.notes.timeline('cache', dropped);
       for (const c of f.consumers) expect(events.filter((e) => e.key === c.key).map((e) => e.kind), c.key).toEqual(['lost', 'healed']);
       expect(await metricValue(metrics, 'holdfast_heal_seconds_count', 'provider="cache"')).toBe(f.consumers.length);
       expect(await metricValue(metrics, 'holdfast_applies_total', 'kind="reapply",outcome="applied"')).toBe(f.consumers.length);
-      const memos = await engine.coordination.checkMemos(f.consumers.map((c) => c.key));
+      const memos = await engine.coordination.locks.checkMemos(f.consumers.map((c) => c.key));
       for (const c of f.consumers) {
         // the last check's outcome: the heal, unless a routine check since found it held
         const memo = memos.get(c.key)!;

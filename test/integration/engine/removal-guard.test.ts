@@ -65,7 +65,7 @@ describe('the mass-removal guard', () => {
     await f.until('10 of 15 held back', async () => (await f.status()).providers[0]!.problems.some((p) => p.includes('10 would be removed (of 15)')), 10_000);
     const heldBefore = (await f.engines[0]!.store.providerStatus('cache'))!.heldRemovals!;
     f.writeContributions(kept.slice(0, 4));
-    await f.engines[0]!.coordination.confirmRemovals('cache', heldBefore.change);
+    await f.engines[0]!.coordination.notes.confirmRemovals('cache', heldBefore.change);
     await f.until('11 of 15 held back', async () => (await f.status()).providers[0]!.problems.some((p) => p.includes('11 would be removed (of 15)')), 10_000);
     await new Promise((r) => setTimeout(r, 1000));
     expect((await f.status()).consumers).toHaveLength(15);

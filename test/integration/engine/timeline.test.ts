@@ -21,7 +21,7 @@ describe("a provider's timeline", () => {
     const provider = await ownBackend('redis');
     const f = await fixture({ provider, consumers: 12, timing: { verifyEvery: '1s', checkTimeout: '1s' } });
     const engine = await f.startHeld();
-    const timeline = () => engine.coordination.timeline('cache', Date.now() - 3_600_000);
+    const timeline = () => engine.coordination.notes.timeline('cache', Date.now() - 3_600_000);
     // first applies are not losses; some routine checks later, still nothing
     await new Promise((r) => setTimeout(r, 2500));
     expect(await timeline()).toEqual([]);
@@ -65,12 +65,12 @@ describe("a provider's timeline", () => {
     try {
       for (let round = 0; round < 5; round++) {
         const entries = Array.from({ length: 5000 }, (_, i) => [`capped/c${i}`, { ...brief, rev: round + 1 }, [{ at: Date.now(), kind: 'lost', key: `capped/c${i}`, state: 'lost', reason: 'missing' }]] as const);
-        await coordination.noteSummaries(entries);
+        await coordination.notes.noteSummaries(entries);
       }
       const length = await redis.xlen(`${prefix}:events:capped`);
       expect(length).toBeGreaterThanOrEqual(TIMELINE_CAP);
       expect(length).toBeLessThan(TIMELINE_CAP * 1.1);
-      expect((await coordination.timeline('capped', Date.now() - 3_600_000)).length).toBeLessThanOrEqual(TIMELINE_CAP);
+      expect((await coordination.notes.timeline('capped', Date.now() - 3_600_000)).length).toBeLessThanOrEqual(TIMELINE_CAP);
     } finally {
       const keys = await redis.keys(`${prefix}:*`);
       if (keys.length > 0) await redis.del(...keys);

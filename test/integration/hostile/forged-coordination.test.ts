@@ -34,15 +34,15 @@ describe('coordination values written by hand', () => {
     // each consumer checked again since, at its record's revision, and held
     const records = await f.engines[0]!.store.list();
     await f.until('both consumers checked again', async () => {
-      const memos = await coordination.checkMemos([first.key, second.key]);
+      const memos = await coordination.locks.checkMemos([first.key, second.key]);
       return records.every((r) => {
         const memo = memos.get(r._id);
-        return memo !== undefined && memo.at > writtenAt && memo.outcome === 'held' && memo.epoch === r.rev;
+        return memo !== undefined && memo.at > writtenAt && memo.outcome === 'held' && memo.rev === r.rev;
       });
     });
-    expect(await coordination.pauses(['cache'])).toEqual(new Map());
-    expect(await coordination.orphans(['cache'])).toEqual(new Map());
-    expect(await coordination.storeOutage()).toBeNull();
+    expect(await coordination.signals.pauses(['cache'])).toEqual(new Map());
+    expect(await coordination.notes.orphans(['cache'])).toEqual(new Map());
+    expect(await coordination.signals.storeOutage()).toBeNull();
     const status = await f.status();
     expect(status.healthy).toBe(true);
     expect(status.providers.map((p) => [p.provider, p.paused, p.problems])).toEqual([['cache', null, []]]);

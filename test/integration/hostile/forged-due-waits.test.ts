@@ -1,7 +1,7 @@
 /**
  * Waits written by hand into the due set (as anyone who can write the queue's Redis could): a
- * ticket changed under its seal, data that is not JSON at an epoch no record had, an epoch that
- * is not a revision. None is taken at its word: the change is not used, the records' own waits
+ * ticket changed under its seal, data that is not JSON at a revision no record had, a revision that
+ * is not a count. None is taken at its word: the change is not used, the records' own waits
  * replace them, every consumer is checked again at its record's revision, and nothing fails.
  */
 import { afterAll, describe, expect, it } from 'vitest';
@@ -26,12 +26,12 @@ describe('due waits written by hand', () => {
     const real = JSON.parse((await redis.hget(keys.dueWaits, first.key))!) as { wait: string; ticket: { spec: { login: string; secretPath: string } }; seal: string };
     // the first's ticket made to check another login with the queue's admin secret, its seal kept
     const changed = { ...real, ticket: { ...real.ticket, spec: { ...real.ticket.spec, login: 'default', secretPath: `${f.dir}/secrets/queue` } } };
-    const firstEpoch = await redis.hget(keys.dueEpochs, first.key);
+    const firstRev = await redis.hget(keys.dueRevs, first.key);
     const now = Date.now();
     await redis
       .multi()
       .hset(keys.dueWaits, first.key, JSON.stringify(changed), second.key, 'not json {', third.key, '{}')
-      .hset(keys.dueEpochs, second.key, '999999', third.key, 'seven')
+      .hset(keys.dueRevs, second.key, '999999', third.key, 'seven')
       .zadd(keys.due, now, first.key, now, second.key, now, third.key)
       .exec();
     const writtenAt = Date.now();
@@ -39,14 +39,14 @@ describe('due waits written by hand', () => {
     const coordination = createCoordination(redis, holdfastPrefix(f.config.queue.prefix));
     const records = await engine.store.list();
     await f.until('every consumer checked again at its revision, its own wait back', async () => {
-      const memos = await coordination.checkMemos(f.consumers.map((c) => c.key));
-      const epochs = await redis.hmget(keys.dueEpochs, ...records.map((r) => r._id));
+      const memos = await coordination.locks.checkMemos(f.consumers.map((c) => c.key));
+      const revs = await redis.hmget(keys.dueRevs, ...records.map((r) => r._id));
       return records.every((r, i) => {
         const memo = memos.get(r._id);
-        return memo !== undefined && memo.at > writtenAt && memo.outcome === 'held' && memo.epoch === r.rev && epochs[i] === String(r.rev);
+        return memo !== undefined && memo.at > writtenAt && memo.outcome === 'held' && memo.rev === r.rev && revs[i] === String(r.rev);
       });
     });
-    expect(await redis.hget(keys.dueEpochs, first.key)).toBe(firstEpoch);
+    expect(await redis.hget(keys.dueRevs, first.key)).toBe(firstRev);
     expect(JSON.parse((await redis.hget(keys.dueWaits, first.key))!)).toEqual(real);
     // said once, as for a job written by hand; nothing failed
     const said = f.logs.filter((l) => (l.time as number) >= writtenAt - 1000 && l.msg.includes('was not written by holdfast'));

@@ -149,7 +149,7 @@ describe('jobs written into the queue by hand', () => {
       appliedAt: record.appliedAt?.getTime() ?? null,
     };
     const queue = byHand(f);
-    const job = await queue.add(`${victim.key} timer verify`, { key: victim.key, kind: 'timer', epoch: record.rev, wait: 'verify', ticket, seal: 'x'.repeat(43) });
+    const job = await queue.add(`${victim.key} timer verify`, { key: victim.key, kind: 'timer', rev: record.rev, wait: 'verify', ticket, seal: 'x'.repeat(43) });
 
     await f.until('the job taken by the worker', () => processed(queue, [job.id]));
     await new Promise((r) => setTimeout(r, 1_500));

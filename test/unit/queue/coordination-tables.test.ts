@@ -49,7 +49,7 @@ describe('the key table', () => {
 
 describe('the script table', () => {
   it('builds each script’s KEYS and ARGV from named arguments, the key count first', () => {
-    const memo = { at: 1_700_000_000_000, outcome: 'held' as const, detail: null, epoch: 3, deepAt: null };
+    const memo = { at: 1_700_000_000_000, outcome: 'held' as const, detail: null, rev: 3, deepAt: null };
     const releases = [
       { key: 'cache/c1', provider: 'cache', token: 't', memo: JSON.stringify(memo), memoAt: memo.at, asked: 'asked' as const },
       { key: 'db/c2', provider: 'db', token: 'u', memo: null, memoAt: null, asked: undefined },
@@ -115,15 +115,20 @@ describe('the script table', () => {
 
 describe('the values read back', () => {
   it('decodes what was written', () => {
-    const memo = { at: 1, outcome: 'could-not-ask' as const, detail: 'timed out', epoch: 7, deepAt: 0 };
+    const memo = { at: 1, outcome: 'could-not-ask' as const, detail: 'timed out', rev: 7, deepAt: 0 };
     expect(decodeJson(checkMemoCodec, JSON.stringify(memo))).toEqual(memo);
     expect(decodeJson(pauseCodec, JSON.stringify({ since: '2024-01-01T00:00:00.000Z', reason: 'r' }))).toEqual({ since: '2024-01-01T00:00:00.000Z', reason: 'r' });
     expect(decodeJson(orphanReportCodec, JSON.stringify({ at: 'a', prefix: 'p', logins: ['x'] }))).toEqual({ at: 'a', prefix: 'p', logins: ['x'] });
     expect(decodeRevision('12')).toBe(12);
   });
 
+  it('reads a check memo written before the revision was named rev', () => {
+    const former = { at: 1, outcome: 'held' as const, detail: null, epoch: 7, deepAt: 0 };
+    expect(decodeJson(checkMemoCodec, JSON.stringify(former))).toEqual({ at: 1, outcome: 'held', detail: null, rev: 7, deepAt: 0 });
+  });
+
   it('treats what does not decode as absent', () => {
-    for (const raw of [null, '', 'not json {', '[1,2]', '{"at":"yesterday"}', JSON.stringify({ at: 1, outcome: 'fine', detail: null, epoch: 1, deepAt: null })]) {
+    for (const raw of [null, '', 'not json {', '[1,2]', '{"at":"yesterday"}', JSON.stringify({ at: 1, outcome: 'fine', detail: null, rev: 1, deepAt: null })]) {
       expect(decodeJson(checkMemoCodec, raw)).toBeNull();
     }
     expect(decodeJson(pauseCodec, '{"since":1}')).toBeNull();

@@ -36,11 +36,11 @@ describe('JobSeal', () => {
     expect(new JobSeal(Buffer.alloc(32, 2)).sealsDesired(job)).toBe(false);
   });
 
-  it('seals a ticket bound to its consumer, epoch and wait', () => {
+  it('seals a ticket bound to its consumer, revision and wait', () => {
     const ticket = { machine: { version: 2, state: 'held', context: { key: 'cache/photos', reason: null } }, spec, appliedAt: 5 };
-    const job = carried({ key: 'cache/photos', epoch: 3, wait: 'verify' as const, ticket, seal: seal.ticket('cache/photos', 3, 'verify', ticket) });
+    const job = carried({ key: 'cache/photos', rev: 3, wait: 'verify' as const, ticket, seal: seal.ticket('cache/photos', 3, 'verify', ticket) });
     expect(seal.sealsTicket(job)).toBe(true);
-    expect(seal.sealsTicket({ ...job, epoch: 4 })).toBe(false);
+    expect(seal.sealsTicket({ ...job, rev: 4 })).toBe(false);
     expect(seal.sealsTicket({ ...job, wait: 'brake' })).toBe(false);
     expect(seal.sealsTicket({ ...job, key: 'cache/search' })).toBe(false);
     expect(seal.sealsTicket({ ...job, ticket: { ...job.ticket, spec: { ...spec, login: 'default' } } })).toBe(false);

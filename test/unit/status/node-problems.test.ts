@@ -1,27 +1,31 @@
 /** A backend of several nodes: the status names each node a worker noted not answering, and trusts no forged note. */
 import { describe, expect, it } from 'vitest';
-import type { Coordination, NodesNote } from '../../../src/queue/coordination.js';
+import type { NodesNote } from '../../../src/queue/coordination.js';
 import { decodeJson, nodesNoteCodec } from '../../../src/queue/coordination/values.js';
 import { statusReport, type StatusSources } from '../../../src/status/status-report.js';
+import { fakeCoordination } from '../../support/coordination-fake.js';
 
 const now = new Date('2026-12-02T07:00:00Z');
 
 function sources(note: NodesNote | undefined): StatusSources {
-  const answers: Record<string, () => unknown> = {
-    allStates: () => ({ 'cache/a': 'held 1' }),
-    summariesOf: () => new Map(),
-    lastCheckedAt: () => new Map([['cache', now.getTime()]]),
-    checkedBefore: () => [],
-    orphans: () => new Map(),
-    nodes: () => new Map(note ? [['cache', note]] : []),
-    timeline: () => [],
-    pauses: () => new Map(),
-    couldNotAskCounts: () => new Map(),
-    contested: () => new Map(),
-    alive: () => true,
-    checkMemos: () => new Map(),
-  };
-  const coordination = Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, () => Promise.resolve(answer())])) as unknown as Coordination;
+  const coordination = fakeCoordination({
+    notes: {
+      allStates: () => ({ 'cache/a': 'held 1' }),
+      summariesOf: () => new Map(),
+      lastCheckedAt: () => new Map([['cache', now.getTime()]]),
+      checkedBefore: () => [],
+      orphans: () => new Map(),
+      nodes: () => new Map(note ? [['cache', note]] : []),
+      timeline: () => [],
+    },
+    signals: {
+      pauses: () => new Map(),
+      couldNotAskCounts: () => new Map(),
+      alive: () => true,
+    },
+    contests: { contested: () => new Map() },
+    locks: { checkMemos: () => new Map() },
+  });
   const status = { _id: 'cache', contributionsError: null, errorSince: null, lastGoodAt: now, consumers: 1 };
   return { store: { providerStatuses: () => Promise.resolve([status]) }, coordination, providers: [{ name: 'cache', timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000 } as never }] };
 }

@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { STATE_MEANINGS } from '../../../machines/consumer-health.js';
 import type { ConsumerStateName } from '../../../machines/consumer-machine.js';
 import type { ConsumerSummary } from '../../../src/queue/consumer-summary.js';
-import type { CheckMemo, Coordination, NodesNote, OrphanReport, Pause } from '../../../src/queue/coordination.js';
+import type { CheckMemo, NodesNote, OrphanReport, Pause } from '../../../src/queue/coordination.js';
+import { fakeCoordination } from '../../support/coordination-fake.js';
 import type { ProviderStatus } from '../../../src/store/consumer-store.js';
 import { redReasons, statusReport, type StatusSources } from '../../../src/status/status-report.js';
 
@@ -96,7 +97,7 @@ function sources(world: World): StatusSources {
   const keys = world.consumers.map((_, i) => `cache/c${i}`);
   const states = Object.fromEntries(world.consumers.map((c, i) => [keys[i]!, `${c.state}${c.refused ? '!' : ''} 3`]));
   const briefs = new Map(world.consumers.flatMap((c, i) => (c.brief === 'none' ? [] : [[keys[i]!, brief(c, i)] as const])));
-  const memos = new Map(world.consumers.flatMap((c, i): Array<[string, CheckMemo]> => (c.memoAt === null ? [] : [[keys[i]!, { at: c.memoAt, outcome: 'held', detail: null, epoch: 3 } as CheckMemo]])));
+  const memos = new Map(world.consumers.flatMap((c, i): Array<[string, CheckMemo]> => (c.memoAt === null ? [] : [[keys[i]!, { at: c.memoAt, outcome: 'held', detail: null, rev: 3 } as CheckMemo]])));
   const checked = world.consumers.map((c, i) => [keys[i]!, c.checkedAt] as [string, number]);
   const pause: Pause = { since: new Date(at - 30_000).toISOString(), reason: 'checks time out' };
   const nodes: NodesNote | undefined =
@@ -111,21 +112,24 @@ function sources(world: World): StatusSources {
         };
   const orphans: OrphanReport = { prefix: 'app_', at: now.toISOString(), logins: ['app_stray'] };
   const lastCheckAt = world.lastCheckAt === 'none' ? undefined : world.lastCheckAt === 'recent' ? at - 1_000 : LONG_AGO;
-  const answers: Record<string, (...args: never[]) => unknown> = {
-    allStates: () => states,
-    summariesOf: (asked: readonly string[]) => new Map(asked.flatMap((k) => (briefs.has(k) ? [[k, briefs.get(k)!] as const] : []))),
-    checkMemos: (asked: readonly string[]) => new Map(asked.flatMap((k) => (memos.has(k) ? [[k, memos.get(k)!] as const] : []))),
-    lastCheckedAt: () => new Map(lastCheckAt === undefined ? [] : [['cache', lastCheckAt]]),
-    checkedBefore: (_provider: string, before: number, limit: number) => checked.filter(([, t]) => t < before).slice(0, limit),
-    orphans: () => new Map(world.orphans ? [['cache', orphans]] : []),
-    nodes: () => new Map(nodes ? [['cache', nodes]] : []),
-    timeline: () => [],
-    pauses: () => new Map(world.pause ? [['cache', pause]] : []),
-    couldNotAskCounts: () => new Map(world.couldNotAsk > 0 ? [['cache', world.couldNotAsk]] : []),
-    contested: () => new Map(),
-    alive: () => world.alive,
-  };
-  const coordination = Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, (...args: never[]) => Promise.resolve(answer(...args))])) as unknown as Coordination;
+  const coordination = fakeCoordination({
+    notes: {
+      allStates: () => states,
+      summariesOf: (asked: readonly string[]) => new Map(asked.flatMap((k) => (briefs.has(k) ? [[k, briefs.get(k)!] as const] : []))),
+      lastCheckedAt: () => new Map(lastCheckAt === undefined ? [] : [['cache', lastCheckAt]]),
+      checkedBefore: (_provider: string, before: number, limit: number) => checked.filter(([, t]) => t < before).slice(0, limit),
+      orphans: () => new Map(world.orphans ? [['cache', orphans]] : []),
+      nodes: () => new Map(nodes ? [['cache', nodes]] : []),
+      timeline: () => [],
+    },
+    locks: { checkMemos: (asked: readonly string[]) => new Map(asked.flatMap((k) => (memos.has(k) ? [[k, memos.get(k)!] as const] : []))) },
+    signals: {
+      pauses: () => new Map(world.pause ? [['cache', pause]] : []),
+      couldNotAskCounts: () => new Map(world.couldNotAsk > 0 ? [['cache', world.couldNotAsk]] : []),
+      alive: () => world.alive,
+    },
+    contests: { contested: () => new Map() },
+  });
   const recorded = world.consumers.length;
   const status: ProviderStatus = {
     _id: 'cache',

@@ -6,6 +6,7 @@ import { ShardedCoordination } from '../../../src/queue/sharded-coordination.js'
 import { shardOf } from '../../../src/queue/shard-of.js';
 import { formatStatus } from '../../../src/status/format-status.js';
 import { statusReport, type StatusSources } from '../../../src/status/status-report.js';
+import { fakeCoordination } from '../../support/coordination-fake.js';
 
 const SHARDS = 3;
 const keys = Array.from({ length: 30 }, (_, i) => `cache/c${String(i).padStart(2, '0')}`);
@@ -13,23 +14,27 @@ const statesOf = (shard: number) => Object.fromEntries(keys.filter((k) => shardO
 
 /** A shard's reads: its consumers all held, its sentinel there; or every read failing with `fails`, or never answering. */
 function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coordination {
-  const answers: Record<string, () => unknown> = {
-    allStates: () => statesOf(index),
-    summariesOf: () => new Map(),
-    lastCheckedAt: () => new Map([['cache', Date.now()]]),
-    checkedBefore: () => [],
-    orphans: () => new Map(),
-    nodes: () => new Map(),
-    timeline: () => [],
-    pauses: () => new Map(),
-    couldNotAskCounts: () => new Map(),
-    contested: () => new Map(),
-    alive: () => true,
-    checkMemos: () => new Map(),
+  const answers = {
+    notes: {
+      allStates: () => statesOf(index),
+      summariesOf: () => new Map(),
+      lastCheckedAt: () => new Map([['cache', Date.now()]]),
+      checkedBefore: () => [],
+      orphans: () => new Map(),
+      nodes: () => new Map(),
+      timeline: () => [],
+    },
+    signals: {
+      pauses: () => new Map(),
+      couldNotAskCounts: () => new Map(),
+      alive: () => true,
+    },
+    contests: { contested: () => new Map() },
+    locks: { checkMemos: () => new Map() },
   };
   const read = (answer: () => unknown) => () =>
     how.hangs ? new Promise(() => undefined) : how.fails ? Promise.reject(how.fails) : Promise.resolve(answer());
-  return Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, read(answer)])) as unknown as Coordination;
+  return fakeCoordination(answers, read);
 }
 
 function sources(coordination: StatusSources['coordination']): StatusSources {
@@ -69,7 +74,8 @@ describe('the status of a sharded queue with a shard that cannot be read', () =>
   });
 
   it('still says the queue forgot every job when a shard that answered has lost its sentinel', async () => {
-    const forgot = { ...shard(0), alive: () => Promise.resolve(false), allStates: () => Promise.resolve({}) };
+    const base = shard(0);
+    const forgot = { ...base, signals: { ...base.signals, alive: () => Promise.resolve(false) }, notes: { ...base.notes, allStates: () => Promise.resolve({}) } };
     const sharded = new ShardedCoordination([forgot, shard(1, { fails: new Error('Command timed out') }), shard(2)], [0, 1, 2].map(where));
     const report = await statusReport(sources(sharded), new Date(), {});
     expect(report.problems.filter((line) => line.includes('has forgotten every job'))).toHaveLength(1);

@@ -30,7 +30,7 @@ const record: ConsumerRecord = {
   stateSince: at,
   rev: 7,
   appliedAt: at,
-  timer: { epoch: 7, wait: 'verify', dueAt: at },
+  timer: { rev: 7, wait: 'verify', dueAt: at },
   effectUntil: null,
   lastCheck: { at, outcome: 'held', detail: null },
   history: [{ at, from: 'applying', to: 'held', reason: null }],
@@ -68,7 +68,7 @@ describe('a stored record, decoded', () => {
     const nested = { ...record, machine: encodeMachine(record.machine), desired: encodeDesired(desired) };
     expect(nested.desired).toMatchObject({ values: { keys: ['app-a:*'], 'a%2Eb': { '%24x': 1 } } });
     expect(decodeRecord(nested)).toEqual(record);
-    expect(decodeRecord({ ...encodeRecord(record), history: record.history, timer: record.timer })).toEqual(record);
+    expect(decodeRecord({ ...encodeRecord(record), history: record.history, timer: { epoch: 7, wait: 'verify', dueAt: at } })).toEqual(record);
   });
 
   it('migrates version 1: the snapshot’s state, the time of apply, the wait its timer named', () => {
@@ -79,7 +79,7 @@ describe('a stored record, decoded', () => {
   it('reads a version-1 record this version rewrote in part: each field from the form it has', () => {
     const mixed = { ...versionOne('held'), machine: encodeMachine({ state: 'lost', context }), timer: { epoch: 8, wait: 'retry', dueAt: at } };
     delete (mixed as { snapshot?: unknown }).snapshot;
-    expect(decodeRecord(mixed)).toEqual({ ...record, desiredAt: 0, machine: { state: 'lost', context }, timer: { epoch: 8, wait: 'retry', dueAt: at } });
+    expect(decodeRecord(mixed)).toEqual({ ...record, desiredAt: 0, machine: { state: 'lost', context }, timer: { rev: 8, wait: 'retry', dueAt: at } });
   });
 
   it('says in words why it cannot read a newer version’s record or a damaged one, and what it could read of it', () => {

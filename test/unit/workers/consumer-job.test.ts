@@ -104,16 +104,20 @@ function standIns() {
     delete: (k) => Promise.resolve(void records.delete(k)),
   };
   const coordination: JobDeps['coordination'] = {
-    claim: (k): Promise<Claim> => Promise.resolve({ rev: remembered, memo, removedAt: marks.get(k) ?? null }),
-    extend: () => Promise.resolve(true),
-    release: (_k, _p, _t, learned) => Promise.resolve(void (memo = learned ?? memo)),
-    forgetRevision: () => Promise.resolve(void (remembered = null)),
-    rememberRevision: (_k, rev) => Promise.resolve(void (remembered = rev)),
-    forgetConsumer: () => Promise.resolve(void (remembered = null)),
-    markRemoved: (k, at) => Promise.resolve(void marks.set(k, Math.max(at, marks.get(k) ?? at))),
-    clearRemoved: (k) => Promise.resolve(void marks.delete(k)),
-    noteSummaries: () => Promise.resolve(),
-    noteTimeline: () => Promise.resolve(undefined),
+    locks: {
+      claim: (k): Promise<Claim> => Promise.resolve({ rev: remembered, memo, removedAt: marks.get(k) ?? null }),
+      extend: () => Promise.resolve(true),
+      release: (_k, _p, _t, learned) => Promise.resolve(void (memo = learned ?? memo)),
+      forgetRevision: () => Promise.resolve(void (remembered = null)),
+      rememberRevision: (_k, rev) => Promise.resolve(void (remembered = rev)),
+      forgetConsumer: () => Promise.resolve(void (remembered = null)),
+      markRemoved: (k, at) => Promise.resolve(void marks.set(k, Math.max(at, marks.get(k) ?? at))),
+      clearRemoved: (k) => Promise.resolve(void marks.delete(k)),
+    },
+    notes: {
+      noteSummaries: () => Promise.resolve(),
+      noteTimeline: () => Promise.resolve(undefined),
+    },
   };
   const scheduler: JobDeps['waits'] = { scheduleWaits: (added) => Promise.resolve(void waits.push(...added)) };
   return { records, waits, store, coordination, scheduler, marks };
@@ -134,7 +138,7 @@ function setUp(management: ProviderConfig['management'] = 'manage') {
   const waitJob = (): ConsumerJobData => {
     const { timer, ticket } = stand.waits.at(-1)!;
     const carried = JSON.parse(JSON.stringify(ticket)) as typeof ticket;
-    return { key, kind: 'timer', epoch: timer.epoch, wait: timer.wait, ticket: carried, seal: seal.ticket(key, timer.epoch, timer.wait, carried) };
+    return { key, kind: 'timer', rev: timer.rev, wait: timer.wait, ticket: carried, seal: seal.ticket(key, timer.rev, timer.wait, carried) };
   };
   return { backend, deps, stand, desiredJob, waitJob };
 }
@@ -194,7 +198,7 @@ describe('a consumer job', () => {
   it('does not extend a lock it claimed or extended under a second ago before an effect', async () => {
     const { backend, deps, stand, desiredJob, waitJob } = setUp();
     const extend = vi.fn(() => Promise.resolve(true));
-    stand.coordination.extend = extend;
+    stand.coordination.locks.extend = extend;
     await runConsumerJob(desiredJob(), deps);
     backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
     expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
@@ -208,7 +212,7 @@ describe('a consumer job', () => {
     let clock = Date.parse('2026-12-01T10:00:00Z');
     deps.now = () => new Date((clock += 600)); // every reading of the clock is 0.6 s later
     const extend = vi.fn(() => Promise.resolve(false));
-    stand.coordination.extend = extend;
+    stand.coordination.locks.extend = extend;
     expect(await runConsumerJob(desiredJob(), deps)).toMatchObject({ kind: 'later', why: 'conflict' });
     expect(extend).toHaveBeenCalledTimes(1);
     expect(backend.calls).toEqual([]);
@@ -234,9 +238,9 @@ describe('a consumer job', () => {
       const before = stand.records.get(key)!;
       const waits = stand.waits.length;
       const events: unknown[] = [];
-      stand.coordination.noteTimeline = (added) => Promise.resolve(void events.push(...added));
+      stand.coordination.notes.noteTimeline = (added) => Promise.resolve(void events.push(...added));
       let memo: CheckMemo | undefined;
-      stand.coordination.release = (_k, _p, _t, learned) => Promise.resolve(void (memo = learned));
+      stand.coordination.locks.release = (_k, _p, _t, learned) => Promise.resolve(void (memo = learned));
       backend.calls.length = 0;
       watchStore(deps, backend.calls);
       vi.mocked(readGrantSecret).mockClear();
@@ -254,7 +258,7 @@ describe('a consumer job', () => {
         expect.objectContaining({ kind: 'lost', key, from: 'held', state: 'lost', reason: 'missing: no such user', by: 'check' }),
         expect.objectContaining({ kind: 'healed', key, from: 'lost', state: 'held', reason: 'applied again', by: 'heal' }),
       ]);
-      expect(memo).toMatchObject({ outcome: 'held', detail: 'healed: missing: no such user; applied again', epoch: before.rev });
+      expect(memo).toMatchObject({ outcome: 'held', detail: 'healed: missing: no such user; applied again', rev: before.rev });
       expect(memo!.deepAt).toBe(memo!.at);
     });
 
@@ -268,7 +272,7 @@ describe('a consumer job', () => {
         { counted: true, findings: 3, contested: true, became: true },
         { counted: true, findings: 4, contested: true, became: false },
       ];
-      stand.coordination.noteTimeline = (events, finding) => Promise.resolve(void notes.push([events.length, finding])).then(() => answers.shift());
+      stand.coordination.notes.noteTimeline = (events, finding) => Promise.resolve(void notes.push([events.length, finding])).then(() => answers.shift());
       for (let i = 0; i < 2; i++) {
         backend.answers.push({ held: false, reason: 'rules-differ', detail: 'commands: the backend also has +@all' });
         expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', found: 'healed' });
@@ -370,7 +374,7 @@ describe('a consumer job', () => {
       const job = waitJob();
       let clock = Date.now();
       deps.now = () => new Date((clock += 600)); // every reading of the clock is 0.6 s later
-      stand.coordination.extend = () => Promise.resolve(false);
+      stand.coordination.locks.extend = () => Promise.resolve(false);
       backend.calls.length = 0;
       backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
       expect(await runConsumerJob(job, deps)).toMatchObject({ kind: 'later', why: 'conflict' });

@@ -10,7 +10,7 @@ import type { ProviderRuntime } from '../../../workers/provider-runtime.js';
 const timing = { ...DEFAULT_TIMING, verifyEveryMs: 2_000 };
 const runtime = (consumers: number | undefined): ProviderRuntime =>
   ({ config: { name: 'cache', adapter: redisAcl, timing } as unknown as ProviderConfig, fleet: { consumers } }) as unknown as ProviderRuntime;
-const memo = (deepAt: number): CheckMemo => ({ at: deepAt, outcome: 'held', detail: null, epoch: 1, deepAt });
+const memo = (deepAt: number): CheckMemo => ({ at: deepAt, outcome: 'held', detail: null, rev: 1, deepAt });
 
 describe('deepCheckDue', () => {
   const appliedAt = 0;

@@ -14,8 +14,8 @@ import { again, type JobOutcome } from '../../../workers/job-outcome.js';
 
 const ticket = { machine: '{}', spec: { login: 'app', values: {}, secretPath: '/s', specHash: 'h' }, appliedAt: null } as unknown as CheckTicket;
 
-function taken(key: string, epoch = 3, dueAt = Date.now()): TakenWait {
-  return { key, epoch: String(epoch), dueAt, job: { key, kind: 'timer', epoch, wait: 'verify', ticket, seal: 's' } };
+function taken(key: string, rev = 3, dueAt = Date.now()): TakenWait {
+  return { key, rev: String(rev), dueAt, job: { key, kind: 'timer', rev, wait: 'verify', ticket, seal: 's' } };
 }
 
 /** Two shards' due sets in memory: each hands out its waits once. */
@@ -61,9 +61,9 @@ describe('the rounds over the due set', () => {
     const outcomes: Record<string, JobOutcome> = { [a]: again(at), [b]: { kind: 'done' }, [c]: again(at, ticket) };
     const w = world([[taken(a), taken(b), taken(c)], []], (job) => Promise.resolve(outcomes[job.key]!));
     await w.rounds.round(0);
-    expect(w.settles).toEqual([{ shard: 0, settled: [{ key: a, epoch: '3', at: at.getTime() }, { key: b, epoch: '3', at: null }, { key: c, epoch: '3', at: at.getTime() }] }]);
-    // the record was read for c: its ticket goes with the wait, at the same epoch
-    expect(w.scheduled).toEqual([{ key: c, timer: { wait: 'verify', epoch: 3, dueAt: at }, ticket }]);
+    expect(w.settles).toEqual([{ shard: 0, settled: [{ key: a, rev: '3', at: at.getTime() }, { key: b, rev: '3', at: null }, { key: c, rev: '3', at: at.getTime() }] }]);
+    // the record was read for c: its ticket goes with the wait, at the same revision
+    expect(w.scheduled).toEqual([{ key: c, timer: { wait: 'verify', rev: 3, dueAt: at }, ticket }]);
     expect(w.handed).toEqual([]);
   });
 
@@ -72,7 +72,7 @@ describe('the rounds over the due set', () => {
     const w = world([[taken(stray)], []], () => Promise.resolve({ kind: 'done' }));
     await w.rounds.round(0);
     expect(w.ran).toEqual([]);
-    expect(w.settles).toEqual([{ shard: 0, settled: [{ key: stray, epoch: '3', at: null }] }]);
+    expect(w.settles).toEqual([{ shard: 0, settled: [{ key: stray, rev: '3', at: null }] }]);
   });
 
   it('hand a wait whose run threw to the queue as a timer job, then let it go', async () => {
@@ -80,8 +80,8 @@ describe('the rounds over the due set', () => {
     const w = world([[], [taken(key, 7)]], () => Promise.reject(new Error('the store said no')));
     expect((await w.rounds.round(1)).handedOver).toBe(1);
     // with the seal it was taken with, not a new one
-    expect(w.handed).toEqual([{ key, timer: { wait: 'verify', epoch: 7, dueAt: expect.any(Date) as Date }, ticket, seal: 's' }]);
-    expect(w.settles).toEqual([{ shard: 1, settled: [{ key, epoch: '7', at: null }] }]);
+    expect(w.handed).toEqual([{ key, timer: { wait: 'verify', rev: 7, dueAt: expect.any(Date) as Date }, ticket, seal: 's' }]);
+    expect(w.settles).toEqual([{ shard: 1, settled: [{ key, rev: '7', at: null }] }]);
   });
 
   it('count what its runs found, and the waits taken late; tell its runner whether more are due now', async () => {

@@ -11,7 +11,7 @@ import { settleWait } from '../../../workers/wait-settlement.js';
 
 const own = { machine: 'own', spec: { login: 'app', values: {}, secretPath: '/s', specHash: 'h' }, appliedAt: null } as unknown as CheckTicket;
 const record = { ...own, machine: 'record' } as unknown as CheckTicket;
-const job: WaitJob = { key: 'cache/a', kind: 'timer', epoch: 4, wait: 'verify', ticket: own, seal: 'the-seal' };
+const job: WaitJob = { key: 'cache/a', kind: 'timer', rev: 4, wait: 'verify', ticket: own, seal: 'the-seal' };
 
 function due() {
   const scheduled: Array<ScheduledWait & { seal?: string }> = [];
@@ -26,7 +26,7 @@ describe('a wait settled', () => {
     expect(await settleWait(job, again(at), d, true)).toBe(at.getTime());
     expect(d.scheduled).toEqual([]);
     expect(await settleWait(job, again(at, record), d, true)).toBe(at.getTime());
-    expect(d.scheduled).toEqual([{ key: 'cache/a', timer: { wait: 'verify', epoch: 4, dueAt: at }, ticket: record }]);
+    expect(d.scheduled).toEqual([{ key: 'cache/a', timer: { wait: 'verify', rev: 4, dueAt: at }, ticket: record }]);
   });
 
   it('as a timer job, joins the due set: with the record\'s ticket sealed anew, or its own with its own seal', async () => {
@@ -35,8 +35,8 @@ describe('a wait settled', () => {
     await settleWait(job, busy, d, false);
     await settleWait(job, again(at, record), d, false);
     expect(d.scheduled).toEqual([
-      { key: 'cache/a', timer: { wait: 'verify', epoch: 4, dueAt: busy.kind === 'later' ? busy.at : at }, ticket: own, seal: 'the-seal' },
-      { key: 'cache/a', timer: { wait: 'verify', epoch: 4, dueAt: at }, ticket: record },
+      { key: 'cache/a', timer: { wait: 'verify', rev: 4, dueAt: busy.kind === 'later' ? busy.at : at }, ticket: own, seal: 'the-seal' },
+      { key: 'cache/a', timer: { wait: 'verify', rev: 4, dueAt: at }, ticket: record },
     ]);
   });
 

@@ -1,0 +1,73 @@
+/**
+ * The signals of a sharded queue (`../sharded-coordination.ts`): pauses, probes and the record
+ * store's outage in the home shard; could-not-ask sets and the sentinel in every shard.
+ */
+import type { Pause, SignalsPart } from '../coordination.js';
+import type { Shards } from './shards.js';
+
+export class ShardedSignals implements SignalsPart {
+  constructor(
+    private readonly shards: Shards<SignalsPart>,
+    /** Each shard's name (its prefix), in the same order. */
+    private readonly names: readonly string[],
+  ) {}
+
+  pauseOf(provider: string): Promise<Pause | null> {
+    return this.shards.home.pauseOf(provider);
+  }
+
+  pauseProvider(provider: string, pause: Pause): Promise<boolean> {
+    return this.shards.home.pauseProvider(provider, pause);
+  }
+
+  unpauseProvider(provider: string): Promise<boolean> {
+    return this.shards.home.unpauseProvider(provider);
+  }
+
+  takeProbe(provider: string, ms: number): Promise<boolean> {
+    return this.shards.home.takeProbe(provider, ms);
+  }
+
+  pauses(providers: readonly string[]): Promise<Map<string, Pause>> {
+    return this.shards.home.pauses(providers);
+  }
+
+  async oneCouldNotAsk(provider: string): Promise<string | null> {
+    return (await this.shards.all((s) => s.oneCouldNotAsk(provider))).find((key) => key !== null) ?? null;
+  }
+
+  async takeCouldNotAsk(provider: string): Promise<string[]> {
+    return (await this.shards.all((s) => s.takeCouldNotAsk(provider))).flat();
+  }
+
+  async couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>> {
+    const counts = await this.shards.all((s) => s.couldNotAskCounts(providers));
+    return new Map(providers.map((p) => [p, counts.reduce((sum, c) => sum + (c.get(p) ?? 0), 0)]));
+  }
+
+  /** Alive only while every shard's sentinel is: one master restarted empty is the queue forgetting its shards. */
+  async alive(): Promise<boolean> {
+    return (await this.shards.all((s) => s.alive())).every(Boolean);
+  }
+
+  async forgottenShards(): Promise<{ lost: string[]; of: number }> {
+    const alive = await this.shards.all((s) => s.alive());
+    return { lost: this.names.filter((_, i) => !alive[i]), of: this.shards.count };
+  }
+
+  async markAlive(now: Date): Promise<void> {
+    await this.shards.all((s) => s.markAlive(now));
+  }
+
+  async forgot(): Promise<boolean> {
+    return (await this.shards.all((s) => s.forgot())).some(Boolean);
+  }
+
+  setStoreOutage(outage: Pause | null, ttlMs?: number): Promise<void> {
+    return this.shards.home.setStoreOutage(outage, ttlMs);
+  }
+
+  storeOutage(): Promise<Pause | null> {
+    return this.shards.home.storeOutage();
+  }
+}
