@@ -32,14 +32,22 @@ const main = join(here, '../src/cli/main.ts');
 
 const say = (text: string) => process.stdout.write(`\n\x1b[1m▶ ${text}\x1b[0m\n`);
 
-/** `holdfast` with the given arguments; `shown`: its output goes to this terminal (its log lines to stdout, copied as they come). */
+/**
+ * `holdfast` with the given arguments; `shown`: its output goes to this terminal (its log lines to stdout, copied as
+ * they come).
+ */
 function holdfast(args: string[], shown = false): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { stdio: shown ? ['ignore', 'pipe', 'inherit'] : 'pipe' });
+  const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+    stdio: shown ? ['ignore', 'pipe', 'inherit'] : 'pipe',
+  });
   if (shown) child.stdout!.pipe(process.stdout);
   return child;
 }
 
-/** Turns `done` once holdfast's log says its dashboard listens on `port` (its own line, not another program's answer there). */
+/**
+ * Turns `done` once holdfast's log says its dashboard listens on `port` (its own line, not another program's answer
+ * there).
+ */
 function dashboardServed(child: ChildProcess, port: number): { done: boolean } {
   const served = { done: false };
   const said = `dashboard at http://127.0.0.1:${port}/`;
@@ -55,7 +63,9 @@ function dashboardServed(child: ChildProcess, port: number): { done: boolean } {
 }
 
 function status(config: string, ...more: string[]): { code: number; output: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'status', '-c', config, ...more], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'status', '-c', config, ...more], {
+    encoding: 'utf8',
+  });
   return { code: r.status ?? 2, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -64,7 +74,10 @@ function everyDeclaredHeld(config: string): boolean {
   const { code, output } = status(config, '--json', '--all');
   if (code !== 0) return false;
   try {
-    const report = JSON.parse(output) as { providers: Array<{ declared: number | null }>; consumers: Array<{ state: string }> };
+    const report = JSON.parse(output) as {
+      providers: Array<{ declared: number | null }>;
+      consumers: Array<{ state: string }>;
+    };
     // what the contributions declare, every one with a record, and every one held
     const declared = report.providers.reduce((n, p) => (p.declared === null ? NaN : n + p.declared), 0);
     return report.consumers.length === declared && report.consumers.every((c) => c.state === 'held');
@@ -88,7 +101,8 @@ class EngineExited extends Error {}
 async function until(what: string, predicate: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
   const start = Date.now();
   while (!(await predicate())) {
-    if (engine && engine.exitCode !== null) throw new EngineExited(`holdfast run exited (code ${engine.exitCode}) while waiting for ${what}`);
+    if (engine && engine.exitCode !== null)
+      throw new EngineExited(`holdfast run exited (code ${engine.exitCode}) while waiting for ${what}`);
     if (Date.now() - start > timeoutMs) throw new Error(`gave up waiting for ${what} after ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -124,12 +138,24 @@ try {
     startOwned('s3', run, settings, docker),
   ]);
   servers.push(cache, queue, store, ledger, assets);
-  console.log(`cache ${cache.flavor} on ${cache.port}, ledger ${ledger.flavor} on ${ledger.port}, assets ${assets.flavor} on ${assets.port}, queue ${queue.flavor} on ${queue.port}, store and catalog ${store.flavor} on ${store.port}`);
+  console.log(
+    `cache ${cache.flavor} on ${cache.port}, ledger ${ledger.flavor} on ${ledger.port}, assets ${assets.flavor} on ${assets.port}, queue ${queue.flavor} on ${queue.port}, store and catalog ${store.flavor} on ${store.port}`,
+  );
 
   // the example, copied where its files may have the modes a grant secret should have
   const dir = instanceDir(run, 'example');
   cpSync(here, dir, { recursive: true, filter: (src) => !src.endsWith('.ts') });
-  for (const name of ['cache/photos', 'cache/billing', 'cache/search', 'ledger/billing', 'ledger/reports', 'catalog/photos', 'catalog/search', 'assets/photos', 'assets/reports']) {
+  for (const name of [
+    'cache/photos',
+    'cache/billing',
+    'cache/search',
+    'ledger/billing',
+    'ledger/reports',
+    'catalog/photos',
+    'catalog/search',
+    'assets/photos',
+    'assets/reports',
+  ]) {
     chmodSync(join(dir, 'grants', `${name}.secret`), 0o600);
   }
   mkdirSync(join(dir, 'secrets'), { mode: 0o700 });
@@ -150,7 +176,8 @@ try {
   config.setIn(['providers', 3, 'admin', 'username'], assets.admin.username); // the admin's access key id, made at start
   writeFileSync(configPath, config.toString());
 
-  // FerretDB's SQLite handler finds `_id` by index only with this (see docs/operating.md, "The store's index"): there before holdfast first runs
+  // FerretDB's SQLite handler finds `_id` by index only with this (see docs/operating.md, "The store's index"): there
+  // before holdfast first runs
   await prepareFerretDbStore(store, 'holdfast', Object.values(STORE_COLLECTIONS));
   let port = await dashboardPort();
   for (let attempt = 1; ; attempt++) {
@@ -177,14 +204,22 @@ try {
     login: `app_${id}`,
     password: readFileSync(join(dir, 'grants/cache', `${id}.secret`), 'utf8').trim(),
   }));
-  for (const c of consumers) console.log(`${c.login} logs in to the cache: ${await canLogin(cache, c.login, c.password)}`);
+  for (const c of consumers)
+    console.log(`${c.login} logs in to the cache: ${await canLogin(cache, c.login, c.password)}`);
 
   say('the incident: the cache restarts without an ACL file and forgets every consumer');
   await cache.restart();
   const restarted = Date.now();
-  for (const c of consumers) console.log(`${c.login} logs in to the cache: ${await canLogin(cache, c.login, c.password)}`);
-  await until('every consumer logs in again', async () => (await Promise.all(consumers.map((c) => canLogin(cache, c.login, c.password)))).every(Boolean), 60_000);
-  say(`healed ${((Date.now() - restarted) / 1000).toFixed(1)} s after the restart (verifyEvery 5 s): every consumer logs in again`);
+  for (const c of consumers)
+    console.log(`${c.login} logs in to the cache: ${await canLogin(cache, c.login, c.password)}`);
+  await until(
+    'every consumer logs in again',
+    async () => (await Promise.all(consumers.map((c) => canLogin(cache, c.login, c.password)))).every(Boolean),
+    60_000,
+  );
+  say(
+    `healed ${((Date.now() - restarted) / 1000).toFixed(1)} s after the restart (verifyEvery 5 s): every consumer logs in again`,
+  );
   await until('every declared consumer held again', () => everyDeclaredHeld(configPath), 60_000);
   console.log(status(configPath).output);
   say(`dashboard: ${dashboard}   (queue: ${dashboard}queues, ${dashboard}healthz, ${dashboard}metrics)`);
@@ -192,7 +227,13 @@ try {
   say('someone drops the ledger role app_reports by hand');
   const reports = readFileSync(join(dir, 'grants/ledger', 'reports.secret'), 'utf8').trim();
   const ledgerLogin = () => postgresLogin(ledger, 'app_reports', reports).catch(() => false);
-  const pgAdmin = new pg.Client({ host: ledger.host, port: ledger.port, user: ledger.admin.username, password: ledger.admin.password, database: 'postgres' });
+  const pgAdmin = new pg.Client({
+    host: ledger.host,
+    port: ledger.port,
+    user: ledger.admin.username,
+    password: ledger.admin.password,
+    database: 'postgres',
+  });
   await pgAdmin.connect();
   await pgAdmin.query('DROP OWNED BY app_reports; DROP ROLE app_reports');
   await pgAdmin.end();
@@ -207,13 +248,20 @@ try {
     login: `app_${id}`,
     secret: readFileSync(join(dir, 'grants/assets', `${id}.secret`), 'utf8').trim(),
   }));
-  const signs = (c: { login: string; secret: string }) => s3Login(assets, 'assets', c.login, c.secret).catch(() => false);
+  const signs = (c: { login: string; secret: string }) =>
+    s3Login(assets, 'assets', c.login, c.secret).catch(() => false);
   for (const c of assetsConsumers) console.log(`${c.login} signs a request to the object store: ${await signs(c)}`);
   await assets.restart({ keepData: false });
   const recreated = Date.now();
   for (const c of assetsConsumers) console.log(`${c.login} signs a request to the object store: ${await signs(c)}`);
-  await until('every assets consumer signs again', async () => (await Promise.all(assetsConsumers.map(signs))).every(Boolean), 60_000);
-  say(`healed ${((Date.now() - recreated) / 1000).toFixed(1)} s after the object store came back empty: every assets consumer's signed request works again`);
+  await until(
+    'every assets consumer signs again',
+    async () => (await Promise.all(assetsConsumers.map(signs))).every(Boolean),
+    60_000,
+  );
+  say(
+    `healed ${((Date.now() - recreated) / 1000).toFixed(1)} s after the object store came back empty: every assets consumer's signed request works again`,
+  );
   await until('every declared consumer held again', () => everyDeclaredHeld(configPath), 60_000);
   console.log(status(configPath).output);
 
@@ -222,7 +270,9 @@ try {
   } else {
     say('holdfast keeps running; try, in another terminal:');
     console.log(`  open ${dashboard} in a browser                      # refreshes itself every 5 s`);
-    console.log(`  redis-cli -p ${cache.port} --user default --pass "$(cat ${join(dir, 'secrets/cache-admin')})" ACL DELUSER app_photos   # healed at the next check`);
+    console.log(
+      `  redis-cli -p ${cache.port} --user default --pass "$(cat ${join(dir, 'secrets/cache-admin')})" ACL DELUSER app_photos   # healed at the next check`,
+    );
     console.log(`  edit ${join(dir, 'contributions/cache.yaml')}   # picked up without a restart`);
     console.log(`  npx tsx src/cli/main.ts status -c ${configPath}`);
     console.log('Ctrl-C stops holdfast, the dashboard and the servers.');

@@ -29,7 +29,9 @@ export interface ConsumerInput {
   key: string;
 }
 
-/** A newly declared consumer's context. XState's `transition()` computes one without input for every event: tolerated. */
+/**
+ * A newly declared consumer's context. XState's `transition()` computes one without input for every event: tolerated.
+ */
 export function initialContext({ input }: { input: ConsumerInput | undefined }): ConsumerContext {
   return {
     key: input?.key ?? '',

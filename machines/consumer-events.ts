@@ -37,7 +37,10 @@ export type ResultEvent =
   | { type: 'APPLY_REFUSED'; error: string }
   /** `check`: the backend holds the consumer. */
   | { type: 'HELD' }
-  /** `check`: the backend does not hold the consumer; `reason` is the adapter's word for why (`missing`, `rules-differ`…). */
+  /**
+   * `check`: the backend does not hold the consumer; `reason` is the adapter's word for why (`missing`,
+   * `rules-differ`…).
+   */
   /** `node`: on a backend of several nodes, the node(s) that do not hold it (`10.0.0.6:6379`); the others do. */
   | { type: 'NOT_HELD'; reason: string; detail: string; node?: string }
   /**
@@ -53,7 +56,10 @@ export type ResultEvent =
   | { type: 'SECRET_MISSING'; path: string }
   /** `apply`/`check`: the grant secret exists but cannot be read (path, owner, mode, uid). */
   | { type: 'SECRET_UNREADABLE'; detail: string }
-  /** `apply`/`check`: the grant secret was read but cannot be a password (empty, too short or long, not text); `detail` names the file and what is wrong, never the content. */
+  /**
+   * `apply`/`check`: the grant secret was read but cannot be a password (empty, too short or long, not text); `detail`
+   * names the file and what is wrong, never the content.
+   */
   | { type: 'SECRET_INVALID'; detail: string }
   /** `remove` succeeded (or the login was already absent). */
   | { type: 'REMOVED' }

@@ -25,7 +25,10 @@ export const STATE_MEANINGS: Readonly<Record<ConsumerStateName, StateMeaning>> =
   blocked: { label: 'blocked: grant secret unreadable or unusable', healthy: false },
   rejected: { label: 'rejected by policy', healthy: false },
   suspended: { label: 'suspended: not checked until resumed', healthy: false },
-  quarantined: { label: 'quarantined: its rules keep being changed back; not applied until someone acts', healthy: false },
+  quarantined: {
+    label: 'quarantined: its rules keep being changed back; not applied until someone acts',
+    healthy: false,
+  },
   observedNotHeld: { label: 'not held; observe only, not applied', healthy: false },
   removing: { label: 'removing', healthy: true },
   removeRetrying: { label: 'remove failed, retrying', healthy: false },

@@ -75,7 +75,12 @@ export type ConsumerTag = 'removing';
 /** The machine's types, waits, effects and guards, for a provider's timing. */
 function consumerSetup(timing: ConsumerTiming) {
   return setup({
-    types: { context: {} as ConsumerContext, events: {} as ConsumerEvent, input: {} as ConsumerInput, tags: {} as ConsumerTag },
+    types: {
+      context: {} as ConsumerContext,
+      events: {} as ConsumerEvent,
+      input: {} as ConsumerInput,
+      tags: {} as ConsumerTag,
+    },
     delays: waitsFor(timing),
     actions: {
       ...effects,
@@ -92,9 +97,11 @@ function consumerSetup(timing: ConsumerTiming) {
       sameObservation: ({ context, event }) => event.type === 'NOT_APPLIED' && context.reason === observation(event),
       /** The wait that just ended took the total past the grace period. */
       secretLate: ({ context }) =>
-        context.secretWaitedMs >= timing.secretGraceMs && context.secretWaitedMs - retryDelay(context.secretWaits, timing) < timing.secretGraceMs,
+        context.secretWaitedMs >= timing.secretGraceMs &&
+        context.secretWaitedMs - retryDelay(context.secretWaits, timing) < timing.secretGraceMs,
       /** Its rules still differ after the brake waited at its maximum for `quarantineAfter` (see `delays.ts`). */
-      quarantine: ({ context, event }) => event.type === 'NOT_HELD' && event.reason === 'rules-differ' && quarantineDue(context.brakeCount, timing),
+      quarantine: ({ context, event }) =>
+        event.type === 'NOT_HELD' && event.reason === 'rules-differ' && quarantineDue(context.brakeCount, timing),
     },
   });
 }
@@ -137,7 +144,11 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
           ],
           SECRET_MISSING: [
-            { guard: 'secretLate', target: 'waitingForSecret', actions: [say.secretStillMissing, update.waitForSecret] },
+            {
+              guard: 'secretLate',
+              target: 'waitingForSecret',
+              actions: [say.secretStillMissing, update.waitForSecret],
+            },
             { target: 'waitingForSecret', actions: update.waitForSecret },
           ],
           SECRET_UNREADABLE: [
@@ -178,7 +189,11 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
           ],
           SECRET_MISSING: [
-            { guard: 'secretLate', target: 'waitingForSecret', actions: [say.secretStillMissing, update.waitForSecret] },
+            {
+              guard: 'secretLate',
+              target: 'waitingForSecret',
+              actions: [say.secretStillMissing, update.waitForSecret],
+            },
             { target: 'waitingForSecret', actions: update.waitForSecret },
           ],
           SECRET_UNREADABLE: [
@@ -207,7 +222,11 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
           ],
           SECRET_MISSING: [
-            { guard: 'secretLate', target: 'waitingForSecret', actions: [say.secretStillMissing, update.waitForSecret] },
+            {
+              guard: 'secretLate',
+              target: 'waitingForSecret',
+              actions: [say.secretStillMissing, update.waitForSecret],
+            },
             { target: 'waitingForSecret', actions: update.waitForSecret },
           ],
           SECRET_UNREADABLE: [
@@ -279,7 +298,8 @@ export function createConsumerMachine(timing: ConsumerTiming) {
         on: { RESUME: { target: 'verifying', actions: update.resumed } },
       },
 
-      // rules that keep coming back: no check, no apply until someone acts; resumed, it is applied and the brake starts over
+      // rules that keep coming back: no check, no apply until someone acts; resumed, it is applied and the brake starts
+      // over
       quarantined: {
         on: {
           SUSPEND: { target: 'suspended', actions: update.suspended },
@@ -356,9 +376,17 @@ export type ConsumerStateName = SnapshotFrom<ConsumerMachine>['value'];
  * a placeholder (a provider runs `createConsumerMachine(timing)`). Timing sets how long the
  * waits are, never which states, effects, waits or tags there are (a test holds that).
  */
-export const CHART: ConsumerMachine = createConsumerMachine({ verifyEveryMs: 1, brakeMaxMs: 1, retryBaseMs: 1, jitter: 0, secretGraceMs: 1 });
+export const CHART: ConsumerMachine = createConsumerMachine({
+  verifyEveryMs: 1,
+  brakeMaxMs: 1,
+  retryBaseMs: 1,
+  jitter: 0,
+  secretGraceMs: 1,
+});
 const nodes = CHART.root.states as Record<ConsumerStateName, StateNode<ConsumerContext, ConsumerEvent>>;
-const statesWhere = (test: (node: StateNode<ConsumerContext, ConsumerEvent>) => boolean): ReadonlySet<ConsumerStateName> =>
+const statesWhere = (
+  test: (node: StateNode<ConsumerContext, ConsumerEvent>) => boolean,
+): ReadonlySet<ConsumerStateName> =>
   new Set((Object.keys(nodes) as ConsumerStateName[]).filter((state) => test(nodes[state])));
 
 /** Every state of the chart. */
@@ -369,11 +397,18 @@ export const EFFECTS: ReadonlySet<EffectType> = new Set(Object.keys(effects) as 
 
 /** The effect a state performs as it is entered, if any. */
 export function effectOf(state: ConsumerStateName): EffectType | undefined {
-  return nodes[state].entry.find((action): action is EffectType => typeof action === 'string' && EFFECTS.has(action as EffectType));
+  return nodes[state].entry.find(
+    (action): action is EffectType => typeof action === 'string' && EFFECTS.has(action as EffectType),
+  );
 }
 
-/** States in which an effect is in flight (entered with one); a record found in one was left by a worker that died, and is redone. */
-export const EFFECT_STATES: ReadonlySet<ConsumerStateName> = statesWhere((node) => effectOf(node.key as ConsumerStateName) !== undefined);
+/**
+ * States in which an effect is in flight (entered with one); a record found in one was left by a worker that died, and
+ * is redone.
+ */
+export const EFFECT_STATES: ReadonlySet<ConsumerStateName> = statesWhere(
+  (node) => effectOf(node.key as ConsumerStateName) !== undefined,
+);
 
 /** States tagged `tag` in the chart. */
 export function statesTagged(tag: ConsumerTag): ReadonlySet<ConsumerStateName> {

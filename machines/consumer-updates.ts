@@ -30,7 +30,10 @@ const update = assign<ConsumerContext, ConsumerEvent, undefined, ConsumerEvent, 
 const because = (reason: string) => update({ reason });
 
 /** An apply succeeded: its fingerprints kept, the counts of what went wrong before it cleared. */
-const applied = (reason: (c: ConsumerContext) => string, more: (c: ConsumerContext) => Partial<ConsumerContext> = () => ({})) =>
+const applied = (
+  reason: (c: ConsumerContext) => string,
+  more: (c: ConsumerContext) => Partial<ConsumerContext> = () => ({}),
+) =>
   update(({ context, event }) => ({
     ...appliedFingerprints(event),
     retryCount: 0,
@@ -42,7 +45,8 @@ const applied = (reason: (c: ConsumerContext) => string, more: (c: ConsumerConte
   }));
 
 /** An apply or a removal failed: counted, for its retry's wait. */
-const retried = (what: 'apply' | 'remove') => update(({ context, event }) => ({ retryCount: context.retryCount + 1, reason: failedReason(what, event) }));
+const retried = (what: 'apply' | 'remove') =>
+  update(({ context, event }) => ({ retryCount: context.retryCount + 1, reason: failedReason(what, event) }));
 
 /** The chart's updates of the context for a provider's timing, by name. */
 export function contextUpdatesFor(timing: ConsumerTiming) {
@@ -63,14 +67,21 @@ export function contextUpdatesFor(timing: ConsumerTiming) {
     resumedToApply: update({ reason: 'resumed by an operator', brakeCount: 0 }),
 
     applied: applied(() => 'applied'),
-    appliedAgain: applied(() => 'applied again', (c) => ({ brakeCount: c.brakeCount + 1 })),
+    appliedAgain: applied(
+      () => 'applied again',
+      (c) => ({ brakeCount: c.brakeCount + 1 }),
+    ),
     appliedAgainBraking: applied(appliedBrakingReason, (c) => ({ brakeCount: c.brakeCount + 1, reapplying: true })),
     applyFailed: retried('apply'),
     applyRefused: update({ reason: ({ event }) => refusedReason('apply', event), reapplying: false }),
     observed: update({ reason: ({ event }) => observation(event), reapplying: false }),
 
     // the first check after an apply that finds it held changes nothing durable (it stays `applied`): no record write
-    held: update({ brakeCount: 0, reapplying: false, reason: ({ context }) => (context.reason === 'applied' ? 'applied' : 'held') }),
+    held: update({
+      brakeCount: 0,
+      reapplying: false,
+      reason: ({ context }) => (context.reason === 'applied' ? 'applied' : 'held'),
+    }),
     lost: update({ reapplying: true, reason: ({ event }) => lostReason(event) }),
     lostBraking: update({ reapplying: true, reason: ({ event }) => notHeld(event) }),
     quarantined: update({ reapplying: false, reason: ({ event }) => quarantinedReason(event) }),

@@ -25,7 +25,10 @@ export function notHeld(event: ConsumerEvent): string {
   return `${event.reason}: ${event.detail}`;
 }
 
-/** Where a backend of several nodes does not hold it: ` on 10.0.0.6:6379`; empty when it is not said (one node, or every node). */
+/**
+ * Where a backend of several nodes does not hold it: ` on 10.0.0.6:6379`; empty when it is not said (one node, or every
+ * node).
+ */
 export function notHeldOn(event: ConsumerEvent): string {
   assertEvent(event, 'NOT_HELD');
   return event.node === undefined ? '' : ` on ${event.node}`;

@@ -15,14 +15,26 @@ export interface DesiredFacts {
   specHash: string;
 }
 
-/** Whether a refused spec leaves the consumer on its last accepted spec: it has one (it was applied), and is not being removed. */
-export function keepsAccepted(desired: DesiredFacts, consumer: { state: ConsumerStateName; context: { appliedSpecHash: string | null } }): boolean {
-  return !desired.removed && desired.problems.length > 0 && consumer.context.appliedSpecHash !== null && !REMOVING_STATES.has(consumer.state);
+/**
+ * Whether a refused spec leaves the consumer on its last accepted spec: it has one (it was applied), and is not being
+ * removed.
+ */
+export function keepsAccepted(
+  desired: DesiredFacts,
+  consumer: { state: ConsumerStateName; context: { appliedSpecHash: string | null } },
+): boolean {
+  return (
+    !desired.removed &&
+    desired.problems.length > 0 &&
+    consumer.context.appliedSpecHash !== null &&
+    !REMOVING_STATES.has(consumer.state)
+  );
 }
 
 /** The event a desired spec delivers to a consumer in `state`; undefined when it asks nothing new. */
 export function desiredEvent(desired: DesiredFacts, state: ConsumerStateName): ConsumerEvent | undefined {
   if (desired.removed) return { type: 'REMOVE' };
-  if (desired.problems.length > 0) return state === 'rejected' ? undefined : { type: 'REJECT', problems: [...desired.problems] };
+  if (desired.problems.length > 0)
+    return state === 'rejected' ? undefined : { type: 'REJECT', problems: [...desired.problems] };
   return { type: 'DESIRED', specHash: desired.specHash };
 }

@@ -6,10 +6,23 @@
  */
 import { initialTransition, type SnapshotFrom } from 'xstate';
 import type { Announcement, ConsumerEvent } from './consumer-events.js';
-import { CHART, CONSUMER_STATES, EFFECTS, WAIT_NAMES, type ConsumerContext, type ConsumerMachine, type ConsumerStateName, type EffectType, type WaitName } from './consumer-machine.js';
+import {
+  CHART,
+  CONSUMER_STATES,
+  EFFECTS,
+  WAIT_NAMES,
+  type ConsumerContext,
+  type ConsumerMachine,
+  type ConsumerStateName,
+  type EffectType,
+  type WaitName,
+} from './consumer-machine.js';
 import { delayedEvents, transitionOnce, waitEndEvent, type DelayedEvents } from './xstate-internals.js';
 
-/** The version of the chart that wrote a persisted consumer. Raise it when states or context change, and migrate in {@link readPersisted}. */
+/**
+ * The version of the chart that wrote a persisted consumer. Raise it when states or context change, and migrate in
+ * {@link readPersisted}.
+ */
 export const MACHINE_VERSION = 2;
 
 /** A consumer as its record keeps it: the state and the context; never a secret. */
@@ -100,12 +113,22 @@ export function waitEnded(name: WaitName, state: ConsumerStateName): ConsumerEve
  * sentence saying why it cannot be read. Version 1 (unversioned records) kept XState's whole
  * persisted snapshot (`value`, `context`, `status`…).
  */
-export function readPersisted(version: number | undefined, stored: unknown): { consumer: PersistedConsumer } | { problem: string } {
+export function readPersisted(
+  version: number | undefined,
+  stored: unknown,
+): { consumer: PersistedConsumer } | { problem: string } {
   const v = version ?? 1;
-  if (v < 1 || v > MACHINE_VERSION) return { problem: `written by machine version ${v}; this holdfast reads versions 1 to ${MACHINE_VERSION}` };
-  const { value, state, context } = (typeof stored === 'object' && stored !== null ? stored : {}) as { value?: unknown; state?: unknown; context?: unknown };
+  if (v < 1 || v > MACHINE_VERSION)
+    return { problem: `written by machine version ${v}; this holdfast reads versions 1 to ${MACHINE_VERSION}` };
+  const { value, state, context } = (typeof stored === 'object' && stored !== null ? stored : {}) as {
+    value?: unknown;
+    state?: unknown;
+    context?: unknown;
+  };
   const name = v === 1 ? value : state;
-  if (typeof name !== 'string' || !CONSUMER_STATES.has(name as ConsumerStateName)) return { problem: `no state ${JSON.stringify(name)} in machine version ${v}` };
-  if (typeof context !== 'object' || context === null) return { problem: `no context in a machine version ${v} record` };
+  if (typeof name !== 'string' || !CONSUMER_STATES.has(name as ConsumerStateName))
+    return { problem: `no state ${JSON.stringify(name)} in machine version ${v}` };
+  if (typeof context !== 'object' || context === null)
+    return { problem: `no context in a machine version ${v} record` };
   return { consumer: { state: name as ConsumerStateName, context: context as ConsumerContext } };
 }

@@ -11,7 +11,13 @@
  *   (`StateNode.after`), never spelled from XState's naming scheme;
  * - such an event as the machine's own event type: XState types only the chart's events.
  */
-import { createActor, type ActorScope, type ExecutableActionObject, type SpecialExecutableAction, type StateNode } from 'xstate';
+import {
+  createActor,
+  type ActorScope,
+  type ExecutableActionObject,
+  type SpecialExecutableAction,
+  type StateNode,
+} from 'xstate';
 import type { ConsumerEvent } from './consumer-events.js';
 import type { ConsumerMachine, ConsumerStateName } from './consumer-machine.js';
 import type { ConsumerSnapshot } from './machine-step.js';
@@ -68,7 +74,11 @@ function yielded(action: ExecutableActionObject): YieldedAction {
 }
 
 /** Feeds one event to the machine: the next snapshot and the actions the transition yielded, unexecuted. */
-export function transitionOnce(machine: ConsumerMachine, snapshot: ConsumerSnapshot, event: ConsumerEvent): { next: ConsumerSnapshot; actions: YieldedAction[] } {
+export function transitionOnce(
+  machine: ConsumerMachine,
+  snapshot: ConsumerSnapshot,
+  event: ConsumerEvent,
+): { next: ConsumerSnapshot; actions: YieldedAction[] } {
   const { scope, collected } = inertScope(machine);
   collected.length = 0;
   const next = machine.transition(snapshot, event, scope);

@@ -45,7 +45,8 @@ interface Edge {
 function guardName(guard: unknown): string | undefined {
   if (guard === undefined) return undefined;
   if (typeof guard === 'string') return guard;
-  if (typeof guard === 'object' && guard !== null && 'type' in guard && typeof guard.type === 'string') return guard.type;
+  if (typeof guard === 'object' && guard !== null && 'type' in guard && typeof guard.type === 'string')
+    return guard.type;
   return 'guard';
 }
 
@@ -76,7 +77,8 @@ function edgesOf(node: AnyNode): Map<string, Edge[]> {
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Events first, then waits' ends, each by name: the text does not depend on the order the chart is written in. */
-const byLabel = (a: Edge, b: Edge) => Number(a.label.startsWith('after ')) - Number(b.label.startsWith('after ')) || byName(a.label, b.label);
+const byLabel = (a: Edge, b: Edge) =>
+  Number(a.label.startsWith('after ')) - Number(b.label.startsWith('after ')) || byName(a.label, b.label);
 
 function edgeText({ label, guards }: Edge): string {
   return guards.includes(undefined) ? label : `${label} [${(guards as string[]).sort(byName).join(' or ')}]`;
@@ -94,7 +96,9 @@ function stateOrder(root: AnyNode, initial: string): string[] {
     const queue = start.filter((name) => !order.includes(name));
     order.push(...queue);
     while (queue.length > 0) {
-      const next = [...edgesOf(root.states[queue.shift()!] as AnyNode).keys()].sort(byName).filter((name) => !order.includes(name));
+      const next = [...edgesOf(root.states[queue.shift()!] as AnyNode).keys()]
+        .sort(byName)
+        .filter((name) => !order.includes(name));
       order.push(...next);
       queue.push(...next);
     }
@@ -116,7 +120,12 @@ export function machineDiagram(machine: { root: AnyNode; config: { initial?: unk
   const initial = String(machine.config.initial);
   const order = stateOrder(machine.root, initial);
   const rank = (state: string) => order.indexOf(state);
-  const lines = ['stateDiagram-v2', `  state "any state" as ${ANY}`, `  [*] --> ${initial}`, ...arrows(ANY, machine.root, rank)];
+  const lines = [
+    'stateDiagram-v2',
+    `  state "any state" as ${ANY}`,
+    `  [*] --> ${initial}`,
+    ...arrows(ANY, machine.root, rank),
+  ];
   for (const name of order) {
     const node = machine.root.states[name] as AnyNode;
     lines.push(...arrows(name, node, rank));
@@ -155,4 +164,5 @@ function main(argv: readonly string[]): void {
   process.stdout.write(`${DIAGRAM_DOC}: machine diagram written\n`);
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) main(process.argv.slice(2));
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href)
+  main(process.argv.slice(2));

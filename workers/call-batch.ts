@@ -83,10 +83,14 @@ class Queue<T> {
     this.noted(live.length);
     const { options, done } = batchOptions(live);
     try {
-      const answers = await this.send(live.map((c) => c.grant), options);
+      const answers = await this.send(
+        live.map((c) => c.grant),
+        options,
+      );
       live.forEach((call, i) => {
         const answer = answers[i];
-        if (answer === undefined) call.reject(new HoldfastError('BACKEND_ERROR', 'the batch gave no answer for this login'));
+        if (answer === undefined)
+          call.reject(new HoldfastError('BACKEND_ERROR', 'the batch gave no answer for this login'));
         else if (answer.ok) call.resolve(answer.value);
         else call.reject(answer.error);
       });
@@ -115,7 +119,10 @@ function batchOptions<T>(calls: ReadonlyArray<Pending<T>>): { options: CallOptio
   };
   for (const call of calls) call.options.signal.addEventListener('abort', onAbort, { once: true });
   const deadlines = calls.map((c) => c.options.deadline).filter((d): d is number => d !== undefined);
-  const options: CallOptions = { signal: controller.signal, ...(deadlines.length === calls.length ? { deadline: Math.max(...deadlines) } : {}) };
+  const options: CallOptions = {
+    signal: controller.signal,
+    ...(deadlines.length === calls.length ? { deadline: Math.max(...deadlines) } : {}),
+  };
   return { options, done: () => calls.forEach((call) => call.options.signal.removeEventListener('abort', onAbort)) };
 }
 
@@ -152,8 +159,18 @@ export class CallBatch {
     noted: BatchNote = () => undefined,
   ) {
     const { limit } = batchFormOf(adapter);
-    if (adapter.createMany) this.creates = new Queue(limit, (grants, options) => createEach(adapter as Batching, grants, options), (n) => noted('create', n));
-    if (adapter.holds && adapter.holdsMany) this.checks = new Queue(limit, (grants, options) => holdsEach(adapter as Batching, grants, options), (n) => noted('holds', n));
+    if (adapter.createMany)
+      this.creates = new Queue(
+        limit,
+        (grants, options) => createEach(adapter as Batching, grants, options),
+        (n) => noted('create', n),
+      );
+    if (adapter.holds && adapter.holdsMany)
+      this.checks = new Queue(
+        limit,
+        (grants, options) => holdsEach(adapter as Batching, grants, options),
+        (n) => noted('holds', n),
+      );
   }
 
   /** `create`, sent with the others of this turn where the adapter batches. */
@@ -163,7 +180,10 @@ export class CallBatch {
 
   /** `holds`, sent with the others of this turn where the adapter batches; the adapter must be able to be asked. */
   holds(grant: Grant, options: CallOptions): Promise<HoldsAnswer> {
-    if (!this.adapter.holds) return Promise.reject(new HoldfastError('BACKEND_ERROR', 'this adapter cannot be asked whether it holds a login'));
+    if (!this.adapter.holds)
+      return Promise.reject(
+        new HoldfastError('BACKEND_ERROR', 'this adapter cannot be asked whether it holds a login'),
+      );
     return this.checks ? raced(this.checks.add(grant, options), options.signal) : this.adapter.holds(grant, options);
   }
 }

@@ -46,9 +46,13 @@ export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promi
   }
 }
 
-/** An error that means "not now": the lock or a compare-and-swap lost, or the store stopped answering (said once by its watch). */
+/**
+ * An error that means "not now": the lock or a compare-and-swap lost, or the store stopped answering (said once by its
+ * watch).
+ */
 function laterFor(error: unknown, deps: JobDeps): JobOutcome | undefined {
-  if (isHoldfastError(error, 'STORE_UNAVAILABLE') && deps.storeDown?.()) return retryLater('store-down', new Date(), { error });
+  if (isHoldfastError(error, 'STORE_UNAVAILABLE') && deps.storeDown?.())
+    return retryLater('store-down', new Date(), { error });
   if (isHoldfastError(error, 'REVISION_CONFLICT')) return retryLater('conflict', new Date(), { error });
   return undefined;
 }

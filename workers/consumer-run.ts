@@ -28,7 +28,17 @@ import type { ConsumerEvent } from '../machines/consumer-events.js';
 import { EFFECT_STATES, type EffectType } from '../machines/consumer-machine.js';
 import { verifyDelay } from '../machines/delays.js';
 import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
-import { firstSnapshot, persist, restore, samePersisted, step, waitEnded, type ConsumerSnapshot, type PersistedConsumer, type Step } from '../machines/machine-step.js';
+import {
+  firstSnapshot,
+  persist,
+  restore,
+  samePersisted,
+  step,
+  waitEnded,
+  type ConsumerSnapshot,
+  type PersistedConsumer,
+  type Step,
+} from '../machines/machine-step.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
@@ -42,7 +52,15 @@ import { again, retryLater, type Found, type JobOutcome } from './job-outcome.js
 import type { ProviderRuntime } from './provider-runtime.js';
 import { RecordDraft, type DraftDeps } from './record-draft.js';
 import { healQuietly, healsQuietly } from './quiet-heal.js';
-import { answered, lastCheckOf, memoOf, routineCheck, type Checked, type Taken, type WaitJob } from './routine-check.js';
+import {
+  answered,
+  lastCheckOf,
+  memoOf,
+  routineCheck,
+  type Checked,
+  type Taken,
+  type WaitJob,
+} from './routine-check.js';
 import { guardSpec } from './spec-guard.js';
 import { jobCause, type TransitionCause } from '../src/store/transition-cause.js';
 
@@ -104,7 +122,10 @@ interface Loaded {
 type Start = { kind: 'events'; events: ConsumerEvent[] } | { kind: 'taken'; taken: Taken };
 
 type JobOf<K extends ConsumerJobData['kind']> = Extract<ConsumerJobData, { kind: K }>;
-type StartFor<K extends ConsumerJobData['kind']> = (job: JobOf<K>, at: Loaded) => Promise<Start | JobOutcome> | Start | JobOutcome;
+type StartFor<K extends ConsumerJobData['kind']> = (
+  job: JobOf<K>,
+  at: Loaded,
+) => Promise<Start | JobOutcome> | Start | JobOutcome;
 
 function foundOf(event: ConsumerEvent): Found | undefined {
   switch (event.type) {
@@ -155,13 +176,22 @@ export class ConsumerRun {
    * Takes the consumer's lock (busy: later), runs the job under it, and releases it with what
    * the run's checks learned, whether the run ends or throws.
    */
-  static async underLock(job: ConsumerJobData, ticketTrusted: boolean, provider: ProviderRuntime, deps: RunDeps): Promise<JobOutcome> {
+  static async underLock(
+    job: ConsumerJobData,
+    ticketTrusted: boolean,
+    provider: ProviderRuntime,
+    deps: RunDeps,
+  ): Promise<JobOutcome> {
     const lockMs = lockMsOf(provider);
     const token = randomUUID();
     const asked = deps.now().getTime();
     const claim = await deps.coordination.locks.claim(job.key, token, lockMs);
     if (!claim) return retryLater('busy', deps.now());
-    const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend: () => deps.coordination.locks.extend(job.key, token, lockMs), heldSince: asked });
+    const run = new ConsumerRun(job, ticketTrusted, provider, deps, {
+      claim,
+      extend: () => deps.coordination.locks.extend(job.key, token, lockMs),
+      heldSince: asked,
+    });
     try {
       const outcome = await run.run();
       return run.learnt.found ? { ...outcome, found: run.learnt.found } : outcome;
@@ -191,10 +221,17 @@ export class ConsumerRun {
     if (job.kind !== 'timer' || lock.claim.rev !== job.rev || !this.ticketTrusted) return undefined;
     const { memo } = lock.claim;
     // how late a routine check began (in process, from what the lock told)
-    if (memo && job.wait === 'verify') deps.observer?.lateness?.(provider.config.name, deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing));
+    if (memo && job.wait === 'verify')
+      deps.observer?.lateness?.(
+        provider.config.name,
+        deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing),
+      );
     const checked = await routineCheck(job, provider, memo, deps.effects, deps.now);
     if (checked.kind === 'unreadable') return undefined;
-    const routine: Checked = checked.kind === 'taken' && healsQuietly(provider, checked.taken, job.ticket) ? await this.healed(job, checked.taken, checked.memo) : checked;
+    const routine: Checked =
+      checked.kind === 'taken' && healsQuietly(provider, checked.taken, job.ticket)
+        ? await this.healed(job, checked.taken, checked.memo)
+        : checked;
     if (routine.kind === 'again') {
       this.learn(routine.memo, routine.event);
       if (routine !== checked) this.learnt.found = 'healed'; // the quiet heal's confirmation
@@ -212,21 +249,42 @@ export class ConsumerRun {
    */
   private async healed(job: WaitJob, taken: Taken, memo: CheckMemo | undefined): Promise<Checked> {
     const { provider, deps, lock } = this;
-    const heal = await healQuietly({ key: job.key, provider, ticket: job.ticket, taken, keepLock: (effect) => this.keepLock(effect), log: this.log }, deps);
+    const heal = await healQuietly(
+      { key: job.key, provider, ticket: job.ticket, taken, keepLock: (effect) => this.keepLock(effect), log: this.log },
+      deps,
+    );
     if (heal.kind === 'recorded') {
       this.log.debug({ state: taken.from.state }, `not healed without the record: ${heal.why}; carried on against it`);
       return { kind: 'taken', taken, memo };
     }
     if (heal.kind === 'applied') {
       // the apply's result, fed to the machine against the record as if performed there
-      this.log.debug({ state: taken.from.state, applied: heal.applied.type }, 'applied again but not confirmed held: carried on against the record');
+      this.log.debug(
+        { state: taken.from.state, applied: heal.applied.type },
+        'applied again but not confirmed held: carried on against the record',
+      );
       const learned = heal.confirmation ? (memoOf(heal.confirmation, job.rev, lock.claim.memo, heal.at) ?? memo) : memo;
-      return { kind: 'taken', taken: { ...taken, checked: { ...taken.checked!, said: true, performed: heal.applied } }, memo: learned };
+      return {
+        kind: 'taken',
+        taken: { ...taken, checked: { ...taken.checked!, said: true, performed: heal.applied } },
+        memo: learned,
+      };
     }
-    const outcome = answered(provider.machine, job.rev, taken.from, taken.ended, heal.confirmed, lock.claim.memo, heal.at);
+    const outcome = answered(
+      provider.machine,
+      job.rev,
+      taken.from,
+      taken.ended,
+      heal.confirmed,
+      lock.claim.memo,
+      heal.at,
+    );
     if (!outcome.memo) return outcome;
     // the last check's outcome as the status shows it: held, healed from what was found
-    return { ...outcome, memo: { ...outcome.memo, detail: `healed: ${taken.checked!.lastCheck?.detail ?? 'not held'}; applied again` } };
+    return {
+      ...outcome,
+      memo: { ...outcome.memo, detail: `healed: ${taken.checked!.lastCheck?.detail ?? 'not held'}; applied again` },
+    };
   }
 
   /**
@@ -238,7 +296,9 @@ export class ConsumerRun {
     const { job, provider, deps } = this;
     const now = deps.now();
     if (!this.taken) return retryLater('store-down', now);
-    return retryLater('store-down', now, { until: new Date(now.getTime() + verifyDelay(job.key, provider.config.timing)) });
+    return retryLater('store-down', now, {
+      until: new Date(now.getTime() + verifyDelay(job.key, provider.config.timing)),
+    });
   }
 
   /** The record (a newly declared consumer's, not stored yet), or why the job stops here. */
@@ -253,10 +313,12 @@ export class ConsumerRun {
       if (made) return made;
       record = newRecord(job, provider, job.desired!, now);
     }
-    if (isUnreadable(record)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${record.unreadable}`);
+    if (isUnreadable(record))
+      throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${record.unreadable}`);
     const consumer = record.machine;
     const inEffect = EFFECT_STATES.has(consumer.state);
-    if (inEffect && record.effectUntil && record.effectUntil > now) return retryLater('busy', now, { until: record.effectUntil });
+    if (inEffect && record.effectUntil && record.effectUntil > now)
+      return retryLater('busy', now, { until: record.effectUntil });
     const marked = isNew && this.lock.claim.removedAt !== null;
     const draft = new RecordDraft(record, isNew, deps, this.log, marked);
     draft.causedBy(this.cause);
@@ -276,7 +338,10 @@ export class ConsumerRun {
     }
     const { removedAt } = this.lock.claim;
     if (removedAt === null || job.at > removedAt) return undefined;
-    this.log.info({ specAt: new Date(job.at).toISOString(), removedAt: new Date(removedAt).toISOString() }, 'a spec read before the consumer was removed came late: dropped; the consumer stays removed');
+    this.log.info(
+      { specAt: new Date(job.at).toISOString(), removedAt: new Date(removedAt).toISOString() },
+      'a spec read before the consumer was removed came late: dropped; the consumer stays removed',
+    );
     return { kind: 'stale' };
   }
 
@@ -308,7 +373,12 @@ export class ConsumerRun {
     if (keepsAccepted(desired, consumer) && !draft.desired.removed) {
       draft.refuse(desired, job.at);
       const kept = draft.desired.source;
-      draft.say(() => this.log.error({ state: consumer.state }, `new spec refused by its provider's policy: ${desired.problems.join('; ')}; the spec accepted at ${kept} stays applied and checked`));
+      draft.say(() =>
+        this.log.error(
+          { state: consumer.state },
+          `new spec refused by its provider's policy: ${desired.problems.join('; ')}; the spec accepted at ${kept} stays applied and checked`,
+        ),
+      );
       return { kind: 'events', events: redo };
     }
     draft.deliver(desired, job.at);
@@ -377,24 +447,42 @@ export class ConsumerRun {
     return effect === 'check' ? this.check(at, snapshot) : this.change(at, effect, snapshot);
   }
 
-  /** Before an effect: the lock extended unless fresh (else `REVISION_CONFLICT`) and the store answering (else `STORE_UNAVAILABLE`). */
+  /**
+   * Before an effect: the lock extended unless fresh (else `REVISION_CONFLICT`) and the store answering (else
+   * `STORE_UNAVAILABLE`).
+   */
   private async stillOurs(effect: EffectType): Promise<void> {
     await this.keepLock(effect);
-    if (this.deps.storeDown?.()) throw new HoldfastError('STORE_UNAVAILABLE', `the record store stopped answering before the ${effect} of ${this.job.key}; put back until it answers`);
+    if (this.deps.storeDown?.())
+      throw new HoldfastError(
+        'STORE_UNAVAILABLE',
+        `the record store stopped answering before the ${effect} of ${this.job.key}; put back until it answers`,
+      );
   }
 
-  /** Before an effect: the lock extended unless fresh (else `REVISION_CONFLICT`); the store is not asked (a heal needs none). */
+  /**
+   * Before an effect: the lock extended unless fresh (else `REVISION_CONFLICT`); the store is not asked (a heal needs
+   * none).
+   */
   private async keepLock(effect: EffectType): Promise<void> {
     const { lock } = this;
     const asked = this.deps.now().getTime();
     if (asked - lock.heldSince < FRESH_LOCK_MS) return;
-    if (!(await lock.extend())) throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${this.job.key} before ${effect}`);
+    if (!(await lock.extend()))
+      throw new HoldfastError('REVISION_CONFLICT', `lost the lock on ${this.job.key} before ${effect}`);
     lock.heldSince = asked;
   }
 
   private async check({ draft }: Loaded, snapshot: ConsumerSnapshot): Promise<ConsumerEvent> {
     const { memo } = this.lock.claim;
-    const result = await this.deps.effects.check({ key: this.job.key, provider: this.provider, spec: draft.desired, context: snapshot.context, appliedAt: draft.appliedAtMs, memo });
+    const result = await this.deps.effects.check({
+      key: this.job.key,
+      provider: this.provider,
+      spec: draft.desired,
+      context: snapshot.context,
+      appliedAt: draft.appliedAtMs,
+      memo,
+    });
     const at = this.deps.now();
     const check = lastCheckOf(result.event, at);
     if (check) draft.checked(check);
@@ -402,8 +490,14 @@ export class ConsumerRun {
     return result.event;
   }
 
-  /** An apply or a removal: the spec guarded, the record written first (unless nothing is attempted), then the backend. */
-  private async change({ draft }: Loaded, effect: 'apply' | 'remove', snapshot: ConsumerSnapshot): Promise<ConsumerEvent> {
+  /**
+   * An apply or a removal: the spec guarded, the record written first (unless nothing is attempted), then the backend.
+   */
+  private async change(
+    { draft }: Loaded,
+    effect: 'apply' | 'remove',
+    snapshot: ConsumerSnapshot,
+  ): Promise<ConsumerEvent> {
     const { provider, deps } = this;
     // the policy, checked where rights are applied: on the spec about to be applied or removed
     const verdict = guardSpec(provider, this.job.key, draft.desired, effect);
@@ -412,7 +506,12 @@ export class ConsumerRun {
       this.leftBehind = verdict.refusal; // not this consumer's to remove: the backend is not asked
       return { type: 'REMOVED' };
     }
-    const input: EffectInput = { key: this.job.key, provider, spec: { ...draft.desired, values: verdict.values }, context: snapshot.context };
+    const input: EffectInput = {
+      key: this.job.key,
+      provider,
+      spec: { ...draft.desired, values: verdict.values },
+      context: snapshot.context,
+    };
     const horizon = () => new Date(deps.now().getTime() + lockMsOf(provider));
     if (effect === 'remove') {
       await draft.save(snapshot, horizon());
@@ -441,7 +540,9 @@ export class ConsumerRun {
     // own job carries on (its id is taken while it runs, so it cannot be added anew)
     if (this.lock.claim.rev !== draft.rev) await deps.coordination.locks.rememberRevision(job.key, draft.rev);
     const next = draft.pendingWait;
-    return job.kind === 'timer' && at.record.rev === job.rev && next ? again(next.dueAt, draft.ticket()) : { kind: 'done' };
+    return job.kind === 'timer' && at.record.rev === job.rev && next
+      ? again(next.dueAt, draft.ticket())
+      : { kind: 'done' };
   }
 
   private async removed(draft: RecordDraft): Promise<JobOutcome> {
@@ -450,9 +551,18 @@ export class ConsumerRun {
     const { state } = draft;
     const login = draft.desired.login;
     const moved = { from: state, to: 'removed' };
-    if (this.leftBehind !== undefined) this.log.warn(moved, `${state} → removed: login ${login} left on ${name}, not removed: ${this.leftBehind}; record deleted`);
-    else if (management === 'manage') this.log.info(moved, `${state} → removed: login ${login} is gone from ${name}; record deleted`);
-    else this.log.info(moved, `${state} → removed: no longer managed; login ${login} left on ${name} (management: ${management}); record deleted`);
+    if (this.leftBehind !== undefined)
+      this.log.warn(
+        moved,
+        `${state} → removed: login ${login} left on ${name}, not removed: ${this.leftBehind}; record deleted`,
+      );
+    else if (management === 'manage')
+      this.log.info(moved, `${state} → removed: login ${login} is gone from ${name}; record deleted`);
+    else
+      this.log.info(
+        moved,
+        `${state} → removed: no longer managed; login ${login} left on ${name} (management: ${management}); record deleted`,
+      );
     return { kind: 'done' };
   }
 

@@ -55,7 +55,12 @@ const LOST_SAID_EVERY_MS = 60_000;
  * consumer's work is done (and safe to do again); only BullMQ's bookkeeping failed: the queue's
  * Redis forgot the job (restarted empty, flushed), or the job outlived its lock.
  */
-const LOST_JOB_CODES: ReadonlySet<number> = new Set([ErrorCode.JobNotExist, ErrorCode.JobLockNotExist, ErrorCode.JobNotInState, ErrorCode.JobLockMismatch]);
+const LOST_JOB_CODES: ReadonlySet<number> = new Set([
+  ErrorCode.JobNotExist,
+  ErrorCode.JobLockNotExist,
+  ErrorCode.JobNotInState,
+  ErrorCode.JobLockMismatch,
+]);
 
 function lostJob(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -69,7 +74,13 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([promise.then(() => true, () => true), late]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -80,7 +91,9 @@ const PUT_BACK = new DelayedError();
 
 /** `concurrency` split over `shards` workers as evenly as it goes, at least one each. */
 export function concurrencyPerShard(concurrency: number, shards: number): number[] {
-  return Array.from({ length: shards }, (_, i) => Math.max(1, Math.floor(concurrency / shards) + (i < concurrency % shards ? 1 : 0)));
+  return Array.from({ length: shards }, (_, i) =>
+    Math.max(1, Math.floor(concurrency / shards) + (i < concurrency % shards ? 1 : 0)),
+  );
 }
 
 export class ConsumerWorker {
@@ -111,11 +124,15 @@ export class ConsumerWorker {
 
   private shardWorker(prefix: string, shard: number, concurrency: number): Worker<ConsumerJobData, Finished> {
     const { options, logger } = this;
-    const worker = new Worker<ConsumerJobData, Finished>(options.name, (job, token) => this.process(job, token, shard), {
-      connection: this.connection.connection,
-      prefix,
-      concurrency,
-    });
+    const worker = new Worker<ConsumerJobData, Finished>(
+      options.name,
+      (job, token) => this.process(job, token, shard),
+      {
+        connection: this.connection.connection,
+        prefix,
+        concurrency,
+      },
+    );
     worker.on('failed', (job, error) => this.failed(job, error));
     worker.on('error', (error) => {
       if (lostJob(error)) return this.lose(error);
@@ -143,11 +160,15 @@ export class ConsumerWorker {
   private async processIn(job: Job<ConsumerJobData>, token: string | undefined, shard: number): Promise<Finished> {
     const home = typeof job.data?.key === 'string' ? shardOf(job.data.key, this.shards) : shard;
     if (home !== shard) {
-      this.logger.debug({ consumer: job.data.key, job: job.id }, `job dropped as stale: it is in shard ${shard}, its consumer's shard is ${home} (queue.shards changed)`);
+      this.logger.debug(
+        { consumer: job.data.key, job: job.id },
+        `job dropped as stale: it is in shard ${shard}, its consumer's shard is ${home} (queue.shards changed)`,
+      );
       return 'stale';
     }
     const outcome = await runConsumerJob(job.data, this.deps);
-    if (outcome.kind === 'later' && outcome.error !== undefined) this.logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${this.describe(outcome.error)}`);
+    if (outcome.kind === 'later' && outcome.error !== undefined)
+      this.logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${this.describe(outcome.error)}`);
     if (job.data.kind === 'timer') {
       // a wait handed over by a round (or from before the due set) settles as a round's does: due
       // again in the due set, or done with
@@ -156,7 +177,11 @@ export class ConsumerWorker {
     }
     // put back, no attempt used
     if (outcome.kind === 'later') return this.later(job, outcome.at.getTime(), token);
-    if (outcome.kind !== 'done') this.logger.debug({ consumer: job.data.key, job: job.id, kind: job.data.kind, outcome: outcome.kind }, `job ${outcome.kind}`);
+    if (outcome.kind !== 'done')
+      this.logger.debug(
+        { consumer: job.data.key, job: job.id, kind: job.data.kind, outcome: outcome.kind },
+        `job ${outcome.kind}`,
+      );
     return outcome.kind;
   }
 
@@ -171,13 +196,19 @@ export class ConsumerWorker {
     throw PUT_BACK;
   }
 
-  /** A job the queue lost track of: counted, and said once a minute at most (a queue that forgot everything is said by the resync). */
+  /**
+   * A job the queue lost track of: counted, and said once a minute at most (a queue that forgot everything is said by
+   * the resync).
+   */
   private lose(error: unknown): void {
     this.lost.count++;
     this.logger.debug({ err: this.describe(error) }, `the queue lost track of a job: ${this.describe(error)}`);
     void this.options.queueForgot().then((forgot) => {
       if (forgot || Date.now() - this.lost.saidAt < LOST_SAID_EVERY_MS) return;
-      this.logger.warn({ jobs: this.lost.count }, `the queue lost track of ${this.lost.count} job(s) after their work was done (its Redis forgot them, or a job outlived its lock); each consumer's next step stays in its record, and the sweep re-creates what is missing`);
+      this.logger.warn(
+        { jobs: this.lost.count },
+        `the queue lost track of ${this.lost.count} job(s) after their work was done (its Redis forgot them, or a job outlived its lock); each consumer's next step stays in its record, and the sweep re-creates what is missing`,
+      );
       this.lost = { count: 0, saidAt: Date.now() };
     });
   }
@@ -195,8 +226,11 @@ export class ConsumerWorker {
   /** Stops taking jobs and waits for the running ones to finish. */
   async close(): Promise<void> {
     if (!(await settlesWithin(Promise.all(this.workers.map((w) => w.close())), CLOSE_GRACE_MS))) {
-      // a job whose command waits on a queue node that died is not waited for: its lock expires, and the sweep redoes its record
-      this.logger.warn(`running jobs did not end within ${CLOSE_GRACE_MS / 1000}s of stopping: the queue's connections are cut`);
+      // a job whose command waits on a queue node that died is not waited for: its lock expires, and the sweep redoes
+      // its record
+      this.logger.warn(
+        `running jobs did not end within ${CLOSE_GRACE_MS / 1000}s of stopping: the queue's connections are cut`,
+      );
       this.connection.end();
       await settlesWithin(Promise.all(this.workers.map((w) => w.close(true))), CLOSE_GRACE_MS);
     }

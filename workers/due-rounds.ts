@@ -27,7 +27,10 @@ export const LEASE_MS = 30_000;
 export const LATE_MS = 1_000;
 /** How many rounds of one shard a process runs at once: its share of the limit is split between them. */
 export const ROUNDS_AT_ONCE = 4;
-/** While every job slot is taken, the process's rounds run at most this share of its limit at once: the jobs (first applies) go first. */
+/**
+ * While every job slot is taken, the process's rounds run at most this share of its limit at once: the jobs (first
+ * applies) go first.
+ */
 const GIVE_WAY_SHARE = 1 / 32;
 
 export interface RoundDeps {
@@ -72,7 +75,17 @@ export class DueRounds {
 
   /** Runs one round of shard `shard`: takes its due waits, runs them, settles them; what it did. */
   async round(shard: number, onTaken?: OnTaken): Promise<RoundReport> {
-    const report: RoundReport = { shard, due: 0, checked: 0, held: 0, lost: 0, healed: 0, couldNotAsk: 0, late: 0, handedOver: 0 };
+    const report: RoundReport = {
+      shard,
+      due: 0,
+      checked: 0,
+      held: 0,
+      lost: 0,
+      healed: 0,
+      couldNotAsk: 0,
+      late: 0,
+      handedOver: 0,
+    };
     const givingWay = this.deps.jobsSaturated?.() ?? false;
     const size = this.size(shard, givingWay);
     if (size === 0) return report; // giving way, and the rounds under way use the room: they go on
@@ -121,11 +134,16 @@ export class DueRounds {
 
   /** A run that threw: its wait becomes a timer job, for BullMQ's retries; let go here once the job is there. */
   private async handOver(shard: number, { key, rev, job }: TakenWait, error: unknown): Promise<void> {
-    this.deps.logger.debug({ consumer: key }, `a due wait's run failed, handed to the queue as a job: ${this.deps.scrubber.describe(error)}`);
+    this.deps.logger.debug(
+      { consumer: key },
+      `a due wait's run failed, handed to the queue as a job: ${this.deps.scrubber.describe(error)}`,
+    );
     // with the seal it came with: the job is judged as the wait was (a ticket written by hand stays
     // unsealed); a failure leaves it leased, taken again when the lease ends
     try {
-      await this.deps.queue.queueWaits([{ key, timer: { wait: job.wait, rev: job.rev, dueAt: new Date() }, ticket: job.ticket, seal: job.seal }]);
+      await this.deps.queue.queueWaits([
+        { key, timer: { wait: job.wait, rev: job.rev, dueAt: new Date() }, ticket: job.ticket, seal: job.seal },
+      ]);
       this.settle(shard, { key, rev, at: null });
     } catch (failure) {
       this.deps.failed(failure); // left leased: taken again when the lease ends
@@ -140,10 +158,15 @@ export class DueRounds {
   /** Sends every shard's settlements, one script call each; a failure leaves them leased, taken again later. */
   private async flush(): Promise<void> {
     this.flushing = undefined;
-    const batches = this.pending.map((list, shard) => [shard, list.splice(0)] as const).filter(([, list]) => list.length > 0);
-    await Promise.all(batches.map(([shard, list]) => this.deps.due.settle(shard, list).catch((error: unknown) => this.deps.failed(error))));
+    const batches = this.pending
+      .map((list, shard) => [shard, list.splice(0)] as const)
+      .filter(([, list]) => list.length > 0);
+    await Promise.all(
+      batches.map(([shard, list]) =>
+        this.deps.due.settle(shard, list).catch((error: unknown) => this.deps.failed(error)),
+      ),
+    );
   }
-
 }
 
 function count(report: RoundReport, { found }: JobOutcome): void {

@@ -5,7 +5,8 @@
  *
  * A check is light (the adapter's `authenticates`: cheap for the backend) unless a deep one
  * is due: the first check after an apply, one every deep-check interval (jittered per consumer:
- * as often as the provider's `deepCheckBudget` allows, see `deep-check-interval.ts`), and one to confirm any light check that did not pass, so that the reason logged
+ * as often as the provider's `deepCheckBudget` allows, see `deep-check-interval.ts`), and one to confirm any light
+ * check that did not pass, so that the reason logged
  * is the backend's own.
  *
  * A provider's `management` is kept here, where the adapter is called: `observe` never creates,
@@ -101,28 +102,47 @@ export interface EffectDeps {
   answeredAgain?: (provider: string) => void;
   /** A provider could not be asked. */
   couldNotAsk?: (provider: string) => void;
-  /** A batch of `size` applies (`create`) or deep checks (`holds`) was sent to a provider's adapter (`call-batch.ts`). */
+  /**
+   * A batch of `size` applies (`create`) or deep checks (`holds`) was sent to a provider's adapter (`call-batch.ts`).
+   */
   batched?: (provider: string, call: 'create' | 'holds', size: number) => void;
-  /** Told what a full read of an accepted grant secret found its writer may not have meant (the warning, once per file: `src/secrets/secret-warnings.ts`). */
+  /**
+   * Told what a full read of an accepted grant secret found its writer may not have meant (the warning, once per file:
+   * `src/secrets/secret-warnings.ts`).
+   */
   secretFindings?: FindingsHeed;
 }
 
-async function readSecret(path: string, provider: ProviderRuntime, scrubber: Scrubber, heed: FindingsHeed | undefined): Promise<SecretOutcome> {
+async function readSecret(
+  path: string,
+  provider: ProviderRuntime,
+  scrubber: Scrubber,
+  heed: FindingsHeed | undefined,
+): Promise<SecretOutcome> {
   try {
     const password = await readGrantSecret(path, secretRootsOf(provider.config), heed);
     // what this backend would refuse (an S3 secret over 128 characters) is refused here, before anything is sent
     const refused = provider.config.adapter.secretProblem?.(password);
-    if (refused !== undefined) return { kind: 'unusable', event: { type: 'SECRET_INVALID', detail: `grant secret ${path} ${refused} (${provider.config.adapter.kind})` } };
+    if (refused !== undefined)
+      return {
+        kind: 'unusable',
+        event: { type: 'SECRET_INVALID', detail: `grant secret ${path} ${refused} (${provider.config.adapter.kind})` },
+      };
     return { kind: 'read', password };
   } catch (error) {
     if (isHoldfastError(error, 'SECRET_MISSING')) return { kind: 'unusable', event: { type: 'SECRET_MISSING', path } };
-    if (isHoldfastError(error, 'SECRET_UNREADABLE')) return { kind: 'unusable', event: { type: 'SECRET_UNREADABLE', detail: error.message } };
-    if (isHoldfastError(error, 'SECRET_INVALID')) return { kind: 'unusable', event: { type: 'SECRET_INVALID', detail: error.message } };
+    if (isHoldfastError(error, 'SECRET_UNREADABLE'))
+      return { kind: 'unusable', event: { type: 'SECRET_UNREADABLE', detail: error.message } };
+    if (isHoldfastError(error, 'SECRET_INVALID'))
+      return { kind: 'unusable', event: { type: 'SECRET_INVALID', detail: error.message } };
     return { kind: 'unusable', event: { type: 'APPLY_FAILED', error: scrubber.describe(error) } };
   }
 }
 
-/** An effect's deadline: aborts at `checkTimeout`; `done` clears its timer (`AbortSignal.timeout` keeps one running to the end). */
+/**
+ * An effect's deadline: aborts at `checkTimeout`; `done` clears its timer (`AbortSignal.timeout` keeps one running to
+ * the end).
+ */
 function deadline(provider: ProviderRuntime): { signal: AbortSignal; deadline: number; done: () => void } {
   const controller = new AbortController();
   const ms = provider.config.timing.checkTimeoutMs;
@@ -136,11 +156,18 @@ function inOverlap(appliedAt: number | null, provider: ProviderRuntime, now: num
 }
 
 /** Whether a deep check is due for this consumer now. */
-export function deepCheckDue(key: string, appliedAt: number | null, memo: CheckMemo | null, provider: ProviderRuntime, now: number): boolean {
+export function deepCheckDue(
+  key: string,
+  appliedAt: number | null,
+  memo: CheckMemo | null,
+  provider: ProviderRuntime,
+  now: number,
+): boolean {
   if (memo === null || memo.deepAt === null || (appliedAt !== null && memo.deepAt < appliedAt)) return true;
   // the overlap after an apply is over: one deep check finds (and ends) what it kept
   const overlap = provider.config.rotationOverlapMs;
-  if (overlap !== undefined && appliedAt !== null && now >= appliedAt + overlap && memo.deepAt < appliedAt + overlap) return true;
+  if (overlap !== undefined && appliedAt !== null && now >= appliedAt + overlap && memo.deepAt < appliedAt + overlap)
+    return true;
   const { verifyEveryMs, jitter } = provider.config.timing;
   const interval = deepIntervalOf(provider);
   // the budget affords a deep check at every interval: every check is one (jitter would skip every other one)
@@ -217,24 +244,47 @@ const LIGHT_CONFIRMS: ReadonlySet<NotHeldReason> = new Set(['missing', 'disabled
  * them changed back again (the brake, and quarantine, count on it). An adapter that cannot be
  * asked holds what it was given.
  */
-async function confirm(input: CheckInput, password: string, found: NotHeldReason | undefined, deps: EffectDeps, answers: Answers): Promise<CheckResult> {
+async function confirm(
+  input: CheckInput,
+  password: string,
+  found: NotHeldReason | undefined,
+  deps: EffectDeps,
+  answers: Answers,
+): Promise<CheckResult> {
   const { adapter } = input.provider;
   if (!asks(adapter)) return { event: { type: 'HELD' }, deep: false };
   const first = found !== undefined && LIGHT_CONFIRMS.has(found) ? 'light first' : undefined;
   return ask({ ...input, memo: null }, adapter, password, deps, answers, first);
 }
 
-async function apply({ provider, spec, context, password }: ApplyInput, deps: EffectDeps, answers: Answers): Promise<ConsumerEvent> {
+async function apply(
+  { provider, spec, context, password }: ApplyInput,
+  deps: EffectDeps,
+  answers: Answers,
+): Promise<ConsumerEvent> {
   const scrub = deps.scrubber.with(password);
   const limit = deadline(provider);
   try {
     const secretMac = secretFingerprint(deps.fingerprintKey, password);
     // a rotated grant secret, with an overlap: the old password stays accepted beside the new one for a while
-    const rotating = provider.config.rotationOverlapMs !== undefined && context.appliedSecretMac !== null && context.appliedSecretMac !== secretMac;
-    const grant: Grant = { login: spec.login, password, values: spec.values, ...(rotating ? { keepPasswords: true } : {}) };
+    const rotating =
+      provider.config.rotationOverlapMs !== undefined &&
+      context.appliedSecretMac !== null &&
+      context.appliedSecretMac !== secretMac;
+    const grant: Grant = {
+      login: spec.login,
+      password,
+      values: spec.values,
+      ...(rotating ? { keepPasswords: true } : {}),
+    };
     if (provider.config.management === 'observe') {
       // observe only: asked, never applied
-      if (!provider.adapter.holds) return { type: 'NOT_APPLIED', reason: 'unknown', detail: `the ${provider.config.adapter.kind} adapter cannot be asked` };
+      if (!provider.adapter.holds)
+        return {
+          type: 'NOT_APPLIED',
+          reason: 'unknown',
+          detail: `the ${provider.config.adapter.kind} adapter cannot be asked`,
+        };
       const answer = await answers.batchOf(provider).holds(grant, limit);
       await answers.answered(provider.config.name);
       if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub.scrub(answer.detail) };
@@ -245,21 +295,29 @@ async function apply({ provider, spec, context, password }: ApplyInput, deps: Ef
     return { type: 'APPLIED', specHash: spec.specHash, secretMac };
   } catch (error) {
     const words = scrub.describe(error);
-    return isHoldfastError(error, 'BACKEND_REFUSED') ? { type: 'APPLY_REFUSED', error: words } : { type: 'APPLY_FAILED', error: words };
+    return isHoldfastError(error, 'BACKEND_REFUSED')
+      ? { type: 'APPLY_REFUSED', error: words }
+      : { type: 'APPLY_FAILED', error: words };
   } finally {
     limit.done();
   }
 }
 
-/** A check: what can be told without the backend (spec or secret changed, secret unreadable), else the backend asked. */
+/**
+ * A check: what can be told without the backend (spec or secret changed, secret unreadable), else the backend asked.
+ */
 async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Promise<CheckResult> {
   const { provider, spec, context } = input;
   const shallow = { deep: false };
-  if (spec.specHash !== context.appliedSpecHash) return { event: { type: 'CHANGED', what: 'spec changed since it was applied' }, ...shallow };
+  if (spec.specHash !== context.appliedSpecHash)
+    return { event: { type: 'CHANGED', what: 'spec changed since it was applied' }, ...shallow };
   const secret = await readSecret(spec.secretPath, provider, deps.scrubber, deps.secretFindings);
   if (secret.kind === 'unusable') {
     const { event } = secret;
-    return { event: event.type === 'APPLY_FAILED' ? { type: 'CHECK_FAILED', error: event.error, timedOut: false } : event, ...shallow };
+    return {
+      event: event.type === 'APPLY_FAILED' ? { type: 'CHECK_FAILED', error: event.error, timedOut: false } : event,
+      ...shallow,
+    };
   }
   if (secretFingerprint(deps.fingerprintKey, secret.password) !== context.appliedSecretMac) {
     return { event: { type: 'CHANGED', what: 'grant secret rotated' }, ...shallow };
@@ -269,7 +327,14 @@ async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Pro
   const name = provider.config.name;
   const admission = await deps.gate.admit(name, provider.config.timing.checkTimeoutMs + 1000);
   if (!admission.admitted) {
-    return { event: { type: 'CHECK_FAILED', error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`, timedOut: false }, ...shallow };
+    return {
+      event: {
+        type: 'CHECK_FAILED',
+        error: `checks on ${name} are paused since ${admission.pause.since}: ${admission.pause.reason}`,
+        timedOut: false,
+      },
+      ...shallow,
+    };
   }
   const result = await ask(input, adapter, secret.password, deps, answers);
   if (result.event.type !== 'NOT_HELD') return result;
@@ -284,12 +349,27 @@ function asks(adapter: Adapter): adapter is Asking {
   return adapter.holds !== undefined;
 }
 
-/** A check the backend answers: light when it may be, deep (rules compared) when due or to confirm a light one that did not pass. */
-async function ask({ key, provider, spec, appliedAt, memo }: CheckInput, adapter: Asking, password: string, deps: EffectDeps, answers: Answers, first?: 'light first'): Promise<CheckResult> {
+/**
+ * A check the backend answers: light when it may be, deep (rules compared) when due or to confirm a light one that did
+ * not pass.
+ */
+async function ask(
+  { key, provider, spec, appliedAt, memo }: CheckInput,
+  adapter: Asking,
+  password: string,
+  deps: EffectDeps,
+  answers: Answers,
+  first?: 'light first',
+): Promise<CheckResult> {
   const name = provider.config.name;
   const now = deps.now().getTime();
   const overlapping = inOverlap(appliedAt, provider, now);
-  const grant: Grant = { login: spec.login, password, values: spec.values, ...(overlapping ? { keepPasswords: true } : {}) };
+  const grant: Grant = {
+    login: spec.login,
+    password,
+    values: spec.values,
+    ...(overlapping ? { keepPasswords: true } : {}),
+  };
   // made only when something is to be said: a routine check that passes says nothing
   const scrub = () => deps.scrubber.with(password);
   const limit = deadline(provider);
@@ -304,17 +384,44 @@ async function ask({ key, provider, spec, appliedAt, memo }: CheckInput, adapter
     const answer = await answers.batchOf(provider).holds(grant, limit);
     await answers.answered(name);
     if (answer.held) return { event: { type: 'HELD' }, deep: true };
-    if (answer.reason === 'password-differs' && provider.config.rotationOverlapMs !== undefined && !overlapping && appliedAt !== null) {
+    if (
+      answer.reason === 'password-differs' &&
+      provider.config.rotationOverlapMs !== undefined &&
+      !overlapping &&
+      appliedAt !== null
+    ) {
       // held but for passwords kept beside the grant's: what an overlap kept, now over
-      if ((await adapter.holds({ ...grant, keepPasswords: true }, limit)).held) return { event: { type: 'CHANGED', what: 'passwords besides the grant secret\'s accepted (a rotation overlap over, or added by hand): removing them' }, deep: true };
+      if ((await adapter.holds({ ...grant, keepPasswords: true }, limit)).held)
+        return {
+          event: {
+            type: 'CHANGED',
+            what: "passwords besides the grant secret's accepted (a rotation overlap over, or added by hand): removing them",
+          },
+          deep: true,
+        };
     }
     const detail = scrub().scrub(answer.detail);
-    return { event: provider.config.management === 'observe' ? { type: 'NOT_APPLIED', reason: answer.reason, detail } : { type: 'NOT_HELD', reason: answer.reason, detail, ...(answer.node !== undefined ? { node: answer.node } : {}) }, deep: true };
+    return {
+      event:
+        provider.config.management === 'observe'
+          ? { type: 'NOT_APPLIED', reason: answer.reason, detail }
+          : {
+              type: 'NOT_HELD',
+              reason: answer.reason,
+              detail,
+              ...(answer.node !== undefined ? { node: answer.node } : {}),
+            },
+      deep: true,
+    };
   } catch (error) {
     answers.failed(name);
     const timedOut = isHoldfastError(error, 'DEADLINE_EXCEEDED');
     if (timedOut) {
-      await deps.gate.pause(name, `the check of ${key} timed out after ${provider.config.timing.checkTimeoutMs} ms`, deps.now());
+      await deps.gate.pause(
+        name,
+        `the check of ${key} timed out after ${provider.config.timing.checkTimeoutMs} ms`,
+        deps.now(),
+      );
     }
     return { event: { type: 'CHECK_FAILED', error: scrub().describe(error), timedOut }, deep: false };
   } finally {
@@ -331,7 +438,9 @@ async function remove({ provider, spec }: EffectInput, deps: EffectDeps, answers
     return { type: 'REMOVED' };
   } catch (error) {
     const words = deps.scrubber.describe(error);
-    return isHoldfastError(error, 'BACKEND_REFUSED') ? { type: 'REMOVE_REFUSED', error: words } : { type: 'REMOVE_FAILED', error: words };
+    return isHoldfastError(error, 'BACKEND_REFUSED')
+      ? { type: 'REMOVE_REFUSED', error: words }
+      : { type: 'REMOVE_FAILED', error: words };
   } finally {
     limit.done();
   }

@@ -45,7 +45,11 @@ export function again(at: Date, ticket?: CheckTicket): JobOutcome {
 }
 
 /** Put back for its reason's retry time, jittered, or until `until` when that is later than `now`. */
-export function retryLater(why: Exclude<Later, 'again'>, now: Date, options: { until?: Date | null; error?: unknown } = {}): JobOutcome {
+export function retryLater(
+  why: Exclude<Later, 'again'>,
+  now: Date,
+  options: { until?: Date | null; error?: unknown } = {},
+): JobOutcome {
   const { until, error } = options;
   const at = until && until > now ? until.getTime() : putBackAt(now.getTime(), RETRY_MS[why]);
   return { kind: 'later', at: new Date(at), why, ...(error === undefined ? {} : { error }) };

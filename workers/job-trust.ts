@@ -35,16 +35,33 @@ export class JobTrust {
   ) {}
 
   judge(job: ConsumerJobData): Trust {
-    if (typeof job.key !== 'string' || !job.key.includes('/')) return this.reject(job, 'not-a-holdfast-job', 'it names no consumer (<provider>/<id>): dropped');
+    if (typeof job.key !== 'string' || !job.key.includes('/'))
+      return this.reject(job, 'not-a-holdfast-job', 'it names no consumer (<provider>/<id>): dropped');
     switch (job.kind) {
       case 'desired':
-        return this.seal.sealsDesired(job) ? 'whole' : this.reject(job, 'desired-not-sealed', 'its desired spec is not sealed by holdfast: dropped, nothing of it applied');
+        return this.seal.sealsDesired(job)
+          ? 'whole'
+          : this.reject(
+              job,
+              'desired-not-sealed',
+              'its desired spec is not sealed by holdfast: dropped, nothing of it applied',
+            );
       case 'timer':
-        return this.seal.sealsTicket(job) ? 'whole' : this.reject(job, 'ticket-not-sealed', "its ticket is not sealed by holdfast: not used, the consumer's record is read instead");
+        return this.seal.sealsTicket(job)
+          ? 'whole'
+          : this.reject(
+              job,
+              'ticket-not-sealed',
+              "its ticket is not sealed by holdfast: not used, the consumer's record is read instead",
+            );
       case 'command':
         return COMMANDS.has((job.event as { type?: unknown } | null)?.type as string)
           ? 'whole'
-          : this.reject(job, 'not-a-holdfast-job', `it asks for an event no command sends (${JSON.stringify((job.event as { type?: unknown } | null)?.type ?? null)}): dropped`);
+          : this.reject(
+              job,
+              'not-a-holdfast-job',
+              `it asks for an event no command sends (${JSON.stringify((job.event as { type?: unknown } | null)?.type ?? null)}): dropped`,
+            );
       case 'redo':
         return 'whole';
       default:

@@ -27,14 +27,19 @@ export class ProviderGate {
   async admit(provider: string, probeMs: number): Promise<Admission> {
     const pause = await this.current(provider);
     if (!pause) return { admitted: true, probe: false };
-    return (await this.shared.takeProbe(provider, probeMs)) ? { admitted: true, probe: true } : { admitted: false, pause };
+    return (await this.shared.takeProbe(provider, probeMs))
+      ? { admitted: true, probe: true }
+      : { admitted: false, pause };
   }
 
   /** A check timed out: pause the provider's other checks (the first reason stays). */
   async pause(provider: string, reason: string, now: Date): Promise<boolean> {
     const pause: Pause = { since: now.toISOString(), reason };
     const paused = await this.shared.pauseProvider(provider, pause);
-    this.cache.set(provider, { pause: paused ? pause : ((await this.shared.pauseOf(provider)) ?? pause), at: Date.now() });
+    this.cache.set(provider, {
+      pause: paused ? pause : ((await this.shared.pauseOf(provider)) ?? pause),
+      at: Date.now(),
+    });
     return paused;
   }
 

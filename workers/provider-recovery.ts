@@ -36,19 +36,29 @@ export class ProviderRecovery {
   }
 
   private warn(provider: string, what: string): (error: unknown) => void {
-    return (error) => this.deps.logger.warn({ provider, err: String(error) }, `could not ${what} ${provider}'s could-not-ask consumers again: ${String(error)}`);
+    return (error) =>
+      this.deps.logger.warn(
+        { provider, err: String(error) },
+        `could not ${what} ${provider}'s could-not-ask consumers again: ${String(error)}`,
+      );
   }
 
   /** A check could not ask `provider`: watch it until it answers. */
   couldNotAsk(provider: string): void {
     if (this.watching.has(provider)) return;
-    const timer = setInterval(() => {
-      void this.deps.coordination.signals.oneCouldNotAsk(provider).then(async (key) => {
-        if (key !== null) return this.deps.queue.send(key, { type: 'CHECK_NOW' });
-        clearInterval(timer);
-        this.watching.delete(provider);
-      }, this.warn(provider, 'watch'));
-    }, Math.min(2_000, this.interval(provider) / 2));
+    const timer = setInterval(
+      () => {
+        void this.deps.coordination.signals.oneCouldNotAsk(provider).then(
+          async (key) => {
+            if (key !== null) return this.deps.queue.send(key, { type: 'CHECK_NOW' });
+            clearInterval(timer);
+            this.watching.delete(provider);
+          },
+          this.warn(provider, 'watch'),
+        );
+      },
+      Math.min(2_000, this.interval(provider) / 2),
+    );
     this.watching.set(provider, timer);
   }
 
@@ -66,8 +76,14 @@ export class ProviderRecovery {
     const keys = await this.deps.coordination.signals.takeCouldNotAsk(provider);
     if (keys.length === 0) return;
     const spreadMs = Math.min(Math.max(2_000, keys.length * 2), this.interval(provider) / 2);
-    this.deps.logger.info({ provider, consumers: keys.length }, `${provider} answers again: asking its ${keys.length} could-not-ask consumers again over ${Math.round(spreadMs / 100) / 10} s`);
-    await this.deps.queue.sendLater(keys.map((key) => ({ key, delayMs: unitHash(key) * spreadMs })), { type: 'CHECK_NOW' });
+    this.deps.logger.info(
+      { provider, consumers: keys.length },
+      `${provider} answers again: asking its ${keys.length} could-not-ask consumers again over ${Math.round(spreadMs / 100) / 10} s`,
+    );
+    await this.deps.queue.sendLater(
+      keys.map((key) => ({ key, delayMs: unitHash(key) * spreadMs })),
+      { type: 'CHECK_NOW' },
+    );
   }
 
   stop(): void {

@@ -86,7 +86,10 @@ export function healsQuietly(provider: ProviderRuntime, { from, checked }: Taken
   );
 }
 
-/** Applies again what the ticket says was applied and confirms it (see the file's comment); `c.taken` passed {@link healsQuietly}. */
+/**
+ * Applies again what the ticket says was applied and confirms it (see the file's comment); `c.taken` passed {@link
+ * healsQuietly}.
+ */
 export async function healQuietly(c: HealCase, deps: HealDeps): Promise<HealOutcome> {
   const { key, provider, ticket, taken, log } = c;
   const checked = taken.checked!;
@@ -94,12 +97,17 @@ export async function healQuietly(c: HealCase, deps: HealDeps): Promise<HealOutc
   const lost = checked.step.snapshot;
   // the policy, checked where rights are applied, as the recorded path checks it
   const verdict = guardSpec(provider, key, ticket.spec, 'apply');
-  if (verdict.kind === 'refused') return { kind: 'recorded', why: 'its spec is not what the provider configuration gives now' };
+  if (verdict.kind === 'refused')
+    return { kind: 'recorded', why: 'its spec is not what the provider configuration gives now' };
   // the grant secret the check read (once per heal), else read now
-  const secret: SecretOutcome = checked.secret ? { kind: 'read', password: checked.secret() } : await deps.effects.secretFor(ticket.spec, provider);
-  if (secret.kind === 'unusable') return { kind: 'recorded', why: `its grant secret cannot be used (${secret.event.type})` };
+  const secret: SecretOutcome = checked.secret
+    ? { kind: 'read', password: checked.secret() }
+    : await deps.effects.secretFor(ticket.spec, provider);
+  if (secret.kind === 'unusable')
+    return { kind: 'recorded', why: `its grant secret cannot be used (${secret.event.type})` };
   // a rotation (or a changed spec) changes what is applied: written first, on the recorded path
-  if (!deps.effects.isApplied(secret.password, lost.context)) return { kind: 'recorded', why: 'its grant secret rotated since it was applied' };
+  if (!deps.effects.isApplied(secret.password, lost.context))
+    return { kind: 'recorded', why: 'its grant secret rotated since it was applied' };
   for (const said of checked.step.said) log[said.level]({ state: lost.value }, said.message);
   const input = { key, provider, spec: { ...ticket.spec, values: verdict.values }, context: lost.context };
   await c.keepLock('apply');
@@ -107,7 +115,11 @@ export async function healQuietly(c: HealCase, deps: HealDeps): Promise<HealOutc
   if (applied.type !== 'APPLIED') return { kind: 'applied', applied, at: deps.now() };
   await c.keepLock('check');
   const found = checked.event.type === 'NOT_HELD' ? checked.event.reason : undefined;
-  const confirmation = await deps.effects.confirm({ ...input, spec: ticket.spec, appliedAt: ticket.appliedAt, memo: null }, secret.password, found);
+  const confirmation = await deps.effects.confirm(
+    { ...input, spec: ticket.spec, appliedAt: ticket.appliedAt, memo: null },
+    secret.password,
+    found,
+  );
   const at = deps.now();
   if (confirmation.event.type !== 'HELD') return { kind: 'applied', applied, confirmation, at };
   await told(c, deps, at);
@@ -126,7 +138,10 @@ async function told({ key, provider, taken, log }: HealCase, deps: HealDeps, at:
   const toHeld: HistoryEntry = { at, from: 'lost', to: 'held', reason: 'applied again', by: 'heal', ...where };
   const tookMs = at.getTime() - foundAt.getTime();
   const finding = findingOf(key, provider, checked!.event, foundAt);
-  const counted = await deps.coordination.notes.noteTimeline([...timelineEventsOf(key, toLost, []), ...timelineEventsOf(key, toHeld, [toLost])], finding);
+  const counted = await deps.coordination.notes.noteTimeline(
+    [...timelineEventsOf(key, toLost, []), ...timelineEventsOf(key, toHeld, [toLost])],
+    finding,
+  );
   const name = provider.config.name;
   deps.observer?.transition(name, toLost, []);
   deps.observer?.transition(name, toHeld, [toLost]);
@@ -136,13 +151,26 @@ async function told({ key, provider, taken, log }: HealCase, deps: HealDeps, at:
   );
   // said once: as it becomes contested, not at each further finding
   if (finding && counted?.counted && counted.became) {
-    log.warn({ contested: true, findings: counted.findings, reason: finding.reason }, contestedWords(key, counted.findings, finding.windowMs, finding.words));
+    log.warn(
+      { contested: true, findings: counted.findings, reason: finding.reason },
+      contestedWords(key, counted.findings, finding.windowMs, finding.words),
+    );
   }
 }
 
-/** The heal's finding, counted toward its consumer being contested (`src/queue/contest.ts`): the check's reason and words. */
+/**
+ * The heal's finding, counted toward its consumer being contested (`src/queue/contest.ts`): the check's reason and
+ * words.
+ */
 function findingOf(key: string, provider: ProviderRuntime, found: ConsumerEvent, at: Date): Finding | undefined {
   if (found.type !== 'NOT_HELD') return undefined;
   const { contestedWindowMs, verifyEveryMs } = provider.config.timing;
-  return { key, reason: found.reason, words: findingWords(found.reason, found.detail, found.node), at: at.getTime(), windowMs: contestedWindowMs, waveMs: lossWaveMs(verifyEveryMs) };
+  return {
+    key,
+    reason: found.reason,
+    words: findingWords(found.reason, found.detail, found.node),
+    at: at.getTime(),
+    windowMs: contestedWindowMs,
+    waveMs: lossWaveMs(verifyEveryMs),
+  };
 }

@@ -14,12 +14,25 @@
  */
 import type { ConsumerStateName } from '../machines/consumer-machine.js';
 import { firstCheckDelay } from '../machines/delays.js';
-import { persist, samePersisted, type ConsumerSnapshot, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
+import {
+  persist,
+  samePersisted,
+  type ConsumerSnapshot,
+  type PersistedConsumer,
+  type Wait,
+} from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { RecordNotes } from '../src/queue/coordination.js';
 import { checkTicket, type CheckTicket } from '../src/queue/consumer-queue.js';
 import type { WaitScheduler } from '../src/queue/due-waits.js';
-import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, RefusedSpec, WaitRecord } from '../src/store/consumer-record.js';
+import type {
+  ConsumerRecord,
+  DesiredSpec,
+  HistoryEntry,
+  LastCheck,
+  RefusedSpec,
+  WaitRecord,
+} from '../src/store/consumer-record.js';
 import { summaryOf } from '../src/queue/summarize.js';
 import { timelineEventsOf } from '../src/queue/timeline-event.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
@@ -94,10 +107,20 @@ export class RecordDraft {
     private readonly isNew: boolean,
     private readonly deps: DraftDeps,
     private readonly log: Logger,
-    /** A newly declared consumer's record made again after a removal whose mark the claim read: cleared once it is written. */
+    /**
+     * A newly declared consumer's record made again after a removal whose mark the claim read: cleared once it is
+     * written.
+     */
     private readonly removalMarked = false,
   ) {
-    this.written = { rev: record.rev, machine: record.machine, history: record.history, since: record.stateSince, check: record.lastCheck, refusal: record.refused ?? null };
+    this.written = {
+      rev: record.rev,
+      machine: record.machine,
+      history: record.history,
+      since: record.stateSince,
+      check: record.lastCheck,
+      refusal: record.refused ?? null,
+    };
     this.wait = record.timer;
     this.desired = record.desired;
     this.desiredAt = record.desiredAt;
@@ -160,9 +183,13 @@ export class RecordDraft {
   /** The wait the machine asked for (null: cancelled; undefined: unchanged). */
   setWait(request: Wait | null | undefined): void {
     // the first check after a consumer's first apply comes spread over the interval (see `firstCheckDelay`)
-    const ms = request && request.name === 'verify' && this.firstApply ? firstCheckDelay(this.record._id, { verifyEveryMs: request.ms }) : request?.ms;
+    const ms =
+      request && request.name === 'verify' && this.firstApply
+        ? firstCheckDelay(this.record._id, { verifyEveryMs: request.ms })
+        : request?.ms;
     if (request === null) this.wait = null;
-    else if (request) this.wait = { rev: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + ms!) };
+    else if (request)
+      this.wait = { rev: this.written.rev, wait: request.name, dueAt: new Date(this.deps.now().getTime() + ms!) };
     if (request !== undefined) this.waitAsked = request !== null;
   }
 
@@ -195,7 +222,8 @@ export class RecordDraft {
     const before = this.written.machine;
     const moved = !samePersisted(machine, before);
     const { delivered, appliedAt, refusal } = this.pending;
-    if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined) return this.speak();
+    if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined)
+      return this.speak();
     const now = this.deps.now();
     if (!this.hasWritten) await this.deps.coordination.locks.forgetRevision(this.key);
     const transition = machine.state !== before.state ? this.transition(before.state, machine, now) : undefined;
@@ -208,7 +236,14 @@ export class RecordDraft {
 
   /** The transition to `machine` from `from`: its reason, who caused it and where. */
   private transition(from: ConsumerStateName, machine: PersistedConsumer, at: Date): HistoryEntry {
-    const entry: HistoryEntry = { at, from, to: machine.state, reason: machine.context.reason, by: this.cause, ...(this.node !== undefined ? { node: this.node } : {}) };
+    const entry: HistoryEntry = {
+      at,
+      from,
+      to: machine.state,
+      reason: machine.context.reason,
+      by: this.cause,
+      ...(this.node !== undefined ? { node: this.node } : {}),
+    };
     this.cause = causeAfter(this.cause, machine.state);
     return entry;
   }
@@ -257,9 +292,20 @@ export class RecordDraft {
     const since = transition || first ? now : written.since;
     const check = pending.check ?? written.check;
     const refusal = pending.refusal !== undefined ? pending.refusal : written.refusal;
-    const summary = summaryOf({ rev, machine, stateSince: since, desired: this.desired, timer, lastCheck: check, refused: refusal, history: transition ? [...written.history, transition] : written.history });
+    const summary = summaryOf({
+      rev,
+      machine,
+      stateSince: since,
+      desired: this.desired,
+      timer,
+      lastCheck: check,
+      refused: refusal,
+      history: transition ? [...written.history, transition] : written.history,
+    });
     // the transition's losses, heals and brakes go to the provider's timeline with the brief
-    await this.deps.coordination.notes.noteSummaries([[this.key, summary, transition ? timelineEventsOf(this.key, transition, written.history) : []]]);
+    await this.deps.coordination.notes.noteSummaries([
+      [this.key, summary, transition ? timelineEventsOf(this.key, transition, written.history) : []],
+    ]);
     let history = written.history;
     if (transition) {
       this.deps.observer?.transition(this.record.provider, transition, history);

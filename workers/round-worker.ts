@@ -13,7 +13,13 @@ import { shardPrefixes } from '../src/config/shard-prefixes.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import { bullConnection, type BullConnection } from '../src/queue/bull-connection.js';
-import { ROUND_TICK_MS, roundQueueName, type RoundJobData, type RoundQueues, type RoundReport } from '../src/queue/round-jobs.js';
+import {
+  ROUND_TICK_MS,
+  roundQueueName,
+  type RoundJobData,
+  type RoundQueues,
+  type RoundReport,
+} from '../src/queue/round-jobs.js';
 import { DueRounds, ROUNDS_AT_ONCE, type RoundDeps } from './due-rounds.js';
 
 export interface RoundWorkerOptions {
@@ -46,14 +52,21 @@ export class RoundWorker {
 
   constructor(private readonly options: RoundWorkerOptions) {
     const { logger, scrubber } = options;
-    this.rounds = new DueRounds({ ...options.rounds, logger, scrubber, failed: (error) => void this.failed(error) }, options.limit);
+    this.rounds = new DueRounds(
+      { ...options.rounds, logger, scrubber, failed: (error) => void this.failed(error) },
+      options.limit,
+    );
     this.connection = bullConnection(options.connection);
     this.workers = shardPrefixes(options.prefix, options.shards).map((prefix, shard) => {
-      const worker = new Worker<RoundJobData, RoundReport>(roundQueueName(options.name), (job) => this.round(job, shard), {
-        connection: this.connection.connection,
-        prefix,
-        concurrency: ROUNDS_AT_ONCE,
-      });
+      const worker = new Worker<RoundJobData, RoundReport>(
+        roundQueueName(options.name),
+        (job) => this.round(job, shard),
+        {
+          connection: this.connection.connection,
+          prefix,
+          concurrency: ROUNDS_AT_ONCE,
+        },
+      );
       worker.on('failed', (_job, error) => void this.failed(error));
       worker.on('error', (error) => void this.failed(error));
       return worker;
@@ -66,7 +79,11 @@ export class RoundWorker {
   private round(_job: Job<RoundJobData, RoundReport>, shard: number): Promise<RoundReport> {
     const { queues } = this.options;
     return this.rounds.round(shard, ({ more, nextAt }) => {
-      const next = more ? queues.add(shard) : nextAt !== null && nextAt < Date.now() + ROUND_TICK_MS ? queues.add(shard, nextAt) : undefined;
+      const next = more
+        ? queues.add(shard)
+        : nextAt !== null && nextAt < Date.now() + ROUND_TICK_MS
+          ? queues.add(shard, nextAt)
+          : undefined;
       void next?.catch((error: unknown) => this.failed(error));
     });
   }
@@ -80,7 +97,10 @@ export class RoundWorker {
     if (Date.now() - this.failedSaidAt < FAILED_SAID_EVERY_MS) return;
     this.failedSaidAt = Date.now();
     const why = this.options.scrubber.describe(error);
-    this.options.logger.warn({ err: why }, `a round over the due waits failed: ${why}; its waits are taken again when their lease ends, and the next round comes within ${ROUND_TICK_MS / 1000}s (said once a minute at most)`);
+    this.options.logger.warn(
+      { err: why },
+      `a round over the due waits failed: ${why}; its waits are taken again when their lease ends, and the next round comes within ${ROUND_TICK_MS / 1000}s (said once a minute at most)`,
+    );
   }
 
   /** Stops taking rounds, waits for those under way, and sends what they settled. */

@@ -7,7 +7,15 @@
  * against the record without stepping them again.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
-import { restore, samePersisted, step, persist, waitEnded, type PersistedConsumer, type Step } from '../machines/machine-step.js';
+import {
+  restore,
+  samePersisted,
+  step,
+  persist,
+  waitEnded,
+  type PersistedConsumer,
+  type Step,
+} from '../machines/machine-step.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
 import type { LastCheck } from '../src/store/consumer-record.js';
@@ -31,7 +39,14 @@ export interface Taken {
    * `said`: what the step says was said already, and `performed`: the result of the effect it
    * asked for, performed already (by a heal that did not hold: `quiet-heal.ts`).
    */
-  checked?: { event: ConsumerEvent; lastCheck: LastCheck | undefined; step: Step; said?: true; performed?: ConsumerEvent; secret?: () => string };
+  checked?: {
+    event: ConsumerEvent;
+    lastCheck: LastCheck | undefined;
+    step: Step;
+    said?: true;
+    performed?: ConsumerEvent;
+    secret?: () => string;
+  };
 }
 
 export type RoutineOutcome =
@@ -51,7 +66,11 @@ export function lastCheckOf(event: ConsumerEvent, at: Date): LastCheck | undefin
     case 'HELD':
       return { at, outcome: 'held', detail: null };
     case 'NOT_HELD':
-      return { at, outcome: 'not-held', detail: `${event.reason}${event.node === undefined ? '' : ` on ${event.node}`}: ${event.detail}` };
+      return {
+        at,
+        outcome: 'not-held',
+        detail: `${event.reason}${event.node === undefined ? '' : ` on ${event.node}`}: ${event.detail}`,
+      };
     case 'NOT_APPLIED':
       return { at, outcome: 'not-held', detail: `${event.reason}: ${event.detail}` };
     case 'CHECK_FAILED':
@@ -63,7 +82,10 @@ export function lastCheckOf(event: ConsumerEvent, at: Date): LastCheck | undefin
   }
 }
 
-/** What a check learned, to keep in the queue's Redis; undefined when it learned nothing of the backend (a secret could not be read). */
+/**
+ * What a check learned, to keep in the queue's Redis; undefined when it learned nothing of the backend (a secret could
+ * not be read).
+ */
 export function memoOf(result: CheckResult, rev: number, previous: CheckMemo | null, at: Date): CheckMemo | undefined {
   const check = lastCheckOf(result.event, at);
   if (!check) return undefined;
@@ -101,12 +123,25 @@ export async function routineCheck(
  * The machine's step on a check's result (the routine check's, or a heal's confirmation): run
  * again at the next wait when nothing durable changed, else the steps taken, to carry on.
  */
-export function answered(machine: ProviderRuntime['machine'], rev: number, from: PersistedConsumer, ended: Step, result: CheckResult, memo: CheckMemo | null, at: Date): Checked {
+export function answered(
+  machine: ProviderRuntime['machine'],
+  rev: number,
+  from: PersistedConsumer,
+  ended: Step,
+  result: CheckResult,
+  memo: CheckMemo | null,
+  at: Date,
+): Checked {
   const learned = memoOf(result, rev, memo, at);
   const answer = step(machine, ended.snapshot, result.event);
   if (!answer.effect && answer.said.length === 0 && answer.wait && samePersisted(persist(answer.snapshot), from)) {
     return { kind: 'again', again: new Date(at.getTime() + answer.wait.ms), event: result.event, memo: learned };
   }
-  const checked = { event: result.event, lastCheck: lastCheckOf(result.event, at), step: answer, ...(result.secret ? { secret: result.secret } : {}) };
+  const checked = {
+    event: result.event,
+    lastCheck: lastCheckOf(result.event, at),
+    step: answer,
+    ...(result.secret ? { secret: result.secret } : {}),
+  };
   return { kind: 'taken', taken: { from, ended, checked }, memo: learned };
 }

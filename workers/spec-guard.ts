@@ -20,7 +20,12 @@ export type Verdict =
 /** What is guarded: a record's desired spec, or a ticket's (which does not say where it was declared). */
 export type GuardedSpec = Pick<DesiredSpec, 'login' | 'values' | 'secretPath'> & Partial<Pick<DesiredSpec, 'source'>>;
 
-export function guardSpec(provider: ProviderRuntime, key: string, spec: GuardedSpec, effect: 'apply' | 'remove'): Verdict {
+export function guardSpec(
+  provider: ProviderRuntime,
+  key: string,
+  spec: GuardedSpec,
+  effect: 'apply' | 'remove',
+): Verdict {
   const subject = {
     id: consumerIdOf(key),
     login: spec.login,
@@ -30,8 +35,17 @@ export function guardSpec(provider: ProviderRuntime, key: string, spec: GuardedS
   const { values, problems } =
     effect === 'apply'
       ? checkSpec(provider.config, subject)
-      : { values: spec.values, problems: loginProblems(provider.config, spec.login).map((reason): SpecProblem => ({ field: 'login', reason })) };
+      : {
+          values: spec.values,
+          problems: loginProblems(provider.config, spec.login).map((reason): SpecProblem => ({
+            field: 'login',
+            reason,
+          })),
+        };
   if (problems.length === 0) return { kind: 'allowed', values };
   const said = problems.map((problem) => describeSpecProblem(problem, subject)).join('; ');
-  return { kind: 'refused', refusal: `the spec ${spec.source === undefined ? 'its wait carries' : `declared at ${spec.source}`} is not what provider ${provider.config.name}'s configuration gives, so nothing was sent: ${said}` };
+  return {
+    kind: 'refused',
+    refusal: `the spec ${spec.source === undefined ? 'its wait carries' : `declared at ${spec.source}`} is not what provider ${provider.config.name}'s configuration gives, so nothing was sent: ${said}`,
+  };
 }

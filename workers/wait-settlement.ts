@@ -19,7 +19,12 @@ import type { WaitJob } from './routine-check.js';
  * the wait is in the due set already (taken by a round, which moves it to the time returned);
  * a timer job's wait is put there.
  */
-export async function settleWait(job: WaitJob, outcome: JobOutcome, due: WaitScheduler, inDueSet: boolean): Promise<number | null> {
+export async function settleWait(
+  job: WaitJob,
+  outcome: JobOutcome,
+  due: WaitScheduler,
+  inDueSet: boolean,
+): Promise<number | null> {
   if (outcome.kind !== 'later') return null;
   const { key, wait, rev } = job;
   const timer = { wait, rev, dueAt: outcome.at };

@@ -188,7 +188,14 @@ export interface AdminConnection {
  */
 export type AdminTopology =
   | { form: 'url'; nodes: 'discover' | 'only' }
-  | { form: 'sentinel'; sentinels: readonly string[]; master: string; sentinelUsername?: string | undefined; sentinelPassword?: string | undefined; nodes: 'discover' | 'only' }
+  | {
+      form: 'sentinel';
+      sentinels: readonly string[];
+      master: string;
+      sentinelUsername?: string | undefined;
+      sentinelPassword?: string | undefined;
+      nodes: 'discover' | 'only';
+    }
   | { form: 'cluster'; seeds: readonly string[]; nodes: 'discover' | 'only' };
 
 /**
@@ -289,6 +296,9 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * the policy's defaults.
    */
   connect(admin: AdminConnection, ownership: Ownership, policy?: Policy): Adapter<Values>;
-  /** Whether the admin may name several nodes (`sentinels`, `cluster`, `nodes`): the adapter then holds each login on every node. */
+  /**
+   * Whether the admin may name several nodes (`sentinels`, `cluster`, `nodes`): the adapter then holds each login on
+   * every node.
+   */
   readonly nodeForms?: boolean;
 }

@@ -10,7 +10,10 @@ import { Scrubber } from '../logging/scrubber.js';
 
 /** How an adapter reads its driver's errors. */
 export interface ErrorReading {
-  /** Whether the backend answered (`BACKEND_ERROR`) rather than could not be reached or refused the admin (`BACKEND_UNAVAILABLE`). */
+  /**
+   * Whether the backend answered (`BACKEND_ERROR`) rather than could not be reached or refused the admin
+   * (`BACKEND_UNAVAILABLE`).
+   */
   answered(error: unknown): boolean;
   /** A more precise code for an answered error, if the adapter has one (e.g. `BACKEND_REFUSED`). */
   code?(error: unknown): ErrorCode | undefined;
@@ -87,7 +90,13 @@ export class BackendCalls {
    * aborts first (while waiting for a slot, say), so an abandoned create never runs late.
    * `secrets` are scrubbed from any error, with `forms` (derived strings such as verifiers).
    */
-  async run<T>(signal: AbortSignal, what: string, secrets: readonly string[], start: () => Promise<T>, forms: readonly string[] = []): Promise<T> {
+  async run<T>(
+    signal: AbortSignal,
+    what: string,
+    secrets: readonly string[],
+    start: () => Promise<T>,
+    forms: readonly string[] = [],
+  ): Promise<T> {
     if (signal.aborted) throw this.deadline(what);
     let release: (() => void) | undefined;
     try {
@@ -107,7 +116,13 @@ export class BackendCalls {
   }
 
   /** Settles with `work`, or rejects with DEADLINE_EXCEEDED as soon as `signal` aborts. */
-  race<T>(work: Promise<T>, signal: AbortSignal, what: string, secrets: readonly string[] = [], forms: readonly string[] = []): Promise<T> {
+  race<T>(
+    work: Promise<T>,
+    signal: AbortSignal,
+    what: string,
+    secrets: readonly string[] = [],
+    forms: readonly string[] = [],
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(this.deadline(what));
       if (signal.aborted) onAbort();
@@ -130,14 +145,22 @@ export class BackendCalls {
   }
 
   unavailable(what: string, why: string): HoldfastError {
-    return new HoldfastError('BACKEND_UNAVAILABLE', `${this.prefix()}: could not run ${what}: ${this.scrubber.scrub(why)}`);
+    return new HoldfastError(
+      'BACKEND_UNAVAILABLE',
+      `${this.prefix()}: could not run ${what}: ${this.scrubber.scrub(why)}`,
+    );
   }
 
-  /** The driver's or the server's error, scrubbed of every secret, as a HoldfastError (no cause: it may hold a secret). */
+  /**
+   * The driver's or the server's error, scrubbed of every secret, as a HoldfastError (no cause: it may hold a secret).
+   */
   failure(error: unknown, what: string, secrets: readonly string[] = [], forms: readonly string[] = []): HoldfastError {
     if (isHoldfastError(error)) return error;
     const raw = this.options.describe?.(error) ?? (error instanceof Error ? error.message : String(error));
-    const message = this.scrubber.with(...secrets).withForms(forms).scrub(raw);
+    const message = this.scrubber
+      .with(...secrets)
+      .withForms(forms)
+      .scrub(raw);
     if (!this.options.answered(error)) return this.unavailable(what, message);
     const code = this.options.code?.(error) ?? 'BACKEND_ERROR';
     return new HoldfastError(code, `${this.prefix()}: ${what} failed: ${message}`);

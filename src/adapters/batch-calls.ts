@@ -22,14 +22,20 @@ async function settled<T>(work: Promise<T>): Promise<Each<T>> {
 }
 
 /** `many` over chunks of `limit`, chunks one after another; a chunk that throws fails its grants. */
-async function inChunks<G, T>(grants: readonly G[], limit: number, many: (chunk: readonly G[]) => Promise<Array<Each<T>>>): Promise<Array<Each<T>>> {
+async function inChunks<G, T>(
+  grants: readonly G[],
+  limit: number,
+  many: (chunk: readonly G[]) => Promise<Array<Each<T>>>,
+): Promise<Array<Each<T>>> {
   const out: Array<Each<T>> = [];
   for (let i = 0; i < grants.length; i += Math.max(1, limit)) {
     const chunk = grants.slice(i, i + Math.max(1, limit));
     const answered = await settled(many(chunk));
     if (answered.ok && answered.value.length === chunk.length) out.push(...answered.value);
     else {
-      const error = answered.ok ? new Error(`a batch of ${chunk.length} answered ${answered.value.length} outcomes`) : answered.error;
+      const error = answered.ok
+        ? new Error(`a batch of ${chunk.length} answered ${answered.value.length} outcomes`)
+        : answered.error;
       out.push(...chunk.map((): Each<T> => ({ ok: false, error })));
     }
   }
@@ -37,11 +43,19 @@ async function inChunks<G, T>(grants: readonly G[], limit: number, many: (chunk:
 }
 
 /** {@link Adapter.createMany} for each grant, in chunks of the adapter's limit. */
-export function createEach<V>(adapter: Adapter<V> & Required<Pick<Adapter<V>, 'createMany'>>, grants: ReadonlyArray<Grant<V>>, options: CallOptions): Promise<Array<Each<void>>> {
+export function createEach<V>(
+  adapter: Adapter<V> & Required<Pick<Adapter<V>, 'createMany'>>,
+  grants: ReadonlyArray<Grant<V>>,
+  options: CallOptions,
+): Promise<Array<Each<void>>> {
   return inChunks(grants, batchFormOf(adapter as Adapter).limit, (chunk) => adapter.createMany(chunk, options));
 }
 
 /** {@link Adapter.holdsMany} for each grant, in chunks of the adapter's limit. */
-export function holdsEach<V>(adapter: Adapter<V> & Required<Pick<Adapter<V>, 'holdsMany'>>, grants: ReadonlyArray<Grant<V>>, options: CallOptions): Promise<Array<Each<HoldsAnswer>>> {
+export function holdsEach<V>(
+  adapter: Adapter<V> & Required<Pick<Adapter<V>, 'holdsMany'>>,
+  grants: ReadonlyArray<Grant<V>>,
+  options: CallOptions,
+): Promise<Array<Each<HoldsAnswer>>> {
   return inChunks(grants, batchFormOf(adapter as Adapter).limit, (chunk) => adapter.holdsMany(chunk, options));
 }

@@ -1,4 +1,7 @@
-/** A map of at most `max` entries, the least recently used out first: what an adapter remembers without growing with the number of consumers. */
+/**
+ * A map of at most `max` entries, the least recently used out first: what an adapter remembers without growing with the
+ * number of consumers.
+ */
 export class BoundedCache<K, V> {
   private readonly map = new Map<K, V>();
 

@@ -6,7 +6,10 @@
  */
 import type { Ownership } from './adapter.js';
 
-/** How an adapter names what it refuses: `ACL user`, `IAM user`; and the mark it lacks, e.g. `the tag holdfast-managed=cache`. */
+/**
+ * How an adapter names what it refuses: `ACL user`, `IAM user`; and the mark it lacks, e.g. `the tag
+ * holdfast-managed=cache`.
+ */
 export interface ClaimWords {
   noun: string;
   lacks: string;
@@ -21,7 +24,12 @@ export function ownedBy(owners: readonly string[], provider: string): boolean {
  * Why `ownership`'s provider may not change the existing login `login`, which carries the marks
  * of `owners` (providers' names; empty: none), or undefined when it may.
  */
-export function claimRefusal(login: string, owners: readonly string[], ownership: Ownership, words: ClaimWords): string | undefined {
+export function claimRefusal(
+  login: string,
+  owners: readonly string[],
+  ownership: Ownership,
+  words: ClaimWords,
+): string | undefined {
   const { provider } = ownership;
   if (ownedBy(owners, provider)) return undefined;
   const others = owners.filter((o) => o !== provider);

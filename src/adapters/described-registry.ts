@@ -13,11 +13,16 @@ function withoutDriver(described: AdapterDescription): AdapterKind {
   return {
     ...described,
     connect: () => {
-      throw new Error(`the ${described.kind} adapter's driver is not loaded by this command: it reads the configuration only`);
+      throw new Error(
+        `the ${described.kind} adapter's driver is not loaded by this command: it reads the configuration only`,
+      );
     },
   };
 }
 
 export const DESCRIBED_ADAPTERS: ReadonlyMap<string, AdapterKind> = new Map(
-  [redisAclDescribed, postgresRolesDescribed, mongodbUsersDescribed, s3IdentitiesDescribed].map((d) => [d.kind, withoutDriver(d)]),
+  [redisAclDescribed, postgresRolesDescribed, mongodbUsersDescribed, s3IdentitiesDescribed].map((d) => [
+    d.kind,
+    withoutDriver(d),
+  ]),
 );

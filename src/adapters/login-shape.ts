@@ -6,5 +6,7 @@ const LOGIN_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
 /** Why `login` is not a plain name (letters, digits, `_ . -`, not starting with `.` or `-`), or undefined. */
 export function loginShapeProblem(login: string): string | undefined {
-  return LOGIN_PATTERN.test(login) ? undefined : 'may contain only letters, digits, _ . and -, and may not start with . or -';
+  return LOGIN_PATTERN.test(login)
+    ? undefined
+    : 'may contain only letters, digits, _ . and -, and may not start with . or -';
 }

@@ -1,6 +1,8 @@
 import { BoundedCache } from './bounded-cache.js';
 
-/** A bounded set, least recently used out first: what an adapter remembers without growing with the number of consumers. */
+/**
+ * A bounded set, least recently used out first: what an adapter remembers without growing with the number of consumers.
+ */
 export class Remembered {
   private readonly keys: BoundedCache<string, true>;
 

@@ -37,7 +37,12 @@ const pbkdf2Async = promisify(pbkdf2);
  * count. PBKDF2 is deliberately expensive (4096 to 15,000 rounds: milliseconds), so it runs on
  * libuv's thread pool, not on the event loop the checks share.
  */
-export async function scramKeys(hash: ScramHash, password: string, salt: Buffer, iterations: number): Promise<ScramKeys> {
+export async function scramKeys(
+  hash: ScramHash,
+  password: string,
+  salt: Buffer,
+  iterations: number,
+): Promise<ScramKeys> {
   const salted = await pbkdf2Async(password, salt, iterations, KEY_BYTES[hash], hash);
   const clientKey = createHmac(hash, salted).update('Client Key').digest();
   return {
@@ -84,7 +89,13 @@ export function parsePostgresVerifier(text: string | null): ScramKeys | null {
   const match = /^SCRAM-SHA-256\$(\d+):([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+):([A-Za-z0-9+/=]+)$/.exec(text ?? '');
   if (!match) return null;
   const [, iterations, salt, storedKey, serverKey] = match as unknown as [string, string, string, string, string];
-  return { hash: 'sha256', iterations: Number(iterations), salt: Buffer.from(salt, 'base64'), storedKey: Buffer.from(storedKey, 'base64'), serverKey: Buffer.from(serverKey, 'base64') };
+  return {
+    hash: 'sha256',
+    iterations: Number(iterations),
+    salt: Buffer.from(salt, 'base64'),
+    storedKey: Buffer.from(storedKey, 'base64'),
+    serverKey: Buffer.from(serverKey, 'base64'),
+  };
 }
 
 /**

@@ -47,7 +47,10 @@ export const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}]/u;
 export const FORMAT = /\p{Cf}/u;
 
 /** A string of at most `maxBytes` bytes (UTF-8); longer is a bound's issue naming the limit. */
-export function boundedString<T extends z.ZodType<string, string>>(schema: T, maxBytes: number): z.ZodType<z.output<T>> {
+export function boundedString<T extends z.ZodType<string, string>>(
+  schema: T,
+  maxBytes: number,
+): z.ZodType<z.output<T>> {
   return z
     .string()
     .superRefine((text, ctx) => {
@@ -63,7 +66,7 @@ function repeats(items: readonly unknown[]): { index: number; first: number; mor
   let found: { index: number; first: number } | undefined;
   let more = 0;
   items.forEach((item, index) => {
-    const key = typeof item === 'string' ? item : JSON.stringify(item) ?? String(item);
+    const key = typeof item === 'string' ? item : (JSON.stringify(item) ?? String(item));
     const first = seen.get(key);
     if (first === undefined) seen.set(key, index);
     else if (found === undefined) found = { index, first };

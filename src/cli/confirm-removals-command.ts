@@ -12,13 +12,20 @@ export async function confirmRemovalsCommand(provider: string, options: { config
   const { config } = await load(options.config);
   const configured = config.providers.find((p) => p.name === provider);
   if (!configured) {
-    throw new HoldfastError('PROVIDER_UNKNOWN', `no provider "${provider}" in ${config.source}; known: ${config.providers.map((p) => p.name).join(', ')}`);
+    throw new HoldfastError(
+      'PROVIDER_UNKNOWN',
+      `no provider "${provider}" in ${config.source}; known: ${config.providers.map((p) => p.name).join(', ')}`,
+    );
   }
   const { client, store } = await connectStore(config);
   const { redis, coordination } = connectCoordination(config);
   try {
     const held = (await store.providerStatus(provider))?.heldRemovals;
-    if (!held) throw new HoldfastError('NOTHING_HELD_BACK', `no removals are held back for provider ${provider}; nothing to confirm`);
+    if (!held)
+      throw new HoldfastError(
+        'NOTHING_HELD_BACK',
+        `no removals are held back for provider ${provider}; nothing to confirm`,
+      );
     await coordination.notes.confirmRemovals(provider, held.change);
     printOut(
       `confirmed: ${held.removals} of ${held.of} consumers of ${provider} are to be removed as ${held.file} declared it when held back; ` +

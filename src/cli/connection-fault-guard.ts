@@ -23,9 +23,22 @@ import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 
 /** Error codes of a socket that lost its peer (Node system errors, raised by `net` and `tls`). */
-const SOCKET_CODES: readonly string[] = ['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'ENOTCONN'];
+const SOCKET_CODES: readonly string[] = [
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTCONN',
+];
 
-/** SQLSTATEs a PostgreSQL server sends as it ends a session: connection exceptions (08…), admin or crash shutdown, cannot connect now. */
+/**
+ * SQLSTATEs a PostgreSQL server sends as it ends a session: connection exceptions (08…), admin or crash shutdown,
+ * cannot connect now.
+ */
 function isSessionEnded(state: string): boolean {
   return state.startsWith('08') || ['57P01', '57P02', '57P03'].includes(state);
 }
@@ -67,7 +80,10 @@ export function guardConnectionFaults(options: ConnectionFaultGuardOptions): () 
     const err = options.scrubber.describe(error);
     if (isConnectionFault(error)) {
       options.count?.(kind);
-      options.logger.error({ err, kind }, `a backend connection was lost where nothing listened (${kind}); the calls that used it failed, the process goes on: ${err}`);
+      options.logger.error(
+        { err, kind },
+        `a backend connection was lost where nothing listened (${kind}); the calls that used it failed, the process goes on: ${err}`,
+      );
       return;
     }
     options.logger.fatal({ err, kind }, `unexpected error (${kind}); exiting: ${err}`);

@@ -17,10 +17,13 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
   } catch (error) {
     if (!isHoldfastError(error, 'CONFIG_INVALID')) throw error;
     const [headline = '', ...lines] = error.message.split('\n');
-    problems = (lines.length > 0 ? lines : [headline]).map((line) => `configuration: ${line.trim()}; correct it, or the file it names`);
+    problems = (lines.length > 0 ? lines : [headline]).map(
+      (line) => `configuration: ${line.trim()}; correct it, or the file it names`,
+    );
   }
   const out = problems.map((p) => `holdfast doctor: ${processScrubber.scrub(p)}\n`).join('');
   printOut(out || `holdfast doctor: no problem found (as uid ${uid})\n`);
-  if (problems.length > 0) printOut(`holdfast doctor: ${problems.length} problem${problems.length === 1 ? '' : 's'} (as uid ${uid})\n`);
+  if (problems.length > 0)
+    printOut(`holdfast doctor: ${problems.length} problem${problems.length === 1 ? '' : 's'} (as uid ${uid})\n`);
   return problems.length > 0 ? 1 : 0;
 }

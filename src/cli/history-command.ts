@@ -12,11 +12,17 @@ import { consumerKeyInput } from '../store/consumer-key-input.js';
 import { printOut } from '../status/terminal-text.js';
 import { load } from './load.js';
 
-export async function historyCommand(consumer: string, options: { config?: string; json?: boolean; sinceMs?: number }): Promise<void> {
+export async function historyCommand(
+  consumer: string,
+  options: { config?: string; json?: boolean; sinceMs?: number },
+): Promise<void> {
   consumerKeyInput(consumer); // a bad key is said before anything is read or reached
   const { config } = await load(options.config, { readOnly: true, adapters: DESCRIBED_ADAPTERS });
   const { client, store } = await connectStore(config, { create: false });
-  const { redis, coordination } = connectCoordination(config, { maxRetriesPerRequest: 1, retryStrategy: (n) => (n > 3 ? null : 200) });
+  const { redis, coordination } = connectCoordination(config, {
+    maxRetriesPerRequest: 1,
+    retryStrategy: (n) => (n > 3 ? null : 200),
+  });
   try {
     const since = options.sinceMs === undefined ? null : Date.now() - options.sinceMs;
     const history = await readHistory({ store, reads: coordination.notes }, consumer, since);

@@ -21,10 +21,14 @@ export const processScrubber = new Scrubber();
  * `adapters`: the adapter kinds to read the configuration with (default: every adapter with its
  * driver, loaded only then: a command that never reaches a backend gives `DESCRIBED_ADAPTERS`).
  */
-export async function load(configOption: string | undefined, options: { readOnly?: boolean; adapters?: ReadonlyMap<string, AdapterKind> } = {}): Promise<Loaded> {
+export async function load(
+  configOption: string | undefined,
+  options: { readOnly?: boolean; adapters?: ReadonlyMap<string, AdapterKind> } = {},
+): Promise<Loaded> {
   const environment = readEnvironment();
   const path = configOption ?? environment.configPath;
-  if (!path) throw new HoldfastError('CONFIG_INVALID', 'no configuration file: give --config <file> or set HOLDFAST_CONFIG');
+  if (!path)
+    throw new HoldfastError('CONFIG_INVALID', 'no configuration file: give --config <file> or set HOLDFAST_CONFIG');
   const adapters = options.adapters ?? (await import('../adapters/registry.js')).ADAPTERS;
   const config = await loadConfig(path, { adapters, environment, readOnly: options.readOnly === true });
   const scrubber = processScrubber;

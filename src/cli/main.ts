@@ -1,5 +1,8 @@
 #!/usr/bin/env node
-/** The `holdfast` command line. Exit codes: 0 fine, 1 something is not served (status) or would change (plan), 2 could not run (or a usage error; plan: refused or invalid). */
+/**
+ * The `holdfast` command line. Exit codes: 0 fine, 1 something is not served (status) or would change (plan), 2 could
+ * not run (or a usage error; plan: refused or invalid).
+ */
 // first: bounds V8's heap growth before any other module loads
 import './heap-first.js';
 import { readFileSync, existsSync } from 'node:fs';
@@ -71,7 +74,8 @@ function listen(value: string): { host: string; port: number } {
   }
 }
 
-const HTTP_HELP = 'serve the dashboard (/), /queues, /status, /healthz and /metrics there (default: http.listen; off when neither); a port alone listens on 127.0.0.1';
+const HTTP_HELP =
+  'serve the dashboard (/), /queues, /status, /healthz and /metrics there (default: http.listen; off when neither); a port alone listens on 127.0.0.1';
 
 command('run', 'run desired-state sync and a worker until SIGINT or SIGTERM')
   .option('--http <host:port>', HTTP_HELP, listen)
@@ -95,7 +99,10 @@ const SENDS: ReadonlyArray<[name: string, description: string, event: JobCommand
   ['resume', 'end a suspension: the consumer is asked now, and applied again if need be', { type: 'RESUME' }],
 ];
 for (const [name, description, event] of SENDS) {
-  command(`${name} <consumer>`, `${description}; only queues a job: a running worker (holdfast run or worker) acts on it`).action(async (consumer: string, options: { config?: string }) => {
+  command(
+    `${name} <consumer>`,
+    `${description}; only queues a job: a running worker (holdfast run or worker) acts on it`,
+  ).action(async (consumer: string, options: { config?: string }) => {
     const { sendCommand } = await import('./send-command.js');
     await sendCommand(consumer, event, options);
   });
@@ -118,7 +125,10 @@ function since(value: string): number {
   }
 }
 
-command('history <consumer>', "every transition of one consumer holdfast still keeps (e.g. cache/photos), oldest first: when, from and to, who caused it (check, desired, command, heal, wait, recovery), the node, the reason; and how far back that goes (the record's last 20 transitions, and the heals only the provider's timeline holds)")
+command(
+  'history <consumer>',
+  "every transition of one consumer holdfast still keeps (e.g. cache/photos), oldest first: when, from and to, who caused it (check, desired, command, heal, wait, recovery), the node, the reason; and how far back that goes (the record's last 20 transitions, and the heals only the provider's timeline holds)",
+)
   .option('--json', 'machine-readable output (as GET /consumers/<provider>/<id>/history)')
   .option('--since <duration>', 'only the transitions of the last <duration> (e.g. 24h, 30m)', since)
   .action(async (consumer: string, options: { config?: string; json?: boolean; since?: number }) => {
@@ -126,26 +136,40 @@ command('history <consumer>', "every transition of one consumer holdfast still k
     await historyCommand(consumer, { ...options, ...(options.since !== undefined ? { sinceMs: options.since } : {}) });
   });
 
-command('confirm-removals <provider>', 'apply the change the mass-removal guard holds back for a provider, exactly as held back')
-  .action(async (provider: string, options: { config?: string }) => {
-    const { confirmRemovalsCommand } = await import('./confirm-removals-command.js');
-    await confirmRemovalsCommand(provider, options);
-  });
+command(
+  'confirm-removals <provider>',
+  'apply the change the mass-removal guard holds back for a provider, exactly as held back',
+).action(async (provider: string, options: { config?: string }) => {
+  const { confirmRemovalsCommand } = await import('./confirm-removals-command.js');
+  await confirmRemovalsCommand(provider, options);
+});
 
-command('plan', 'read only: what holdfast run would create, change, remove or refuse, and what has drifted now, against the records and the live backends')
-  .option('--contributions <provider=file>', 'plan this proposed contributions file for the provider instead of the one in place (repeatable)', (value: string, all: string[] = []) => [...all, value])
-  .option('--deep', 'ask every consumer the deep check (rules compared), not only those whose light check (a login) does not pass')
+command(
+  'plan',
+  'read only: what holdfast run would create, change, remove or refuse, and what has drifted now, against the records and the live backends',
+)
+  .option(
+    '--contributions <provider=file>',
+    'plan this proposed contributions file for the provider instead of the one in place (repeatable)',
+    (value: string, all: string[] = []) => [...all, value],
+  )
+  .option(
+    '--deep',
+    'ask every consumer the deep check (rules compared), not only those whose light check (a login) does not pass',
+  )
   .option('--json', 'machine-readable output')
   .action(async (options: { config?: string; json?: boolean; deep?: boolean; contributions?: string[] }) => {
     const { planCommand } = await import('./plan-command.js');
     process.exitCode = await planCommand(options);
   });
 
-command('doctor', "as this process: can every admin and grant secret be read and used, does each grant secret hold what its writer meant (no trailing space, second newline, CRLF, byte-order mark, non-UTF-8 byte, nor a hash's form), and does every server answer? one line per problem; exits 1 on any")
-  .action(async (options: { config?: string }) => {
-    const { doctorCommand } = await import('./doctor-command.js');
-    process.exitCode = await doctorCommand(options);
-  });
+command(
+  'doctor',
+  "as this process: can every admin and grant secret be read and used, does each grant secret hold what its writer meant (no trailing space, second newline, CRLF, byte-order mark, non-UTF-8 byte, nor a hash's form), and does every server answer? one line per problem; exits 1 on any",
+).action(async (options: { config?: string }) => {
+  const { doctorCommand } = await import('./doctor-command.js');
+  process.exitCode = await doctorCommand(options);
+});
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof CommanderError) {

@@ -28,14 +28,24 @@ export interface PlanOptions {
 }
 
 /** The proposed files by provider; a provider the configuration does not have is a usage error. */
-export function proposedFiles(config: Pick<HoldfastConfig, 'providers' | 'source'>, given: readonly string[]): Map<string, string> {
+export function proposedFiles(
+  config: Pick<HoldfastConfig, 'providers' | 'source'>,
+  given: readonly string[],
+): Map<string, string> {
   const files = new Map<string, string>();
   for (const pair of given) {
     const at = pair.indexOf('=');
     const [name, file] = at > 0 ? [pair.slice(0, at), pair.slice(at + 1)] : ['', ''];
-    if (!name || !file) throw new HoldfastError('CONFIG_INVALID', `--contributions ${JSON.stringify(pair)}: give <provider>=<file>, e.g. cache=proposed/cache.yaml`);
+    if (!name || !file)
+      throw new HoldfastError(
+        'CONFIG_INVALID',
+        `--contributions ${JSON.stringify(pair)}: give <provider>=<file>, e.g. cache=proposed/cache.yaml`,
+      );
     if (!config.providers.some((p) => p.name === name)) {
-      throw new HoldfastError('PROVIDER_UNKNOWN', `--contributions ${JSON.stringify(pair)}: no provider "${name}" in ${config.source}; known: ${config.providers.map((p) => p.name).join(', ')}`);
+      throw new HoldfastError(
+        'PROVIDER_UNKNOWN',
+        `--contributions ${JSON.stringify(pair)}: no provider "${name}" in ${config.source}; known: ${config.providers.map((p) => p.name).join(', ')}`,
+      );
     }
     if (files.has(name)) throw new HoldfastError('CONFIG_INVALID', `--contributions: provider "${name}" given twice`);
     files.set(name, resolve(file));
@@ -44,7 +54,10 @@ export function proposedFiles(config: Pick<HoldfastConfig, 'providers' | 'source
 }
 
 /** The queue's Redis, reached only when a confirmation is asked for; one GET per provider held back. */
-function lazyConfirmations(config: HoldfastConfig): { confirmations: Pick<RemovalConfirmations, 'confirmedRemovals'>; close: () => void } {
+function lazyConfirmations(config: HoldfastConfig): {
+  confirmations: Pick<RemovalConfirmations, 'confirmedRemovals'>;
+  close: () => void;
+} {
   let redis: QueueRedis | undefined;
   let reads: Pick<RemovalConfirmations, 'confirmedRemovals'> | undefined;
   const timeoutMs = 10_000;
@@ -52,7 +65,12 @@ function lazyConfirmations(config: HoldfastConfig): { confirmations: Pick<Remova
     confirmations: {
       confirmedRemovals: (provider) => {
         if (reads === undefined) {
-          const connected = connectCoordination(config, { maxRetriesPerRequest: 1, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: (n) => (n > 3 ? null : 200) });
+          const connected = connectCoordination(config, {
+            maxRetriesPerRequest: 1,
+            connectTimeout: timeoutMs,
+            commandTimeout: timeoutMs,
+            retryStrategy: (n) => (n > 3 ? null : 200),
+          });
           redis = connected.redis;
           reads = connected.coordination.notes;
         }

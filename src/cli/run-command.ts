@@ -1,4 +1,7 @@
-/** `holdfast run` (desired-state sync and a worker) and `holdfast worker`, until SIGINT or SIGTERM; with `--http`, the dashboard too. */
+/**
+ * `holdfast run` (desired-state sync and a worker) and `holdfast worker`, until SIGINT or SIGTERM; with `--http`, the
+ * dashboard too.
+ */
 import { queueWhere } from '../engine/connect.js';
 import { startEngine, type EngineOptions } from '../engine/engine.js';
 import { startHttpServer, type HttpServer } from '../http/http-server.js';
@@ -15,8 +18,13 @@ export async function runCommand(
   const listen = options.http ?? config.http.listen;
   if (listen) refuseExposedDashboard(listen, config.http.auth);
   const metrics = listen ? new Metrics() : undefined;
-  // the last resort: a backend connection lost where nothing listened is logged and counted, not fatal; anything else still is
-  const unguard = guardConnectionFaults({ logger, scrubber, ...(metrics ? { count: (kind) => metrics.unexpectedError(kind) } : {}) });
+  // the last resort: a backend connection lost where nothing listened is logged and counted, not fatal; anything else
+  // still is
+  const unguard = guardConnectionFaults({
+    logger,
+    scrubber,
+    ...(metrics ? { count: (kind) => metrics.unexpectedError(kind) } : {}),
+  });
   const engine = await startEngine({ config, logger, scrubber, roles, ...(metrics ? { metrics } : {}) });
   let http: HttpServer | undefined;
   if (listen) {
@@ -41,7 +49,12 @@ export async function runCommand(
     }
   }
   logger.info(
-    { providers: config.providers.map((p) => p.name), concurrency: config.worker.concurrency, roles, ...(http ? { dashboard: http.url } : {}) },
+    {
+      providers: config.providers.map((p) => p.name),
+      concurrency: config.worker.concurrency,
+      roles,
+      ...(http ? { dashboard: http.url } : {}),
+    },
     `holdfast ${roles.sync ? 'running' : 'worker running'}: ${config.providers.length} provider${config.providers.length === 1 ? '' : 's'}, config ${config.source}`,
   );
   await new Promise<void>((resolve) => {

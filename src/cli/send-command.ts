@@ -14,7 +14,10 @@ export async function sendCommand(consumer: string, event: JobCommand, options: 
     if (!(await store.get(consumer))) {
       const known: string[] = [];
       for await (const record of store.scan()) if (known.push(record._id) >= 20) break;
-      throw new HoldfastError('CONSUMER_UNKNOWN', `no consumer "${consumer}"; known: ${known.sort().join(', ') || '(none)'}${known.length >= 20 ? ', …' : ''}`);
+      throw new HoldfastError(
+        'CONSUMER_UNKNOWN',
+        `no consumer "${consumer}"; known: ${known.sort().join(', ') || '(none)'}${known.length >= 20 ? ', …' : ''}`,
+      );
     }
     await queue.send(consumer, event);
     printOut(`${event.type} sent to ${consumer}; \`holdfast status\` shows the outcome\n`);

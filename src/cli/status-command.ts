@@ -17,9 +17,15 @@ import { printOut } from '../status/terminal-text.js';
 /** The status as read from the configured store and queue Redis; red naming either when it cannot be read in time. */
 export async function readStatus(config: HoldfastConfig, options: { all?: boolean }): Promise<StatusReport> {
   const watch = new DependencyWatch();
-  const connections = statusConnections(config, STATUS_BUDGET_MS, (dependency, error) => watch.noteConnection(dependency, error));
+  const connections = statusConnections(config, STATUS_BUDGET_MS, (dependency, error) =>
+    watch.noteConnection(dependency, error),
+  );
   try {
-    const status = new BoundedStatus({ ...connections, providers: config.providers }, { store: config.store.url, queue: queueWhere(config) }, { watch });
+    const status = new BoundedStatus(
+      { ...connections, providers: config.providers },
+      { store: config.store.url, queue: queueWhere(config) },
+      { watch },
+    );
     return await status.read(options);
   } finally {
     await connections.close();

@@ -8,7 +8,8 @@
  *          username: default, passwordFile: secrets/cache-admin,
  *          sentinelUsername: sentinel, sentinelPasswordFile: secrets/sentinel }  # both optional
  *   # the master the Sentinels name and every replica they know
- * admin: { cluster: [redis://10.0.0.1:6379, redis://10.0.0.2:6379], username: default, passwordFile: secrets/cache-admin }
+ * admin: { cluster: [redis://10.0.0.1:6379, redis://10.0.0.2:6379], username: default, passwordFile:
+ * secrets/cache-admin }
  *   # every master and replica of the Redis Cluster
  * nodes: discover   # (in admin) default; `only`: the named node(s) alone, nothing discovered
  * ```
@@ -20,9 +21,14 @@ import { z } from 'zod';
 import type { AdapterKind, AdminTopology } from '../adapters/adapter.js';
 
 /** The fields a node form adds to `admin`, each optional. */
-export function adminNodeFields<U extends z.ZodType<string>, P extends z.ZodType<string>>(url: U, password: P, text: z.ZodType<string>) {
+export function adminNodeFields<U extends z.ZodType<string>, P extends z.ZodType<string>>(
+  url: U,
+  password: P,
+  text: z.ZodType<string>,
+) {
   const redisUrl = url.refine((value) => /^rediss?:\/\//.test(value), 'expected a redis:// or rediss:// URL');
-  const list = (what: string) => z.array(redisUrl).min(1, `list at least one ${what}`).max(64, 'must list at most 64 addresses');
+  const list = (what: string) =>
+    z.array(redisUrl).min(1, `list at least one ${what}`).max(64, 'must list at most 64 addresses');
   return {
     sentinels: list('Sentinel').optional(),
     master: text.optional(),
@@ -48,7 +54,9 @@ export interface AdminFormFields {
 
 const NODE_FIELDS = ['sentinels', 'master', 'sentinelUsername', 'sentinelPasswordFile', 'cluster', 'nodes'] as const;
 
-/** Problems of the admin's form: one target, `master` beside `sentinels`, node fields only where the adapter has them. */
+/**
+ * Problems of the admin's form: one target, `master` beside `sentinels`, node fields only where the adapter has them.
+ */
 export function checkAdminForm(admin: AdminFormFields, adapter: AdapterKind | undefined, ctx: z.RefinementCtx): void {
   const problem = (field: string, message: string) => ctx.addIssue({ code: 'custom', path: ['admin', field], message });
   if (adapter !== undefined && adapter.nodeForms !== true) {
@@ -57,11 +65,21 @@ export function checkAdminForm(admin: AdminFormFields, adapter: AdapterKind | un
     }
     return; // url or urls: judged by checkAdminUrls
   }
-  if (admin.urls !== undefined) return problem('urls', `the ${adapter?.kind ?? 'redis-acl'} adapter finds a backend's nodes itself: give url, sentinels (with master) or cluster`);
+  if (admin.urls !== undefined)
+    return problem(
+      'urls',
+      `the ${adapter?.kind ?? 'redis-acl'} adapter finds a backend's nodes itself: give url, sentinels (with master) or cluster`,
+    );
   const targets = (['url', 'sentinels', 'cluster'] as const).filter((field) => admin[field] !== undefined);
-  if (targets.length === 0) return problem('url', 'give url (one node and its replicas), sentinels (with master) or cluster (some nodes of a Redis Cluster)');
-  if (targets.length > 1) return problem(targets[1]!, `give one of url, sentinels and cluster, not ${targets.join(' and ')}`);
-  if (admin.sentinels !== undefined && admin.master === undefined) problem('master', 'name the master the Sentinels monitor (e.g. mymaster)');
+  if (targets.length === 0)
+    return problem(
+      'url',
+      'give url (one node and its replicas), sentinels (with master) or cluster (some nodes of a Redis Cluster)',
+    );
+  if (targets.length > 1)
+    return problem(targets[1]!, `give one of url, sentinels and cluster, not ${targets.join(' and ')}`);
+  if (admin.sentinels !== undefined && admin.master === undefined)
+    problem('master', 'name the master the Sentinels monitor (e.g. mymaster)');
   if (admin.sentinels === undefined) {
     for (const field of ['master', 'sentinelUsername', 'sentinelPasswordFile'] as const) {
       if (admin[field] !== undefined) problem(field, 'only with sentinels');
@@ -91,6 +109,7 @@ export function adminTarget(admin: AdminFormFields): { url: string; topology?: A
       },
     };
   }
-  if (admin.cluster !== undefined) return { url: admin.cluster[0]!, topology: { form: 'cluster', seeds: admin.cluster, nodes } };
+  if (admin.cluster !== undefined)
+    return { url: admin.cluster[0]!, topology: { form: 'cluster', seeds: admin.cluster, nodes } };
   return { url: admin.url!, ...(admin.nodes !== undefined ? { topology: { form: 'url', nodes } } : {}) };
 }

@@ -31,13 +31,23 @@ export interface AdminUrlFields {
 /** Problems of `url` and `urls`: one of them, `urls` only where the adapter takes it, no host twice. */
 export function checkAdminUrls(admin: AdminUrlFields, adapter: AdapterKind | undefined, ctx: z.RefinementCtx): void {
   const problem = (field: string, message: string) => ctx.addIssue({ code: 'custom', path: ['admin', field], message });
-  if (admin.urls !== undefined && adapter !== undefined && adapter.adminUrls !== true) return problem('urls', `the ${adapter.kind} adapter takes one host: give url`);
-  if (admin.url === undefined && admin.urls === undefined) return problem('url', adapter?.adminUrls === true ? 'give url (one host) or urls (a primary and its standbys)' : 'give url');
-  if (admin.url !== undefined && admin.urls !== undefined) return problem('urls', 'give url (one host) or urls (several), not both');
+  if (admin.urls !== undefined && adapter !== undefined && adapter.adminUrls !== true)
+    return problem('urls', `the ${adapter.kind} adapter takes one host: give url`);
+  if (admin.url === undefined && admin.urls === undefined)
+    return problem(
+      'url',
+      adapter?.adminUrls === true ? 'give url (one host) or urls (a primary and its standbys)' : 'give url',
+    );
+  if (admin.url !== undefined && admin.urls !== undefined)
+    return problem('urls', 'give url (one host) or urls (several), not both');
   const seen = new Map<string, string>();
   for (const url of admin.urls ?? []) {
     const same = [url, ...backendAddresses(url)].map((a) => seen.get(a)).find((earlier) => earlier !== undefined);
-    if (same !== undefined) problem('urls', same === url ? `${url} is listed twice` : `${url} names the same server as ${same}, listed before it`);
+    if (same !== undefined)
+      problem(
+        'urls',
+        same === url ? `${url} is listed twice` : `${url} names the same server as ${same}, listed before it`,
+      );
     for (const a of [url, ...backendAddresses(url)]) seen.set(a, url);
   }
 }

@@ -37,8 +37,17 @@ const DEFAULT_PORTS: Readonly<Record<string, number>> = {
 
 /** `localhost`, `127.0.0.0/8`, `::1` (and its long and IPv4-mapped forms): one host. */
 function normalHost(host: string): string {
-  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
-  if (name === 'localhost' || /^127(\.\d{1,3}){3}$/.test(name) || /^(0{0,4}:){2,7}0{0,3}1$/.test(name) || /^::ffff:127(\.\d{1,3}){3}$/.test(name)) return 'loopback';
+  const name = host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
+  if (
+    name === 'localhost' ||
+    /^127(\.\d{1,3}){3}$/.test(name) ||
+    /^(0{0,4}:){2,7}0{0,3}1$/.test(name) ||
+    /^::ffff:127(\.\d{1,3}){3}$/.test(name)
+  )
+    return 'loopback';
   return name;
 }
 
@@ -62,7 +71,10 @@ export function backendAddresses(url: string): string[] {
   if (scheme === 'mongodb+srv') return [`srv:${normalHost(hosts)}`];
   const socket = /^postgres(ql)?$/.test(scheme) ? /[?&]host=([^&]*)/.exec(match[3] ?? '')?.[1] : undefined;
   if (socket) return [address(scheme, `${decodeURIComponent(socket)}:${/:(\d+)$/.exec(hosts)?.[1] ?? ''}`)];
-  return hosts.split(',').filter(Boolean).map((hostPort) => address(scheme, hostPort));
+  return hosts
+    .split(',')
+    .filter(Boolean)
+    .map((hostPort) => address(scheme, hostPort));
 }
 
 /**
@@ -79,7 +91,13 @@ export function adminAddresses(admin: ProviderAddress['admin']): string[] {
 }
 
 function fieldOf(admin: ProviderAddress['admin']): 'url' | 'urls' | 'sentinels' | 'cluster' {
-  return admin.sentinels !== undefined ? 'sentinels' : admin.cluster !== undefined ? 'cluster' : admin.urls !== undefined ? 'urls' : 'url';
+  return admin.sentinels !== undefined
+    ? 'sentinels'
+    : admin.cluster !== undefined
+      ? 'cluster'
+      : admin.urls !== undefined
+        ? 'urls'
+        : 'url';
 }
 
 /** Whether two providers' logins can collide: neither prefix is set, one is missing, or one starts with the other. */
@@ -96,7 +114,9 @@ function adminUrlsOf(admin: ProviderAddress['admin']): readonly string[] {
  * Each pair of providers (by index, earlier first) whose admin URLs reach one server (any host
  * of an `admin.urls` counting), with the address they share.
  */
-export function sharedBackends(providers: readonly Pick<ProviderAddress, 'admin'>[]): Array<{ i: number; j: number; shared: string }> {
+export function sharedBackends(
+  providers: readonly Pick<ProviderAddress, 'admin'>[],
+): Array<{ i: number; j: number; shared: string }> {
   const addresses = providers.map((p) => new Set(adminAddresses(p.admin)));
   const pairs: Array<{ i: number; j: number; shared: string }> = [];
   providers.forEach((_, j) => {
@@ -108,7 +128,10 @@ export function sharedBackends(providers: readonly Pick<ProviderAddress, 'admin'
   return pairs;
 }
 
-/** Why two providers on one backend may not both be configured, naming the later's URL and the earlier's line; `[]` when none. */
+/**
+ * Why two providers on one backend may not both be configured, naming the later's URL and the earlier's line; `[]` when
+ * none.
+ */
 export function backendOverlaps(source: YamlSource, providers: readonly ProviderAddress[]): string[] {
   const problems: string[] = [];
   for (const { i, j, shared } of sharedBackends(providers)) {

@@ -27,7 +27,10 @@ export async function readBounded(file: string, limit: SizeLimit): Promise<Bound
   try {
     handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    return { ok: false, problem: `${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+    return {
+      ok: false,
+      problem: `${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    };
   }
   try {
     const stat = await handle.stat();
@@ -49,7 +52,10 @@ export async function readBounded(file: string, limit: SizeLimit): Promise<Bound
     }
     return { ok: true, text: Buffer.concat(chunks, total).toString('utf8') };
   } catch (error) {
-    return { ok: false, problem: `${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+    return {
+      ok: false,
+      problem: `${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    };
   } finally {
     await handle.close();
   }

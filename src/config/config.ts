@@ -23,7 +23,10 @@ export interface ProviderConfig {
    * managed; its login is left on the backend).
    */
   management: Management;
-  /** A change removing more than `share` of the provider's consumers, and more than `floor` of them, waits for `holdfast confirm-removals`. */
+  /**
+   * A change removing more than `share` of the provider's consumers, and more than `floor` of them, waits for `holdfast
+   * confirm-removals`.
+   */
   removalGuard: { share: number; floor: number };
   /** Absolute directory grant secrets may be in besides the contributions file's own; undefined: only the latter. */
   secretsRoot: string | undefined;
@@ -32,19 +35,29 @@ export interface ProviderConfig {
    * provider: no grant secret of this provider may be inside one (filled in by `loadConfig`).
    */
   foreignSecretRoots: readonly ForeignSecretRoot[];
-  /** A rotated grant secret's old password stays accepted beside the new one this long (backends that hold several); absent: replaced at once. */
+  /**
+   * A rotated grant secret's old password stays accepted beside the new one this long (backends that hold several);
+   * absent: replaced at once.
+   */
   rotationOverlapMs?: number | undefined;
   /** Take over logins that exist on the backend without this provider's mark (default false; said at start-up). */
   adopt: boolean;
   /** Every consumer's login starts with this; providers sharing a backend are kept apart by it. Absent: any login. */
   loginPrefix?: string | undefined;
-  /** Logins no consumer may have: the provider's admin, the queue's and the store's users, `default`, holdfast's own. */
+  /**
+   * Logins no consumer may have: the provider's admin, the queue's and the store's users, `default`, holdfast's own.
+   */
   reservedLogins: readonly string[];
   /** A larger contributions file is refused unread (`sync.contributionsMaxBytes`; absent: 64 MiB). */
   contributionsMaxBytes?: number | undefined;
-  /** Why each of {@link reservedLogins} is reserved, in words for a refusal (`is the admin login of provider cache`); absent: `is reserved`. */
+  /**
+   * Why each of {@link reservedLogins} is reserved, in words for a refusal (`is the admin login of provider cache`);
+   * absent: `is reserved`.
+   */
   reservedReasons?: ReadonlyMap<string, string> | undefined;
-  /** Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for. */
+  /**
+   * Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for.
+   */
   orphans?: OrphanPolicy | undefined;
 }
 
@@ -64,7 +77,9 @@ export interface OrphanPolicy {
   prefix: string;
   /** The backend's logins are listed this often. */
   everyMs: number;
-  /** Remove orphans (seen on two listings in a row) rather than only report them; never under `observe` or `no-delete`. */
+  /**
+   * Remove orphans (seen on two listings in a row) rather than only report them; never under `observe` or `no-delete`.
+   */
   remove: boolean;
 }
 
@@ -103,7 +118,9 @@ export interface HoldfastConfig {
   source: string;
   queue: {
     connection: QueueConnectionConfig;
-    /** BullMQ key prefix (default `holdfast`); on a Redis Cluster it must hold a hash tag, e.g. `{holdfast}` (checked). */
+    /**
+     * BullMQ key prefix (default `holdfast`); on a Redis Cluster it must hold a hash tag, e.g. `{holdfast}` (checked).
+     */
     prefix: string;
     /** Queue name (default `consumers`). */
     name: string;
@@ -132,7 +149,10 @@ export interface HoldfastConfig {
   sync: {
     /** Contributions files are re-read at least this often, besides file-change events (default 5 s). */
     pollEveryMs: number;
-    /** The queue's Redis is asked this often whether it forgot everything (default 5 s, one EXISTS); if so, every job is re-created. */
+    /**
+     * The queue's Redis is asked this often whether it forgot everything (default 5 s, one EXISTS); if so, every job is
+     * re-created.
+     */
     resyncEveryMs: number;
     /** Every record is read and any job the queue lost re-created this often (default 30 min); also at start-up. */
     sweepEveryMs: number;
@@ -159,7 +179,9 @@ export interface HttpConfig {
 }
 
 /** Connects `provider`'s adapter (lazily) for its provider: its ownership and its policy. */
-export function connectAdapter(provider: Pick<ProviderConfig, 'name' | 'adopt' | 'adapter' | 'admin' | 'policy'>): Adapter {
+export function connectAdapter(
+  provider: Pick<ProviderConfig, 'name' | 'adopt' | 'adapter' | 'admin' | 'policy'>,
+): Adapter {
   return provider.adapter.connect(provider.admin, ownershipOf(provider), provider.policy);
 }
 

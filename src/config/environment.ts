@@ -27,7 +27,10 @@ export function readEnvironment(
   };
 }
 
-/** `NODE_OPTIONS`: the Node and V8 flags the process was started with besides its command line's (`engine/heap-growth.ts` keeps them). */
+/**
+ * `NODE_OPTIONS`: the Node and V8 flags the process was started with besides its command line's
+ * (`engine/heap-growth.ts` keeps them).
+ */
 export function nodeOptions(env: NodeJS.ProcessEnv = process.env): string {
   return env.NODE_OPTIONS ?? '';
 }

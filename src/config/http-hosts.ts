@@ -11,6 +11,9 @@ const HOST_ENTRY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-
 export const hostEntrySchema = z.string().transform((text, ctx) => {
   const match = HOST_ENTRY.exec(text);
   if (match && (match[1] === undefined || Number(match[1]) <= 65535)) return text.toLowerCase();
-  ctx.addIssue({ code: 'custom', message: `expected a host name, optionally with a port (holdfast.example.com, 127.0.0.1:9200, [::1]:9200); got ${JSON.stringify(text)}` });
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected a host name, optionally with a port (holdfast.example.com, 127.0.0.1:9200, [::1]:9200); got ${JSON.stringify(text)}`,
+  });
   return z.NEVER;
 });

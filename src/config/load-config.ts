@@ -50,7 +50,8 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   const read = await YamlSource.read(file);
   if (!read.ok) throw invalidFile('CONFIG_INVALID', 'configuration', file, read.problems);
   const { source } = read;
-  if (source.value === null) throw invalidFile('CONFIG_INVALID', 'configuration', file, [`${file}:1: (top level): the file is empty`]);
+  if (source.value === null)
+    throw invalidFile('CONFIG_INVALID', 'configuration', file, [`${file}:1: (top level): the file is empty`]);
 
   const problems: string[] = [];
   const parsed = await source.check(configSchema(dirname(file), options.adapters), source.value, problems);
@@ -65,7 +66,11 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   problems.push(...namespaceOverlaps(source, config.providers, policies));
   const providers = config.providers.map((provider, index) => {
     const timing = resolveTiming(source, provider, index, config.defaults, problems);
-    const reserved = reservedLogins({ provider, queueUsername: config.queue.username, storeUsername: config.store.username });
+    const reserved = reservedLogins({
+      provider,
+      queueUsername: config.queue.username,
+      storeUsername: config.store.username,
+    });
     return {
       name: provider.name,
       adapter: provider.adapter,
@@ -73,8 +78,12 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
         ...(provider.admin.urls !== undefined ? adminUrlsTarget(provider.admin) : adminTarget(provider.admin)),
         username: provider.admin.username,
         password: provider.admin.passwordFile,
-        ...(provider.admin.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: provider.admin.maxConcurrentCalls }),
-        ...(provider.adapter.nodeForms ? { pace: { verifyEveryMs: timing.verifyEveryMs, checkTimeoutMs: timing.checkTimeoutMs } } : {}),
+        ...(provider.admin.maxConcurrentCalls === undefined
+          ? {}
+          : { maxConcurrentCalls: provider.admin.maxConcurrentCalls }),
+        ...(provider.adapter.nodeForms
+          ? { pace: { verifyEveryMs: timing.verifyEveryMs, checkTimeoutMs: timing.checkTimeoutMs } }
+          : {}),
       },
       contributionsPath: provider.contributions,
       contributionsMaxBytes: config.sync.contributionsMaxBytes,
@@ -89,14 +98,23 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       reservedLogins: reserved.logins,
       reservedReasons: reserved.reasons,
       ...(provider.rotationOverlap !== undefined ? { rotationOverlapMs: provider.rotationOverlap } : {}),
-      ...(provider.orphans ? { orphans: { prefix: provider.orphans.prefix, everyMs: provider.orphans.every, remove: provider.orphans.remove } } : {}),
+      ...(provider.orphans
+        ? {
+            orphans: {
+              prefix: provider.orphans.prefix,
+              everyMs: provider.orphans.every,
+              remove: provider.orphans.remove,
+            },
+          }
+        : {}),
     };
   });
   problems.push(...(await secretRootOverlaps(source, config.providers)));
   if (problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
 
-  const fingerprintKey = await readFingerprintKey(config.fingerprintKeyFile, (reason) =>
-    problems.push(source.problem(['fingerprintKeyFile'], reason)),
+  const fingerprintKey = await readFingerprintKey(
+    config.fingerprintKeyFile,
+    (reason) => problems.push(source.problem(['fingerprintKeyFile'], reason)),
     options.readOnly === true,
   );
   if (!fingerprintKey) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
@@ -118,18 +136,28 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
     },
     fingerprintKey,
     worker: config.worker,
-    sync: { pollEveryMs: config.sync.pollEvery, resyncEveryMs: config.sync.resyncEvery, sweepEveryMs: config.sync.sweepEvery, contributionsMaxBytes: config.sync.contributionsMaxBytes },
+    sync: {
+      pollEveryMs: config.sync.pollEvery,
+      resyncEveryMs: config.sync.resyncEvery,
+      sweepEveryMs: config.sync.sweepEvery,
+      contributionsMaxBytes: config.sync.contributionsMaxBytes,
+    },
     log,
     providers,
     http: config.http,
   };
 }
 
-
 type TimingFields = Partial<Record<TimingKey, number>>;
 
 /** A provider's timing: its own, else the defaults', else holdfast's; settings out of their bounds go to `problems`. */
-function resolveTiming(source: YamlSource, provider: TimingFields, index: number, defaults: TimingFields, problems: string[]): Timing {
+function resolveTiming(
+  source: YamlSource,
+  provider: TimingFields,
+  index: number,
+  defaults: TimingFields,
+  problems: string[],
+): Timing {
   const given = (key: TimingKey) => provider[key] ?? defaults[key];
   const timing: Timing = { ...DEFAULT_TIMING };
   for (const [field, { key }] of TIMING_ENTRIES) {
@@ -139,7 +167,8 @@ function resolveTiming(source: YamlSource, provider: TimingFields, index: number
   const valueOf = (key: TimingKey) => timing[FIELD_OF[key]];
   /** Reported where the user wrote one of `keys`: the provider first, then the defaults. */
   const conflict = (keys: TimingKey[], reason: string) => {
-    const path = firstSet(provider, keys, ['providers', index]) ?? firstSet(defaults, keys, ['defaults']) ?? ['providers', index];
+    const path = firstSet(provider, keys, ['providers', index]) ??
+      firstSet(defaults, keys, ['defaults']) ?? ['providers', index];
     problems.push(source.problem(path, reason));
   };
   for (const [, { key, atLeast, atMost }] of BOUNDED) {
@@ -148,18 +177,24 @@ function resolveTiming(source: YamlSource, provider: TimingFields, index: number
     const bound = valueOf(other);
     if (value === undefined || bound === undefined) continue;
     if (atLeast ? value < bound : value > bound) {
-      conflict([key, other], `${key} (${formatDuration(value)}) must be at ${atLeast ? 'least' : 'most'} ${other} (${formatDuration(bound)})`);
+      conflict(
+        [key, other],
+        `${key} (${formatDuration(value)}) must be at ${atLeast ? 'least' : 'most'} ${other} (${formatDuration(bound)})`,
+      );
     }
   }
   return timing;
 }
 
-const FIELD_OF = Object.fromEntries(TIMING_ENTRIES.map(([field, { key }]) => [key, field])) as Record<TimingKey, keyof Timing & (typeof TIMING_ENTRIES)[number][0]>;
+const FIELD_OF = Object.fromEntries(TIMING_ENTRIES.map(([field, { key }]) => [key, field])) as Record<
+  TimingKey,
+  keyof Timing & (typeof TIMING_ENTRIES)[number][0]
+>;
 
 /** The settings bound to another, in the order their problems are listed. */
-const BOUNDED = TIMING_ENTRIES.filter(([, setting]) => setting.atLeast !== undefined || setting.atMost !== undefined) as Array<
-  [string, { key: TimingKey; atLeast?: TimingKey; atMost?: TimingKey }]
->;
+const BOUNDED = TIMING_ENTRIES.filter(
+  ([, setting]) => setting.atLeast !== undefined || setting.atMost !== undefined,
+) as Array<[string, { key: TimingKey; atLeast?: TimingKey; atMost?: TimingKey }]>;
 
 function firstSet(fields: TimingFields, keys: TimingKey[], at: FieldPath): FieldPath | undefined {
   const key = keys.find((candidate) => fields[candidate] !== undefined);
@@ -175,47 +210,58 @@ export function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterK
     const problem = urlProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
-  const mongoUrl = url.refine((value) => /^mongodb(\+srv)?:\/\//.test(value), 'expected a mongodb:// or mongodb+srv:// URL');
+  const mongoUrl = url.refine(
+    (value) => /^mongodb(\+srv)?:\/\//.test(value),
+    'expected a mongodb:// or mongodb+srv:// URL',
+  );
   const known = [...adapters.keys()].sort().join(', ') || '(none)';
-  const provider = z.strictObject({
-    name: nameSchema,
-    adapter: z.string().transform((kind, ctx) => {
-      const adapter = adapters.get(kind);
-      if (adapter) return adapter;
-      ctx.addIssue({ code: 'custom', message: `unknown adapter "${kind}"; known adapters: ${known}` });
-      return z.NEVER;
-    }),
-    admin: z.strictObject({
-      url: url.optional(),
-      urls: adminUrlsField(url), // several hosts (postgres-roles): see admin-urls.ts
-      username: text.optional(),
-      passwordFile: password.optional(),
-      maxConcurrentCalls: z.int().positive().max(64, 'must be at most 64: it bounds the admin connections a provider opens').optional(),
-      // a backend of several nodes (redis-acl): see admin-nodes.ts
-      ...adminNodeFields(url, password, text),
-    }),
-    contributions: filePath,
-    /** Validated by the adapter's policy schema in {@link checkPolicies}. */
-    policy: z.unknown().optional(),
-    ...timingFields,
-    management: z.enum(['manage', 'observe', 'no-delete']).default('manage'),
-    removalGuard: z
-      .strictObject({
-        share: z.number().gt(0, 'must be more than 0').lte(1, 'must be at most 1').default(0.25),
-        floor: z.int().min(0, 'must be at least 0').default(2),
-      })
-      .prefault({}),
-    secretsRoot: filePath.optional(),
-    rotationOverlap: durationSchema.optional(),
-    adopt: z.boolean().default(false),
-    loginPrefix: text.optional(),
-    orphans: z.strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) }).optional(),
-  }).superRefine((p, ctx) => {
-    const adapter = typeof p.adapter === 'object' ? p.adapter : undefined;
-    checkAdminForm(p.admin, adapter, ctx);
-    // a backend of several nodes is named by its node fields; one of several PostgreSQL hosts by urls
-    if (adapter?.nodeForms !== true) checkAdminUrls(p.admin, adapter, ctx);
-  });
+  const provider = z
+    .strictObject({
+      name: nameSchema,
+      adapter: z.string().transform((kind, ctx) => {
+        const adapter = adapters.get(kind);
+        if (adapter) return adapter;
+        ctx.addIssue({ code: 'custom', message: `unknown adapter "${kind}"; known adapters: ${known}` });
+        return z.NEVER;
+      }),
+      admin: z.strictObject({
+        url: url.optional(),
+        urls: adminUrlsField(url), // several hosts (postgres-roles): see admin-urls.ts
+        username: text.optional(),
+        passwordFile: password.optional(),
+        maxConcurrentCalls: z
+          .int()
+          .positive()
+          .max(64, 'must be at most 64: it bounds the admin connections a provider opens')
+          .optional(),
+        // a backend of several nodes (redis-acl): see admin-nodes.ts
+        ...adminNodeFields(url, password, text),
+      }),
+      contributions: filePath,
+      /** Validated by the adapter's policy schema in {@link checkPolicies}. */
+      policy: z.unknown().optional(),
+      ...timingFields,
+      management: z.enum(['manage', 'observe', 'no-delete']).default('manage'),
+      removalGuard: z
+        .strictObject({
+          share: z.number().gt(0, 'must be more than 0').lte(1, 'must be at most 1').default(0.25),
+          floor: z.int().min(0, 'must be at least 0').default(2),
+        })
+        .prefault({}),
+      secretsRoot: filePath.optional(),
+      rotationOverlap: durationSchema.optional(),
+      adopt: z.boolean().default(false),
+      loginPrefix: text.optional(),
+      orphans: z
+        .strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) })
+        .optional(),
+    })
+    .superRefine((p, ctx) => {
+      const adapter = typeof p.adapter === 'object' ? p.adapter : undefined;
+      checkAdminForm(p.admin, adapter, ctx);
+      // a backend of several nodes is named by its node fields; one of several PostgreSQL hosts by urls
+      if (adapter?.nodeForms !== true) checkAdminUrls(p.admin, adapter, ctx);
+    });
   return z.strictObject({
     queue: z
       .strictObject({
@@ -247,7 +293,12 @@ export function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterK
         readOnly: z.boolean().default(true),
         hosts: z.array(hostEntrySchema).default([]),
       })
-      .transform(({ listen, username, passwordFile, readOnly, hosts }) => ({ listen, auth: passwordFile ? { username, password: passwordFile } : undefined, readOnly, hosts }))
+      .transform(({ listen, username, passwordFile, readOnly, hosts }) => ({
+        listen,
+        auth: passwordFile ? { username, password: passwordFile } : undefined,
+        readOnly,
+        hosts,
+      }))
       .prefault({}),
     fingerprintKeyFile: filePath.prefault('.holdfast/fingerprint.key'),
     worker: z.strictObject({ concurrency: z.int().positive().default(32) }).prefault({}),
@@ -322,14 +373,21 @@ type ParsedRedisUrl = Omit<RedisConnectionConfig, 'username' | 'password'>;
  */
 function checkQueueTarget(queue: QueueFields, ctx: z.RefinementCtx): void {
   const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-  if (queue.url === undefined && queue.cluster === undefined) return problem('url', 'give url (one Redis) or cluster (the nodes of a Redis Cluster)');
-  if (queue.url !== undefined && queue.cluster !== undefined) return problem('cluster', 'give either url (one Redis) or cluster (a Redis Cluster), not both');
+  if (queue.url === undefined && queue.cluster === undefined)
+    return problem('url', 'give url (one Redis) or cluster (the nodes of a Redis Cluster)');
+  if (queue.url !== undefined && queue.cluster !== undefined)
+    return problem('cluster', 'give either url (one Redis) or cluster (a Redis Cluster), not both');
   // a node already refused (its URL) is not judged again
   if (queue.cluster === undefined || queue.cluster.some((node) => typeof node !== 'object')) return;
-  if (queue.cluster.some((node) => node.db !== 0)) problem('cluster', 'a Redis Cluster has only database 0: give its nodes without a database (redis://host:port)');
-  if (new Set(queue.cluster.map((node) => node.tls)).size > 1) problem('cluster', 'every node must be redis:// or every node rediss://, not a mix');
+  if (queue.cluster.some((node) => node.db !== 0))
+    problem('cluster', 'a Redis Cluster has only database 0: give its nodes without a database (redis://host:port)');
+  if (new Set(queue.cluster.map((node) => node.tls)).size > 1)
+    problem('cluster', 'every node must be redis:// or every node rediss://, not a mix');
   if (!hasHashTag(queue.prefix)) {
-    problem('prefix', `on a Redis Cluster the prefix must hold a hash tag, e.g. "{${queue.prefix.replace(/[{}]/g, '')}}": each script touches several keys, which must share one slot`);
+    problem(
+      'prefix',
+      `on a Redis Cluster the prefix must hold a hash tag, e.g. "{${queue.prefix.replace(/[{}]/g, '')}}": each script touches several keys, which must share one slot`,
+    );
   }
 }
 
@@ -342,9 +400,16 @@ export function hasHashTag(key: string): boolean {
 }
 
 /** The queue's connection, from validated fields. */
-function queueConnection(queue: QueueFields & { username?: string | undefined; passwordFile?: string | undefined }): QueueConnectionConfig {
+function queueConnection(
+  queue: QueueFields & { username?: string | undefined; passwordFile?: string | undefined },
+): QueueConnectionConfig {
   const credentials = { username: queue.username, password: queue.passwordFile };
-  if (queue.cluster) return { nodes: queue.cluster.map(({ host, port }) => ({ host, port })), tls: queue.cluster[0]!.tls, ...credentials };
+  if (queue.cluster)
+    return {
+      nodes: queue.cluster.map(({ host, port }) => ({ host, port })),
+      tls: queue.cluster[0]!.tls,
+      ...credentials,
+    };
   return { ...queue.url!, ...credentials };
 }
 
@@ -373,7 +438,10 @@ async function checkPolicies(
   const policies = new Map<number, unknown>();
   if (!Array.isArray(rawProviders)) return policies;
   for (const [index, raw] of rawProviders.entries()) {
-    const { adapter, policy } = (typeof raw === 'object' && raw !== null ? raw : {}) as { adapter?: unknown; policy?: unknown };
+    const { adapter, policy } = (typeof raw === 'object' && raw !== null ? raw : {}) as {
+      adapter?: unknown;
+      policy?: unknown;
+    };
     const kind = typeof adapter === 'string' ? adapters.get(adapter) : undefined;
     if (!kind) continue;
     const checked = await source.check(kind.policySchema, policy ?? {}, problems, ['providers', index, 'policy']);
@@ -388,7 +456,11 @@ function logSettings(
   environment: Environment,
   problems: string[],
 ): HoldfastConfig['log'] {
-  const pick = <T extends string>(variable: string, value: string | undefined, allowed: readonly T[]): T | undefined => {
+  const pick = <T extends string>(
+    variable: string,
+    value: string | undefined,
+    allowed: readonly T[],
+  ): T | undefined => {
     if (value === undefined) return undefined;
     if ((allowed as readonly string[]).includes(value)) return value as T;
     problems.push(`${variable}: expected one of ${allowed.join(', ')}; got ${JSON.stringify(value)}`);
@@ -396,7 +468,10 @@ function logSettings(
   };
   return {
     level: pick('HOLDFAST_LOG_LEVEL', environment.logLevel, LOG_LEVELS) ?? file.level ?? 'info',
-    format: pick('HOLDFAST_LOG_FORMAT', environment.logFormat, LOG_FORMATS) ?? file.format ?? (environment.stdoutIsTTY ? 'pretty' : 'json'),
+    format:
+      pick('HOLDFAST_LOG_FORMAT', environment.logFormat, LOG_FORMATS) ??
+      file.format ??
+      (environment.stdoutIsTTY ? 'pretty' : 'json'),
   };
 }
 
@@ -404,11 +479,17 @@ function logSettings(
  * The HMAC key in `path`; when the file is missing, 32 random bytes are written there (mode
  * 0600, parent directory 0700). Problems go to `report`; the key itself is never shown.
  */
-async function readFingerprintKey(path: string, report: (reason: string) => void, readOnly = false): Promise<Buffer | undefined> {
+async function readFingerprintKey(
+  path: string,
+  report: (reason: string) => void,
+  readOnly = false,
+): Promise<Buffer | undefined> {
   try {
     const key = await readFile(path);
     if (key.length >= FINGERPRINT_KEY_BYTES) return key;
-    report(`${path} holds ${key.length} bytes; a fingerprint key needs at least ${FINGERPRINT_KEY_BYTES} (delete it to have one created)`);
+    report(
+      `${path} holds ${key.length} bytes; a fingerprint key needs at least ${FINGERPRINT_KEY_BYTES} (delete it to have one created)`,
+    );
     return undefined;
   } catch (error) {
     if (errnoCode(error) !== 'ENOENT') {

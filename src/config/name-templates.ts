@@ -38,7 +38,9 @@ export function templateShape(template: string): TemplateShape | { problem: stri
     .filter(({ at }) => at >= 0)
     .sort((a, b) => a.at - b.at)[0];
   if (found === undefined) {
-    return { problem: `"${template}" holds neither {id} nor {login}: every consumer would get the same names; put {id} in it, and a separator right after it` };
+    return {
+      problem: `"${template}" holds neither {id} nor {login}: every consumer would get the same names; put {id} in it, and a separator right after it`,
+    };
   }
   const { placeholder, at } = found;
   const rest = template.slice(at + placeholder.length + 2);

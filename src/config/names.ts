@@ -10,4 +10,6 @@ export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
  */
 export const NAME_CHARACTER = /^[A-Za-z0-9_.-]$/;
 
-export const nameSchema = z.string().regex(NAME_PATTERN, 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit');
+export const nameSchema = z
+  .string()
+  .regex(NAME_PATTERN, 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit');

@@ -19,21 +19,38 @@ export interface NamespaceOwner {
   adapter: Pick<AdapterKind, 'kind' | 'namespaces'>;
 }
 
-/** Why two providers on one backend may not both be configured, naming both; `[]` when none. `policies` are the validated ones, by index. */
-export function namespaceOverlaps(source: YamlSource, providers: readonly NamespaceOwner[], policies: ReadonlyMap<number, unknown>): string[] {
+/**
+ * Why two providers on one backend may not both be configured, naming both; `[]` when none. `policies` are the
+ * validated ones, by index.
+ */
+export function namespaceOverlaps(
+  source: YamlSource,
+  providers: readonly NamespaceOwner[],
+  policies: ReadonlyMap<number, unknown>,
+): string[] {
   const problems: string[] = [];
-  const namespaces = providers.map((p, index) => (policies.has(index) ? (p.adapter.namespaces?.(policies.get(index)) ?? []) : []));
+  const namespaces = providers.map((p, index) =>
+    policies.has(index) ? (p.adapter.namespaces?.(policies.get(index)) ?? []) : [],
+  );
   for (const { i, j, shared } of sharedBackends(providers)) {
     const [earlier, later] = [providers[i]!, providers[j]!];
     if (earlier.adapter.kind !== later.adapter.kind) continue;
     for (const mine of namespaces[j]!) {
       const theirs = namespaces[i]!.find((n) => n.noun === mine.noun);
       if (theirs === undefined || !leadsOverlap(mine.template, theirs.template)) continue;
-      const pathOf = (index: number, n: PolicyNamespace) => ['providers', index, 'policy', n.template === undefined ? (n.allField ?? n.field) : n.field];
-      const said = (name: string, n: PolicyNamespace) => `provider ${name} (${n.template === undefined ? `${n.allField ?? n.field}: true` : `${n.field} "${n.template}"`}`;
+      const pathOf = (index: number, n: PolicyNamespace) => [
+        'providers',
+        index,
+        'policy',
+        n.template === undefined ? (n.allField ?? n.field) : n.field,
+      ];
+      const said = (name: string, n: PolicyNamespace) =>
+        `provider ${name} (${n.template === undefined ? `${n.allField ?? n.field}: true` : `${n.field} "${n.template}"`}`;
       // said where the later provider gives every name, else at its template
       const [at, index, other, otherIndex, otherN, n] =
-        mine.template === undefined || theirs.template !== undefined ? [later, j, earlier, i, theirs, mine] : [earlier, i, later, j, mine, theirs];
+        mine.template === undefined || theirs.template !== undefined
+          ? [later, j, earlier, i, theirs, mine]
+          : [earlier, i, later, j, mine, theirs];
       problems.push(
         source.problem(
           pathOf(index, n),

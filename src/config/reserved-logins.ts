@@ -26,7 +26,11 @@ export function reservedLogins({ provider, queueUsername, storeUsername }: Reser
   };
   const { username } = provider.admin;
   reserve(username, `is the admin login of provider ${provider.name}`);
-  if (username === undefined) reserve(provider.adapter.defaultAdminLogin, `is the login provider ${provider.name} connects as (its admin names no username)`);
+  if (username === undefined)
+    reserve(
+      provider.adapter.defaultAdminLogin,
+      `is the login provider ${provider.name} connects as (its admin names no username)`,
+    );
   reserve(queueUsername, "is the login of holdfast's queue (queue.username)");
   reserve(storeUsername, "is the login of holdfast's record store (store.username)");
   reserve('default', "is the backends' built-in user (Redis's default), reserved on every provider");

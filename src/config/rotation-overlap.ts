@@ -4,6 +4,10 @@
  */
 
 /** Whether `now` falls in the rotation overlap that follows an apply at `appliedAt` (ms since the epoch). */
-export function inRotationOverlap(appliedAt: number | null, rotationOverlapMs: number | undefined, now: number): boolean {
+export function inRotationOverlap(
+  appliedAt: number | null,
+  rotationOverlapMs: number | undefined,
+  now: number,
+): boolean {
   return rotationOverlapMs !== undefined && appliedAt !== null && now - appliedAt < rotationOverlapMs;
 }

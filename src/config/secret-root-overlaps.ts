@@ -25,7 +25,9 @@ function rootsOf(provider: ProviderRootFields): SecretRoot[] {
 
 /** The roots of every provider but `providers[index]`. */
 export function foreignSecretRoots(providers: readonly ProviderRootFields[], index: number): ForeignSecretRoot[] {
-  return providers.flatMap((other, j) => (j === index ? [] : rootsOf(other).map((root) => ({ provider: other.name, ...root }))));
+  return providers.flatMap((other, j) =>
+    j === index ? [] : rootsOf(other).map((root) => ({ provider: other.name, ...root })),
+  );
 }
 
 const WHAT = { contributions: "contributions file's directory", secretsRoot: 'secretsRoot' } as const;
@@ -38,10 +40,18 @@ function relation(mine: string, theirs: string): string | undefined {
   return undefined;
 }
 
-/** One problem (`<file>:<line>: providers[i].secretsRoot: …`) for each `secretsRoot` that overlaps another provider's root. */
-export async function secretRootOverlaps(source: YamlSource, providers: readonly ProviderRootFields[]): Promise<string[]> {
+/**
+ * One problem (`<file>:<line>: providers[i].secretsRoot: …`) for each `secretsRoot` that overlaps another provider's
+ * root.
+ */
+export async function secretRootOverlaps(
+  source: YamlSource,
+  providers: readonly ProviderRootFields[],
+): Promise<string[]> {
   const real = async (path: string) => realpath(path).catch(() => path);
-  const resolved = await Promise.all(providers.map((p) => Promise.all(rootsOf(p).map(async (root) => ({ ...root, real: await real(root.path) })))));
+  const resolved = await Promise.all(
+    providers.map((p) => Promise.all(rootsOf(p).map(async (root) => ({ ...root, real: await real(root.path) })))),
+  );
   const problems: string[] = [];
   for (const [i, mine] of providers.entries()) {
     const own = resolved[i]!.find((root) => root.field === 'secretsRoot');
@@ -51,9 +61,13 @@ export async function secretRootOverlaps(source: YamlSource, providers: readonly
       for (const theirs of resolved[j]!.filter((root) => j !== i && !(root.field === 'secretsRoot' && j > i))) {
         const how = relation(own.path, theirs.path) ?? relation(own.real, theirs.real);
         if (how === undefined) continue;
-        problems.push(source.problem(['providers', i, 'secretsRoot'],
-          `provider ${mine.name}'s secretsRoot ${own.path} ${how} provider ${other.name}'s ${WHAT[theirs.field]} (${theirs.path}): ` +
-          `one provider's consumers could name the other's grant secrets; give each provider a directory of its own`));
+        problems.push(
+          source.problem(
+            ['providers', i, 'secretsRoot'],
+            `provider ${mine.name}'s secretsRoot ${own.path} ${how} provider ${other.name}'s ${WHAT[theirs.field]} (${theirs.path}): ` +
+              `one provider's consumers could name the other's grant secrets; give each provider a directory of its own`,
+          ),
+        );
       }
     }
   }

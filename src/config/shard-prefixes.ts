@@ -15,7 +15,9 @@
  */
 import { HoldfastError } from '../errors/holdfast-error.js';
 
-/** The most shards a queue may have: more would spread a small fleet thin, and each costs every worker a BullMQ worker. */
+/**
+ * The most shards a queue may have: more would spread a small fleet thin, and each costs every worker a BullMQ worker.
+ */
 export const MAX_SHARDS = 64;
 
 /** Where `prefix`'s hash tag is, by Redis's rule: the indices of its braces; undefined when it has none. */
@@ -38,5 +40,7 @@ export function shardPrefixes(prefix: string, shards: number): string[] {
   const problem = shardPrefixProblem(prefix, shards);
   if (problem) throw new HoldfastError('CONFIG_INVALID', `queue prefix ${JSON.stringify(prefix)} ${problem}`);
   const tag = hashTagOf(prefix);
-  return Array.from({ length: shards }, (_, i) => (tag ? `${prefix.slice(0, tag.close)}-${i}${prefix.slice(tag.close)}` : `{${prefix}-${i}}`));
+  return Array.from({ length: shards }, (_, i) =>
+    tag ? `${prefix.slice(0, tag.close)}-${i}${prefix.slice(tag.close)}` : `{${prefix}-${i}}`,
+  );
 }

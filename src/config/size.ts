@@ -29,7 +29,11 @@ export function parseSize(text: string): number {
 /** `68157440` → `65 MiB (68,157,440 bytes)`; for messages. */
 export function formatSize(bytes: number): string {
   const exact = `${bytes.toLocaleString('en-US')} bytes`;
-  for (const [unit, factor] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+  for (const [unit, factor] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
     if (bytes >= factor) {
       const amount = bytes / factor;
       return `${Number.isInteger(amount) ? amount : amount.toFixed(1)} ${unit} (${exact})`;

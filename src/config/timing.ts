@@ -28,12 +28,44 @@ const shareSchema = z.number().min(0, 'must be at least 0').max(1, 'must be at m
 
 /** The timing settings, by the field each resolves to. */
 export const TIMING_SETTINGS = {
-  verifyEveryMs: { key: 'verifyEvery', schema: durationSchema, default: 60_000, doc: 'each applied consumer is asked this often, jittered' },
-  checkTimeoutMs: { key: 'checkTimeout', schema: durationSchema, default: 30_000, atMost: 'verifyEvery', doc: 'a check or an apply that takes longer counts as could-not-ask' },
-  brakeMaxMs: { key: 'brakeMax', schema: durationSchema, default: 3_600_000, atLeast: 'verifyEvery', doc: "the brake's doubling intervals stop growing here" },
-  retryBaseMs: { key: 'retryBase', schema: durationSchema, default: 1_000, doc: 'first retry of a failed apply or remove; doubles, never beyond verifyEvery' },
-  jitter: { key: 'jitter', schema: jitterSchema, default: 0.1, doc: 'fraction of the verify interval by which checks are spread, in [0, 1)' },
-  secretGraceMs: { key: 'secretGrace', schema: durationSchema, default: 60_000, doc: 'a missing grant secret is a quiet wait this long, then a warning' },
+  verifyEveryMs: {
+    key: 'verifyEvery',
+    schema: durationSchema,
+    default: 60_000,
+    doc: 'each applied consumer is asked this often, jittered',
+  },
+  checkTimeoutMs: {
+    key: 'checkTimeout',
+    schema: durationSchema,
+    default: 30_000,
+    atMost: 'verifyEvery',
+    doc: 'a check or an apply that takes longer counts as could-not-ask',
+  },
+  brakeMaxMs: {
+    key: 'brakeMax',
+    schema: durationSchema,
+    default: 3_600_000,
+    atLeast: 'verifyEvery',
+    doc: "the brake's doubling intervals stop growing here",
+  },
+  retryBaseMs: {
+    key: 'retryBase',
+    schema: durationSchema,
+    default: 1_000,
+    doc: 'first retry of a failed apply or remove; doubles, never beyond verifyEvery',
+  },
+  jitter: {
+    key: 'jitter',
+    schema: jitterSchema,
+    default: 0.1,
+    doc: 'fraction of the verify interval by which checks are spread, in [0, 1)',
+  },
+  secretGraceMs: {
+    key: 'secretGrace',
+    schema: durationSchema,
+    default: 60_000,
+    doc: 'a missing grant secret is a quiet wait this long, then a warning',
+  },
   deepCheckEveryMs: {
     key: 'deepCheckEvery',
     schema: durationSchema,
@@ -69,7 +101,10 @@ type Optional = Exclude<Field, Defaulted>;
 
 type FromTable = { [F in Defaulted]: number } & { [F in Optional]?: number | undefined };
 
-/** Per-provider timing, in milliseconds (see {@link TIMING_SETTINGS} for each field): the machine's (`ConsumerTiming`, which it must agree with) and the effects'. */
+/**
+ * Per-provider timing, in milliseconds (see {@link TIMING_SETTINGS} for each field): the machine's (`ConsumerTiming`,
+ * which it must agree with) and the effects'.
+ */
 export interface Timing extends ConsumerTiming, FromTable {}
 
 /** A timing setting's key in the configuration file. */
@@ -86,6 +121,8 @@ export const DEFAULT_TIMING: Readonly<Timing> = (() => {
 })();
 
 /** The configuration's timing keys, each optional. */
-export const timingFields = Object.fromEntries(TIMING_ENTRIES.map(([, setting]) => [setting.key, setting.schema.optional()])) as {
+export const timingFields = Object.fromEntries(
+  TIMING_ENTRIES.map(([, setting]) => [setting.key, setting.schema.optional()]),
+) as {
   [F in Field as Settings[F]['key']]: z.ZodOptional<Settings[F]['schema']>;
 };

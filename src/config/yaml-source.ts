@@ -28,7 +28,12 @@ export type ApartIssue = (issue: z.core.$ZodIssue) => boolean;
  * The error for a file that cannot be used: `invalid <what> <file> (<n> problems):` and one line
  * per problem, at most 100 of them, then `… and <n> more`.
  */
-export function invalidFile(code: 'CONFIG_INVALID' | 'CONTRIBUTIONS_INVALID', what: string, file: string, problems: readonly string[]): HoldfastError {
+export function invalidFile(
+  code: 'CONFIG_INVALID' | 'CONTRIBUTIONS_INVALID',
+  what: string,
+  file: string,
+  problems: readonly string[],
+): HoldfastError {
   const count = problems.length === 1 ? '1 problem' : `${problems.length.toLocaleString('en-US')} problems`;
   return new HoldfastError(code, `invalid ${what} ${file} (${count}):\n  ${listedProblems(problems).join('\n  ')}`);
 }
@@ -110,7 +115,10 @@ export class YamlSource {
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      return { ok: false, problems: [`${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`] };
+      return {
+        ok: false,
+        problems: [`${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`],
+      };
     }
     return YamlSource.parse(file, text);
   }
@@ -158,7 +166,13 @@ export class YamlSource {
    * Validates `value`, found at `path` in this file, with `schema` (which may be async). Each
    * issue is added to `problems`; an unknown key is reported on its own line.
    */
-  async check<T>(schema: z.ZodType<T>, value: unknown, problems: string[], path: FieldPath = [], apart?: ApartIssue): Promise<Checked<T>> {
+  async check<T>(
+    schema: z.ZodType<T>,
+    value: unknown,
+    problems: string[],
+    path: FieldPath = [],
+    apart?: ApartIssue,
+  ): Promise<Checked<T>> {
     const result = await schema.safeParseAsync(value, { error: required });
     if (result.success) return { ok: true, value: result.data };
     let onlyApart = true;
@@ -188,7 +202,13 @@ export class YamlSource {
       if (typeof value !== 'string') return;
       const earlier = first.get(value);
       if (earlier === undefined) first.set(value, index);
-      else problems.push(this.problem([...path, index, field], `duplicate ${field} "${value}" (also ${formatPath([...path, earlier])})`));
+      else
+        problems.push(
+          this.problem(
+            [...path, index, field],
+            `duplicate ${field} "${value}" (also ${formatPath([...path, earlier])})`,
+          ),
+        );
     });
     return problems;
   }

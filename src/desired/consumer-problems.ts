@@ -25,7 +25,9 @@ export function rootsOf(provider: ProviderConfig): Promise<SecretRoots> {
   return resolveRoots(secretRootsOf(provider));
 }
 
-/** What one directory holds, read once: each name, and whether it is a symlink (undefined: the listing does not say). */
+/**
+ * What one directory holds, read once: each name, and whether it is a symlink (undefined: the listing does not say).
+ */
 type Listing = Map<string, boolean | undefined>;
 
 /**
@@ -44,7 +46,12 @@ export class RealPaths {
     const found = await read;
     const name = basename(path);
     if (found === undefined || !found.listing.has(name)) return undefined;
-    const link = found.listing.get(name) ?? (await lstat(path).then((s) => s.isSymbolicLink(), () => undefined));
+    const link =
+      found.listing.get(name) ??
+      (await lstat(path).then(
+        (s) => s.isSymbolicLink(),
+        () => undefined,
+      ));
     if (link === undefined) return undefined;
     return link ? realpath(path).catch(() => undefined) : join(found.real, name);
   }
@@ -53,7 +60,14 @@ export class RealPaths {
 async function listed(dir: string): Promise<{ real: string; listing: Listing } | undefined> {
   try {
     const [real, entries] = await Promise.all([realpath(dir), readdir(dir, { withFileTypes: true })]);
-    const known = (e: Dirent) => e.isFile() || e.isDirectory() || e.isSymbolicLink() || e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice();
+    const known = (e: Dirent) =>
+      e.isFile() ||
+      e.isDirectory() ||
+      e.isSymbolicLink() ||
+      e.isFIFO() ||
+      e.isSocket() ||
+      e.isBlockDevice() ||
+      e.isCharacterDevice();
     return { real, listing: new Map(entries.map((e) => [e.name, known(e) ? e.isSymbolicLink() : undefined])) };
   } catch {
     return undefined;
@@ -69,7 +83,12 @@ export async function consumerProblems(
   roots: SecretRoots,
   paths: RealPaths = new RealPaths(),
 ): Promise<string[]> {
-  const { problems } = checkSpec(provider, { id: item.id, login: item.login, values: item.values, secretPath: item.secretPath });
+  const { problems } = checkSpec(provider, {
+    id: item.id,
+    login: item.login,
+    values: item.values,
+    secretPath: item.secretPath,
+  });
   const said = problems.map((problem) => describe(source, index, item, problem));
   if (!problems.some((p) => p.field === 'secret')) {
     const link = await symlinkOut(item.secretPath, roots, paths);
@@ -94,7 +113,10 @@ function describe(source: YamlSource, index: number, item: DeclaredItem, problem
   }
 }
 
-/** Why a grant secret that exists leads out of its provider's place by its symlinks; undefined when it does not (or does not exist yet). */
+/**
+ * Why a grant secret that exists leads out of its provider's place by its symlinks; undefined when it does not (or does
+ * not exist yet).
+ */
 async function symlinkOut(path: string, realRoots: SecretRoots, paths: RealPaths): Promise<string | undefined> {
   const real = await paths.of(path);
   const where = real === undefined ? undefined : misplaced(real, realRoots);

@@ -29,7 +29,10 @@ export interface DeclaredBrief {
   index: number;
 }
 
-/** A contributions file read and validated whole, holding each consumer in brief; the full specs are read again on demand. */
+/**
+ * A contributions file read and validated whole, holding each consumer in brief; the full specs are read again on
+ * demand.
+ */
 export interface ContributionsRead {
   provider: string;
   consumers: DeclaredBriefs;

@@ -10,8 +10,14 @@ import { canonicalJson } from './canonical-json.js';
 import type { DeclaredBriefs } from './declared-briefs.js';
 import { specDigest } from './spec-digest.js';
 
-/** The places of the declared consumers whose digest differs from the one last delivered, and the keys delivered that are no longer declared. */
-export function changesOf(declared: DeclaredBriefs, delivered: ReadonlyMap<string, string>): { changed: number[]; gone: string[] } {
+/**
+ * The places of the declared consumers whose digest differs from the one last delivered, and the keys delivered that
+ * are no longer declared.
+ */
+export function changesOf(
+  declared: DeclaredBriefs,
+  delivered: ReadonlyMap<string, string>,
+): { changed: number[]; gone: string[] } {
   const keys = new Set<string>();
   const changed: number[] = [];
   for (let index = 0; index < declared.length; index++) {
@@ -22,15 +28,24 @@ export function changesOf(declared: DeclaredBriefs, delivered: ReadonlyMap<strin
   return { changed, gone: [...delivered.keys()].filter((key) => !keys.has(key)) };
 }
 
-/** Whether removing `removals` of the `of` consumers delivered at once is more than `provider`'s removal guard allows. */
-export function removalsHeldBack(provider: Pick<ProviderConfig, 'removalGuard'>, removals: number, of: number): boolean {
+/**
+ * Whether removing `removals` of the `of` consumers delivered at once is more than `provider`'s removal guard allows.
+ */
+export function removalsHeldBack(
+  provider: Pick<ProviderConfig, 'removalGuard'>,
+  removals: number,
+  of: number,
+): boolean {
   const { share, floor } = provider.removalGuard;
   return removals > floor && removals > share * of;
 }
 
 /** What identifies exactly one change (its digest): what a person's `holdfast confirm-removals` names. */
 export function changeDigest(declared: DeclaredBriefs, changed: readonly number[], gone: readonly string[]): string {
-  const pairs = [...changed.map((index): [string, string | null] => [declared.key(index), declared.digest(index)]), ...gone.map((key): [string, null] => [key, null])];
+  const pairs = [
+    ...changed.map((index): [string, string | null] => [declared.key(index), declared.digest(index)]),
+    ...gone.map((key): [string, null] => [key, null]),
+  ];
   return sha256Hex(canonicalJson(pairs.sort()));
 }
 

@@ -63,7 +63,9 @@ export class DesiredSync {
   private readonly watchers: FSWatcher[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly running = new Map<string, Promise<void>>();
-  /** Per provider: the undeclared records the sweep found and held back (more than the removal guard allows), as said. */
+  /**
+   * Per provider: the undeclared records the sweep found and held back (more than the removal guard allows), as said.
+   */
   private readonly sweepHeld = new Map<string, string>();
   private lastAt = 0;
   private stopped = false;
@@ -128,7 +130,12 @@ export class DesiredSync {
     const previous = this.running.get(name) ?? Promise.resolve();
     const next = previous
       .then(() => (this.stopped ? undefined : task()))
-      .catch((error: unknown) => this.options.logger.error({ provider: name, err: String(error) }, `${what} of ${name} failed: ${String(error)}`));
+      .catch((error: unknown) =>
+        this.options.logger.error(
+          { provider: name, err: String(error) },
+          `${what} of ${name} failed: ${String(error)}`,
+        ),
+      );
     this.running.set(name, next);
     return next;
   }
@@ -143,7 +150,12 @@ export class DesiredSync {
    */
   isUndeclared(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired'>): boolean {
     const delivered = this.delivered.get(record.provider);
-    return delivered !== undefined && this.known.has(record.provider) && !record.desired.removed && !delivered.has(record._id);
+    return (
+      delivered !== undefined &&
+      this.known.has(record.provider) &&
+      !record.desired.removed &&
+      !delivered.has(record._id)
+    );
   }
 
   /**
@@ -155,12 +167,17 @@ export class DesiredSync {
   removeUndeclared(records: ReadonlyArray<Pick<ConsumerRecord, '_id' | 'provider' | 'desired'>>): Promise<void> {
     const runs = this.options.providers.flatMap((provider) => {
       const found = records.filter((record) => record.provider === provider.name);
-      return found.length === 0 ? [] : [this.serially(provider.name, () => this.removeAgain(provider, found), 'the removal of undeclared records')];
+      return found.length === 0
+        ? []
+        : [this.serially(provider.name, () => this.removeAgain(provider, found), 'the removal of undeclared records')];
     });
     return Promise.all(runs).then(() => undefined);
   }
 
-  private async removeAgain(provider: ProviderConfig, found: ReadonlyArray<Pick<ConsumerRecord, '_id' | 'provider' | 'desired'>>): Promise<void> {
+  private async removeAgain(
+    provider: ProviderConfig,
+    found: ReadonlyArray<Pick<ConsumerRecord, '_id' | 'provider' | 'desired'>>,
+  ): Promise<void> {
     const { logger } = this.options;
     const name = provider.name;
     const keys = found.filter((record) => this.isUndeclared(record)).map((record) => record._id);
@@ -178,8 +195,15 @@ export class DesiredSync {
       return;
     }
     this.sweepHeld.delete(name);
-    await this.options.queue.deliverDesired(keys.map((key) => ({ key, desired: null })), this.deliveryTime());
-    for (const key of keys) logger.warn({ consumer: key }, 'no longer declared, but its record was made again (a removal overtaken by an older spec); removing it again');
+    await this.options.queue.deliverDesired(
+      keys.map((key) => ({ key, desired: null })),
+      this.deliveryTime(),
+    );
+    for (const key of keys)
+      logger.warn(
+        { consumer: key },
+        'no longer declared, but its record was made again (a removal overtaken by an older spec); removing it again',
+      );
   }
 
   private async signature(path: string): Promise<string> {
@@ -230,15 +254,29 @@ export class DesiredSync {
         return;
       }
       confirmed = change;
-      logger.warn({ provider: name, file: path, removals: gone.length }, `removals confirmed by a person: removing ${gone.length} of ${delivered.size} consumers of ${name} as ${path} declares`);
+      logger.warn(
+        { provider: name, file: path, removals: gone.length },
+        `removals confirmed by a person: removing ${gone.length} of ${delivered.size} consumers of ${name} as ${path} declares`,
+      );
     }
 
     await this.deliver(name, read, changed, gone);
     this.known.add(name);
-    if (wasHeld !== undefined && confirmed === undefined) logger.info({ provider: name, file: path }, `${path} changed since removals were held back; judged afresh, nothing is held back now`);
+    if (wasHeld !== undefined && confirmed === undefined)
+      logger.info(
+        { provider: name, file: path },
+        `${path} changed since removals were held back; judged afresh, nothing is held back now`,
+      );
     for (const key of gone) logger.info({ consumer: key }, 'no longer declared; removing');
     this.seen.set(name, { signature, error: null });
-    await store.setProviderStatus({ _id: name, contributionsError: null, errorSince: null, lastGoodAt: now(), consumers: read.consumers.length, heldRemovals: null });
+    await store.setProviderStatus({
+      _id: name,
+      contributionsError: null,
+      errorSince: null,
+      lastGoodAt: now(),
+      consumers: read.consumers.length,
+      heldRemovals: null,
+    });
     if (confirmed) await this.options.confirmations.clearConfirmedRemovals(name, confirmed);
   }
 
@@ -247,7 +285,10 @@ export class DesiredSync {
     const { store, logger, now } = this.options;
     const name = provider.name;
     if (this.seen.get(name)?.error !== message) {
-      logger.error({ provider: name, file: provider.contributionsPath }, `contributions refused; the last good desired state stays in force:\n${message}`);
+      logger.error(
+        { provider: name, file: provider.contributionsPath },
+        `contributions refused; the last good desired state stays in force:\n${message}`,
+      );
       const previous = await store.providerStatus(name);
       await store.setProviderStatus({
         _id: name,
@@ -266,7 +307,12 @@ export class DesiredSync {
    * so that no more than a chunk of full specs is held at once), then the removals of `gone`;
    * what each chunk delivered is remembered once the queue has it.
    */
-  private async deliver(name: string, read: ContributionsRead, changed: readonly number[], gone: readonly string[]): Promise<void> {
+  private async deliver(
+    name: string,
+    read: ContributionsRead,
+    changed: readonly number[],
+    gone: readonly string[],
+  ): Promise<void> {
     const delivered = this.delivered.get(name) ?? new Map<string, string>();
     const logins = this.logins.get(name) ?? new Map<string, string>();
     const at = this.deliveryTime();
@@ -283,7 +329,10 @@ export class DesiredSync {
     }
     for (let i = 0; i < gone.length; i += DELIVERY_CHUNK) {
       const keys = gone.slice(i, i + DELIVERY_CHUNK);
-      await this.options.queue.deliverDesired(keys.map((key) => ({ key, desired: null })), at);
+      await this.options.queue.deliverDesired(
+        keys.map((key) => ({ key, desired: null })),
+        at,
+      );
       // a removed consumer's login is released by the orphan watch's second look
       for (const key of keys) {
         delivered.delete(key);
@@ -293,7 +342,13 @@ export class DesiredSync {
   }
 
   /** Holds back a change that would remove too many consumers: said once, kept in the provider's status. */
-  private async holdBack(provider: ProviderConfig, signature: string, change: string, gone: readonly string[], of: number): Promise<void> {
+  private async holdBack(
+    provider: ProviderConfig,
+    signature: string,
+    change: string,
+    gone: readonly string[],
+    of: number,
+  ): Promise<void> {
     const { store, logger, now } = this.options;
     const name = provider.name;
     const path = provider.contributionsPath;
@@ -312,7 +367,14 @@ export class DesiredSync {
       errorSince: null,
       lastGoodAt: previous?.lastGoodAt ?? null,
       consumers: of,
-      heldRemovals: { file: path, change, removals: gone.length, of, since: now(), sample: [...gone].sort().slice(0, 5) },
+      heldRemovals: {
+        file: path,
+        change,
+        removals: gone.length,
+        of,
+        since: now(),
+        sample: [...gone].sort().slice(0, 5),
+      },
     });
   }
 }

@@ -67,12 +67,19 @@ export async function loadContributions(provider: ProviderConfig): Promise<Desir
  * What the text of `provider`'s contributions file declares: read one item at a time when it
  * has the plain shape, else (or with `whole`, or when an item does not parse alone) as one document.
  */
-export async function declaredIn(provider: ProviderConfig, text: string, options: { whole?: boolean; named?: string } = {}): Promise<DesiredState> {
+export async function declaredIn(
+  provider: ProviderConfig,
+  text: string,
+  options: { whole?: boolean; named?: string } = {},
+): Promise<DesiredState> {
   const spans = options.whole ? undefined : itemSpans(text);
   const named = options.named ?? provider.contributionsPath;
   const items = new ItemChecker(provider, await rootsOf(provider), full, undefined, named);
   const byItem = spans && (await items.readItems(text, spans));
-  return { provider: provider.name, consumers: byItem ?? (await new ItemChecker(provider, items.roots, full, undefined, named).readDocument(text)) };
+  return {
+    provider: provider.name,
+    consumers: byItem ?? (await new ItemChecker(provider, items.roots, full, undefined, named).readDocument(text)),
+  };
 }
 
 /**
@@ -102,15 +109,29 @@ export async function readContributions(provider: ProviderConfig): Promise<Contr
   // one look at the grant secrets' directories, so that the specs read again say what the briefs did
   const paths = new RealPaths();
   const consumers = spans && (await new ItemChecker(provider, roots, inBrief, paths).readItems(text, spans));
-  if (consumers) return { provider: provider.name, consumers, specs: (indexes) => new ItemChecker(provider, roots, full, paths).readAgain(text, spans, indexes) };
+  if (consumers)
+    return {
+      provider: provider.name,
+      consumers,
+      specs: (indexes) => new ItemChecker(provider, roots, full, paths).readAgain(text, spans, indexes),
+    };
   const specs = await new ItemChecker(provider, roots, full).readDocument(text);
   const briefs = inBrief();
   for (const consumer of specs) briefs.add(consumer);
-  return { provider: provider.name, consumers: briefs.result(), specs: (indexes) => Promise.resolve(indexes.map((i) => specs[i]!)) };
+  return {
+    provider: provider.name,
+    consumers: briefs.result(),
+    specs: (indexes) => Promise.resolve(indexes.map((i) => specs[i]!)),
+  };
 }
 
 /** The item of `span` parsed alone, as a list of that one item; undefined when it does not parse alone. */
-function itemAlone(file: string, text: string, span: ItemSpan, index: number): { source: YamlSource; item: unknown } | undefined {
+function itemAlone(
+  file: string,
+  text: string,
+  span: ItemSpan,
+  index: number,
+): { source: YamlSource; item: unknown } | undefined {
   const read = YamlSource.parseItem(file, text.slice(span.start, span.end), index, span.line);
   if (!read.ok || !Array.isArray(read.source.value) || read.source.value.length !== 1) return undefined;
   return { source: read.source, item: read.source.value[0] };
@@ -169,7 +190,10 @@ class ItemChecker<R> {
       const span = spans.at(index);
       const alone = itemAlone(file, text, span, index);
       // the same text parsed alone before; said as a problem of the file should it ever not
-      if (alone === undefined) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [`${file}:${span.line}: consumers[${index}]: does not parse alone`]);
+      if (alone === undefined)
+        throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [
+          `${file}:${span.line}: consumers[${index}]: does not parse alone`,
+        ]);
       await this.add(alone.source, alone.item, index);
     }
     return this.result();
@@ -182,7 +206,9 @@ class ItemChecker<R> {
     if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, read.problems);
     const { source } = read;
     if (source.value === null) {
-      throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [`${file}:1: (top level): the file is empty; write \`consumers: []\` to declare no consumers`]);
+      throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [
+        `${file}:1: (top level): the file is empty; write \`consumers: []\` to declare no consumers`,
+      ]);
     }
     await source.check(fileSchema, source.value, this.problems);
     const listed = (source.value as { consumers?: unknown }).consumers;
@@ -202,7 +228,13 @@ class ItemChecker<R> {
     const checked = await source.check(consumerSchema, item, this.problems, ['consumers', index]);
     const rawValues = (item as { values?: unknown }).values ?? {};
     // a bound's issue refuses this entry alone: the spec check says it again, with file, line and the limit
-    const values = await source.check(this.provider.adapter.valuesSchema, rawValues, this.problems, ['consumers', index, 'values'], isBoundIssue);
+    const values = await source.check(
+      this.provider.adapter.valuesSchema,
+      rawValues,
+      this.problems,
+      ['consumers', index, 'values'],
+      isBoundIssue,
+    );
     if (!checked.ok || (!values.ok && values.onlyApart !== true) || this.problems.length > 0) return;
     this.declared.push(this.declare(source, index, { ...checked.value, values: values.ok ? values.value : rawValues }));
     if (this.declared.length >= ITEMS_AT_ONCE) await this.keepDeclared();
@@ -215,19 +247,37 @@ class ItemChecker<R> {
       if (typeof value !== 'string') continue;
       const earlier = this.first[field].get(value);
       if (earlier === undefined) this.first[field].set(value, index);
-      else this.repeated[field].push(source.problem(['consumers', index, field], `duplicate ${field} "${value}" (also consumers[${earlier}])`));
+      else
+        this.repeated[field].push(
+          source.problem(['consumers', index, field], `duplicate ${field} "${value}" (also consumers[${earlier}])`),
+        );
     }
   }
 
-  private async declare(source: YamlSource, index: number, { id, login, secret, values }: { id: string; login: string; secret: string; values: unknown }): Promise<DeclaredConsumer> {
+  private async declare(
+    source: YamlSource,
+    index: number,
+    { id, login, secret, values }: { id: string; login: string; secret: string; values: unknown },
+  ): Promise<DeclaredConsumer> {
     const { provider } = this;
     const at = source.at(['consumers', index]);
     const secretPath = resolve(dirname(provider.contributionsPath), secret);
-    const problems = await consumerProblems(source, provider, index, { id, login, secret, secretPath, values }, this.roots, this.paths);
+    const problems = await consumerProblems(
+      source,
+      provider,
+      index,
+      { id, login, secret, secretPath, values },
+      this.roots,
+      this.paths,
+    );
     // values over a bound are refused, never applied, and not carried on (they may be megabytes)
     const kept = problems.length > 0 && !provider.adapter.valuesSchema.safeParse(values).success ? {} : values;
     const specHash = sha256Hex(canonicalJson({ login, values: kept, secretPath }));
-    return { key: consumerKey(provider.name, id), id, desired: { login, values: kept, secretPath, specHash, source: at, removed: false, problems } };
+    return {
+      key: consumerKey(provider.name, id),
+      id,
+      desired: { login, values: kept, secretPath, specHash, source: at, removed: false, problems },
+    };
   }
 
   /** The consumers declared so far, kept (in order). */

@@ -25,7 +25,7 @@ export const DOCTOR_TIMEOUT_MS = 5_000;
 function secretAdvice(code: string, uid: number): string {
   switch (code) {
     case 'SECRET_MISSING':
-      return 'write it (the mesh writes it beside the contributions), or correct the consumer\'s secret path';
+      return "write it (the mesh writes it beside the contributions), or correct the consumer's secret path";
     case 'SECRET_UNREADABLE':
       return `make it readable by uid ${uid} (chown or chmod), or run holdfast as its owner`;
     default:
@@ -40,15 +40,21 @@ async function grantSecretProblems(provider: ProviderConfig, uid: number): Promi
   } catch (error) {
     if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
     const [, ...lines] = error.message.split('\n');
-    return lines.map((line) => `contributions of ${provider.name}: ${line.trim()}; correct the file (the last good desired state stays in force meanwhile)`);
+    return lines.map(
+      (line) =>
+        `contributions of ${provider.name}: ${line.trim()}; correct the file (the last good desired state stays in force meanwhile)`,
+    );
   }
   const problems: string[] = [];
   const roots = secretRootsOf(provider);
   for (const { key, desired } of state.consumers) {
-    for (const problem of desired.problems) problems.push(`consumer ${key} refused: ${problem}; correct its entry or the provider's policy`);
+    for (const problem of desired.problems)
+      problems.push(`consumer ${key} refused: ${problem}; correct its entry or the provider's policy`);
     if (desired.problems.length > 0) continue; // refused: its secret is not read
     try {
-      problems.push(...secretFileProblems(key, desired.secretPath, await inspectGrantSecret(desired.secretPath, roots), uid));
+      problems.push(
+        ...secretFileProblems(key, desired.secretPath, await inspectGrantSecret(desired.secretPath, roots), uid),
+      );
     } catch (error) {
       if (!isHoldfastError(error)) throw error;
       problems.push(`grant secret of ${key}: ${error.message}; ${secretAdvice(error.code, uid)}`);
@@ -60,26 +66,41 @@ async function grantSecretProblems(provider: ProviderConfig, uid: number): Promi
 /** What to do about a finding in a grant secret's bytes. */
 function findingAdvice(f: SecretFinding): string {
   const hash = f.kind === 'sha256-hex' || f.kind === 'scram-verifier' || f.kind === 'md5-hash';
-  return hash ? 'write the password itself, not a hash of it (holdfast hashes it for the backend)' : 'rewrite it as one line holding the password alone';
+  return hash
+    ? 'write the password itself, not a hash of it (holdfast hashes it for the backend)'
+    : 'rewrite it as one line holding the password alone';
 }
 
 /**
  * A grant secret's findings, one line each (`secret-findings.ts`), and its refusal when no finding
  * explains it (empty, too short, control characters): the words of each, never the secret.
  */
-function secretFileProblems(key: string, path: string, { findings, refusal }: Awaited<ReturnType<typeof inspectGrantSecret>>, uid: number): string[] {
+function secretFileProblems(
+  key: string,
+  path: string,
+  { findings, refusal }: Awaited<ReturnType<typeof inspectGrantSecret>>,
+  uid: number,
+): string[] {
   const lines = findings.map((f) => `grant secret of ${key}: ${path} ${findingInWords(f)}; ${findingAdvice(f)}`);
-  if (refusal && !findings.some((f) => f.refused)) lines.push(`grant secret of ${key}: ${refusal.message}; ${secretAdvice(refusal.code, uid)}`);
+  if (refusal && !findings.some((f) => f.refused))
+    lines.push(`grant secret of ${key}: ${refusal.message}; ${secretAdvice(refusal.code, uid)}`);
   return lines;
 }
 
 /** Why `run` did not answer within the doctor's time, in words (scrubbed), or undefined when it did. */
-async function unanswered(run: (signal: AbortSignal) => Promise<unknown>, scrubber: Scrubber): Promise<string | undefined> {
+async function unanswered(
+  run: (signal: AbortSignal) => Promise<unknown>,
+  scrubber: Scrubber,
+): Promise<string | undefined> {
   const signal = AbortSignal.timeout(DOCTOR_TIMEOUT_MS);
   try {
     await Promise.race([
       run(signal),
-      new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error(`no answer within ${DOCTOR_TIMEOUT_MS} ms`)), { once: true })),
+      new Promise((_, reject) =>
+        signal.addEventListener('abort', () => reject(new Error(`no answer within ${DOCTOR_TIMEOUT_MS} ms`)), {
+          once: true,
+        }),
+      ),
     ]);
     return undefined;
   } catch (error) {
@@ -87,20 +108,36 @@ async function unanswered(run: (signal: AbortSignal) => Promise<unknown>, scrubb
   }
 }
 
-async function backendProblems(provider: ProviderConfig, index: number, source: string, scrubber: Scrubber): Promise<string[]> {
+async function backendProblems(
+  provider: ProviderConfig,
+  index: number,
+  source: string,
+  scrubber: Scrubber,
+): Promise<string[]> {
   const adapter = connectAdapter(provider);
   try {
-    const ask = adapter.ping?.bind(adapter) ?? (adapter.list ? (options: { signal: AbortSignal }) => adapter.list!('', options) : undefined);
+    const ask =
+      adapter.ping?.bind(adapter) ??
+      (adapter.list ? (options: { signal: AbortSignal }) => adapter.list!('', options) : undefined);
     if (!ask) return [];
     const why = await unanswered((signal) => ask({ signal }), scrubber);
-    return why ? [`backend of provider ${provider.name} (${provider.admin.url}) does not answer: ${why}; start it, or correct providers[${index}].admin in ${source}`] : [];
+    return why
+      ? [
+          `backend of provider ${provider.name} (${provider.admin.url}) does not answer: ${why}; start it, or correct providers[${index}].admin in ${source}`,
+        ]
+      : [];
   } finally {
     await adapter.close().catch(() => undefined);
   }
 }
 
 async function queueProblems(config: HoldfastConfig, scrubber: Scrubber): Promise<string[]> {
-  const redis = queueRedis(config.queue.connection, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: DOCTOR_TIMEOUT_MS });
+  const redis = queueRedis(config.queue.connection, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: DOCTOR_TIMEOUT_MS,
+  });
   let last: unknown;
   redis.on('error', (error: unknown) => (last = error));
   try {
@@ -115,7 +152,8 @@ async function queueProblems(config: HoldfastConfig, scrubber: Scrubber): Promis
       shape = await clusterShape(redis, isRedisCluster(config.queue.connection));
     }, scrubber);
     const where = queueWhereOf(config.queue.connection);
-    if (why) return [`the queue's Redis (${where}) does not answer: ${why}; start it, or correct queue in ${config.source}`];
+    if (why)
+      return [`the queue's Redis (${where}) does not answer: ${why}; start it, or correct queue in ${config.source}`];
     return shape ? [`the queue's Redis (${where}) ${shape}; correct queue in ${config.source}`] : [];
   } finally {
     redis.disconnect();
@@ -129,10 +167,14 @@ async function queueProblems(config: HoldfastConfig, scrubber: Scrubber): Promis
 async function clusterShape(redis: QueueRedis, asCluster: boolean): Promise<string | undefined> {
   if (!asCluster) {
     const info = await redis.info('cluster');
-    return /cluster_enabled:1/.test(info) ? 'is a node of a Redis Cluster: list its nodes in queue.cluster instead of queue.url' : undefined;
+    return /cluster_enabled:1/.test(info)
+      ? 'is a node of a Redis Cluster: list its nodes in queue.cluster instead of queue.url'
+      : undefined;
   }
   const state = /cluster_state:(\w+)/.exec(String(await redis.call('CLUSTER', 'INFO')))?.[1];
-  return state === 'ok' ? undefined : `is a Redis Cluster whose state is ${state ?? 'unknown'}: some slots are not served`;
+  return state === 'ok'
+    ? undefined
+    : `is a Redis Cluster whose state is ${state ?? 'unknown'}: some slots are not served`;
 }
 
 /** How long the store's speed probe may take: an unindexed scan of a large store takes seconds per operation. */
@@ -140,13 +182,18 @@ const SPEED_TIMEOUT_MS = 4 * DOCTOR_TIMEOUT_MS;
 
 async function storeProblems(config: HoldfastConfig, scrubber: Scrubber): Promise<string[]> {
   const { url, username, password, database } = config.store;
-  const client = new MongoClient(url, { ...(username ? { auth: { username, password } } : {}), serverSelectionTimeoutMS: DOCTOR_TIMEOUT_MS - 1000, connectTimeoutMS: DOCTOR_TIMEOUT_MS - 1000 });
+  const client = new MongoClient(url, {
+    ...(username ? { auth: { username, password } } : {}),
+    serverSelectionTimeoutMS: DOCTOR_TIMEOUT_MS - 1000,
+    connectTimeoutMS: DOCTOR_TIMEOUT_MS - 1000,
+  });
   try {
     const why = await unanswered(async () => {
       await client.connect();
       await client.db(database).command({ ping: 1 });
     }, scrubber);
-    if (why) return [`the record store (${url}) does not answer: ${why}; start it, or correct store in ${config.source}`];
+    if (why)
+      return [`the record store (${url}) does not answer: ${why}; start it, or correct store in ${config.source}`];
     return await speedProblems(client, config, scrubber);
   } finally {
     await client.close().catch(() => undefined);
@@ -161,11 +208,16 @@ async function speedProblems(client: MongoClient, config: HoldfastConfig, scrubb
   try {
     const speed = await Promise.race([measureStoreSpeed(client.db(database)), late]);
     if (speed === null) return []; // no records yet: nothing to time
-    if (speed === 'late') return [`the record store (${url}) did not finish an _id read and update within ${SPEED_TIMEOUT_MS / 1000} s: it is far too slow per operation; check its indexes and load`];
+    if (speed === 'late')
+      return [
+        `the record store (${url}) did not finish an _id read and update within ${SPEED_TIMEOUT_MS / 1000} s: it is far too slow per operation; check its indexes and load`,
+      ];
     const verdict = slowStoreVerdict(speed, url, database);
     return verdict ? [verdict] : [];
   } catch (error) {
-    return [`the record store (${url}) could not be timed on an _id read and update: ${scrubber.describe(error)}; check the store's user may read and update ${database}`];
+    return [
+      `the record store (${url}) could not be timed on an _id read and update: ${scrubber.describe(error)}; check the store's user may read and update ${database}`,
+    ];
   } finally {
     clearTimeout(timer);
   }

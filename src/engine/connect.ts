@@ -1,4 +1,7 @@
-/** The connections every holdfast process (and the status) makes: the record store, and the queue's Redis for what workers share. */
+/**
+ * The connections every holdfast process (and the status) makes: the record store, and the queue's Redis for what
+ * workers share.
+ */
 import type { RedisOptions } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import type { HoldfastConfig } from '../config/config.js';
@@ -15,7 +18,10 @@ import { storeReason } from '../store/store-retry.js';
  * Connects the record store, waiting for it up to `store.connectTimeout` (a store that starts
  * after holdfast is not an error); then fails naming the store and why.
  */
-export async function connectStore(config: HoldfastConfig, options: { create?: boolean } = {}): Promise<{ client: MongoClient; store: ConsumerStore }> {
+export async function connectStore(
+  config: HoldfastConfig,
+  options: { create?: boolean } = {},
+): Promise<{ client: MongoClient; store: ConsumerStore }> {
   const { url, username, password, database, connectTimeoutMs } = config.store;
   const client = new MongoClient(url, {
     ...(username ? { auth: { username, password } } : {}),
@@ -29,7 +35,11 @@ export async function connectStore(config: HoldfastConfig, options: { create?: b
         break;
       } catch (error) {
         if (Date.now() + 500 >= deadline) {
-          throw new HoldfastError('STORE_UNAVAILABLE', `the record store at ${url} could not be reached within ${formatDuration(connectTimeoutMs)}: ${storeReason(error)}`, { cause: error });
+          throw new HoldfastError(
+            'STORE_UNAVAILABLE',
+            `the record store at ${url} could not be reached within ${formatDuration(connectTimeoutMs)}: ${storeReason(error)}`,
+            { cause: error },
+          );
         }
         await new Promise((r) => setTimeout(r, 500));
       }
@@ -42,13 +52,19 @@ export async function connectStore(config: HoldfastConfig, options: { create?: b
 }
 
 /** The queue's Redis, for what workers share besides jobs: locks, revisions, what checks learned, pauses. */
-export function connectCoordination(config: HoldfastConfig, options: RedisOptions = {}): { redis: QueueRedis; coordination: QueueCoordination } {
+export function connectCoordination(
+  config: HoldfastConfig,
+  options: RedisOptions = {},
+): { redis: QueueRedis; coordination: QueueCoordination } {
   // commands issued in the same tick share one write: a check's claim and release are two of them
-  const redis = queueRedis(config.queue.connection, { maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
+  const redis = queueRedis(config.queue.connection, {
+    maxRetriesPerRequest: 2,
+    enableAutoPipelining: true,
+    ...options,
+  });
   redis.on('error', () => undefined);
   return { redis, coordination: queueCoordination(redis, config.queue) };
 }
-
 
 /** The queue's Redis as the status names it: `redis://host:port/db` (or a cluster's nodes), without credentials. */
 export function queueWhere(config: HoldfastConfig): string {
@@ -69,7 +85,11 @@ export interface StatusConnections {
  * server selection, connect, socket and command timeouts. The store is opened on its first
  * read; what a connection reports by itself (a refused connect) goes to `noteConnection`.
  */
-export function statusConnections(config: HoldfastConfig, budgetMs: number, noteConnection: (dependency: 'store' | 'queue', error: unknown) => void): StatusConnections {
+export function statusConnections(
+  config: HoldfastConfig,
+  budgetMs: number,
+  noteConnection: (dependency: 'store' | 'queue', error: unknown) => void,
+): StatusConnections {
   const { url, username, password, database } = config.store;
   // a refused connect is told before the budget runs out; a server that does not answer is told by the budget
   const connectMs = Math.max(500, budgetMs - 1000);
@@ -86,10 +106,17 @@ export function statusConnections(config: HoldfastConfig, budgetMs: number, note
   // connected first, so that a store that does not answer fails as such (not as a retried read of a closed client)
   const open = async () => ConsumerStore.open((await client.connect()).db(database), { create: false });
   const store = { providerStatuses: async () => (await (opened ??= open())).providerStatuses() };
-  const { redis, coordination } = connectCoordination(config, { maxRetriesPerRequest: 1, connectTimeout: connectMs, commandTimeout: budgetMs, retryStrategy: (n) => (n > 3 ? null : 200) });
+  const { redis, coordination } = connectCoordination(config, {
+    maxRetriesPerRequest: 1,
+    connectTimeout: connectMs,
+    commandTimeout: budgetMs,
+    retryStrategy: (n) => (n > 3 ? null : 200),
+  });
   redis.on('error', (error: Error) => noteConnection('queue', error));
   // a cluster's node that fails is named: which master does not answer
-  redis.on('node error', (error: Error, node: string) => noteConnection('queue', new Error(`node ${node}: ${error.message}`)));
+  redis.on('node error', (error: Error, node: string) =>
+    noteConnection('queue', new Error(`node ${node}: ${error.message}`)),
+  );
   redis.on('ready', () => noteConnection('queue', null));
   return {
     store,

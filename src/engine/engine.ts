@@ -87,7 +87,10 @@ class Releasers {
 
   release(): Promise<void> {
     this.released ??= (async () => {
-      for (const release of this.releases.splice(0).reverse()) await Promise.resolve().then(release).catch(() => undefined);
+      for (const release of this.releases.splice(0).reverse())
+        await Promise.resolve()
+          .then(release)
+          .catch(() => undefined);
     })();
     return this.released;
   }
@@ -126,14 +129,28 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     // the start-up's peak is behind (its contributions read and delivered): checks and heals get V8's young generation
     releaseYoungGeneration();
     const { store, queue, coordination, providers, storeWatch, queued } = shared;
-    return { store, queue, coordination, providers, sync, resync, worker, storeWatch, queued, stop: () => releasers.release() };
+    return {
+      store,
+      queue,
+      coordination,
+      providers,
+      sync,
+      resync,
+      worker,
+      storeWatch,
+      queued,
+      stop: () => releasers.release(),
+    };
   } catch (error) {
     await releasers.release();
     throw error;
   }
 }
 
-/** The scrubber learns every configured secret (and the forms adapters derive from them); adopting providers are warned of. */
+/**
+ * The scrubber learns every configured secret (and the forms adapters derive from them); adopting providers are warned
+ * of.
+ */
 function prepare({ config, logger, scrubber }: EngineOptions): void {
   scrubber.add(...configSecrets(config));
   // each adapter's derived forms of a password (Redis: its SHA-256) are scrubbed wherever a password is
@@ -161,7 +178,11 @@ async function sameShards(config: HoldfastConfig, coordination: QueueCoordinatio
   );
 }
 
-async function connectShared({ config, logger, adapters, roles }: EngineOptions, now: () => Date, releasers: Releasers): Promise<Shared> {
+async function connectShared(
+  { config, logger, adapters, roles }: EngineOptions,
+  now: () => Date,
+  releasers: Releasers,
+): Promise<Shared> {
   const { client, store } = await connectStore(config);
   releasers.push(() => client.close());
   void reportStoreSpeed(client.db(config.store.database), config.store.url, logger); // once: a warning when slow per operation
@@ -172,12 +193,15 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
   releasers.push(() => redis.disconnect());
   if (!roles.sync) await sameShards(config, coordination);
   // every key of a shard shares its prefix's hash tag, so the slot of its namespace is theirs
-  const queueWatch = shardPrefixes(config.queue.prefix, config.queue.shards).flatMap((prefix) => watchQueue(redis, { key: holdfastPrefix(prefix), logger }) ?? []);
+  const queueWatch = shardPrefixes(config.queue.prefix, config.queue.shards).flatMap(
+    (prefix) => watchQueue(redis, { key: holdfastPrefix(prefix), logger }) ?? [],
+  );
   const storeWatch = new StoreWatch(client.db(config.store.database), {
     where: config.store.url,
     logger,
     now,
-    publish: (outage) => coordination.signals.setStoreOutage(outage && { since: outage.since.toISOString(), reason: outage.reason }),
+    publish: (outage) =>
+      coordination.signals.setStoreOutage(outage && { since: outage.since.toISOString(), reason: outage.reason }),
   });
   storeWatch.start();
   releasers.push(() => storeWatch.stop());
@@ -185,19 +209,44 @@ async function connectShared({ config, logger, adapters, roles }: EngineOptions,
   releasers.push(() => Promise.allSettled([...providers.values()].map((p) => p.adapter.close())));
   // a backend of several nodes says what changes among them (a node that cannot be asked, a failover), once each
   for (const [provider, { adapter }] of providers) {
-    const stop = adapter.onNodeEvent?.(({ level, message, node }) => logger[level]({ provider, ...(node !== undefined ? { node } : {}) }, message));
+    const stop = adapter.onNodeEvent?.(({ level, message, node }) =>
+      logger[level]({ provider, ...(node !== undefined ? { node } : {}) }, message),
+    );
     if (stop) releasers.push(() => Promise.resolve(stop()));
   }
   // and notes them for `holdfast status`, which runs elsewhere
-  const stopNoting = startNodeNotes({ providers: [...providers].map(([name, { adapter }]) => ({ name, adapter })), notes: coordination.notes, logger });
+  const stopNoting = startNodeNotes({
+    providers: [...providers].map(([name, { adapter }]) => ({ name, adapter })),
+    notes: coordination.notes,
+    logger,
+  });
   releasers.push(() => Promise.resolve(stopNoting()));
   const queued = queuedChecks(redis, queueKeysOf(config.queue.prefix, queue.queues));
   const due = new DueWaits(redis, config.queue, seal);
-  return { store, seal, queue, due, coordination, storeWatch, gate: new ProviderGate(coordination.signals), providers, queued, queueWatch };
+  return {
+    store,
+    seal,
+    queue,
+    due,
+    coordination,
+    storeWatch,
+    gate: new ProviderGate(coordination.signals),
+    providers,
+    queued,
+    queueWatch,
+  };
 }
 
-/** The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when scraped). */
-function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { coordination, queue, due, gate, store, storeWatch, providers }: Shared, now: () => Date, releasers: Releasers): Effects {
+/**
+ * The effects workers perform, told to the providers' recovery (and the metrics, which also read the consumers when
+ * scraped).
+ */
+function startEffects(
+  { config, logger, scrubber, metrics }: EngineOptions,
+  { coordination, queue, due, gate, store, storeWatch, providers }: Shared,
+  now: () => Date,
+  releasers: Releasers,
+): Effects {
   const verifyEveryMs = new Map(config.providers.map((p) => [p.name, p.timing.verifyEveryMs]));
   const recovery = new ProviderRecovery({ coordination, queue, verifyEveryMs, logger });
   releasers.push(() => recovery.stop());
@@ -209,52 +258,141 @@ function startEffects({ config, logger, scrubber, metrics }: EngineOptions, { co
     answeredAgain: (name) => recovery.answeredAgain(name),
     couldNotAsk: (name) => recovery.couldNotAsk(name),
     secretFindings: new SecretWarnings(logger).heed,
-    ...(metrics ? { batched: (name: string, call: 'create' | 'holds', size: number) => metrics.batched(name, call, size) } : {}),
+    ...(metrics
+      ? { batched: (name: string, call: 'create' | 'holds', size: number) => metrics.batched(name, call, size) }
+      : {}),
   });
   if (!metrics) return effects;
   const nodesOf = (name: string) => {
     const adapter = providers.get(name)?.adapter;
     return adapter?.nodeReport ? () => adapter.nodeReport!() : undefined;
   };
-  metrics.scrapeFrom(engineScrapeSources({ coordination, queue, due, store, providers: config.providers, storeUp: () => storeWatch.down === null, nodesOf }));
+  metrics.scrapeFrom(
+    engineScrapeSources({
+      coordination,
+      queue,
+      due,
+      store,
+      providers: config.providers,
+      storeUp: () => storeWatch.down === null,
+      nodesOf,
+    }),
+  );
   return observedEffects(effects, metrics);
 }
 
-/** How many due waits a worker process runs at once, per job it runs at once (`worker.concurrency`): a routine check mostly waits on Redis. */
+/**
+ * How many due waits a worker process runs at once, per job it runs at once (`worker.concurrency`): a routine check
+ * mostly waits on Redis.
+ */
 const DUE_PER_JOB = 8;
 
-function startWorker(options: EngineOptions, shared: Shared, effects: Effects, resync: Resync | undefined, now: () => Date, releasers: Releasers): ConsumerWorker {
+function startWorker(
+  options: EngineOptions,
+  shared: Shared,
+  effects: Effects,
+  resync: Resync | undefined,
+  now: () => Date,
+  releasers: Releasers,
+): ConsumerWorker {
   const { config, logger, scrubber, metrics } = options;
   const { store, queue, due, coordination, providers, storeWatch, seal } = shared;
-  /** A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now. */
+  /**
+   * A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now.
+   */
   const queueForgot = async (): Promise<boolean> => {
     const forgot = await coordination.signals.forgot();
     if (forgot) void resync?.checkQueue().catch(() => undefined);
     return forgot;
   };
-  const job = { store, waits: due, coordination, providers, effects, trust: new JobTrust(seal, logger, metrics), logger, now, storeDown: () => storeWatch.down !== null, ...(metrics ? { observer: metrics } : {}) };
-  const worker = new ConsumerWorker(job, { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot, waits: due }, logger);
+  const job = {
+    store,
+    waits: due,
+    coordination,
+    providers,
+    effects,
+    trust: new JobTrust(seal, logger, metrics),
+    logger,
+    now,
+    storeDown: () => storeWatch.down !== null,
+    ...(metrics ? { observer: metrics } : {}),
+  };
+  const worker = new ConsumerWorker(
+    job,
+    { ...config.queue, concurrency: config.worker.concurrency, scrubber, queueForgot, waits: due },
+    logger,
+  );
   releasers.push(() => worker.close());
-  const rounds = { due, queue, run: (taken: TakenWait['job']) => runConsumerJob(taken, job), jobsSaturated: () => worker.saturated };
-  const roundWorker = new RoundWorker({ ...config.queue, rounds, limit: config.worker.concurrency * DUE_PER_JOB, queues: queue.rounds, logger, scrubber, queueForgot });
+  const rounds = {
+    due,
+    queue,
+    run: (taken: TakenWait['job']) => runConsumerJob(taken, job),
+    jobsSaturated: () => worker.saturated,
+  };
+  const roundWorker = new RoundWorker({
+    ...config.queue,
+    rounds,
+    limit: config.worker.concurrency * DUE_PER_JOB,
+    queues: queue.rounds,
+    logger,
+    scrubber,
+    queueForgot,
+  });
   releasers.push(() => roundWorker.close());
   return worker;
 }
 
-function newResync(config: HoldfastConfig, { store, queue, due, coordination }: Shared, logger: Logger, now: () => Date): Resync {
+function newResync(
+  config: HoldfastConfig,
+  { store, queue, due, coordination }: Shared,
+  logger: Logger,
+  now: () => Date,
+): Resync {
   const timing = new Map(config.providers.map((p) => [p.name, p.timing]));
-  return new Resync({ store, queue, waits: due, coordination, timing, logger, now, resyncEveryMs: config.sync.resyncEveryMs, sweepEveryMs: config.sync.sweepEveryMs });
+  return new Resync({
+    store,
+    queue,
+    waits: due,
+    coordination,
+    timing,
+    logger,
+    now,
+    resyncEveryMs: config.sync.resyncEveryMs,
+    sweepEveryMs: config.sync.sweepEveryMs,
+  });
 }
 
-/** The desired-state sync, after one read of every record (what the sync delivered, every job the queue may have lost); then the resync and the orphan watch. */
-async function startSync({ config, logger, scrubber }: EngineOptions, shared: Shared, resync: Resync, now: () => Date, releasers: Releasers): Promise<DesiredSync> {
+/**
+ * The desired-state sync, after one read of every record (what the sync delivered, every job the queue may have lost);
+ * then the resync and the orphan watch.
+ */
+async function startSync(
+  { config, logger, scrubber }: EngineOptions,
+  shared: Shared,
+  resync: Resync,
+  now: () => Date,
+  releasers: Releasers,
+): Promise<DesiredSync> {
   const { store, queue, coordination, providers, storeWatch } = shared;
-  const desired = new DesiredSync({ store, queue, confirmations: coordination.notes, providers: config.providers, logger, now, pollEveryMs: config.sync.pollEveryMs });
+  const desired = new DesiredSync({
+    store,
+    queue,
+    confirmations: coordination.notes,
+    providers: config.providers,
+    logger,
+    now,
+    pollEveryMs: config.sync.pollEveryMs,
+  });
   releasers.push(() => desired.stop());
   releasers.push(() => resync.stop());
-  // a changed queue.shards clears the entries left in shards that are no longer their consumers'; the sweep notes them again
+  // a changed queue.shards clears the entries left in shards that are no longer their consumers'; the sweep notes them
+  // again
   const layout = await coordination.layout.settleLayout(config.providers.map((p) => p.name));
-  if (layout) logger.info({ shards: layout.to.shards }, `queue shards: ${layout.to.shards} (the queue's Redis knew ${layout.from.shards}); ${layout.reset} shard(s) cleared of what consumers of another layout left, every consumer's next step re-created in its own shard`);
+  if (layout)
+    logger.info(
+      { shards: layout.to.shards },
+      `queue shards: ${layout.to.shards} (the queue's Redis knew ${layout.from.shards}); ${layout.reset} shard(s) cleared of what consumers of another layout left, every consumer's next step re-created in its own shard`,
+    );
   await resync.sweep((record) => desired.remember(record));
   await desired.start();
   resync.start(desired);

@@ -24,7 +24,10 @@ import { nodeOptions as startedWith } from '../config/environment.js';
 export const HEAP_GROWING_PERCENT = 30;
 
 /** The young generation's bound: a flag of this kind on the command line or in `NODE_OPTIONS` is the process's own. */
-const YOUNG_BOUND = { given: /--(?:min|max)[-_]semi[-_]space[-_]size\b|--semi[-_]space[-_]growth[-_]factor\b/, flag: '--semi-space-growth-factor=1' };
+const YOUNG_BOUND = {
+  given: /--(?:min|max)[-_]semi[-_]space[-_]size\b|--semi[-_]space[-_]growth[-_]factor\b/,
+  flag: '--semi-space-growth-factor=1',
+};
 
 /** The flags V8 is given, unless the process was started with one of their kind. */
 const BOUNDS: ReadonlyArray<{ given: RegExp; flag: string }> = [
@@ -44,7 +47,14 @@ export function boundHeapGrowth(argv: readonly string[] = process.execArgv, node
   for (const { given, flag } of BOUNDS) if (!startedWithOwn(given, argv, nodeOptions)) setFlagsFromString(flag);
 }
 
-/** Lets the young generation grow again as V8 would (up to its 16 MB semi-spaces), unless the process was started with its own bound; called once the start-up's sync has delivered. */
-export function releaseYoungGeneration(argv: readonly string[] = process.execArgv, nodeOptions: string = startedWith()): void {
-  if (!startedWithOwn(YOUNG_BOUND.given, argv, nodeOptions)) setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH}`);
+/**
+ * Lets the young generation grow again as V8 would (up to its 16 MB semi-spaces), unless the process was started with
+ * its own bound; called once the start-up's sync has delivered.
+ */
+export function releaseYoungGeneration(
+  argv: readonly string[] = process.execArgv,
+  nodeOptions: string = startedWith(),
+): void {
+  if (!startedWithOwn(YOUNG_BOUND.given, argv, nodeOptions))
+    setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH}`);
 }

@@ -28,7 +28,14 @@ export interface NodeNoterOptions {
 }
 
 /** Starts noting; returns the stop. */
-export function startNodeNotes({ providers, notes, logger, now = () => new Date(), everyMs = NOTE_EVERY_MS, by = randomBytes(6).toString('hex') }: NodeNoterOptions): () => void {
+export function startNodeNotes({
+  providers,
+  notes,
+  logger,
+  now = () => new Date(),
+  everyMs = NOTE_EVERY_MS,
+  by = randomBytes(6).toString('hex'),
+}: NodeNoterOptions): () => void {
   const several = providers.filter((p) => p.adapter.nodeReport !== undefined);
   let warned = false;
   const note = (name: string, adapter: (typeof several)[number]['adapter']): void => {
@@ -36,7 +43,10 @@ export function startNodeNotes({ providers, notes, logger, now = () => new Date(
     notes.setNodes(name, { at: now().toISOString(), nodes, by }, NOTE_TTL_MS).catch((error: unknown) => {
       if (warned) return;
       warned = true;
-      logger.warn({ provider: name }, `the backend nodes could not be noted for the status: ${error instanceof Error ? error.message : String(error)}`);
+      logger.warn(
+        { provider: name },
+        `the backend nodes could not be noted for the status: ${error instanceof Error ? error.message : String(error)}`,
+      );
     });
   };
   const all = (): void => several.forEach((p) => note(p.name, p.adapter));

@@ -65,7 +65,15 @@ export interface ConsumerHistory {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 function line(entry: HistoryEntry, recorded: boolean): HistoryLine {
-  return { at: entry.at.toISOString(), from: entry.from, to: entry.to, reason: entry.reason, by: entry.by ?? null, node: entry.node ?? null, recorded };
+  return {
+    at: entry.at.toISOString(),
+    from: entry.from,
+    to: entry.to,
+    reason: entry.reason,
+    by: entry.by ?? null,
+    node: entry.node ?? null,
+    recorded,
+  };
 }
 
 /** The reach in words: what each source keeps and from when. */
@@ -83,7 +91,11 @@ function reachWords(r: Omit<HistoryReach, 'words'>, provider: string): string {
  * The history of `record` (readable), from the record and its provider's timeline `events` (all
  * the provider's, oldest first; null: not read), transitions before `sinceMs` left out.
  */
-export function consumerHistory(record: ConsumerRecord, events: readonly TimelineEvent[] | null, sinceMs: number | null): ConsumerHistory {
+export function consumerHistory(
+  record: ConsumerRecord,
+  events: readonly TimelineEvent[] | null,
+  sinceMs: number | null,
+): ConsumerHistory {
   const made = record.createdAt.getTime();
   // a consumer removed and declared again: its earlier life's events are not this record's
   const own = events?.filter((e) => e.key === record._id && e.at >= made) ?? null;
@@ -105,5 +117,11 @@ export function consumerHistory(record: ConsumerRecord, events: readonly Timelin
     timelineRead: events !== null,
     since: sinceMs === null ? null : iso(sinceMs),
   };
-  return { consumer: record._id, state: record.machine.state, stateSince: record.stateSince.toISOString(), reach: { ...reach, words: reachWords(reach, record.provider) }, transitions };
+  return {
+    consumer: record._id,
+    state: record.machine.state,
+    stateSince: record.stateSince.toISOString(),
+    reach: { ...reach, words: reachWords(reach, record.provider) },
+    transitions,
+  };
 }

@@ -8,7 +8,13 @@ import type { ConsumerHistory, HistoryLine } from './consumer-history.js';
 const HEADERS = ['at', 'transition', 'by', 'node', 'reason'] as const;
 
 function cells(l: HistoryLine): string[] {
-  return [l.at, `${l.from} → ${l.to}`, l.by ?? '-', l.node ?? '-', `${l.reason ?? ''}${l.recorded ? '' : ' (not written to the record: from the timeline)'}`];
+  return [
+    l.at,
+    `${l.from} → ${l.to}`,
+    l.by ?? '-',
+    l.node ?? '-',
+    `${l.reason ?? ''}${l.recorded ? '' : ' (not written to the record: from the timeline)'}`,
+  ];
 }
 
 export function formatHistory(h: ConsumerHistory): string {

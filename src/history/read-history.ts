@@ -21,10 +21,23 @@ export interface HistorySources {
  * transitions before `sinceMs` left out; `CONSUMER_UNKNOWN` when it has no record,
  * `RECORD_UNREADABLE` when its record cannot be read.
  */
-export async function readHistory(sources: HistorySources, given: string, sinceMs: number | null, now = Date.now()): Promise<ConsumerHistory> {
+export async function readHistory(
+  sources: HistorySources,
+  given: string,
+  sinceMs: number | null,
+  now = Date.now(),
+): Promise<ConsumerHistory> {
   const { key, provider } = consumerKeyInput(given);
-  const [record, timelines] = await Promise.all([sources.store.get(key), readTimelines(sources.reads, [provider], now, undefined, Infinity)]);
-  if (record === null) throw new HoldfastError('CONSUMER_UNKNOWN', `no consumer ${key}: not declared, or its first apply has not been written yet`);
-  if (isUnreadable(record)) throw new HoldfastError('RECORD_UNREADABLE', `the record of ${key} cannot be read: ${record.unreadable}`);
+  const [record, timelines] = await Promise.all([
+    sources.store.get(key),
+    readTimelines(sources.reads, [provider], now, undefined, Infinity),
+  ]);
+  if (record === null)
+    throw new HoldfastError(
+      'CONSUMER_UNKNOWN',
+      `no consumer ${key}: not declared, or its first apply has not been written yet`,
+    );
+  if (isUnreadable(record))
+    throw new HoldfastError('RECORD_UNREADABLE', `the record of ${key} cannot be read: ${record.unreadable}`);
   return consumerHistory(record, timelines ? (timelines.get(provider) ?? []) : null, sinceMs);
 }

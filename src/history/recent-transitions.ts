@@ -14,7 +14,10 @@ function stateAt(record: Pick<ConsumerRecord, 'history' | 'machine'>, ms: number
 }
 
 /** Newest first: the record's transitions, and those of its timeline events that the record does not hold. */
-export function recentTransitions(record: Pick<ConsumerRecord, 'history' | 'machine'>, events: readonly TimelineEvent[] | null): HistoryEntry[] {
+export function recentTransitions(
+  record: Pick<ConsumerRecord, 'history' | 'machine'>,
+  events: readonly TimelineEvent[] | null,
+): HistoryEntry[] {
   const recorded = new Set(record.history.map((h) => `${h.at.getTime()} ${h.to}`));
   const unrecorded = (events ?? [])
     .filter((e) => e.kind !== 'brake' && !recorded.has(`${e.at} ${e.state}`))

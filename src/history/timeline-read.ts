@@ -1,4 +1,7 @@
-/** The providers' timelines for a page, read within a deadline: a queue Redis that does not answer leaves the page without pictures, never hung. */
+/**
+ * The providers' timelines for a page, read within a deadline: a queue Redis that does not answer leaves the page
+ * without pictures, never hung.
+ */
 import type { NoteReads } from '../queue/coordination.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
 
@@ -8,7 +11,10 @@ export const TIMELINE_SPAN_MS = 24 * 3_600_000;
 /** How long a page waits for its timelines (ms). */
 export const TIMELINE_READ_MS = 1500;
 
-/** Each provider's events of the `spanMs` (24 h) before `now` (all it keeps: `Infinity`), by provider; null when they could not be read in time. */
+/**
+ * Each provider's events of the `spanMs` (24 h) before `now` (all it keeps: `Infinity`), by provider; null when they
+ * could not be read in time.
+ */
 export async function readTimelines(
   reads: Pick<NoteReads, 'timeline'>,
   providers: readonly string[],
@@ -20,7 +26,9 @@ export async function readTimelines(
   const late = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), deadlineMs);
   });
-  const read = Promise.all(providers.map(async (p) => [p, await reads.timeline(p, Math.max(0, now - spanMs))] as const)).then(
+  const read = Promise.all(
+    providers.map(async (p) => [p, await reads.timeline(p, Math.max(0, now - spanMs))] as const),
+  ).then(
     (pairs) => new Map(pairs),
     () => null,
   );

@@ -8,7 +8,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
 /** Whether an `Authorization` header carries exactly `expected`'s username and password. */
-export function basicAuthChecker(expected: { username: string; password: string }): (header: string | undefined) => boolean {
+export function basicAuthChecker(expected: {
+  username: string;
+  password: string;
+}): (header: string | undefined) => boolean {
   const username = digest(expected.username);
   const password = digest(expected.password);
   return (header) => {

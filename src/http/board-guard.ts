@@ -10,7 +10,11 @@
 export const BOARD_PREFIX = '/queues';
 
 const REFUSED: ReadonlyArray<{ method: string; route: string; what: string }> = [
-  { method: 'POST', route: `${BOARD_PREFIX}/api/queues/:queueName/add`, what: 'add a job (or duplicate one with new data)' },
+  {
+    method: 'POST',
+    route: `${BOARD_PREFIX}/api/queues/:queueName/add`,
+    what: 'add a job (or duplicate one with new data)',
+  },
   { method: 'PATCH', route: `${BOARD_PREFIX}/api/queues/:queueName/:jobId/update-data`, what: "replace a job's data" },
 ];
 

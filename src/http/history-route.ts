@@ -18,9 +18,15 @@ const SUFFIX = '/history';
 const MAX_SINCE = 32;
 
 /** An answer: a status code and its JSON body. */
-export type HistoryAnswer = { code: 200; body: ConsumerHistory } | { code: 400 | 404 | 500; body: { error: { code: ErrorCode; message: string } } };
+export type HistoryAnswer =
+  | { code: 200; body: ConsumerHistory }
+  | { code: 400 | 404 | 500; body: { error: { code: ErrorCode; message: string } } };
 
-const STATUS_OF: Partial<Record<ErrorCode, 400 | 404>> = { CONSUMER_KEY_INVALID: 400, ARGUMENT_INVALID: 400, CONSUMER_UNKNOWN: 404 };
+const STATUS_OF: Partial<Record<ErrorCode, 400 | 404>> = {
+  CONSUMER_KEY_INVALID: 400,
+  ARGUMENT_INVALID: 400,
+  CONSUMER_UNKNOWN: 404,
+};
 
 function sinceOf(text: string | undefined, now: number): number | null {
   if (text === undefined) return null;
@@ -33,9 +39,18 @@ function sinceOf(text: string | undefined, now: number): number | null {
 }
 
 /** The answer to a request for `path` (what follows `/consumers/`, decoded) with the query's `since`. */
-export async function historyAnswer(sources: HistorySources, path: string, since: string | undefined, now = Date.now()): Promise<HistoryAnswer> {
+export async function historyAnswer(
+  sources: HistorySources,
+  path: string,
+  since: string | undefined,
+  now = Date.now(),
+): Promise<HistoryAnswer> {
   try {
-    if (!path.endsWith(SUFFIX)) throw new HoldfastError('CONSUMER_KEY_INVALID', 'not found: the history of a consumer is at /consumers/<provider>/<id>/history');
+    if (!path.endsWith(SUFFIX))
+      throw new HoldfastError(
+        'CONSUMER_KEY_INVALID',
+        'not found: the history of a consumer is at /consumers/<provider>/<id>/history',
+      );
     return { code: 200, body: await readHistory(sources, path.slice(0, -SUFFIX.length), sinceOf(since, now), now) };
   } catch (error) {
     if (!isHoldfastError(error)) throw error;

@@ -10,11 +10,16 @@ import { hostPort, isLoopback, isWildcard } from './listen-guard.js';
 const HOST_HEADER = /^(\[[^\]]+\]|[^:[\]]+)(?::(\d{1,5}))?$/;
 
 /** Tells whether a request's `Host` header is one the dashboard listening on `host`:`port` answers to. */
-export function hostMatcher(host: string, port: number, hosts: readonly string[]): (header: string | undefined) => boolean {
+export function hostMatcher(
+  host: string,
+  port: number,
+  hosts: readonly string[],
+): (header: string | undefined) => boolean {
   const exact = new Set<string>();
   const anyPort = new Set<string>();
   if (!isWildcard(host)) exact.add(hostPort(host, port).toLowerCase());
-  if (isLoopback(host) || isWildcard(host)) for (const name of ['127.0.0.1', 'localhost', '::1']) exact.add(hostPort(name, port));
+  if (isLoopback(host) || isWildcard(host))
+    for (const name of ['127.0.0.1', 'localhost', '::1']) exact.add(hostPort(name, port));
   for (const entry of hosts) {
     const match = HOST_HEADER.exec(entry.toLowerCase());
     if (!match) continue;

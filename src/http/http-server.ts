@@ -66,7 +66,11 @@ export interface HttpServer {
 }
 
 /** Sent with every response. */
-const SECURITY_HEADERS = { 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' };
+const SECURITY_HEADERS = {
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
 const onBoard = (route: string) => route === BOARD_PREFIX || route.startsWith(`${BOARD_PREFIX}/`);
 /** For everything that is not a page: nothing may load, nothing may frame it. */
 const NOTHING_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -81,15 +85,30 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   let knownHost: (header: string | undefined) => boolean = () => false;
 
   // within the status's budget whatever does not answer, and shared by requests close together
-  const status = new BoundedStatus({ store, coordination, providers, ...(options.queued ? { queued: options.queued } : {}) }, options.where ?? { store: 'the record store', queue: "the queue's Redis" });
+  const status = new BoundedStatus(
+    { store, coordination, providers, ...(options.queued ? { queued: options.queued } : {}) },
+    options.where ?? { store: 'the record store', queue: "the queue's Redis" },
+  );
   const report = (all: boolean): Promise<StatusReport> => status.read({ all });
 
   app.addHook('onRequest', async (request, reply) => {
     // by the route matched, not the URL as spelled
     const route = request.routeOptions.url ?? '';
-    reply.headers({ ...SECURITY_HEADERS, 'content-security-policy': onBoard(route) ? boardPolicy : route === '/' || route === '/consumer' ? PAGE_CSP : NOTHING_CSP });
+    reply.headers({
+      ...SECURITY_HEADERS,
+      'content-security-policy': onBoard(route)
+        ? boardPolicy
+        : route === '/' || route === '/consumer'
+          ? PAGE_CSP
+          : NOTHING_CSP,
+    });
     if (!knownHost(request.headers.host)) {
-      return reply.code(421).type('text/plain; charset=utf-8').send(`this server does not answer to Host ${JSON.stringify(request.headers.host ?? '')}: add the name to http.hosts to reach the dashboard by it\n`);
+      return reply
+        .code(421)
+        .type('text/plain; charset=utf-8')
+        .send(
+          `this server does not answer to Host ${JSON.stringify(request.headers.host ?? '')}: add the name to http.hosts to reach the dashboard by it\n`,
+        );
     }
     if (!authorized(request.headers.authorization)) {
       return reply.code(401).header('www-authenticate', 'Basic realm="holdfast"').send('authentication required\n');
@@ -103,7 +122,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   });
   // Bull Board's page, without the remote font stylesheet its policy would refuse
   app.addHook('onSend', async (request, reply, payload) => {
-    const html = typeof payload === 'string' && onBoard(request.routeOptions.url ?? '') && String(reply.getHeader('content-type') ?? '').startsWith('text/html');
+    const html =
+      typeof payload === 'string' &&
+      onBoard(request.routeOptions.url ?? '') &&
+      String(reply.getHeader('content-type') ?? '').startsWith('text/html');
     return html ? withoutRemoteFonts(payload) : payload;
   });
 
@@ -111,7 +133,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const r = await report(false);
     const reasons = redReasons(r);
     reply.type('text/plain; charset=utf-8');
-    return r.healthy ? reply.code(200).send(`ok: ${r.total} consumers served\n`) : reply.code(503).send(`not served:\n${reasons.map((l) => `${l}\n`).join('')}`);
+    return r.healthy
+      ? reply.code(200).send(`ok: ${r.total} consumers served\n`)
+      : reply.code(503).send(`not served:\n${reasons.map((l) => `${l}\n`).join('')}`);
   });
 
   app.get('/status', async (request) => {
@@ -121,7 +145,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   app.get('/metrics', async (request, reply) => {
     if (!metrics) return reply.code(404).send('no metrics in this process\n');
-    return reply.type(metrics.registry.contentType).send(await metrics.text(scrapeDeadlineMs(request.headers['x-prometheus-scrape-timeout-seconds'])));
+    return reply
+      .type(metrics.registry.contentType)
+      .send(await metrics.text(scrapeDeadlineMs(request.headers['x-prometheus-scrape-timeout-seconds'])));
   });
 
   app.get('/', async (request, reply) => {
@@ -129,23 +155,48 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     let r = await report(false);
     // (a store that did not answer leaves nothing to list: not asked twice)
     if (r.total > 0 && r.total <= PAGE_LISTS_ALL_UP_TO) r = await report(true);
-    const timelines = await readTimelines(coordination.notes, r.providers.map((p) => p.provider), Date.parse(r.at));
-    return reply.type('text/html; charset=utf-8').send(statusPage(r, { provider: query.provider || undefined, state: query.state || undefined }, redReasons(r), timelines));
+    const timelines = await readTimelines(
+      coordination.notes,
+      r.providers.map((p) => p.provider),
+      Date.parse(r.at),
+    );
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(
+        statusPage(
+          r,
+          { provider: query.provider || undefined, state: query.state || undefined },
+          redReasons(r),
+          timelines,
+        ),
+      );
   });
 
   app.get('/consumer', async (request, reply) => {
     const key = (request.query as { key?: string }).key ?? '';
     const now = new Date();
-    const [record, r, timelines, contest] = await Promise.all([store.get(key), report(true), readTimelines(coordination.notes, [providerOf(key)], now.getTime()), readContest(coordination.contests, key, now.getTime())]);
+    const [record, r, timelines, contest] = await Promise.all([
+      store.get(key),
+      report(true),
+      readTimelines(coordination.notes, [providerOf(key)], now.getTime()),
+      readContest(coordination.contests, key, now.getTime()),
+    ]);
     const status = r.consumers.find((c) => c.consumer === key);
     const own = timelines && (timelines.get(providerOf(key)) ?? []).filter((e) => e.key === key);
-    return reply.code(record ? 200 : 404).type('text/html; charset=utf-8').send(consumerPage(key, status, record, now, own, contest));
+    return reply
+      .code(record ? 200 : 404)
+      .type('text/html; charset=utf-8')
+      .send(consumerPage(key, status, record, now, own, contest));
   });
 
   app.get(HISTORY_ROUTE, async (request, reply) => {
     const since = (request.query as { since?: unknown }).since;
     // a since given twice (or as anything but one string) is refused as an empty one
-    const answer = await historyAnswer({ store, reads: coordination.notes }, (request.params as { '*': string })['*'], since === undefined || typeof since === 'string' ? since : '');
+    const answer = await historyAnswer(
+      { store, reads: coordination.notes },
+      (request.params as { '*': string })['*'],
+      since === undefined || typeof since === 'string' ? since : '',
+    );
     return reply.code(answer.code).send(answer.body);
   });
 
@@ -155,11 +206,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     queues: [
       ...options.queue.queues.map(
         (queue, i, all) =>
-          new BullMQAdapter(queue, { readOnlyMode: options.readOnly, description: `holdfast's consumer jobs: one event for one consumer each${all.length > 1 ? ` (shard ${i} of ${all.length})` : ''}`, ...(all.length > 1 ? { prefix: `${queue.opts.prefix}:` } : {}) }),
+          new BullMQAdapter(queue, {
+            readOnlyMode: options.readOnly,
+            description: `holdfast's consumer jobs: one event for one consumer each${all.length > 1 ? ` (shard ${i} of ${all.length})` : ''}`,
+            ...(all.length > 1 ? { prefix: `${queue.opts.prefix}:` } : {}),
+          }),
       ),
       ...options.queue.rounds.queues.map(
         (queue, i, all) =>
-          new BullMQAdapter(queue, { readOnlyMode: options.readOnly, description: `holdfast's rounds: each job takes the consumers whose routine check fell due${all.length > 1 ? ` in shard ${i} of ${all.length}` : ''} and checks them; its result counts them (due, checked, held, lost, healed, late)`, ...(all.length > 1 ? { prefix: `${queue.opts.prefix}:` } : {}) }),
+          new BullMQAdapter(queue, {
+            readOnlyMode: options.readOnly,
+            description: `holdfast's rounds: each job takes the consumers whose routine check fell due${all.length > 1 ? ` in shard ${i} of ${all.length}` : ''} and checks them; its result counts them (due, checked, held, lost, healed, late)`,
+            ...(all.length > 1 ? { prefix: `${queue.opts.prefix}:` } : {}),
+          }),
       ),
     ],
     serverAdapter: board,
@@ -174,6 +233,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const actualPort = typeof address === 'object' && address ? address.port : port;
   knownHost = hostMatcher(host, actualPort, options.hosts ?? []);
   const url = `http://${hostPort(host, actualPort)}`;
-  logger.info({ url }, `dashboard at ${url}/ (queue: ${url}/queues; ${url}/healthz, ${url}/metrics)${auth ? '; basic auth' : ''}`);
+  logger.info(
+    { url },
+    `dashboard at ${url}/ (queue: ${url}/queues; ${url}/healthz, ${url}/metrics)${auth ? '; basic auth' : ''}`,
+  );
   return { url, close: () => app.close() };
 }

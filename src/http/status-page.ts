@@ -34,7 +34,10 @@ for (const select of document.querySelectorAll('select[data-submit]')) select.ad
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-/** The Content-Security-Policy of these pages: their own style and script (by hash), forms and links to this server, nothing else. */
+/**
+ * The Content-Security-Policy of these pages: their own style and script (by hash), forms and links to this server,
+ * nothing else.
+ */
 export const PAGE_CSP = [
   "default-src 'none'",
   `style-src ${hash(STYLE)}`,
@@ -73,14 +76,19 @@ function consumerRow(c: ConsumerStatus, now: number): string {
 }
 
 function select(name: string, label: string, values: string[], chosen: string | undefined): string {
-  const options = ['', ...values].map((v) => `<option value="${escapeHtml(v)}"${v === (chosen ?? '') ? ' selected' : ''}>${v === '' ? `every ${label}` : escapeHtml(v)}</option>`);
+  const options = ['', ...values].map(
+    (v) =>
+      `<option value="${escapeHtml(v)}"${v === (chosen ?? '') ? ' selected' : ''}>${v === '' ? `every ${label}` : escapeHtml(v)}</option>`,
+  );
   return `<label>${label} <select name="${name}" data-submit>${options.join('')}</select></label>`;
 }
 
 /** Each provider's timeline events of the last 24 h (see `timeline-svg.ts`); null: they could not be read. */
 export type Timelines = ReadonlyMap<string, readonly TimelineEvent[]> | null;
 
-/** How many of a provider's consumers are not served now, as its timeline counts them (a check under way is not a loss). */
+/**
+ * How many of a provider's consumers are not served now, as its timeline counts them (a check under way is not a loss).
+ */
 function unservedNow(states: Record<string, number>): number {
   return Object.entries(states).reduce((n, [state, count]) => {
     const meaning = STATE_MEANINGS[state as keyof typeof STATE_MEANINGS];
@@ -90,15 +98,21 @@ function unservedNow(states: Record<string, number>): number {
 
 /** The providers' pictures of the last 24 h. */
 function timelineSection(report: StatusReport, timelines: Timelines, now: number): string {
-  if (timelines === null) return `<h2>Last 24 hours</h2><p class="mark" id="timelines">The timelines could not be read from the queue's Redis.</p>`;
-  const pictures = report.providers.map((p) => `<h3>${escapeHtml(p.provider)}</h3>${providerTimelineSvg(p.provider, timelines.get(p.provider) ?? [], unservedNow(p.states), now)}`);
+  if (timelines === null)
+    return `<h2>Last 24 hours</h2><p class="mark" id="timelines">The timelines could not be read from the queue's Redis.</p>`;
+  const pictures = report.providers.map(
+    (p) =>
+      `<h3>${escapeHtml(p.provider)}</h3>${providerTimelineSvg(p.provider, timelines.get(p.provider) ?? [], unservedNow(p.states), now)}`,
+  );
   return `<h2>Last 24 hours</h2><div id="timelines">${pictures.join('') || '<p>no providers</p>'}</div>`;
 }
 
 /** A provider's contested consumers: how many, each linked with its line as a tooltip. */
 function contestedCell({ contested }: StatusReport['providers'][number]): string {
   if (contested.count === 0) return '0';
-  const named = contested.consumers.map((c) => `<span title="${escapeHtml(contestedLine(c))}">${consumerLink(c.consumer)}</span>`);
+  const named = contested.consumers.map(
+    (c) => `<span title="${escapeHtml(contestedLine(c))}">${consumerLink(c.consumer)}</span>`,
+  );
   const more = contested.count - contested.consumers.length;
   return `<span class="mark">${contested.count}</span>: ${named.join(', ')}${more > 0 ? `, … ${more} more` : ''}`;
 }
@@ -109,14 +123,21 @@ export interface PageFilter {
 }
 
 /** The status page: verdict and reasons, providers, then the consumers (unserved first, marked), filtered. */
-export function statusPage(report: StatusReport, filter: PageFilter, reasons: string[], timelines: Timelines = new Map()): string {
+export function statusPage(
+  report: StatusReport,
+  filter: PageFilter,
+  reasons: string[],
+  timelines: Timelines = new Map(),
+): string {
   const now = Date.parse(report.at);
   const verdict = report.healthy
     ? `<p class="verdict ok" id="verdict">Every consumer served: ${report.total} held</p>`
     : `<p class="verdict mark" id="verdict">NOT SERVED: ${report.unserved} of ${report.total} consumers</p><ul class="reasons">${reasons.map((r) => `<li>${escapeHtml(r)}</li>`).join('')}</ul>`;
   const providers = report.providers
     .map((p) => {
-      const counts = Object.entries(p.states).map(([s, n]) => `${n} ${escapeHtml(s)}`).join(', ');
+      const counts = Object.entries(p.states)
+        .map(([s, n]) => `${n} ${escapeHtml(s)}`)
+        .join(', ');
       return `<tr class="${p.healthy ? '' : 'bad'}"><td>${p.healthy ? '' : '<span class="mark">✗ </span>'}${escapeHtml(p.provider)}</td><td>${p.consumers}</td><td>${p.declared ?? '-'}</td><td>${counts || '-'}</td><td>${p.lastCheckAt ? escapeHtml(ago(p.lastCheckAt, now)) : '-'}</td><td>${contestedCell(p)}</td><td>${p.problems.map(escapeHtml).join('<br>')}</td></tr>`;
     })
     .join('');
@@ -124,7 +145,10 @@ export function statusPage(report: StatusReport, filter: PageFilter, reasons: st
   const shown = report.consumers
     .filter((c) => (!filter.provider || c.provider === filter.provider) && (!filter.state || c.state === filter.state))
     .sort((a, b) => Number(a.healthy) - Number(b.healthy) || (a.consumer < b.consumer ? -1 : 1));
-  const listing = report.listing === 'all' ? '' : `<p>Only the consumers not served are listed (${report.total} in all); <code>holdfast status --all</code> lists every one.</p>`;
+  const listing =
+    report.listing === 'all'
+      ? ''
+      : `<p>Only the consumers not served are listed (${report.total} in all); <code>holdfast status --all</code> lists every one.</p>`;
   return page(
     `holdfast: ${report.healthy ? 'served' : 'NOT SERVED'}`,
     `<h1>holdfast</h1>${verdict}
@@ -132,14 +156,19 @@ export function statusPage(report: StatusReport, filter: PageFilter, reasons: st
 <table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>contested</th><th>problems</th></tr>${providers}</table>
 ${timelineSection(report, timelines, now)}
 <h2>Consumers</h2>${listing}
-<form method="get" action="/">${select('provider', 'provider', report.providers.map((p) => p.provider), filter.provider)} ${select('state', 'state', states, filter.state)} <noscript><button>filter</button></noscript></form>
+<form method="get" action="/">${select(
+      'provider',
+      'provider',
+      report.providers.map((p) => p.provider),
+      filter.provider,
+    )} ${select('state', 'state', states, filter.state)} <noscript><button>filter</button></noscript></form>
 <table id="consumers"><tr><th>consumer</th><th>state</th><th>since</th><th>last check</th><th>next check</th><th>brake</th><th>reason</th></tr>${shown.map((c) => consumerRow(c, now)).join('')}</table>`,
   );
 }
 
 /** Whether the consumer is contested, in words (`src/queue/contest.ts`). */
 function contestFact(contest: ContestedStatus | null | 'unknown'): string {
-  if (contest === 'unknown') return 'unknown: the queue\'s Redis did not answer in time';
+  if (contest === 'unknown') return "unknown: the queue's Redis did not answer in time";
   return contest ? contestedLine(contest) : 'no';
 }
 
@@ -157,16 +186,28 @@ export function consumerPage(
   contest: ContestedStatus | null | 'unknown' = null,
 ): string {
   const now = at.getTime();
-  if (!record) return page(`holdfast: ${key}`, `<h1>${escapeHtml(key)}</h1><p class="mark">No record: not declared, or its first apply has not been written yet.</p>`);
+  if (!record)
+    return page(
+      `holdfast: ${key}`,
+      `<h1>${escapeHtml(key)}</h1><p class="mark">No record: not declared, or its first apply has not been written yet.</p>`,
+    );
   if (isUnreadable(record)) {
-    return page(`holdfast: ${key}`, `<h1>${escapeHtml(key)}</h1><p class="mark">✗ Its record cannot be read: ${escapeHtml(record.unreadable)}. It is left as it is and not acted on.</p>`);
+    return page(
+      `holdfast: ${key}`,
+      `<h1>${escapeHtml(key)}</h1><p class="mark">✗ Its record cannot be read: ${escapeHtml(record.unreadable)}. It is left as it is and not acted on.</p>`,
+    );
   }
   const facts: Array<[string, string]> = [
     ['state', status ? `${status.healthy ? '' : '✗ '}${status.label}` : record.machine.state],
     ['since', `${record.stateSince.toISOString()} (${ago(record.stateSince.toISOString(), now)})`],
     ['login', record.desired.login],
     ['declared at', record.desired.source],
-    ['last check', status?.lastCheck ? `${status.lastCheck.outcome} ${ago(status.lastCheck.at, now)}${status.lastCheck.detail ? `: ${status.lastCheck.detail}` : ''}` : '-'],
+    [
+      'last check',
+      status?.lastCheck
+        ? `${status.lastCheck.outcome} ${ago(status.lastCheck.at, now)}${status.lastCheck.detail ? `: ${status.lastCheck.detail}` : ''}`
+        : '-',
+    ],
     ['next check', status?.nextAt ? ago(status.nextAt, now) : '-'],
     ['brake count', String(status?.brakeCount ?? 0)],
     ['reason', status?.problem ?? status?.reason ?? '-'],
@@ -174,7 +215,10 @@ export function consumerPage(
     ['contested', contestFact(contest)],
   ];
   const history = recentTransitions(record, events)
-    .map((h) => `<tr><td>${escapeHtml(h.at.toISOString())}</td><td>${escapeHtml(ago(h.at.toISOString(), now))}</td><td>${escapeHtml(h.from)} → ${escapeHtml(h.to)}</td><td>${escapeHtml(h.reason ?? '')}</td></tr>`)
+    .map(
+      (h) =>
+        `<tr><td>${escapeHtml(h.at.toISOString())}</td><td>${escapeHtml(ago(h.at.toISOString(), now))}</td><td>${escapeHtml(h.from)} → ${escapeHtml(h.to)}</td><td>${escapeHtml(h.reason ?? '')}</td></tr>`,
+    )
     .join('');
   return page(
     `holdfast: ${key}`,

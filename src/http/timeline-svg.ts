@@ -41,7 +41,9 @@ function hourAxis(now: number, x: (t: number) => number): string {
   const ticks: string[] = [];
   for (let t = Math.ceil((now - TIMELINE_SPAN_MS) / TICK_MS) * TICK_MS; t <= now; t += TICK_MS) {
     const label = `${String(new Date(t).getUTCHours()).padStart(2, '0')}:00`;
-    ticks.push(`<line x1="${fixed(x(t))}" y1="${TOP}" x2="${fixed(x(t))}" y2="${LANES.brake + 6}" stroke="#ddd"/><text x="${fixed(x(t))}" y="${AXIS}" font-size="10" text-anchor="middle" fill="#555" data-tick>${label}</text>`);
+    ticks.push(
+      `<line x1="${fixed(x(t))}" y1="${TOP}" x2="${fixed(x(t))}" y2="${LANES.brake + 6}" stroke="#ddd"/><text x="${fixed(x(t))}" y="${AXIS}" font-size="10" text-anchor="middle" fill="#555" data-tick>${label}</text>`,
+    );
   }
   const base = `<line x1="${LEFT}" y1="${CHART_BOTTOM}" x2="${WIDTH - RIGHT}" y2="${CHART_BOTTOM}" stroke="#999"/>`;
   return `${base}${ticks.join('')}<text x="${WIDTH - RIGHT}" y="${HEIGHT - 1}" font-size="9" text-anchor="end" fill="#777">UTC</text>`;
@@ -60,14 +62,18 @@ function describe(e: TimelineEvent): string {
 /** The marks of `kind`, one per pixel column, each titled with its events (the first few). */
 function marks(kind: TimelineEvent['kind'], events: readonly TimelineEvent[], x: (t: number) => number): string {
   const columns = new Map<number, TimelineEvent[]>();
-  for (const e of events) if (e.kind === kind) columns.set(Math.round(x(e.at)), [...(columns.get(Math.round(x(e.at))) ?? []), e]);
+  for (const e of events)
+    if (e.kind === kind) columns.set(Math.round(x(e.at)), [...(columns.get(Math.round(x(e.at))) ?? []), e]);
   return [...columns]
     .map(([column, list]) => {
       const shown = list.slice(0, 5).map(describe);
       const more = list.length > shown.length ? [`… and ${list.length - shown.length} more`] : [];
       const title = `${list.length} ${NAMES[kind]}\n${[...shown, ...more].join('\n')}`;
       const y = LANES[kind];
-      const shape = kind === 'brake' ? `<path d="M${column} ${y - 5}L${column + 5} ${y}L${column} ${y + 5}L${column - 5} ${y}Z" fill="${COLOURS[kind]}"/>` : `<circle cx="${column}" cy="${y}" r="4" fill="${COLOURS[kind]}"/>`;
+      const shape =
+        kind === 'brake'
+          ? `<path d="M${column} ${y - 5}L${column + 5} ${y}L${column} ${y + 5}L${column - 5} ${y}Z" fill="${COLOURS[kind]}"/>`
+          : `<circle cx="${column}" cy="${y}" r="4" fill="${COLOURS[kind]}"/>`;
       return `<g data-kind="${kind}" data-count="${list.length}" data-at="${list[0]!.at}"><title>${escapeHtml(title)}</title>${shape}</g>`;
     })
     .join('');
@@ -77,7 +83,11 @@ function marks(kind: TimelineEvent['kind'], events: readonly TimelineEvent[], x:
  * How many were not served, as steps `[from, count]` oldest first: counted back from `unservedNow`
  * over the events (a loss adds one from its moment on, a heal takes one away), never below 0.
  */
-export function unservedSteps(events: readonly TimelineEvent[], unservedNow: number, now: number): Array<[at: number, count: number]> {
+export function unservedSteps(
+  events: readonly TimelineEvent[],
+  unservedNow: number,
+  now: number,
+): Array<[at: number, count: number]> {
   const steps: Array<[number, number]> = [];
   let count = unservedNow;
   for (let i = events.length - 1; i >= 0; i--) {
@@ -96,7 +106,8 @@ export function unservedBars(steps: ReadonlyArray<[number, number]>, x: (t: numb
   steps.forEach(([t, count], i) => {
     const until = steps[i + 1]?.[0];
     const first = Math.floor((x(t) - LEFT) / BAR);
-    const last = until === undefined ? Math.floor((WIDTH - RIGHT - LEFT - 0.001) / BAR) : Math.floor((x(until) - LEFT) / BAR);
+    const last =
+      until === undefined ? Math.floor((WIDTH - RIGHT - LEFT - 0.001) / BAR) : Math.floor((x(until) - LEFT) / BAR);
     for (let bar = first; bar <= last && count > 0; bar++) bars.set(bar, Math.max(bars.get(bar) ?? 0, count));
   });
   return bars;
@@ -117,7 +128,8 @@ function barChart(steps: ReadonlyArray<[number, number]>, x: (t: number) => numb
 }
 
 function laneLabels(): string {
-  const label = (y: number, text: string) => `<text x="${LEFT - 4}" y="${y + 3}" font-size="10" text-anchor="end" fill="#555">${text}</text>`;
+  const label = (y: number, text: string) =>
+    `<text x="${LEFT - 4}" y="${y + 3}" font-size="10" text-anchor="end" fill="#555">${text}</text>`;
   return `${label(LANES.lost, 'lost')}${label(LANES.healed, 'healed')}${label(LANES.brake, 'brakes')}`;
 }
 
@@ -125,14 +137,29 @@ function svg(label: string, data: string, body: string): string {
   return `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeHtml(label)}" ${data}><title>${escapeHtml(label)}</title>${body}</svg>`;
 }
 
-/** A provider's last 24 h: its consumers not served over time, heals and brakes; `unservedNow`: how many are not served now. */
-export function providerTimelineSvg(provider: string, events: readonly TimelineEvent[], unservedNow: number, now: number): string {
+/**
+ * A provider's last 24 h: its consumers not served over time, heals and brakes; `unservedNow`: how many are not served
+ * now.
+ */
+export function providerTimelineSvg(
+  provider: string,
+  events: readonly TimelineEvent[],
+  unservedNow: number,
+  now: number,
+): string {
   const x = axisOf(now);
   const body = `${hourAxis(now, x)}${barChart(unservedSteps(events, unservedNow, now), x)}${laneLabels()}${marks('lost', events, x)}${marks('healed', events, x)}${marks('brake', events, x)}`;
-  return svg(`${provider}: consumers not served, heals and brakes over the last 24 h (UTC)`, `data-provider="${escapeHtml(provider)}"`, body);
+  return svg(
+    `${provider}: consumers not served, heals and brakes over the last 24 h (UTC)`,
+    `data-provider="${escapeHtml(provider)}"`,
+    body,
+  );
 }
 
-/** Its spans not served, `[from, to]`: from a loss (or the window's start, for a heal that began before) to its heal or now. */
+/**
+ * Its spans not served, `[from, to]`: from a loss (or the window's start, for a heal that began before) to its heal or
+ * now.
+ */
 export function unservedSpans(events: readonly TimelineEvent[], now: number): Array<[from: number, to: number]> {
   const spans: Array<[number, number]> = [];
   let from: number | null = null;
@@ -151,8 +178,15 @@ export function unservedSpans(events: readonly TimelineEvent[], now: number): Ar
 export function consumerTimelineSvg(key: string, events: readonly TimelineEvent[], now: number): string {
   const x = axisOf(now);
   const bands = unservedSpans(events, now)
-    .map(([from, to]) => `<rect data-unserved-from="${from}" data-unserved-to="${to}" x="${fixed(x(from))}" y="${TOP}" width="${fixed(Math.max(BAR, x(to) - x(from)))}" height="${CHART_BOTTOM - TOP}" fill="#d33"/>`)
+    .map(
+      ([from, to]) =>
+        `<rect data-unserved-from="${from}" data-unserved-to="${to}" x="${fixed(x(from))}" y="${TOP}" width="${fixed(Math.max(BAR, x(to) - x(from)))}" height="${CHART_BOTTOM - TOP}" fill="#d33"/>`,
+    )
     .join('');
   const body = `${hourAxis(now, x)}${bands}<text x="${LEFT + 2}" y="${TOP + 8}" font-size="10" fill="#555">not served</text>${laneLabels()}${marks('lost', events, x)}${marks('healed', events, x)}${marks('brake', events, x)}`;
-  return svg(`${key}: when it was not served, its heals and brakes over the last 24 h (UTC)`, `data-consumer="${escapeHtml(key)}"`, body);
+  return svg(
+    `${key}: when it was not served, its heals and brakes over the last 24 h (UTC)`,
+    `data-consumer="${escapeHtml(key)}"`,
+    body,
+  );
 }

@@ -20,7 +20,12 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions): Logger {
   const sink: DestinationStream =
     options.format === 'pretty'
-      ? pretty({ destination: options.destination ?? 1, colorize: options.destination === undefined, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      ? pretty({
+          destination: options.destination ?? 1,
+          colorize: options.destination === undefined,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname',
+        })
       : (options.destination ?? pino.destination(1));
   const scrubbing: DestinationStream = { write: (line: string) => sink.write(options.scrubber.scrub(line)) };
   return pino({ level: options.level, base: { name: 'holdfast' } }, scrubbing);

@@ -28,7 +28,10 @@ export class Scrubber {
   /** Derivations learnt by this (root) scrubber; children use their root's. */
   private readonly derivations = new Set<SecretForms>();
 
-  constructor(secrets: Iterable<string> = [], private readonly parent?: Scrubber) {
+  constructor(
+    secrets: Iterable<string> = [],
+    private readonly parent?: Scrubber,
+  ) {
     this.secrets = [...secrets];
     this.forms = this.derive(this.secrets);
   }
@@ -77,7 +80,8 @@ export class Scrubber {
     const parts: string[] = [];
     let current: unknown = error;
     for (let depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
-      const message = current instanceof Error ? current.message : typeof current === 'string' ? current : JSON.stringify(current);
+      const message =
+        current instanceof Error ? current.message : typeof current === 'string' ? current : JSON.stringify(current);
       if (message && !parts.includes(message)) parts.push(message);
       current = current instanceof Error ? current.cause : undefined;
     }
@@ -96,6 +100,8 @@ export class Scrubber {
 
   private derive(secrets: readonly string[], keep: readonly string[] = []): string[] {
     const derivations = this.root().derivations;
-    return [...new Set([...keep, ...secrets.flatMap((s) => formsOf(s, derivations))])].sort((a, b) => b.length - a.length);
+    return [...new Set([...keep, ...secrets.flatMap((s) => formsOf(s, derivations))])].sort(
+      (a, b) => b.length - a.length,
+    );
   }
 }

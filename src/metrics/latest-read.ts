@@ -21,14 +21,16 @@ export class LatestRead<T> {
     if (!this.pending) {
       const started = this.source();
       this.pending = started;
-      void started.then(
-        (value) => {
-          this.last = value;
-        },
-        () => undefined,
-      ).finally(() => {
-        if (this.pending === started) this.pending = undefined;
-      });
+      void started
+        .then(
+          (value) => {
+            this.last = value;
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          if (this.pending === started) this.pending = undefined;
+        });
     }
     const pending = this.pending;
     let timer: NodeJS.Timeout | undefined;

@@ -69,8 +69,18 @@ export class Metrics implements WorkObserver {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'holdfast_process_' });
-    this.checks = new Counter({ name: 'holdfast_checks_total', help: 'Checks by provider, kind (light: password only; deep: rules compared) and outcome', labelNames: ['provider', 'kind', 'outcome'], registers });
-    this.applies = new Counter({ name: 'holdfast_applies_total', help: 'Applies by provider, kind (first, reapply after a loss) and outcome', labelNames: ['provider', 'kind', 'outcome'], registers });
+    this.checks = new Counter({
+      name: 'holdfast_checks_total',
+      help: 'Checks by provider, kind (light: password only; deep: rules compared) and outcome',
+      labelNames: ['provider', 'kind', 'outcome'],
+      registers,
+    });
+    this.applies = new Counter({
+      name: 'holdfast_applies_total',
+      help: 'Applies by provider, kind (first, reapply after a loss) and outcome',
+      labelNames: ['provider', 'kind', 'outcome'],
+      registers,
+    });
     this.heal = new Histogram({
       name: 'holdfast_heal_seconds',
       help: 'Time from a consumer leaving held (found lost) to held again',
@@ -78,9 +88,24 @@ export class Metrics implements WorkObserver {
       buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
       registers,
     });
-    this.brakes = new Counter({ name: 'holdfast_brake_engagements_total', help: 'Times a consumer lost again and again was braked (re-applies spaced out)', labelNames: ['provider'], registers });
-    this.blocked = new Counter({ name: 'holdfast_blocked_secrets_total', help: 'Times a consumer was blocked: its grant secret could not be read', labelNames: ['provider'], registers });
-    this.couldNotAsk = new Counter({ name: 'holdfast_could_not_ask_total', help: 'Checks that could not ask the backend', labelNames: ['provider'], registers });
+    this.brakes = new Counter({
+      name: 'holdfast_brake_engagements_total',
+      help: 'Times a consumer lost again and again was braked (re-applies spaced out)',
+      labelNames: ['provider'],
+      registers,
+    });
+    this.blocked = new Counter({
+      name: 'holdfast_blocked_secrets_total',
+      help: 'Times a consumer was blocked: its grant secret could not be read',
+      labelNames: ['provider'],
+      registers,
+    });
+    this.couldNotAsk = new Counter({
+      name: 'holdfast_could_not_ask_total',
+      help: 'Checks that could not ask the backend',
+      labelNames: ['provider'],
+      registers,
+    });
     this.late = new Histogram({
       name: 'holdfast_check_lateness_seconds',
       help: 'How late due checks began',

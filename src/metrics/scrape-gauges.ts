@@ -35,31 +35,64 @@ export class ScrapeGauges {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    const gauge = <T extends string>(name: string, help: string, labelNames: readonly T[]) => new Gauge<T>({ name, help, labelNames, registers });
+    const gauge = <T extends string>(name: string, help: string, labelNames: readonly T[]) =>
+      new Gauge<T>({ name, help, labelNames, registers });
     this.consumers = gauge('holdfast_consumers', 'Consumers by provider and state', ['provider', 'state']);
     this.unservedSince = gauge(
       'holdfast_consumer_unserved_since_timestamp_seconds',
       'When each unserved consumer stopped being served (through every unserved state since), by provider, consumer, login and state now; the first 20 by name per provider and state',
       ['provider', 'consumer', 'login', 'state'],
     );
-    this.brakeCount = gauge('holdfast_consumer_brake_count', 'Successful re-applies of an unserved consumer that did not make it held (the brake engaged when above 0); named as for holdfast_consumer_unserved_since_timestamp_seconds', ['provider', 'consumer', 'login']);
-    this.queueJobs = gauge('holdfast_queue_jobs', "Jobs in holdfast's queue by state (delayed: put back until later; waiting: due, not started); routine waits are in holdfast_due_waits", ['state']);
-    this.dueWaits = gauge('holdfast_due_waits', "Every consumer's wait in the due set, taken by the workers' rounds (scheduled: all of them; due: fallen due and not taken yet)", ['state']);
-    this.verifyEvery = gauge('holdfast_verify_interval_seconds', "Each provider's verify interval (verifyEvery), as configured in this process", ['provider']);
-    this.checkTimeout = gauge('holdfast_check_timeout_seconds', "Each provider's check deadline (checkTimeout), as configured in this process", ['provider']);
+    this.brakeCount = gauge(
+      'holdfast_consumer_brake_count',
+      'Successful re-applies of an unserved consumer that did not make it held (the brake engaged when above 0); named as for holdfast_consumer_unserved_since_timestamp_seconds',
+      ['provider', 'consumer', 'login'],
+    );
+    this.queueJobs = gauge(
+      'holdfast_queue_jobs',
+      "Jobs in holdfast's queue by state (delayed: put back until later; waiting: due, not started); routine waits are in holdfast_due_waits",
+      ['state'],
+    );
+    this.dueWaits = gauge(
+      'holdfast_due_waits',
+      "Every consumer's wait in the due set, taken by the workers' rounds (scheduled: all of them; due: fallen due and not taken yet)",
+      ['state'],
+    );
+    this.verifyEvery = gauge(
+      'holdfast_verify_interval_seconds',
+      "Each provider's verify interval (verifyEvery), as configured in this process",
+      ['provider'],
+    );
+    this.checkTimeout = gauge(
+      'holdfast_check_timeout_seconds',
+      "Each provider's check deadline (checkTimeout), as configured in this process",
+      ['provider'],
+    );
     this.deepCheckEvery = gauge(
       'holdfast_deep_check_interval_seconds',
       "Each provider's deep-check interval in force (rules compared): its deepCheckBudget shared by its consumers, between verifyEvery and deepCheckEvery",
       ['provider'],
     );
-    this.lastCheck = gauge('holdfast_last_check_timestamp_seconds', 'When any consumer of the provider was last asked about (a check ended, or a consumer became held), by any worker', ['provider']);
-    this.orphans = gauge('holdfast_orphan_logins', 'Logins under the provider\'s orphan prefix that no consumer claims, as last listed', ['provider']);
-    this.contested = gauge(
-      'holdfast_contested_consumers',
-      'Consumers found changed outside holdfast (and put back) 3 times within the provider\'s contestedWindow, until a window passes without such a change: someone else manages them too',
+    this.lastCheck = gauge(
+      'holdfast_last_check_timestamp_seconds',
+      'When any consumer of the provider was last asked about (a check ended, or a consumer became held), by any worker',
       ['provider'],
     );
-    this.heldRemovals = gauge('holdfast_removals_held_back', 'Consumers a change of the contributions would remove, held back by the removal guard until confirmed (0: none)', ['provider']);
+    this.orphans = gauge(
+      'holdfast_orphan_logins',
+      "Logins under the provider's orphan prefix that no consumer claims, as last listed",
+      ['provider'],
+    );
+    this.contested = gauge(
+      'holdfast_contested_consumers',
+      "Consumers found changed outside holdfast (and put back) 3 times within the provider's contestedWindow, until a window passes without such a change: someone else manages them too",
+      ['provider'],
+    );
+    this.heldRemovals = gauge(
+      'holdfast_removals_held_back',
+      'Consumers a change of the contributions would remove, held back by the removal guard until confirmed (0: none)',
+      ['provider'],
+    );
     this.backendNodes = gauge(
       'holdfast_backend_nodes',
       "The nodes of each provider's backend (a primary and its replicas, Sentinel's, a Cluster's), by role and state (answering, not-answering), as this process's adapter sees them",
@@ -71,14 +104,26 @@ export class ScrapeGauges {
         `(a light check refused there, a deep check found them not held there, an apply there failed); the first ${NODES_SHOWN} nodes per provider`,
       ['provider', 'node', 'role'],
     );
-    this.storeUp = new Gauge({ name: 'holdfast_store_up', help: "1 while this process's watch of the record store gets an answer (pinged every second), else 0", registers });
-    this.queueUp = new Gauge({ name: 'holdfast_queue_up', help: "1 when this scrape read the queue's Redis within its deadline, else 0 (the queue's gauges then show the last answer)", registers });
+    this.storeUp = new Gauge({
+      name: 'holdfast_store_up',
+      help: "1 while this process's watch of the record store gets an answer (pinged every second), else 0",
+      registers,
+    });
+    this.queueUp = new Gauge({
+      name: 'holdfast_queue_up',
+      help: "1 when this scrape read the queue's Redis within its deadline, else 0 (the queue's gauges then show the last answer)",
+      registers,
+    });
   }
 
   /** Where the gauges read from (set once the engine runs); the static ones are set now. */
   readFrom(sources: ScrapeSources): void {
     this.providers = sources.providers;
-    this.reads = { queue: new LatestRead(() => sources.queue()), store: new LatestRead(() => sources.store()), storeUp: () => sources.storeUp() };
+    this.reads = {
+      queue: new LatestRead(() => sources.queue()),
+      store: new LatestRead(() => sources.store()),
+      storeUp: () => sources.storeUp(),
+    };
     for (const p of sources.providers) {
       this.verifyEvery.set({ provider: p.name }, p.verifyEveryMs / 1000);
       this.checkTimeout.set({ provider: p.name }, p.checkTimeoutMs / 1000);
@@ -93,7 +138,8 @@ export class ScrapeGauges {
     this.queueUp.set(queue.fresh ? 1 : 0);
     this.storeUp.set(this.reads.storeUp() ? 1 : 0);
     if (queue.fresh && queue.value) this.showQueue(queue.value);
-    if (store.value) for (const [provider, count] of store.value.heldRemovals) this.heldRemovals.set({ provider }, count);
+    if (store.value)
+      for (const [provider, count] of store.value.heldRemovals) this.heldRemovals.set({ provider }, count);
   }
 
   private showQueue(facts: QueueFacts): void {
@@ -102,8 +148,12 @@ export class ScrapeGauges {
     this.unservedSince.reset();
     this.brakeCount.reset();
     for (const c of facts.unserved) {
-      this.unservedSince.set({ provider: c.provider, consumer: c.consumer, login: c.login, state: c.state }, c.since / 1000);
-      if (c.brakeCount > 0) this.brakeCount.set({ provider: c.provider, consumer: c.consumer, login: c.login }, c.brakeCount);
+      this.unservedSince.set(
+        { provider: c.provider, consumer: c.consumer, login: c.login, state: c.state },
+        c.since / 1000,
+      );
+      if (c.brakeCount > 0)
+        this.brakeCount.set({ provider: c.provider, consumer: c.consumer, login: c.login }, c.brakeCount);
     }
     for (const [state, count] of Object.entries(facts.queueDepth)) this.queueJobs.set({ state }, count);
     this.dueWaits.set({ state: 'scheduled' }, facts.dueWaits.scheduled);
@@ -123,7 +173,9 @@ export class ScrapeGauges {
       const counts = new Map<string, { role: string; state: string; n: number }>();
       const nodes = p.nodes();
       // a node that does not answer is said by holdfast_backend_nodes (what it lacks is not known now)
-      for (const node of nodes.slice(0, NODES_SHOWN)) if (node.answering) this.nodeMissing.set({ provider: p.name, node: node.address, role: node.role }, node.missing ?? 0);
+      for (const node of nodes.slice(0, NODES_SHOWN))
+        if (node.answering)
+          this.nodeMissing.set({ provider: p.name, node: node.address, role: node.role }, node.missing ?? 0);
       for (const node of nodes) {
         const state = node.answering ? 'answering' : 'not-answering';
         const key = `${node.role} ${state}`;

@@ -1,7 +1,8 @@
 /**
  * What `/metrics` reads when scraped, and where holdfast's engine finds it: the queue's Redis
  * (consumers by state, the unserved in brief, the queue's depth, when each provider was last
- * checked, orphans, contested consumers; the consumers counted there also set each provider's deep-check interval), the record store (removals held back: one small document per provider)
+ * checked, orphans, contested consumers; the consumers counted there also set each provider's deep-check interval), the
+ * record store (removals held back: one small document per provider)
  * and what this process already knows (its providers' timing, whether its store watch gets an
  * answer). Nothing here is read on a check's path; no record is read.
  */
@@ -89,7 +90,10 @@ function keepSmallest(list: string[], key: string, max: number): void {
 }
 
 /** Consumers counted by provider and state, and the unserved to name (the first by key, per provider and state). */
-export function countStates(states: Record<string, string>, perState = UNSERVED_LISTED_PER_STATE): { counts: QueueFacts['consumers']; listed: string[] } {
+export function countStates(
+  states: Record<string, string>,
+  perState = UNSERVED_LISTED_PER_STATE,
+): { counts: QueueFacts['consumers']; listed: string[] } {
   const counts = new Map<string, { provider: string; state: string; count: number }>();
   const named = new Map<string, string[]>();
   for (const [key, encoded] of Object.entries(states)) {
@@ -109,14 +113,19 @@ export function countStates(states: Record<string, string>, perState = UNSERVED_
 
 /** The queue's job counts by state, summed over its shards. */
 async function jobCounts(queues: ConsumerQueue['queues']): Promise<Record<string, number>> {
-  const each = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized')));
+  const each = await Promise.all(
+    queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized')),
+  );
   const sum: Record<string, number> = {};
   for (const counts of each) for (const [state, n] of Object.entries(counts)) sum[state] = (sum[state] ?? 0) + n;
   return sum;
 }
 
 export interface EngineScrapeDeps {
-  coordination: { readonly notes: Pick<NoteReads, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>; readonly contests: Pick<ContestReads, 'contested'> };
+  coordination: {
+    readonly notes: Pick<NoteReads, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>;
+    readonly contests: Pick<ContestReads, 'contested'>;
+  };
   queue: Pick<ConsumerQueue, 'queues'>;
   due: Pick<DueWaits, 'counts'>;
   store: Pick<ConsumerStore, 'providerStatuses'>;
@@ -133,7 +142,8 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
       name: p.name,
       verifyEveryMs: p.timing.verifyEveryMs,
       checkTimeoutMs: p.timing.checkTimeoutMs,
-      deepCheckEveryMs: (consumers: number) => deepCheckIntervalMs({ timing: p.timing, costUs: p.adapter.deepCheckCostUs, consumers }),
+      deepCheckEveryMs: (consumers: number) =>
+        deepCheckIntervalMs({ timing: p.timing, costUs: p.adapter.deepCheckCostUs, consumers }),
       ...(deps.nodesOf?.(p.name) ? { nodes: deps.nodesOf(p.name)! } : {}),
     })),
     storeUp: () => deps.storeUp(),
@@ -154,7 +164,16 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
         const summary = briefs.get(consumer);
         if (!summary) return [];
         const provider = providerOf(consumer);
-        return [{ provider, consumer, login: summary.login, state: summary.state, since: summary.unservedSince ?? summary.since, brakeCount: summary.brakeCount }];
+        return [
+          {
+            provider,
+            consumer,
+            login: summary.login,
+            state: summary.state,
+            since: summary.unservedSince ?? summary.since,
+            brakeCount: summary.brakeCount,
+          },
+        ];
       });
       const orphanCounts = new Map(names.map((name) => [name, orphans.get(name)?.logins.length ?? 0]));
       const contested = new Map(names.map((name) => [name, contests.get(name)?.count ?? 0]));
@@ -162,7 +181,11 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
     },
     async store() {
       const statuses = await deps.store.providerStatuses();
-      return { heldRemovals: new Map(names.map((name) => [name, statuses.find((s) => s._id === name)?.heldRemovals?.removals ?? 0])) };
+      return {
+        heldRemovals: new Map(
+          names.map((name) => [name, statuses.find((s) => s._id === name)?.heldRemovals?.removals ?? 0]),
+        ),
+      };
     },
   };
 }

@@ -38,7 +38,10 @@ export class OrphanWatch {
       const policy = provider.config.orphans;
       if (!policy) continue;
       if (!provider.adapter.list) {
-        this.options.logger.warn({ provider: provider.config.name }, `provider ${provider.config.name}: its ${provider.config.adapter.kind} adapter cannot list logins; orphans are not looked for`);
+        this.options.logger.warn(
+          { provider: provider.config.name },
+          `provider ${provider.config.name}: its ${provider.config.adapter.kind} adapter cannot list logins; orphans are not looked for`,
+        );
         continue;
       }
       const timer = setInterval(() => {
@@ -86,18 +89,31 @@ export class OrphanWatch {
         try {
           await adapter.remove(login, within(config.timing.checkTimeoutMs));
           unclaimed.delete(login);
-          logger.warn({ provider: name, login }, `orphan login ${login} removed from ${name}: no consumer claims it (orphans.remove is set)`);
+          logger.warn(
+            { provider: name, login },
+            `orphan login ${login} removed from ${name}: no consumer claims it (orphans.remove is set)`,
+          );
         } catch (error) {
-          logger.warn({ provider: name, login }, `orphan login ${login} could not be removed from ${name}: ${scrubber.describe(error)}; tried again at the next listing`);
+          logger.warn(
+            { provider: name, login },
+            `orphan login ${login} could not be removed from ${name}: ${scrubber.describe(error)}; tried again at the next listing`,
+          );
         }
       }
     }
     const left = orphans.filter((login) => unclaimed.has(login));
-    await coordination.notes.setOrphans(name, { at: this.options.now().toISOString(), prefix: policy.prefix, logins: left });
+    await coordination.notes.setOrphans(name, {
+      at: this.options.now().toISOString(),
+      prefix: policy.prefix,
+      logins: left,
+    });
     const words = left.map((login) => `${login}${onNodes(where, login)}`).join(', ');
     if (this.said.get(name) !== words) {
       if (left.length > 0) {
-        logger.warn({ provider: name, orphans: left.length }, `${left.length} login(s) on ${name} under "${policy.prefix}" that no consumer claims (orphans): ${words}`);
+        logger.warn(
+          { provider: name, orphans: left.length },
+          `${left.length} login(s) on ${name} under "${policy.prefix}" that no consumer claims (orphans): ${words}`,
+        );
       } else if (this.said.has(name)) logger.info({ provider: name }, `no orphans on ${name} any more`);
       this.said.set(name, words);
     }
@@ -117,12 +133,15 @@ interface LoginNodes {
 
 function nodesOfLogins(byNode: ReadonlyMap<string, readonly string[]>): LoginNodes {
   const byLogin = new Map<string, string[]>();
-  for (const [node, logins] of byNode) for (const login of logins) byLogin.set(login, [...(byLogin.get(login) ?? []), node]);
+  for (const [node, logins] of byNode)
+    for (const login of logins) byLogin.set(login, [...(byLogin.get(login) ?? []), node]);
   return { nodes: byNode.size, byLogin };
 }
 
 /** ` (on 10.0.0.6:6379 only)`: where an orphan is, when the backend has several nodes and it is not on all of them. */
 function onNodes(where: LoginNodes | undefined, login: string): string {
   const nodes = where?.byLogin.get(login) ?? [];
-  return where === undefined || nodes.length === 0 || nodes.length === where.nodes ? '' : ` (on ${nodes.join(', ')} only)`;
+  return where === undefined || nodes.length === 0 || nodes.length === where.nodes
+    ? ''
+    : ` (on ${nodes.join(', ')} only)`;
 }

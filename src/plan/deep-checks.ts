@@ -23,7 +23,11 @@ export const LIGHT_AT_ONCE = 64;
 export const BATCHES_AT_ONCE = 4;
 
 /** `work` over `items`, at most `limit` at once, results in order. */
-export async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const lane = async () => {
@@ -37,7 +41,10 @@ export async function mapBounded<T, R>(items: readonly T[], limit: number, work:
 }
 
 /** `run` with a deadline of `timeoutMs`: its signal aborts then, and the adapter rejects with `DEADLINE_EXCEEDED`. */
-async function withDeadline<T>(timeoutMs: number, run: (options: { signal: AbortSignal; deadline: number }) => Promise<T>): Promise<T> {
+async function withDeadline<T>(
+  timeoutMs: number,
+  run: (options: { signal: AbortSignal; deadline: number }) => Promise<T>,
+): Promise<T> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
@@ -48,7 +55,11 @@ async function withDeadline<T>(timeoutMs: number, run: (options: { signal: Abort
 }
 
 /** Each grant's deep check, in order; an adapter that cannot be asked answers each with an error. */
-export async function deepChecks(adapter: AskingAdapter, grants: readonly Grant[], timeoutMs: number): Promise<Array<Each<HoldsAnswer>>> {
+export async function deepChecks(
+  adapter: AskingAdapter,
+  grants: readonly Grant[],
+  timeoutMs: number,
+): Promise<Array<Each<HoldsAnswer>>> {
   const { holds, holdsMany } = adapter;
   if (!holds) {
     const error = new HoldfastError('BACKEND_ERROR', 'this adapter cannot be asked whether it holds a login');
@@ -66,8 +77,11 @@ export async function deepChecks(adapter: AskingAdapter, grants: readonly Grant[
   const limit = Math.max(1, batchFormOf(adapter as Adapter).limit);
   const chunks: Grant[][] = [];
   for (let i = 0; i < grants.length; i += limit) chunks.push(grants.slice(i, i + limit));
-  const asking = { holdsMany: holdsMany.bind(adapter), batch: adapter.batch } as Adapter & Required<Pick<Adapter, 'holdsMany'>>;
-  const answered = await mapBounded(chunks, BATCHES_AT_ONCE, (chunk) => withDeadline(timeoutMs, (options) => holdsEach(asking, chunk, options)));
+  const asking = { holdsMany: holdsMany.bind(adapter), batch: adapter.batch } as Adapter &
+    Required<Pick<Adapter, 'holdsMany'>>;
+  const answered = await mapBounded(chunks, BATCHES_AT_ONCE, (chunk) =>
+    withDeadline(timeoutMs, (options) => holdsEach(asking, chunk, options)),
+  );
   return answered.flat();
 }
 
@@ -75,10 +89,17 @@ export async function deepChecks(adapter: AskingAdapter, grants: readonly Grant[
  * Each grant checked as a routine check does: light first, deep for those it did not pass (or
  * for every one with `deep`); in order. An adapter without a light check is asked deeply.
  */
-export async function checks(adapter: AskingAdapter, grants: readonly Grant[], timeoutMs: number, deep: boolean): Promise<Array<Each<HoldsAnswer>>> {
+export async function checks(
+  adapter: AskingAdapter,
+  grants: readonly Grant[],
+  timeoutMs: number,
+  deep: boolean,
+): Promise<Array<Each<HoldsAnswer>>> {
   const { authenticates } = adapter;
   if (deep || !authenticates) return deepChecks(adapter, grants, timeoutMs);
-  const passed = await mapBounded(grants, LIGHT_AT_ONCE, (grant) => withDeadline(timeoutMs, (options) => authenticates.call(adapter, grant, options)).catch(() => false));
+  const passed = await mapBounded(grants, LIGHT_AT_ONCE, (grant) =>
+    withDeadline(timeoutMs, (options) => authenticates.call(adapter, grant, options)).catch(() => false),
+  );
   const confirming = grants.filter((_, i) => !passed[i]);
   const confirmed = await deepChecks(adapter, confirming, timeoutMs);
   let next = 0;

@@ -7,10 +7,15 @@ function removalLines(plan: ProviderPlan): string[] {
   const removal = plan.remove;
   if (removal === null) return [];
   const lines = removal.consumers.map(({ key, login }) => `  - remove  ${key} (login ${login})`);
-  if (removal.leavesLogins) lines.push(`    management: ${plan.management}: their logins are left on the backend; only their records go`);
+  if (removal.leavesLogins)
+    lines.push(`    management: ${plan.management}: their logins are left on the backend; only their records go`);
   if (!removal.heldBack) return lines;
   const said = `${plural(removal.consumers.length, 'removal')} of ${removal.of} consumers is more than the guard allows (${removal.guard})`;
-  if (removal.confirmed) return [...lines, `    the mass-removal guard would hold this back, but a person confirmed exactly this change: ${said}`];
+  if (removal.confirmed)
+    return [
+      ...lines,
+      `    the mass-removal guard would hold this back, but a person confirmed exactly this change: ${said}`,
+    ];
   return [
     ...lines,
     `    held back by the mass-removal guard: ${said}; nothing in this change (creates and changes included) is applied until a person confirms it`,
@@ -20,15 +25,32 @@ function removalLines(plan: ProviderPlan): string[] {
 
 function providerLines(plan: ProviderPlan): string[] {
   const head = `${plan.provider} (${plan.adapter}), from ${plan.file}:`;
-  if (plan.invalid !== null) return [head, '  ! the file is refused whole; the last good desired state stays in force:', ...plan.invalid.map((p) => `      ${p}`)];
+  if (plan.invalid !== null)
+    return [
+      head,
+      '  ! the file is refused whole; the last good desired state stays in force:',
+      ...plan.invalid.map((p) => `      ${p}`),
+    ];
   const lines = [head];
-  for (const c of plan.create) lines.push(`  + create  ${c.key} (login ${c.login}) at ${c.source}`, ...c.notes.map((n) => `      note: ${n}`));
-  for (const c of plan.change) lines.push(`  ~ change  ${c.key} (login ${c.login}) at ${c.source}`, ...c.differences.map((d) => `      ${d}`), ...c.notes.map((n) => `      note: ${n}`));
+  for (const c of plan.create)
+    lines.push(`  + create  ${c.key} (login ${c.login}) at ${c.source}`, ...c.notes.map((n) => `      note: ${n}`));
+  for (const c of plan.change)
+    lines.push(
+      `  ~ change  ${c.key} (login ${c.login}) at ${c.source}`,
+      ...c.differences.map((d) => `      ${d}`),
+      ...c.notes.map((n) => `      note: ${n}`),
+    );
   lines.push(...removalLines(plan));
   for (const r of plan.refused) {
-    lines.push(`  ! refused ${r.key}${r.keepsAccepted ? ' (keeps its last accepted spec)' : ''}`, ...r.problems.map((p) => `      ${p}`));
+    lines.push(
+      `  ! refused ${r.key}${r.keepsAccepted ? ' (keeps its last accepted spec)' : ''}`,
+      ...r.problems.map((p) => `      ${p}`),
+    );
   }
-  for (const d of plan.drifted) lines.push(`  ? drifted ${d.key} (login ${d.login}): ${d.reason}${d.node ? ` on ${d.node}` : ''}: ${d.detail}; a check would apply it again`);
+  for (const d of plan.drifted)
+    lines.push(
+      `  ? drifted ${d.key} (login ${d.login}): ${d.reason}${d.node ? ` on ${d.node}` : ''}: ${d.detail}; a check would apply it again`,
+    );
   for (const n of plan.notAsked) lines.push(`  ? not asked ${n.key}: ${n.why}`);
   const counts = [
     `${plan.create.length} to create`,
@@ -51,5 +73,8 @@ const VERDICT: Record<PlanReport['exitCode'], string> = {
 };
 
 export function formatPlan(report: PlanReport): string {
-  return [...report.providers.flatMap((p) => [...providerLines(p), '']), `plan: ${VERDICT[report.exitCode]} (exit ${report.exitCode})`].join('\n');
+  return [
+    ...report.providers.flatMap((p) => [...providerLines(p), '']),
+    `plan: ${VERDICT[report.exitCode]} (exit ${report.exitCode})`,
+  ].join('\n');
 }

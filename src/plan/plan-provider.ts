@@ -28,7 +28,15 @@ import { secretRootsOf } from '../secrets/secret-roots.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import { consumerIdOf } from '../store/consumer-key.js';
 import { checks, mapBounded, type AskingAdapter } from './deep-checks.js';
-import type { Drifted, NotAsked, PlannedChange, PlannedCreate, PlannedRefusal, PlannedRemovals, ProviderPlan } from './plan-report.js';
+import type {
+  Drifted,
+  NotAsked,
+  PlannedChange,
+  PlannedCreate,
+  PlannedRefusal,
+  PlannedRemovals,
+  ProviderPlan,
+} from './plan-report.js';
 import { PASSWORD_ROTATION, specDifferences } from './spec-diff.js';
 
 export interface PlanDeps {
@@ -65,11 +73,17 @@ function problemsOf(message: string): string[] {
 }
 
 /** Why a grant secret cannot be used now, in words (never the secret), or its password. */
-async function secretOf(provider: ProviderConfig, path: string, scrubber: Scrubber): Promise<{ kind: 'read'; password: string } | { kind: 'unusable'; why: string }> {
+async function secretOf(
+  provider: ProviderConfig,
+  path: string,
+  scrubber: Scrubber,
+): Promise<{ kind: 'read'; password: string } | { kind: 'unusable'; why: string }> {
   try {
     const password = await readGrantSecret(path, secretRootsOf(provider));
     const refused = provider.adapter.secretProblem?.(password);
-    return refused === undefined ? { kind: 'read', password } : { kind: 'unusable', why: `grant secret ${path} ${refused}` };
+    return refused === undefined
+      ? { kind: 'read', password }
+      : { kind: 'unusable', why: `grant secret ${path} ${refused}` };
   } catch (error) {
     return { kind: 'unusable', why: isHoldfastError(error) ? error.message : scrubber.describe(error) };
   }
@@ -90,7 +104,14 @@ function sorted(declared: readonly DeclaredConsumer[], records: ReadonlyMap<stri
       create.push({ key, login: desired.login, source: desired.source, notes: [], secretPath: desired.secretPath });
     } else if (desired.specHash !== record.machine.context.appliedSpecHash) {
       const differences = specDifferences(record.desired, desired);
-      change.push({ key, login: desired.login, source: desired.source, differences: differences.length > 0 ? differences : ['the spec is written differently; the same rights'], notes: [], secretPath: desired.secretPath });
+      change.push({
+        key,
+        login: desired.login,
+        source: desired.source,
+        differences: differences.length > 0 ? differences : ['the spec is written differently; the same rights'],
+        notes: [],
+        secretPath: desired.secretPath,
+      });
     } else {
       kept.push({ record, declared: consumer });
     }
@@ -99,7 +120,12 @@ function sorted(declared: readonly DeclaredConsumer[], records: ReadonlyMap<stri
 }
 
 /** The removals a run would deliver, and whether the mass-removal guard would hold them back. */
-async function removalsOf(provider: ProviderConfig, declared: readonly DeclaredConsumer[], records: ReadonlyMap<string, ConsumerRecord>, deps: PlanDeps): Promise<PlannedRemovals | null> {
+async function removalsOf(
+  provider: ProviderConfig,
+  declared: readonly DeclaredConsumer[],
+  records: ReadonlyMap<string, ConsumerRecord>,
+  deps: PlanDeps,
+): Promise<PlannedRemovals | null> {
   const briefs = new DeclaredBriefs();
   for (const { key, desired } of declared) briefs.push(key, specDigestBytes(desired));
   const delivered = new Map<string, string>();
@@ -110,7 +136,8 @@ async function removalsOf(provider: ProviderConfig, declared: readonly DeclaredC
   const { changed, gone } = changesOf(briefs, delivered);
   if (gone.length === 0) return null;
   const heldBack = removalsHeldBack(provider, gone.length, delivered.size);
-  const confirmed = heldBack && (await deps.confirmations.confirmedRemovals(provider.name)) === changeDigest(briefs, changed, gone);
+  const confirmed =
+    heldBack && (await deps.confirmations.confirmedRemovals(provider.name)) === changeDigest(briefs, changed, gone);
   const { share, floor } = provider.removalGuard;
   return {
     consumers: gone.sort().map((key) => ({ key, login: records.get(key)?.desired.login ?? '' })),
@@ -124,10 +151,15 @@ async function removalsOf(provider: ProviderConfig, declared: readonly DeclaredC
 }
 
 /** The notes of a consumer to create or change whose grant secret cannot be used yet. */
-async function noteSecrets(provider: ProviderConfig, entries: Array<{ notes: string[]; secretPath: string }>, deps: PlanDeps): Promise<void> {
+async function noteSecrets(
+  provider: ProviderConfig,
+  entries: Array<{ notes: string[]; secretPath: string }>,
+  deps: PlanDeps,
+): Promise<void> {
   await mapBounded(entries, SECRETS_AT_ONCE, async (entry) => {
     const secret = await secretOf(provider, entry.secretPath, deps.scrubber);
-    if (secret.kind === 'unusable') entry.notes.push(`${secret.why}: it would wait (missing) or be blocked until it can be read`);
+    if (secret.kind === 'unusable')
+      entry.notes.push(`${secret.why}: it would wait (missing) or be blocked until it can be read`);
   });
 }
 
@@ -135,7 +167,11 @@ async function noteSecrets(provider: ProviderConfig, entries: Array<{ notes: str
  * The consumers kept as they are: a grant secret whose fingerprint changed is a rotation (a
  * change); those the record says are held are asked, deeply, whether the backend holds them.
  */
-async function askKept(provider: ProviderConfig, kept: readonly Kept[], deps: PlanDeps): Promise<{ rotated: PlannedChange[]; drifted: Drifted[]; notAsked: NotAsked[]; unchanged: number }> {
+async function askKept(
+  provider: ProviderConfig,
+  kept: readonly Kept[],
+  deps: PlanDeps,
+): Promise<{ rotated: PlannedChange[]; drifted: Drifted[]; notAsked: NotAsked[]; unchanged: number }> {
   const rotated: PlannedChange[] = [];
   const notAsked: NotAsked[] = [];
   const asking: Array<{ kept: Kept; grant: Grant }> = [];
@@ -143,28 +179,64 @@ async function askKept(provider: ProviderConfig, kept: readonly Kept[], deps: Pl
   await mapBounded(kept, SECRETS_AT_ONCE, async (one) => {
     const { record, declared } = one;
     const secret = await secretOf(provider, record.desired.secretPath, deps.scrubber);
-    if (secret.kind === 'unusable') return void notAsked.push({ key: record._id, why: `its grant secret cannot be used: ${secret.why}` });
+    if (secret.kind === 'unusable')
+      return void notAsked.push({ key: record._id, why: `its grant secret cannot be used: ${secret.why}` });
     const mac = record.machine.context.appliedSecretMac;
-    if (deps.fingerprintKey.length > 0 && mac !== null && secretFingerprint(deps.fingerprintKey, secret.password) !== mac) {
-      return void rotated.push({ key: record._id, login: record.desired.login, source: declared.desired.source, differences: [PASSWORD_ROTATION], notes: [] });
+    if (
+      deps.fingerprintKey.length > 0 &&
+      mac !== null &&
+      secretFingerprint(deps.fingerprintKey, secret.password) !== mac
+    ) {
+      return void rotated.push({
+        key: record._id,
+        login: record.desired.login,
+        source: declared.desired.source,
+        differences: [PASSWORD_ROTATION],
+        notes: [],
+      });
     }
     if (record.machine.state !== 'held') return;
     // the values as the worker's policy check parses them before it acts
-    const { values, problems } = checkSpec(provider, { id: consumerIdOf(record._id), login: record.desired.login, values: record.desired.values, secretPath: record.desired.secretPath });
+    const { values, problems } = checkSpec(provider, {
+      id: consumerIdOf(record._id),
+      login: record.desired.login,
+      values: record.desired.values,
+      secretPath: record.desired.secretPath,
+    });
     if (problems.length > 0) return;
     const overlapping = inRotationOverlap(record.appliedAt?.getTime() ?? null, provider.rotationOverlapMs, now);
-    asking.push({ kept: one, grant: { login: record.desired.login, password: secret.password, values, ...(overlapping ? { keepPasswords: true } : {}) } });
+    asking.push({
+      kept: one,
+      grant: {
+        login: record.desired.login,
+        password: secret.password,
+        values,
+        ...(overlapping ? { keepPasswords: true } : {}),
+      },
+    });
   });
-  const answers = await checks(deps.adapter, asking.map((a) => a.grant), provider.timing.checkTimeoutMs, deps.deep);
+  const answers = await checks(
+    deps.adapter,
+    asking.map((a) => a.grant),
+    provider.timing.checkTimeoutMs,
+    deps.deep,
+  );
   const drifted: Drifted[] = [];
   answers.forEach((answer, i) => {
     const { kept: one, grant } = asking[i]!;
     const key = one.record._id;
     const scrubber = deps.scrubber.with(grant.password);
-    if (!answer.ok) return void notAsked.push({ key, why: `could not ask ${provider.name}: ${scrubber.describe(answer.error)}` });
+    if (!answer.ok)
+      return void notAsked.push({ key, why: `could not ask ${provider.name}: ${scrubber.describe(answer.error)}` });
     if (answer.value.held) return;
     const { reason, detail, node } = answer.value;
-    drifted.push({ key, login: grant.login, reason, detail: scrubber.scrub(detail), ...(node !== undefined ? { node } : {}) });
+    drifted.push({
+      key,
+      login: grant.login,
+      reason,
+      detail: scrubber.scrub(detail),
+      ...(node !== undefined ? { node } : {}),
+    });
   });
   return { rotated, drifted, notAsked, unchanged: kept.length - rotated.length - drifted.length - notAsked.length };
 }
@@ -183,8 +255,29 @@ export async function readProposal(provider: ProviderConfig, file: string): Prom
 }
 
 /** The plan of `provider`, for the contributions read from `file`, against its `records`. */
-export async function planProvider(provider: ProviderConfig, file: string, read: ReadProposal, records: ReadonlyMap<string, ConsumerRecord>, unreadable: number, deps: PlanDeps): Promise<ProviderPlan> {
-  const plan: ProviderPlan = { provider: provider.name, adapter: provider.adapter.kind, management: provider.management, file, invalid: null, create: [], change: [], remove: null, refused: [], drifted: [], notAsked: [], unchanged: 0, unreadable };
+export async function planProvider(
+  provider: ProviderConfig,
+  file: string,
+  read: ReadProposal,
+  records: ReadonlyMap<string, ConsumerRecord>,
+  unreadable: number,
+  deps: PlanDeps,
+): Promise<ProviderPlan> {
+  const plan: ProviderPlan = {
+    provider: provider.name,
+    adapter: provider.adapter.kind,
+    management: provider.management,
+    file,
+    invalid: null,
+    create: [],
+    change: [],
+    remove: null,
+    refused: [],
+    drifted: [],
+    notAsked: [],
+    unchanged: 0,
+    unreadable,
+  };
   // bad input never deletes: nothing of it would be delivered
   if (read.kind === 'invalid') return { ...plan, invalid: read.invalid };
   const declared = read.consumers;
@@ -192,7 +285,10 @@ export async function planProvider(provider: ProviderConfig, file: string, read:
   await noteSecrets(provider, [...create, ...change], deps);
   const { rotated, drifted, notAsked, unchanged } = await askKept(provider, kept, deps);
   plan.create = create.map(({ key, login, source, notes }) => ({ key, login, source, notes }));
-  plan.change = [...change.map(({ key, login, source, differences, notes }) => ({ key, login, source, differences, notes })), ...rotated].sort((a, b) => (a.key < b.key ? -1 : 1));
+  plan.change = [
+    ...change.map(({ key, login, source, differences, notes }) => ({ key, login, source, differences, notes })),
+    ...rotated,
+  ].sort((a, b) => (a.key < b.key ? -1 : 1));
   plan.refused = refused;
   plan.remove = await removalsOf(provider, declared, records, deps);
   return { ...plan, drifted, notAsked, unchanged };

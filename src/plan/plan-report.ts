@@ -35,7 +35,10 @@ export interface PlannedRemovals {
   guard: string;
   /** The command that would confirm it, once `holdfast run` holds it back; absent when not held back. */
   confirmWith?: string;
-  /** The provider's `management` leaves removed consumers' logins on the backend (`observe`, `no-delete`): only their records go. */
+  /**
+   * The provider's `management` leaves removed consumers' logins on the backend (`observe`, `no-delete`): only their
+   * records go.
+   */
   leavesLogins: boolean;
 }
 
@@ -56,7 +59,10 @@ export interface Drifted {
   node?: string;
 }
 
-/** A consumer whose backend could not be asked (its deep check threw or timed out), or whose grant secret could not be read for it. */
+/**
+ * A consumer whose backend could not be asked (its deep check threw or timed out), or whose grant secret could not be
+ * read for it.
+ */
 export interface NotAsked {
   key: string;
   why: string;
@@ -85,13 +91,16 @@ export interface ProviderPlan {
 
 export interface PlanReport {
   providers: ProviderPlan[];
-  /** 0: nothing would change; 1: something would; 2: something is refused or invalid, or a backend could not be asked. */
+  /**
+   * 0: nothing would change; 1: something would; 2: something is refused or invalid, or a backend could not be asked.
+   */
   exitCode: 0 | 1 | 2;
 }
 
 /** The plan's exit code: 2 on anything refused, invalid or not asked; 1 on anything to do; else 0. */
 export function planExitCode(providers: readonly ProviderPlan[]): 0 | 1 | 2 {
   if (providers.some((p) => p.invalid !== null || p.refused.length > 0 || p.notAsked.length > 0)) return 2;
-  const busy = (p: ProviderPlan) => p.create.length + p.change.length + (p.remove?.consumers.length ?? 0) + p.drifted.length > 0;
+  const busy = (p: ProviderPlan) =>
+    p.create.length + p.change.length + (p.remove?.consumers.length ?? 0) + p.drifted.length > 0;
   return providers.some(busy) ? 1 : 0;
 }

@@ -19,7 +19,9 @@ export interface PlanInputs {
 }
 
 /** Every readable record by provider and key, and how many of each provider's cannot be read. */
-async function recordsByProvider(store: Pick<ConsumerStore, 'scan'>): Promise<{ records: Map<string, Map<string, ConsumerRecord>>; unreadable: Map<string, number> }> {
+async function recordsByProvider(
+  store: Pick<ConsumerStore, 'scan'>,
+): Promise<{ records: Map<string, Map<string, ConsumerRecord>>; unreadable: Map<string, number> }> {
   const records = new Map<string, Map<string, ConsumerRecord>>();
   const unreadable = new Map<string, number>();
   for await (const record of store.scan()) {
@@ -38,10 +40,20 @@ async function recordsByProvider(store: Pick<ConsumerStore, 'scan'>): Promise<{ 
 export async function plan({ config, proposed, store, depsOf }: PlanInputs): Promise<PlanReport> {
   const files = config.providers.map((provider) => proposed.get(provider.name) ?? provider.contributionsPath);
   // the files read while the store streams its records: neither waits for the other
-  const [{ records, unreadable }, ...reads] = await Promise.all([recordsByProvider(store), ...config.providers.map((provider, i) => readProposal(provider, files[i]!))]);
+  const [{ records, unreadable }, ...reads] = await Promise.all([
+    recordsByProvider(store),
+    ...config.providers.map((provider, i) => readProposal(provider, files[i]!)),
+  ]);
   const providers = await Promise.all(
     config.providers.map((provider, i) =>
-      planProvider(provider, files[i]!, reads[i]!, records.get(provider.name) ?? new Map<string, ConsumerRecord>(), unreadable.get(provider.name) ?? 0, depsOf(provider)),
+      planProvider(
+        provider,
+        files[i]!,
+        reads[i]!,
+        records.get(provider.name) ?? new Map<string, ConsumerRecord>(),
+        unreadable.get(provider.name) ?? 0,
+        depsOf(provider),
+      ),
     ),
   );
   return { providers, exitCode: planExitCode(providers) };

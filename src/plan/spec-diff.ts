@@ -38,7 +38,9 @@ const NAMED_AT_MOST = 8;
 
 function named(items: readonly string[]): string {
   const shown = items.slice(0, NAMED_AT_MOST).map((item) => JSON.stringify(item));
-  return items.length > NAMED_AT_MOST ? `${shown.join(', ')} and ${items.length - NAMED_AT_MOST} more` : shown.join(', ');
+  return items.length > NAMED_AT_MOST
+    ? `${shown.join(', ')} and ${items.length - NAMED_AT_MOST} more`
+    : shown.join(', ');
 }
 
 function asStrings(value: unknown): string[] | undefined {
@@ -59,12 +61,19 @@ function setDifference(before: readonly string[], after: readonly string[]): { a
 function commandRules(before: readonly string[], after: readonly string[]): string[] {
   const { added, dropped } = setDifference(before, after);
   const allows = (rule: string) => rule.startsWith('+');
-  const widened = [...added.filter(allows).map((r) => `${JSON.stringify(r)} added`), ...dropped.filter((r) => !allows(r)).map((r) => `${JSON.stringify(r)} dropped`)];
-  const narrowed = [...added.filter((r) => !allows(r)).map((r) => `${JSON.stringify(r)} added`), ...dropped.filter(allows).map((r) => `${JSON.stringify(r)} dropped`)];
+  const widened = [
+    ...added.filter(allows).map((r) => `${JSON.stringify(r)} added`),
+    ...dropped.filter((r) => !allows(r)).map((r) => `${JSON.stringify(r)} dropped`),
+  ];
+  const narrowed = [
+    ...added.filter((r) => !allows(r)).map((r) => `${JSON.stringify(r)} added`),
+    ...dropped.filter(allows).map((r) => `${JSON.stringify(r)} dropped`),
+  ];
   const lines: string[] = [];
   if (widened.length > 0) lines.push(`command rules widened: ${widened.join(', ')}`);
   if (narrowed.length > 0) lines.push(`command rules narrowed: ${narrowed.join(', ')}`);
-  if (lines.length === 0 && before.join('\n') !== after.join('\n')) lines.push('command rules reordered (a later rule overrides an earlier one)');
+  if (lines.length === 0 && before.join('\n') !== after.join('\n'))
+    lines.push('command rules reordered (a later rule overrides an earlier one)');
   return lines;
 }
 
@@ -92,18 +101,24 @@ function valueField(field: string, before: unknown, after: unknown): string[] {
 }
 
 function fieldsOf(values: unknown): Record<string, unknown> {
-  return typeof values === 'object' && values !== null && !Array.isArray(values) ? (values as Record<string, unknown>) : {};
+  return typeof values === 'object' && values !== null && !Array.isArray(values)
+    ? (values as Record<string, unknown>)
+    : {};
 }
 
 /** Each difference between `before` (as applied) and `after` (as proposed), one sentence each; empty when none. */
 export function specDifferences(before: SpecSide, after: SpecSide): string[] {
   const lines: string[] = [];
-  if (before.login !== after.login) lines.push(`login renamed from ${JSON.stringify(before.login)} to ${JSON.stringify(after.login)}`);
+  if (before.login !== after.login)
+    lines.push(`login renamed from ${JSON.stringify(before.login)} to ${JSON.stringify(after.login)}`);
   const was = fieldsOf(before.values);
   const is = fieldsOf(after.values);
   const fields = [...new Set([...Object.keys(was), ...Object.keys(is)])].sort();
   for (const field of fields) lines.push(...valueField(field, was[field], is[field]));
-  if (before.secretPath !== after.secretPath) lines.push(`grant secret read from ${JSON.stringify(after.secretPath)} instead of ${JSON.stringify(before.secretPath)}`);
+  if (before.secretPath !== after.secretPath)
+    lines.push(
+      `grant secret read from ${JSON.stringify(after.secretPath)} instead of ${JSON.stringify(before.secretPath)}`,
+    );
   return lines;
 }
 

@@ -43,7 +43,18 @@ export interface SpecCheck {
   problems: SpecProblem[];
 }
 
-type Provider = Pick<ProviderConfig, 'name' | 'adapter' | 'policy' | 'loginPrefix' | 'reservedLogins' | 'reservedReasons' | 'contributionsPath' | 'secretsRoot' | 'foreignSecretRoots'>;
+type Provider = Pick<
+  ProviderConfig,
+  | 'name'
+  | 'adapter'
+  | 'policy'
+  | 'loginPrefix'
+  | 'reservedLogins'
+  | 'reservedReasons'
+  | 'contributionsPath'
+  | 'secretsRoot'
+  | 'foreignSecretRoots'
+>;
 
 const NAME_RULE = 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit';
 
@@ -56,7 +67,8 @@ export function loginProblems(provider: Provider, login: string): string[] {
     problems.push(`${quoted} ${provider.reservedReasons?.get(login) ?? 'is reserved'}; no consumer may have it`);
   }
   const prefix = provider.loginPrefix;
-  if (prefix !== undefined && !login.startsWith(prefix)) problems.push(`${quoted} does not start with "${prefix}", the loginPrefix of provider ${provider.name}`);
+  if (prefix !== undefined && !login.startsWith(prefix))
+    problems.push(`${quoted} does not start with "${prefix}", the loginPrefix of provider ${provider.name}`);
   return problems;
 }
 
@@ -71,7 +83,8 @@ export function quotedShort(text: string, max = 128): string {
 /** Why `path` is not where this provider's grant secrets may be; undefined when it is. */
 export function secretPathProblem(provider: Provider, path: string): string | undefined {
   const bytes = Buffer.byteLength(path, 'utf8');
-  if (bytes > MAX_SECRET_PATH_BYTES) return `is ${bytes.toLocaleString('en-US')} bytes long resolved, more than the ${MAX_SECRET_PATH_BYTES.toLocaleString('en-US')} allowed`;
+  if (bytes > MAX_SECRET_PATH_BYTES)
+    return `is ${bytes.toLocaleString('en-US')} bytes long resolved, more than the ${MAX_SECRET_PATH_BYTES.toLocaleString('en-US')} allowed`;
   if (CONTROL_OR_FORMAT.test(path)) return 'may not contain control characters or Unicode format characters';
   if (!isAbsolute(path)) return 'is not an absolute path';
   const where = misplaced(path, secretRootsOf(provider));
@@ -90,10 +103,14 @@ export function checkSpec(provider: Provider, subject: SpecSubject): SpecCheck {
   }
   const parsed = provider.adapter.valuesSchema.safeParse(subject.values);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push({ field: 'values', path: issue.path, reason: issue.message });
+    for (const issue of parsed.error.issues)
+      problems.push({ field: 'values', path: issue.path, reason: issue.message });
     return { values: undefined, problems };
   }
-  for (const reason of provider.adapter.violations({ id: subject.id, login: subject.login, values: parsed.data }, provider.policy)) {
+  for (const reason of provider.adapter.violations(
+    { id: subject.id, login: subject.login, values: parsed.data },
+    provider.policy,
+  )) {
     problems.push({ field: 'policy', reason });
   }
   return { values: parsed.data, problems };

@@ -6,7 +6,12 @@
  */
 import type { ConnectionOptions } from 'bullmq';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { isRedisCluster, type QueueConnectionConfig, type RedisClusterConfig, type RedisConnectionConfig } from '../config/config.js';
+import {
+  isRedisCluster,
+  type QueueConnectionConfig,
+  type RedisClusterConfig,
+  type RedisConnectionConfig,
+} from '../config/config.js';
 
 /** A connection to the queue's Redis: one server's client, or a Redis Cluster's. */
 export type QueueRedis = Redis | Cluster;
@@ -17,7 +22,12 @@ export type QueueRedis = Redis | Cluster;
  * promoted under a short `cluster-node-timeout`; past it, the command fails and its caller's
  * own retry takes over (BullMQ's, a job put back).
  */
-const RIDE_OUT: ClusterOptions = { retryDelayOnFailover: 250, retryDelayOnClusterDown: 250, retryDelayOnTryAgain: 250, maxRedirections: 40 };
+const RIDE_OUT: ClusterOptions = {
+  retryDelayOnFailover: 250,
+  retryDelayOnClusterDown: 250,
+  retryDelayOnTryAgain: 250,
+  maxRedirections: 40,
+};
 
 interface ServerOptions {
   host: string;
@@ -30,7 +40,11 @@ interface ServerOptions {
 
 /** The credentials and TLS of a server or of every node of a cluster, without fields left undefined. */
 function access(c: QueueConnectionConfig): Pick<ServerOptions, 'username' | 'password' | 'tls'> {
-  return { ...(c.username === undefined ? {} : { username: c.username }), ...(c.password === undefined ? {} : { password: c.password }), ...(c.tls ? { tls: {} } : {}) };
+  return {
+    ...(c.username === undefined ? {} : { username: c.username }),
+    ...(c.password === undefined ? {} : { password: c.password }),
+    ...(c.tls ? { tls: {} } : {}),
+  };
 }
 
 /**
@@ -80,12 +94,16 @@ export interface BullConnection {
  * duplicates it for its blocking reads) and the caller ends after closing BullMQ.
  */
 export function bullConnection(c: QueueConnectionConfig): BullConnection {
-  if (!isRedisCluster(c)) return { connection: { ...serverOptions(c), maxRetriesPerRequest: null }, end: () => undefined };
+  if (!isRedisCluster(c))
+    return { connection: { ...serverOptions(c), maxRetriesPerRequest: null }, end: () => undefined };
   const cluster = clusterOf(c, { maxRetriesPerRequest: null, blockingTimeout: BLOCKING_TIMEOUT_MS });
   return { connection: cluster, end: () => cluster.disconnect() };
 }
 
-/** The queue's Redis as logs and the status name it: `redis://host:port/db`, or `redis cluster redis://a:p,redis://b:q`, without credentials. */
+/**
+ * The queue's Redis as logs and the status name it: `redis://host:port/db`, or `redis cluster redis://a:p,redis://b:q`,
+ * without credentials.
+ */
 export function queueWhereOf(c: QueueConnectionConfig): string {
   const scheme = c.tls ? 'rediss' : 'redis';
   const hostPort = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -35,22 +35,36 @@ export interface CheckTicket {
 }
 
 /** The ticket of a wait scheduled from a record: its machine as written, the spec it checks, when that was applied. */
-export function checkTicket(machine: PersistedConsumer, desired: CheckTicket['spec'], appliedAt: Date | null): CheckTicket {
+export function checkTicket(
+  machine: PersistedConsumer,
+  desired: CheckTicket['spec'],
+  appliedAt: Date | null,
+): CheckTicket {
   const { login, values, secretPath, specHash } = desired;
-  return { machine: encodeMachine(machine), spec: { login, values, secretPath, specHash }, appliedAt: appliedAt?.getTime() ?? null };
+  return {
+    machine: encodeMachine(machine),
+    spec: { login, values, secretPath, specHash },
+    appliedAt: appliedAt?.getTime() ?? null,
+  };
 }
 
 export type ConsumerJobData =
   /** A wait the machine asked for has ended; stale unless `rev` is the record's revision. `seal`: the ticket's. */
   | { key: string; kind: 'timer'; rev: number; wait: WaitName; ticket: CheckTicket; seal: string }
-  /** What the contributions declare for the consumer (null: no longer declared), as the sync read it at `at` (ms); `seal`: its. */
+  /**
+   * What the contributions declare for the consumer (null: no longer declared), as the sync read it at `at` (ms);
+   * `seal`: its.
+   */
   | { key: string; kind: 'desired'; at: number; desired: DesiredSpec | null; seal: string }
   /** A command from the CLI or the API. */
   | { key: string; kind: 'command'; event: JobCommand }
   /** The record was found mid-effect at revision `rev`, past its deadline: its worker died. */
   | { key: string; kind: 'redo'; rev: number };
 
-/** The events a command job may carry: what `holdfast check`, `reapply`, `suspend` and `resume` (and a provider's recovery) send. */
+/**
+ * The events a command job may carry: what `holdfast check`, `reapply`, `suspend` and `resume` (and a provider's
+ * recovery) send.
+ */
 export const JOB_COMMANDS = ['CHECK_NOW', 'REAPPLY', 'SUSPEND', 'RESUME'] as const;
 export type JobCommand = Extract<CommandEvent, { type: (typeof JOB_COMMANDS)[number] }>;
 
@@ -77,9 +91,15 @@ export { waitJobId } from './wait-job-id.js';
 /** A job as `Queue.addBulk` takes it. */
 type BulkJob = Parameters<Queue<ConsumerJobData>['addBulk']>[0][number];
 
-/** Jobs are named `<consumer> <kind> <event>`, e.g. `cache/photos timer verify`, `cache/photos command check-now`: readable in Bull Board. */
+/**
+ * Jobs are named `<consumer> <kind> <event>`, e.g. `cache/photos timer verify`, `cache/photos command check-now`:
+ * readable in Bull Board.
+ */
 export class ConsumerQueue {
-  /** One BullMQ queue per shard, shard `i` at index `i` (one, under the prefix as configured, unless `queue.shards` says more). */
+  /**
+   * One BullMQ queue per shard, shard `i` at index `i` (one, under the prefix as configured, unless `queue.shards` says
+   * more).
+   */
   readonly queues: ReadonlyArray<Queue<ConsumerJobData>>;
   /** The rounds' queues beside them, one per shard (`round-jobs.ts`). */
   readonly rounds: RoundQueues;
@@ -87,12 +107,26 @@ export class ConsumerQueue {
   private readonly seal: JobSeal;
   private readonly connection: BullConnection;
 
-  /** `seal` seals what the jobs this queue adds carry (made from the fingerprint key); `shards` (default 1): see `queue.shards`. */
-  constructor(options: { connection: QueueConnectionConfig; prefix: string; name: string; seal: JobSeal; shards?: number }) {
+  /**
+   * `seal` seals what the jobs this queue adds carry (made from the fingerprint key); `shards` (default 1): see
+   * `queue.shards`.
+   */
+  constructor(options: {
+    connection: QueueConnectionConfig;
+    prefix: string;
+    name: string;
+    seal: JobSeal;
+    shards?: number;
+  }) {
     this.seal = options.seal;
     this.connection = bullConnection(options.connection);
     this.queues = shardPrefixes(options.prefix, options.shards ?? 1).map(
-      (prefix) => new Queue<ConsumerJobData>(options.name, { connection: this.connection.connection, prefix, defaultJobOptions: JOB_OPTIONS }),
+      (prefix) =>
+        new Queue<ConsumerJobData>(options.name, {
+          connection: this.connection.connection,
+          prefix,
+          defaultJobOptions: JOB_OPTIONS,
+        }),
     );
     this.rounds = new RoundQueues(this.connection, options);
   }
@@ -113,7 +147,11 @@ export class ConsumerQueue {
       await this.queue.addBulk([...jobs]);
       return;
     }
-    await Promise.all([...byShard(jobs, (job) => job.data.key, this.queues.length)].map(([shard, list]) => this.queues[shard]!.addBulk(list)));
+    await Promise.all(
+      [...byShard(jobs, (job) => job.data.key, this.queues.length)].map(([shard, list]) =>
+        this.queues[shard]!.addBulk(list),
+      ),
+    );
   }
 
   /**
@@ -127,14 +165,24 @@ export class ConsumerQueue {
     await this.addBulk(
       waits.map(({ key, timer, ticket, seal }) => ({
         name: `${key} timer ${timer.wait}`,
-        data: { key, kind: 'timer' as const, rev: timer.rev, wait: timer.wait, ticket, seal: seal ?? this.seal.ticket(key, timer.rev, timer.wait, ticket) },
+        data: {
+          key,
+          kind: 'timer' as const,
+          rev: timer.rev,
+          wait: timer.wait,
+          ticket,
+          seal: seal ?? this.seal.ticket(key, timer.rev, timer.wait, ticket),
+        },
         opts: { jobId: waitJobId(key, timer.rev), delay: Math.max(0, timer.dueAt.getTime() - now.getTime()) },
       })),
     );
   }
 
   /** Delivers what the contributions declare for consumers (null: no longer declared), as read at `at`. */
-  async deliverDesired(entries: ReadonlyArray<{ key: string; desired: DesiredSpec | null }>, at: number): Promise<void> {
+  async deliverDesired(
+    entries: ReadonlyArray<{ key: string; desired: DesiredSpec | null }>,
+    at: number,
+  ): Promise<void> {
     if (entries.length === 0) return;
     await this.addBulk(
       entries.map(({ key, desired }) => ({

@@ -32,7 +32,10 @@ export interface ConsumerSummary {
   refused?: string | null;
 }
 
-/** The summary's state as noted beside its revision: a consumer keeping its accepted spec over a refused one is marked `!`. */
+/**
+ * The summary's state as noted beside its revision: a consumer keeping its accepted spec over a refused one is marked
+ * `!`.
+ */
 export function stateToken(summary: Pick<ConsumerSummary, 'state' | 'refused'>): string {
   return summary.refused ? `${summary.state}!` : summary.state;
 }
@@ -58,7 +61,9 @@ export function summaryRefused(encoded: string): boolean {
 }
 
 /** What a check can find. */
-export const CHECK_OUTCOMES = ['held', 'not-held', 'could-not-ask', 'changed'] as const satisfies ReadonlyArray<LastCheck['outcome']>;
+export const CHECK_OUTCOMES = ['held', 'not-held', 'could-not-ask', 'changed'] as const satisfies ReadonlyArray<
+  LastCheck['outcome']
+>;
 
 const restCodec: z.ZodType<Omit<ConsumerSummary, 'state' | 'rev'>> = z.object({
   since: z.number(),

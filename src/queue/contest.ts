@@ -59,7 +59,9 @@ export interface Finding {
 export type FindingOutcome =
   /** Part of a loss wave: not counted. */
   | { counted: false }
-  /** Counted: `findings` within the window (or, contested, since it became so); `became`: this one made it contested. */
+  /**
+   * Counted: `findings` within the window (or, contested, since it became so); `became`: this one made it contested.
+   */
   | { counted: true; findings: number; contested: boolean; became: boolean };
 
 /** A contested consumer, as the status and the consumer's page show it. */
@@ -76,7 +78,10 @@ export interface ContestedConsumer {
   windowMs: number;
 }
 
-/** Two logins of a provider found missing within this of each other are a loss wave: twice its verify interval (its checks are spread over one). */
+/**
+ * Two logins of a provider found missing within this of each other are a loss wave: twice its verify interval (its
+ * checks are spread over one).
+ */
 export function lossWaveMs(verifyEveryMs: number): number {
   return 2 * verifyEveryMs;
 }

@@ -29,8 +29,24 @@ import { ScriptRunner } from './coordination/scripts.js';
 import { Signals, type SignalReads, type SignalsPart } from './coordination/signals.js';
 
 export type { Asked, Claim, ConsumerLocks, LocksPart, MemoReads, RevisionNotes } from './coordination/locks.js';
-export type { NodeNotes, NotedEntry, NoteReads, NotesPart, OrphanNotes, RemovalConfirmations, SummaryNotes, TimelineNotes } from './coordination/notes.js';
-export type { CouldNotAskSignals, PauseSignals, QueueSentinel, SignalReads, SignalsPart, StoreOutageSignal } from './coordination/signals.js';
+export type {
+  NodeNotes,
+  NotedEntry,
+  NoteReads,
+  NotesPart,
+  OrphanNotes,
+  RemovalConfirmations,
+  SummaryNotes,
+  TimelineNotes,
+} from './coordination/notes.js';
+export type {
+  CouldNotAskSignals,
+  PauseSignals,
+  QueueSentinel,
+  SignalReads,
+  SignalsPart,
+  StoreOutageSignal,
+} from './coordination/signals.js';
 export type { CheckMemo, NodesNote, NoteNode, OrphanReport, Pause } from './coordination/values.js';
 export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
 export type { ContestReads, ProviderContests } from './coordination/contests.js';
@@ -70,7 +86,13 @@ export interface StatusReads {
 export function createCoordination(redis: QueueRedis, prefix: string): ShardCoordination {
   const keys = coordinationKeys(prefix);
   const context = { redis, keys, scripts: new ScriptRunner(redis, keys) };
-  return { locks: new Locks(context), signals: new Signals(context), notes: new Notes(context), contests: new Contests(context), layout: new Layout(context) };
+  return {
+    locks: new Locks(context),
+    signals: new Signals(context),
+    notes: new Notes(context),
+    contests: new Contests(context),
+    layout: new Layout(context),
+  };
 }
 
 /** The due set of one shard, on `redis` under `prefix` (see `holdfastPrefix` and `due-waits.ts`). */
@@ -79,7 +101,9 @@ export function createDueSet(redis: QueueRedis, prefix: string): DueSet {
   return new DueSet({ redis, keys, scripts: new ScriptRunner(redis, keys) });
 }
 
-/** The key of the due set's revisions under `prefix`: what the status asks, beside BullMQ's keys (`queued-checks.ts`). */
+/**
+ * The key of the due set's revisions under `prefix`: what the status asks, beside BullMQ's keys (`queued-checks.ts`).
+ */
 export function dueRevsKey(prefix: string): string {
   return coordinationKeys(prefix).dueRevs;
 }

@@ -31,7 +31,9 @@ export interface WaitScheduler {
   scheduleWaits(waits: ReadonlyArray<ScheduledWait & { seal?: string }>): Promise<void>;
 }
 
-/** A wait as a round took it: its key, its revision as stored, when it fell due (ms), and the timer job it stands for. */
+/**
+ * A wait as a round took it: its key, its revision as stored, when it fell due (ms), and the timer job it stands for.
+ */
 export interface TakenWait {
   key: string;
   rev: string;
@@ -53,9 +55,25 @@ const WAITS: ReadonlySet<string> = new Set(WAIT_NAMES);
 export function takenWait({ key, rev, text, dueAt }: TakenEntry): TakenWait {
   const at = /^\d{1,15}$/.test(rev) ? Number(rev) : Number.MAX_SAFE_INTEGER;
   const { wait, ticket, seal } = parsed(text);
-  const readable = typeof wait === 'string' && WAITS.has(wait) && typeof seal === 'string' && typeof ticket === 'object' && ticket !== null;
-  if (!readable) return { key, rev, dueAt, job: { key, kind: 'timer', rev: at, wait: 'verify', ticket: {} as CheckTicket, seal: '' } };
-  return { key, rev, dueAt, job: { key, kind: 'timer', rev: at, wait: wait as WaitName, ticket: ticket as CheckTicket, seal } };
+  const readable =
+    typeof wait === 'string' &&
+    WAITS.has(wait) &&
+    typeof seal === 'string' &&
+    typeof ticket === 'object' &&
+    ticket !== null;
+  if (!readable)
+    return {
+      key,
+      rev,
+      dueAt,
+      job: { key, kind: 'timer', rev: at, wait: 'verify', ticket: {} as CheckTicket, seal: '' },
+    };
+  return {
+    key,
+    rev,
+    dueAt,
+    job: { key, kind: 'timer', rev: at, wait: wait as WaitName, ticket: ticket as CheckTicket, seal },
+  };
 }
 
 function parsed(text: string): { wait?: unknown; ticket?: unknown; seal?: unknown } {
@@ -89,13 +107,27 @@ export class DueWaits implements WaitScheduler {
       key,
       rev: timer.rev,
       dueAt: timer.dueAt.getTime(),
-      text: JSON.stringify({ wait: timer.wait, ticket, seal: seal ?? this.seal.ticket(key, timer.rev, timer.wait, ticket) }),
+      text: JSON.stringify({
+        wait: timer.wait,
+        ticket,
+        seal: seal ?? this.seal.ticket(key, timer.rev, timer.wait, ticket),
+      }),
     }));
-    await Promise.all([...byShard(entries, (e) => e.key, this.parts.length)].map(([shard, list]) => this.parts[shard]!.schedule(list)));
+    await Promise.all(
+      [...byShard(entries, (e) => e.key, this.parts.length)].map(([shard, list]) => this.parts[shard]!.schedule(list)),
+    );
   }
 
-  /** Takes up to `limit` of shard `shard`'s waits due by `now`, each leased until `leaseUntil`; and when its next wait falls due. */
-  async take(shard: number, now: number, leaseUntil: number, limit: number): Promise<{ taken: TakenWait[]; nextAt: number | null }> {
+  /**
+   * Takes up to `limit` of shard `shard`'s waits due by `now`, each leased until `leaseUntil`; and when its next wait
+   * falls due.
+   */
+  async take(
+    shard: number,
+    now: number,
+    leaseUntil: number,
+    limit: number,
+  ): Promise<{ taken: TakenWait[]; nextAt: number | null }> {
     const { taken, nextAt } = await this.parts[shard]!.take(now, leaseUntil, limit);
     return { taken: taken.map(takenWait), nextAt };
   }
@@ -104,7 +136,10 @@ export class DueWaits implements WaitScheduler {
     return settled.length === 0 ? Promise.resolve() : this.parts[shard]!.settle(settled);
   }
 
-  /** How many waits every shard holds, and how many of them are due by `now` (taken ones count as due at their lease's end). */
+  /**
+   * How many waits every shard holds, and how many of them are due by `now` (taken ones count as due at their lease's
+   * end).
+   */
   async counts(now: number): Promise<{ scheduled: number; due: number }> {
     const each = await Promise.all(this.parts.map((part) => part.counts(now)));
     return { scheduled: each.reduce((n, c) => n + c.scheduled, 0), due: each.reduce((n, c) => n + c.due, 0) };

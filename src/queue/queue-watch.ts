@@ -90,7 +90,9 @@ export class QueueWatch {
       { node: now, was, slot: this.slot },
       `the queue's Redis slot ${this.slot} is now served by ${now} (was ${was}): a failover; re-creating any consumer's next step the new master lacks`,
     );
-    void Promise.resolve().then(this.moved).catch(() => undefined);
+    void Promise.resolve()
+      .then(this.moved)
+      .catch(() => undefined);
   }
 
   /** Whether the node answers a PING within PING_MS. */
@@ -100,7 +102,13 @@ export class QueueWatch {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, PING_MS, false)));
     try {
-      return await Promise.race([client.ping().then(() => true, () => false), late]);
+      return await Promise.race([
+        client.ping().then(
+          () => true,
+          () => false,
+        ),
+        late,
+      ]);
     } finally {
       clearTimeout(timer);
     }

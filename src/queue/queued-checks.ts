@@ -16,7 +16,10 @@ export interface QueuedChecks {
   queued(waits: ReadonlyArray<readonly [key: string, rev: number]>): Promise<boolean[]>;
 }
 
-/** Where a sharded queue's keys are: its number of shards, BullMQ's key of `type` in shard `shard` (`Queue.toKey`), and the due set's revisions there. */
+/**
+ * Where a sharded queue's keys are: its number of shards, BullMQ's key of `type` in shard `shard` (`Queue.toKey`), and
+ * the due set's revisions there.
+ */
 export interface QueueKeys {
   shards: number;
   toKey: (shard: number, type: string) => string;
@@ -28,7 +31,10 @@ export interface QueueKeys {
  * (`QueueKeys.toKey`: `<prefix>:<name>:<type>`), without loading BullMQ: the status reads them.
  */
 export function queueKeysNamed(prefix: string, name: string, shards: number): QueueKeys {
-  return queueKeysOf(prefix, shardPrefixes(prefix, shards).map((shard) => ({ toKey: (type: string) => `${shard}:${name}:${type}` })));
+  return queueKeysOf(
+    prefix,
+    shardPrefixes(prefix, shards).map((shard) => ({ toKey: (type: string) => `${shard}:${name}:${type}` })),
+  );
 }
 
 /** The keys of the queue under `prefix` whose shards' BullMQ queues are `queues` (shard `i` at index `i`). */
@@ -46,18 +52,23 @@ export function queuedChecks(redis: Pick<Redis, 'pipeline'>, keys: QueueKeys): Q
     async queued(waits) {
       const answers = new Array<boolean>(waits.length).fill(false);
       const all = waits.map((_, i) => i);
-      await Promise.all([...byShard(all, (i) => waits[i]![0], keys.shards)].map(async ([shard, indexes]) => {
-        const pipeline = redis.pipeline();
-        for (const i of indexes) {
-          const id = waitJobId(waits[i]![0], waits[i]![1]);
-          pipeline.exists(keys.toKey(shard, id)).zscore(keys.toKey(shard, 'failed'), id).hget(keys.dueRevs(shard), waits[i]![0]);
-        }
-        const replies = (await pipeline.exec()) ?? [];
-        indexes.forEach((i, n) => {
-          const [job, failed, due] = [replies[3 * n]?.[1], replies[3 * n + 1]?.[1], replies[3 * n + 2]?.[1]];
-          answers[i] = (job === 1 && failed === null) || (typeof due === 'string' && Number(due) >= waits[i]![1]);
-        });
-      }));
+      await Promise.all(
+        [...byShard(all, (i) => waits[i]![0], keys.shards)].map(async ([shard, indexes]) => {
+          const pipeline = redis.pipeline();
+          for (const i of indexes) {
+            const id = waitJobId(waits[i]![0], waits[i]![1]);
+            pipeline
+              .exists(keys.toKey(shard, id))
+              .zscore(keys.toKey(shard, 'failed'), id)
+              .hget(keys.dueRevs(shard), waits[i]![0]);
+          }
+          const replies = (await pipeline.exec()) ?? [];
+          indexes.forEach((i, n) => {
+            const [job, failed, due] = [replies[3 * n]?.[1], replies[3 * n + 1]?.[1], replies[3 * n + 2]?.[1]];
+            answers[i] = (job === 1 && failed === null) || (typeof due === 'string' && Number(due) >= waits[i]![1]);
+          });
+        }),
+      );
       return answers;
     },
   };

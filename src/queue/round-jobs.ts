@@ -50,13 +50,20 @@ export function roundQueueName(name: string): string {
   return `${name}-rounds`;
 }
 
-/** The rounds' queues, one per shard (shard `i` at index `i`), on the consumers' queue's connection (its owner ends it). */
+/**
+ * The rounds' queues, one per shard (shard `i` at index `i`), on the consumers' queue's connection (its owner ends it).
+ */
 export class RoundQueues {
   readonly queues: ReadonlyArray<Queue<RoundJobData, RoundReport>>;
 
   constructor(connection: BullConnection, options: { prefix: string; name: string; shards?: number }) {
     this.queues = shardPrefixes(options.prefix, options.shards ?? 1).map(
-      (prefix) => new Queue<RoundJobData, RoundReport>(roundQueueName(options.name), { connection: connection.connection, prefix, defaultJobOptions: ROUND_JOB_OPTIONS }),
+      (prefix) =>
+        new Queue<RoundJobData, RoundReport>(roundQueueName(options.name), {
+          connection: connection.connection,
+          prefix,
+          defaultJobOptions: ROUND_JOB_OPTIONS,
+        }),
     );
   }
 
@@ -65,12 +72,19 @@ export class RoundQueues {
     await Promise.all(
       this.queues.map(async (queue, shard) => {
         if (await queue.getJobScheduler(ROUND_SCHEDULER)) return;
-        await queue.upsertJobScheduler(ROUND_SCHEDULER, { every: ROUND_TICK_MS }, { name: 'round', data: { shard }, opts: ROUND_JOB_OPTIONS });
+        await queue.upsertJobScheduler(
+          ROUND_SCHEDULER,
+          { every: ROUND_TICK_MS },
+          { name: 'round', data: { shard }, opts: ROUND_JOB_OPTIONS },
+        );
       }),
     );
   }
 
-  /** A round of `shard` now (more waits are due than the last took), or at `at` (ms; when the next wait falls due: one job per time). */
+  /**
+   * A round of `shard` now (more waits are due than the last took), or at `at` (ms; when the next wait falls due: one
+   * job per time).
+   */
   async add(shard: number, at?: number): Promise<void> {
     const queue = this.queues[shard]!;
     if (at === undefined) await queue.add('round', { shard });

@@ -36,7 +36,13 @@
 import { Cluster } from 'ioredis';
 import type { QueueRedis } from './bull-connection.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import { createCoordination, holdfastPrefix, type Coordination, type LayoutMarks, type ShardLayout } from './coordination.js';
+import {
+  createCoordination,
+  holdfastPrefix,
+  type Coordination,
+  type LayoutMarks,
+  type ShardLayout,
+} from './coordination.js';
 import { keySlot } from './key-slot.js';
 import { ShardedContests } from './sharded-coordination/contests.js';
 import { ShardedLocks } from './sharded-coordination/locks.js';
@@ -74,7 +80,10 @@ export interface QueueCoordination extends Coordination {
   readonly layout: LayoutSettling;
 }
 
-/** Where one shard is, as the status names it: its prefix, and the node that owns its slot now (`host:port`), when known. */
+/**
+ * Where one shard is, as the status names it: its prefix, and the node that owns its slot now (`host:port`), when
+ * known.
+ */
 export interface ShardWhere {
   shard: string;
   node(): string | null;
@@ -91,16 +100,26 @@ function nodeErrorsOf(cluster: Cluster): Map<string, { at: number; message: stri
   let errors = nodeErrors.get(cluster);
   if (!errors) {
     const seen = new Map<string, { at: number; message: string }>();
-    cluster.on('node error', (error: Error, node: string) => seen.set(node, { at: Date.now(), message: error.message }));
+    cluster.on('node error', (error: Error, node: string) =>
+      seen.set(node, { at: Date.now(), message: error.message }),
+    );
     nodeErrors.set(cluster, (errors = seen));
   }
   return errors;
 }
 
-/** Where the shard of `prefix` is on `redis`: on a cluster, the master of its slot (its hash tag's) as the client last mapped it. */
+/**
+ * Where the shard of `prefix` is on `redis`: on a cluster, the master of its slot (its hash tag's) as the client last
+ * mapped it.
+ */
 function whereOf(redis: QueueRedis, prefix: string): ShardWhere {
   const slot = keySlot(holdfastPrefix(prefix));
-  if (!(redis instanceof Cluster)) return { shard: prefix, node: () => `${redis.options.host ?? 'localhost'}:${redis.options.port ?? 6379}`, nodeError: () => null };
+  if (!(redis instanceof Cluster))
+    return {
+      shard: prefix,
+      node: () => `${redis.options.host ?? 'localhost'}:${redis.options.port ?? 6379}`,
+      nodeError: () => null,
+    };
   const errors = nodeErrorsOf(redis);
   const node = () => redis.slots[slot]?.[0] ?? null;
   const nodeError = () => {
@@ -114,10 +133,20 @@ function whereOf(redis: QueueRedis, prefix: string): ShardWhere {
 export function queueCoordination(redis: QueueRedis, queue: { prefix: string; shards: number }): QueueCoordination {
   const base = createCoordination(redis, holdfastPrefix(queue.prefix));
   const prefixes = shardPrefixes(queue.prefix, queue.shards);
-  const parts = prefixes.length === 1 ? [base] : prefixes.map((prefix) => createCoordination(redis, holdfastPrefix(prefix)));
-  const layout = new QueueLayout(base.layout, parts.map((part) => part.layout));
+  const parts =
+    prefixes.length === 1 ? [base] : prefixes.map((prefix) => createCoordination(redis, holdfastPrefix(prefix)));
+  const layout = new QueueLayout(
+    base.layout,
+    parts.map((part) => part.layout),
+  );
   if (parts.length === 1) return { ...base, layout };
-  return Object.assign(new ShardedCoordination(parts, prefixes.map((prefix) => whereOf(redis, prefix))), { layout });
+  return Object.assign(
+    new ShardedCoordination(
+      parts,
+      prefixes.map((prefix) => whereOf(redis, prefix)),
+    ),
+    { layout },
+  );
 }
 
 /** The queue's layout as the process that runs the sync settles it (see the file's comment). */
@@ -143,11 +172,19 @@ class QueueLayout implements LayoutSettling {
 
   async markSettled(): Promise<void> {
     const settled = this.settled;
-    if (settled && settled.generation > 0) await Promise.all([this.base.recordLayout(settled), ...this.shards.map((s) => s.markShardGeneration(settled.generation))]);
+    if (settled && settled.generation > 0)
+      await Promise.all([
+        this.base.recordLayout(settled),
+        ...this.shards.map((s) => s.markShardGeneration(settled.generation)),
+      ]);
   }
 }
 
-async function settle(base: LayoutMarks, shards: readonly LayoutMarks[], providers: readonly string[]): Promise<LayoutChange | null> {
+async function settle(
+  base: LayoutMarks,
+  shards: readonly LayoutMarks[],
+  providers: readonly string[],
+): Promise<LayoutChange | null> {
   const from = await base.layout();
   const to = from.shards === shards.length ? from : { shards: shards.length, generation: from.generation + 1 };
   let reset = 0;
@@ -161,7 +198,10 @@ async function settle(base: LayoutMarks, shards: readonly LayoutMarks[], provide
   return to === from && reset === 0 ? null : { from, to, reset };
 }
 
-/** Every shard's coordination as one: each part sends an entry to its consumer's shard, to the home shard, or to every shard. */
+/**
+ * Every shard's coordination as one: each part sends an entry to its consumer's shard, to the home shard, or to every
+ * shard.
+ */
 export class ShardedCoordination implements Coordination {
   readonly locks: ShardedLocks;
   readonly signals: ShardedSignals;
@@ -171,16 +211,26 @@ export class ShardedCoordination implements Coordination {
   constructor(
     private readonly shards: readonly Coordination[],
     /** Where each shard is, in the same order (unnamed when not given). */
-    private readonly where: readonly ShardWhere[] = shards.map((_, i) => ({ shard: `shard ${i}`, node: () => null, nodeError: () => null })),
+    private readonly where: readonly ShardWhere[] = shards.map((_, i) => ({
+      shard: `shard ${i}`,
+      node: () => null,
+      nodeError: () => null,
+    })),
   ) {
     this.locks = new ShardedLocks(new Shards(shards.map((s) => s.locks)));
-    this.signals = new ShardedSignals(new Shards(shards.map((s) => s.signals)), where.map((w) => w.shard));
+    this.signals = new ShardedSignals(
+      new Shards(shards.map((s) => s.signals)),
+      where.map((w) => w.shard),
+    );
     this.notes = new ShardedNotes(new Shards(shards.map((s) => s.notes)));
     this.contests = new ShardedContests(new Shards(shards.map((s) => s.contests)));
   }
 
   /** The same shards, each seen through `part` (the status guards each shard's reads), merged alike. */
   withParts(part: (shard: Coordination, where: ShardWhere, index: number) => Coordination): ShardedCoordination {
-    return new ShardedCoordination(this.shards.map((shard, i) => part(shard, this.where[i]!, i)), this.where);
+    return new ShardedCoordination(
+      this.shards.map((shard, i) => part(shard, this.where[i]!, i)),
+      this.where,
+    );
   }
 }

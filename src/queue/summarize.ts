@@ -4,7 +4,11 @@ import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import type { ConsumerRecord, HistoryEntry, UnreadableRecord } from '../store/consumer-record.js';
 import type { ConsumerSummary } from './consumer-summary.js';
 
-type Summarized = Pick<ConsumerRecord, 'rev' | 'machine' | 'stateSince' | 'desired' | 'timer' | 'lastCheck' | 'history'> & Partial<Pick<ConsumerRecord, 'refused'>>;
+type Summarized = Pick<
+  ConsumerRecord,
+  'rev' | 'machine' | 'stateSince' | 'desired' | 'timer' | 'lastCheck' | 'history'
+> &
+  Partial<Pick<ConsumerRecord, 'refused'>>;
 
 /**
  * When the consumer last left a served state, walking `history` (oldest first) back through
@@ -24,7 +28,11 @@ export function leftServedAt(history: readonly HistoryEntry[]): number | undefin
  * in `history` (oldest first); when none is remembered, its oldest transition (it has been
  * unserved at least since then) or `stateSince`. Undefined while it is served.
  */
-export function unservedSince(state: ConsumerStateName | 'unreadable', history: readonly HistoryEntry[], stateSince: Date): number | undefined {
+export function unservedSince(
+  state: ConsumerStateName | 'unreadable',
+  history: readonly HistoryEntry[],
+  stateSince: Date,
+): number | undefined {
   if (state !== 'unreadable' && STATE_MEANINGS[state].healthy) return undefined;
   return leftServedAt(history) ?? Math.min(history[0]?.at.getTime() ?? Infinity, stateSince.getTime());
 }

@@ -45,13 +45,20 @@ function servedBefore(transition: HistoryEntry, history: readonly HistoryEntry[]
   return last !== undefined && last.to === 'verifying' && healthy(last.from);
 }
 
-/** When the consumer left a served state; a full history of unserved states says since its oldest entry at least; undefined for a first apply. */
+/**
+ * When the consumer left a served state; a full history of unserved states says since its oldest entry at least;
+ * undefined for a first apply.
+ */
 function lostAt(history: readonly HistoryEntry[]): number | undefined {
   return leftServedAt(history) ?? (history.length >= HISTORY_LENGTH ? history[0]!.at.getTime() : undefined);
 }
 
 /** The timeline's events for `transition` of consumer `key` (`history`: its record's, before the transition). */
-export function timelineEventsOf(key: string, transition: HistoryEntry, history: readonly HistoryEntry[]): TimelineEvent[] {
+export function timelineEventsOf(
+  key: string,
+  transition: HistoryEntry,
+  history: readonly HistoryEntry[],
+): TimelineEvent[] {
   const { to, reason, by, node } = transition;
   const at = transition.at.getTime();
   const served = servedBefore(transition, history);

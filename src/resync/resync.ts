@@ -44,7 +44,11 @@ export interface ResyncOptions {
   waits: WaitScheduler;
   queue: Pick<ConsumerQueue, 'redo'>;
   /** The sentinel, the records' briefs, and the layout written again with the sentinel. */
-  coordination: { readonly signals: QueueSentinel; readonly notes: SummaryNotes; readonly layout: Pick<LayoutSettling, 'markSettled'> };
+  coordination: {
+    readonly signals: QueueSentinel;
+    readonly notes: SummaryNotes;
+    readonly layout: Pick<LayoutSettling, 'markSettled'>;
+  };
   /** Each provider's timing, by name. */
   timing: ReadonlyMap<string, Timing>;
   logger: Logger;
@@ -79,8 +83,14 @@ export class Resync {
       void run().catch((error: unknown) => logger.error({ err: String(error) }, `${what} failed: ${String(error)}`));
     };
     this.timers.push(
-      setInterval(safely('the check of the queue', () => this.checkQueue()), this.options.resyncEveryMs),
-      setInterval(safely('the sweep', () => this.sweep()), this.options.sweepEveryMs),
+      setInterval(
+        safely('the check of the queue', () => this.checkQueue()),
+        this.options.resyncEveryMs,
+      ),
+      setInterval(
+        safely('the sweep', () => this.sweep()),
+        this.options.sweepEveryMs,
+      ),
     );
   }
 
@@ -165,7 +175,10 @@ export class Resync {
     if (this.lost) logger.info(`every consumer's next step re-created from ${read} records`);
     this.lost = false;
     if (undeclared.length > 0) await this.undeclared?.removeUndeclared(undeclared);
-    logger.debug({ records: read, redone, undeclared: undeclared.length, ms: now().getTime() - started.getTime() }, 'sweep done');
+    logger.debug(
+      { records: read, redone, undeclared: undeclared.length, ms: now().getTime() - started.getTime() },
+      'sweep done',
+    );
     return read;
   }
 
@@ -184,7 +197,8 @@ export class Resync {
     const { timer, desired } = record;
     if (!timer) return undefined;
     const verifyEveryMs = this.options.timing.get(record.provider)?.verifyEveryMs ?? 60_000;
-    const dueAt = timer.dueAt > now ? timer.dueAt : new Date(now.getTime() + Math.floor(unitHash(record._id) * verifyEveryMs));
+    const dueAt =
+      timer.dueAt > now ? timer.dueAt : new Date(now.getTime() + Math.floor(unitHash(record._id) * verifyEveryMs));
     return {
       key: record._id,
       timer: { ...timer, dueAt },

@@ -20,16 +20,25 @@ import { KnownSecrets, statSignature } from './known-secrets.js';
 import { misplaced, misplacedInWords, resolveRoots, type SecretRoots } from './secret-roots.js';
 import { secretFindings, type SecretFinding } from './secret-findings.js';
 
-/** Told of what a full read of an accepted grant secret found its writer may not have meant (`secret-findings.ts`); an empty list: nothing. */
+/**
+ * Told of what a full read of an accepted grant secret found its writer may not have meant (`secret-findings.ts`); an
+ * empty list: nothing.
+ */
 export type FindingsHeed = (path: string, findings: readonly SecretFinding[]) => void;
 
 /** Grant secrets shorter than this are refused: they could not be scrubbed from logs. */
 export const MIN_SECRET_LENGTH = 8;
-/** Grant secrets larger than this (less a trailing newline) are refused: no password is, and a wrong file may be huge. */
+/**
+ * Grant secrets larger than this (less a trailing newline) are refused: no password is, and a wrong file may be huge.
+ */
 export const MAX_SECRET_BYTES = 4096;
 
-/** The flags every grant secret is opened with: read only, never waiting (a FIFO, a tty), never through a last-element symlink. */
-export const GRANT_SECRET_OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY;
+/**
+ * The flags every grant secret is opened with: read only, never waiting (a FIFO, a tty), never through a last-element
+ * symlink.
+ */
+export const GRANT_SECRET_OPEN_FLAGS =
+  constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Control characters but the tab: a password of text holds none. */
@@ -83,11 +92,17 @@ function kindOf(s: Stats): string {
 
 const invalid = (path: string, why: string) => new HoldfastError('SECRET_INVALID', `grant secret ${path} ${why}`);
 
-/** Why the file open as `path`, `s` by `fstat` and really at `real`, is no grant secret of the provider `roots` belong to; undefined when it is one. */
+/**
+ * Why the file open as `path`, `s` by `fstat` and really at `real`, is no grant secret of the provider `roots` belong
+ * to; undefined when it is one.
+ */
 async function refusal(path: string, s: Stats, real: string, roots: SecretRoots): Promise<HoldfastError | undefined> {
   if (!s.isFile()) return invalid(path, `is ${kindOf(s)}, not a regular file; nothing was read from it`);
   if (s.nlink > 1) {
-    return invalid(path, `has ${s.nlink} names (hard links); a grant secret has one, or another consumer's secret could be read through it`);
+    return invalid(
+      path,
+      `has ${s.nlink} names (hard links); a grant secret has one, or another consumer's secret could be read through it`,
+    );
   }
   let where = misplaced(real, await resolveRoots(roots, realRoot));
   if (where) {
@@ -95,7 +110,10 @@ async function refusal(path: string, s: Stats, real: string, roots: SecretRoots)
     where = misplaced(real, await resolveRoots(roots, realRoot));
   }
   if (!where) return undefined;
-  return invalid(path, `${real === path ? 'is' : `is really ${real},`} ${misplacedInWords(where)}; nothing was read from it`);
+  return invalid(
+    path,
+    `${real === path ? 'is' : `is really ${real},`} ${misplacedInWords(where)}; nothing was read from it`,
+  );
 }
 
 /** Why opening `path` failed, as the error to throw. */
@@ -126,7 +144,10 @@ async function readBounded(fd: number, size: number): Promise<Buffer> {
   return buffer.subarray(0, length);
 }
 
-/** `bytes` as text, less one trailing newline; {@link TOO_LARGE} beyond {@link MAX_SECRET_BYTES}, {@link NOT_UTF8} when not UTF-8. */
+/**
+ * `bytes` as text, less one trailing newline; {@link TOO_LARGE} beyond {@link MAX_SECRET_BYTES}, {@link NOT_UTF8} when
+ * not UTF-8.
+ */
 function decode(bytes: Buffer): string | typeof TOO_LARGE | typeof NOT_UTF8 {
   let end = bytes.length;
   if (bytes[end - 1] === 0x0a) end -= bytes[end - 2] === 0x0d ? 2 : 1;
@@ -154,7 +175,8 @@ function password(path: string, read: ReturnType<typeof decode>): string {
   if (read === TOO_LARGE) throw invalid(path, `is larger than ${MAX_SECRET_BYTES} bytes; no password is`);
   if (read === NOT_UTF8) throw invalid(path, 'is not text (not UTF-8)');
   if (read.length === 0) throw invalid(path, 'is empty');
-  if (read.length < MIN_SECRET_LENGTH) throw invalid(path, `holds ${read.length} characters; at least ${MIN_SECRET_LENGTH} are needed`);
+  if (read.length < MIN_SECRET_LENGTH)
+    throw invalid(path, `holds ${read.length} characters; at least ${MIN_SECRET_LENGTH} are needed`);
   if (/[\r\n]/.test(read)) throw invalid(path, 'holds more than one line');
   if (CONTROL.test(read)) throw invalid(path, 'is not text (it holds control characters)');
   return read;
@@ -211,7 +233,10 @@ function interned(key: string): string {
  * thrown what it throws before reading: missing, unreadable, no grant secret of this provider's),
  * its findings, and why it is refused if it is. Never the password.
  */
-export async function inspectGrantSecret(path: string, roots: SecretRoots): Promise<{ findings: SecretFinding[]; refusal: HoldfastError | undefined }> {
+export async function inspectGrantSecret(
+  path: string,
+  roots: SecretRoots,
+): Promise<{ findings: SecretFinding[]; refusal: HoldfastError | undefined }> {
   const bytes = await readBytes(path, roots);
   const findings = secretFindings(bytes);
   try {

@@ -30,7 +30,9 @@ interface Known {
   password: string;
 }
 
-/** What a secret's `lstat` must still say for it to be known: undefined when the path is no regular file of one name. */
+/**
+ * What a secret's `lstat` must still say for it to be known: undefined when the path is no regular file of one name.
+ */
 export async function statSignature(path: string): Promise<string | undefined> {
   const s = await lstatBig(path, { bigint: true }).catch(() => undefined);
   if (!s || !s.isFile() || s.nlink !== 1n) return undefined;

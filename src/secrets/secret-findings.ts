@@ -51,7 +51,11 @@ const CR = 0x0d;
 const isBlank = (byte: number | undefined) => byte === 0x20 || byte === 0x09;
 const BOM = [0xef, 0xbb, 0xbf] as const;
 
-const finding = (kind: SecretFindingKind, offset: number): SecretFinding => ({ kind, offset, refused: REFUSED.has(kind) });
+const finding = (kind: SecretFindingKind, offset: number): SecretFinding => ({
+  kind,
+  offset,
+  refused: REFUSED.has(kind),
+});
 
 /** Where the password's line ends: before one last LF or CRLF (what `grant-secret.ts` strips). */
 function lineEnd(bytes: Uint8Array): { end: number; crlf: boolean } {
@@ -141,9 +145,12 @@ const WORDS: Record<SecretFindingKind, string> = {
   'carriage-return': 'holds a carriage return (CR) inside: a password is one line',
   'byte-order-mark': 'begins with a byte-order mark (EF BB BF): the password includes U+FEFF as its first character',
   'not-utf8': 'holds bytes that are not UTF-8: a password is text',
-  'sha256-hex': 'is 64 hex digits, the form of a SHA-256 hash (Redis takes #<hex> as one): holdfast takes the file as the password itself and hashes it; an app given the password behind that hash cannot log in',
-  'scram-verifier': 'is a SCRAM-SHA-256 verifier, which PostgreSQL takes as a stored hash: holdfast takes the file as the password itself; an app given the password behind it cannot log in',
-  'md5-hash': "is 'md5' and 32 hex digits, which PostgreSQL takes as an MD5 hash: holdfast takes the file as the password itself; an app given the password behind it cannot log in",
+  'sha256-hex':
+    'is 64 hex digits, the form of a SHA-256 hash (Redis takes #<hex> as one): holdfast takes the file as the password itself and hashes it; an app given the password behind that hash cannot log in',
+  'scram-verifier':
+    'is a SCRAM-SHA-256 verifier, which PostgreSQL takes as a stored hash: holdfast takes the file as the password itself; an app given the password behind it cannot log in',
+  'md5-hash':
+    "is 'md5' and 32 hex digits, which PostgreSQL takes as an MD5 hash: holdfast takes the file as the password itself; an app given the password behind it cannot log in",
 };
 
 /** A finding in words: what, where (byte offset) and what holdfast does; never a byte of the secret. */

@@ -32,7 +32,9 @@ export function rootsOfFields(provider: Pick<ProviderConfig, 'contributionsPath'
 }
 
 /** `provider`'s grant-secret roots, and the other providers' (filled in by `loadConfig`). */
-export function secretRootsOf(provider: Pick<ProviderConfig, 'contributionsPath' | 'secretsRoot' | 'foreignSecretRoots'>): SecretRoots {
+export function secretRootsOf(
+  provider: Pick<ProviderConfig, 'contributionsPath' | 'secretsRoot' | 'foreignSecretRoots'>,
+): SecretRoots {
   return { own: rootsOfFields(provider), foreign: provider.foreignSecretRoots };
 }
 
@@ -46,7 +48,9 @@ export function inside(path: string, root: string): boolean {
 export function misplaced(path: string, roots: SecretRoots): Misplaced | undefined {
   const foreign = roots.foreign.find((root) => inside(path, root.path));
   if (foreign) return { kind: 'foreign', foreign };
-  return roots.own.some((root) => inside(path, root.path)) ? undefined : { kind: 'outside', outside: ownRootsInWords(roots.own) };
+  return roots.own.some((root) => inside(path, root.path))
+    ? undefined
+    : { kind: 'outside', outside: ownRootsInWords(roots.own) };
 }
 
 /** Where a provider's own grant secrets may be, in words. */
@@ -65,8 +69,13 @@ export function misplacedInWords(where: Misplaced): string {
   return `in ${path}, provider ${provider}'s ${what}: no grant secret of one provider may be in another's directory`;
 }
 
-/** `roots` with every directory resolved to where its symlinks lead (a directory that does not exist yet, as written). */
-export async function resolveRoots(roots: SecretRoots, resolve: (path: string) => Promise<string> = realOrAsWritten): Promise<SecretRoots> {
+/**
+ * `roots` with every directory resolved to where its symlinks lead (a directory that does not exist yet, as written).
+ */
+export async function resolveRoots(
+  roots: SecretRoots,
+  resolve: (path: string) => Promise<string> = realOrAsWritten,
+): Promise<SecretRoots> {
   const [own, foreign] = await Promise.all([
     Promise.all(roots.own.map(async (root) => ({ ...root, path: await resolve(root.path) }))),
     Promise.all(roots.foreign.map(async (root) => ({ ...root, path: await resolve(root.path) }))),

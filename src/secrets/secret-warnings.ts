@@ -29,6 +29,9 @@ export class SecretWarnings {
     this.warned.add(path);
     if (this.warned.size > this.max) this.warned.delete(this.warned.values().next().value!);
     const words = findings.map(findingInWords).join('; ');
-    this.log.warn({ path, findings: findings.map((f) => f.kind) }, `grant secret ${path} may not be what its writer meant: it ${words}; rewrite it as one line holding the password alone`);
+    this.log.warn(
+      { path, findings: findings.map((f) => f.kind) },
+      `grant secret ${path} may not be what its writer meant: it ${words}; rewrite it as one line holding the password alone`,
+    );
   };
 }

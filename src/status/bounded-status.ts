@@ -13,7 +13,13 @@ import { storeReason } from '../store/store-retry.js';
 import { DependencyWatch, type Dependency } from './dependency-watch.js';
 import { within } from './read-within.js';
 import type { ShardWaits } from './shard-outages.js';
-import { statusReport, unreachableReport, type StatusOptions, type StatusReport, type StatusSources } from './status-report.js';
+import {
+  statusReport,
+  unreachableReport,
+  type StatusOptions,
+  type StatusReport,
+  type StatusSources,
+} from './status-report.js';
 import { inWords } from './status-words.js';
 
 export { inWords } from './status-words.js';
@@ -22,7 +28,9 @@ export { inWords } from './status-words.js';
 export const STATUS_BUDGET_MS = 4_000;
 /** A finished report is shared by requests this close after it (ms); an unfinished one always is. */
 const REUSE_MS = 250;
-/** Of the budget, what is kept after the last read of a queue shard, to merge and answer (ms, at most a tenth of it). */
+/**
+ * Of the budget, what is kept after the last read of a queue shard, to merge and answer (ms, at most a tenth of it).
+ */
 const AFTER_SHARDS_MS = 250;
 
 /**
@@ -48,7 +56,9 @@ const inSeconds = (ms: number) => formatDuration(Math.max(1000, Math.round(ms / 
 
 export class BoundedStatus {
   private readonly sources: BoundedSources;
-  /** A sharded queue's coordination, read unwatched: its reads are guarded shard by shard instead (`shard-outages.ts`). */
+  /**
+   * A sharded queue's coordination, read unwatched: its reads are guarded shard by shard instead (`shard-outages.ts`).
+   */
   private readonly sharded: ShardedCoordination | null;
   private readonly watch: DependencyWatch;
   private readonly budgetMs: number;
@@ -61,7 +71,11 @@ export class BoundedStatus {
   ) {
     this.watch = options.watch ?? new DependencyWatch();
     this.budgetMs = options.budgetMs ?? STATUS_BUDGET_MS;
-    this.sources = { ...sources, store: this.watch.watched('store', sources.store), coordination: this.watchedQueue(sources.coordination) };
+    this.sources = {
+      ...sources,
+      store: this.watch.watched('store', sources.store),
+      coordination: this.watchedQueue(sources.coordination),
+    };
     this.sharded = sources.coordination instanceof ShardedCoordination ? sources.coordination : null;
   }
 
@@ -75,16 +89,24 @@ export class BoundedStatus {
     const waits = shardWaits(start, this.budgetMs);
     const report = this.report(options.all === true, waits);
     // the note is in the home shard: on a sharded queue, waited for as long as one shard's read
-    const note = this.sharded ? within(this.sources.coordination.signals.storeOutage(), start + waits.perReadMs - Date.now()).then((o) => (o.kind === 'answered' ? o.value : null)) : this.sources.coordination.signals.storeOutage();
+    const note = this.sharded
+      ? within(this.sources.coordination.signals.storeOutage(), start + waits.perReadMs - Date.now()).then((o) =>
+          o.kind === 'answered' ? o.value : null,
+        )
+      : this.sources.coordination.signals.storeOutage();
     const never = new Promise<never>(() => undefined);
-    const noted = note.then((outage) => (outage ? unreachableReport(new Date(), [this.storeDown(outage)]) : never), () => never);
+    const noted = note.then(
+      (outage) => (outage ? unreachableReport(new Date(), [this.storeDown(outage)]) : never),
+      () => never,
+    );
     // a report, or its failure, is given once the note is read too: the note says more than a refused connection
     const afterNote = <T>(settle: () => T) => note.then(settle, settle);
     const reported = report.then(
       (r) => afterNote(() => r),
-      (error: unknown) => afterNote((): never => {
-        throw error;
-      }),
+      (error: unknown) =>
+        afterNote((): never => {
+          throw error;
+        }),
     );
     const read = await within(Promise.race([noted, reported]), until - Date.now());
     if (read.kind === 'answered') return read.value;
@@ -107,7 +129,10 @@ export class BoundedStatus {
     const hit = this.shared[which];
     if (hit && (hit.settledAt === null || Date.now() - hit.settledAt < REUSE_MS)) return hit.report;
     const sources = this.sharded ? { ...this.sources, coordination: this.sharded } : this.sources;
-    const entry = { report: statusReport(sources, new Date(), { all, shardWaits: waits }), settledAt: null as number | null };
+    const entry = {
+      report: statusReport(sources, new Date(), { all, shardWaits: waits }),
+      settledAt: null as number | null,
+    };
     this.shared[which] = entry;
     entry.report.then(
       () => (entry.settledAt = Date.now()),
@@ -123,17 +148,26 @@ export class BoundedStatus {
     return `record store ${this.where.store} does not answer since ${outage.since}, ${inSeconds(ms)} ago (${outage.reason}): only routine checks run, and heals of what the records say was applied, until it does`;
   }
 
-  /** One line for each dependency that keeps a read waiting or failed it: not answering for how long, or why it is unreachable. */
+  /**
+   * One line for each dependency that keeps a read waiting or failed it: not answering for how long, or why it is
+   * unreachable.
+   */
   private reasons(): string[] {
-    const names: Record<Dependency, string> = { store: `record store ${this.where.store}`, queue: `queue Redis ${this.where.queue}` };
+    const names: Record<Dependency, string> = {
+      store: `record store ${this.where.store}`,
+      queue: `queue Redis ${this.where.queue}`,
+    };
     return (['store', 'queue'] as const).flatMap((dependency) => {
       const since = this.watch.waitingSince(dependency);
       const error = this.watch.lastError(dependency);
       const reason = error === undefined ? undefined : dependency === 'store' ? storeReason(error) : error;
       if (since === null && reason === undefined) return [];
       const silentMs = since !== null ? Date.now() - since : this.watch.lastWaitMs(dependency);
-      if (reason !== undefined && !/timed out|timeout/i.test(reason)) return [`${names[dependency]} unreachable: ${inWords(reason)}`];
-      return [`${names[dependency]} has not answered for ${inSeconds(silentMs ?? this.budgetMs)}${reason ? ` (${reason})` : ''}`];
+      if (reason !== undefined && !/timed out|timeout/i.test(reason))
+        return [`${names[dependency]} unreachable: ${inWords(reason)}`];
+      return [
+        `${names[dependency]} has not answered for ${inSeconds(silentMs ?? this.budgetMs)}${reason ? ` (${reason})` : ''}`,
+      ];
     });
   }
 }

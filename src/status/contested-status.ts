@@ -37,7 +37,10 @@ export function contestedOf(contests: ProviderContests | undefined): { count: nu
   return { count: contests?.count ?? consumers.length, consumers };
 }
 
-/** `cache/photos is contested since …: changed outside holdfast 4 times (3 within 1h make it so), last: …; until … unless changed again`. */
+/**
+ * `cache/photos is contested since …: changed outside holdfast 4 times (3 within 1h make it so), last: …; until …
+ * unless changed again`.
+ */
 export function contestedLine(c: ContestedStatus): string {
   return (
     `${c.consumer} is contested since ${c.since}: changed outside holdfast ${c.findings} times (${CONTESTED_AFTER} within ${formatDuration(c.windowMs)} make it so), ` +

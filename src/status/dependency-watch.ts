@@ -27,7 +27,8 @@ export class DependencyWatch {
       get: (object, property) => {
         const value: unknown = Reflect.get(object, property, object);
         if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => this.track(dependency, () => Promise.resolve(Reflect.apply(value, object, args) as unknown));
+        return (...args: unknown[]) =>
+          this.track(dependency, () => Promise.resolve(Reflect.apply(value, object, args) as unknown));
       },
     });
   }

@@ -6,14 +6,26 @@ import { inertLines, inertText } from './terminal-text.js';
 
 export function ago(iso: string, now: number): string {
   const s = Math.round((now - Date.parse(iso)) / 1000);
-  const words = Math.abs(s) < 90 ? `${Math.abs(s)}s` : Math.abs(s) < 5400 ? `${Math.round(Math.abs(s) / 60)}m` : `${Math.round(Math.abs(s) / 3600)}h`;
+  const words =
+    Math.abs(s) < 90
+      ? `${Math.abs(s)}s`
+      : Math.abs(s) < 5400
+        ? `${Math.round(Math.abs(s) / 60)}m`
+        : `${Math.round(Math.abs(s) / 3600)}h`;
   return s >= 0 ? `${words} ago` : `in ${words}`;
 }
 
 function table(rows: string[][]): string {
   // not Math.max(...cells): a table of 100,000 consumers (--all) is no argument list
   const widths = rows[0]?.map((_, i) => rows.reduce((widest, r) => Math.max(widest, (r[i] ?? '').length), 0)) ?? [];
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** A provider's contested consumers, one line each (the words come from backends: made inert). */
@@ -21,7 +33,11 @@ function contestedLines({ contested }: StatusReport['providers'][number]): strin
   if (contested.count === 0) return [];
   const more = contested.count - contested.consumers.length;
   const head = `  contested: ${contested.count} consumer${contested.count === 1 ? '' : 's'} changed outside holdfast again and again (someone else manages them too)`;
-  return [head, ...contested.consumers.map((c) => `    ${inertText(contestedLine(c))}`), ...(more > 0 ? [`    … and ${more} more`] : [])];
+  return [
+    head,
+    ...contested.consumers.map((c) => `    ${inertText(contestedLine(c))}`),
+    ...(more > 0 ? [`    … and ${more} more`] : []),
+  ];
 }
 
 export function formatStatus(report: StatusReport): string {
@@ -32,8 +48,13 @@ export function formatStatus(report: StatusReport): string {
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([state, n]) => `${n} ${state}`)
       .join(', ');
-    const deep = p.deepCheckEveryMs !== null ? `, rules compared every ${formatDuration(Math.max(1000, Math.round(p.deepCheckEveryMs / 1000) * 1000))}` : '';
-    lines.push(`provider ${p.provider}: ${p.consumers} consumer${p.consumers === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${p.declared !== null ? `, ${p.declared} declared` : ''}${deep}`);
+    const deep =
+      p.deepCheckEveryMs !== null
+        ? `, rules compared every ${formatDuration(Math.max(1000, Math.round(p.deepCheckEveryMs / 1000) * 1000))}`
+        : '';
+    lines.push(
+      `provider ${p.provider}: ${p.consumers} consumer${p.consumers === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${p.declared !== null ? `, ${p.declared} declared` : ''}${deep}`,
+    );
     lines.push(...contestedLines(p));
   }
   if (report.consumers.length > 0) {

@@ -9,7 +9,9 @@ export async function within<T>(promise: Promise<T>, waitMs: number | null): Pro
   );
   if (waitMs === null) return answer;
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<ReadOutcome<T>>((resolve) => (timer = setTimeout(() => resolve({ kind: 'late' }), Math.max(0, waitMs))));
+  const late = new Promise<ReadOutcome<T>>(
+    (resolve) => (timer = setTimeout(() => resolve({ kind: 'late' }), Math.max(0, waitMs))),
+  );
   try {
     return await Promise.race([answer, late]);
   } finally {

@@ -26,7 +26,9 @@ export interface UnreadableShard {
 }
 
 /** What each of a part's reads gives for a shard that cannot be read. */
-type Nothing<Part> = { readonly [K in keyof Part]: Part[K] extends (...args: never[]) => Promise<infer R> ? () => R : never };
+type Nothing<Part> = {
+  readonly [K in keyof Part]: Part[K] extends (...args: never[]) => Promise<infer R> ? () => R : never;
+};
 
 /** What each status read gives for a shard that cannot be read: nothing from it. */
 const NOTHING: { readonly [P in keyof StatusReads]: Nothing<StatusReads[P]> } = {
@@ -74,7 +76,9 @@ export class ShardOutages {
 
   /** The shards found unreadable so far, in shard order. */
   list(): UnreadableShard[] {
-    return [...this.unreadable].sort(([a], [b]) => a - b).map(([index, shard]) => ({ ...shard, counted: this.counted.has(index) }));
+    return [...this.unreadable]
+      .sort(([a], [b]) => a - b)
+      .map(([index, shard]) => ({ ...shard, counted: this.counted.has(index) }));
   }
 
   /** `read`'s answer, or `fallback`'s when it fails or is late (settles by the deadline either way). */
@@ -86,18 +90,34 @@ export class ShardOutages {
   /** `shard` with its status reads guarded: the others pass through. */
   guard(shard: Coordination, where: ShardWhere, index: number): Coordination {
     const { locks, signals, notes, contests } = shard;
-    const guarded = <T extends object>(part: T, nothing: Readonly<Record<string, () => unknown>>) => this.guarded(part, nothing, where, index);
-    return { locks: guarded(locks, NOTHING.locks), signals: guarded(signals, NOTHING.signals), notes: guarded(notes, NOTHING.notes), contests: guarded(contests, NOTHING.contests) };
+    const guarded = <T extends object>(part: T, nothing: Readonly<Record<string, () => unknown>>) =>
+      this.guarded(part, nothing, where, index);
+    return {
+      locks: guarded(locks, NOTHING.locks),
+      signals: guarded(signals, NOTHING.signals),
+      notes: guarded(notes, NOTHING.notes),
+      contests: guarded(contests, NOTHING.contests),
+    };
   }
 
   /** `part` with the reads `nothing` names guarded. */
-  private guarded<T extends object>(part: T, nothing: Readonly<Record<string, () => unknown>>, where: ShardWhere, index: number): T {
+  private guarded<T extends object>(
+    part: T,
+    nothing: Readonly<Record<string, () => unknown>>,
+    where: ShardWhere,
+    index: number,
+  ): T {
     return new Proxy(part, {
       get: (target, name) => {
         const value: unknown = Reflect.get(target, name, target);
         if (typeof name !== 'string' || !Object.hasOwn(nothing, name) || typeof value !== 'function') return value;
         return async (...args: unknown[]) => {
-          const answer = await this.read(index, where, () => Reflect.apply(value, target, args) as Promise<unknown>, nothing[name]!);
+          const answer = await this.read(
+            index,
+            where,
+            () => Reflect.apply(value, target, args) as Promise<unknown>,
+            nothing[name]!,
+          );
           if (name === 'allStates' && answer.answered) this.counted.add(index);
           return answer.value;
         };
@@ -105,7 +125,12 @@ export class ShardOutages {
     });
   }
 
-  private async read<T>(index: number, where: ShardWhere, read: () => Promise<T>, nothing: () => T): Promise<{ value: T; answered: boolean }> {
+  private async read<T>(
+    index: number,
+    where: ShardWhere,
+    read: () => Promise<T>,
+    nothing: () => T,
+  ): Promise<{ value: T; answered: boolean }> {
     if (this.unreadable.has(index)) return { value: nothing(), answered: false };
     const started = Date.now();
     const outcome = await this.within(Promise.resolve().then(read));
@@ -113,7 +138,10 @@ export class ShardOutages {
     if (!this.unreadable.has(index)) {
       const waited = formatDuration(Math.max(1000, Math.round((Date.now() - started) / 1000) * 1000));
       const nodeError = where.nodeError();
-      const error = outcome.kind === 'failed' ? inWords(message(outcome.error)) : `did not answer within ${waited}${nodeError ? ` (its node: ${inWords(nodeError)})` : ''}`;
+      const error =
+        outcome.kind === 'failed'
+          ? inWords(message(outcome.error))
+          : `did not answer within ${waited}${nodeError ? ` (its node: ${inWords(nodeError)})` : ''}`;
       this.unreadable.set(index, { shard: where.shard, node: where.node(), error });
     }
     return { value: nothing(), answered: false };
@@ -128,7 +156,10 @@ export class ShardOutages {
  * The reads one report makes, and its outages: a sharded coordination's shards guarded (see the
  * file's comment); any other read as it is, with no outages.
  */
-export function readsForReport(coordination: StatusReads, waits: ShardWaits | null): { reads: StatusReads; outages: ShardOutages | null } {
+export function readsForReport(
+  coordination: StatusReads,
+  waits: ShardWaits | null,
+): { reads: StatusReads; outages: ShardOutages | null } {
   if (!(coordination instanceof ShardedCoordination)) return { reads: coordination, outages: null };
   const outages = new ShardOutages(waits);
   return { reads: coordination.withParts((shard, where, index) => outages.guard(shard, where, index)), outages };
@@ -137,6 +168,8 @@ export function readsForReport(coordination: StatusReads, waits: ShardWaits | nu
 /** The status's line for an unreadable shard: which, on which node, why, and what it means for its consumers. */
 export function unreadableShardLine(shard: UnreadableShard): string {
   const node = shard.node ? ` on node ${shard.node}` : '';
-  const consumers = shard.counted ? 'its consumers are counted from the states it gave before, without their details' : 'its consumers are left out of this status until it answers';
+  const consumers = shard.counted
+    ? 'its consumers are counted from the states it gave before, without their details'
+    : 'its consumers are left out of this status until it answers';
   return `queue shard ${shard.shard}${node} cannot be read: ${shard.error}; ${consumers} (on a Redis Cluster, a failover promotes a replica within cluster-node-timeout)`;
 }

@@ -29,7 +29,13 @@ import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
 import { CONTESTED_LISTED, contestedOf, type ContestedStatus } from './contested-status.js';
-import { readsForReport, unreadableShardLine, type ShardOutages, type ShardWaits, type UnreadableShard } from './shard-outages.js';
+import {
+  readsForReport,
+  unreadableShardLine,
+  type ShardOutages,
+  type ShardWaits,
+  type UnreadableShard,
+} from './shard-outages.js';
 
 export interface ConsumerStatus {
   consumer: string;
@@ -68,7 +74,10 @@ export interface ProviderHealth {
   lastCheckAt: string | null;
   /** Consumers whose last check could not ask the backend. */
   couldNotAsk: number;
-  /** How often each consumer is checked deeply now (ms): its `deepCheckBudget` shared by `consumers`; null when not configured here. */
+  /**
+   * How often each consumer is checked deeply now (ms): its `deepCheckBudget` shared by `consumers`; null when not
+   * configured here.
+   */
   deepCheckEveryMs: number | null;
   /**
    * A backend of several nodes: each node as a worker last saw it (empty: one node, or none noted
@@ -77,7 +86,9 @@ export interface ProviderHealth {
   nodes: Array<{ address: string; role: string; answers: boolean; missing: number }>;
   /** Why it is not served, one line a person understands each; empty when it is. */
   problems: string[];
-  /** Its contested consumers (held, but changed outside holdfast again and again): counted, the first listed; not red. */
+  /**
+   * Its contested consumers (held, but changed outside holdfast again and again): counted, the first listed; not red.
+   */
   contested: { count: number; consumers: ContestedStatus[] };
 }
 
@@ -88,7 +99,10 @@ export interface StatusReport {
   healthy: boolean;
   /** Problems beyond any one provider (e.g. the record store cannot be reached, a queue shard cannot be read). */
   problems: string[];
-  /** The queue shards that could not be read (their consumers are left out of the counts); empty when every one answered. */
+  /**
+   * The queue shards that could not be read (their consumers are left out of the counts); empty when every one
+   * answered.
+   */
   unreadableShards: UnreadableShard[];
   providers: ProviderHealth[];
   /** Consumers with a record, and how many of them are not served. */
@@ -103,7 +117,9 @@ export interface StatusReport {
 export interface StatusSources {
   store: Pick<ConsumerStore, 'providerStatuses'>;
   coordination: StatusReads;
-  providers: ReadonlyArray<Pick<ProviderConfig, 'name' | 'timing'> & { adapter?: Pick<AdapterKind, 'deepCheckCostUs'> }>;
+  providers: ReadonlyArray<
+    Pick<ProviderConfig, 'name' | 'timing'> & { adapter?: Pick<AdapterKind, 'deepCheckCostUs'> }
+  >;
   /** Whether silent consumers' checks are still queued (a backlog), when the status can see the queue's jobs. */
   queued?: QueuedChecks;
 }
@@ -111,7 +127,10 @@ export interface StatusSources {
 export interface StatusOptions {
   /** List every consumer, not only the unserved. */
   all?: boolean;
-  /** On a sharded queue, how long a shard's read is waited for before the shard is named unreadable (none: only failures name it). */
+  /**
+   * On a sharded queue, how long a shard's read is waited for before the shard is named unreadable (none: only failures
+   * name it).
+   */
   shardWaits?: ShardWaits;
 }
 
@@ -133,7 +152,10 @@ export interface ProviderFacts {
   /** Its backend's nodes as a worker last noted them (a backend of several nodes). */
   nodes?: NodesNote | undefined;
   now: number;
-  /** Queue shards whose consumers' states could not be read: none of the declared consumers then counts as without a record. */
+  /**
+   * Queue shards whose consumers' states could not be read: none of the declared consumers then counts as without a
+   * record.
+   */
   uncountedShards?: number;
 }
 
@@ -167,7 +189,8 @@ export type ProviderProblemKind =
 
 const problem = (kind: ProviderProblemKind, text: string): ProviderProblem => ({ kind, text });
 /** `kind` lines, one for each of `texts`. */
-const problemsOf = (kind: ProviderProblemKind, texts: readonly string[]): ProviderProblem[] => texts.map((text) => problem(kind, text));
+const problemsOf = (kind: ProviderProblemKind, texts: readonly string[]): ProviderProblem[] =>
+  texts.map((text) => problem(kind, text));
 
 /** Consumers being removed no longer count as declared. */
 const REMOVING: ReadonlySet<string> = REMOVING_STATES;
@@ -185,9 +208,13 @@ function ago(ms: number): string {
   return formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
 }
 
-/** Why a held consumer has not been asked for `ms`; `backlog`: its check is queued while its provider's others end (the last `backlog.agoMs` ago). */
+/**
+ * Why a held consumer has not been asked for `ms`; `backlog`: its check is queued while its provider's others end (the
+ * last `backlog.agoMs` ago).
+ */
 function silentFor(ms: number, backlog?: { agoMs: number }): string {
-  if (backlog) return `not asked for ${ago(ms)}: its check is queued behind a backlog (workers are running: a check of its provider ended ${ago(backlog.agoMs)} ago)`;
+  if (backlog)
+    return `not asked for ${ago(ms)}: its check is queued behind a backlog (workers are running: a check of its provider ended ${ago(backlog.agoMs)} ago)`;
   return `not asked for ${ago(ms)}: is a worker running?`;
 }
 
@@ -195,7 +222,14 @@ function silentFor(ms: number, backlog?: { agoMs: number }): string {
  * The silent consumers among `keys` whose checks wait behind a backlog: their jobs are queued
  * while checks of their provider keep ending (within the silence limit).
  */
-async function behindBacklog(keys: readonly string[], sources: StatusSources, stateOf: Record<string, string>, lastCheckAt: ReadonlyMap<string, number>, now: number, outages: ShardOutages | null): Promise<Set<string>> {
+async function behindBacklog(
+  keys: readonly string[],
+  sources: StatusSources,
+  stateOf: Record<string, string>,
+  lastCheckAt: ReadonlyMap<string, number>,
+  now: number,
+  outages: ShardOutages | null,
+): Promise<Set<string>> {
   const timing = new Map(sources.providers.map((p) => [p.name, p.timing]));
   const working = keys.filter((key) => {
     const [last, t] = [lastCheckAt.get(providerOf(key)), timing.get(providerOf(key))];
@@ -210,7 +244,10 @@ async function behindBacklog(keys: readonly string[], sources: StatusSources, st
 
 /** A node of a backend of several that a worker cannot ask (one node: the pause and could-not-ask lines say it). */
 function nodeLine(node: NodesNote['nodes'][number], now: number): string {
-  const since = node.since !== undefined && Number.isFinite(Date.parse(node.since)) ? ` since ${node.since} (${ago(now - Date.parse(node.since))} ago)` : '';
+  const since =
+    node.since !== undefined && Number.isFinite(Date.parse(node.since))
+      ? ` since ${node.since} (${ago(now - Date.parse(node.since))} ago)`
+      : '';
   return `node ${node.address} (${node.role}) cannot be asked${since}${node.why ? `: ${node.why}` : ''}; its consumers stay held on the nodes that answer`;
 }
 
@@ -229,27 +266,67 @@ function lackingLine(node: NodesNote['nodes'][number]): string {
  */
 export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderProblem[]> = [
   ({ status, configured }) => {
-    if (!configured) return [problem('configuration', 'not in this configuration: its records are left from an earlier one')];
+    if (!configured)
+      return [problem('configuration', 'not in this configuration: its records are left from an earlier one')];
     if (!status) return [problem('contributions', 'contributions never read: is `holdfast run` running?')];
-    if (status.lastGoodAt === null) return [problem('contributions', `contributions never read successfully: ${status.contributionsError ?? 'not read yet'}`)];
-    return status.contributionsError ? [problem('contributions', `contributions refused (last good state in force): ${status.contributionsError}`)] : [];
+    if (status.lastGoodAt === null)
+      return [
+        problem(
+          'contributions',
+          `contributions never read successfully: ${status.contributionsError ?? 'not read yet'}`,
+        ),
+      ];
+    return status.contributionsError
+      ? [problem('contributions', `contributions refused (last good state in force): ${status.contributionsError}`)]
+      : [];
   },
   ({ status, states, uncountedShards }) => {
     if (!status || status.lastGoodAt === null || (uncountedShards ?? 0) > 0) return [];
     const recorded = Object.entries(states).reduce((n, [state, count]) => (REMOVING.has(state) ? n : n + count), 0);
     const missing = status.consumers - recorded;
-    return missing > 0 ? [problem('unrecorded', `${missing} of ${status.consumers} declared consumers have no record yet: their first apply has not finished (is a worker running?)`)] : [];
+    return missing > 0
+      ? [
+          problem(
+            'unrecorded',
+            `${missing} of ${status.consumers} declared consumers have no record yet: their first apply has not finished (is a worker running?)`,
+          ),
+        ]
+      : [];
   },
-  ({ pause, now }) => (pause ? [problem('paused', `cannot be asked: checks paused for ${ago(now - Date.parse(pause.since))}: ${pause.reason}`)] : []),
-  ({ nodes, now }) => (nodes && nodes.nodes.length > 1 ? problemsOf('nodeUnanswering', nodes.nodes.filter((n) => !n.answering).map((n) => nodeLine(n, now))) : []),
-  ({ nodes }) => (nodes && nodes.nodes.length > 1 ? problemsOf('nodeLacking', nodes.nodes.filter((n) => n.answering && (n.missing ?? 0) > 0).map(lackingLine)) : []),
-  ({ couldNotAsk }) => (couldNotAsk > 0 ? [problem('couldNotAsk', `cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`)] : []),
+  ({ pause, now }) =>
+    pause
+      ? [problem('paused', `cannot be asked: checks paused for ${ago(now - Date.parse(pause.since))}: ${pause.reason}`)]
+      : [],
+  ({ nodes, now }) =>
+    nodes && nodes.nodes.length > 1
+      ? problemsOf(
+          'nodeUnanswering',
+          nodes.nodes.filter((n) => !n.answering).map((n) => nodeLine(n, now)),
+        )
+      : [],
+  ({ nodes }) =>
+    nodes && nodes.nodes.length > 1
+      ? problemsOf('nodeLacking', nodes.nodes.filter((n) => n.answering && (n.missing ?? 0) > 0).map(lackingLine))
+      : [],
+  ({ couldNotAsk }) =>
+    couldNotAsk > 0
+      ? [problem('couldNotAsk', `cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`)]
+      : [],
   ({ states }) => {
     const rejected = inState(states, 'rejected');
-    return rejected > 0 ? [problem('rejected', `${rejected} consumer${rejected === 1 ? '' : 's'} rejected by policy`)] : [];
+    return rejected > 0
+      ? [problem('rejected', `${rejected} consumer${rejected === 1 ? '' : 's'} rejected by policy`)]
+      : [];
   },
   ({ refused }) =>
-    refused > 0 ? [problem('specRefused', `${refused} consumer${refused === 1 ? '' : 's'} keep${refused === 1 ? 's' : ''} the last accepted spec: a newer one was refused by policy`)] : [],
+    refused > 0
+      ? [
+          problem(
+            'specRefused',
+            `${refused} consumer${refused === 1 ? '' : 's'} keep${refused === 1 ? 's' : ''} the last accepted spec: a newer one was refused by policy`,
+          ),
+        ]
+      : [],
   ({ status, name }) => {
     const held = status?.heldRemovals;
     if (!held) return [];
@@ -264,15 +341,23 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderPr
   ({ orphans }) => {
     if (!orphans || orphans.logins.length === 0) return [];
     const some = `${orphans.logins.slice(0, 20).join(', ')}${orphans.logins.length > 20 ? ', …' : ''}`;
-    return [problem('orphans', `${orphans.logins.length} login(s) under "${orphans.prefix}" that no consumer claims (orphans, as of ${orphans.at}): ${some}; declare them, remove them by hand, or set orphans.remove`)];
+    return [
+      problem(
+        'orphans',
+        `${orphans.logins.length} login(s) under "${orphans.prefix}" that no consumer claims (orphans, as of ${orphans.at}): ${some}; declare them, remove them by hand, or set orphans.remove`,
+      ),
+    ];
   },
   ({ states, lastCheckAt, timing, now }) =>
-    timing && inState(states, 'held') > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing) ? [problem('checksSilent', silentFor(now - lastCheckAt))] : [],
+    timing && inState(states, 'held') > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing)
+      ? [problem('checksSilent', silentFor(now - lastCheckAt))]
+      : [],
   ({ states }) => problemsOf('unserved', unservedLines(states)),
 ];
 
 /** Whether consumers in `state` are served (`unreadable`: a record this holdfast cannot read, not). */
-const servedState = (state: string): boolean => state !== 'unreadable' && STATE_MEANINGS[state as ConsumerStateName]?.healthy === true;
+const servedState = (state: string): boolean =>
+  state !== 'unreadable' && STATE_MEANINGS[state as ConsumerStateName]?.healthy === true;
 
 /**
  * The provider's consumers whose state is not served, counted by state: the line that names
@@ -284,33 +369,59 @@ function unservedLines(states: Record<string, number>): string[] {
     .filter(([state, n]) => n > 0 && state !== 'rejected' && !servedState(state))
     .sort(([a], [b]) => (a < b ? -1 : 1));
   const n = counts.reduce((sum, [, count]) => sum + count, 0);
-  return n > 0 ? [`${n} consumer${n === 1 ? '' : 's'} not served (${counts.map(([state, count]) => `${count} ${state}`).join(', ')})`] : [];
+  return n > 0
+    ? [
+        `${n} consumer${n === 1 ? '' : 's'} not served (${counts.map(([state, count]) => `${count} ${state}`).join(', ')})`,
+      ]
+    : [];
 }
 
-/** Held consumers of a provider whose checks are silent while others' are not (the provider-wide silence has its own line). */
+/**
+ * Held consumers of a provider whose checks are silent while others' are not (the provider-wide silence has its own
+ * line).
+ */
 function silentLine(count: number, timing: ProviderFacts['timing']): string {
   const over = timing ? ` for over ${ago(silenceLimitMs(timing))}` : '';
   return `${count}${count >= SILENT_LISTED ? ' or more' : ''} held consumer${count === 1 ? '' : 's'} not asked${over}: their checks may be lost or queued behind a backlog (listed)`;
 }
 
-/** Consumers listed as not served that no line of their provider accounts for (their notes changed while the status read them). */
+/**
+ * Consumers listed as not served that no line of their provider accounts for (their notes changed while the status read
+ * them).
+ */
 function listedLine(unserved: readonly ConsumerStatus[]): string {
-  const some = unserved.slice(0, 5).map((c) => `${c.consumer} (${c.problem ?? c.label})`).join(', ');
+  const some = unserved
+    .slice(0, 5)
+    .map((c) => `${c.consumer} (${c.problem ?? c.label})`)
+    .join(', ');
   return `${unserved.length} consumer${unserved.length === 1 ? '' : 's'} not served as last noted: ${some}${unserved.length > 5 ? ', …' : ''}`;
 }
 
 /** The last check: the one the queue's Redis remembers when it is newer than the record's. */
 function lastCheckOf(summary: ConsumerSummary, memo: CheckMemo | undefined): ConsumerSummary['lastCheck'] {
-  if (memo && (!summary.lastCheck || memo.at > summary.lastCheck.at)) return { at: memo.at, outcome: memo.outcome, detail: memo.detail };
+  if (memo && (!summary.lastCheck || memo.at > summary.lastCheck.at))
+    return { at: memo.at, outcome: memo.outcome, detail: memo.detail };
   return summary.lastCheck;
 }
 
-function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo | undefined, timing: ProviderFacts['timing'], now: number, backlog?: { agoMs: number }): ConsumerStatus {
-  const meaning = summary.state === 'unreadable' ? { label: summary.reason ?? 'unreadable', healthy: false } : STATE_MEANINGS[summary.state];
+function consumerStatus(
+  key: string,
+  summary: ConsumerSummary,
+  memo: CheckMemo | undefined,
+  timing: ProviderFacts['timing'],
+  now: number,
+  backlog?: { agoMs: number },
+): ConsumerStatus {
+  const meaning =
+    summary.state === 'unreadable'
+      ? { label: summary.reason ?? 'unreadable', healthy: false }
+      : STATE_MEANINGS[summary.state];
   const lastCheck = lastCheckOf(summary, memo);
-  // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the last check
+  // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the
+  // last check
   const due = summary.dueAt;
-  const next = due !== null && lastCheck && due <= lastCheck.at && timing ? lastCheck.at + verifyDelay(key, timing) : due;
+  const next =
+    due !== null && lastCheck && due <= lastCheck.at && timing ? lastCheck.at + verifyDelay(key, timing) : due;
   const silent = summary.state === 'held' && timing ? now - Math.max(lastCheck?.at ?? 0, summary.since) : 0;
   const problem = timing && silent > silenceLimitMs(timing) ? silentFor(silent, backlog) : null;
   const refused = summary.refused ? `new spec refused by policy, the last accepted one kept: ${summary.refused}` : null;
@@ -331,7 +442,11 @@ function consumerStatus(key: string, summary: ConsumerSummary, memo: CheckMemo |
   };
 }
 
-export async function statusReport(sources: StatusSources, now: Date, options: StatusOptions = {}): Promise<StatusReport> {
+export async function statusReport(
+  sources: StatusSources,
+  now: Date,
+  options: StatusOptions = {},
+): Promise<StatusReport> {
   const { store } = sources;
   const { reads: coordination, outages } = readsForReport(sources.coordination, options.shardWaits ?? null);
   const [stateOf, statuses] = await Promise.all([coordination.notes.allStates(), store.providerStatuses()]);
@@ -364,7 +479,10 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     coordination.notes.nodes(names),
     coordination.contests.contested(names, at, CONTESTED_LISTED),
   ]);
-  /** Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED each. */
+  /**
+   * Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED
+   * each.
+   */
   const silent = new Map<string, string[]>();
   /** The briefs read so far, by key: each consumer's is read once. */
   const known = new Map<string, ConsumerSummary>();
@@ -377,11 +495,17 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       // none of the provider's checks ends: its own line says so once, and its consumers are not looked at one by one
       const last = lastCheckAt.get(name);
       if (last !== undefined && last < before) return;
-      const candidates = (await coordination.notes.checkedBefore(name, before, SILENT_LISTED)).map(([key]) => key).filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
-      const [briefs, memos] = await Promise.all([coordination.notes.summariesOf(candidates), coordination.locks.checkMemos(candidates)]);
+      const candidates = (await coordination.notes.checkedBefore(name, before, SILENT_LISTED))
+        .map(([key]) => key)
+        .filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
+      const [briefs, memos] = await Promise.all([
+        coordination.notes.summariesOf(candidates),
+        coordination.locks.checkMemos(candidates),
+      ]);
       for (const [key, brief] of briefs) known.set(key, brief);
       for (const [key, memo] of memos) knownMemos.set(key, memo);
-      // silent as its own line will say it: its last check (the memo's or the brief's, the newer) and its becoming held are both old
+      // silent as its own line will say it: its last check (the memo's or the brief's, the newer) and its becoming held
+      // are both old
       silent.set(
         name,
         candidates.filter((key) => {
@@ -392,7 +516,9 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     }),
   );
 
-  /** Providers none of whose held consumers is asked: their own line says so, their consumers are not listed one by one. */
+  /**
+   * Providers none of whose held consumers is asked: their own line says so, their consumers are not listed one by one.
+   */
   const checksSilent = new Set<string>();
   const providers = names.map((name): ProviderHealth => {
     const facts: ProviderFacts = {
@@ -412,11 +538,14 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
     };
     const found = PROVIDER_CHECKS.flatMap((check) => check(facts));
     const silentCount = silent.get(name)?.length ?? 0;
-    if (silentCount > 0 && !found.some((p) => p.kind === 'checksSilent')) found.push(problem('consumersSilent', silentLine(silentCount, facts.timing)));
+    if (silentCount > 0 && !found.some((p) => p.kind === 'checksSilent'))
+      found.push(problem('consumersSilent', silentLine(silentCount, facts.timing)));
     if (found.some((p) => p.kind === 'checksSilent')) checksSilent.add(name);
     const consumers = Object.values(facts.states).reduce((a, b) => a + b, 0);
     // the states noted count every consumer with a record: the workers' count (those asked about) once all are held
-    const deepCheckEveryMs = facts.timing ? deepCheckIntervalMs({ timing: facts.timing, costUs: deepCostUs.get(name), consumers }) : null;
+    const deepCheckEveryMs = facts.timing
+      ? deepCheckIntervalMs({ timing: facts.timing, costUs: deepCostUs.get(name), consumers })
+      : null;
     return {
       provider: name,
       // red only with a line saying why: every unserved state and every silent consumer has one above
@@ -429,13 +558,19 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
       lastCheckAt: facts.lastCheckAt === null ? null : new Date(facts.lastCheckAt).toISOString(),
       couldNotAsk: facts.couldNotAsk,
       deepCheckEveryMs,
-      nodes: (facts.nodes?.nodes ?? []).map((n) => ({ address: n.address, role: n.role, answers: n.answering, missing: n.missing ?? 0 })),
+      nodes: (facts.nodes?.nodes ?? []).map((n) => ({
+        address: n.address,
+        role: n.role,
+        answers: n.answering,
+        missing: n.missing ?? 0,
+      })),
       problems: found.map((p) => p.text),
       contested: contestedOf(contests.get(name)),
     };
   });
 
-  // a held consumer not asked for too long is not served; when none of its provider's are asked, the provider's line says so once
+  // a held consumer not asked for too long is not served; when none of its provider's are asked, the provider's line
+  // says so once
   for (const p of providers) {
     if (options.all || checksSilent.has(p.provider)) continue;
     listed.push(...(silent.get(p.provider) ?? []));
@@ -451,9 +586,21 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const consumers = listed.flatMap((key) => {
     const brief = known.get(key) ?? briefs.get(key);
     const backlog = queued.has(key) ? { agoMs: at - lastCheckAt.get(providerOf(key))! } : undefined;
-    return brief ? [consumerStatus(key, brief, knownMemos.get(key) ?? memos.get(key), configured.get(providerOf(key)), at, backlog)] : [];
+    return brief
+      ? [
+          consumerStatus(
+            key,
+            brief,
+            knownMemos.get(key) ?? memos.get(key),
+            configured.get(providerOf(key)),
+            at,
+            backlog,
+          ),
+        ]
+      : [];
   });
-  // a consumer listed as not served whose provider has no line for it (its notes changed between reads): named all the same
+  // a consumer listed as not served whose provider has no line for it (its notes changed between reads): named all the
+  // same
   for (const p of providers) {
     const unserved = consumers.filter((c) => !c.healthy && c.provider === p.provider);
     if (p.healthy && unserved.length > 0) {
@@ -466,7 +613,11 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
   const problems = [
     ...unreadableShards.map(unreadableShardLine),
     // the sync marks the queue alive after its first sweep; a queue without the mark forgot (or never had) every job
-    ...(!alive && statuses.length > 0 ? ["the queue's Redis has forgotten every job (restarted empty, or flushed): a running `holdfast run` re-creates them within resyncEvery"] : []),
+    ...(!alive && statuses.length > 0
+      ? [
+          "the queue's Redis has forgotten every job (restarted empty, or flushed): a running `holdfast run` re-creates them within resyncEvery",
+        ]
+      : []),
   ];
   return {
     at: now.toISOString(),
@@ -483,18 +634,35 @@ export async function statusReport(sources: StatusSources, now: Date, options: S
 
 /** The report when the record store (or the queue's Redis) cannot be read: red, naming why. */
 export function unreachableReport(now: Date, problems: string[]): StatusReport {
-  return { at: now.toISOString(), healthy: false, problems, unreadableShards: [], providers: [], total: 0, unserved: 0, listing: 'unserved', consumers: [] };
+  return {
+    at: now.toISOString(),
+    healthy: false,
+    problems,
+    unreadableShards: [],
+    providers: [],
+    total: 0,
+    unserved: 0,
+    listing: 'unserved',
+    consumers: [],
+  };
 }
 
 /** The report's own lines and its providers' (`provider cache: …`): every reason it is red but the consumers listed. */
 export function reportLines(report: StatusReport): string[] {
-  return [...report.problems, ...report.providers.flatMap((p) => p.problems.map((line) => `provider ${p.provider}: ${line}`))];
+  return [
+    ...report.problems,
+    ...report.providers.flatMap((p) => p.problems.map((line) => `provider ${p.provider}: ${line}`)),
+  ];
 }
 
 /** Every reason the report is red, one line each (`provider cache: …`, `cache/photos: …`). */
 export function redReasons(report: StatusReport): string[] {
   return [
     ...reportLines(report),
-    ...report.consumers.filter((c) => !c.healthy).map((c) => `${c.consumer}: ${c.problem ?? `${c.label}${c.reason && c.label !== c.reason ? ` (${c.reason})` : ''}`}`),
+    ...report.consumers
+      .filter((c) => !c.healthy)
+      .map(
+        (c) => `${c.consumer}: ${c.problem ?? `${c.label}${c.reason && c.label !== c.reason ? ` (${c.reason})` : ''}`}`,
+      ),
   ];
 }

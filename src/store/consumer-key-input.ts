@@ -15,7 +15,8 @@ export const MAX_KEY_LENGTH = 257;
 const SHOWN = 64;
 
 const UNSAFE = /[\p{Cc}\p{Cf}]/u;
-const SHAPE = 'a consumer key is <provider>/<id>, each 1 to 128 letters, digits, _ . or -, starting with a letter or digit';
+const SHAPE =
+  'a consumer key is <provider>/<id>, each 1 to 128 letters, digits, _ . or -, starting with a letter or digit';
 
 const invalid = (why: string) => new HoldfastError('CONSUMER_KEY_INVALID', `${why}; ${SHAPE}`);
 
@@ -26,12 +27,15 @@ function shown(text: string): string {
 
 /** `text` as a consumer key, or `CONSUMER_KEY_INVALID` saying why (never echoing a control character). */
 export function consumerKeyInput(text: string): { key: string; provider: string; id: string } {
-  if (text.length > MAX_KEY_LENGTH) throw invalid(`the consumer key given is ${text.length} characters long, more than ${MAX_KEY_LENGTH}`);
+  if (text.length > MAX_KEY_LENGTH)
+    throw invalid(`the consumer key given is ${text.length} characters long, more than ${MAX_KEY_LENGTH}`);
   const unsafe = UNSAFE.exec(text);
-  if (unsafe) throw invalid(`the consumer key given holds a control or format character (at ${unsafe.index}): ${shown(text)}`);
+  if (unsafe)
+    throw invalid(`the consumer key given holds a control or format character (at ${unsafe.index}): ${shown(text)}`);
   const slash = text.indexOf('/');
   const provider = text.slice(0, slash);
   const id = text.slice(slash + 1);
-  if (slash < 0 || !NAME_PATTERN.test(provider) || !NAME_PATTERN.test(id)) throw invalid(`${shown(text)} is not a consumer key`);
+  if (slash < 0 || !NAME_PATTERN.test(provider) || !NAME_PATTERN.test(id))
+    throw invalid(`${shown(text)} is not a consumer key`);
   return { key: consumerKey(provider, id), provider, id };
 }

@@ -14,7 +14,16 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import type { PersistedConsumer } from '../../machines/machine-step.js';
-import { HISTORY_LENGTH, type ConsumerRecord, type DesiredSpec, type HistoryEntry, type LastCheck, type RefusedSpec, type StoredConsumer, type WaitRecord } from './consumer-record.js';
+import {
+  HISTORY_LENGTH,
+  type ConsumerRecord,
+  type DesiredSpec,
+  type HistoryEntry,
+  type LastCheck,
+  type RefusedSpec,
+  type StoredConsumer,
+  type WaitRecord,
+} from './consumer-record.js';
 import { GroupCommit } from './group-commit.js';
 import { decodeRecord, encodeRecord, stored, type RecordDocument } from './record-codec.js';
 import { withStoreRetry } from './store-retry.js';
@@ -45,7 +54,9 @@ export interface ProviderStatus {
   errorSince: Date | null;
   lastGoodAt: Date | null;
   consumers: number;
-  /** A change that would remove too many consumers at once, held back until a person confirms it (absent or null: none). */
+  /**
+   * A change that would remove too many consumers at once, held back until a person confirms it (absent or null: none).
+   */
   heldRemovals?: HeldRemovals | null;
 }
 
@@ -102,10 +113,14 @@ export class ConsumerStore {
     return store;
   }
 
-  /** Creates the collections (FerretDB creates one lazily, and its tables should exist before an operator indexes them). */
+  /**
+   * Creates the collections (FerretDB creates one lazily, and its tables should exist before an operator indexes them).
+   */
   async ensureCollections(): Promise<void> {
     await withStoreRetry('create its collections', async () => {
-      const existing = new Set((await this.records.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+      const existing = new Set(
+        (await this.records.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
+      );
       for (const name of [this.records.collectionName, this.providers.collectionName]) {
         if (!existing.has(name)) await this.records.db.createCollection(name).catch(() => undefined);
       }
@@ -137,8 +152,19 @@ export class ConsumerStore {
    * Writes a worker's change to the record it read at `rev`; returns the new revision. Throws
    * `REVISION_CONFLICT` when the record is gone, or (where the server checks it) moved on.
    */
-  async save(key: string, rev: number, change: RecordChange, history: readonly HistoryEntry[], now: Date): Promise<number> {
-    const set: Record<string, unknown> = { rev: rev + 1, timer: stored.timer(change.timer), effectUntil: change.effectUntil, updatedAt: now };
+  async save(
+    key: string,
+    rev: number,
+    change: RecordChange,
+    history: readonly HistoryEntry[],
+    now: Date,
+  ): Promise<number> {
+    const set: Record<string, unknown> = {
+      rev: rev + 1,
+      timer: stored.timer(change.timer),
+      effectUntil: change.effectUntil,
+      updatedAt: now,
+    };
     if (change.machine) set.machine = stored.machine(change.machine);
     if (change.transition) {
       set.stateSince = change.transition.at;
@@ -156,8 +182,13 @@ export class ConsumerStore {
     const update = change.machine ? { $set: set, $unset: { snapshot: '' as const } } : { $set: set };
     const matched = this.grouped
       ? await this.grouped.update(key, update)
-      : (await withStoreRetry(`save the record of ${key}`, () => this.records.updateOne(this.byId(key, rev), update))).matchedCount > 0;
-    if (!matched) throw new HoldfastError('REVISION_CONFLICT', `record ${key} changed under this worker (expected revision ${rev})`);
+      : (await withStoreRetry(`save the record of ${key}`, () => this.records.updateOne(this.byId(key, rev), update)))
+          .matchedCount > 0;
+    if (!matched)
+      throw new HoldfastError(
+        'REVISION_CONFLICT',
+        `record ${key} changed under this worker (expected revision ${rev})`,
+      );
     return rev + 1;
   }
 
@@ -191,7 +222,9 @@ export class ConsumerStore {
 
   async setProviderStatus(status: ProviderStatus): Promise<void> {
     this.counters.writes++;
-    await withStoreRetry(`save the status of provider ${status._id}`, () => this.providers.replaceOne({ _id: status._id }, status, { upsert: true }));
+    await withStoreRetry(`save the status of provider ${status._id}`, () =>
+      this.providers.replaceOne({ _id: status._id }, status, { upsert: true }),
+    );
   }
 
   async providerStatus(name: string): Promise<ProviderStatus | null> {

@@ -14,11 +14,39 @@
  * (`record-text.ts`): FerretDB's cost per operation grows with the number of values it converts,
  * not with bytes. Earlier documents keep them as sub-documents, and are read as they are.
  */
-import { MACHINE_VERSION, readPersisted, WAIT_NAMES, type PersistedConsumer, type WaitName } from '../../machines/machine-step.js';
-import type { ConsumerRecord, DesiredSpec, HistoryEntry, LastCheck, MachineRecord, RefusedSpec, StoredConsumer, WaitRecord, UnreadableRecord } from './consumer-record.js';
+import {
+  MACHINE_VERSION,
+  readPersisted,
+  WAIT_NAMES,
+  type PersistedConsumer,
+  type WaitName,
+} from '../../machines/machine-step.js';
+import type {
+  ConsumerRecord,
+  DesiredSpec,
+  HistoryEntry,
+  LastCheck,
+  MachineRecord,
+  RefusedSpec,
+  StoredConsumer,
+  WaitRecord,
+  UnreadableRecord,
+} from './consumer-record.js';
 import { decodeKeys, encodeKeys } from './key-codec.js';
 import { causeOf, nodeOf } from './transition-cause.js';
-import { TextRefusal, checkFromText, desiredFromText, historyFromText, machineFromText, storedCheck, storedDesired, storedHistory, storedMachine, storedTimer, timerFromText } from './record-text.js';
+import {
+  TextRefusal,
+  checkFromText,
+  desiredFromText,
+  historyFromText,
+  machineFromText,
+  storedCheck,
+  storedDesired,
+  storedHistory,
+  storedMachine,
+  storedTimer,
+  timerFromText,
+} from './record-text.js';
 
 type Fields = Record<string, unknown>;
 
@@ -52,7 +80,9 @@ function text(value: unknown, what: string): string {
 }
 
 function texts(value: unknown, what: string): string[] {
-  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : refuse(`its ${what} is not a list of strings`);
+  return Array.isArray(value) && value.every((v) => typeof v === 'string')
+    ? value
+    : refuse(`its ${what} is not a list of strings`);
 }
 
 function date(value: unknown, what: string): Date {
@@ -64,13 +94,16 @@ function dateOrNull(value: unknown, what: string): Date | null {
 }
 
 function count(value: unknown, what: string): number {
-  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : refuse(`its ${what} is not a count`);
+  return Number.isSafeInteger(value) && (value as number) >= 0
+    ? (value as number)
+    : refuse(`its ${what} is not a count`);
 }
 
 /** The machine as a document or a ticket carries it, in this version's shape, or why it cannot be read. */
 export function decodeMachine(stored: unknown): { consumer: PersistedConsumer } | { problem: string } {
   const version = isFields(stored) ? stored.version : undefined;
-  if (version !== undefined && !Number.isSafeInteger(version)) return { problem: 'its machine version is not a number' };
+  if (version !== undefined && !Number.isSafeInteger(version))
+    return { problem: 'its machine version is not a number' };
   return readPersisted(version as number | undefined, stored);
 }
 
@@ -82,7 +115,8 @@ export function encodeMachine(machine: PersistedConsumer): MachineRecord {
 function machineOf(doc: Fields): PersistedConsumer {
   // version 1 kept XState's whole snapshot, keys encoded, under `snapshot`
   if (typeof doc.machine === 'string') return orRefuse(decodeMachine(machineFromText(doc.machine)));
-  const stored = doc.machine ?? (doc.snapshot === undefined ? undefined : { version: 1, ...decodeKeys<object>(doc.snapshot) });
+  const stored =
+    doc.machine ?? (doc.snapshot === undefined ? undefined : { version: 1, ...decodeKeys<object>(doc.snapshot) });
   if (stored === undefined) refuse('it has no machine');
   return orRefuse(decodeMachine(stored));
 }
@@ -121,9 +155,14 @@ function timerOf(value: unknown): WaitRecord | null {
   if (value === undefined || value === null) return null;
   const t = fields(typeof value === 'string' ? timerFromText(value) : value, 'timer');
   const wait = t.wait ?? (typeof t.event === 'string' ? VERSION_ONE_EVENT.exec(t.event)?.[1] : undefined);
-  if (typeof wait !== 'string' || !WAITS.has(wait)) refuse(`its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})`);
+  if (typeof wait !== 'string' || !WAITS.has(wait))
+    refuse(`its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})`);
   // a sub-document (before version 3) names the revision `epoch`
-  return { rev: count(t.rev ?? t.epoch, 'timer revision'), wait: wait as WaitName, dueAt: date(t.dueAt, 'timer due time') };
+  return {
+    rev: count(t.rev ?? t.epoch, 'timer revision'),
+    wait: wait as WaitName,
+    dueAt: date(t.dueAt, 'timer due time'),
+  };
 }
 
 function appliedAtOf(doc: Fields): Date | null {
@@ -136,7 +175,8 @@ const OUTCOMES: ReadonlySet<string> = new Set<LastCheck['outcome']>(['held', 'no
 function lastCheckOf(value: unknown): LastCheck | null {
   if (value === undefined || value === null) return null;
   const c = fields(typeof value === 'string' ? checkFromText(value) : value, 'last check');
-  if (typeof c.outcome !== 'string' || !OUTCOMES.has(c.outcome)) refuse('its last check has no outcome of this holdfast');
+  if (typeof c.outcome !== 'string' || !OUTCOMES.has(c.outcome))
+    refuse('its last check has no outcome of this holdfast');
   const detail = c.detail === null || c.detail === undefined ? null : text(c.detail, 'last check detail');
   return { at: date(c.at, 'last check time'), outcome: c.outcome as LastCheck['outcome'], detail };
 }
@@ -144,11 +184,26 @@ function lastCheckOf(value: unknown): LastCheck | null {
 function isHistoryEntry(entry: unknown): entry is HistoryEntry {
   if (!isFields(entry)) return false;
   const { at, from, to, reason } = entry;
-  return at instanceof Date && typeof from === 'string' && typeof to === 'string' && (reason === null || typeof reason === 'string');
+  return (
+    at instanceof Date &&
+    typeof from === 'string' &&
+    typeof to === 'string' &&
+    (reason === null || typeof reason === 'string')
+  );
 }
 
-/** An entry as this version keeps it: its cause and node when it has ones this holdfast knows (an unknown cause reads as none). */
-function historyEntry({ at, from, to, reason, by, node }: HistoryEntry & { by?: unknown; node?: unknown }): HistoryEntry {
+/**
+ * An entry as this version keeps it: its cause and node when it has ones this holdfast knows (an unknown cause reads as
+ * none).
+ */
+function historyEntry({
+  at,
+  from,
+  to,
+  reason,
+  by,
+  node,
+}: HistoryEntry & { by?: unknown; node?: unknown }): HistoryEntry {
   const cause = causeOf(by);
   const where = nodeOf(node);
   return { at, from, to, reason, ...(cause ? { by: cause } : {}), ...(where ? { node: where } : {}) };
@@ -158,7 +213,9 @@ function historyOf(value: unknown): HistoryEntry[] {
   if (value === undefined) return [];
   const list = typeof value === 'string' ? historyFromText(value) : value;
   if (!Array.isArray(list)) refuse('its history is not a list');
-  return list.every(isHistoryEntry) ? list.map(historyEntry) : refuse('its history has an entry that is not a transition');
+  return list.every(isHistoryEntry)
+    ? list.map(historyEntry)
+    : refuse('its history has an entry that is not a transition');
 }
 
 function recordOf(doc: Fields, key: string): ConsumerRecord {
@@ -203,7 +260,11 @@ export function decodeRecord(raw: unknown): StoredConsumer {
     if (!key.includes('/')) refuse('its key is not <provider>/<id>');
     return recordOf(doc, key);
   } catch (error) {
-    return unreadable(doc, key, error instanceof Refusal ? error.why : error instanceof TextRefusal ? error.message : `damaged: ${String(error)}`);
+    return unreadable(
+      doc,
+      key,
+      error instanceof Refusal ? error.why : error instanceof TextRefusal ? error.message : `damaged: ${String(error)}`,
+    );
   }
 }
 

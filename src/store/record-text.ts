@@ -36,7 +36,10 @@ export const machineFromText = (text: string): unknown => parsed(text, 'machine'
 export const storedDesired = (spec: DesiredSpec): string => JSON.stringify(spec);
 export const desiredFromText = (text: string): unknown => parsed(text, 'desired spec');
 
-/** Each transition as `[at, from, to, reason]`, then its cause and node where it has them (`[…, by, node]`; earlier documents have four). */
+/**
+ * Each transition as `[at, from, to, reason]`, then its cause and node where it has them (`[…, by, node]`; earlier
+ * documents have four).
+ */
 export const storedHistory = (history: readonly HistoryEntry[]): string => JSON.stringify(history.map(historyTuple));
 function historyTuple(h: HistoryEntry): unknown[] {
   const tuple: unknown[] = [h.at.getTime(), h.from, h.to, h.reason];
@@ -53,14 +56,16 @@ export function historyFromText(text: string): unknown[] {
 }
 
 /** `[at, outcome, detail]`. */
-export const storedCheck = (check: LastCheck | null): string | null => (check ? JSON.stringify([check.at.getTime(), check.outcome, check.detail]) : null);
+export const storedCheck = (check: LastCheck | null): string | null =>
+  check ? JSON.stringify([check.at.getTime(), check.outcome, check.detail]) : null;
 export function checkFromText(text: string): unknown {
   const [when, outcome, detail] = tuple(text, 'last check');
   return { at: at(when), outcome, detail };
 }
 
 /** `[rev, wait, dueAt]`. */
-export const storedTimer = (timer: WaitRecord | null): string | null => (timer ? JSON.stringify([timer.rev, timer.wait, timer.dueAt.getTime()]) : null);
+export const storedTimer = (timer: WaitRecord | null): string | null =>
+  timer ? JSON.stringify([timer.rev, timer.wait, timer.dueAt.getTime()]) : null;
 export function timerFromText(text: string): unknown {
   const [rev, wait, dueAt] = tuple(text, 'timer');
   return { rev, wait, dueAt: at(dueAt) };

@@ -16,7 +16,10 @@ const INTERNAL_ERROR = 1;
 function transient(error: unknown): boolean {
   if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError) return true;
   if (error instanceof MongoServerError && error.code === INTERNAL_ERROR) return true;
-  return error instanceof MongoError && (error.hasErrorLabel('RetryableWriteError') || error.hasErrorLabel('TransientTransactionError'));
+  return (
+    error instanceof MongoError &&
+    (error.hasErrorLabel('RetryableWriteError') || error.hasErrorLabel('TransientTransactionError'))
+  );
 }
 
 /** The server's reason without FerretDB's `[file.go:12 pkg.func]` call chain. */
@@ -26,7 +29,11 @@ export function storeReason(error: unknown): string {
 }
 
 /** Runs `operation`, retrying transient store errors; `what` completes "the record store could not …". */
-export async function withStoreRetry<T>(what: string, operation: () => Promise<T>, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<T> {
+export async function withStoreRetry<T>(
+  what: string,
+  operation: () => Promise<T>,
+  sleep = (ms: number) => new Promise((r) => setTimeout(r, ms)),
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await operation();
@@ -35,7 +42,10 @@ export async function withStoreRetry<T>(what: string, operation: () => Promise<T
       const wait = BACKOFF_MS[attempt];
       if (!transient(error) || wait === undefined) {
         const tries = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
-        throw new HoldfastError('STORE_UNAVAILABLE', `the record store could not ${what}${tries}: ${storeReason(error)}`);
+        throw new HoldfastError(
+          'STORE_UNAVAILABLE',
+          `the record store could not ${what}${tries}: ${storeReason(error)}`,
+        );
       }
       await sleep(jittered(wait, 0.5, Math.random()));
     }

@@ -54,7 +54,8 @@ async function sqliteTables(db: Db): Promise<SqliteTable[] | null> {
     const plan = (explained.queryPlanner as { Plan?: unknown } | undefined)?.Plan;
     if (!Array.isArray(plan)) return null;
     const rows = plan.filter((row): row is string => typeof row === 'string');
-    if (rows.length !== plan.length || rows.some((row) => !/^id=\d+ parent=\d+ notused=\d+ detail=/.test(row))) return null;
+    if (rows.length !== plan.length || rows.some((row) => !/^id=\d+ parent=\d+ notused=\d+ detail=/.test(row)))
+      return null;
     const step = rows.map((row) => /detail=(SCAN|SEARCH) (\S+)/.exec(row)).find((m) => m !== null);
     if (step) tables.push({ collection, table: step[2]!, scans: step[1] === 'SCAN' });
   }
@@ -67,11 +68,14 @@ async function sqliteTables(db: Db): Promise<SqliteTable[] | null> {
  */
 export async function measureStoreSpeed(db: Db): Promise<StoreSpeed | null> {
   const records = db.collection<{ _id: string }>(STORE_COLLECTIONS.records);
-  if ((await db.listCollections({ name: STORE_COLLECTIONS.records }, { nameOnly: true }).toArray()).length === 0) return null;
+  if ((await db.listCollections({ name: STORE_COLLECTIONS.records }, { nameOnly: true }).toArray()).length === 0)
+    return null;
   const info = await db.command({ buildInfo: 1 });
   const version = String(info.version ?? 'unknown');
   const server: StoreSpeed['server'] =
-    typeof info.ferretdbVersion === 'string' ? { kind: 'ferretdb', version: info.ferretdbVersion, sqlite: await sqliteTables(db) } : { kind: 'mongodb', version };
+    typeof info.ferretdbVersion === 'string'
+      ? { kind: 'ferretdb', version: info.ferretdbVersion, sqlite: await sqliteTables(db) }
+      : { kind: 'mongodb', version };
   const readMs = await bestOf(() => records.findOne({ _id: PROBE_ID }));
   const updateMs = await bestOf(() => records.updateOne({ _id: PROBE_ID }, { $set: { probedAt: new Date() } }));
   return { records: await records.estimatedDocumentCount(), readMs, updateMs, server };
@@ -86,10 +90,13 @@ export function idIndexSql(table: string): string {
 
 /** What probably makes the store slow, in words. */
 function probableCause(server: StoreSpeed['server'], database: string): string {
-  if (server.kind === 'mongodb') return `it is MongoDB ${server.version}, which finds an _id by index: the server is probably overloaded, or far from holdfast (a slow round trip)`;
-  if (!server.sqlite) return `it is FerretDB ${server.version} on a backend other than SQLite: check that backend's load and its _id index`;
+  if (server.kind === 'mongodb')
+    return `it is MongoDB ${server.version}, which finds an _id by index: the server is probably overloaded, or far from holdfast (a slow round trip)`;
+  if (!server.sqlite)
+    return `it is FerretDB ${server.version} on a backend other than SQLite: check that backend's load and its _id index`;
   const scanning = server.sqlite.filter((t) => t.scans);
-  if (scanning.length === 0) return `it is FerretDB ${server.version} on SQLite with the _id index in place: its machine or disk is probably overloaded`;
+  if (scanning.length === 0)
+    return `it is FerretDB ${server.version} on SQLite with the _id index in place: its machine or disk is probably overloaded`;
   return (
     `it is FerretDB ${server.version} on SQLite, whose _id lookups scan the whole collection (${scanning.map((t) => t.collection).join(', ')}) ` +
     `without an index on the expression its queries use. Add it to ${database}.sqlite in FerretDB's SQLite directory ` +
@@ -106,7 +113,10 @@ export function slowStoreVerdict(speed: StoreSpeed, where: string, database: str
   );
 }
 
-/** For `holdfast run`, once at start-up: a warning when the store is slow per operation, else its speed in one line. Never throws. */
+/**
+ * For `holdfast run`, once at start-up: a warning when the store is slow per operation, else its speed in one line.
+ * Never throws.
+ */
 export async function reportStoreSpeed(db: Db, where: string, logger: Logger): Promise<void> {
   try {
     const speed = await measureStoreSpeed(db);
@@ -114,8 +124,15 @@ export async function reportStoreSpeed(db: Db, where: string, logger: Logger): P
     const verdict = slowStoreVerdict(speed, where, db.databaseName);
     const fields = { store: where, records: speed.records, readMs: speed.readMs, updateMs: speed.updateMs };
     if (verdict) logger.warn(fields, verdict);
-    else logger.info(fields, `the record store answers an _id read in ${speed.readMs} ms and an _id update in ${speed.updateMs} ms at ${speed.records} records`);
+    else
+      logger.info(
+        fields,
+        `the record store answers an _id read in ${speed.readMs} ms and an _id update in ${speed.updateMs} ms at ${speed.records} records`,
+      );
   } catch (error) {
-    logger.debug({ store: where, err: error instanceof Error ? error.message : String(error) }, 'the record store could not be measured');
+    logger.debug(
+      { store: where, err: error instanceof Error ? error.message : String(error) },
+      'the record store could not be measured',
+    );
   }
 }

@@ -58,12 +58,20 @@ export class StoreWatch {
     if (this.pending) return this.failed(`no answer to a ping within ${timeoutMs} ms`);
     let timer: NodeJS.Timeout | undefined;
     const ping = this.db.command({ ping: 1 }).then(() => undefined);
-    this.pending = ping.then(
-      () => undefined,
-      () => undefined,
-    ).finally(() => (this.pending = undefined));
+    this.pending = ping
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => (this.pending = undefined));
     try {
-      await Promise.race([ping, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer to a ping within ${timeoutMs} ms`)), timeoutMs)))]);
+      await Promise.race([
+        ping,
+        new Promise(
+          (_, reject) =>
+            (timer = setTimeout(() => reject(new Error(`no answer to a ping within ${timeoutMs} ms`)), timeoutMs)),
+        ),
+      ]);
       this.answered();
     } catch (error) {
       this.failed(storeReason(error));
@@ -73,10 +81,15 @@ export class StoreWatch {
   }
 
   private failed(reason: string): void {
-    void this.options.publish?.(this.outage ?? { since: (this.options.now ?? (() => new Date()))(), reason }).catch(() => undefined);
+    void this.options
+      .publish?.(this.outage ?? { since: (this.options.now ?? (() => new Date()))(), reason })
+      .catch(() => undefined);
     if (this.outage) return;
     this.outage = { since: (this.options.now ?? (() => new Date()))(), reason };
-    this.options.logger.error({ store: this.options.where }, `the record store at ${this.options.where} does not answer (${reason}): only routine checks run, and heals of what the records say was applied, until it does`);
+    this.options.logger.error(
+      { store: this.options.where },
+      `the record store at ${this.options.where} does not answer (${reason}): only routine checks run, and heals of what the records say was applied, until it does`,
+    );
   }
 
   private answered(): void {
@@ -84,6 +97,9 @@ export class StoreWatch {
     void this.options.publish?.(null).catch(() => undefined);
     const ms = Date.now() - this.outage.since.getTime();
     this.outage = null;
-    this.options.logger.info({ store: this.options.where }, `the record store at ${this.options.where} answers again after ${Math.round(ms / 100) / 10} s; consumers are acted on again in full`);
+    this.options.logger.info(
+      { store: this.options.where },
+      `the record store at ${this.options.where} answers again after ${Math.round(ms / 100) / 10} s; consumers are acted on again in full`,
+    );
   }
 }

@@ -23,7 +23,10 @@ export type TransitionCause = (typeof TRANSITION_CAUSES)[number];
 
 const CAUSES: ReadonlySet<string> = new Set(TRANSITION_CAUSES);
 
-/** `value` when it is a cause of this holdfast, else undefined (a newer holdfast's cause reads as none, never as damage). */
+/**
+ * `value` when it is a cause of this holdfast, else undefined (a newer holdfast's cause reads as none, never as
+ * damage).
+ */
 export function causeOf(value: unknown): TransitionCause | undefined {
   return typeof value === 'string' && CAUSES.has(value) ? (value as TransitionCause) : undefined;
 }

@@ -43,8 +43,17 @@ interface ImageRecipe {
   newAdmin?(): { username: string; password: string };
   url(host: string, port: number, password: string, username: string): string;
   /** `port` is the host's; with `samePortInside`, the server listens on it inside the container too. */
-  configure(container: GenericContainer, password: string, options: BackendOptions, username: string, port: number): GenericContainer;
-  /** The server must know the address clients reach it at (a replica set's member): it listens inside on the host's port. */
+  configure(
+    container: GenericContainer,
+    password: string,
+    options: BackendOptions,
+    username: string,
+    port: number,
+  ): GenericContainer;
+  /**
+   * The server must know the address clients reach it at (a replica set's member): it listens inside on the host's
+   * port.
+   */
   samePortInside?: boolean;
   /** Run once the server answers on its port (e.g. `rs.initiate`). */
   afterStart?(container: StartedTestContainer, password: string, port: number): Promise<void>;
@@ -63,7 +72,16 @@ const recipes: Record<BackendKind, ImageRecipe> = {
     username: 'default',
     url: (host, port, password) => `redis://default:${password}@${host}:${port}`,
     configure: (c, password, options) =>
-      c.withCommand(['redis-server', '--requirepass', password, '--save', '', '--appendonly', 'no', ...(options.redisArgs ?? [])]),
+      c.withCommand([
+        'redis-server',
+        '--requirepass',
+        password,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        ...(options.redisArgs ?? []),
+      ]),
   },
   mongodb: {
     image: 'mongo:7',
@@ -73,7 +91,11 @@ const recipes: Record<BackendKind, ImageRecipe> = {
     samePortInside: true,
     configure: (c, password, _options, _username, port) =>
       c
-        .withEnvironment({ MONGO_INITDB_ROOT_USERNAME: 'admin', MONGO_INITDB_ROOT_PASSWORD: password, HF_KEY: randomBytes(32).toString('base64') })
+        .withEnvironment({
+          MONGO_INITDB_ROOT_USERNAME: 'admin',
+          MONGO_INITDB_ROOT_PASSWORD: password,
+          HF_KEY: randomBytes(32).toString('base64'),
+        })
         .withEntrypoint(['bash', '-c'])
         .withCommand([
           'echo "$HF_KEY" > /tmp/rs.key && chmod 400 /tmp/rs.key && chown 999:999 /tmp/rs.key && ' +
@@ -82,12 +104,39 @@ const recipes: Record<BackendKind, ImageRecipe> = {
     afterStart: async (container, password, port) => {
       const member = `127.0.0.1:${port}`;
       const script = `try { rs.status().ok } catch (e) { rs.initiate({ _id: '${MONGO_REPLICA_SET}', members: [{ _id: 0, host: '${member}' }] }) }`;
-      const result = await container.exec(['mongosh', '--quiet', '--port', String(port), '-u', 'admin', '-p', password, '--authenticationDatabase', 'admin', '--eval', script]);
+      const result = await container.exec([
+        'mongosh',
+        '--quiet',
+        '--port',
+        String(port),
+        '-u',
+        'admin',
+        '-p',
+        password,
+        '--authenticationDatabase',
+        'admin',
+        '--eval',
+        script,
+      ]);
       if (result.exitCode !== 0) throw new Error(`rs.initiate failed: ${result.output}`);
       // writes wait for a primary: the member elects itself within seconds
       const primary = `for (let i = 0; i < 60 && !db.hello().isWritablePrimary; i++) sleep(500); if (!db.hello().isWritablePrimary) quit(1)`;
-      const elected = await container.exec(['mongosh', '--quiet', '--port', String(port), '-u', 'admin', '-p', password, '--authenticationDatabase', 'admin', '--eval', primary]);
-      if (elected.exitCode !== 0) throw new Error(`the replica set ${MONGO_REPLICA_SET} elected no primary: ${elected.output}`);
+      const elected = await container.exec([
+        'mongosh',
+        '--quiet',
+        '--port',
+        String(port),
+        '-u',
+        'admin',
+        '-p',
+        password,
+        '--authenticationDatabase',
+        'admin',
+        '--eval',
+        primary,
+      ]);
+      if (elected.exitCode !== 0)
+        throw new Error(`the replica set ${MONGO_REPLICA_SET} elected no primary: ${elected.output}`);
     },
   },
   postgres: {
@@ -99,7 +148,11 @@ const recipes: Record<BackendKind, ImageRecipe> = {
       c
         .withEnvironment({ POSTGRES_PASSWORD: password })
         .withCommand([
-          'postgres', '-c', 'fsync=off', '-c', 'max_connections=200',
+          'postgres',
+          '-c',
+          'fsync=off',
+          '-c',
+          'max_connections=200',
           ...Object.entries(options.postgresSettings ?? {}).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
         ]),
   },
@@ -115,7 +168,14 @@ const recipes: Record<BackendKind, ImageRecipe> = {
       c
         .withEnvironment({ AWS_ACCESS_KEY_ID: username, AWS_SECRET_ACCESS_KEY: password })
         .withEntrypoint(['/usr/bin/weed'])
-        .withCommand(['server', '-dir=/data', '-ip=127.0.0.1', '-ip.bind=0.0.0.0', '-s3.port=8333', ...WEED_SERVER_FLAGS]),
+        .withCommand([
+          'server',
+          '-dir=/data',
+          '-ip=127.0.0.1',
+          '-ip.bind=0.0.0.0',
+          '-s3.port=8333',
+          ...WEED_SERVER_FLAGS,
+        ]),
   },
 };
 

@@ -101,11 +101,17 @@ async function indexFile(file: string): Promise<number> {
   // A table dropped since the look above only makes its CREATE INDEX fail ("no such table").
   const names = tables.map((t) => literal(indexName(t))).join(', ');
   const count = `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (${names});`;
-  const created = await sqlite3(file, ['BEGIN IMMEDIATE;', count, ...tables.map(idPathIndexSql), count, 'COMMIT;'].join('\n'));
+  const created = await sqlite3(
+    file,
+    ['BEGIN IMMEDIATE;', count, ...tables.map(idPathIndexSql), count, 'COMMIT;'].join('\n'),
+  );
   if (!existsSync(file)) return 0;
   const createdErrors = realErrors(created.stderr);
   if (createdErrors.length > 0) throw new Error(`sqlite3 on ${file}: ${createdErrors.join('; ')}`);
-  const [before, after] = created.stdout.split('\n').filter((l) => l !== '').map(Number);
+  const [before, after] = created.stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map(Number);
   if (before === undefined || after === undefined || !Number.isInteger(before) || !Number.isInteger(after)) {
     // the transaction could not even begin (the file went away between the two invocations)
     return 0;
@@ -147,7 +153,11 @@ export async function indexFerretDb(endpoint: BackendEndpoint): Promise<number> 
  * `holdfast run`, the example). Returns how many indexes it created; for any other endpoint
  * it creates the collections only.
  */
-export async function prepareFerretDbStore(endpoint: BackendEndpoint, database: string, collections: readonly string[]): Promise<number> {
+export async function prepareFerretDbStore(
+  endpoint: BackendEndpoint,
+  database: string,
+  collections: readonly string[],
+): Promise<number> {
   const client = new MongoClient(endpoint.url);
   try {
     const db = client.db(database);

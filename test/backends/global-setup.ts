@@ -1,6 +1,7 @@
 /**
  * vitest global setup for integration tests: one shared Redis, MongoDB wire server,
- * PostgreSQL and S3 server (SeaweedFS) for the whole run, started concurrently, a run directory for the instances tests start themselves,
+ * PostgreSQL and S3 server (SeaweedFS) for the whole run, started concurrently, a run directory for the instances tests
+ * start themselves,
  * and on teardown nothing left behind.
  */
 import type { TestProject } from 'vitest/node';
@@ -47,7 +48,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const cluster = await clusterStarting;
     console.log(`[backends] redis cluster: ${cluster.flavor} (${cluster.origin})`);
     project.provide('redisCluster', cluster);
-    console.log(`[backends] ${KINDS.map((k) => `${k}: ${backends[k].flavor} (${backends[k].origin}, port ${backends[k].port})`).join('; ')}`);
+    console.log(
+      `[backends] ${KINDS.map((k) => `${k}: ${backends[k].flavor} (${backends[k].origin}, port ${backends[k].port})`).join('; ')}`,
+    );
     project.provide('backends', backends);
     project.provide('backendRunDir', run.root);
     project.provide('backendDocker', docker);
@@ -58,7 +61,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return teardown;
 }
 
-async function startCluster(run: RunDir, settings: TestBackendSettings, owned: Array<Pick<OwnedBackend, 'stop'>>): Promise<RedisClusterEndpoint> {
+async function startCluster(
+  run: RunDir,
+  settings: TestBackendSettings,
+  owned: Array<Pick<OwnedBackend, 'stop'>>,
+): Promise<RedisClusterEndpoint> {
   const cluster = await LocalRedisCluster.start(run, settings);
   owned.push(cluster);
   return cluster.endpoint;

@@ -22,7 +22,10 @@ export function sharedBackend(kind: BackendKind): BackendEndpoint {
   return inject('backends')[kind];
 }
 
-/** The run's shared Redis Cluster (3 masters, 3 replicas, or `HOLDFAST_TEST_REDIS_CLUSTER_URLS`): tests use their own prefix on it and never kill or flush it. */
+/**
+ * The run's shared Redis Cluster (3 masters, 3 replicas, or `HOLDFAST_TEST_REDIS_CLUSTER_URLS`): tests use their own
+ * prefix on it and never kill or flush it.
+ */
 export function sharedRedisCluster(): RedisClusterEndpoint {
   return inject('redisCluster');
 }
@@ -34,7 +37,13 @@ afterAll(async () => {
 
 /** Starts a backend for this test file alone; it is stopped after the file's tests. */
 export async function ownBackend(kind: BackendKind, options: BackendOptions = {}): Promise<OwnedBackend> {
-  const backend = await startOwned(kind, { root: inject('backendRunDir') }, readSettings(), inject('backendDocker'), options);
+  const backend = await startOwned(
+    kind,
+    { root: inject('backendRunDir') },
+    readSettings(),
+    inject('backendDocker'),
+    options,
+  );
   started.push(backend);
   return backend;
 }
@@ -44,7 +53,10 @@ export function testDir(name: string): string {
   return instanceDir({ root: inject('backendRunDir') }, name);
 }
 
-/** Starts a Redis Cluster for this test file alone (local processes): it may kill its nodes or flush it. Stopped after the file's tests. */
+/**
+ * Starts a Redis Cluster for this test file alone (local processes): it may kill its nodes or flush it. Stopped after
+ * the file's tests.
+ */
 export async function ownRedisCluster(options: RedisClusterOptions = {}): Promise<LocalRedisCluster> {
   const cluster = await LocalRedisCluster.start({ root: inject('backendRunDir') }, readSettings(), options);
   started.push(cluster);
@@ -70,7 +82,9 @@ export async function ownPostgresPair(): Promise<{ primary: LocalServer; standby
   const run = { root: inject('backendRunDir') };
   const primary = await LocalServer.start('postgres', run, readSettings());
   started.push(primary);
-  const standby = await LocalServer.start('postgres', run, readSettings(), { postgresStandbyOf: { port: primary.port, password: primary.admin.password } });
+  const standby = await LocalServer.start('postgres', run, readSettings(), {
+    postgresStandbyOf: { port: primary.port, password: primary.admin.password },
+  });
   started.push(standby);
   return { primary, standby };
 }

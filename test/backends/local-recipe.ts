@@ -24,5 +24,10 @@ export interface Recipe {
   promote?(dir: string): void;
   /** Makes the stopped server in `dir` a standby of `primary` when it starts next (PostgreSQL). */
   follow?(dir: string, primary: { port: number; password: string }): void;
-  spec(dir: string, port: number, password: string, more: { username: string; ports: readonly number[] }): Omit<ProcessSpec, 'cwd' | 'logFile'>;
+  spec(
+    dir: string,
+    port: number,
+    password: string,
+    more: { username: string; ports: readonly number[] },
+  ): Omit<ProcessSpec, 'cwd' | 'logFile'>;
 }

@@ -23,9 +23,15 @@ function secret(): string {
 
 export function version(command: string, args: string[]): string {
   try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n')[0] ?? command;
+    return (
+      execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+        .trim()
+        .split('\n')[0] ?? command
+    );
   } catch (error) {
-    throw new Error(`${command} is not usable here (run scripts/install-deps.sh): ${(error as Error).message}`, { cause: error });
+    throw new Error(`${command} is not usable here (run scripts/install-deps.sh): ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 
@@ -64,9 +70,22 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
         spec: (dir, port, password) => ({
           command: binaries.redisServer,
           args: [
-            '--bind', '127.0.0.1', '--port', String(port), '--dir', dir,
-            '--save', '', '--appendonly', 'no', '--requirepass', password,
-            '--daemonize', 'no', '--protected-mode', 'no',
+            '--bind',
+            '127.0.0.1',
+            '--port',
+            String(port),
+            '--dir',
+            dir,
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+            '--requirepass',
+            password,
+            '--daemonize',
+            'no',
+            '--protected-mode',
+            'no',
             ...(options.redisArgs ?? []),
           ],
         }),
@@ -88,9 +107,14 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
             '--handler=sqlite',
             `--sqlite-url=file:${ferretDbDataDir(dir)}/?_pragma=busy_timeout(10000)&_pragma=synchronous(off)`,
             `--state-dir=${dir}`,
-            `--listen-addr=127.0.0.1:${port}`, '--debug-addr=-', '--telemetry=disable',
-            '--test-enable-new-auth', '--setup-database=admin', '--setup-username=admin',
-            `--setup-password=${password}`, '--log-level=warn',
+            `--listen-addr=127.0.0.1:${port}`,
+            '--debug-addr=-',
+            '--telemetry=disable',
+            '--test-enable-new-auth',
+            '--setup-database=admin',
+            '--setup-username=admin',
+            `--setup-password=${password}`,
+            '--log-level=warn',
           ],
         }),
       };
@@ -115,7 +139,18 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
           if (user) chownSync(pwfile, user.uid, user.gid);
           execFileSync(
             bin('initdb'),
-            ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--no-sync'],
+            [
+              '-D',
+              data,
+              '-U',
+              'postgres',
+              '--auth=scram-sha-256',
+              `--pwfile=${pwfile}`,
+              '-E',
+              'UTF8',
+              '--locale=C',
+              '--no-sync',
+            ],
             { stdio: 'pipe', ...(user ?? {}) },
           );
           rmSync(pwfile);
@@ -123,9 +158,22 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
         spec: (dir, port) => ({
           command: bin('postgres'),
           args: [
-            '-D', join(dir, 'pgdata'), '-p', String(port), '-c', 'listen_addresses=127.0.0.1',
-            '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'synchronous_commit=off',
-            '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+            '-D',
+            join(dir, 'pgdata'),
+            '-p',
+            String(port),
+            '-c',
+            'listen_addresses=127.0.0.1',
+            '-c',
+            'unix_socket_directories=',
+            '-c',
+            'fsync=off',
+            '-c',
+            'synchronous_commit=off',
+            '-c',
+            'full_page_writes=off',
+            '-c',
+            'max_connections=200',
             ...Object.entries(options.postgresSettings ?? {}).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
           ],
           stopSignal: 'SIGINT',
@@ -177,7 +225,12 @@ export class LocalServer implements OwnedBackend {
    * before it answered is tried again on other ports, up to {@link START_ATTEMPTS} times (a
    * server that cannot start at all fails each time, and its last log is said).
    */
-  static async start(kind: BackendKind, run: RunDir, settings: TestBackendSettings, options: BackendOptions = {}): Promise<LocalServer> {
+  static async start(
+    kind: BackendKind,
+    run: RunDir,
+    settings: TestBackendSettings,
+    options: BackendOptions = {},
+  ): Promise<LocalServer> {
     const how = recipe(kind, settings, options);
     for (let attempt = 1; ; attempt++) {
       const [port, ...extraPorts] = await freePorts(1 + (how.extraPorts ?? 0));
@@ -204,13 +257,27 @@ export class LocalServer implements OwnedBackend {
   /** Plain data for another process. */
   endpoint(): BackendEndpoint {
     const { kind, origin, flavor, host, port, admin, url, sqliteDir, metricsUrl, filerUrl } = this;
-    return { kind, origin, flavor, host, port, admin, url, ...(sqliteDir === undefined ? {} : { sqliteDir }), ...(metricsUrl === undefined ? {} : { metricsUrl }), ...(filerUrl === undefined ? {} : { filerUrl }) };
+    return {
+      kind,
+      origin,
+      flavor,
+      host,
+      port,
+      admin,
+      url,
+      ...(sqliteDir === undefined ? {} : { sqliteDir }),
+      ...(metricsUrl === undefined ? {} : { metricsUrl }),
+      ...(filerUrl === undefined ? {} : { filerUrl }),
+    };
   }
 
   private async launch(fresh: boolean): Promise<void> {
     this.recipe.prepare(this.dir, this.admin.password, fresh);
     const proc = new ManagedProcess(this.run, {
-      ...this.recipe.spec(this.dir, this.port, this.admin.password, { username: this.admin.username, ports: this.extraPorts }),
+      ...this.recipe.spec(this.dir, this.port, this.admin.password, {
+        username: this.admin.username,
+        ports: this.extraPorts,
+      }),
       cwd: this.dir,
       logFile: join(this.dir, 'server.log'),
     });

@@ -9,7 +9,11 @@ import { S3ErrorReply, S3Requests } from '../../src/adapters/s3-identities/s3-re
  * Authenticates a fresh Redis connection as `username`: true when accepted, false when the
  * server refuses the password (WRONGPASS); throws when the server cannot be reached.
  */
-export async function redisLogin(b: { host: string; port: number }, username: string, password: string): Promise<boolean> {
+export async function redisLogin(
+  b: { host: string; port: number },
+  username: string,
+  password: string,
+): Promise<boolean> {
   const client = new Redis({
     host: b.host,
     port: b.port,
@@ -37,8 +41,20 @@ export async function redisLogin(b: { host: string; port: number }, username: st
  * `postgres`): true when authenticated, false when the server refuses the password or the
  * login (28P01, 28000); throws when the server cannot be reached.
  */
-export async function postgresLogin(b: { host: string; port: number }, username: string, password: string, database = 'postgres'): Promise<boolean> {
-  const client = new pg.Client({ host: b.host, port: b.port, user: username, password, database, connectionTimeoutMillis: 2000 });
+export async function postgresLogin(
+  b: { host: string; port: number },
+  username: string,
+  password: string,
+  database = 'postgres',
+): Promise<boolean> {
+  const client = new pg.Client({
+    host: b.host,
+    port: b.port,
+    user: username,
+    password,
+    database,
+    connectionTimeoutMillis: 2000,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -57,7 +73,12 @@ export async function postgresLogin(b: { host: string; port: number }, username:
  * Authenticates to a MongoDB wire server as `username` (of `authSource`, default `admin`) on a
  * fresh connection: true when accepted, false when refused (AuthenticationFailed, code 18).
  */
-export async function mongoLogin(b: { host: string; port: number }, username: string, password: string, authSource = 'admin'): Promise<boolean> {
+export async function mongoLogin(
+  b: { host: string; port: number },
+  username: string,
+  password: string,
+  authSource = 'admin',
+): Promise<boolean> {
   const client = new MongoClient(`mongodb://${b.host}:${b.port}/`, {
     auth: { username, password },
     authSource,
@@ -80,13 +101,25 @@ export async function mongoLogin(b: { host: string; port: number }, username: st
 /** The S3 endpoint without the key pair a test URL carries. */
 export const s3Endpoint = (b: { host: string; port: number }): string => `http://${b.host}:${b.port}`;
 
-/** Whether the gateway accepts `login`'s key (derived for `provider`) with `secret`; false on a refused key or signature. */
-export async function s3Login(b: { host: string; port: number }, provider: string, login: string, secret: string): Promise<boolean> {
+/**
+ * Whether the gateway accepts `login`'s key (derived for `provider`) with `secret`; false on a refused key or
+ * signature.
+ */
+export async function s3Login(
+  b: { host: string; port: number },
+  provider: string,
+  login: string,
+  secret: string,
+): Promise<boolean> {
   try {
-    await new S3Requests(s3Endpoint(b)).listBuckets({ accessKeyId: accessKeyIdOf(provider, login), secretAccessKey: secret }, AbortSignal.timeout(10_000));
+    await new S3Requests(s3Endpoint(b)).listBuckets(
+      { accessKeyId: accessKeyIdOf(provider, login), secretAccessKey: secret },
+      AbortSignal.timeout(10_000),
+    );
     return true;
   } catch (error) {
-    if (error instanceof S3ErrorReply && ['InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(error.code)) return false;
+    if (error instanceof S3ErrorReply && ['InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(error.code))
+      return false;
     throw error;
   }
 }

@@ -17,25 +17,56 @@ export interface StandbyOf {
 }
 
 /** Makes `data` a standby of `primary` (the directory must not exist or be empty). */
-export function baseBackup(bin: (name: string) => string, data: string, primary: StandbyOf, user: { uid: number; gid: number } | undefined): void {
+export function baseBackup(
+  bin: (name: string) => string,
+  data: string,
+  primary: StandbyOf,
+  user: { uid: number; gid: number } | undefined,
+): void {
   execFileSync(
     bin('pg_basebackup'),
-    ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '--no-sync', '--checkpoint=fast'],
+    [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      data,
+      '-R',
+      '-X',
+      'stream',
+      '--no-sync',
+      '--checkpoint=fast',
+    ],
     { stdio: 'pipe', env: childEnvironment({ PGPASSWORD: primary.password }), ...(user ?? {}) },
   );
 }
 
 /** Ends recovery on the standby in `dir` (`pg_ctl promote`, waiting until it takes writes). */
-export function promote(bin: (name: string) => string, dir: string, user: { uid: number; gid: number } | undefined): void {
-  execFileSync(bin('pg_ctl'), ['promote', '-D', join(dir, 'pgdata'), '-w', '-t', '60'], { stdio: 'pipe', ...(user ?? {}) });
+export function promote(
+  bin: (name: string) => string,
+  dir: string,
+  user: { uid: number; gid: number } | undefined,
+): void {
+  execFileSync(bin('pg_ctl'), ['promote', '-D', join(dir, 'pgdata'), '-w', '-t', '60'], {
+    stdio: 'pipe',
+    ...(user ?? {}),
+  });
 }
 
-/** Makes the stopped server in `dir` a standby of `primary` when it starts next (`standby.signal`, `primary_conninfo`). */
+/**
+ * Makes the stopped server in `dir` a standby of `primary` when it starts next (`standby.signal`, `primary_conninfo`).
+ */
 export function followPrimary(dir: string, primary: StandbyOf, user: { uid: number; gid: number } | undefined): void {
   const data = join(dir, 'pgdata');
   const signal = join(data, 'standby.signal');
   const conf = join(data, 'postgresql.auto.conf');
   writeFileSync(signal, '');
-  appendFileSync(conf, `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres password=${primary.password}'\n`);
+  appendFileSync(
+    conf,
+    `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres password=${primary.password}'\n`,
+  );
   if (user) for (const file of [signal, conf]) chownSync(file, user.uid, user.gid);
 }

@@ -57,12 +57,20 @@ export class LocalPrometheus {
       }),
     );
     const port = await freePort();
-    const proc = new ManagedProcess({ root: inject('backendRunDir') }, {
-      command: binary,
-      args: [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
-      cwd: dir,
-      logFile: join(dir, 'prometheus.log'),
-    });
+    const proc = new ManagedProcess(
+      { root: inject('backendRunDir') },
+      {
+        command: binary,
+        args: [
+          `--config.file=${join(dir, 'prometheus.yml')}`,
+          `--storage.tsdb.path=${join(dir, 'data')}`,
+          `--web.listen-address=127.0.0.1:${port}`,
+          '--log.level=warn',
+        ],
+        cwd: dir,
+        logFile: join(dir, 'prometheus.log'),
+      },
+    );
     proc.start();
     const server = new LocalPrometheus(`http://127.0.0.1:${port}`, flavor, proc);
     started.push(server);
@@ -73,10 +81,14 @@ export class LocalPrometheus {
   private async ready(timeoutMs = 30_000): Promise<void> {
     const start = Date.now();
     for (;;) {
-      const ok = await fetch(`${this.url}/-/ready`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${this.url}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return;
       if (!this.process.running) throw new Error(`prometheus exited at start: ${this.process.logTail()}`);
-      if (Date.now() - start > timeoutMs) throw new Error(`prometheus not ready after ${timeoutMs} ms: ${this.process.logTail()}`);
+      if (Date.now() - start > timeoutMs)
+        throw new Error(`prometheus not ready after ${timeoutMs} ms: ${this.process.logTail()}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -95,13 +107,17 @@ export class LocalPrometheus {
 
   /** An instant query's samples: labels and value. */
   async query(expr: string): Promise<Array<{ metric: Record<string, string>; value: number }>> {
-    const data = await this.api<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(`query?query=${encodeURIComponent(expr)}`);
+    const data = await this.api<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
+      `query?query=${encodeURIComponent(expr)}`,
+    );
     return data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
   }
 
   /** What the rule files loaded say of themselves (their health, and the last evaluation's error). */
   async ruleHealth(): Promise<Array<{ name: string; health: string; lastError?: string }>> {
-    const data = await this.api<{ groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }> }>('rules');
+    const data = await this.api<{
+      groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }>;
+    }>('rules');
     return data.groups.flatMap((g) => g.rules);
   }
 

@@ -64,8 +64,13 @@ export interface ClusterNode extends ClusterNodeAddress {
 export const addressOf = (n: ClusterNodeAddress): string => `${n.host}:${n.port}`;
 
 /** The cluster `HOLDFAST_TEST_REDIS_CLUSTER_URLS` names, if it does. */
-export function clusterFromEnvironment(settings: Pick<TestBackendSettings, 'redisClusterUrls'>): RedisClusterEndpoint | undefined {
-  const raw = settings.redisClusterUrls?.split(',').map((u) => u.trim()).filter(Boolean);
+export function clusterFromEnvironment(
+  settings: Pick<TestBackendSettings, 'redisClusterUrls'>,
+): RedisClusterEndpoint | undefined {
+  const raw = settings.redisClusterUrls
+    ?.split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
   if (!raw || raw.length === 0) return undefined;
   const urls = raw.map((u) => new URL(u));
   const nodes = urls.map((u) => ({ host: u.hostname, port: Number(u.port || 6379) }));
@@ -81,7 +86,13 @@ export function clusterFromEnvironment(settings: Pick<TestBackendSettings, 'redi
 
 /** A client of one node, with the cluster's admin credentials. */
 export function nodeClient(endpoint: RedisClusterEndpoint, node: ClusterNodeAddress): Redis {
-  const client = new Redis({ ...node, ...credentials(endpoint), maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+  const client = new Redis({
+    ...node,
+    ...credentials(endpoint),
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    lazyConnect: true,
+  });
   client.on('error', () => undefined);
   return client;
 }
@@ -97,7 +108,11 @@ function credentials(endpoint: RedisClusterEndpoint): { username?: string; passw
   return endpoint.admin.password ? { username: endpoint.admin.username, password: endpoint.admin.password } : {};
 }
 
-export async function withNode<T>(endpoint: RedisClusterEndpoint, node: ClusterNodeAddress, use: (client: Redis) => Promise<T>): Promise<T> {
+export async function withNode<T>(
+  endpoint: RedisClusterEndpoint,
+  node: ClusterNodeAddress,
+  use: (client: Redis) => Promise<T>,
+): Promise<T> {
   const client = nodeClient(endpoint, node);
   try {
     await client.connect();
@@ -109,24 +124,30 @@ export async function withNode<T>(endpoint: RedisClusterEndpoint, node: ClusterN
 
 /** Parses `CLUSTER NODES`. */
 export function parseClusterNodes(text: string): ClusterNode[] {
-  return text.trim().split('\n').filter(Boolean).map((line) => {
-    const [id, address, flags, master, , , , , ...slots] = line.split(' ');
-    const [hostPort] = address!.split('@');
-    const colon = hostPort!.lastIndexOf(':');
-    const flagList = flags!.split(',');
-    return {
-      id: id!,
-      host: hostPort!.slice(0, colon),
-      port: Number(hostPort!.slice(colon + 1)),
-      role: flagList.includes('master') ? 'master' : 'replica',
-      masterId: master === '-' ? null : master!,
-      failing: flagList.includes('fail') || flagList.includes('fail?'),
-      slots: slots.filter((s) => /^\d/.test(s)).map((s) => {
-        const [first, last] = s.split('-').map(Number);
-        return [first!, last ?? first!] as [number, number];
-      }),
-    };
-  });
+  return text
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [id, address, flags, master, , , , , ...slots] = line.split(' ');
+      const [hostPort] = address!.split('@');
+      const colon = hostPort!.lastIndexOf(':');
+      const flagList = flags!.split(',');
+      return {
+        id: id!,
+        host: hostPort!.slice(0, colon),
+        port: Number(hostPort!.slice(colon + 1)),
+        role: flagList.includes('master') ? 'master' : 'replica',
+        masterId: master === '-' ? null : master!,
+        failing: flagList.includes('fail') || flagList.includes('fail?'),
+        slots: slots
+          .filter((s) => /^\d/.test(s))
+          .map((s) => {
+            const [first, last] = s.split('-').map(Number);
+            return [first!, last ?? first!] as [number, number];
+          }),
+      };
+    });
 }
 
 /** What the first node of `endpoint.nodes` that answers replies to `command`. */
@@ -160,7 +181,9 @@ export async function keySlot(endpoint: RedisClusterEndpoint, key: string): Prom
 /** The master that serves `key`'s slot now. */
 export async function slotOwner(endpoint: RedisClusterEndpoint, key: string): Promise<ClusterNode> {
   const slot = await keySlot(endpoint, key);
-  const owner = (await clusterMasters(endpoint)).find((m) => m.slots.some(([first, last]) => slot >= first && slot <= last));
+  const owner = (await clusterMasters(endpoint)).find((m) =>
+    m.slots.some(([first, last]) => slot >= first && slot <= last),
+  );
   if (!owner) throw new Error(`no live master serves slot ${slot} (of ${key})`);
   return owner;
 }
@@ -179,8 +202,14 @@ export async function flushMasters(endpoint: RedisClusterEndpoint): Promise<void
   for (const master of await clusterMasters(endpoint)) await withNode(endpoint, master, (c) => c.flushall());
 }
 
-/** Waits until every node that answers says `cluster_state:ok` and sees `size` nodes, none failing, each replica's link up. */
-export async function waitForClusterOk(endpoint: RedisClusterEndpoint, options: { timeoutMs?: number; nodes?: ClusterNodeAddress[] } = {}): Promise<void> {
+/**
+ * Waits until every node that answers says `cluster_state:ok` and sees `size` nodes, none failing, each replica's link
+ * up.
+ */
+export async function waitForClusterOk(
+  endpoint: RedisClusterEndpoint,
+  options: { timeoutMs?: number; nodes?: ClusterNodeAddress[] } = {},
+): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   for (;;) {
     const why = await notOk(endpoint, options.nodes ?? endpoint.nodes);
@@ -199,7 +228,8 @@ async function notOk(endpoint: RedisClusterEndpoint, nodes: ClusterNodeAddress[]
       if (seen.length < nodes.length) return `sees ${seen.length} of ${nodes.length} nodes`;
       if (seen.some((n) => n.failing && nodes.some((m) => addressOf(m) === addressOf(n)))) return 'sees a node failing';
       const replication = await c.info('replication');
-      if (replication.includes('role:slave') && !replication.includes('master_link_status:up')) return 'its link to its master is down';
+      if (replication.includes('role:slave') && !replication.includes('master_link_status:up'))
+        return 'its link to its master is down';
       return '';
     }).catch((error: unknown) => String(error));
     if (why !== '') return `${addressOf(node)}: ${why}`;
@@ -216,10 +246,17 @@ export class LocalRedisCluster {
     private readonly dir: string,
   ) {}
 
-  static async start(runDir: RunDir, settings: TestBackendSettings, options: RedisClusterOptions = {}): Promise<LocalRedisCluster> {
+  static async start(
+    runDir: RunDir,
+    settings: TestBackendSettings,
+    options: RedisClusterOptions = {},
+  ): Promise<LocalRedisCluster> {
     const masters = options.masters ?? 3;
     const replicas = options.replicasPerMaster ?? 1;
-    const flavor = version(settings.binaries.redisServer, ['--version']).replace(/^Redis server v=(\S+).*/, 'redis-server $1');
+    const flavor = version(settings.binaries.redisServer, ['--version']).replace(
+      /^Redis server v=(\S+).*/,
+      'redis-server $1',
+    );
     const ports = await freePorts(masters * (1 + replicas), [CLUSTER_BUS_OFFSET]);
     const nodes = ports.map((port) => ({ host: '127.0.0.1', port }));
     const admin = { username: 'default', password: randomBytes(18).toString('base64url') };
@@ -242,16 +279,45 @@ export class LocalRedisCluster {
     }
   }
 
-  private async launch(runDir: RunDir, settings: TestBackendSettings, node: ClusterNodeAddress, nodeTimeoutMs: number): Promise<void> {
+  private async launch(
+    runDir: RunDir,
+    settings: TestBackendSettings,
+    node: ClusterNodeAddress,
+    nodeTimeoutMs: number,
+  ): Promise<void> {
     const dir = join(this.dir, String(node.port));
     const { password } = this.endpoint.admin;
     const proc = new ManagedProcess(runDir, {
       command: settings.binaries.redisServer,
       args: [
-        '--bind', node.host, '--port', String(node.port), '--dir', this.dir, '--dbfilename', `dump-${node.port}.rdb`,
-        '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${node.port}.conf`, '--cluster-node-timeout', String(nodeTimeoutMs),
-        '--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0', '--requirepass', password, '--masterauth', password,
-        '--daemonize', 'no', '--protected-mode', 'no',
+        '--bind',
+        node.host,
+        '--port',
+        String(node.port),
+        '--dir',
+        this.dir,
+        '--dbfilename',
+        `dump-${node.port}.rdb`,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${node.port}.conf`,
+        '--cluster-node-timeout',
+        String(nodeTimeoutMs),
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--repl-diskless-sync-delay',
+        '0',
+        '--requirepass',
+        password,
+        '--masterauth',
+        password,
+        '--daemonize',
+        'no',
+        '--protected-mode',
+        'no',
       ],
       cwd: this.dir,
       logFile: `${dir}.log`,
@@ -264,9 +330,13 @@ export class LocalRedisCluster {
     proc.start();
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const answered = await withNode(this.endpoint, node, (c) => c.ping()).then(() => true, () => false);
+      const answered = await withNode(this.endpoint, node, (c) => c.ping()).then(
+        () => true,
+        () => false,
+      );
       if (answered) return;
-      if (!proc.running || Date.now() > deadline) throw new Error(`redis-server on ${addressOf(node)} did not start:\n${proc.logTail()}`);
+      if (!proc.running || Date.now() > deadline)
+        throw new Error(`redis-server on ${addressOf(node)} did not start:\n${proc.logTail()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -284,10 +354,21 @@ export class LocalRedisCluster {
   }
 
   private async create(settings: TestBackendSettings, replicas: number): Promise<void> {
-    await run(settings.binaries.redisCli, ['--cluster', 'create', ...this.endpoint.nodes.map(addressOf), '--cluster-replicas', String(replicas), '--cluster-yes'], {
-      env: childEnvironment({ REDISCLI_AUTH: this.endpoint.admin.password }),
-      timeout: 30_000,
-    });
+    await run(
+      settings.binaries.redisCli,
+      [
+        '--cluster',
+        'create',
+        ...this.endpoint.nodes.map(addressOf),
+        '--cluster-replicas',
+        String(replicas),
+        '--cluster-yes',
+      ],
+      {
+        env: childEnvironment({ REDISCLI_AUTH: this.endpoint.admin.password }),
+        timeout: 30_000,
+      },
+    );
   }
 
   /** `kill -9` of one node: no goodbye to its clients or the cluster. */

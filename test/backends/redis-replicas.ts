@@ -63,16 +63,30 @@ export class LocalRedisReplicas {
     private readonly downAfterMs: number,
   ) {
     this.admin = { username: 'default', password: randomBytes(18).toString('base64url') };
-    this.flavor = version(settings.binaries.redisServer, ['--version']).replace(/^Redis server v=(\S+).*/, 'redis-server $1');
+    this.flavor = version(settings.binaries.redisServer, ['--version']).replace(
+      /^Redis server v=(\S+).*/,
+      'redis-server $1',
+    );
   }
 
-  static async start(run: RunDir, settings: TestBackendSettings, options: RedisReplicasOptions = {}): Promise<LocalRedisReplicas> {
+  static async start(
+    run: RunDir,
+    settings: TestBackendSettings,
+    options: RedisReplicasOptions = {},
+  ): Promise<LocalRedisReplicas> {
     const replicas = options.replicas ?? 2;
     const sentinelCount = options.sentinels ?? 0;
     const ports = await freePorts(1 + replicas + sentinelCount);
     const nodes = ports.slice(0, 1 + replicas).map((port) => ({ host: '127.0.0.1', port }));
     const sentinels = ports.slice(1 + replicas).map((port) => ({ host: '127.0.0.1', port }));
-    const set = new LocalRedisReplicas(run, settings, instanceDir(run, 'redis-replicas'), nodes, sentinels, options.downAfterMs ?? 1000);
+    const set = new LocalRedisReplicas(
+      run,
+      settings,
+      instanceDir(run, 'redis-replicas'),
+      nodes,
+      sentinels,
+      options.downAfterMs ?? 1000,
+    );
     try {
       await set.launch(nodes[0]!, undefined);
       await Promise.all(nodes.slice(1).map((n) => set.launch(n, nodes[0])));
@@ -94,7 +108,15 @@ export class LocalRedisReplicas {
   /** `node` as a backend endpoint (its `url` carries the admin credentials), for a provider configured on it. */
   endpoint(node: NodeAddress): BackendEndpoint {
     const { username, password } = this.admin;
-    return { kind: 'redis', origin: 'local', flavor: this.flavor, host: node.host, port: node.port, admin: this.admin, url: `redis://${username}:${password}@${nodeAddress(node)}` };
+    return {
+      kind: 'redis',
+      origin: 'local',
+      flavor: this.flavor,
+      host: node.host,
+      port: node.port,
+      admin: this.admin,
+      url: `redis://${username}:${password}@${nodeAddress(node)}`,
+    };
   }
 
   get sentinelUrls(): string[] {
@@ -111,7 +133,11 @@ export class LocalRedisReplicas {
     if (this.sentinels.length === 0) return this.nodes[0]!;
     for (const s of this.sentinels) {
       try {
-        const reply = await withRedis({ ...s, connectTimeout: 1000 }, (client) => client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER) as Promise<[string, string] | null>);
+        const reply = await withRedis(
+          { ...s, connectTimeout: 1000 },
+          (client) =>
+            client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER) as Promise<[string, string] | null>,
+        );
         if (reply) return { host: reply[0], port: Number(reply[1]) };
       } catch {
         // the next sentinel
@@ -136,7 +162,11 @@ export class LocalRedisReplicas {
 
   /** `SENTINEL RESET` of the master on every Sentinel: they forget its replicas (and find the live ones again). */
   async resetSentinels(): Promise<void> {
-    await Promise.all(this.sentinels.map((s) => withRedis({ ...s, connectTimeout: 1000 }, (client) => client.call('SENTINEL', 'RESET', SENTINEL_MASTER))));
+    await Promise.all(
+      this.sentinels.map((s) =>
+        withRedis({ ...s, connectTimeout: 1000 }, (client) => client.call('SENTINEL', 'RESET', SENTINEL_MASTER)),
+      ),
+    );
   }
 
   /** `kill -9` of one node: no goodbye to its clients. */
@@ -174,10 +204,28 @@ export class LocalRedisReplicas {
     const proc = new ManagedProcess(this.run, {
       command: this.settings.binaries.redisServer,
       args: [
-        '--bind', node.host, '--port', String(node.port), '--dir', dir,
-        '--save', '', '--appendonly', 'no', '--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0',
-        '--requirepass', password, '--masterauth', password,
-        '--daemonize', 'no', '--protected-mode', 'no',
+        '--bind',
+        node.host,
+        '--port',
+        String(node.port),
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--repl-diskless-sync',
+        'yes',
+        '--repl-diskless-sync-delay',
+        '0',
+        '--requirepass',
+        password,
+        '--masterauth',
+        password,
+        '--daemonize',
+        'no',
+        '--protected-mode',
+        'no',
         ...(replicaOf ? ['--replicaof', replicaOf.host, String(replicaOf.port)] : []),
       ],
       cwd: dir,
@@ -222,8 +270,15 @@ export class LocalRedisReplicas {
   private async waitAnswers(node: NodeAddress, proc: ManagedProcess, ping: () => Promise<unknown>): Promise<void> {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      if (await ping().then(() => true, () => false)) return;
-      if (!proc.running || Date.now() > deadline) throw new Error(`redis-server on ${nodeAddress(node)} did not start:\n${proc.logTail()}`);
+      if (
+        await ping().then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
+      if (!proc.running || Date.now() > deadline)
+        throw new Error(`redis-server on ${nodeAddress(node)} did not start:\n${proc.logTail()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -235,7 +290,8 @@ export class LocalRedisReplicas {
       const info = await this.withNode(master, (c) => c.info('replication')).catch(() => '');
       const online = info.split('\n').filter((l) => /^slave\d+:.*state=online/.test(l)).length;
       if (online >= count) return;
-      if (Date.now() > deadline) throw new Error(`${nodeAddress(master)} lists ${online} of ${count} replicas online:\n${info}`);
+      if (Date.now() > deadline)
+        throw new Error(`${nodeAddress(master)} lists ${online} of ${count} replicas online:\n${info}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -248,7 +304,10 @@ export class LocalRedisReplicas {
           const seen = (await client.call('SENTINEL', 'REPLICAS', SENTINEL_MASTER)) as unknown[];
           const sentinels = (await client.call('SENTINEL', 'SENTINELS', SENTINEL_MASTER)) as unknown[];
           if (seen.length >= replicas && sentinels.length >= this.sentinels.length - 1) return;
-          if (Date.now() > deadline) throw new Error(`sentinel ${nodeAddress(s)} sees ${seen.length} replicas and ${sentinels.length} other sentinels`);
+          if (Date.now() > deadline)
+            throw new Error(
+              `sentinel ${nodeAddress(s)} sees ${seen.length} replicas and ${sentinels.length} other sentinels`,
+            );
           await new Promise((r) => setTimeout(r, 100));
         }
       });

@@ -3,7 +3,16 @@
  * every server process started in it, so whoever ends the run can stop what a crashed
  * worker left behind and remove everything.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync, existsSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  chmodSync,
+  existsSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 const PREFIX = 'holdfast-test-';

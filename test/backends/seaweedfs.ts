@@ -13,7 +13,9 @@ import type { AdminCredentials } from './types.js';
 
 const KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
-/** An admin key pair as AWS shapes them: a 20-character access key id (upper case and digits) and a 40-character secret. */
+/**
+ * An admin key pair as AWS shapes them: a 20-character access key id (upper case and digits) and a 40-character secret.
+ */
 export function newS3Admin(): AdminCredentials {
   const id = Array.from({ length: 16 }, () => KEY_ALPHABET[randomInt(KEY_ALPHABET.length)]).join('');
   return { username: `HFAK${id}`, password: randomBytes(30).toString('base64url') };
@@ -26,14 +28,18 @@ export function s3Url(host: string, port: number, admin: AdminCredentials): stri
 
 /** `weed server` flags shared by the local process and the container, after the ports. */
 export const WEED_SERVER_FLAGS = [
-  '-s3', '-s3.iam.readOnly=false', '-iam=false',
+  '-s3',
+  '-s3.iam.readOnly=false',
+  '-iam=false',
   // the Iceberg and Lance listeners default to fixed ports (8181, 9101) that two servers would share
-  '-s3.port.iceberg=0', '-s3.port.lance=0',
+  '-s3.port.iceberg=0',
+  '-s3.port.lance=0',
   // a stop otherwise waits 10 s before the volume server stops
   '-volume.preStopSeconds=0',
   // every bucket is a collection that grows its own volumes (several at once): the default of 8
   // volumes is used up by a few buckets, and a PUT into the next one answers 500
-  '-volume.max=200', '-master.volumeSizeLimitMB=64',
+  '-volume.max=200',
+  '-master.volumeSizeLimitMB=64',
 ];
 
 /**
@@ -62,12 +68,22 @@ export function seaweedFsRecipe(binary: string, versionLine: string): Recipe {
       return {
         command: binary,
         args: [
-          'server', `-dir=${join(dir, 'data')}`, '-ip=127.0.0.1', '-ip.bind=127.0.0.1',
-          `-master.port=${master}`, `-master.port.grpc=${masterGrpc}`,
-          `-volume.port=${volume}`, `-volume.port.grpc=${volumeGrpc}`,
-          `-filer.port=${filer}`, `-filer.port.grpc=${filerGrpc}`,
-          `-s3.port=${port}`, `-s3.port.grpc=${s3Grpc}`, `-metricsPort=${metrics}`, '-metricsIp=127.0.0.1',
-          `-filer.localSocket=${join(dir, 'filer.sock')}`, `-s3.localSocket=${join(dir, 's3.sock')}`,
+          'server',
+          `-dir=${join(dir, 'data')}`,
+          '-ip=127.0.0.1',
+          '-ip.bind=127.0.0.1',
+          `-master.port=${master}`,
+          `-master.port.grpc=${masterGrpc}`,
+          `-volume.port=${volume}`,
+          `-volume.port.grpc=${volumeGrpc}`,
+          `-filer.port=${filer}`,
+          `-filer.port.grpc=${filerGrpc}`,
+          `-s3.port=${port}`,
+          `-s3.port.grpc=${s3Grpc}`,
+          `-metricsPort=${metrics}`,
+          '-metricsIp=127.0.0.1',
+          `-filer.localSocket=${join(dir, 'filer.sock')}`,
+          `-s3.localSocket=${join(dir, 's3.sock')}`,
           ...WEED_SERVER_FLAGS,
         ],
         env: { AWS_ACCESS_KEY_ID: username, AWS_SECRET_ACCESS_KEY: password },

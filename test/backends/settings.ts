@@ -16,7 +16,15 @@ export interface TestBackendSettings {
   dockerProbeMs: number;
   /** `DOCKER_HOST`, when set. */
   dockerHost: string | undefined;
-  binaries: { redisServer: string; redisCli: string; ferretdb: string; postgresBinDir: string; weed: string; prometheus: string; promtool: string };
+  binaries: {
+    redisServer: string;
+    redisCli: string;
+    ferretdb: string;
+    postgresBinDir: string;
+    weed: string;
+    prometheus: string;
+    promtool: string;
+  };
   /** Parent directory for throw-away data directories. */
   tmpRoot: string;
 }
@@ -30,7 +38,12 @@ function modeFrom(value: string | undefined): BackendMode {
 /** The newest PostgreSQL Debian installed (`/usr/lib/postgresql/<major>/bin`). */
 function debianPostgresBin(): string {
   const root = '/usr/lib/postgresql';
-  const majors = existsSync(root) ? readdirSync(root).filter((d) => /^\d+$/.test(d)).map(Number).sort((a, b) => b - a) : [];
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((d) => /^\d+$/.test(d))
+        .map(Number)
+        .sort((a, b) => b - a)
+    : [];
   return majors.length > 0 ? `${root}/${majors[0]}/bin` : `${root}/15/bin`;
 }
 

@@ -7,7 +7,10 @@ export type BackendKind = 'redis' | 'mongodb' | 'postgres' | 's3';
 /** Where a test backend came from. */
 export type BackendOrigin = 'url' | 'docker' | 'local';
 
-/** Admin credentials a backend was started with (or that its URL carries); for `s3`, the access key id and the secret key. */
+/**
+ * Admin credentials a backend was started with (or that its URL carries); for `s3`, the access key id and the secret
+ * key.
+ */
 export interface AdminCredentials {
   username: string;
   password: string;
@@ -32,7 +35,10 @@ export interface BackendEndpoint {
    * by `indexFerretDb` (test/backends/ferretdb-index.ts); absent for every other endpoint.
    */
   sqliteDir?: string;
-  /** Only a SeaweedFS the harness started as a local process: its Prometheus metrics (`/metrics`), for server-side counts. */
+  /**
+   * Only a SeaweedFS the harness started as a local process: its Prometheus metrics (`/metrics`), for server-side
+   * counts.
+   */
   metricsUrl?: string;
   /** Only a SeaweedFS the harness started as a local process: its filer's HTTP API, to list what the server wrote. */
   filerUrl?: string;
@@ -68,6 +74,9 @@ export interface BackendOptions {
   redisArgs?: string[];
   /** PostgreSQL only: extra settings, each given as `-c key=value`, e.g. `{ log_statement: 'all' }`. */
   postgresSettings?: Record<string, string>;
-  /** PostgreSQL only, local processes only: start a streaming standby of this primary (`pg_basebackup -R`), not a new cluster. */
+  /**
+   * PostgreSQL only, local processes only: start a streaming standby of this primary (`pg_basebackup -R`), not a new
+   * cluster.
+   */
   postgresStandbyOf?: { port: number; password: string };
 }

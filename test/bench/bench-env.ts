@@ -25,7 +25,10 @@ export interface BenchConsumer {
 /** Timing keys for the configuration's `defaults:` (e.g. `{ verifyEvery: '60s' }`). */
 export type TimingOverrides = Record<string, string>;
 
-/** The cache provider's `admin:` (another backend than the world's one-node cache); `passwordFile` is relative to the world's directory. */
+/**
+ * The cache provider's `admin:` (another backend than the world's one-node cache); `passwordFile` is relative to the
+ * world's directory.
+ */
 export interface CacheAdmin {
   url: string;
   username: string;
@@ -60,9 +63,11 @@ export class BenchEnv {
         const id = `c${String(i).padStart(6, '0')}`;
         return { id, key: `cache/${id}`, login: `hf_${id}`, password: randomBytes(18).toString('base64url') };
       });
-      for (const c of consumers) writeFileSync(join(dir, 'grants', `${c.id}.secret`), `${c.password}\n`, { mode: 0o600 });
+      for (const c of consumers)
+        writeFileSync(join(dir, 'grants', `${c.id}.secret`), `${c.password}\n`, { mode: 0o600 });
       const items = consumers.map(
-        (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${c.id}:*"], commands: ${JSON.stringify(COMMANDS)} }`,
+        (c) =>
+          `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${c.id}:*"], commands: ${JSON.stringify(COMMANDS)} }`,
       );
       writeFileSync(join(dir, 'contributions/cache.yaml'), `consumers:\n${items.join('\n')}\n`);
       writeFileSync(join(dir, 'secrets/queue'), queue.admin.password, { mode: 0o600 });
@@ -81,9 +86,19 @@ export class BenchEnv {
    * `admin`: the cache provider's backend, when not the world's one-node cache. `sync`: the
    * configuration's `sync:` keys, e.g. `contributionsMaxBytes: 1GiB`.
    */
-  async configure(name: string, timing: TimingOverrides, concurrency = 32, admin?: CacheAdmin, sync?: string): Promise<{ path: string; config: HoldfastConfig }> {
+  async configure(
+    name: string,
+    timing: TimingOverrides,
+    concurrency = 32,
+    admin?: CacheAdmin,
+    sync?: string,
+  ): Promise<{ path: string; config: HoldfastConfig }> {
     const { queue, store, cache } = this;
-    const cacheAdmin = admin ?? { url: `redis://${cache.host}:${cache.port}`, username: cache.admin.username, passwordFile: 'secrets/cache' };
+    const cacheAdmin = admin ?? {
+      url: `redis://${cache.host}:${cache.port}`,
+      username: cache.admin.username,
+      passwordFile: 'secrets/cache',
+    };
     const path = join(this.dir, `holdfast-${name}.yaml`);
     writeFileSync(
       path,
@@ -94,7 +109,9 @@ export class BenchEnv {
         `worker: { concurrency: ${concurrency} }`,
         ...(sync ? [`sync: { ${sync} }`] : []),
         'log: { level: warn, format: json }',
-        `defaults: { ${Object.entries(timing).map(([k, v]) => `${k}: ${v}`).join(', ')} }`,
+        `defaults: { ${Object.entries(timing)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join(', ')} }`,
         'providers:',
         '  - name: cache',
         '    adapter: redis-acl',

@@ -80,7 +80,13 @@ async function timed(op: (i: number) => unknown, inFlight: number, ms: number, s
 }
 
 /** BullMQ alone: `jobs` (the engine's own data) taken and put back due at once, by a worker of `concurrency`. */
-async function bullmqCycle(config: HoldfastConfig, jobs: ConsumerJobData[], concurrency: number, ms: number, server: Redis): Promise<Timed> {
+async function bullmqCycle(
+  config: HoldfastConfig,
+  jobs: ConsumerJobData[],
+  concurrency: number,
+  ms: number,
+  server: Redis,
+): Promise<Timed> {
   const name = 'breakdown';
   const { prefix } = config.queue;
   const bull = bullConnection(config.queue.connection);
@@ -97,7 +103,13 @@ async function bullmqCycle(config: HoldfastConfig, jobs: ConsumerJobData[], conc
     { connection: bull.connection, prefix, concurrency, autorun: false },
   );
   try {
-    await queue.addBulk(jobs.map((data, i) => ({ name: `${data.key} timer`, data, opts: { jobId: `breakdown-${i}`, removeOnComplete: true } })));
+    await queue.addBulk(
+      jobs.map((data, i) => ({
+        name: `${data.key} timer`,
+        data,
+        opts: { jobId: `breakdown-${i}`, removeOnComplete: true },
+      })),
+    );
     void worker.run();
     await new Promise((r) => setTimeout(r, 1000));
     const before = await redisCost(server);
@@ -111,7 +123,12 @@ async function bullmqCycle(config: HoldfastConfig, jobs: ConsumerJobData[], conc
     const busy = performance.eventLoopUtilization(loop).active;
     const used = process.cpuUsage(cpu);
     const serverUs = costBetween(before, await redisCost(server)).commandUs / ops;
-    return { loopUs: (busy * 1000) / ops, cpuUs: (used.user + used.system) / ops, serverUs, perSec: (ops / wall) * 1000 };
+    return {
+      loopUs: (busy * 1000) / ops,
+      cpuUs: (used.user + used.system) / ops,
+      serverUs,
+      perSec: (ops / wall) * 1000,
+    };
   } finally {
     await worker.close(true);
     await queue.obliterate({ force: true }).catch(() => undefined);
@@ -130,13 +147,21 @@ async function leftJobs(config: HoldfastConfig, env: BenchEnv): Promise<WaitJob[
   }
 }
 
-/** What the whole routine job needs: the engine's own parts, no store (a routine check that finds a consumer held reads none). */
-function jobDeps(config: HoldfastConfig, coordination: Coordination, logger: Logger): { deps: JobDeps; effects: Effects; strays: { count: number }; close: () => Promise<void> } {
+/**
+ * What the whole routine job needs: the engine's own parts, no store (a routine check that finds a consumer held reads
+ * none).
+ */
+function jobDeps(
+  config: HoldfastConfig,
+  coordination: Coordination,
+  logger: Logger,
+): { deps: JobDeps; effects: Effects; strays: { count: number }; close: () => Promise<void> } {
   const gate = new ProviderGate(coordination.signals);
   const now = () => new Date();
   const effects = createEffects({ fingerprintKey: config.fingerprintKey, gate, scrubber: new Scrubber(), now });
   const providers = new Map(config.providers.map((p) => [p.name, providerRuntime(p)]));
-  // a check that went further than a routine one (its deadline passed on a loaded machine): counted, and the job ends absent
+  // a check that went further than a routine one (its deadline passed on a loaded machine): counted, and the job ends
+  // absent
   const strays = { count: 0 };
   const stray =
     <T>(value: T) =>
@@ -154,7 +179,12 @@ function jobDeps(config: HoldfastConfig, coordination: Coordination, logger: Log
     logger,
     now,
   };
-  return { deps, effects, strays, close: async () => void (await Promise.allSettled([...providers.values()].map((p) => p.adapter.close()))) };
+  return {
+    deps,
+    effects,
+    strays,
+    close: async () => void (await Promise.allSettled([...providers.values()].map((p) => p.adapter.close()))),
+  };
 }
 
 const ROWS: Array<[string, string]> = [
@@ -162,7 +192,7 @@ const ROWS: Array<[string, string]> = [
   ['lock: claim + release scripts', 'one script per batch: round trip ÷ batch; Lua per consumer stays'],
   ['grant secret read (file)', 'stays, per consumer (read at every check)'],
   ['fingerprint (HMAC-SHA256)', 'stays, per consumer'],
-  ['AUTH through the adapter', 'pipelined: → the pipelined loop\'s client cost'],
+  ['AUTH through the adapter', "pipelined: → the pipelined loop's client cost"],
   ['machine: decode, restore, 2 steps', 'stays, per consumer'],
   ['ticket seal check', 'stays per consumer (each ticket sealed), or ÷ batch size if a batch is sealed whole'],
   ['whole routine job without BullMQ', '-'],
@@ -173,7 +203,8 @@ export async function checkBreakdown(env: BenchEnv, config: HoldfastConfig, ms =
   const provider = config.providers[0]!;
   const concurrency = config.worker.concurrency;
   const jobs = await leftJobs(config, env);
-  if (jobs.length === 0) throw new Error('the breakdown needs the waits the throughput case leaves in the due set; none found');
+  if (jobs.length === 0)
+    throw new Error('the breakdown needs the waits the throughput case leaves in the due set; none found');
   const queueRedis = new Redis(env.queue.url);
   const cacheRedis = new Redis(env.cache.url);
   const { redis, coordination } = connectCoordination(config);
@@ -183,7 +214,11 @@ export async function checkBreakdown(env: BenchEnv, config: HoldfastConfig, ms =
   const roots = secretRootsOf(provider);
   const seal = new JobSeal(config.fingerprintKey);
   const password = (i: number) => env.consumers[i % env.consumers.length]!.password;
-  const grant = (i: number) => ({ login: env.consumers[i % env.consumers.length]!.login, password: password(i), values: {} });
+  const grant = (i: number) => ({
+    login: env.consumers[i % env.consumers.length]!.login,
+    password: password(i),
+    values: {},
+  });
   const job = (i: number) => jobs[i % jobs.length]!;
   const held: Effects = { ...effects, check: () => Promise.resolve({ event: { type: 'HELD' }, deep: false }) };
   try {
@@ -204,12 +239,20 @@ export async function checkBreakdown(env: BenchEnv, config: HoldfastConfig, ms =
     );
     parts.push(await timed((i) => readGrantSecret(job(i).ticket.spec.secretPath, roots), concurrency, ms));
     parts.push(await timed((i) => secretFingerprint(config.fingerprintKey, password(i)), 1, ms));
-    parts.push(await timed((i) => runtime.adapter.authenticates!(grant(i), { signal: AbortSignal.timeout(10_000) }), concurrency, ms, cacheRedis));
+    parts.push(
+      await timed(
+        (i) => runtime.adapter.authenticates!(grant(i), { signal: AbortSignal.timeout(10_000) }),
+        concurrency,
+        ms,
+        cacheRedis,
+      ),
+    );
     parts.push(await timed((i) => routineCheck(job(i), runtime, null, held, deps.now), 1, ms));
     parts.push(await timed((i) => seal.sealsTicket(job(i)) || fail('a left job is not sealed'), 1, ms));
     parts.push(await timed((i) => runConsumerJob(job(i), deps), concurrency, ms, queueRedis));
     const rows = parts.map((p, i) => ({ part: ROWS[i]![0], batched: ROWS[i]![1], ...p }));
-    if (strays.count > 0) rows[rows.length - 1]!.batched = `${strays.count} job(s) went past the routine check (read the record)`;
+    if (strays.count > 0)
+      rows[rows.length - 1]!.batched = `${strays.count} job(s) went past the routine check (read the record)`;
     return [...rows.slice(0, -1), glue(rows), rows[rows.length - 1]!];
   } finally {
     await close();
@@ -219,15 +262,25 @@ export async function checkBreakdown(env: BenchEnv, config: HoldfastConfig, ms =
   }
 }
 
-/** The whole job less its parts alone: deadlines (an AbortController and a timer per check), promises, the memo, the gate. */
+/**
+ * The whole job less its parts alone: deadlines (an AbortController and a timer per check), promises, the memo, the
+ * gate.
+ */
 function glue(rows: PartCost[]): PartCost {
   const whole = rows[rows.length - 1]!;
   const parts = rows.slice(1, -1); // not BullMQ: the whole job runs without it
-  const less = (pick: (p: PartCost) => number | null) => (pick(whole) ?? 0) - parts.reduce((sum, p) => sum + (pick(p) ?? 0), 0);
-  return { part: 'the rest (whole job less the parts above)', loopUs: less((p) => p.loopUs), cpuUs: less((p) => p.cpuUs), serverUs: less((p) => p.serverUs), perSec: NaN, batched: 'mostly ÷ batch size (one deadline, one promise chain per batch)' };
+  const less = (pick: (p: PartCost) => number | null) =>
+    (pick(whole) ?? 0) - parts.reduce((sum, p) => sum + (pick(p) ?? 0), 0);
+  return {
+    part: 'the rest (whole job less the parts above)',
+    loopUs: less((p) => p.loopUs),
+    cpuUs: less((p) => p.cpuUs),
+    serverUs: less((p) => p.serverUs),
+    perSec: NaN,
+    batched: 'mostly ÷ batch size (one deadline, one promise chain per batch)',
+  };
 }
 
 function fail(why: string): never {
   throw new Error(why);
 }
-

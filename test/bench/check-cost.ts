@@ -36,7 +36,10 @@ function cpuMs(pid: number): number {
   let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
   let children: number[] = [];
   try {
-    children = execFileSync('ps', ['--ppid', String(pid), '-o', 'pid='], { encoding: 'utf8' }).split('\n').map(Number).filter(Boolean);
+    children = execFileSync('ps', ['--ppid', String(pid), '-o', 'pid='], { encoding: 'utf8' })
+      .split('\n')
+      .map(Number)
+      .filter(Boolean);
   } catch {
     // no children (ps exits 1)
   }
@@ -66,35 +69,83 @@ async function measure(name: string, server: number, call: (i: number) => Promis
 const within = () => ({ signal: AbortSignal.timeout(30_000) });
 
 async function populate<V>(adapter: Adapter<V>, grants: Grant<V>[]): Promise<void> {
-  for (let i = 0; i < grants.length; i += 8) await Promise.all(grants.slice(i, i + 8).map((g) => adapter.create(g, within())));
+  for (let i = 0; i < grants.length; i += 8)
+    await Promise.all(grants.slice(i, i + 8).map((g) => adapter.create(g, within())));
 }
 
 const settings = readSettings();
 const run = createRunDir(settings.tmpRoot);
 const servers: OwnedBackend[] = [];
 try {
-  const [pgb, mongo] = await Promise.all([startOwned('postgres', run, settings, false), startOwned('mongodb', run, settings, false)]);
+  const [pgb, mongo] = await Promise.all([
+    startOwned('postgres', run, settings, false),
+    startOwned('mongodb', run, settings, false),
+  ]);
   servers.push(pgb, mongo);
-  const rows: string[] = [`${'check (per call, mean of 200)'.padEnd(58)} ${'server ms'.padStart(8)} ${'holdfast ms'.padStart(10)} ${'wall ms'.padStart(8)}`];
+  const rows: string[] = [
+    `${'check (per call, mean of 200)'.padEnd(58)} ${'server ms'.padStart(8)} ${'holdfast ms'.padStart(10)} ${'wall ms'.padStart(8)}`,
+  ];
 
-  const pgAdapter = postgresRoles.connect({ url: `postgres://${pgb.host}:${pgb.port}/postgres`, username: pgb.admin.username, password: pgb.admin.password }, { provider: 'test', adopt: false });
-  const pgGrants = Array.from({ length: USERS }, (_, i) => ({ login: `cost_${i}`, password: randomBytes(12).toString('hex'), values: postgresRoles.valuesSchema.parse({}) }));
+  const pgAdapter = postgresRoles.connect(
+    { url: `postgres://${pgb.host}:${pgb.port}/postgres`, username: pgb.admin.username, password: pgb.admin.password },
+    { provider: 'test', adopt: false },
+  );
+  const pgGrants = Array.from({ length: USERS }, (_, i) => ({
+    login: `cost_${i}`,
+    password: randomBytes(12).toString('hex'),
+    values: postgresRoles.valuesSchema.parse({}),
+  }));
   await populate(pgAdapter, pgGrants);
   const pgPid = listener(pgb.port);
   const pg = (i: number) => pgGrants[i % USERS]!;
-  rows.push(await measure(`postgres-roles holds (pg_authid, verifier compared), ${USERS} roles`, pgPid, (i) => pgAdapter.holds!(pg(i), within())));
-  rows.push(await measure('postgres-roles authenticates (one catalog read)', pgPid, (i) => pgAdapter.authenticates!(pg(i), within())));
-  rows.push(await measure('a login as the role on a fresh connection', pgPid, (i) => postgresLogin(pgb, pg(i).login, pg(i).password)));
+  rows.push(
+    await measure(`postgres-roles holds (pg_authid, verifier compared), ${USERS} roles`, pgPid, (i) =>
+      pgAdapter.holds!(pg(i), within()),
+    ),
+  );
+  rows.push(
+    await measure('postgres-roles authenticates (one catalog read)', pgPid, (i) =>
+      pgAdapter.authenticates!(pg(i), within()),
+    ),
+  );
+  rows.push(
+    await measure('a login as the role on a fresh connection', pgPid, (i) =>
+      postgresLogin(pgb, pg(i).login, pg(i).password),
+    ),
+  );
   await pgAdapter.close();
 
-  const mAdapter = mongodbUsers.connect({ url: `mongodb://${mongo.host}:${mongo.port}/?authSource=admin`, username: mongo.admin.username, password: mongo.admin.password }, { provider: 'test', adopt: false });
-  const mGrants = Array.from({ length: USERS }, (_, i) => ({ login: `cost_${i}`, password: randomBytes(12).toString('hex'), values: mongodbUsers.valuesSchema.parse({ database: 'cost' }) }));
+  const mAdapter = mongodbUsers.connect(
+    {
+      url: `mongodb://${mongo.host}:${mongo.port}/?authSource=admin`,
+      username: mongo.admin.username,
+      password: mongo.admin.password,
+    },
+    { provider: 'test', adopt: false },
+  );
+  const mGrants = Array.from({ length: USERS }, (_, i) => ({
+    login: `cost_${i}`,
+    password: randomBytes(12).toString('hex'),
+    values: mongodbUsers.valuesSchema.parse({ database: 'cost' }),
+  }));
   await populate(mAdapter, mGrants);
   const mPid = listener(mongo.port);
   const m = (i: number) => mGrants[i % USERS]!;
-  rows.push(await measure(`mongodb-users holds (usersInfo, showCredentials), ${USERS} users`, mPid, (i) => mAdapter.holds!(m(i), within())));
-  rows.push(await measure('mongodb-users authenticates (admin.system.users by _id)', mPid, (i) => mAdapter.authenticates!(m(i), within())));
-  rows.push(await measure('a login as the user on a fresh connection', mPid, (i) => mongoLogin(mongo, m(i).login, m(i).password, 'cost')));
+  rows.push(
+    await measure(`mongodb-users holds (usersInfo, showCredentials), ${USERS} users`, mPid, (i) =>
+      mAdapter.holds!(m(i), within()),
+    ),
+  );
+  rows.push(
+    await measure('mongodb-users authenticates (admin.system.users by _id)', mPid, (i) =>
+      mAdapter.authenticates!(m(i), within()),
+    ),
+  );
+  rows.push(
+    await measure('a login as the user on a fresh connection', mPid, (i) =>
+      mongoLogin(mongo, m(i).login, m(i).password, 'cost'),
+    ),
+  );
   await mAdapter.close();
 
   console.log(`${pgb.flavor}; ${mongo.flavor}\n${rows.join('\n')}`);

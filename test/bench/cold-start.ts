@@ -35,10 +35,16 @@ const workers = Number(arg('workers', '1'));
 const cpuProfileDir = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (text: string) => process.stdout.write(`${text}\n`);
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 /** The due set's counts, named beside BullMQ's job counts. */
-const dueWaitCounts = ({ scheduled, due }: { scheduled: number; due: number }) => ({ 'due-set': scheduled, 'due-set-due': due });
+const dueWaitCounts = ({ scheduled, due }: { scheduled: number; due: number }) => ({
+  'due-set': scheduled,
+  'due-set-due': due,
+});
 
 /** A value of `/proc/<pid>/status` in kB (`VmHWM`, `VmRSS`). */
 function procKb(pid: number, field: string): number {
@@ -76,9 +82,21 @@ try {
   const { redis, coordination } = connectCoordination(config);
   const { client, store } = await connectStore(config, { create: false });
   const status = statusConnections(config, 30_000, () => undefined);
-  const queue = new Queue(config.queue.name, { connection: { host: env.queue.host, port: env.queue.port, username: env.queue.admin.username, password: env.queue.admin.password }, prefix: config.queue.prefix });
+  const queue = new Queue(config.queue.name, {
+    connection: {
+      host: env.queue.host,
+      port: env.queue.port,
+      username: env.queue.admin.username,
+      password: env.queue.admin.password,
+    },
+    prefix: config.queue.prefix,
+  });
   const t0 = Date.now();
-  const others = await Promise.all(Array.from({ length: workers - 1 }, (_, i) => EngineProcess.start(path, 'worker', join(env.dir, `engine-worker-${i}.log`))));
+  const others = await Promise.all(
+    Array.from({ length: workers - 1 }, (_, i) =>
+      EngineProcess.start(path, 'worker', join(env.dir, `engine-worker-${i}.log`)),
+    ),
+  );
   const engine = await EngineProcess.start(path, 'run', join(env.dir, 'engine-run.log'), { cpuProfileDir });
   const secs = (at: number | null) => (at === null ? null : Math.round((at - t0) / 100) / 10);
   say(`started in ${engine.startMs} ms (configuration, sweep, first sync); load ${load()}`);
@@ -94,16 +112,25 @@ try {
     const rss = Math.round(procKb(engine.pid, 'VmRSS') / 1024);
     if (greenAt === null && Date.now() - lastStatus > 10_000) {
       lastStatus = Date.now();
-      const report = await statusReport({ store, coordination, providers: config.providers, queued: status.queued }, new Date());
+      const report = await statusReport(
+        { store, coordination, providers: config.providers, queued: status.queued },
+        new Date(),
+      );
       if (report.healthy) greenAt = Date.now();
-      const counts = { ...(await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized')), ...dueWaitCounts(await dueCounts(queueRedis, config.queue.prefix)) };
+      const counts = {
+        ...(await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized')),
+        ...dueWaitCounts(await dueCounts(queueRedis, config.queue.prefix)),
+      };
       const reasons = redReasons(report);
       const line = `t=${secs(Date.now())}s held ${held}/${n} rss ${rss} MB jobs ${JSON.stringify(counts)} status ${report.healthy ? 'green' : `red: ${reasons.length} reasons, first: ${reasons[0]?.slice(0, 160) ?? ''}`}; load ${load()}`;
       samples.push(line);
       say(line);
     }
     if (allHeldAt !== null && waitingAfter === null && Date.now() - allHeldAt >= afterMs) {
-      waitingAfter = { ...(await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized')), ...dueWaitCounts(await dueCounts(queueRedis, config.queue.prefix)) };
+      waitingAfter = {
+        ...(await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized')),
+        ...dueWaitCounts(await dueCounts(queueRedis, config.queue.prefix)),
+      };
       say(`${afterMs / 1000}s after all held: jobs ${JSON.stringify(waitingAfter)}`);
     }
     if (allHeldAt !== null && greenAt !== null && waitingAfter !== null) break;
@@ -117,7 +144,9 @@ try {
     allHeldS: secs(allHeldAt),
     greenS: secs(greenAt),
     peakRssMb: Math.round(procKb(engine.pid, 'VmHWM') / 1024),
-    ...(others.length > 0 ? { workers, workerPeakRssMb: others.map((w) => Math.round(procKb(w.pid, 'VmHWM') / 1024)) } : {}),
+    ...(others.length > 0
+      ? { workers, workerPeakRssMb: others.map((w) => Math.round(procKb(w.pid, 'VmHWM') / 1024)) }
+      : {}),
     endRssMb: Math.round(procKb(engine.pid, 'VmRSS') / 1024),
     queueRedisMb: Math.round(usedMemory / 1e5) / 10,
     jobsAfter: waitingAfter,

@@ -56,7 +56,14 @@ async function startEngine(root: string, configPath: string, logFile: string) {
 }
 
 interface BenchModules {
-  BenchEnv: { create(n: number): Promise<{ cache: { url: string }; dir: string; configure(name: string, t: Record<string, string>): Promise<{ path: string; config: unknown }>; close(): Promise<void> }> };
+  BenchEnv: {
+    create(n: number): Promise<{
+      cache: { url: string };
+      dir: string;
+      configure(name: string, t: Record<string, string>): Promise<{ path: string; config: unknown }>;
+      close(): Promise<void>;
+    }>;
+  };
   seedHeld(env: unknown, config: unknown): Promise<void>;
   checksIn(cost: unknown): { light: number; deep: number };
   costBetween(a: unknown, b: unknown): unknown;
@@ -65,7 +72,11 @@ interface BenchModules {
 
 async function modulesOf(root: string): Promise<BenchModules> {
   const at = (file: string) => import(join(root, 'test/bench', file)) as Promise<Record<string, unknown>>;
-  return { ...(await at('bench-env.ts')), ...(await at('seed.ts')), ...(await at('measure.ts')) } as unknown as BenchModules;
+  return {
+    ...(await at('bench-env.ts')),
+    ...(await at('seed.ts')),
+    ...(await at('measure.ts')),
+  } as unknown as BenchModules;
 }
 
 async function measureIn(root: string): Promise<Record<string, unknown>> {
@@ -84,7 +95,13 @@ async function measureIn(root: string): Promise<Record<string, unknown>> {
         const { light, deep } = m.checksIn(m.costBetween(b, a));
         const checks = Math.max(light + deep, 1);
         const ops = sa.store.reads + sa.store.writes - sb.store.reads - sb.store.writes;
-        return { checksPerSec: Math.round(checks / ((sa.at - sb.at) / 1000)), cpuMsPer1k: Math.round((sa.cpuUs - sb.cpuUs) / checks), deepShare: deep / checks, storeOpsPerCheck: ops / checks, rssMb: Math.round(sa.rss / 1e6) };
+        return {
+          checksPerSec: Math.round(checks / ((sa.at - sb.at) / 1000)),
+          cpuMsPer1k: Math.round((sa.cpuUs - sb.cpuUs) / checks),
+          deepShare: deep / checks,
+          storeOpsPerCheck: ops / checks,
+          rssMb: Math.round(sa.rss / 1e6),
+        };
       };
       // settled as the bench waits: no store operation, almost every check light
       for (let i = 0; i < 90; i++) {
@@ -94,7 +111,16 @@ async function measureIn(root: string): Promise<Record<string, unknown>> {
       const w = await window(15_000);
       const heap = engine.heap();
       const mb = (n: number | null | undefined) => (typeof n === 'number' ? Math.round(n / 1e6) : null);
-      return { root, ...w, heapUsedMb: mb(heap?.heapUsed), heapTotalMb: mb(heap?.heapTotal), heapKeptMb: mb(heap?.kept), load: loadavg().map((l) => l.toFixed(2)).join(' ') };
+      return {
+        root,
+        ...w,
+        heapUsedMb: mb(heap?.heapUsed),
+        heapTotalMb: mb(heap?.heapTotal),
+        heapKeptMb: mb(heap?.kept),
+        load: loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' '),
+      };
     } finally {
       cache.disconnect();
       await engine.stop();

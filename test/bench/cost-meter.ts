@@ -76,9 +76,24 @@ export class CostMeter {
     const queue = new Redis(this.env.queue.url, { maxRetriesPerRequest: 1 });
     const caches = this.caches.map((url) => new Redis(url, { maxRetriesPerRequest: 1 }));
     try {
-      const [engines, queueCost, cacheCosts] = await Promise.all([Promise.all(this.engines.map((e) => e.fresh())), redisCost(queue), Promise.all(caches.map(redisCost))]);
-      const wire = { store: wireOf([this.env.store.port]), queue: wireOf([this.env.queue.port]), cache: wireOf(this.caches.map(portOf)) };
-      return { at: Date.now(), engines, queue: queueCost, caches: cacheCosts, wire, own: [queue, ...caches].map(localPort) };
+      const [engines, queueCost, cacheCosts] = await Promise.all([
+        Promise.all(this.engines.map((e) => e.fresh())),
+        redisCost(queue),
+        Promise.all(caches.map(redisCost)),
+      ]);
+      const wire = {
+        store: wireOf([this.env.store.port]),
+        queue: wireOf([this.env.queue.port]),
+        cache: wireOf(this.caches.map(portOf)),
+      };
+      return {
+        at: Date.now(),
+        engines,
+        queue: queueCost,
+        caches: cacheCosts,
+        wire,
+        own: [queue, ...caches].map(localPort),
+      };
     } finally {
       for (const client of [queue, ...caches]) client.disconnect();
     }
@@ -86,7 +101,8 @@ export class CostMeter {
 
   between(before: CostSnapshot, after: CostSnapshot): WindowCost {
     const exclude = new Set([...this.exclude, ...after.own]);
-    const sum = (pick: (s: ChildStats) => number) => after.engines.reduce((total, s, i) => total + pick(s) - pick(before.engines[i]!), 0);
+    const sum = (pick: (s: ChildStats) => number) =>
+      after.engines.reduce((total, s, i) => total + pick(s) - pick(before.engines[i]!), 0);
     return {
       seconds: (after.at - before.at) / 1000,
       engineCpuUs: sum((s) => s.cpuUs),
@@ -130,10 +146,10 @@ export function perUnit(w: WindowCost, units: number, own = { queue: 0, cache: 0
 export function countSent(redis: Redis): () => number {
   let sent = 0;
   const original = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+  redis.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
     sent++;
     return original(...args);
-  });
+  };
   return () => sent;
 }
 
@@ -144,8 +160,14 @@ export function unitRows(label: string, u: UnitCost): Array<[string, string]> {
     [`store ops / ${label} (engine's count)`, String(u.storeOps)],
     [`store round trips / ${label}; bytes in / out`, `${u.storeRoundTrips}; ${u.storeBytes.in} / ${u.storeBytes.out}`],
     [`queue Redis commands / ${label} (inside scripts too)`, String(u.queueCalls)],
-    [`queue Redis round trips / ${label}; bytes in / out`, `${u.queueRoundTrips}; ${u.queueBytes.in} / ${u.queueBytes.out}`],
+    [
+      `queue Redis round trips / ${label}; bytes in / out`,
+      `${u.queueRoundTrips}; ${u.queueBytes.in} / ${u.queueBytes.out}`,
+    ],
     [`cache commands / ${label}`, String(u.backendCalls)],
-    [`cache round trips / ${label}; bytes in / out`, `${u.backendRoundTrips}; ${u.backendBytes.in} / ${u.backendBytes.out}`],
+    [
+      `cache round trips / ${label}; bytes in / out`,
+      `${u.backendRoundTrips}; ${u.backendBytes.in} / ${u.backendBytes.out}`,
+    ],
   ];
 }

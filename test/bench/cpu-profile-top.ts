@@ -19,7 +19,8 @@ interface Profile {
 
 const args = process.argv.slice(2);
 const windowAt = args.indexOf('--window');
-const window = windowAt >= 0 ? { from: Number(args[windowAt + 1]) * 1e6, to: Number(args[windowAt + 2]) * 1e6 } : undefined;
+const window =
+  windowAt >= 0 ? { from: Number(args[windowAt + 1]) * 1e6, to: Number(args[windowAt + 2]) * 1e6 } : undefined;
 if (windowAt >= 0) args.splice(windowAt, 3);
 const [file, rowsArg] = args;
 if (!file) throw new Error('usage: cpu-profile-top.ts <file.cpuprofile> [rows]');
@@ -51,8 +52,12 @@ function top(key: (n: Node) => string, title: string): void {
     sums.set(k, (sums.get(k) ?? 0) + us);
   }
   process.stdout.write(`${title} (of ${(total / 1e6).toFixed(1)} s sampled)\n`);
-  for (const [k, us] of [...sums].sort((a, b) => b[1] - a[1]).slice(0, rows)) process.stdout.write(`  ${((us / total) * 100).toFixed(1).padStart(5)} %  ${k}\n`);
+  for (const [k, us] of [...sums].sort((a, b) => b[1] - a[1]).slice(0, rows))
+    process.stdout.write(`  ${((us / total) * 100).toFixed(1).padStart(5)} %  ${k}\n`);
 }
 
 top((n) => where(n.callFrame.url), 'self time by file');
-top((n) => `${n.callFrame.functionName || '(anonymous)'} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`, 'self time by function');
+top(
+  (n) => `${n.callFrame.functionName || '(anonymous)'} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`,
+  'self time by function',
+);

@@ -41,7 +41,12 @@ const send = (message: unknown) => process.send?.(message);
 
 const config = await loadConfig(configPath, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
 const scrubber = new Scrubber();
-const logger = createLogger({ level: 'warn', format: 'json', scrubber, destination: pino.destination({ dest: logFile, sync: false }) });
+const logger = createLogger({
+  level: 'warn',
+  format: 'json',
+  scrubber,
+  destination: pino.destination({ dest: logFile, sync: false }),
+});
 const started = Date.now();
 const engine = await startEngine({ config, logger, scrubber, roles: { sync: role === 'run', worker: true } });
 const profiling = profileArg === 'profile';
@@ -51,7 +56,15 @@ send({ type: 'ready', startMs: Date.now() - started });
 const report = () => {
   const cpu = process.cpuUsage();
   const createAccessKeys = [...engine.providers.values()].reduce((n, p) => n + createAccessKeysOf(p.adapter), 0);
-  const stats: ChildStats = { type: 'stats', at: Date.now(), cpuUs: cpu.user + cpu.system, rss: process.memoryUsage().rss, store: { ...engine.store.counters }, createAccessKeys, ...(profiling ? { profile: profileNow() } : {}) };
+  const stats: ChildStats = {
+    type: 'stats',
+    at: Date.now(),
+    cpuUs: cpu.user + cpu.system,
+    rss: process.memoryUsage().rss,
+    store: { ...engine.store.counters },
+    createAccessKeys,
+    ...(profiling ? { profile: profileNow() } : {}),
+  };
   send(stats);
 };
 const timer = setInterval(report, 1000);

@@ -23,13 +23,23 @@ export class EngineProcess {
    * `compiled`: the child runs as plain JavaScript, as the compiled `holdfast run` does (no tsx
    * loader, compiler or source maps in its heap: its memory is the operator's).
    */
-  static async start(configPath: string, role: 'run' | 'worker', logFile: string, options: { profile?: boolean; cpuProfileDir?: string | undefined; compiled?: boolean } = {}): Promise<EngineProcess> {
+  static async start(
+    configPath: string,
+    role: 'run' | 'worker',
+    logFile: string,
+    options: { profile?: boolean; cpuProfileDir?: string | undefined; compiled?: boolean } = {},
+  ): Promise<EngineProcess> {
     const cpuProfile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
     const entry = options.compiled ? compiledChild() : join(import.meta.dirname, 'engine-child.ts');
     const execArgv = [...(options.compiled ? [] : ['--import', 'tsx']), ...cpuProfile];
-    const child = fork(entry, [configPath, role, logFile, ...(options.profile ? ['profile'] : [])], { execArgv, stdio: 'inherit' });
+    const child = fork(entry, [configPath, role, logFile, ...(options.profile ? ['profile'] : [])], {
+      execArgv,
+      stdio: 'inherit',
+    });
     const startMs = await new Promise<number>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`the ${role} process exited (${code}) before it was ready; see ${logFile}`)));
+      child.once('exit', (code) =>
+        reject(new Error(`the ${role} process exited (${code}) before it was ready; see ${logFile}`)),
+      );
       child.on('message', (message: { type: string; startMs?: number }) => {
         if (message.type === 'ready') resolve(message.startMs ?? 0);
       });
@@ -63,7 +73,6 @@ export class EngineProcess {
   }
 }
 
-
 /**
  * `engine-child.ts` and holdfast's sources compiled into one JavaScript module (packages left to
  * `node_modules`), made once per bench run beside this file so that packages resolve as they do
@@ -71,6 +80,15 @@ export class EngineProcess {
  */
 function compiledChild(): string {
   const outfile = join(import.meta.dirname, '.compiled', 'engine-child.mjs');
-  buildSync({ entryPoints: [join(import.meta.dirname, 'engine-child.ts')], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
+  buildSync({
+    entryPoints: [join(import.meta.dirname, 'engine-child.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
   return outfile;
 }

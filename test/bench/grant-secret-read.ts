@@ -16,7 +16,10 @@ const dir = mkdtempSync(join(tmpdir(), 'holdfast-secret-bench-'));
 const path = join(dir, 'photos.secret');
 writeFileSync(path, 'a-grant-secret-of-24-chars\n', { mode: 0o600 });
 const roots: SecretRoots = {
-  own: [{ field: 'contributions', path: join(dir, 'contributions') }, { field: 'secretsRoot', path: dir }],
+  own: [
+    { field: 'contributions', path: join(dir, 'contributions') },
+    { field: 'secretsRoot', path: dir },
+  ],
   foreign: [{ provider: 'ledger', field: 'secretsRoot', path: join(tmpdir(), 'ledger-grants') }],
 };
 
@@ -27,7 +30,8 @@ function readBefore(): Promise<string> {
   let length = 0;
   try {
     fstatSync(fd);
-    for (let n = -1; n !== 0 && length < buffer.length; length += n) n = readSync(fd, buffer, length, buffer.length - length, null);
+    for (let n = -1; n !== 0 && length < buffer.length; length += n)
+      n = readSync(fd, buffer, length, buffer.length - length, null);
   } finally {
     closeSync(fd);
   }
@@ -44,7 +48,9 @@ async function measure(name: string, read: () => Promise<string>, reads: number,
   const busy = (performance.eventLoopUtilization(loop).active * 1000) / reads;
   const used = process.cpuUsage(cpu);
   const perRead = (v: number) => `${v.toFixed(1).padStart(6)} µs`;
-  console.log(`${name.padEnd(22)} ${String(inFlight).padStart(2)} in flight: event loop ${perRead(busy)}, CPU ${perRead((used.user + used.system) / reads)}, wall ${perRead(wall)} a read`);
+  console.log(
+    `${name.padEnd(22)} ${String(inFlight).padStart(2)} in flight: event loop ${perRead(busy)}, CPU ${perRead((used.user + used.system) / reads)}, wall ${perRead(wall)} a read`,
+  );
 }
 
 try {

@@ -7,7 +7,8 @@
  * per heal (the driver's command monitoring), the adapter's calls, the queue's Redis calls,
  * the jobs in flight (worker concurrency), and the cache's own commands.
  *
- * `--cold`: nothing seeded (the store's collections made and indexed); the engine applies every consumer first (a new provider's cold
+ * `--cold`: nothing seeded (the store's collections made and indexed); the engine applies every consumer first (a new
+ * provider's cold
  * start), and the time from its start until every login authenticates is reported first.
  *
  * Ends with one line of JSON: consumers, seedMs, allBackMs, healsPerSec, cpuMsPerHeal by process,
@@ -51,11 +52,17 @@ const cold = process.argv.includes('--cold');
 /** `--compiled`: the engine runs as plain JavaScript, as the compiled `holdfast run` does (see `engine-process.ts`). */
 const compiled = process.argv.includes('--compiled');
 const cpuProfileDir = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
-/** `--status-every 5s`: the compiled CLI's `holdfast status` run one after another at this pace from the restart on, as an operator watching would. */
+/**
+ * `--status-every 5s`: the compiled CLI's `holdfast status` run one after another at this pace from the restart on, as
+ * an operator watching would.
+ */
 const statusEveryMs = process.argv.includes('--status-every') ? parseDuration(arg('status-every', '5s')) : undefined;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (text: string) => process.stdout.write(`${text}\n`);
-const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
 
 /** The logins among `logins` that authenticate now: one pipeline of `AUTH`s. */
 async function authenticating(probe: Redis, logins: ReadonlyMap<string, string>): Promise<string[]> {
@@ -73,7 +80,10 @@ async function authenticating(probe: Redis, logins: ReadonlyMap<string, string>)
   return ok;
 }
 
-/** `holdfast status` by the compiled CLI (`npm run build` first), one run after another at a pace; each run's wall time and exit code. */
+/**
+ * `holdfast status` by the compiled CLI (`npm run build` first), one run after another at a pace; each run's wall time
+ * and exit code.
+ */
 class StatusLoop {
   private stopped = false;
   private readonly runs: Array<{ ms: number; code: number | null }> = [];
@@ -85,7 +95,11 @@ class StatusLoop {
     this.loop = (async () => {
       while (!this.stopped) {
         const at = Date.now();
-        const code = await new Promise<number | null>((resolve) => execFile(process.execPath, [cli, 'status', '-c', configPath], { maxBuffer: 64 << 20 }, (error) => resolve(error ? ((error as { code?: number }).code ?? null) : 0)));
+        const code = await new Promise<number | null>((resolve) =>
+          execFile(process.execPath, [cli, 'status', '-c', configPath], { maxBuffer: 64 << 20 }, (error) =>
+            resolve(error ? ((error as { code?: number }).code ?? null) : 0),
+          ),
+        );
         this.runs.push({ ms: Date.now() - at, code });
         await sleep(Math.max(0, everyMs - (Date.now() - at)));
       }
@@ -111,27 +125,44 @@ async function indexedEmpty(env: BenchEnv, database: string): Promise<void> {
 }
 
 function table(profile: Profile, heals: number, wallMs: number): void {
-  say(`  ${'part'.padEnd(34)} ${'calls'.padStart(8)} ${'per heal'.padStart(9)} ${'ms/call'.padStart(8)} ${'busy share'.padStart(10)} ${'max in flight'.padStart(13)}`);
+  say(
+    `  ${'part'.padEnd(34)} ${'calls'.padStart(8)} ${'per heal'.padStart(9)} ${'ms/call'.padStart(8)} ${'busy share'.padStart(10)} ${'max in flight'.padStart(13)}`,
+  );
   for (const [name, s] of Object.entries(profile).sort((a, b) => b[1].ms - a[1].ms)) {
     // busy share: the summed time of these calls over the wall time (1.0 = one call in flight throughout)
-    say(`  ${name.padEnd(34)} ${String(s.calls).padStart(8)} ${(s.calls / heals).toFixed(2).padStart(9)} ${(s.ms / s.calls).toFixed(2).padStart(8)} ${(s.ms / wallMs).toFixed(2).padStart(10)} ${String(s.maxInFlight).padStart(13)}`);
+    say(
+      `  ${name.padEnd(34)} ${String(s.calls).padStart(8)} ${(s.calls / heals).toFixed(2).padStart(9)} ${(s.ms / s.calls).toFixed(2).padStart(8)} ${(s.ms / wallMs).toFixed(2).padStart(10)} ${String(s.maxInFlight).padStart(13)}`,
+    );
   }
 }
 
 /** CPU ms per heal of each process, by label. */
-function perHealCpu(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, healed: number): Record<string, number> {
-  return Object.fromEntries([...after].map(([label, ms]) => [label, Math.round(((ms - before.get(label)!) / Math.max(1, healed)) * 100) / 100]));
+function perHealCpu(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+  healed: number,
+): Record<string, number> {
+  return Object.fromEntries(
+    [...after].map(([label, ms]) => [label, Math.round(((ms - before.get(label)!) / Math.max(1, healed)) * 100) / 100]),
+  );
 }
 
 /** What the heal's window cost per heal, the benchmark's own connections and commands to the cache left out. */
-async function perHealCost(meter: CostMeter, before: Awaited<ReturnType<CostMeter['snapshot']>>, own: ReadonlyArray<{ redis: Redis; sent: () => number }>, healed: number): Promise<UnitCost> {
+async function perHealCost(
+  meter: CostMeter,
+  before: Awaited<ReturnType<CostMeter['snapshot']>>,
+  own: ReadonlyArray<{ redis: Redis; sent: () => number }>,
+  healed: number,
+): Promise<UnitCost> {
   for (const o of own) meter.exclude.add(localPort(o.redis));
   meter.ownCacheCalls = own.reduce((n, o) => n + o.sent(), 0);
   return meter.perUnit(meter.between(before, await meter.snapshot()), healed);
 }
 
 const loadAtStart = loadavg();
-say(`heal at scale: ${consumers} consumers, verifyEvery ${verifyEvery}, worker concurrency ${concurrency}; load ${load()}`);
+say(
+  `heal at scale: ${consumers} consumers, verifyEvery ${verifyEvery}, worker concurrency ${concurrency}; load ${load()}`,
+);
 const env = await BenchEnv.create(consumers);
 try {
   const { path, config } = await env.configure('heal', { verifyEvery, checkTimeout }, concurrency);
@@ -142,8 +173,17 @@ try {
   say(`${cold ? 'nothing seeded' : `seeded in ${Date.now() - seededAt} ms`}; load ${load()}`);
   const verifyMs = config.providers[0]!.timing.verifyEveryMs;
   const startedAt = Date.now();
-  const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), { profile: true, cpuProfileDir, compiled });
-  const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
+  const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-heal.log'), {
+    profile: true,
+    cpuProfileDir,
+    compiled,
+  });
+  const probe = new Redis({
+    host: env.cache.host,
+    port: env.cache.port,
+    enableReadyCheck: false,
+    maxRetriesPerRequest: 0,
+  });
   probe.on('error', () => undefined);
   const probeSent = countSent(probe);
   try {
@@ -155,7 +195,9 @@ try {
         if (unapplied.size > 0) await sleep(500);
       }
       coldMs = Date.now() - startedAt;
-      say(`cold start: ${consumers - unapplied.size} of ${consumers} authenticating ${coldMs} ms after the engine started (${Math.round((consumers - unapplied.size) / (coldMs / 1000))} first applies/s); load ${load()}`);
+      say(
+        `cold start: ${consumers - unapplied.size} of ${consumers} authenticating ${coldMs} ms after the engine started (${Math.round((consumers - unapplied.size) / (coldMs / 1000))} first applies/s); load ${load()}`,
+      );
       table(profileBetween({}, (await run.fresh()).profile ?? {}), consumers, coldMs);
     }
     await sleep(verifyMs + 5_000);
@@ -165,7 +207,14 @@ try {
     say(`settled; load ${load()}`);
     const before = (await run.fresh()).profile ?? {};
     await env.cache.restart();
-    const pids = new Map([['engine', run.pid], ['store', env.store.pid], ['queue Redis', env.queue.pid], ['cache Redis', env.cache.pid]].filter((e): e is [string, number] => e[1] !== undefined));
+    const pids = new Map(
+      [
+        ['engine', run.pid],
+        ['store', env.store.pid],
+        ['queue Redis', env.queue.pid],
+        ['cache Redis', env.cache.pid],
+      ].filter((e): e is [string, number] => e[1] !== undefined),
+    );
     const cpuBefore = processCpuMs(pids);
     const restarted = Date.now();
     const meter = new CostMeter(env, [run]);
@@ -187,28 +236,62 @@ try {
     }
     const healMs = Date.now() - restarted;
     const statusRuns = await statuses?.stop();
-    if (statusRuns) say(`holdfast status beside the heal, every ${statusEveryMs} ms: ${statusRuns.map((r) => `${r.ms} ms exit ${r.code}`).join(', ')}`);
+    if (statusRuns)
+      say(
+        `holdfast status beside the heal, every ${statusEveryMs} ms: ${statusRuns.map((r) => `${r.ms} ms exit ${r.code}`).join(', ')}`,
+      );
     const after = (await run.fresh()).profile ?? {};
     const cpuAfter = processCpuMs(pids);
     const cacheCost = costBetween(cacheBefore, await redisCost(cache));
     const healed = consumers - unhealed.size;
-    const own = [{ redis: probe, sent: () => probeSent() - probeBefore }, { redis: cache, sent: () => cacheSent() - cacheSentBefore }];
+    const own = [
+      { redis: probe, sent: () => probeSent() - probeBefore },
+      { redis: cache, sent: () => cacheSent() - cacheSentBefore },
+    ];
     const perHeal = await perHealCost(meter, meterBefore, own, healed);
     cache.disconnect();
-    say(`\n${healed} of ${consumers} authenticating again ${healMs} ms after the restart (${marks.map(([s, ms]) => `${s * 100}% at ${ms} ms`).join(', ')}); ${Math.round(healed / (healMs / 1000))} heals/s; load ${load()}`);
+    say(
+      `\n${healed} of ${consumers} authenticating again ${healMs} ms after the restart (${marks.map(([s, ms]) => `${s * 100}% at ${ms} ms`).join(', ')}); ${Math.round(healed / (healMs / 1000))} heals/s; load ${load()}`,
+    );
     const adapterCreates = perCommand(cacheCost)['acl|setuser']?.calls ?? healed;
     say(`the engine's parts between the restart and the last heal (per heal: per ACL SETUSER, ${adapterCreates}):`);
     table(profileBetween(before, after), adapterCreates, healMs);
     say('the cache Redis, same window:');
-    for (const [name, c] of Object.entries(perCommand(cacheCost))) say(`  ${name.padEnd(20)} ${String(c.calls).padStart(8)} calls ${c.usPerCall} µs/call`);
+    for (const [name, c] of Object.entries(perCommand(cacheCost)))
+      say(`  ${name.padEnd(20)} ${String(c.calls).padStart(8)} calls ${c.usPerCall} µs/call`);
     say(`  cache CPU ${Math.round(cacheCost.cpuUs / 1000)} ms over ${healMs} ms`);
-    say(`CPU per heal by process (ms), same window: ${[...cpuAfter].map(([label, ms]) => `${label} ${((ms - cpuBefore.get(label)!) / Math.max(1, healed)).toFixed(2)}`).join(', ')}`);
+    say(
+      `CPU per heal by process (ms), same window: ${[...cpuAfter].map(([label, ms]) => `${label} ${((ms - cpuBefore.get(label)!) / Math.max(1, healed)).toFixed(2)}`).join(', ')}`,
+    );
     say('per heal, everything of the window (routine checks included) over the consumers healed:');
     for (const [key, value] of Object.entries(perHeal)) say(`  ${key.padEnd(18)} ${JSON.stringify(value)}`);
     const cpuMsPerHeal = perHealCpu(cpuBefore, cpuAfter, healed);
     const memoryMb = Object.fromEntries(processMemoryMb(pids));
-    say(`memory (MB, now and peak since start): ${Object.entries(memoryMb).map(([label, m]) => `${label} ${m.rss} / ${m.peak}`).join(', ')}`);
-    say(JSON.stringify({ consumers, verifyEvery, concurrency, compiled, ...(coldMs === undefined ? {} : { coldMs }), ...(statusRuns ? { statusRuns } : {}), seedMs, allBackMs: healMs, healed, healsPerSec: Math.round(healed / (healMs / 1000)), marks, cpuMsPerHeal, perHeal, memoryMb, loadStart: loadAtStart, loadEnd: loadavg() }));
+    say(
+      `memory (MB, now and peak since start): ${Object.entries(memoryMb)
+        .map(([label, m]) => `${label} ${m.rss} / ${m.peak}`)
+        .join(', ')}`,
+    );
+    say(
+      JSON.stringify({
+        consumers,
+        verifyEvery,
+        concurrency,
+        compiled,
+        ...(coldMs === undefined ? {} : { coldMs }),
+        ...(statusRuns ? { statusRuns } : {}),
+        seedMs,
+        allBackMs: healMs,
+        healed,
+        healsPerSec: Math.round(healed / (healMs / 1000)),
+        marks,
+        cpuMsPerHeal,
+        perHeal,
+        memoryMb,
+        loadStart: loadAtStart,
+        loadEnd: loadavg(),
+      }),
+    );
   } finally {
     probe.disconnect();
     await run.stop();

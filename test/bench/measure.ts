@@ -1,4 +1,6 @@
-/** What the benchmark reads off the servers: Redis's own command statistics and CPU time, and the lateness of checks. */
+/**
+ * What the benchmark reads off the servers: Redis's own command statistics and CPU time, and the lateness of checks.
+ */
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { verifyDelay } from '../../machines/delays.js';
@@ -46,13 +48,19 @@ export function sumCosts(costs: readonly RedisCost[]): RedisCost {
     for (const [name, n] of cost.calls) calls.set(name, (calls.get(name) ?? 0) + n);
     for (const [name, n] of cost.usec) usec.set(name, (usec.get(name) ?? 0) + n);
   }
-  return { calls, usec, commandUs: costs.reduce((a, c) => a + c.commandUs, 0), cpuUs: costs.reduce((a, c) => a + c.cpuUs, 0) };
+  return {
+    calls,
+    usec,
+    commandUs: costs.reduce((a, c) => a + c.commandUs, 0),
+    cpuUs: costs.reduce((a, c) => a + c.cpuUs, 0),
+  };
 }
 
 /** Calls and microseconds per call of each command that ran. */
 export function perCommand(cost: RedisCost): Record<string, { calls: number; usPerCall: number }> {
   const out: Record<string, { calls: number; usPerCall: number }> = {};
-  for (const [name, calls] of cost.calls) if (calls > 0) out[name] = { calls, usPerCall: Math.round(((cost.usec.get(name) ?? 0) / calls) * 100) / 100 };
+  for (const [name, calls] of cost.calls)
+    if (calls > 0) out[name] = { calls, usPerCall: Math.round(((cost.usec.get(name) ?? 0) / calls) * 100) / 100 };
   return out;
 }
 
@@ -98,12 +106,15 @@ export class LatenessSampler {
       if (at === undefined) return;
       const previous = this.last.get(key);
       this.last.set(key, at);
-      if (previous !== undefined && at > previous) this.lateMs.push(Math.max(0, at - previous - verifyDelay(key, this.timing)));
+      if (previous !== undefined && at > previous)
+        this.lateMs.push(Math.max(0, at - previous - verifyDelay(key, this.timing)));
     });
   }
 }
 
-/** CPU milliseconds each process has used so far, by label (`/proc/<pid>/stat`: utime + stime, in clock ticks of 10 ms). */
+/**
+ * CPU milliseconds each process has used so far, by label (`/proc/<pid>/stat`: utime + stime, in clock ticks of 10 ms).
+ */
 export function processCpuMs(pids: ReadonlyMap<string, number>): Map<string, number> {
   const used = new Map<string, number>();
   for (const [label, pid] of pids) {
@@ -118,7 +129,10 @@ export function processCpuMs(pids: ReadonlyMap<string, number>): Map<string, num
   return used;
 }
 
-/** Resident memory of each process, by label, in MB: now (`VmRSS`) and at its highest (`VmHWM`), from `/proc/<pid>/status`. */
+/**
+ * Resident memory of each process, by label, in MB: now (`VmRSS`) and at its highest (`VmHWM`), from
+ * `/proc/<pid>/status`.
+ */
 export function processMemoryMb(pids: ReadonlyMap<string, number>): Map<string, { rss: number; peak: number }> {
   const memory = new Map<string, { rss: number; peak: number }>();
   for (const [label, pid] of pids) {

@@ -64,7 +64,11 @@ async function usedMemoryMb(redis: Redis): Promise<number> {
 }
 
 /** Each process's share of a core between two readings of its CPU time. */
-function coreShares(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, ms: number): Record<string, number> {
+function coreShares(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+  ms: number,
+): Record<string, number> {
   return Object.fromEntries([...after].map(([label, used]) => [label, round((used - before.get(label)!) / ms, 2)]));
 }
 
@@ -75,33 +79,68 @@ function coreShares(before: ReadonlyMap<string, number>, after: ReadonlyMap<stri
  */
 function bound(s: Steady, asked: number): string {
   const [busiest, share] = Object.entries(s.coreShare).sort((a, b) => b[1] - a[1])[0]!;
-  const total = round(Object.values(s.coreShare).reduce((a, b) => a + b, 0), 2);
+  const total = round(
+    Object.values(s.coreShare).reduce((a, b) => a + b, 0),
+    2,
+  );
   const keeps = s.checksPerSec >= 0.97 * asked && s.lateP99Ms < 5_000;
-  const kept = keeps ? 'keeps up with the asked checks' : `does ${round((100 * s.checksPerSec) / asked)}% of the asked checks, p99 late ${s.lateP99Ms} ms`;
-  if (share >= 0.8) return `${kept}; bound by the ${busiest} process (${share} of a core; the four together ${total} of the machine's 2 cores)`;
-  if (total >= 1.7) return `${kept}; bound by the machine's 2 cores (the four processes together ${total} cores; load ${s.load.end[0]})`;
+  const kept = keeps
+    ? 'keeps up with the asked checks'
+    : `does ${round((100 * s.checksPerSec) / asked)}% of the asked checks, p99 late ${s.lateP99Ms} ms`;
+  if (share >= 0.8)
+    return `${kept}; bound by the ${busiest} process (${share} of a core; the four together ${total} of the machine's 2 cores)`;
+  if (total >= 1.7)
+    return `${kept}; bound by the machine's 2 cores (the four processes together ${total} cores; load ${s.load.end[0]})`;
   if (keeps) return `${kept}; no bound reached (busiest: ${busiest}, ${share} of a core; the four together ${total})`;
   return `${kept}; no process near a core (busiest: ${busiest} ${share}): bound by the engine's pacing (worker concurrency ${concurrency}, due rounds)`;
 }
 
-async function steady(env: BenchEnv, run: EngineProcess, config: Awaited<ReturnType<BenchEnv['configure']>>['config']): Promise<Steady> {
+async function steady(
+  env: BenchEnv,
+  run: EngineProcess,
+  config: Awaited<ReturnType<BenchEnv['configure']>>['config'],
+): Promise<Steady> {
   const timing = config.providers[0]!.timing;
-  const pids = new Map([['engine', run.pid], ['store', env.store.pid], ['queue Redis', env.queue.pid], ['cache Redis', env.cache.pid]].filter((e): e is [string, number] => e[1] !== undefined));
+  const pids = new Map(
+    [
+      ['engine', run.pid],
+      ['store', env.store.pid],
+      ['queue Redis', env.queue.pid],
+      ['cache Redis', env.cache.pid],
+    ].filter((e): e is [string, number] => e[1] !== undefined),
+  );
   const queue = new Redis(env.queue.url);
   const { redis, coordination } = connectCoordination(config);
   const sent = countSent(redis as Redis);
   const step = Math.max(1, Math.floor(consumers / 2000));
-  const sampler = new LatenessSampler(coordination, env.consumers.filter((_, i) => i % step === 0).map((c) => c.key), timing);
+  const sampler = new LatenessSampler(
+    coordination,
+    env.consumers.filter((_, i) => i % step === 0).map((c) => c.key),
+    timing,
+  );
   try {
     const meter = new CostMeter(env, [run]);
     sampler.start(5_000);
     await sleep(1_000);
     meter.exclude.add(localPort(redis as Redis));
     meter.exclude.add(localPort(queue));
-    const start = { load: load(), cpu: processCpuMs(pids), memory: await usedMemoryMb(queue), due: (await dueCounts(queue, config.queue.prefix)).due, sent: sent(), snapshot: await meter.snapshot() };
+    const start = {
+      load: load(),
+      cpu: processCpuMs(pids),
+      memory: await usedMemoryMb(queue),
+      due: (await dueCounts(queue, config.queue.prefix)).due,
+      sent: sent(),
+      snapshot: await meter.snapshot(),
+    };
     await sleep(windowMs);
     const snapshot = await meter.snapshot();
-    const end = { load: load(), cpu: processCpuMs(pids), memory: await usedMemoryMb(queue), due: (await dueCounts(queue, config.queue.prefix)).due, sent: sent() };
+    const end = {
+      load: load(),
+      cpu: processCpuMs(pids),
+      memory: await usedMemoryMb(queue),
+      due: (await dueCounts(queue, config.queue.prefix)).due,
+      sent: sent(),
+    };
     meter.ownQueueCalls = end.sent - start.sent;
     const w = meter.between(start.snapshot, snapshot);
     const { light, deep } = checksIn(w.cache);
@@ -137,7 +176,10 @@ function show(s: Steady, asked: number, startMs: number, seedMs: number): void {
     ['late p50 / p99 ms', `${s.lateP50Ms} / ${s.lateP99Ms} (${s.lateSamples} samples)`],
     ['due waits not taken, start / end', `${s.dueNotTaken.start} / ${s.dueNotTaken.end}`],
     ...Object.entries(s.coreShare).map(([label, share]): [string, unknown] => [`${label}: share of a core`, share]),
-    ...Object.entries(s.memoryMb).map(([label, m]): [string, unknown] => [`${label}: RSS MB (peak)`, `${m.rss} (${m.peak})`]),
+    ...Object.entries(s.memoryMb).map(([label, m]): [string, unknown] => [
+      `${label}: RSS MB (peak)`,
+      `${m.rss} (${m.peak})`,
+    ]),
     ['queue Redis used_memory MB, start / end', `${s.queueUsedMemoryMb.start} / ${s.queueUsedMemoryMb.end}`],
     ['load average, start / end', `${s.load.start.join(' ')} / ${s.load.end.join(' ')}`],
     ...unitRows('check', s.perCheck),
@@ -154,9 +196,17 @@ const env = await BenchEnv.create(consumers);
 say(`servers started, grant secrets and contributions written in ${Date.now() - mark} ms`);
 try {
   // 158 bytes a consumer in the contributions file: a million are 150 MiB, over the 64 MiB allowed by default
-  const { path, config } = await env.configure('million', { verifyEvery: '60s' }, concurrency, undefined, 'contributionsMaxBytes: 1GiB');
+  const { path, config } = await env.configure(
+    'million',
+    { verifyEvery: '60s' },
+    concurrency,
+    undefined,
+    'contributionsMaxBytes: 1GiB',
+  );
   mark = Date.now();
-  await seedHeld(env, config, (name, ms) => say(`  seed ${name}: ${ms} ms (${Math.round(consumers / Math.max(ms, 1) * 1000)}/s); load ${load().join(' ')}`));
+  await seedHeld(env, config, (name, ms) =>
+    say(`  seed ${name}: ${ms} ms (${Math.round((consumers / Math.max(ms, 1)) * 1000)}/s); load ${load().join(' ')}`),
+  );
   const seedMs = Date.now() - mark;
   say(`seeded in ${seedMs} ms (${Math.round((consumers / seedMs) * 1000)} consumers/s); load ${load().join(' ')}`);
   const run = await EngineProcess.start(path, 'run', join(env.dir, 'engine-million.log'));
@@ -166,7 +216,18 @@ try {
     const asked = consumers / (config.providers[0]!.timing.verifyEveryMs / 1000);
     const s = await steady(env, run, config);
     show(s, asked, run.startMs, seedMs);
-    say(JSON.stringify({ consumers, verifyEvery: '60s', concurrency, seedMs, startMs: run.startMs, askedPerSec: round(asked), ...s, bound: bound(s, asked) }));
+    say(
+      JSON.stringify({
+        consumers,
+        verifyEvery: '60s',
+        concurrency,
+        seedMs,
+        startMs: run.startMs,
+        askedPerSec: round(asked),
+        ...s,
+        bound: bound(s, asked),
+      }),
+    );
   } finally {
     await run.stop();
   }

@@ -41,7 +41,10 @@ export interface ObjectStoreResult {
   deepChecks: number;
   /** `CreateAccessKey` requests holdfast sent during the routine checks (its adapter's count). */
   createAccessKeyDuringChecks: number;
-  /** The server's store writes during the routine checks (its metrics) less its change log's: any IAM change, a `CreateAccessKey` among them. */
+  /**
+   * The server's store writes during the routine checks (its metrics) less its change log's: any IAM change, a
+   * `CreateAccessKey` among them.
+   */
   identityWritesDuringChecks: number;
   /** The filer's writes of its own change log during the checks (a flush of the changes before them: the applies'). */
   changeLogWritesDuringChecks: number;
@@ -71,11 +74,21 @@ async function counters(s3: OwnedBackend): Promise<ServerCounters> {
  * (1 write in 7 of the 12 quick benches on 2026-12-01 that counted it; a holdfast check makes
  * no metadata change at all, by `weed filer.meta.tail`). Each entry below `/topics`, and its mtime.
  */
-async function filerLog(filerUrl: string, dir = '/topics/', into = new Map<string, string>()): Promise<Map<string, string>> {
-  for (let last = ''; ; ) {
-    const res = await fetch(`${filerUrl}${dir}?limit=1000&lastFileName=${encodeURIComponent(last)}`, { headers: { Accept: 'application/json' } });
+async function filerLog(
+  filerUrl: string,
+  dir = '/topics/',
+  into = new Map<string, string>(),
+): Promise<Map<string, string>> {
+  for (let last = ''; ;) {
+    const res = await fetch(`${filerUrl}${dir}?limit=1000&lastFileName=${encodeURIComponent(last)}`, {
+      headers: { Accept: 'application/json' },
+    });
     if (res.status === 404) return into;
-    const page = (await res.json()) as { Entries: { FullPath: string; Mtime: string; Mode: number }[] | null; ShouldDisplayLoadMore: boolean; LastFileName: string };
+    const page = (await res.json()) as {
+      Entries: { FullPath: string; Mtime: string; Mode: number }[] | null;
+      ShouldDisplayLoadMore: boolean;
+      LastFileName: string;
+    };
     for (const entry of page.Entries ?? []) {
       into.set(entry.FullPath, entry.Mtime);
       // a directory's mode has Go's os.ModeDir bit
@@ -109,12 +122,20 @@ const APPLY_TIMING = { verifyEvery: '30s', checkTimeout: '30s' };
 const CHECK_TIMING = { verifyEvery: '2s', checkTimeout: '2s', deepCheckEvery: '20s' };
 
 /** The grant secrets and the contributions of `n` consumers, and the admin secrets. */
-function writeWorld(dir: string, s3: OwnedBackend, queue: OwnedBackend, store: OwnedBackend, n: number): { secrets: string[] } {
+function writeWorld(
+  dir: string,
+  s3: OwnedBackend,
+  queue: OwnedBackend,
+  store: OwnedBackend,
+  n: number,
+): { secrets: string[] } {
   for (const sub of ['grants', 'secrets', 'contributions']) mkdirSync(join(dir, sub), { mode: 0o755 });
   const secrets = Array.from({ length: n }, () => randomBytes(18).toString('base64url'));
   const ids = secrets.map((_, i) => `c${String(i).padStart(6, '0')}`);
   ids.forEach((id, i) => writeFileSync(join(dir, 'grants', `${id}.secret`), `${secrets[i]}\n`, { mode: 0o600 }));
-  const items = ids.map((id) => `  - { id: ${id}, login: hf_${id}, secret: ../grants/${id}.secret, values: { buckets: ["${id}-data"] } }`);
+  const items = ids.map(
+    (id) => `  - { id: ${id}, login: hf_${id}, secret: ../grants/${id}.secret, values: { buckets: ["${id}-data"] } }`,
+  );
   writeFileSync(join(dir, 'contributions/assets.yaml'), `consumers:\n${items.join('\n')}\n`);
   writeFileSync(join(dir, 'secrets/queue'), queue.admin.password, { mode: 0o600 });
   writeFileSync(join(dir, 'secrets/store'), store.admin.password, { mode: 0o600 });
@@ -124,22 +145,34 @@ function writeWorld(dir: string, s3: OwnedBackend, queue: OwnedBackend, store: O
 }
 
 /** `holdfast-<name>.yaml` with these timing defaults; both configurations share queue, store and records. */
-function writeConfig(dir: string, name: string, s3: OwnedBackend, queue: OwnedBackend, store: OwnedBackend, timing: Record<string, string>): string {
+function writeConfig(
+  dir: string,
+  name: string,
+  s3: OwnedBackend,
+  queue: OwnedBackend,
+  store: OwnedBackend,
+  timing: Record<string, string>,
+): string {
   const config = join(dir, `holdfast-${name}.yaml`);
-  writeFileSync(config, [
-    `queue: { url: "redis://${queue.host}:${queue.port}", username: ${queue.admin.username}, passwordFile: secrets/queue }`,
-    `store: { url: "mongodb://${store.host}:${store.port}/?authSource=admin", username: ${store.admin.username}, passwordFile: secrets/store }`,
-    'fingerprintKeyFile: secrets/fingerprint.key',
-    'worker: { concurrency: 32 }',
-    'log: { level: warn, format: json }',
-    `defaults: { ${Object.entries(timing).map(([k, v]) => `${k}: ${v}`).join(', ')} }`,
-    'providers:',
-    '  - name: assets',
-    '    adapter: s3-identities',
-    `    admin: { url: "http://${s3.host}:${s3.port}", username: ${s3.admin.username}, passwordFile: secrets/assets }`,
-    '    contributions: contributions/assets.yaml',
-    '    secretsRoot: grants',
-  ].join('\n') + '\n');
+  writeFileSync(
+    config,
+    [
+      `queue: { url: "redis://${queue.host}:${queue.port}", username: ${queue.admin.username}, passwordFile: secrets/queue }`,
+      `store: { url: "mongodb://${store.host}:${store.port}/?authSource=admin", username: ${store.admin.username}, passwordFile: secrets/store }`,
+      'fingerprintKeyFile: secrets/fingerprint.key',
+      'worker: { concurrency: 32 }',
+      'log: { level: warn, format: json }',
+      `defaults: { ${Object.entries(timing)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')} }`,
+      'providers:',
+      '  - name: assets',
+      '    adapter: s3-identities',
+      `    admin: { url: "http://${s3.host}:${s3.port}", username: ${s3.admin.username}, passwordFile: secrets/assets }`,
+      '    contributions: contributions/assets.yaml',
+      '    secretsRoot: grants',
+    ].join('\n') + '\n',
+  );
   return config;
 }
 
@@ -150,10 +183,18 @@ export async function objectStore(n: number, windowMs: number): Promise<ObjectSt
   const servers: OwnedBackend[] = [];
   try {
     const docker = await useDocker(settings);
-    const [s3, queue, store] = await Promise.all([startOwned('s3', run, settings, docker), startOwned('redis', run, settings, docker), startOwned('mongodb', run, settings, docker)]);
+    const [s3, queue, store] = await Promise.all([
+      startOwned('s3', run, settings, docker),
+      startOwned('redis', run, settings, docker),
+      startOwned('mongodb', run, settings, docker),
+    ]);
     servers.push(s3, queue, store);
-    if (s3.metricsUrl === undefined || s3.filerUrl === undefined) throw new Error('the object-store case needs a SeaweedFS the harness started itself (its metrics and filer ports)');
-    // SeaweedFS rewrites its whole identity configuration at every IAM write (about 0.8 ms per identity it holds, measured): applies get time
+    if (s3.metricsUrl === undefined || s3.filerUrl === undefined)
+      throw new Error(
+        'the object-store case needs a SeaweedFS the harness started itself (its metrics and filer ports)',
+      );
+    // SeaweedFS rewrites its whole identity configuration at every IAM write (about 0.8 ms per identity it holds,
+    // measured): applies get time
     const dir = instanceDir(run, 'bench-s3');
     const world = writeWorld(dir, s3, queue, store, n);
     const applyConfig = writeConfig(dir, 'apply', s3, queue, store, APPLY_TIMING);
@@ -164,7 +205,9 @@ export async function objectStore(n: number, windowMs: number): Promise<ObjectSt
     const applier = await EngineProcess.start(applyConfig, 'run', join(dir, 'engine-apply.log'));
     try {
       await allSign(s3, world.secrets).catch((error: Error) => {
-        throw new Error(`${error.message}; the engine's log ends:\n${readFileSync(join(dir, 'engine-apply.log'), 'utf8').split('\n').slice(-8).join('\n')}`);
+        throw new Error(
+          `${error.message}; the engine's log ends:\n${readFileSync(join(dir, 'engine-apply.log'), 'utf8').split('\n').slice(-8).join('\n')}`,
+        );
       });
       // a key signs before its policy is put: the applies are over when the server's writes stop
       await writesStop(s3);
@@ -186,10 +229,15 @@ export async function objectStore(n: number, windowMs: number): Promise<ObjectSt
       const checks = Math.max(light + deep, 1);
       const changeLog = changeLogWrites(before.log, after.log);
       return {
-        consumers: n, verifyEvery: CHECK_TIMING.verifyEvery, deepCheckEvery: CHECK_TIMING.deepCheckEvery, firstApplyMs,
-        firstApplyIdentityWrites: applied.identityWrites - start.identityWrites - changeLogWrites(start.log, applied.log),
+        consumers: n,
+        verifyEvery: CHECK_TIMING.verifyEvery,
+        deepCheckEvery: CHECK_TIMING.deepCheckEvery,
+        firstApplyMs,
+        firstApplyIdentityWrites:
+          applied.identityWrites - start.identityWrites - changeLogWrites(start.log, applied.log),
         windowSeconds: (statsAfter.at - statsBefore.at) / 1000,
-        lightChecks: Math.round(light), deepChecks: Math.round(deep),
+        lightChecks: Math.round(light),
+        deepChecks: Math.round(deep),
         createAccessKeyDuringChecks: statsAfter.createAccessKeys - statsBefore.createAccessKeys,
         identityWritesDuringChecks: after.identityWrites - before.identityWrites - changeLog,
         changeLogWritesDuringChecks: changeLog,
@@ -203,7 +251,8 @@ export async function objectStore(n: number, windowMs: number): Promise<ObjectSt
       // (bench/results/ is made here in a fresh checkout: a failed copy must not hide the case's own error)
       const results = join(import.meta.dirname, '../../bench/results');
       mkdirSync(results, { recursive: true });
-      if (existsSync(join(dir, 'engine-check.log'))) copyFileSync(join(dir, 'engine-check.log'), join(results, 'object-store-engine.log'));
+      if (existsSync(join(dir, 'engine-check.log')))
+        copyFileSync(join(dir, 'engine-check.log'), join(results, 'object-store-engine.log'));
     }
   } finally {
     await Promise.allSettled(servers.map((s) => s.stop()));
@@ -226,7 +275,7 @@ async function writesStop(s3: OwnedBackend): Promise<void> {
 async function allSign(s3: OwnedBackend, secrets: readonly string[]): Promise<void> {
   const ids = secrets.map((_, i) => `c${String(i).padStart(6, '0')}`);
   let waiting = ids.map((id, i) => ({ login: `hf_${id}`, secret: secrets[i]! }));
-  for (const begun = Date.now(); Date.now() - begun < 300_000; ) {
+  for (const begun = Date.now(); Date.now() - begun < 300_000;) {
     const ok = await Promise.all(waiting.map((c) => s3Login(s3, 'assets', c.login, c.secret).catch(() => false)));
     waiting = waiting.filter((_, i) => !ok[i]);
     if (waiting.length === 0) return;

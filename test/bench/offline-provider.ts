@@ -19,10 +19,14 @@ export function contributionItem(i: number, key = `c${String(i).padStart(6, '0')
   return `  - id: ${id}\n    login: hf_${id}\n    secret: ../grants/${id}.secret\n    values: { keys: ["${key}"], commands: ${JSON.stringify(COMMANDS)} }`;
 }
 
-/** Writes the configuration into `dir` and loads it; the contributions file is the caller's to write (its path is returned). */
+/**
+ * Writes the configuration into `dir` and loads it; the contributions file is the caller's to write (its path is
+ * returned).
+ */
 export async function offlineProvider(dir: string): Promise<{ config: HoldfastConfig; contributions: string }> {
   for (const sub of ['grants', 'secrets', 'contributions']) mkdirSync(join(dir, sub));
-  for (const name of ['queue', 'store', 'cache']) writeFileSync(join(dir, 'secrets', name), 'a-long-enough-password', { mode: 0o600 });
+  for (const name of ['queue', 'store', 'cache'])
+    writeFileSync(join(dir, 'secrets', name), 'a-long-enough-password', { mode: 0o600 });
   writeFileSync(join(dir, 'secrets/fingerprint.key'), Buffer.alloc(32, 1), { mode: 0o600 });
   writeFileSync(
     join(dir, 'holdfast.yaml'),
@@ -39,6 +43,9 @@ export async function offlineProvider(dir: string): Promise<{ config: HoldfastCo
       `    policy: { keyPrefix: "{id}:", allowedCommands: ${JSON.stringify(COMMANDS)} }`,
     ].join('\n') + '\n',
   );
-  const config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
+  const config = await loadConfig(join(dir, 'holdfast.yaml'), {
+    adapters: ADAPTERS,
+    environment: { stdoutIsTTY: false },
+  });
   return { config, contributions: join(dir, 'contributions/cache.yaml') };
 }

@@ -41,7 +41,9 @@ try {
     heapBeforeMb: mb(before.heap),
     vmHwmBeforeMb: Math.round(before.hwm),
     heapKeptMb: mb(kept),
-    load: loadavg().map((l) => l.toFixed(2)).join(' '),
+    load: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
   };
   console.log(JSON.stringify(result));
 } finally {

@@ -45,7 +45,10 @@ async function authLoop(connection: Redis, env: BenchEnv, offset: number, until:
 }
 
 export async function pipelinedAuth(env: BenchEnv, durationMs: number): Promise<PipelinedAuthResult> {
-  const connections = Array.from({ length: CONNECTIONS }, () => new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 }));
+  const connections = Array.from(
+    { length: CONNECTIONS },
+    () => new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 }),
+  );
   const admin = new Redis(env.cache.url);
   try {
     const spread = Math.floor(env.consumers.length / CONNECTIONS);

@@ -21,7 +21,11 @@ export async function plainLoop(env: BenchEnv, provider: ProviderConfig, duratio
   const adapter = connectAdapter(provider);
   const admin = new Redis(env.cache.url);
   try {
-    const grants = env.consumers.map((c) => ({ login: c.login, password: c.password, values: { keys: [`${c.id}:*`], channels: [], commands: ['+@read', '+@write', '+@connection'] } }));
+    const grants = env.consumers.map((c) => ({
+      login: c.login,
+      password: c.password,
+      values: { keys: [`${c.id}:*`], channels: [], commands: ['+@read', '+@write', '+@connection'] },
+    }));
     await adapter.holds!(grants[0]!, { signal: AbortSignal.timeout(10_000) }); // connected, canonical rules learned
     const before = await redisCost(admin);
     const cpu = process.cpuUsage();
@@ -29,7 +33,8 @@ export async function plainLoop(env: BenchEnv, provider: ProviderConfig, duratio
     let checks = 0;
     while (performance.now() - start < durationMs) {
       const answer = await adapter.holds!(grants[checks % grants.length]!, { signal: AbortSignal.timeout(10_000) });
-      if (!answer.held) throw new Error(`the plain loop found ${grants[checks % grants.length]!.login} not held: ${answer.detail}`);
+      if (!answer.held)
+        throw new Error(`the plain loop found ${grants[checks % grants.length]!.login} not held: ${answer.detail}`);
       checks++;
     }
     const ms = performance.now() - start;

@@ -18,7 +18,10 @@ import { seedHeld } from './seed.js';
 
 const n = Number(process.argv[2] ?? 10_000);
 const say = (text: string) => process.stdout.write(`${text}\n`);
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 const cliFromSource = join(import.meta.dirname, '../../src/cli/main.ts');
 const cliCompiled = join(import.meta.dirname, '../../dist/src/cli/main.js');
 
@@ -33,7 +36,9 @@ try {
   // the proposed file: 1% widened (a second key pattern), 10 added, the last 1% dropped
   const items = readFileSync(join(env.dir, 'contributions/cache.yaml'), 'utf8').split('\n  - ').slice(1);
   const widened = Math.floor(n / 100);
-  const kept = items.slice(0, n - Math.floor(n / 100)).map((item, i) => (i < widened ? item.replace(/keys: \["(c\d+):\*"\]/, 'keys: ["$1:*", "$1:more:*"]') : item));
+  const kept = items
+    .slice(0, n - Math.floor(n / 100))
+    .map((item, i) => (i < widened ? item.replace(/keys: \["(c\d+):\*"\]/, 'keys: ["$1:*", "$1:more:*"]') : item));
   const added = Array.from({ length: 10 }, (_, i) => {
     const id = `new${i}`;
     writeFileSync(join(env.dir, 'grants', `${id}.secret`), `new-password-${i}-long-enough\n`, { mode: 0o600 });
@@ -43,18 +48,29 @@ try {
   writeFileSync(proposed, `consumers:\n${[...kept, ...added].map((item) => `  - ${item.trimEnd()}`).join('\n')}\n`);
 
   // five logins dropped by hand: drifted now
-  const cache = new Redis({ host: env.cache.host, port: env.cache.port, username: env.cache.admin.username, password: env.cache.admin.password });
+  const cache = new Redis({
+    host: env.cache.host,
+    port: env.cache.port,
+    username: env.cache.admin.username,
+    password: env.cache.admin.password,
+  });
   for (const c of env.consumers.slice(n / 2, n / 2 + 5)) await cache.call('ACL', 'DELUSER', c.login);
   cache.disconnect();
 
   const clis: Array<[string, string[]]> = [['tsx (from source)', ['--import', 'tsx', cliFromSource]]];
   if (existsSync(cliCompiled)) clis.push(['compiled (dist)', [cliCompiled]]);
-  const runs = clis.flatMap(([label, argv]) => [[], ['--deep']].map((more): [string, string[]] => [`${label}${more.length ? ' --deep' : ''}`, [...argv, ...more]]));
+  const runs = clis.flatMap(([label, argv]) =>
+    [[], ['--deep']].map((more): [string, string[]] => [`${label}${more.length ? ' --deep' : ''}`, [...argv, ...more]]),
+  );
   for (const [label, argv] of runs) {
     for (let attempt = 1; attempt <= 2; attempt++) {
       const at = performance.now();
       const [node, more] = [argv.filter((a) => a !== '--deep'), argv.filter((a) => a === '--deep')];
-      const run = spawnSync(process.execPath, [...node, 'plan', '-c', path, '--contributions', `cache=${proposed}`, '--json', ...more], { encoding: 'utf8', maxBuffer: 256 << 20 });
+      const run = spawnSync(
+        process.execPath,
+        [...node, 'plan', '-c', path, '--contributions', `cache=${proposed}`, '--json', ...more],
+        { encoding: 'utf8', maxBuffer: 256 << 20 },
+      );
       const ms = Math.round(performance.now() - at);
       let counts = run.stderr.slice(0, 300);
       try {

@@ -55,8 +55,13 @@ function wrap(target: object, prefix: string, methods: readonly string[]): void 
 /** Every function of an object, its own or its class's (not the constructor). */
 function methodsOf(target: object): string[] {
   const proto = Object.getPrototypeOf(target) as object;
-  const names = [...Object.getOwnPropertyNames(target), ...(proto === Object.prototype ? [] : Object.getOwnPropertyNames(proto))];
-  return names.filter((name) => name !== 'constructor' && typeof (target as Record<string, unknown>)[name] === 'function');
+  const names = [
+    ...Object.getOwnPropertyNames(target),
+    ...(proto === Object.prototype ? [] : Object.getOwnPropertyNames(proto)),
+  ];
+  return names.filter(
+    (name) => name !== 'constructor' && typeof (target as Record<string, unknown>)[name] === 'function',
+  );
 }
 
 export function profileEngine(engine: Engine): void {
@@ -66,7 +71,8 @@ export function profileEngine(engine: Engine): void {
   for (const part of [locks, signals, notes, contests]) wrap(part, 'redis', methodsOf(part));
   wrap(engine.queue, 'queue', methodsOf(engine.queue));
   if (engine.worker) wrap(engine.worker, 'worker', ['process']);
-  for (const provider of engine.providers.values()) wrap(provider.adapter, 'adapter', ['create', 'createMany', 'holds', 'holdsMany', 'authenticates', 'remove']);
+  for (const provider of engine.providers.values())
+    wrap(provider.adapter, 'adapter', ['create', 'createMany', 'holds', 'holdsMany', 'authenticates', 'remove']);
   // the store's round trips: each call of the records collection is one
   const records = (engine.store as unknown as { records: object }).records;
   wrap(records, 'mongo', ['findOne', 'insertOne', 'insertMany', 'updateOne', 'bulkWrite', 'deleteOne']);

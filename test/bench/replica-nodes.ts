@@ -20,15 +20,22 @@ export class ReplicaNodes {
     readonly config: { path: string; config: HoldfastConfig },
   ) {}
 
-  /** Starts the primary and its two replicas, writes `holdfast-<name>.yaml` for them, and holds every consumer on every node. */
+  /**
+   * Starts the primary and its two replicas, writes `holdfast-<name>.yaml` for them, and holds every consumer on every
+   * node.
+   */
   static async start(env: BenchEnv, name: string, timing: TimingOverrides): Promise<ReplicaNodes> {
     const set = await LocalRedisReplicas.start(env.run, readSettings(), { replicas: 2 });
     try {
       writeFileSync(join(env.dir, `secrets/${name}`), set.admin.password, { mode: 0o600 });
       const admin = { url: set.url(set.nodes[0]!), username: set.admin.username, passwordFile: `secrets/${name}` };
       const nodes = new ReplicaNodes(set, await env.configure(name, timing, undefined, admin));
-      // applied at the seed's pace: a saturating interval's node timeout (200 ms) is shorter than a ping takes while 64 applies run on a loaded machine
-      await applyLogins(env, (await env.configure(`${name}-seed`, { verifyEvery: '60s' }, undefined, admin)).config.providers[0]!);
+      // applied at the seed's pace: a saturating interval's node timeout (200 ms) is shorter than a ping takes while 64
+      // applies run on a loaded machine
+      await applyLogins(
+        env,
+        (await env.configure(`${name}-seed`, { verifyEvery: '60s' }, undefined, admin)).config.providers[0]!,
+      );
       await nodes.holdEveryone(env);
       return nodes;
     } catch (error) {
@@ -45,18 +52,27 @@ export class ReplicaNodes {
   /** Each node's admin URL, with its credentials (for `INFO commandstats`). */
   get adminUrls(): string[] {
     const { username, password } = this.set.admin;
-    return this.set.nodes.map((n) => `redis://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${nodeAddress(n)}`);
+    return this.set.nodes.map(
+      (n) => `redis://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${nodeAddress(n)}`,
+    );
   }
 
   /** Throws unless every node lists every consumer's login within 10 s. */
   private async holdEveryone(env: BenchEnv): Promise<void> {
     const logins = new Set(env.consumers.map((c) => c.login));
-    const held = (node: NodeAddress) => this.set.withNode(node, async (c) => ((await c.call('ACL', 'USERS')) as string[]).filter((u) => logins.has(u)).length);
+    const held = (node: NodeAddress) =>
+      this.set.withNode(
+        node,
+        async (c) => ((await c.call('ACL', 'USERS')) as string[]).filter((u) => logins.has(u)).length,
+      );
     const deadline = Date.now() + 10_000;
     for (;;) {
       const counts = await Promise.all(this.set.nodes.map(held));
       if (counts.every((n) => n === logins.size)) return;
-      if (Date.now() > deadline) throw new Error(`not every consumer is held on every node: ${counts.map((n, i) => `${this.names[i]} ${n}/${logins.size}`).join(', ')}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `not every consumer is held on every node: ${counts.map((n, i) => `${this.names[i]} ${n}/${logins.size}`).join(', ')}`,
+        );
       await new Promise((r) => setTimeout(r, 250));
     }
   }

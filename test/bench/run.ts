@@ -34,7 +34,8 @@
  * queue's Redis and the cache (read off the kernel's TCP counters, `wire.ts`), and the commands
  * the two Redis ran: `perCheck` and `perHeal` in the last line.
  *
- * `--quick` runs only the 1k throughput, three-node and heal cases and 100 object-store consumers (about five minutes); `--only=<N>` runs
+ * `--quick` runs only the 1k throughput, three-node and heal cases and 100 object-store consumers (about five minutes);
+ * `--only=<N>` runs
  * the full run's cases for N consumers (1000, 10000 or 100000) alone; `--nodes3[=<N>]` the
  * three-node case alone, for N consumers (default 1000).
  */
@@ -62,7 +63,10 @@ const quick = process.argv.includes('--quick');
 /** `--only=100000`: the full run's cases for that many consumers alone. */
 const only = Number(/^--only=(\d+)$/.exec(process.argv.find((a) => a.startsWith('--only=')) ?? '')?.[1] ?? NaN);
 const wanted = (n: number) => Number.isNaN(only) || only === n;
-/** `--nodes3` or `--nodes3=100`: the three-node case (with its one-node windows) alone, for that many consumers (default 1,000). */
+/**
+ * `--nodes3` or `--nodes3=100`: the three-node case (with its one-node windows) alone, for that many consumers (default
+ * 1,000).
+ */
 const nodesOnly = /^--nodes3(?:=(\d+))?$/.exec(process.argv.find((a) => a.startsWith('--nodes3')) ?? '');
 const root = join(import.meta.dirname, '../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -89,11 +93,16 @@ interface Window {
   nodes: NodeWindow[];
   /** The cache's commands in the window (summed over its nodes): calls and µs per call. */
   cacheCommands: Record<string, { calls: number; usPerCall: number }>;
-  /** Everything of the window per check: engine CPU, store, queue and cache commands, round trips and bytes (`cost-meter.ts`). */
+  /**
+   * Everything of the window per check: engine CPU, store, queue and cache commands, round trips and bytes
+   * (`cost-meter.ts`).
+   */
   perCheck: UnitCost;
 }
 
-/** The benchmark's own connection to the queue's Redis during a window (a lateness sampler's): left out of its figures. */
+/**
+ * The benchmark's own connection to the queue's Redis during a window (a lateness sampler's): left out of its figures.
+ */
 interface Own {
   sent: () => number;
   port: number;
@@ -114,7 +123,13 @@ interface NodeWindow {
  * (the world's one-node cache by default). Each check asks every node, so a check is counted
  * once per node's `AUTH` (or `ACL GETUSER`), divided by the nodes.
  */
-async function measure(env: BenchEnv, engines: EngineProcess[], ms: number, caches: readonly string[] = [env.cache.url], own?: Own): Promise<Window> {
+async function measure(
+  env: BenchEnv,
+  engines: EngineProcess[],
+  ms: number,
+  caches: readonly string[] = [env.cache.url],
+  own?: Own,
+): Promise<Window> {
   const meter = new CostMeter(env, engines, caches);
   if (own) meter.exclude.add(own.port);
   const sentBefore = own?.sent() ?? 0;
@@ -144,7 +159,13 @@ async function measure(env: BenchEnv, engines: EngineProcess[], ms: number, cach
     authPerSec: light / seconds,
     nodes: perNode.map((c, i) => {
       const auths = Math.max(checksIn(c).light, 1);
-      return { node: new URL(caches[i]!).host, authPerSec: checksIn(c).light / seconds, usPerAuth: (c.usec.get('auth') ?? 0) / auths, cpuUsPerAuth: c.cpuUs / auths, deepChecks: checksIn(c).deep };
+      return {
+        node: new URL(caches[i]!).host,
+        authPerSec: checksIn(c).light / seconds,
+        usPerAuth: (c.usec.get('auth') ?? 0) / auths,
+        cpuUsPerAuth: c.cpuUs / auths,
+        deepChecks: checksIn(c).deep,
+      };
     }),
     cacheCommands: perCommand(cost),
     perCheck: meter.perUnit(w, checks),
@@ -184,7 +205,13 @@ interface ThroughputResult {
   startMs: number;
 }
 
-async function throughput(env: BenchEnv, config: { path: string; config: HoldfastConfig }, plain: PlainLoopResult, pipelined: PipelinedAuthResult, withWorker: boolean): Promise<ThroughputResult> {
+async function throughput(
+  env: BenchEnv,
+  config: { path: string; config: HoldfastConfig },
+  plain: PlainLoopResult,
+  pipelined: PipelinedAuthResult,
+  withWorker: boolean,
+): Promise<ThroughputResult> {
   const n = env.consumers.length;
   const logs = join(env.dir, 'engine');
   const run = await EngineProcess.start(config.path, 'run', `${logs}-run.log`);
@@ -201,7 +228,16 @@ async function throughput(env: BenchEnv, config: { path: string; config: Holdfas
         await worker.stop();
       }
     }
-    return { consumers: n, settleMs, verifyEvery: config.config.providers[0]!.timing.verifyEveryMs + 'ms', plain, pipelined, run: alone, runPlusWorker: both, startMs: run.startMs };
+    return {
+      consumers: n,
+      settleMs,
+      verifyEvery: config.config.providers[0]!.timing.verifyEveryMs + 'ms',
+      plain,
+      pipelined,
+      run: alone,
+      runPlusWorker: both,
+      startMs: run.startMs,
+    };
   } finally {
     await run.stop();
   }
@@ -225,7 +261,9 @@ async function steady(env: BenchEnv, config: { path: string; config: HoldfastCon
   try {
     // one interval for every job to have run once after start-up, then the measure
     await sleep(timing.verifyEveryMs);
-    const sample = env.consumers.filter((_, i) => i % Math.max(1, Math.floor(env.consumers.length / 2000)) === 0).map((c) => c.key);
+    const sample = env.consumers
+      .filter((_, i) => i % Math.max(1, Math.floor(env.consumers.length / 2000)) === 0)
+      .map((c) => c.key);
     const sampler = new LatenessSampler(coordination, sample, timing);
     const own = { sent: countSent(redis as Redis), port: -1 };
     sampler.start();
@@ -254,7 +292,10 @@ interface HealResult {
   verifyEveryMs: number;
   healMs: number;
   healMinusIntervalMs: number;
-  /** Everything from the restart to the last login authenticating, per consumer healed (the routine checks meanwhile included). */
+  /**
+   * Everything from the restart to the last login authenticating, per consumer healed (the routine checks meanwhile
+   * included).
+   */
   perHeal: UnitCost;
 }
 
@@ -279,12 +320,18 @@ async function heal(env: BenchEnv, config: { path: string; config: HoldfastConfi
     const unhealed = new Map(env.consumers.map((c) => [c.login, c.password]));
     // light on the machine: only logins the cache has again are asked to authenticate
     const admin = new Redis(env.cache.url, { maxRetriesPerRequest: 0 });
-    const probe = new Redis({ host: env.cache.host, port: env.cache.port, enableReadyCheck: false, maxRetriesPerRequest: 0 });
+    const probe = new Redis({
+      host: env.cache.host,
+      port: env.cache.port,
+      enableReadyCheck: false,
+      maxRetriesPerRequest: 0,
+    });
     for (const client of [admin, probe]) client.on('error', () => undefined);
     const probes = probesOwn(meter, [admin, probe]);
     try {
       while (unhealed.size > 0) {
-        if (Date.now() - restarted > 10 * timing.verifyEveryMs + 60_000) throw new Error(`${unhealed.size} consumers still not healed`);
+        if (Date.now() - restarted > 10 * timing.verifyEveryMs + 60_000)
+          throw new Error(`${unhealed.size} consumers still not healed`);
         const users = new Set((await admin.call('ACL', 'USERS').catch(() => [])) as string[]);
         await Promise.all(
           [...unhealed]
@@ -301,7 +348,13 @@ async function heal(env: BenchEnv, config: { path: string; config: HoldfastConfi
       const healMs = Date.now() - restarted;
       meter.ownCacheCalls = probes();
       const perHeal = meter.perUnit(meter.between(before, await meter.snapshot()), env.consumers.length);
-      return { consumers: env.consumers.length, verifyEveryMs: timing.verifyEveryMs, healMs, healMinusIntervalMs: healMs - timing.verifyEveryMs, perHeal };
+      return {
+        consumers: env.consumers.length,
+        verifyEveryMs: timing.verifyEveryMs,
+        healMs,
+        healMinusIntervalMs: healMs - timing.verifyEveryMs,
+        perHeal,
+      };
     } finally {
       admin.disconnect();
       probe.disconnect();
@@ -319,7 +372,10 @@ interface RebuildResult {
 
 async function rebuild(env: BenchEnv, config: { path: string; config: HoldfastConfig }): Promise<RebuildResult> {
   const run = await EngineProcess.start(config.path, 'run', join(env.dir, 'engine-rebuild.log'));
-  const queue = new Queue(config.config.queue.name, { connection: { host: env.queue.host, port: env.queue.port, password: env.queue.admin.password }, prefix: config.config.queue.prefix });
+  const queue = new Queue(config.config.queue.name, {
+    connection: { host: env.queue.host, port: env.queue.port, password: env.queue.admin.password },
+    prefix: config.config.queue.prefix,
+  });
   const redis = new Redis(env.queue.url);
   try {
     await sleep(5_000);
@@ -332,7 +388,11 @@ async function rebuild(env: BenchEnv, config: { path: string; config: HoldfastCo
       if (Date.now() - flushed > 600_000) throw new Error('the queue was not rebuilt within 10 minutes');
       await sleep(100);
     }
-    return { consumers: env.consumers.length, resyncEveryMs: config.config.sync.resyncEveryMs, scheduledMs: Date.now() - flushed };
+    return {
+      consumers: env.consumers.length,
+      resyncEveryMs: config.config.sync.resyncEveryMs,
+      scheduledMs: Date.now() - flushed,
+    };
   } finally {
     redis.disconnect();
     await queue.close();
@@ -359,7 +419,8 @@ function table(title: string, rows: Array<[string, unknown]>): void {
   say(`\n${title}`);
   const width = Math.max(...rows.map(([k]) => k.length));
   const digits = (n: number) => (Math.abs(n) < 0.1 ? 4 : Math.abs(n) < 10 ? 2 : 0);
-  for (const [key, value] of rows) say(`  ${key.padEnd(width)}  ${typeof value === 'number' ? round(value, digits(value)) : String(value)}`);
+  for (const [key, value] of rows)
+    say(`  ${key.padEnd(width)}  ${typeof value === 'number' ? round(value, digits(value)) : String(value)}`);
 }
 
 function showThroughput(r: ThroughputResult): void {
@@ -405,14 +466,30 @@ interface NodesResult {
   oneNodeAfter: Window;
 }
 
-/** One node's figures: the mean of its windows before and after the three-node case (the machine's load drifts between them). */
-function oneNodeMean(r: NodesResult): Pick<Window, 'checksPerSec' | 'holdfastCpuMsPer1k' | 'backendUsPerCheck' | 'backendCpuMsPer1k'> {
+/**
+ * One node's figures: the mean of its windows before and after the three-node case (the machine's load drifts between
+ * them).
+ */
+function oneNodeMean(
+  r: NodesResult,
+): Pick<Window, 'checksPerSec' | 'holdfastCpuMsPer1k' | 'backendUsPerCheck' | 'backendCpuMsPer1k'> {
   const mean = (pick: (w: Window) => number) => (pick(r.oneNode) + pick(r.oneNodeAfter)) / 2;
-  return { checksPerSec: mean((w) => w.checksPerSec), holdfastCpuMsPer1k: mean((w) => w.holdfastCpuMsPer1k), backendUsPerCheck: mean((w) => w.backendUsPerCheck), backendCpuMsPer1k: mean((w) => w.backendCpuMsPer1k) };
+  return {
+    checksPerSec: mean((w) => w.checksPerSec),
+    holdfastCpuMsPer1k: mean((w) => w.holdfastCpuMsPer1k),
+    backendUsPerCheck: mean((w) => w.backendUsPerCheck),
+    backendCpuMsPer1k: mean((w) => w.backendCpuMsPer1k),
+  };
 }
 
 /** Starts `holdfast run` on `config`, waits until it settles, and measures `ms` of it. */
-async function runWindow(env: BenchEnv, config: { path: string }, name: string, ms: number, caches?: readonly string[]): Promise<{ settleMs: number; window: Window }> {
+async function runWindow(
+  env: BenchEnv,
+  config: { path: string },
+  name: string,
+  ms: number,
+  caches?: readonly string[],
+): Promise<{ settleMs: number; window: Window }> {
   const run = await EngineProcess.start(config.path, 'run', join(env.dir, `engine-${name}.log`));
   try {
     const settleMs = await settled(env, run, caches);
@@ -441,7 +518,17 @@ async function threeNodes(env: BenchEnv, n: number): Promise<NodesResult> {
     const before = await runWindow(env, one, 'one-node', 15_000);
     const three = await runWindow(env, nodes.config, 'nodes3', 15_000, nodes.adminUrls);
     const after = await runWindow(env, one, 'one-node-again', 15_000);
-    return { consumers: env.consumers.length, nodes: nodes.names, verifyEvery: timing.verifyEvery ?? '-', checkTimeout: timing.checkTimeout ?? '-', authInFlight: AUTH_IN_FLIGHT, settleMs: three.settleMs, window: three.window, oneNode: before.window, oneNodeAfter: after.window };
+    return {
+      consumers: env.consumers.length,
+      nodes: nodes.names,
+      verifyEvery: timing.verifyEvery ?? '-',
+      checkTimeout: timing.checkTimeout ?? '-',
+      authInFlight: AUTH_IN_FLIGHT,
+      settleMs: three.settleMs,
+      window: three.window,
+      oneNode: before.window,
+      oneNodeAfter: after.window,
+    };
   } finally {
     await nodes.stop();
   }
@@ -451,25 +538,40 @@ function showNodes(r: NodesResult): void {
   const { window: w, oneNode: before, oneNodeAfter: after } = r;
   const one = oneNodeMean(r);
   const both = (pick: (x: Window) => number) => `${round(pick(before))} / ${round(pick(after))}`;
-  table(`three nodes (a primary and two replicas, nodes: discover) against one, ${r.consumers.toLocaleString('en')} held consumers, same run (one node: before / after)`, [
-    ['verifyEvery, checkTimeout (checks asked: consumers / verifyEvery)', `${r.verifyEvery}, ${r.checkTimeout}`],
-    ['one node: checks/s', both((x) => x.checksPerSec)],
-    ['three nodes: consumer-checks/s (one AUTH on each node)', w.checksPerSec],
-    ['ratio three nodes / one node (mean)', w.checksPerSec / one.checksPerSec],
-    ['three nodes: AUTH/s summed over the nodes', w.authPerSec],
-    ['one node: holdfast CPU ms / 1k checks', both((x) => x.holdfastCpuMsPer1k)],
-    ['three nodes: holdfast CPU ms / 1k consumer-checks', w.holdfastCpuMsPer1k],
-    ['one node: cache µs / check (commands)', `${round(before.backendUsPerCheck, 2)} / ${round(after.backendUsPerCheck, 2)}`],
-    ['three nodes: Redis µs / consumer-check, summed (commands)', w.backendUsPerCheck],
-    ['one node: cache CPU ms / 1k checks (process)', `${round(before.backendCpuMsPer1k, 2)} / ${round(after.backendCpuMsPer1k, 2)}`],
-    ['three nodes: Redis CPU ms / 1k consumer-checks, summed (process)', w.backendCpuMsPer1k],
-    ...w.nodes.map((n, i): [string, unknown] => [`  ${r.nodes[i] ?? n.node}`, `${round(n.authPerSec)} AUTH/s, ${round(n.usPerAuth, 2)} µs / AUTH (command), ${round(n.cpuUsPerAuth, 1)} µs CPU / AUTH, ${n.deepChecks} deep`]),
-    ['light check, per node', `one AUTH on the node's probe connection; at most ${r.authInFlight} in flight until one succeeded there, then pipelined by ioredis (auto-pipelining)`],
-    ['deep share of checks', w.deepShare],
-    ['store ops / check', w.storeOpsPerCheck],
-    ['run RSS MB', w.rssMb[0]],
-    ['settled after s', r.settleMs / 1000],
-  ]);
+  table(
+    `three nodes (a primary and two replicas, nodes: discover) against one, ${r.consumers.toLocaleString('en')} held consumers, same run (one node: before / after)`,
+    [
+      ['verifyEvery, checkTimeout (checks asked: consumers / verifyEvery)', `${r.verifyEvery}, ${r.checkTimeout}`],
+      ['one node: checks/s', both((x) => x.checksPerSec)],
+      ['three nodes: consumer-checks/s (one AUTH on each node)', w.checksPerSec],
+      ['ratio three nodes / one node (mean)', w.checksPerSec / one.checksPerSec],
+      ['three nodes: AUTH/s summed over the nodes', w.authPerSec],
+      ['one node: holdfast CPU ms / 1k checks', both((x) => x.holdfastCpuMsPer1k)],
+      ['three nodes: holdfast CPU ms / 1k consumer-checks', w.holdfastCpuMsPer1k],
+      [
+        'one node: cache µs / check (commands)',
+        `${round(before.backendUsPerCheck, 2)} / ${round(after.backendUsPerCheck, 2)}`,
+      ],
+      ['three nodes: Redis µs / consumer-check, summed (commands)', w.backendUsPerCheck],
+      [
+        'one node: cache CPU ms / 1k checks (process)',
+        `${round(before.backendCpuMsPer1k, 2)} / ${round(after.backendCpuMsPer1k, 2)}`,
+      ],
+      ['three nodes: Redis CPU ms / 1k consumer-checks, summed (process)', w.backendCpuMsPer1k],
+      ...w.nodes.map((n, i): [string, unknown] => [
+        `  ${r.nodes[i] ?? n.node}`,
+        `${round(n.authPerSec)} AUTH/s, ${round(n.usPerAuth, 2)} µs / AUTH (command), ${round(n.cpuUsPerAuth, 1)} µs CPU / AUTH, ${n.deepChecks} deep`,
+      ]),
+      [
+        'light check, per node',
+        `one AUTH on the node's probe connection; at most ${r.authInFlight} in flight until one succeeded there, then pipelined by ioredis (auto-pipelining)`,
+      ],
+      ['deep share of checks', w.deepShare],
+      ['store ops / check', w.storeOpsPerCheck],
+      ['run RSS MB', w.rssMb[0]],
+      ['settled after s', r.settleMs / 1000],
+    ],
+  );
 }
 
 /** The summary's figures of the three-node case (one node's: the mean of before and after). */
@@ -500,15 +602,27 @@ function projectedBackendUs(authUs: number, getUserUs: number, config: HoldfastC
  * The routine check's parts, each alone (`check-breakdown.ts`), on the jobs the throughput case
  * left; printed beside what the engine spent per check in that case.
  */
-async function breakdown(env: BenchEnv, t: ThroughputResult): Promise<{ parts: PartCost[]; engineCpuUsPerCheck: number; queueUsPerCheck: number }> {
+async function breakdown(
+  env: BenchEnv,
+  t: ThroughputResult,
+): Promise<{ parts: PartCost[]; engineCpuUsPerCheck: number; queueUsPerCheck: number }> {
   const config = await env.configure('breakdown', { verifyEvery: '10s', checkTimeout: '10s' });
   const parts = await checkBreakdown(env, config.config);
   const us = (n: number | null) => (n === null || Number.isNaN(n) ? '-' : String(round(n, Math.abs(n) < 10 ? 1 : 0)));
-  say(`\nthe routine check's parts, each alone, per check (µs; event loop / process CPU / Redis commands; alone: per second)`);
+  say(
+    `\nthe routine check's parts, each alone, per check (µs; event loop / process CPU / Redis commands; alone: per second)`,
+  );
   const width = Math.max(...parts.map((p) => p.part.length));
-  for (const p of parts) say(`  ${p.part.padEnd(width)}  ${us(p.loopUs).padStart(5)} ${us(p.cpuUs).padStart(5)} ${us(p.serverUs).padStart(5)}  ${us(p.perSec).padStart(7)}/s  batched: ${p.batched}`);
-  say(`  ${'the engine in the throughput case'.padEnd(width)}  ${''.padStart(5)} ${us(t.run.holdfastCpuMsPer1k).padStart(5)} ${us(t.run.queueUsPerCheck + t.run.backendUsPerCheck).padStart(5)}  ${us(t.run.checksPerSec).padStart(7)}/s`);
-  say(`  pipelined AUTH, per AUTH: client CPU ${us(t.pipelined.cpuMsPer1k)} µs, cache ${us(t.pipelined.backendUsPerAuth)} µs`);
+  for (const p of parts)
+    say(
+      `  ${p.part.padEnd(width)}  ${us(p.loopUs).padStart(5)} ${us(p.cpuUs).padStart(5)} ${us(p.serverUs).padStart(5)}  ${us(p.perSec).padStart(7)}/s  batched: ${p.batched}`,
+    );
+  say(
+    `  ${'the engine in the throughput case'.padEnd(width)}  ${''.padStart(5)} ${us(t.run.holdfastCpuMsPer1k).padStart(5)} ${us(t.run.queueUsPerCheck + t.run.backendUsPerCheck).padStart(5)}  ${us(t.run.checksPerSec).padStart(7)}/s`,
+  );
+  say(
+    `  pipelined AUTH, per AUTH: client CPU ${us(t.pipelined.cpuMsPer1k)} µs, cache ${us(t.pipelined.backendUsPerAuth)} µs`,
+  );
   return { parts, engineCpuUsPerCheck: t.run.holdfastCpuMsPer1k, queueUsPerCheck: t.run.queueUsPerCheck };
 }
 
@@ -519,19 +633,24 @@ let nodesFigures: Record<string, unknown> = {};
 
 /** The object store's case: zero access-key churn over routine checks, counted by the server. */
 async function objectStoreCase(n: number, windowMs: number): Promise<ObjectStoreResult> {
-  say(`\n== ${n.toLocaleString('en')} s3-identities consumers on SeaweedFS: first applies, then ${windowMs / 1000} s of routine checks`);
+  say(
+    `\n== ${n.toLocaleString('en')} s3-identities consumers on SeaweedFS: first applies, then ${windowMs / 1000} s of routine checks`,
+  );
   const o = await objectStore(n, windowMs);
-  table(`object store, ${n.toLocaleString('en')} consumers (verifyEvery ${o.verifyEvery}, deepCheckEvery ${o.deepCheckEvery})`, [
-    ['first applies, until every key signs', `${o.firstApplyMs} ms`],
-    ['identity writes (server) in first applies', o.firstApplyIdentityWrites],
-    ['routine checks (light / deep)', `${o.lightChecks} / ${o.deepChecks} in ${round(o.windowSeconds, 1)} s`],
-    ['CreateAccessKey sent during the checks', o.createAccessKeyDuringChecks],
-    ['identity writes (server) during the checks', o.identityWritesDuringChecks],
-    ['the server\'s change-log writes during the checks', o.changeLogWritesDuringChecks],
-    ['server request µs / check', o.serverRequestUsPerCheck],
-    ['server CPU ms / 1k checks', o.serverCpuMsPer1kChecks],
-    ['holdfast CPU ms / 1k checks', o.holdfastCpuMsPer1kChecks],
-  ]);
+  table(
+    `object store, ${n.toLocaleString('en')} consumers (verifyEvery ${o.verifyEvery}, deepCheckEvery ${o.deepCheckEvery})`,
+    [
+      ['first applies, until every key signs', `${o.firstApplyMs} ms`],
+      ['identity writes (server) in first applies', o.firstApplyIdentityWrites],
+      ['routine checks (light / deep)', `${o.lightChecks} / ${o.deepChecks} in ${round(o.windowSeconds, 1)} s`],
+      ['CreateAccessKey sent during the checks', o.createAccessKeyDuringChecks],
+      ['identity writes (server) during the checks', o.identityWritesDuringChecks],
+      ["the server's change-log writes during the checks", o.changeLogWritesDuringChecks],
+      ['server request µs / check', o.serverRequestUsPerCheck],
+      ['server CPU ms / 1k checks', o.serverCpuMsPer1kChecks],
+      ['holdfast CPU ms / 1k checks', o.holdfastCpuMsPer1kChecks],
+    ],
+  );
   results[`objectStore${n}`] = o;
   return o;
 }
@@ -547,7 +666,12 @@ if (nodesOnly) {
 } else if (quick) {
   await world(1_000, async (env) => {
     const h = await heal(env, await env.configure('heal', { verifyEvery: '5s', checkTimeout: '2s' }));
-    table('heal, 1,000 consumers', [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`], ...unitRows('heal', h.perHeal)]);
+    table('heal, 1,000 consumers', [
+      ['interval', `${h.verifyEveryMs} ms`],
+      ['healed after', `${h.healMs} ms`],
+      ['heal − interval', `${h.healMinusIntervalMs} ms`],
+      ...unitRows('heal', h.perHeal),
+    ]);
     const fast = await env.configure('fast', saturating(1_000));
     const plain = await plainLoop(env, fast.config.providers[0]!, 8_000);
     const pipelined = await pipelinedAuth(env, 5_000);
@@ -571,20 +695,38 @@ if (nodesOnly) {
       healMinusIntervalMs: h.healMinusIntervalMs,
       storeOpsPerCheck: round(t.run.storeOpsPerCheck, 4),
       backendUsPerCheck: round(t.run.backendUsPerCheck, 2),
-      backendUsPerCheckAtDefaults: round(projectedBackendUs(t.run.backendUsPerCheck, plain.getUserUs, defaults.config), 2),
+      backendUsPerCheckAtDefaults: round(
+        projectedBackendUs(t.run.backendUsPerCheck, plain.getUserUs, defaults.config),
+        2,
+      ),
       rssMb: round(t.run.rssMb[0]!),
       perCheck: t.run.perCheck,
       perHeal: h.perHeal,
     };
   });
   const o = await objectStoreCase(100, 30_000);
-  summary = { ...summary, s3Consumers: o.consumers, s3ChecksInWindow: o.lightChecks + o.deepChecks, s3CreateAccessKeyDuringChecks: o.createAccessKeyDuringChecks, s3ServerIdentityWritesDuringChecks: o.identityWritesDuringChecks, s3ServerChangeLogWritesDuringChecks: o.changeLogWritesDuringChecks };
+  summary = {
+    ...summary,
+    s3Consumers: o.consumers,
+    s3ChecksInWindow: o.lightChecks + o.deepChecks,
+    s3CreateAccessKeyDuringChecks: o.createAccessKeyDuringChecks,
+    s3ServerIdentityWritesDuringChecks: o.identityWritesDuringChecks,
+    s3ServerChangeLogWritesDuringChecks: o.changeLogWritesDuringChecks,
+  };
 } else {
   for (const n of [1_000, 10_000].filter(wanted)) {
     await world(n, async (env) => {
       // heal first, while every consumer's checks are spread over the interval as the sweep left them
-      const h = await heal(env, await env.configure('heal', n >= 10_000 ? {} : { verifyEvery: '10s', checkTimeout: '2s' }));
-      table(`heal, ${n.toLocaleString('en')} consumers`, [['interval', `${h.verifyEveryMs} ms`], ['healed after', `${h.healMs} ms`], ['heal − interval', `${h.healMinusIntervalMs} ms`], ...unitRows('heal', h.perHeal)]);
+      const h = await heal(
+        env,
+        await env.configure('heal', n >= 10_000 ? {} : { verifyEvery: '10s', checkTimeout: '2s' }),
+      );
+      table(`heal, ${n.toLocaleString('en')} consumers`, [
+        ['interval', `${h.verifyEveryMs} ms`],
+        ['healed after', `${h.healMs} ms`],
+        ['heal − interval', `${h.healMinusIntervalMs} ms`],
+        ...unitRows('heal', h.perHeal),
+      ]);
       results[`heal${n / 1000}k`] = h;
       const fast = await env.configure('fast', saturating(n));
       const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
@@ -601,62 +743,72 @@ if (nodesOnly) {
       }
       if (n === 10_000) {
         const r = await rebuild(env, await env.configure('rebuild', {}));
-        table('rebuild after the queue is flushed, 10,000 consumers', [['resyncEvery', `${r.resyncEveryMs} ms`], ['all scheduled after', `${r.scheduledMs} ms`]]);
+        table('rebuild after the queue is flushed, 10,000 consumers', [
+          ['resyncEvery', `${r.resyncEveryMs} ms`],
+          ['all scheduled after', `${r.scheduledMs} ms`],
+        ]);
         results.rebuild10k = r;
       }
     });
   }
   if (wanted(1_000)) await objectStoreCase(300, 60_000);
-  if (wanted(100_000)) await world(100_000, async (env) => {
-    const defaults = await env.configure('defaults', {});
-    const s = await steady(env, defaults);
-    table('steady, 100,000 consumers at verifyEvery 60 s', [
-      ['asked checks/s', s.askedPerSec],
-      ['done checks/s', s.window.checksPerSec],
-      ['late p50 ms', s.lateP50Ms],
-      ['late p99 ms', s.lateP99Ms],
-      ['late samples', s.lateSamples],
-      ['deep share of checks', s.window.deepShare],
-      ['holdfast CPU ms / 1k checks', s.window.holdfastCpuMsPer1k],
-      ['cache µs / check (commands)', s.window.backendUsPerCheck],
-      ['store ops / check', s.window.storeOpsPerCheck],
-      ['run RSS MB', s.window.rssMb[0]],
-      ['start-up s', s.startMs / 1000],
-      ...unitRows('check', s.window.perCheck),
-    ]);
-    results.steady100k = s;
-    const auth = s.window.cacheCommands.auth?.usPerCall ?? NaN;
-    const getUser = s.window.cacheCommands['acl|getuser']?.usPerCall ?? NaN;
-    table('the cache\'s µs per check at verifyEvery 60 s, by deepCheckEvery (AUTH and ACL GETUSER as measured above)', [
-      ['AUTH µs', auth],
-      ['ACL GETUSER µs', getUser],
-      ...[1, 2, 4, 8].map((hours): [string, unknown] => [`deepCheckEvery ${hours}h`, (1 - 1 / (60 * hours)) * auth + getUser / (60 * hours)]),
-    ]);
-    const fast = await env.configure('fast', saturating(100_000));
-    const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
-    const pipelined = await pipelinedAuth(env, 5_000);
-    const t = await throughput(env, fast, plain, pipelined, true);
-    showThroughput(t);
-    results.throughput100k = t;
-    summary = {
-      consumers: 100_000,
-      checksPerSec: round(s.window.checksPerSec),
-      saturatedChecksPerSec: round(t.run.checksPerSec),
-      plainLoopChecksPerSec: round(plain.checksPerSec),
-      ratio: round(t.run.checksPerSec / plain.checksPerSec, 2),
-      pipelinedAuthPerSec: round(pipelined.authsPerSec),
-      ratioToPipelined: round(t.run.checksPerSec / pipelined.authsPerSec, 3),
-      lateP99Ms: s.lateP99Ms,
-      healMinusIntervalMs: (results.heal10k as HealResult | undefined)?.healMinusIntervalMs ?? null,
-      storeOpsPerCheck: round(s.window.storeOpsPerCheck, 4),
-      backendUsPerCheck: round(s.window.backendUsPerCheck, 2),
-      rssMb: round(s.window.rssMb[0]!),
-      workerRssMb: round(t.runPlusWorker?.rssMb[1] ?? NaN),
-      perCheck: s.window.perCheck,
-      saturatedPerCheck: t.run.perCheck,
-      perHeal: (results.heal10k as HealResult | undefined)?.perHeal ?? null,
-    };
-  });
+  if (wanted(100_000))
+    await world(100_000, async (env) => {
+      const defaults = await env.configure('defaults', {});
+      const s = await steady(env, defaults);
+      table('steady, 100,000 consumers at verifyEvery 60 s', [
+        ['asked checks/s', s.askedPerSec],
+        ['done checks/s', s.window.checksPerSec],
+        ['late p50 ms', s.lateP50Ms],
+        ['late p99 ms', s.lateP99Ms],
+        ['late samples', s.lateSamples],
+        ['deep share of checks', s.window.deepShare],
+        ['holdfast CPU ms / 1k checks', s.window.holdfastCpuMsPer1k],
+        ['cache µs / check (commands)', s.window.backendUsPerCheck],
+        ['store ops / check', s.window.storeOpsPerCheck],
+        ['run RSS MB', s.window.rssMb[0]],
+        ['start-up s', s.startMs / 1000],
+        ...unitRows('check', s.window.perCheck),
+      ]);
+      results.steady100k = s;
+      const auth = s.window.cacheCommands.auth?.usPerCall ?? NaN;
+      const getUser = s.window.cacheCommands['acl|getuser']?.usPerCall ?? NaN;
+      table(
+        "the cache's µs per check at verifyEvery 60 s, by deepCheckEvery (AUTH and ACL GETUSER as measured above)",
+        [
+          ['AUTH µs', auth],
+          ['ACL GETUSER µs', getUser],
+          ...[1, 2, 4, 8].map((hours): [string, unknown] => [
+            `deepCheckEvery ${hours}h`,
+            (1 - 1 / (60 * hours)) * auth + getUser / (60 * hours),
+          ]),
+        ],
+      );
+      const fast = await env.configure('fast', saturating(100_000));
+      const plain = await plainLoop(env, fast.config.providers[0]!, 10_000);
+      const pipelined = await pipelinedAuth(env, 5_000);
+      const t = await throughput(env, fast, plain, pipelined, true);
+      showThroughput(t);
+      results.throughput100k = t;
+      summary = {
+        consumers: 100_000,
+        checksPerSec: round(s.window.checksPerSec),
+        saturatedChecksPerSec: round(t.run.checksPerSec),
+        plainLoopChecksPerSec: round(plain.checksPerSec),
+        ratio: round(t.run.checksPerSec / plain.checksPerSec, 2),
+        pipelinedAuthPerSec: round(pipelined.authsPerSec),
+        ratioToPipelined: round(t.run.checksPerSec / pipelined.authsPerSec, 3),
+        lateP99Ms: s.lateP99Ms,
+        healMinusIntervalMs: (results.heal10k as HealResult | undefined)?.healMinusIntervalMs ?? null,
+        storeOpsPerCheck: round(s.window.storeOpsPerCheck, 4),
+        backendUsPerCheck: round(s.window.backendUsPerCheck, 2),
+        rssMb: round(s.window.rssMb[0]!),
+        workerRssMb: round(t.runPlusWorker?.rssMb[1] ?? NaN),
+        perCheck: s.window.perCheck,
+        saturatedPerCheck: t.run.perCheck,
+        perHeal: (results.heal10k as HealResult | undefined)?.perHeal ?? null,
+      };
+    });
 }
 
 results.summary = { ...summary, ...nodesFigures };

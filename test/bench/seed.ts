@@ -7,7 +7,14 @@
 import { MongoClient } from 'mongodb';
 import type { ConsumerEvent } from '../../machines/consumer-events.js';
 import { createConsumerMachine } from '../../machines/consumer-machine.js';
-import { firstSnapshot, persist, step, waitEnded, type ConsumerSnapshot, type PersistedConsumer } from '../../machines/machine-step.js';
+import {
+  firstSnapshot,
+  persist,
+  step,
+  waitEnded,
+  type ConsumerSnapshot,
+  type PersistedConsumer,
+} from '../../machines/machine-step.js';
 import { connectAdapter, type HoldfastConfig, type ProviderConfig } from '../../src/config/config.js';
 import { createEach } from '../../src/adapters/batch-calls.js';
 import { loadContributions } from '../../src/desired/load-contributions.js';
@@ -22,7 +29,11 @@ import { indexFerretDb } from '../backends/ferretdb-index.js';
 import type { BenchEnv } from './bench-env.js';
 
 /** Runs `work` over `items`, `width` at a time. */
-export async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+export async function inParallel<T>(
+  items: readonly T[],
+  width: number,
+  work: (item: T) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(width, items.length) }, async () => {
@@ -42,7 +53,11 @@ export async function applyLogins(env: BenchEnv, provider: ProviderConfig, state
   const adapter = connectAdapter(provider);
   const byKey = new Map(env.consumers.map((c) => [c.key, c]));
   const consumers = (state ?? (await loadContributions(provider))).consumers;
-  const grantOf = ({ key, desired }: (typeof consumers)[number]) => ({ login: desired.login, password: byKey.get(key)!.password, values: desired.values });
+  const grantOf = ({ key, desired }: (typeof consumers)[number]) => ({
+    login: desired.login,
+    password: byKey.get(key)!.password,
+    values: desired.values,
+  });
   const options = () => ({ signal: AbortSignal.timeout(120_000) });
   try {
     if (!adapter.createMany) {
@@ -50,7 +65,9 @@ export async function applyLogins(env: BenchEnv, provider: ProviderConfig, state
       return;
     }
     const batching = adapter as typeof adapter & Required<Pick<typeof adapter, 'createMany'>>;
-    const slices = Array.from({ length: Math.ceil(consumers.length / 10_000) }, (_, i) => consumers.slice(i * 10_000, (i + 1) * 10_000));
+    const slices = Array.from({ length: Math.ceil(consumers.length / 10_000) }, (_, i) =>
+      consumers.slice(i * 10_000, (i + 1) * 10_000),
+    );
     await inParallel(slices, 2, async (slice) => {
       const failed = (await createEach(batching, slice.map(grantOf), options())).find((each) => !each.ok);
       if (failed) throw new Error(`a seeded login was not created: ${String(failed.ok ? '' : failed.error)}`);
@@ -72,7 +89,12 @@ function heldSnapshots(provider: ProviderConfig): (key: string, specHash: string
   const machine = createConsumerMachine(provider.timing);
   const stepped = (key: string, specHash: string, mac: string) => {
     let snapshot: ConsumerSnapshot = firstSnapshot(machine, key);
-    const events: ConsumerEvent[] = [{ type: 'DESIRED', specHash }, { type: 'APPLIED', specHash, secretMac: mac }, waitEnded('verify', 'held'), { type: 'HELD' }];
+    const events: ConsumerEvent[] = [
+      { type: 'DESIRED', specHash },
+      { type: 'APPLIED', specHash, secretMac: mac },
+      waitEnded('verify', 'held'),
+      { type: 'HELD' },
+    ];
     for (const event of events) snapshot = step(machine, snapshot, event).snapshot;
     return persist(snapshot);
   };
@@ -82,13 +104,20 @@ function heldSnapshots(provider: ProviderConfig): (key: string, specHash: string
     if (!template) template = { text: JSON.stringify(stepped(key, specHash, mac)), key, specHash, mac };
     const t = template;
     const text = t.text.split(t.key).join(key).split(t.specHash).join(specHash).split(t.mac).join(mac);
-    if (checked++ < 5 && text !== JSON.stringify(stepped(key, specHash, mac))) throw new Error(`the held snapshot of ${key} is not the template's with its own key, hash and fingerprint`);
+    if (checked++ < 5 && text !== JSON.stringify(stepped(key, specHash, mac)))
+      throw new Error(`the held snapshot of ${key} is not the template's with its own key, hash and fingerprint`);
     return JSON.parse(text) as PersistedConsumer;
   };
 }
 
 /** The records, as the machine would have them after an apply and a check that found it held. */
-function heldRecords(config: HoldfastConfig, passwords: ReadonlyMap<string, string>, consumers: readonly Consumer[], snapshotOf: ReturnType<typeof heldSnapshots>, now: number): ConsumerRecord[] {
+function heldRecords(
+  config: HoldfastConfig,
+  passwords: ReadonlyMap<string, string>,
+  consumers: readonly Consumer[],
+  snapshotOf: ReturnType<typeof heldSnapshots>,
+  now: number,
+): ConsumerRecord[] {
   const provider = config.providers[0]!;
   const { verifyEveryMs, deepCheckEveryMs } = provider.timing;
   const password = (key: string) => passwords.get(key)!;
@@ -118,24 +147,42 @@ function heldRecords(config: HoldfastConfig, passwords: ReadonlyMap<string, stri
 }
 
 /** What the queue's Redis knows of a running engine's consumers: their revisions, last checks and summaries. */
-async function noteInQueue(coordination: Coordination, provider: ProviderConfig, records: readonly ConsumerRecord[], now: number): Promise<void> {
+async function noteInQueue(
+  coordination: Coordination,
+  provider: ProviderConfig,
+  records: readonly ConsumerRecord[],
+  now: number,
+): Promise<void> {
   const { verifyEveryMs, deepCheckEveryMs } = provider.timing;
   await inParallel(records, 500, async (r) => {
     await coordination.locks.rememberRevision(r._id, REV);
     const deepAt = now - Math.random() * deepCheckEveryMs * 0.95;
-    await coordination.locks.release(r._id, provider.name, 'seed', { at: now - verifyEveryMs, outcome: 'held', detail: null, rev: REV, deepAt });
+    await coordination.locks.release(r._id, provider.name, 'seed', {
+      at: now - verifyEveryMs,
+      outcome: 'held',
+      detail: null,
+      rev: REV,
+      deepAt,
+    });
   });
   await coordination.notes.noteSummaries(records.map((r) => [r._id, summaryOf(r)]));
 }
 
-/** Consumers seeded per chunk: built, inserted and noted in the queue's Redis, then let go (a million records are not held at once). */
+/**
+ * Consumers seeded per chunk: built, inserted and noted in the queue's Redis, then let go (a million records are not
+ * held at once).
+ */
 const CHUNK = 20_000;
 
 /**
  * `phase`, when given, is told each part's name as it ends and the ms it took (logins, then
  * records, store and queue summed over the chunks, then index).
  */
-export async function seedHeld(env: BenchEnv, config: HoldfastConfig, phase: (name: string, ms: number) => void = () => undefined): Promise<void> {
+export async function seedHeld(
+  env: BenchEnv,
+  config: HoldfastConfig,
+  phase: (name: string, ms: number) => void = () => undefined,
+): Promise<void> {
   const provider = config.providers[0]!;
   const now = Date.now();
   let mark = now;
@@ -158,12 +205,31 @@ export async function seedHeld(env: BenchEnv, config: HoldfastConfig, phase: (na
   try {
     const collection = client.db(config.store.database).collection<RecordDocument>('consumers');
     for (let i = 0; i < state.consumers.length; i += CHUNK) {
-      const records = await timed('records', () => heldRecords(config, passwords, state.consumers.slice(i, i + CHUNK), snapshotOf, now));
+      const records = await timed('records', () =>
+        heldRecords(config, passwords, state.consumers.slice(i, i + CHUNK), snapshotOf, now),
+      );
       const documents = records.map(encodeRecord);
-      await timed('store', () => inParallel(Array.from({ length: Math.ceil(documents.length / 5000) }, (_, j) => documents.slice(j * 5000, (j + 1) * 5000)), 2, (batch) => collection.insertMany(batch, { ordered: false })));
+      await timed('store', () =>
+        inParallel(
+          Array.from({ length: Math.ceil(documents.length / 5000) }, (_, j) =>
+            documents.slice(j * 5000, (j + 1) * 5000),
+          ),
+          2,
+          (batch) => collection.insertMany(batch, { ordered: false }),
+        ),
+      );
       await timed('queue', () => noteInQueue(coordination, provider, records, now));
     }
-    await client.db(config.store.database).collection('providers').insertOne({ _id: 'cache' as never, contributionsError: null, errorSince: null, lastGoodAt: new Date(now), consumers: state.consumers.length });
+    await client
+      .db(config.store.database)
+      .collection('providers')
+      .insertOne({
+        _id: 'cache' as never,
+        contributionsError: null,
+        errorSince: null,
+        lastGoodAt: new Date(now),
+        consumers: state.consumers.length,
+      });
   } finally {
     redis.disconnect();
     await client.close();

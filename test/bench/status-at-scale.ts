@@ -25,7 +25,10 @@ const hold = process.argv.includes('--hold');
 const settings = readSettings();
 const run = createRunDir(settings.tmpRoot);
 const docker = await useDocker(settings);
-const [queue, store] = await Promise.all([startOwned('redis', run, settings, docker), startOwned('mongodb', run, settings, docker)]);
+const [queue, store] = await Promise.all([
+  startOwned('redis', run, settings, docker),
+  startOwned('mongodb', run, settings, docker),
+]);
 try {
   const dir = instanceDir(run, 'status');
   mkdirSync(join(dir, 'secrets'), { recursive: true });
@@ -41,20 +44,47 @@ try {
       '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:1" }, contributions: cache.yaml }',
     ].join('\n'),
   );
-  const config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
+  const config = await loadConfig(join(dir, 'holdfast.yaml'), {
+    adapters: ADAPTERS,
+    environment: { stdoutIsTTY: false },
+  });
 
   // the store: a record per consumer is what a running holdfast has (the status must not read them)
-  const client = new MongoClient(`mongodb://${store.host}:${store.port}/?authSource=admin`, { auth: { username: store.admin.username, password: store.admin.password } });
+  const client = new MongoClient(`mongodb://${store.host}:${store.port}/?authSource=admin`, {
+    auth: { username: store.admin.username, password: store.admin.password },
+  });
   const now = Date.now();
   const db = client.db(config.store.database);
-  const docs = Array.from({ length: n }, (_, i) => ({ _id: `cache/c${i}`, provider: 'cache', machine: { state: 'held' }, history: Array.from({ length: 5 }, () => ({ at: new Date(now), from: 'applying', to: 'held', reason: 'applied' })) }));
+  const docs = Array.from({ length: n }, (_, i) => ({
+    _id: `cache/c${i}`,
+    provider: 'cache',
+    machine: { state: 'held' },
+    history: Array.from({ length: 5 }, () => ({ at: new Date(now), from: 'applying', to: 'held', reason: 'applied' })),
+  }));
   for (let i = 0; i < n; i += 5000) await db.collection('consumers').insertMany(docs.slice(i, i + 5000) as never[]);
-  await db.collection('providers').insertOne({ _id: 'cache' as never, contributionsError: null, errorSince: null, lastGoodAt: new Date(now), consumers: n });
+  await db.collection('providers').insertOne({
+    _id: 'cache' as never,
+    contributionsError: null,
+    errorSince: null,
+    lastGoodAt: new Date(now),
+    consumers: n,
+  });
   await client.close();
 
-  const redis = new Redis({ host: queue.host, port: queue.port, username: queue.admin.username, password: queue.admin.password });
+  const redis = new Redis({
+    host: queue.host,
+    port: queue.port,
+    username: queue.admin.username,
+    password: queue.admin.password,
+  });
   const summary = (i: number, state: ConsumerSummary['state']): ConsumerSummary => ({
-    rev: 3, state, since: now - 3_600_000, login: `app_c${i}`, brakeCount: 0, reason: state === 'held' ? 'applied' : 'not held: gone', dueAt: now + 30_000,
+    rev: 3,
+    state,
+    since: now - 3_600_000,
+    login: `app_c${i}`,
+    brakeCount: 0,
+    reason: state === 'held' ? 'applied' : 'not held: gone',
+    dueAt: now + 30_000,
     lastCheck: { at: now - 10_000, outcome: 'held', detail: null },
   });
   const prefix = `${config.queue.prefix}:holdfast`;
@@ -64,7 +94,11 @@ try {
     for (let j = i; j < Math.min(n, i + 5000); j++) {
       args.push(`cache/c${j}`, encodeSummary(summary(j, 'held')));
       states.push(`cache/c${j}`, 'held 3');
-      await redis.hset(`${prefix}:checks`, `cache/c${j}`, JSON.stringify({ at: now - 10_000, outcome: 'held', detail: null, rev: 3, deepAt: now - 10_000 }));
+      await redis.hset(
+        `${prefix}:checks`,
+        `cache/c${j}`,
+        JSON.stringify({ at: now - 10_000, outcome: 'held', detail: null, rev: 3, deepAt: now - 10_000 }),
+      );
     }
     await redis.hset(`${prefix}:briefs`, ...args);
     await redis.hset(`${prefix}:states`, ...states);
@@ -84,21 +118,38 @@ try {
     await c.close();
     // as installed (`npm run build`: dist/), else through tsx (which adds its own start-up)
     const built = join(import.meta.dirname, '../../dist/src/cli/main.js');
-    const command = existsSync(built) ? [built] : ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
+    const command = existsSync(built)
+      ? [built]
+      : ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
     // the command's own CPU (user + system) as GNU time reports it, where it is installed
     const timed = existsSync('/usr/bin/time');
-    const argv = [...(timed ? ['-f', 'cpu %U %S'] : []), process.execPath, ...command, 'status', '-c', join(dir, 'holdfast.yaml')];
+    const argv = [
+      ...(timed ? ['-f', 'cpu %U %S'] : []),
+      process.execPath,
+      ...command,
+      'status',
+      '-c',
+      join(dir, 'holdfast.yaml'),
+    ];
     const t1 = performance.now();
     const cli = spawnSync(timed ? '/usr/bin/time' : argv.shift()!, argv, { encoding: 'utf8' });
     const whole = performance.now() - t1;
     const lines = cli.stdout.split('\n').length;
     const cpu = /cpu ([\d.]+) ([\d.]+)/.exec(cli.stderr);
     const cpuText = cpu ? `, ${((Number(cpu[1]) + Number(cpu[2])) * 1000).toFixed(0)} ms CPU` : '';
-    console.log(`${label}: statusReport ${inProcess.toFixed(0)} ms in process; \`${existsSync(built) ? 'node dist/src/cli/main.js' : 'tsx src/cli/main.ts'} status\` ${whole.toFixed(0)} ms as a command${cpuText} (exit ${cli.status}, ${lines} lines), healthy ${report.healthy}, ${report.unserved} unserved listed`);
+    console.log(
+      `${label}: statusReport ${inProcess.toFixed(0)} ms in process; \`${existsSync(built) ? 'node dist/src/cli/main.js' : 'tsx src/cli/main.ts'} status\` ${whole.toFixed(0)} ms as a command${cpuText} (exit ${cli.status}, ${lines} lines), healthy ${report.healthy}, ${report.unserved} unserved listed`,
+    );
   };
   const bytes = async (key: string) => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
-  const [stateBytes, briefBytes, checkedBytes] = await Promise.all([bytes(`${prefix}:states`), bytes(`${prefix}:briefs`), bytes(`${prefix}:checked:cache`)]);
-  console.log(`the queue's Redis, for the status, per consumer: state ${(stateBytes / n).toFixed(0)} B, record in brief ${(briefBytes / n).toFixed(0)} B, checked sorted set ${(checkedBytes / n).toFixed(0)} B`);
+  const [stateBytes, briefBytes, checkedBytes] = await Promise.all([
+    bytes(`${prefix}:states`),
+    bytes(`${prefix}:briefs`),
+    bytes(`${prefix}:checked:cache`),
+  ]);
+  console.log(
+    `the queue's Redis, for the status, per consumer: state ${(stateBytes / n).toFixed(0)} B, record in brief ${(briefBytes / n).toFixed(0)} B, checked sorted set ${(checkedBytes / n).toFixed(0)} B`,
+  );
   await time(`${n} held`);
   const unserved = Math.round(n / 100);
   const args: string[] = [];

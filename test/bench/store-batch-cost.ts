@@ -27,8 +27,25 @@ function doc(i: number, tag: string) {
   const key = idOf(i, tag);
   const at = new Date();
   return encodeRecord({
-    _id: key, provider: 'cache', consumerId: key, desiredAt: at.getTime(), stateSince: at, rev: 3, appliedAt: at, effectUntil: null, createdAt: at, updatedAt: at,
-    desired: { login: `hf_${key}`, values: { keys: [`c${i}:*`], channels: [], commands: ['+@read', '+@write', '+@connection'] }, secretPath: `/grants/c${i}.secret`, specHash: 'x'.repeat(64), source: 'cache.yaml:12', removed: false, problems: [] },
+    _id: key,
+    provider: 'cache',
+    consumerId: key,
+    desiredAt: at.getTime(),
+    stateSince: at,
+    rev: 3,
+    appliedAt: at,
+    effectUntil: null,
+    createdAt: at,
+    updatedAt: at,
+    desired: {
+      login: `hf_${key}`,
+      values: { keys: [`c${i}:*`], channels: [], commands: ['+@read', '+@write', '+@connection'] },
+      secretPath: `/grants/c${i}.secret`,
+      specHash: 'x'.repeat(64),
+      source: 'cache.yaml:12',
+      removed: false,
+      problems: [],
+    },
     machine: persist(firstSnapshot(CHART, key)),
     timer: { rev: 3, wait: 'verify', dueAt: at },
     lastCheck: { at, outcome: 'held', detail: null },
@@ -39,23 +56,36 @@ try {
   const db = client.db('holdfast');
   await db.createCollection('consumers');
   const records = db.collection('consumers');
-  for (let i = 0; i < n; i += 1000) await records.insertMany(Array.from({ length: Math.min(1000, n - i) }, (_, j) => doc(i + j, 'base')) as never[]);
+  for (let i = 0; i < n; i += 1000)
+    await records.insertMany(Array.from({ length: Math.min(1000, n - i) }, (_, j) => doc(i + j, 'base')) as never[]);
   await indexFerretDb(store);
   const time = async (what: string, count: number, work: () => Promise<unknown>) => {
     const started = performance.now();
     await work();
     const ms = performance.now() - started;
-    say(`${what.padEnd(52)} ${(ms / count).toFixed(2)} ms/record (${count} in ${Math.round(ms)} ms); load ${loadavg()[0]!.toFixed(2)}`);
+    say(
+      `${what.padEnd(52)} ${(ms / count).toFixed(2)} ms/record (${count} in ${Math.round(ms)} ms); load ${loadavg()[0]!.toFixed(2)}`,
+    );
   };
   const ids = Array.from({ length: n }, (_, i) => idOf(i, 'base'));
   let rev = 10;
-  const bulk = (from: number, size: number) => records.bulkWrite(ids.slice(from, from + size).map((id) => ({ updateOne: { filter: { _id: id }, update: { $set: { rev: rev++, effectUntil: new Date() } } } })) as never[], { ordered: false });
+  const bulk = (from: number, size: number) =>
+    records.bulkWrite(
+      ids.slice(from, from + size).map((id) => ({
+        updateOne: { filter: { _id: id }, update: { $set: { rev: rev++, effectUntil: new Date() } } },
+      })) as never[],
+      { ordered: false },
+    );
   await time('findOne by _id, one at a time', 500, async () => {
     for (const id of ids.slice(0, 500)) await records.findOne({ _id: id as never });
   });
-  await time('findOne by _id, 32 in flight', 2000, () => Promise.all(Array.from({ length: 32 }, async (_, w) => {
-    for (let i = w; i < 2000; i += 32) await records.findOne({ _id: ids[i] as never });
-  })));
+  await time('findOne by _id, 32 in flight', 2000, () =>
+    Promise.all(
+      Array.from({ length: 32 }, async (_, w) => {
+        for (let i = w; i < 2000; i += 32) await records.findOne({ _id: ids[i] as never });
+      }),
+    ),
+  );
   await time('updateOne by _id, one at a time', 500, async () => {
     for (const id of ids.slice(0, 500)) await records.updateOne({ _id: id as never }, { $set: { rev: rev++ } });
   });
@@ -80,7 +110,9 @@ try {
     }
   }
   for (const size of [32, 256, 1000]) {
-    await time(`insertMany × ${size}`, size, () => records.insertMany(Array.from({ length: size }, (_, i) => doc(i, `many${size}`)) as never[], { ordered: false }));
+    await time(`insertMany × ${size}`, size, () =>
+      records.insertMany(Array.from({ length: size }, (_, i) => doc(i, `many${size}`)) as never[], { ordered: false }),
+    );
   }
 } finally {
   await client.close();

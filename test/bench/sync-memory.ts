@@ -30,7 +30,10 @@ function writeContributions(file: string, changed?: number): void {
   writeSync(fd, 'consumers:\n');
   for (let from = 0; from < n; from += 1000) {
     const items = Array.from({ length: Math.min(1000, n - from) }, (_, k) => from + k);
-    writeSync(fd, `${items.map((i) => contributionItem(i, i === changed ? `c${String(i).padStart(6, '0')}:other:*` : undefined)).join('\n')}\n`);
+    writeSync(
+      fd,
+      `${items.map((i) => contributionItem(i, i === changed ? `c${String(i).padStart(6, '0')}:other:*` : undefined)).join('\n')}\n`,
+    );
   }
   closeSync(fd);
 }
@@ -49,9 +52,21 @@ try {
     },
   };
   const store = { setProviderStatus: () => Promise.resolve(), providerStatus: () => Promise.resolve(null) };
-  const confirmations = { confirmedRemovals: () => Promise.resolve(null), confirmRemovals: () => Promise.resolve(), clearConfirmedRemovals: () => Promise.resolve() };
+  const confirmations = {
+    confirmedRemovals: () => Promise.resolve(null),
+    confirmRemovals: () => Promise.resolve(),
+    clearConfirmedRemovals: () => Promise.resolve(),
+  };
   const logger = createLogger({ level: 'warn', format: 'json', scrubber: new Scrubber() });
-  const sync = new DesiredSync({ store, queue, confirmations, providers: config.providers, logger, now: () => new Date(), pollEveryMs: 3_600_000 });
+  const sync = new DesiredSync({
+    store,
+    queue,
+    confirmations,
+    providers: config.providers,
+    logger,
+    now: () => new Date(),
+    pollEveryMs: 3_600_000,
+  });
   const before = { heap: kept(), hwm: vm('VmHWM') };
   const sampler = samplePeaks();
   let t0 = performance.now();
@@ -74,7 +89,9 @@ try {
     vmHwmMb: Math.round(vm('VmHWM')),
     heapBeforeMb: before.heap,
     vmHwmBeforeMb: Math.round(before.hwm),
-    load: loadavg().map((l) => l.toFixed(2)).join(' '),
+    load: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
   };
   console.log(JSON.stringify(result));
   await sync.stop();

@@ -20,7 +20,10 @@ export type WireSnapshot = Map<number, Wire>;
 const field = (text: string, name: string) => Number(new RegExp(`\\b${name}:(\\d+)`).exec(text)?.[1] ?? 0);
 
 export function wireNow(port: number): WireSnapshot {
-  const out = execFileSync('ss', ['-tinH', 'state', 'established', `( sport = :${port} )`], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const out = execFileSync('ss', ['-tinH', 'state', 'established', `( sport = :${port} )`], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   const sockets: WireSnapshot = new Map();
   // each socket is a line of addresses followed by an indented line of counters
   const lines = out.split('\n');
@@ -28,7 +31,11 @@ export function wireNow(port: number): WireSnapshot {
     const peer = /^\S.*\s\S+:\d+\s+\S+:(\d+)\s*$/.exec(lines[i]!);
     if (!peer) continue;
     const info = lines[++i]!;
-    sockets.set(Number(peer[1]), { bytesIn: field(info, 'bytes_received'), bytesOut: field(info, 'bytes_acked'), roundTrips: field(info, 'data_segs_in') });
+    sockets.set(Number(peer[1]), {
+      bytesIn: field(info, 'bytes_received'),
+      bytesOut: field(info, 'bytes_acked'),
+      roundTrips: field(info, 'data_segs_in'),
+    });
   }
   return sockets;
 }
@@ -38,8 +45,15 @@ export function wireOf(ports: readonly number[]): WireSnapshot[] {
   return ports.map(wireNow);
 }
 
-/** Summed over the sockets of every server, less those of the benchmark's own connections (`exclude`: their local ports). */
-export function wireBetween(before: readonly WireSnapshot[], after: readonly WireSnapshot[], exclude: ReadonlySet<number> = new Set()): Wire {
+/**
+ * Summed over the sockets of every server, less those of the benchmark's own connections (`exclude`: their local
+ * ports).
+ */
+export function wireBetween(
+  before: readonly WireSnapshot[],
+  after: readonly WireSnapshot[],
+  exclude: ReadonlySet<number> = new Set(),
+): Wire {
   const total: Wire = { bytesIn: 0, bytesOut: 0, roundTrips: 0 };
   after.forEach((sockets, i) => {
     for (const [peer, a] of sockets) {

@@ -30,7 +30,14 @@ async function mongoLogin(b: BackendEndpoint, username: string, password: string
 }
 
 async function pgLogin(b: BackendEndpoint, user: string, password: string): Promise<void> {
-  const client = new pg.Client({ host: b.host, port: b.port, user, password, database: 'postgres', connectionTimeoutMillis: 3000 });
+  const client = new pg.Client({
+    host: b.host,
+    port: b.port,
+    user,
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: 3000,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -75,7 +82,13 @@ describe('Redis', () => {
   it('can be paused and resumed: a paused server accepts nothing until resumed', async () => {
     const b = await ownBackend('redis');
     await b.pause();
-    const client = new Redis(b.url, { lazyConnect: true, connectTimeout: 500, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis(b.url, {
+      lazyConnect: true,
+      connectTimeout: 500,
+      commandTimeout: 500,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     client.on('error', () => undefined);
     await expect(client.connect().then(() => client.ping())).rejects.toThrow();
     client.disconnect();
@@ -143,10 +156,25 @@ describe('PostgreSQL', () => {
  * One S3 request as `b`'s admin, signed by curl's own SigV4 (`--aws-sigv4`; curl 7.75 or
  * newer), so this file needs no signing library: the status and the body.
  */
-async function s3AsAdmin(b: BackendEndpoint, method: string, path: string, secret = b.admin.password): Promise<{ status: number; body: string }> {
+async function s3AsAdmin(
+  b: BackendEndpoint,
+  method: string,
+  path: string,
+  secret = b.admin.password,
+): Promise<{ status: number; body: string }> {
   const { stdout } = await promisify(execFile)('curl', [
-    '-s', '-m', '10', '-X', method, '--aws-sigv4', 'aws:amz:us-east-1:s3', '--user', `${b.admin.username}:${secret}`,
-    '-w', '\n%{http_code}', `http://${b.host}:${b.port}${path}`,
+    '-s',
+    '-m',
+    '10',
+    '-X',
+    method,
+    '--aws-sigv4',
+    'aws:amz:us-east-1:s3',
+    '--user',
+    `${b.admin.username}:${secret}`,
+    '-w',
+    '\n%{http_code}',
+    `http://${b.host}:${b.port}${path}`,
   ]);
   const cut = stdout.lastIndexOf('\n');
   return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
@@ -163,12 +191,18 @@ describe('S3 server (SeaweedFS)', () => {
     expect(b.admin.username).toMatch(/^[A-Z0-9]{16,20}$/);
     expect(b.admin.password).toHaveLength(40);
     const url = new URL(b.url);
-    expect([decodeURIComponent(url.username), decodeURIComponent(url.password), Number(url.port)]).toEqual([b.admin.username, b.admin.password, b.port]);
+    expect([decodeURIComponent(url.username), decodeURIComponent(url.password), Number(url.port)]).toEqual([
+      b.admin.username,
+      b.admin.password,
+      b.port,
+    ]);
 
     const unsigned = await unsignedGet(b);
     expect(unsigned.status).toBe(403);
     expect(unsigned.body).toMatch(/<Code>(AccessDenied|MissingSecurityHeader)<\/Code>/);
-    expect((await s3AsAdmin(b, 'GET', '/', `${b.admin.password.slice(1)}x`)).body).toContain('<Code>SignatureDoesNotMatch</Code>');
+    expect((await s3AsAdmin(b, 'GET', '/', `${b.admin.password.slice(1)}x`)).body).toContain(
+      '<Code>SignatureDoesNotMatch</Code>',
+    );
     const listed = await s3AsAdmin(b, 'GET', '/');
     expect(listed.status).toBe(200);
     expect(listed.body).toContain('<ListAllMyBucketsResult');

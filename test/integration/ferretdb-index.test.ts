@@ -14,17 +14,25 @@ import { ownBackend, type BackendEndpoint, type OwnedBackend } from '../backends
 const DOCS = 3000;
 
 function sqlite(file: string, sql: string): string {
-  return execFileSync('sqlite3', ['-batch', '-noheader', '-cmd', '.timeout 10000', file, sql], { encoding: 'utf8' }).trim();
+  return execFileSync('sqlite3', ['-batch', '-noheader', '-cmd', '.timeout 10000', file, sql], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 function tableOf(b: OwnedBackend, db: string, collection: string): string {
-  const table = sqlite(join(b.sqliteDir ?? '', `${db}.sqlite`), `SELECT table_name FROM _ferretdb_collections WHERE name = '${collection}'`);
+  const table = sqlite(
+    join(b.sqliteDir ?? '', `${db}.sqlite`),
+    `SELECT table_name FROM _ferretdb_collections WHERE name = '${collection}'`,
+  );
   expect(table).not.toBe('');
   return table;
 }
 
 function idPlan(b: OwnedBackend, db: string, table: string): string {
-  return sqlite(join(b.sqliteDir ?? '', `${db}.sqlite`), `EXPLAIN QUERY PLAN SELECT _ferretdb_sjson FROM "${table}" WHERE _ferretdb_sjson->'$._id' = '"x"'`);
+  return sqlite(
+    join(b.sqliteDir ?? '', `${db}.sqlite`),
+    `EXPLAIN QUERY PLAN SELECT _ferretdb_sjson FROM "${table}" WHERE _ferretdb_sjson->'$._id' = '"x"'`,
+  );
 }
 
 describe('indexFerretDb', () => {

@@ -32,9 +32,14 @@ export class BrowserDashboard {
 
   /** Starts `holdfast run --http` on a free port and waits until `/healthz` says every consumer is served. */
   static async start(configPath: string): Promise<BrowserDashboard> {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: scripts/install-deps.sh installs Debian's chromium`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} missing: scripts/install-deps.sh installs Debian's chromium`);
     const port = await freePort();
-    const run = spawn(process.execPath, ['--import', 'tsx', MAIN, 'run', '-c', configPath, '--http', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(
+      process.execPath,
+      ['--import', 'tsx', MAIN, 'run', '-c', configPath, '--http', `127.0.0.1:${port}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const output = { text: '' };
     run.stdout?.on('data', (d: Buffer) => (output.text += d.toString()));
     run.stderr?.on('data', (d: Buffer) => (output.text += d.toString()));
@@ -56,15 +61,23 @@ export class BrowserDashboard {
   }
 
   /** A new page; `violations` collects each CSP violation and page error the browser reports. */
-  async page(options: { viewport: { width: number; height: number }; deviceScaleFactor?: number }): Promise<{ page: Page; violations: string[] }> {
-    this.browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  async page(options: {
+    viewport: { width: number; height: number };
+    deviceScaleFactor?: number;
+  }): Promise<{ page: Page; violations: string[] }> {
+    this.browser ??= await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
     const page = await this.browser.newPage(options);
     const violations: string[] = [];
     await page.addInitScript({
-      content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline')));",
+      content:
+        "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline')));",
     });
     page.on('console', (message) => {
-      if (/Content Security Policy|CSP violation/i.test(message.text())) violations.push(`${page.url()}: ${message.text()}`);
+      if (/Content Security Policy|CSP violation/i.test(message.text()))
+        violations.push(`${page.url()}: ${message.text()}`);
     });
     page.on('pageerror', (error) => violations.push(`${page.url()}: page error ${error.message}`));
     return { page, violations };

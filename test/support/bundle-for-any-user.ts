@@ -29,7 +29,9 @@ export async function bundleForAnyUser(entry: string | { source: string }): Prom
     target: 'node20',
     logLevel: 'error',
     // CommonJS dependencies call require(): give the bundle one
-    banner: { js: "import { createRequire as holdfastRequire } from 'node:module'; const require = holdfastRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as holdfastRequire } from 'node:module'; const require = holdfastRequire(import.meta.url);",
+    },
   });
   chmodSync(outfile, 0o644);
   return outfile;

@@ -10,7 +10,9 @@ import { addressOf, slotOwner, type RedisClusterEndpoint } from '../backends/red
 export async function prefixOverMasters(cluster: RedisClusterEndpoint, shards: number): Promise<string> {
   for (let i = 0; i < 200; i++) {
     const prefix = `{hs${randomBytes(3).toString('hex')}}`;
-    const owners = await Promise.all(shardPrefixes(prefix, shards).map(async (p) => addressOf(await slotOwner(cluster, holdfastPrefix(p)))));
+    const owners = await Promise.all(
+      shardPrefixes(prefix, shards).map(async (p) => addressOf(await slotOwner(cluster, holdfastPrefix(p)))),
+    );
     if (new Set(owners).size === shards) return prefix;
   }
   throw new Error(`no prefix found whose ${shards} shards land on ${shards} masters`);

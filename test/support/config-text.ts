@@ -10,5 +10,11 @@ providers:
 
 /** A provider entry: its name, adapter, admin (a flow mapping) and more lines. */
 export function providerEntry(name: string, adapter: string, admin: string, ...more: string[]): string {
-  return [`  - name: ${name}`, `    adapter: ${adapter}`, `    admin: ${admin}`, `    contributions: ${name}.yaml`, ...more.map((l) => `    ${l}`)].join('\n');
+  return [
+    `  - name: ${name}`,
+    `    adapter: ${adapter}`,
+    `    admin: ${admin}`,
+    `    contributions: ${name}.yaml`,
+    ...more.map((l) => `    ${l}`),
+  ].join('\n');
 }

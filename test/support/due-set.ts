@@ -1,4 +1,6 @@
-/** What the due set (`src/queue/due-waits.ts`) holds, read and changed by hand as a test needs: by each shard's prefix. */
+/**
+ * What the due set (`src/queue/due-waits.ts`) holds, read and changed by hand as a test needs: by each shard's prefix.
+ */
 import type { Redis } from 'ioredis';
 import { holdfastPrefix } from '../../src/queue/coordination.js';
 import { coordinationKeys } from '../../src/queue/coordination/keys.js';
@@ -10,7 +12,10 @@ function dueKeys(prefix: string) {
   return { due: keys.due, revs: keys.dueRevs, waits: keys.dueWaits };
 }
 
-/** The consumers whose waits each shard's due set holds, shard `i` at index `i` (`prefixes` as `shardPrefixes` gives them). */
+/**
+ * The consumers whose waits each shard's due set holds, shard `i` at index `i` (`prefixes` as `shardPrefixes` gives
+ * them).
+ */
 export function dueWaitsPerShard(redis: Redis, prefixes: readonly string[]): Promise<string[][]> {
   return Promise.all(prefixes.map((prefix) => redis.zrange(dueKeys(prefix).due, 0, -1)));
 }
@@ -34,7 +39,10 @@ export async function dueCounts(redis: Redis, prefix: string): Promise<{ schedul
   return { scheduled, due: overdue };
 }
 
-/** Up to `limit` of the due set's waits under `prefix`, as the timer jobs they stand for (real tickets under the real seal). */
+/**
+ * Up to `limit` of the due set's waits under `prefix`, as the timer jobs they stand for (real tickets under the real
+ * seal).
+ */
 export async function dueWaitJobs(redis: Redis, prefix: string, limit: number): Promise<Array<TakenWait['job']>> {
   const { revs, waits } = dueKeys(prefix);
   const [byKey, texts] = await Promise.all([redis.hgetall(revs), redis.hgetall(waits)]);

@@ -10,7 +10,14 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 
 const [host, port, username, password, key] = process.argv.slice(2) as [string, string, string, string, string];
-const redis = new Redis({ host, port: Number(port), username, password, enableOfflineQueue: true, maxRetriesPerRequest: null });
+const redis = new Redis({
+  host,
+  port: Number(port),
+  username,
+  password,
+  enableOfflineQueue: true,
+  maxRetriesPerRequest: null,
+});
 let stopping = false;
 let samples = 0;
 let maxMs = 0;

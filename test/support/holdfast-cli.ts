@@ -9,7 +9,9 @@ export const HOLDFAST_MAIN = join(import.meta.dirname, '../../src/cli/main.ts');
 export type HoldfastProcess = ChildProcess & { output: () => string };
 
 export function spawnHoldfast(args: readonly string[]): HoldfastProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', HOLDFAST_MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', HOLDFAST_MAIN, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));

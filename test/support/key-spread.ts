@@ -24,7 +24,9 @@ export async function countMatching(client: Redis, pattern: string): Promise<num
 
 /** `counts[c][s]`: how many keys starting with `prefixes[s]` client `c` holds. */
 export async function keysPerPrefix(clients: readonly Redis[], prefixes: readonly string[]): Promise<number[][]> {
-  return Promise.all(clients.map((client) => Promise.all(prefixes.map((prefix) => countMatching(client, `${globLiteral(prefix)}*`)))));
+  return Promise.all(
+    clients.map((client) => Promise.all(prefixes.map((prefix) => countMatching(client, `${globLiteral(prefix)}*`)))),
+  );
 }
 
 /** The keys of each shard, summed over `clients` (per hash tag). */

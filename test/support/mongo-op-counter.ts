@@ -50,6 +50,8 @@ function messages(onMessage: (message: Buffer) => void): (chunk: Buffer) => void
 
 export async function mongoOpCounter(store: BackendEndpoint): Promise<MongoOpCounter> {
   const commands: NotedCommand[] = [];
-  const proxy = await notingProxy(store, () => messages((m) => commands.push({ at: Date.now(), command: commandOf(m) })));
+  const proxy = await notingProxy(store, () =>
+    messages((m) => commands.push({ at: Date.now(), command: commandOf(m) })),
+  );
   return { endpoint: proxy.endpoint, commands, close: () => proxy.close() };
 }

@@ -13,7 +13,10 @@ export interface NotingProxy {
   close(): Promise<void>;
 }
 
-export async function notingProxy(target: BackendEndpoint, newReader: () => (chunk: Buffer) => void): Promise<NotingProxy> {
+export async function notingProxy(
+  target: BackendEndpoint,
+  newReader: () => (chunk: Buffer) => void,
+): Promise<NotingProxy> {
   const sockets = new Set<Socket>();
   const proxy = createServer((client) => {
     const upstream = connect(target.port, target.host);

@@ -23,7 +23,23 @@ export interface RedisCommandCounter {
 }
 
 /** Commands whose first argument is a subcommand. */
-const CONTAINERS = new Set(['ACL', 'CLIENT', 'CONFIG', 'CLUSTER', 'COMMAND', 'SCRIPT', 'FUNCTION', 'OBJECT', 'MEMORY', 'XINFO', 'SENTINEL', 'PUBSUB', 'MODULE', 'LATENCY', 'SLOWLOG']);
+const CONTAINERS = new Set([
+  'ACL',
+  'CLIENT',
+  'CONFIG',
+  'CLUSTER',
+  'COMMAND',
+  'SCRIPT',
+  'FUNCTION',
+  'OBJECT',
+  'MEMORY',
+  'XINFO',
+  'SENTINEL',
+  'PUBSUB',
+  'MODULE',
+  'LATENCY',
+  'SLOWLOG',
+]);
 
 function noted(args: readonly string[]): RedisCommand {
   const first = (args[0] ?? '').toUpperCase();
@@ -40,7 +56,8 @@ function commandReader(onCommand: (args: string[]) => void): (chunk: Buffer) => 
   const parse = (at: number): { args: string[]; next: number } | undefined => {
     const line = pending.indexOf('\r\n', at);
     if (line < 0) return undefined;
-    if (pending[at] !== 0x2a /* '*' */) return { args: pending.toString('latin1', at, line).split(' '), next: line + 2 };
+    if (pending[at] !== 0x2a /* '*' */)
+      return { args: pending.toString('latin1', at, line).split(' '), next: line + 2 };
     const count = Number(pending.toString('latin1', at + 1, line));
     const args: string[] = [];
     let offset = line + 2;

@@ -42,10 +42,13 @@ export class CollectionMarks implements UserMarks {
     const owners = new Map<string, UserOwner>();
     if (users.length === 0) return owners;
     const byKey = new Map(users.map((u) => [userKey(u.db, u.user), u]));
-    for (const mark of await this.marks().find({ _id: { $in: [...byKey.keys()] } }).toArray()) {
+    for (const mark of await this.marks()
+      .find({ _id: { $in: [...byKey.keys()] } })
+      .toArray()) {
       const user = byKey.get(mark._id);
       // a mark bound to another id is stale: its user was dropped, this one made by someone else
-      if (user && (mark.userId === null || mark.userId === idText(user.userId))) owners.set(mark._id, { provider: mark.provider, pending: mark.userId === null });
+      if (user && (mark.userId === null || mark.userId === idText(user.userId)))
+        owners.set(mark._id, { provider: mark.provider, pending: mark.userId === null });
     }
     return owners;
   }
@@ -57,16 +60,23 @@ export class CollectionMarks implements UserMarks {
     try {
       await db.command(command);
     } catch (error) {
-      await this.marks().deleteOne({ _id: key, provider: this.provider, userId: null }).catch(() => undefined);
+      await this.marks()
+        .deleteOne({ _id: key, provider: this.provider, userId: null })
+        .catch(() => undefined);
       throw error;
     }
     const user = await this.userOf(db, login);
-    if (user) await this.marks().updateOne({ _id: key, provider: this.provider }, { $set: { userId: idText(user.userId) } });
+    if (user)
+      await this.marks().updateOne({ _id: key, provider: this.provider }, { $set: { userId: idText(user.userId) } });
   }
 
   async mark(_db: Db, user: ListedUser): Promise<void> {
     const key = userKey(user.db, user.user);
-    await this.marks().replaceOne({ _id: key }, { db: user.db, user: user.user, provider: this.provider, userId: idText(user.userId) }, { upsert: true });
+    await this.marks().replaceOne(
+      { _id: key },
+      { db: user.db, user: user.user, provider: this.provider, userId: idText(user.userId) },
+      { upsert: true },
+    );
   }
 
   async forget(db: string, login: string): Promise<void> {
@@ -103,7 +113,10 @@ export class CollectionMarks implements UserMarks {
       }
       if (found) await this.marks().deleteOne({ _id: key, userId: found.userId });
     }
-    throw new HoldfastError('BACKEND_ERROR', `mongodb-users: the mark of user "${login}" in database "${db}" kept changing while it was claimed; tried again later`);
+    throw new HoldfastError(
+      'BACKEND_ERROR',
+      `mongodb-users: the mark of user "${login}" in database "${db}" kept changing while it was claimed; tried again later`,
+    );
   }
 
   private async userOf(db: Db, login: string): Promise<ListedUser | undefined> {

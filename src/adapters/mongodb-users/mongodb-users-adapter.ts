@@ -64,7 +64,10 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
   /** Digests of (user, password, stored keys) known to match: a check compares text, not PBKDF2. */
   private readonly verified = new Remembered(VERIFIED_CACHE);
 
-  constructor(admin: AdminConnection, private readonly ownership: Ownership) {
+  constructor(
+    admin: AdminConnection,
+    private readonly ownership: Ownership,
+  ) {
     this.url = admin.url;
     const max = admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
     this.calls = new BackendCalls({
@@ -120,14 +123,20 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
       const existing = users.find((u) => u.user === grant.login);
       const owner = existing && owners.get(userKey(database, existing.user));
       const ours = owner?.provider === this.ownership.provider;
-      if (existing && !ours && (owner !== undefined || !this.ownership.adopt)) throw this.refusal(grant.login, database, owner);
+      if (existing && !ours && (owner !== undefined || !this.ownership.adopt))
+        throw this.refusal(grant.login, database, owner);
       if (!ours) this.refuseOthersDatabase(grant.login, database, users, owners); // made or adopted here: a database of its own
       const wanted = roles.map((role) => ({ role, db: database }));
       if (!existing) {
-        await marks.createMarked(db, { createUser: grant.login, pwd: grant.password, roles: wanted }).catch((error: unknown) => {
-          if (!(error instanceof MongoServerError && error.code === USER_EXISTS)) throw error;
-          throw new HoldfastError('BACKEND_ERROR', `mongodb-users: user "${grant.login}" in "${database}" was made by someone else while holdfast made it; looked at again on the next try`);
-        });
+        await marks
+          .createMarked(db, { createUser: grant.login, pwd: grant.password, roles: wanted })
+          .catch((error: unknown) => {
+            if (!(error instanceof MongoServerError && error.code === USER_EXISTS)) throw error;
+            throw new HoldfastError(
+              'BACKEND_ERROR',
+              `mongodb-users: user "${grant.login}" in "${database}" was made by someone else while holdfast made it; looked at again on the next try`,
+            );
+          });
         return;
       }
       await db.command(bound.command({ updateUser: grant.login, pwd: grant.password, roles: wanted }), { signal });
@@ -147,9 +156,14 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     if (values !== undefined) this.checked({ login, password: '', values });
     await this.send(signal, `the removal of user "${login}"`, [], async () => {
       const marks = await this.marks();
-      const found = values === undefined ? (await this.allUsers(bound)).filter((u) => u.user === login) : (await this.usersIn(values.database, bound)).filter((u) => u.user === login);
+      const found =
+        values === undefined
+          ? (await this.allUsers(bound)).filter((u) => u.user === login)
+          : (await this.usersIn(values.database, bound)).filter((u) => u.user === login);
       const owners = await marks.owners(found);
-      for (const user of found.filter((u) => !isReservedDatabase(u.db) && owners.get(userKey(u.db, u.user))?.provider === this.ownership.provider)) {
+      for (const user of found.filter(
+        (u) => !isReservedDatabase(u.db) && owners.get(userKey(u.db, u.user))?.provider === this.ownership.provider,
+      )) {
         try {
           await this.client.db(user.db).command(bound.command({ dropUser: login }), { signal });
         } catch (error) {
@@ -164,23 +178,50 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     const { signal } = options;
     const bound = new Bound(options);
     const { database, roles } = this.checked(grant);
-    const found = await this.send(signal, `usersInfo of "${grant.login}" in "${database}"`, [grant.password], async () => {
-      const reply = await this.client.db(database).command(bound.command({ usersInfo: { user: grant.login, db: database }, showCredentials: true }), { signal });
-      const user = ((reply.users as UserDocument[] | undefined) ?? [])[0];
-      return user ? { user, owner: (await (await this.marks()).owners([user])).get(userKey(database, user.user)) } : null;
-    });
-    if (found === null) return { held: false, reason: 'missing', detail: `the backend has no user "${grant.login}" in database "${database}"` };
+    const found = await this.send(
+      signal,
+      `usersInfo of "${grant.login}" in "${database}"`,
+      [grant.password],
+      async () => {
+        const reply = await this.client
+          .db(database)
+          .command(bound.command({ usersInfo: { user: grant.login, db: database }, showCredentials: true }), {
+            signal,
+          });
+        const user = ((reply.users as UserDocument[] | undefined) ?? [])[0];
+        return user
+          ? { user, owner: (await (await this.marks()).owners([user])).get(userKey(database, user.user)) }
+          : null;
+      },
+    );
+    if (found === null)
+      return {
+        held: false,
+        reason: 'missing',
+        detail: `the backend has no user "${grant.login}" in database "${database}"`,
+      };
     const { user, owner } = found;
     if (owner?.provider !== this.ownership.provider) {
-      return { held: false, reason: 'rules-differ', detail: `the user exists but ${this.notOwnedWords(owner)}; holdfast will not change it` };
+      return {
+        held: false,
+        reason: 'rules-differ',
+        detail: `the user exists but ${this.notOwnedWords(owner)}; holdfast will not change it`,
+      };
     }
-    const password = user.credentials && Object.keys(user.credentials).length > 0 ? await this.comparePassword(grant, user) : await this.loginAnswer(grant, signal);
+    const password =
+      user.credentials && Object.keys(user.credentials).length > 0
+        ? await this.comparePassword(grant, user)
+        : await this.loginAnswer(grant, signal);
     if (!password.matches) return { held: false, reason: 'password-differs', detail: password.detail };
     const have = user.roles.map((r) => (r.db === database ? r.role : `${r.role}@${r.db}`)).sort();
     const want = [...new Set(roles)].sort();
     if (have.join(',') !== want.join(',')) {
       const list = (names: string[]) => (names.length === 0 ? '(none)' : names.map((n) => `"${n}"`).join(', '));
-      return { held: false, reason: 'roles-differ', detail: `roles: the backend has ${list(have)}, the grant asks for ${list(want)}` };
+      return {
+        held: false,
+        reason: 'roles-differ',
+        detail: `roles: the backend has ${list(have)}, the grant asks for ${list(want)}`,
+      };
     }
     return { held: true };
   }
@@ -199,7 +240,10 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     if (this.usersReadable !== false) {
       const user = await this.send(signal, `the reading of user "${grant.login}"`, [grant.password], async () => {
         try {
-          const found = await this.client.db('admin').collection<{ _id: string }>('system.users').findOne({ _id: `${database}.${grant.login}` }, bound.find());
+          const found = await this.client
+            .db('admin')
+            .collection<{ _id: string }>('system.users')
+            .findOne({ _id: `${database}.${grant.login}` }, bound.find());
           this.usersReadable = true;
           return found as unknown as UserDocument | null;
         } catch (error) {
@@ -216,7 +260,9 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
 
   async ping(options: CallOptions): Promise<void> {
     const bound = new Bound(options);
-    await this.send(options.signal, 'ping', [], () => this.client.db('admin').command(bound.command({ ping: 1 }), { signal: bound.signal }));
+    await this.send(options.signal, 'ping', [], () =>
+      this.client.db('admin').command(bound.command({ ping: 1 }), { signal: bound.signal }),
+    );
   }
 
   /** The users under `prefix` that carry this provider's mark. */
@@ -226,7 +272,13 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     return this.send(signal, 'the listing of users', [], async () => {
       const users = (await this.allUsers(bound)).filter((u) => u.user.startsWith(prefix));
       const owners = await (await this.marks()).owners(users);
-      return [...new Set(users.filter((u) => owners.get(userKey(u.db, u.user))?.provider === this.ownership.provider).map((u) => u.user))].sort();
+      return [
+        ...new Set(
+          users
+            .filter((u) => owners.get(userKey(u.db, u.user))?.provider === this.ownership.provider)
+            .map((u) => u.user),
+        ),
+      ].sort();
     });
   }
 
@@ -239,7 +291,9 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     for (const [mechanism, hash] of MECHANISMS) {
       const stored = user.credentials?.[mechanism];
       if (!stored) continue;
-      const key = sha256Hex(`${user.db}\u0000${grant.login}\u0000${grant.password}\u0000${mechanism}\u0000${stored.storedKey}\u0000${stored.serverKey}`);
+      const key = sha256Hex(
+        `${user.db}\u0000${grant.login}\u0000${grant.password}\u0000${mechanism}\u0000${stored.storedKey}\u0000${stored.serverKey}`,
+      );
       if (this.verified.has(key)) continue;
       const theirs: ScramKeys = {
         hash,
@@ -274,7 +328,8 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
           await probe.db(grant.values.database).command({ ping: 1 });
           return { matches: true };
         } catch (error) {
-          if (error instanceof MongoServerError && error.code === 18) return { matches: false, detail: 'the server refuses the grant\'s password' };
+          if (error instanceof MongoServerError && error.code === 18)
+            return { matches: false, detail: "the server refuses the grant's password" };
           throw error;
         }
       });
@@ -285,13 +340,20 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
 
   /** Runs `start` unless the server is known to be down (then at once BACKEND_UNAVAILABLE). */
   private send<T>(signal: AbortSignal, what: string, secrets: readonly string[], start: () => Promise<T>): Promise<T> {
-    return this.calls.run(signal, what, secrets, () => {
-      if (this.down !== undefined) throw this.calls.unavailable(what, this.down);
-      return start().catch((error: unknown) => {
-        if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError) this.down ??= this.calls.scrubber.scrub(error.message);
-        throw error;
-      });
-    }, []);
+    return this.calls.run(
+      signal,
+      what,
+      secrets,
+      () => {
+        if (this.down !== undefined) throw this.calls.unavailable(what, this.down);
+        return start().catch((error: unknown) => {
+          if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError)
+            this.down ??= this.calls.scrubber.scrub(error.message);
+          throw error;
+        });
+      },
+      [],
+    );
   }
 
   /** The FerretDB version, or undefined for a MongoDB. */
@@ -310,12 +372,16 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
   /** Where this server keeps marks: customData on a mongod, a collection of its own on FerretDB. */
   private async marks(): Promise<UserMarks> {
     const ferret = await this.ferretDb();
-    return ferret === undefined ? new CustomDataMarks(this.ownership.provider) : new CollectionMarks(this.client, this.ownership.provider);
+    return ferret === undefined
+      ? new CustomDataMarks(this.ownership.provider)
+      : new CollectionMarks(this.client, this.ownership.provider);
   }
 
   /** Every user of every database. */
   private async allUsers(bound: Bound): Promise<ListedUser[]> {
-    const reply = await this.client.db('admin').command(bound.command({ usersInfo: { forAllDBs: true } }), { signal: bound.signal });
+    const reply = await this.client
+      .db('admin')
+      .command(bound.command({ usersInfo: { forAllDBs: true } }), { signal: bound.signal });
     return (reply.users as ListedUser[] | undefined) ?? [];
   }
 
@@ -329,8 +395,15 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
    * Refuses a database that holds another provider's users: a consumer whose id (or login)
    * names another provider's database gets no user there.
    */
-  private refuseOthersDatabase(login: string, database: string, users: readonly ListedUser[], owners: ReadonlyMap<string, UserOwner>): void {
-    const others = users.map((u) => ({ user: u.user, owner: owners.get(userKey(database, u.user)) })).filter((u) => u.owner !== undefined && u.owner.provider !== this.ownership.provider);
+  private refuseOthersDatabase(
+    login: string,
+    database: string,
+    users: readonly ListedUser[],
+    owners: ReadonlyMap<string, UserOwner>,
+  ): void {
+    const others = users
+      .map((u) => ({ user: u.user, owner: owners.get(userKey(database, u.user)) }))
+      .filter((u) => u.owner !== undefined && u.owner.provider !== this.ownership.provider);
     if (others.length === 0) return;
     const providers = [...new Set(others.map((o) => `"${o.owner?.provider}"`))].join(', ');
     throw new HoldfastError(
@@ -350,20 +423,30 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
       owner === undefined
         ? `drop that user, give this consumer another login, or set adopt: true on provider "${this.ownership.provider}" to take it over`
         : `give this consumer another login, or remove it from provider "${owner.provider}" first`;
-    return new HoldfastError('BACKEND_REFUSED', `mongodb-users: user "${login}" in database "${database}" exists but ${this.notOwnedWords(owner)}; it is not changed (${fix})`);
+    return new HoldfastError(
+      'BACKEND_REFUSED',
+      `mongodb-users: user "${login}" in database "${database}" exists but ${this.notOwnedWords(owner)}; it is not changed (${fix})`,
+    );
   }
 
   /** Refuses, before anything is sent, a login or a database holdfast does not use. */
   private checked(grant: Grant<MongodbUsersValues>): MongodbUsersValues {
     this.assertLogin(grant.login);
     const database = grant.values.database;
-    const problem = databaseProblem(database) ?? (isReservedDatabase(database) ? 'is MongoDB\'s own; no consumer\'s user is made there' : undefined);
-    if (problem) throw new HoldfastError('BACKEND_REFUSED', `mongodb-users: the database "${database}" ${problem}; nothing was sent`);
+    const problem =
+      databaseProblem(database) ??
+      (isReservedDatabase(database) ? "is MongoDB's own; no consumer's user is made there" : undefined);
+    if (problem)
+      throw new HoldfastError(
+        'BACKEND_REFUSED',
+        `mongodb-users: the database "${database}" ${problem}; nothing was sent`,
+      );
     return grant.values;
   }
 
   private assertLogin(login: string): void {
     const problem = loginProblem(login);
-    if (problem) throw new HoldfastError('BACKEND_REFUSED', `mongodb-users: the login "${login}" ${problem}; nothing was sent`);
+    if (problem)
+      throw new HoldfastError('BACKEND_REFUSED', `mongodb-users: the login "${login}" ${problem}; nothing was sent`);
   }
 }

@@ -28,16 +28,33 @@ export function isReservedDatabase(database: string): boolean {
  * allows these.
  */
 export const ADMIN_ONLY_ROLES: readonly string[] = [
-  'root', 'userAdminAnyDatabase', 'dbAdminAnyDatabase', 'readWriteAnyDatabase', 'readAnyDatabase',
-  'clusterAdmin', 'clusterManager', 'clusterMonitor', 'hostManager', 'enableSharding',
-  'backup', 'restore', 'searchCoordinator', 'directShardOperations', '__system', '__queryableBackup',
+  'root',
+  'userAdminAnyDatabase',
+  'dbAdminAnyDatabase',
+  'readWriteAnyDatabase',
+  'readAnyDatabase',
+  'clusterAdmin',
+  'clusterManager',
+  'clusterMonitor',
+  'hostManager',
+  'enableSharding',
+  'backup',
+  'restore',
+  'searchCoordinator',
+  'directShardOperations',
+  '__system',
+  '__queryableBackup',
 ];
 
-/** The built-in roles of every database that administer it (its users, indexes, profiling): given only where the policy names them. */
+/**
+ * The built-in roles of every database that administer it (its users, indexes, profiling): given only where the policy
+ * names them.
+ */
 export const DATABASE_ADMIN_ROLES: readonly string[] = ['dbOwner', 'dbAdmin', 'userAdmin'];
 
 const allowedRole = roleName.refine((role) => !ADMIN_ONLY_ROLES.includes(role), {
-  message: 'is a built-in role of the admin database (it acts on every database or the cluster); no consumer\'s user is made there, so no policy allows it',
+  message:
+    "is a built-in role of the admin database (it acts on every database or the cluster); no consumer's user is made there, so no policy allows it",
 });
 
 export const mongodbUsersPolicySchema = z.strictObject({
@@ -62,15 +79,21 @@ export function violations(subject: PolicySubject<MongodbUsersValues>, policy: M
   if (isReservedDatabase(database)) {
     problems.push(`values.database: "${database}" is MongoDB's own database; a consumer's user lives in its own`);
   } else if (!databases.includes(database)) {
-    problems.push(`values.database: "${database}" is not allowed by the provider's policy (allowed: ${databases.map((d) => `"${d}"`).join(', ') || 'none'})`);
+    problems.push(
+      `values.database: "${database}" is not allowed by the provider's policy (allowed: ${databases.map((d) => `"${d}"`).join(', ') || 'none'})`,
+    );
   }
   roles.forEach((role, i) => {
     if (ADMIN_ONLY_ROLES.includes(role)) {
-      problems.push(`values.roles[${i}]: role "${role}" is a built-in role of MongoDB's admin database; no consumer's user is given it`);
+      problems.push(
+        `values.roles[${i}]: role "${role}" is a built-in role of MongoDB's admin database; no consumer's user is given it`,
+      );
     } else if (!policy.allowedRoles.includes(role)) {
       const allowed = policy.allowedRoles.length === 0 ? 'none' : policy.allowedRoles.map((r) => `"${r}"`).join(', ');
       const kind = DATABASE_ADMIN_ROLES.includes(role) ? 'administrative role' : 'role';
-      problems.push(`values.roles[${i}]: ${kind} "${role}" is not allowed by the provider's policy (allowed: ${allowed})`);
+      problems.push(
+        `values.roles[${i}]: ${kind} "${role}" is not allowed by the provider's policy (allowed: ${allowed})`,
+      );
     }
   });
   return problems;

@@ -12,7 +12,8 @@ export const MAX_DATABASE_BYTES = 63;
 export function databaseProblem(name: string): string | undefined {
   if (name === '') return 'may not be empty';
   const bytes = Buffer.byteLength(name, 'utf8');
-  if (bytes > MAX_DATABASE_BYTES) return `is ${bytes} bytes long; MongoDB database names are at most ${MAX_DATABASE_BYTES} bytes`;
+  if (bytes > MAX_DATABASE_BYTES)
+    return `is ${bytes} bytes long; MongoDB database names are at most ${MAX_DATABASE_BYTES} bytes`;
   // eslint-disable-next-line no-control-regex
   if (/[/\\. "$*<>:|?\u0000-\u001f\u007f]/.test(name) || CONTROL_OR_FORMAT.test(name)) {
     return 'may not contain / \\ . space " $ * < > : | ?, control characters or Unicode format characters';
@@ -26,7 +27,12 @@ const database = z.string().superRefine((name, ctx) => {
 });
 
 /** A role name as MongoDB spells built-in and user-defined roles. */
-export const roleName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/, 'a role name is letters, digits, _ . or -, starting with a letter or _ (at most 64)');
+export const roleName = z
+  .string()
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/,
+    'a role name is letters, digits, _ . or -, starting with a letter or _ (at most 64)',
+  );
 
 /** What one consumer may ask for, at most (the database is one name, bounded by MongoDB's limit). */
 export const MONGODB_USERS_BOUNDS = {

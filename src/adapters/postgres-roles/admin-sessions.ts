@@ -35,7 +35,12 @@ export class AdminSessions {
   private readonly pool: pg.Pool;
 
   constructor(private readonly config: pg.ClientConfig & { max: number }) {
-    this.pool = new pg.Pool({ ...config, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, allowExitOnIdle: true });
+    this.pool = new pg.Pool({
+      ...config,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+      allowExitOnIdle: true,
+    });
     this.pool.on('error', () => undefined); // an idle connection lost: the next call opens another
   }
 
@@ -53,7 +58,11 @@ export class AdminSessions {
     await this.pool.end().catch(() => undefined);
   }
 
-  private async use<T>(options: CallOptions, transaction: boolean, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  private async use<T>(
+    options: CallOptions,
+    transaction: boolean,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
     const { signal } = options;
     const client = await this.pool.connect();
     if (signal.aborted) {
@@ -77,7 +86,9 @@ export class AdminSessions {
       return result;
     } catch (error) {
       if (transaction && broken === undefined) {
-        await client.query('ROLLBACK').catch((e: unknown) => (broken ??= e instanceof Error ? e : new Error(String(e))));
+        await client
+          .query('ROLLBACK')
+          .catch((e: unknown) => (broken ??= e instanceof Error ? e : new Error(String(e))));
       }
       throw error;
     } finally {
@@ -111,7 +122,9 @@ export class AdminSessions {
   }
 }
 
-/** `SET LOCAL` statements that bound each statement and lock wait to what is left before `deadline` (none without one). */
+/**
+ * `SET LOCAL` statements that bound each statement and lock wait to what is left before `deadline` (none without one).
+ */
 function timeouts(deadline: number | undefined): string {
   if (deadline === undefined) return '';
   const ms = Math.max(MIN_SERVER_MS, Math.ceil(deadline - Date.now()));

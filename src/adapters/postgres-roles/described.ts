@@ -8,7 +8,8 @@ export const postgresRolesDescribed: AdapterDescription<PostgresRolesValues, Pos
   valuesSchema: postgresRolesValuesSchema,
   policySchema: postgresRolesPolicySchema,
   violations,
-  // the server is sent a salted SCRAM verifier, scrubbed by each call that knows it: nothing derives from the password alone
+  // the server is sent a salted SCRAM verifier, scrubbed by each call that knows it: nothing derives from the password
+  // alone
   // the admin pool connects as `postgres` when no username is given
   defaultAdminLogin: 'postgres',
   // admin.urls: a primary and its standbys; the adapter writes to the one not in recovery and follows a promotion

@@ -13,5 +13,6 @@ export { PostgresRolesAdapter } from './postgres-roles-adapter.js';
 export const postgresRoles: AdapterKind<PostgresRolesValues, PostgresRolesPolicy> = {
   ...postgresRolesDescribed,
   // the roles no consumer may reach through a group, checked at every apply and deep check
-  connect: (admin, ownership, policy) => new PostgresRolesAdapter(admin, ownership, { withheldRoles: withheldRolesOf(policy) }),
+  connect: (admin, ownership, policy) =>
+    new PostgresRolesAdapter(admin, ownership, { withheldRoles: withheldRolesOf(policy) }),
 };

@@ -34,20 +34,30 @@ export const postgresRolesPolicySchema = z
     allowedDatabases: z.array(identifierSchema).default([]),
     allowedSchemas: z.array(identifierSchema).default([]),
     allowedRoles: z.array(identifierSchema).default([]),
-    /** More roles no consumer's role may reach, directly or through a group, beside {@link POWERFUL_PREDEFINED_ROLES}. */
+    /**
+     * More roles no consumer's role may reach, directly or through a group, beside {@link POWERFUL_PREDEFINED_ROLES}.
+     */
     withheldRoles: z.array(identifierSchema).default([]),
   })
   .superRefine((policy, ctx) => {
     const withheld = withheldRolesOf(policy);
     policy.allowedRoles.forEach((role, i) => {
-      if (withheld.includes(role)) ctx.addIssue({ code: 'custom', path: ['allowedRoles', i], message: `role "${role}" ${withheldWords(role)}; no policy allows it` });
+      if (withheld.includes(role))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['allowedRoles', i],
+          message: `role "${role}" ${withheldWords(role)}; no policy allows it`,
+        });
     });
   });
 
 /** A `postgres-roles` provider's policy, defaults applied. */
 export type PostgresRolesPolicy = z.infer<typeof postgresRolesPolicySchema>;
 
-/** Every role no consumer's role may reach under `policy`: the powerful predefined ones and the operator's `withheldRoles`. */
+/**
+ * Every role no consumer's role may reach under `policy`: the powerful predefined ones and the operator's
+ * `withheldRoles`.
+ */
 export function withheldRolesOf(policy: Pick<PostgresRolesPolicy, 'withheldRoles'> | undefined): string[] {
   return [...new Set([...POWERFUL_PREDEFINED_ROLES, ...(policy?.withheldRoles ?? [])])];
 }
@@ -55,8 +65,8 @@ export function withheldRolesOf(policy: Pick<PostgresRolesPolicy, 'withheldRoles
 /** Why `role` is withheld, in words. */
 function withheldWords(role: string): string {
   return POWERFUL_PREDEFINED_ROLES.includes(role)
-    ? 'is a predefined PostgreSQL role that reaches the server or every tenant\'s data, withheld from every consumer'
-    : 'is withheld from every consumer by the provider\'s withheldRoles';
+    ? "is a predefined PostgreSQL role that reaches the server or every tenant's data, withheld from every consumer"
+    : "is withheld from every consumer by the provider's withheldRoles";
 }
 
 /** Why `login` cannot be a role holdfast manages, or undefined. */
@@ -79,13 +89,16 @@ export function violations(subject: PolicySubject<PostgresRolesValues>, policy: 
         problems.push(`values.roles[${i}]: role "${name}" ${withheldWords(name)}`);
       } else if (!allowed.includes(name)) {
         const list = allowed.length === 0 ? 'none' : allowed.map((a) => `"${a}"`).join(', ');
-        problems.push(`values.${field}[${i}]: ${noun} "${name}" is not allowed by the provider's policy (allowed: ${list})`);
+        problems.push(
+          `values.${field}[${i}]: ${noun} "${name}" is not allowed by the provider's policy (allowed: ${list})`,
+        );
       }
     });
   };
   outside('databases', policy.allowedDatabases, 'database');
   outside('schemas', policy.allowedSchemas, 'schema');
   outside('roles', policy.allowedRoles, 'role');
-  if (subject.values.roles.includes(subject.login)) problems.push(`values.roles: a role cannot be a member of itself ("${subject.login}")`);
+  if (subject.values.roles.includes(subject.login))
+    problems.push(`values.roles: a role cannot be a member of itself ("${subject.login}")`);
   return problems;
 }

@@ -6,16 +6,42 @@
  * the one host or, with `admin.urls`, on the one not in recovery (primary-pool.ts).
  */
 import pg from 'pg';
-import type { Adapter, AdminConnection, BatchForm, CallOptions, Each, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import type {
+  Adapter,
+  AdminConnection,
+  BatchForm,
+  CallOptions,
+  Each,
+  Grant,
+  HoldsAnswer,
+  Ownership,
+} from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
-import { keyForms, newSalt, parsePostgresVerifier, postgresVerifier, prepared, sameKeys, scramKeys, type ScramKeys } from '../scram.js';
+import {
+  keyForms,
+  newSalt,
+  parsePostgresVerifier,
+  postgresVerifier,
+  prepared,
+  sameKeys,
+  scramKeys,
+  type ScramKeys,
+} from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
 import { loginProblem, withheldRolesOf } from './policy.js';
 import { postgresHost, PrimaryPool, type PostgresHost } from './primary-pool.js';
 import { notOwnedWords, roleMark, roleOwner, type RoleOwner } from './role-mark.js';
-import { compareRole, ownershipDiffers, PRIVILEGED_GROUPS, ROLE_ATTRIBUTES, roleQuery, type PasswordAnswer, type RoleRow } from './role-state.js';
+import {
+  compareRole,
+  ownershipDiffers,
+  PRIVILEGED_GROUPS,
+  ROLE_ATTRIBUTES,
+  roleQuery,
+  type PasswordAnswer,
+  type RoleRow,
+} from './role-state.js';
 import { identifierProblem, type PostgresRolesValues } from './values.js';
 
 export const DEFAULT_MAX_CONCURRENT_CALLS = 4;
@@ -44,7 +70,10 @@ async function settledOf<T>(work: Promise<T>): Promise<Each<T>> {
 /** How many (role, password, verifier) matches are remembered, so a check need not run PBKDF2 again. */
 const VERIFIED_CACHE = 10_000;
 
-/** SQLSTATE classes that mean the server could not be used, not that it answered: connection, resources, shutdown, auth of the admin. */
+/**
+ * SQLSTATE classes that mean the server could not be used, not that it answered: connection, resources, shutdown, auth
+ * of the admin.
+ */
 const UNAVAILABLE_CLASSES = ['08', '53', '57', '28'];
 /**
  * The advisory lock (transaction-scoped) every holdfast transaction takes before it grants or
@@ -58,7 +87,10 @@ export const ACL_ROW_LOCK = 0x686f6c646661; // "holdfa"
 
 /** query_canceled (statement_timeout) and lock_not_available (lock_timeout): the server kept the call's deadline. */
 const SERVER_TIMEOUTS = ['57014', '55P03'];
-/** read_only_sql_transaction: a write sent to a standby (the primary moved): could not apply, not the server's answer about the role. */
+/**
+ * read_only_sql_transaction: a write sent to a standby (the primary moved): could not apply, not the server's answer
+ * about the role.
+ */
 const READ_ONLY = '25006';
 
 interface DatabaseError {
@@ -78,7 +110,10 @@ function serverSaid(error: unknown): string {
 }
 
 export interface PostgresRolesAdapterOptions {
-  /** Roles no consumer's role may reach, directly or through a group (the policy's, predefined ones included; default the predefined ones). */
+  /**
+   * Roles no consumer's role may reach, directly or through a group (the policy's, predefined ones included; default
+   * the predefined ones).
+   */
   withheldRoles?: readonly string[] | undefined;
 }
 
@@ -98,20 +133,32 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   /** The comment on the roles this provider makes. */
   private readonly mark: string;
 
-  constructor(admin: AdminConnection, private readonly ownership: Ownership, options: PostgresRolesAdapterOptions = {}) {
+  constructor(
+    admin: AdminConnection,
+    private readonly ownership: Ownership,
+    options: PostgresRolesAdapterOptions = {},
+  ) {
     this.withheld = [...(options.withheldRoles ?? withheldRolesOf(undefined))];
     this.adminRole = admin.username ?? 'postgres';
     this.mark = roleMark(ownership.provider);
     const max = admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
     this.calls = new BackendCalls({
       adapter: 'postgres-roles',
-      where: admin.urls && admin.urls.length > 1 ? admin.urls.map((url) => hostOf(url, 'postgres')).join(',') : hostOf(admin.url, 'postgres'),
+      where:
+        admin.urls && admin.urls.length > 1
+          ? admin.urls.map((url) => hostOf(url, 'postgres')).join(',')
+          : hostOf(admin.url, 'postgres'),
       adminSecrets: admin.password === undefined ? [] : [admin.password],
       maxConcurrent: max,
       answered: (error) => {
         const state = sqlState(error);
-        // a standby's read-only refusal is could not apply (the sessions have been told: the primary is looked for before the next call)
-        return state !== undefined && state !== READ_ONLY && (SERVER_TIMEOUTS.includes(state) || !UNAVAILABLE_CLASSES.includes(state.slice(0, 2)));
+        // a standby's read-only refusal is could not apply (the sessions have been told: the primary is looked for
+        // before the next call)
+        return (
+          state !== undefined &&
+          state !== READ_ONLY &&
+          (SERVER_TIMEOUTS.includes(state) || !UNAVAILABLE_CLASSES.includes(state.slice(0, 2)))
+        );
       },
       code: (error) => {
         const state = sqlState(error);
@@ -122,7 +169,12 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       },
       describe: serverSaid,
     });
-    this.sessions = new PrimaryPool((admin.urls ?? [admin.url]).map(postgresHost), { user: this.adminRole, password: admin.password, max, application_name: 'holdfast' });
+    this.sessions = new PrimaryPool((admin.urls ?? [admin.url]).map(postgresHost), {
+      user: this.adminRole,
+      password: admin.password,
+      max,
+      application_name: 'holdfast',
+    });
   }
 
   /** Where a login as a consumer goes: the primary. */
@@ -138,7 +190,13 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   async create(grant: Grant<PostgresRolesValues>, options: CallOptions): Promise<void> {
     const { signal } = options;
     const role = await this.prepareRole(grant);
-    await this.calls.run(signal, `the apply of role "${grant.login}"`, [grant.password], () => this.sessions.transaction(options, (client) => this.applyRole(client, role, signal)), role.forms);
+    await this.calls.run(
+      signal,
+      `the apply of role "${grant.login}"`,
+      [grant.password],
+      () => this.sessions.transaction(options, (client) => this.applyRole(client, role, signal)),
+      role.forms,
+    );
     this.verified.add(this.verifiedKey(grant.login, grant.password, role.verifier));
   }
 
@@ -147,29 +205,46 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
    * (a role not this provider's) or failing is rolled back alone, and the others are committed
    * together. A transaction that cannot commit fails them all.
    */
-  async createMany(grants: ReadonlyArray<Grant<PostgresRolesValues>>, options: CallOptions): Promise<Array<Each<void>>> {
+  async createMany(
+    grants: ReadonlyArray<Grant<PostgresRolesValues>>,
+    options: CallOptions,
+  ): Promise<Array<Each<void>>> {
     const { signal } = options;
     const prepared = await Promise.all(grants.map((grant) => settledOf(this.prepareRole(grant))));
     const secrets = grants.map((g) => g.password);
     const forms = prepared.flatMap((p) => (p.ok ? p.value.forms : []));
     if (!prepared.some((p) => p.ok)) return prepared.map((p) => (p.ok ? { ok: true, value: undefined } : p));
     const outcomes = await settledOf(
-      this.calls.run(signal, `the apply of ${grants.length} roles`, secrets, () =>
-        this.sessions.transaction(options, async (client) => {
-          const each: Array<Each<void>> = [];
-          for (const [i, p] of prepared.entries()) {
-            if (!p.ok) each.push(p);
-            else each.push(await this.inSavepoint(client, () => this.applyRole(client, p.value, signal), `the apply of role "${grants[i]!.login}"`, [grants[i]!.password], p.value.forms));
-          }
-          return each;
-        }),
-      forms,
+      this.calls.run(
+        signal,
+        `the apply of ${grants.length} roles`,
+        secrets,
+        () =>
+          this.sessions.transaction(options, async (client) => {
+            const each: Array<Each<void>> = [];
+            for (const [i, p] of prepared.entries()) {
+              if (!p.ok) each.push(p);
+              else
+                each.push(
+                  await this.inSavepoint(
+                    client,
+                    () => this.applyRole(client, p.value, signal),
+                    `the apply of role "${grants[i]!.login}"`,
+                    [grants[i]!.password],
+                    p.value.forms,
+                  ),
+                );
+            }
+            return each;
+          }),
+        forms,
       ),
     );
     if (!outcomes.ok) return prepared.map((p) => (p.ok ? { ok: false, error: outcomes.error } : p));
     outcomes.value.forEach((o, i) => {
       const p = prepared[i]!;
-      if (o.ok && p.ok) this.verified.add(this.verifiedKey(p.value.grant.login, p.value.grant.password, p.value.verifier));
+      if (o.ok && p.ok)
+        this.verified.add(this.verifiedKey(p.value.grant.login, p.value.grant.password, p.value.verifier));
     });
     return outcomes.value;
   }
@@ -178,7 +253,10 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   private async prepareRole(grant: Grant<PostgresRolesValues>): Promise<PreparedRole> {
     const names = this.names(grant.login, grant.values);
     if (grant.login === this.adminRole) {
-      throw new HoldfastError('BACKEND_REFUSED', `postgres-roles: the login "${grant.login}" is the admin role provider "${this.ownership.provider}" connects as; nothing was sent`);
+      throw new HoldfastError(
+        'BACKEND_REFUSED',
+        `postgres-roles: the login "${grant.login}" is the admin role provider "${this.ownership.provider}" connects as; nothing was sent`,
+      );
     }
     const keys = await scramKeys('sha256', prepared(grant.password), newSalt(), ITERATIONS);
     const verifier = postgresVerifier(keys);
@@ -186,7 +264,11 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   }
 
   /** One role applied on `client`, in its transaction: refused when it exists and is not this provider's to change. */
-  private async applyRole(client: pg.PoolClient, { grant, names, verifier }: PreparedRole, signal: AbortSignal): Promise<void> {
+  private async applyRole(
+    client: pg.PoolClient,
+    { grant, names, verifier }: PreparedRole,
+    signal: AbortSignal,
+  ): Promise<void> {
     const role = client.escapeIdentifier(grant.login);
     const owner = await this.ownerOf(client, grant.login);
     if (owner && !this.mayChange(owner)) throw this.refusal(grant.login, owner);
@@ -197,8 +279,17 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     await this.refusePrivilegedGroups(client, grant.login);
   }
 
-  /** `work` in a savepoint: rolled back alone when it fails (its error, scrubbed, is its outcome); a savepoint that cannot be rolled back fails the transaction. */
-  private async inSavepoint(client: pg.PoolClient, work: () => Promise<void>, what: string, secrets: readonly string[], forms: readonly string[]): Promise<Each<void>> {
+  /**
+   * `work` in a savepoint: rolled back alone when it fails (its error, scrubbed, is its outcome); a savepoint that
+   * cannot be rolled back fails the transaction.
+   */
+  private async inSavepoint(
+    client: pg.PoolClient,
+    work: () => Promise<void>,
+    what: string,
+    secrets: readonly string[],
+    forms: readonly string[],
+  ): Promise<Each<void>> {
     await client.query('SAVEPOINT holdfast_role');
     try {
       await work();
@@ -210,7 +301,9 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     }
   }
 
-  /** Drops the role when it is this provider's (or carries an older holdfast's bare mark); any other is left as it is. */
+  /**
+   * Drops the role when it is this provider's (or carries an older holdfast's bare mark); any other is left as it is.
+   */
   async remove(login: string, options: CallOptions): Promise<void> {
     const { signal } = options;
     this.assertLogin(login);
@@ -237,8 +330,11 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       }),
     );
     const provider = this.ownership.provider;
-    if (row === null || ownershipDiffers(row, provider) || !row.rolcanlogin || row.expired) return compareRole(row, grant.values, { matches: true }, provider);
-    const password = readable ? await this.comparePassword(grant, row.rolpassword) : await this.loginAnswer(grant, signal);
+    if (row === null || ownershipDiffers(row, provider) || !row.rolcanlogin || row.expired)
+      return compareRole(row, grant.values, { matches: true }, provider);
+    const password = readable
+      ? await this.comparePassword(grant, row.rolpassword)
+      : await this.loginAnswer(grant, signal);
     return compareRole(row, grant.values, password, provider);
   }
 
@@ -266,7 +362,9 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   }
 
   async ping(options: CallOptions): Promise<void> {
-    await this.calls.run(options.signal, 'SELECT 1', [], () => this.sessions.read(options, (client) => client.query('SELECT 1')));
+    await this.calls.run(options.signal, 'SELECT 1', [], () =>
+      this.sessions.read(options, (client) => client.query('SELECT 1')),
+    );
   }
 
   async list(prefix: string, options: CallOptions): Promise<string[]> {
@@ -291,16 +389,26 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     const key = this.verifiedKey(grant.login, grant.password, stored);
     if (this.verified.has(key)) return { matches: true };
     const theirs = parsePostgresVerifier(stored);
-    if (theirs === null) return { matches: false, detail: 'the role\'s password is not a SCRAM-SHA-256 verifier (md5 or plain)' };
+    if (theirs === null)
+      return { matches: false, detail: "the role's password is not a SCRAM-SHA-256 verifier (md5 or plain)" };
     const ours: ScramKeys = await scramKeys('sha256', prepared(grant.password), theirs.salt, theirs.iterations);
-    if (!sameKeys(ours, theirs)) return { matches: false, detail: 'the role\'s SCRAM verifier is not the grant\'s password' };
+    if (!sameKeys(ours, theirs))
+      return { matches: false, detail: "the role's SCRAM verifier is not the grant's password" };
     this.verified.add(key);
     return { matches: true };
   }
 
-  /** Logs in as the role on a short-lived connection: authenticated (even without CONNECT on the database) or refused. */
+  /**
+   * Logs in as the role on a short-lived connection: authenticated (even without CONNECT on the database) or refused.
+   */
   private async loginAnswer(grant: Grant<PostgresRolesValues>, signal: AbortSignal): Promise<PasswordAnswer> {
-    const client = new pg.Client({ ...this.target, user: grant.login, password: grant.password, connectionTimeoutMillis: 5_000, application_name: 'holdfast-check' });
+    const client = new pg.Client({
+      ...this.target,
+      user: grant.login,
+      password: grant.password,
+      connectionTimeoutMillis: 5_000,
+      application_name: 'holdfast-check',
+    });
     client.on('error', () => undefined);
     const refused = (detail: string): PasswordAnswer => ({ matches: false, detail });
     try {
@@ -309,7 +417,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
           (): PasswordAnswer => ({ matches: true }),
           (error: unknown) => {
             const state = sqlState(error);
-            if (state === '28P01') return refused('the server refuses the grant\'s password');
+            if (state === '28P01') return refused("the server refuses the grant's password");
             if (state === '28000') return refused('the server refuses the login (pg_hba.conf or NOLOGIN)');
             // authenticated, then refused the database: the password is right
             if (state === '42501' || state === '3D000') return { matches: true };
@@ -324,7 +432,12 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   }
 
   /** Grants exactly these databases, schemas and group roles to the role; revokes any other it holds. */
-  private async grantExactly(client: pg.PoolClient, login: string, values: Pick<PostgresRolesValues, 'databases' | 'schemas' | 'roles'>, signal: AbortSignal): Promise<void> {
+  private async grantExactly(
+    client: pg.PoolClient,
+    login: string,
+    values: Pick<PostgresRolesValues, 'databases' | 'schemas' | 'roles'>,
+    signal: AbortSignal,
+  ): Promise<void> {
     const role = client.escapeIdentifier(login);
     const { rows } = await client.query<Pick<RoleRow, 'member_of' | 'databases' | 'schemas'>>(
       `SELECT member_of, databases, schemas FROM (${roleQuery(false)}) AS role_state`,
@@ -337,15 +450,27 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       ...values.roles.filter((g) => !have.member_of.includes(g)).map((g) => `GRANT ${id(g)} TO ${role}`),
     ];
     const onObjects = [
-      ...have.databases.filter((d) => !values.databases.includes(d)).map((d) => `REVOKE CONNECT ON DATABASE ${id(d)} FROM ${role}`),
-      ...values.databases.filter((d) => !have.databases.includes(d)).map((d) => `GRANT CONNECT ON DATABASE ${id(d)} TO ${role}`),
-      ...have.schemas.filter((s) => !values.schemas.includes(s)).map((s) => `REVOKE USAGE ON SCHEMA ${id(s)} FROM ${role}`),
-      ...values.schemas.filter((s) => !have.schemas.includes(s)).map((s) => `GRANT USAGE ON SCHEMA ${id(s)} TO ${role}`),
+      ...have.databases
+        .filter((d) => !values.databases.includes(d))
+        .map((d) => `REVOKE CONNECT ON DATABASE ${id(d)} FROM ${role}`),
+      ...values.databases
+        .filter((d) => !have.databases.includes(d))
+        .map((d) => `GRANT CONNECT ON DATABASE ${id(d)} TO ${role}`),
+      ...have.schemas
+        .filter((s) => !values.schemas.includes(s))
+        .map((s) => `REVOKE USAGE ON SCHEMA ${id(s)} FROM ${role}`),
+      ...values.schemas
+        .filter((s) => !have.schemas.includes(s))
+        .map((s) => `GRANT USAGE ON SCHEMA ${id(s)} TO ${role}`),
     ];
     // a grant on a database or schema rewrites its catalog row: one at a time, or PostgreSQL fails the others
     if (onObjects.length > 0) await client.query('SELECT pg_advisory_xact_lock($1)', [ACL_ROW_LOCK]);
     for (const statement of [...memberships, ...onObjects]) {
-      if (signal.aborted) throw new HoldfastError('DEADLINE_EXCEEDED', `postgres-roles: the grants of role "${login}" passed their deadline; the transaction is rolled back`);
+      if (signal.aborted)
+        throw new HoldfastError(
+          'DEADLINE_EXCEEDED',
+          `postgres-roles: the grants of role "${login}" passed their deadline; the transaction is rolled back`,
+        );
       await client.query(statement);
     }
   }
@@ -354,7 +479,9 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     this.verifiersReadable ??= this.calls
       .run(options.signal, 'the question whether pg_authid is readable', [], () =>
         this.sessions.read(options, async (client) => {
-          const result = await client.query<{ readable: boolean }>("SELECT has_table_privilege('pg_catalog.pg_authid', 'SELECT') AS readable");
+          const result = await client.query<{ readable: boolean }>(
+            "SELECT has_table_privilege('pg_catalog.pg_authid', 'SELECT') AS readable",
+          );
           return result.rows[0]?.readable === true;
         }),
       )
@@ -374,14 +501,16 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     this.assertLogin(login);
     for (const name of [...values.databases, ...values.schemas, ...values.roles]) {
       const problem = identifierProblem(name);
-      if (problem) throw new HoldfastError('BACKEND_REFUSED', `postgres-roles: the name "${name}" ${problem}; nothing was sent`);
+      if (problem)
+        throw new HoldfastError('BACKEND_REFUSED', `postgres-roles: the name "${name}" ${problem}; nothing was sent`);
     }
     return values;
   }
 
   private assertLogin(login: string): void {
     const problem = loginProblem(login);
-    if (problem) throw new HoldfastError('BACKEND_REFUSED', `postgres-roles: the login "${login}" ${problem}; nothing was sent`);
+    if (problem)
+      throw new HoldfastError('BACKEND_REFUSED', `postgres-roles: the login "${login}" ${problem}; nothing was sent`);
   }
 
   /** Whose the role is, by its comment; undefined when there is no such role. */
@@ -404,12 +533,20 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       owner.kind === 'provider'
         ? `give this consumer another login, or remove it from provider "${owner.provider}" first`
         : `drop or rename that role, give this consumer another login, or set adopt: true on provider "${provider}" to take it over`;
-    return new HoldfastError('BACKEND_REFUSED', `postgres-roles: role "${login}" exists but ${notOwnedWords(owner, provider) ?? ''}; it is not changed (${fix})`);
+    return new HoldfastError(
+      'BACKEND_REFUSED',
+      `postgres-roles: role "${login}" exists but ${notOwnedWords(owner, provider) ?? ''}; it is not changed (${fix})`,
+    );
   }
 
-  /** Refuses (the transaction rolled back) a role that could SET ROLE to one with a right a consumer's role never has. */
+  /**
+   * Refuses (the transaction rolled back) a role that could SET ROLE to one with a right a consumer's role never has.
+   */
   private async refusePrivilegedGroups(client: pg.PoolClient, login: string): Promise<void> {
-    const { rows } = await client.query<{ groups: string[] }>(`SELECT ${PRIVILEGED_GROUPS} AS groups FROM pg_catalog.pg_roles r WHERE r.rolname = $1`, [login, this.withheld]);
+    const { rows } = await client.query<{ groups: string[] }>(
+      `SELECT ${PRIVILEGED_GROUPS} AS groups FROM pg_catalog.pg_roles r WHERE r.rolname = $1`,
+      [login, this.withheld],
+    );
     const groups = rows[0]?.groups ?? [];
     if (groups.length === 0) return;
     throw new HoldfastError(

@@ -38,7 +38,9 @@ export const ASK_AGAIN_MS = 10_000;
 const ASK_TIMEOUT_MS = 5_000;
 
 /** The admin sessions' settings other than where they connect (user, password, pool size, application name). */
-export type SessionSettings = Omit<pg.ClientConfig, 'host' | 'port' | 'database' | 'connectionString'> & { max: number };
+export type SessionSettings = Omit<pg.ClientConfig, 'host' | 'port' | 'database' | 'connectionString'> & {
+  max: number;
+};
 
 /** A PostgreSQL URL's host, port and database (defaults 127.0.0.1, 5432, postgres). */
 export function postgresHost(url: string): PostgresHost {
@@ -73,7 +75,8 @@ export function lostPrimary(error: unknown): boolean {
   return code === '25006' || code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code);
 }
 
-type Answer = { kind: 'answered'; host: PostgresHost; standby: boolean } | { kind: 'failed'; host: PostgresHost; failed: string };
+type Answer =
+  { kind: 'answered'; host: PostgresHost; standby: boolean } | { kind: 'failed'; host: PostgresHost; failed: string };
 
 export class PrimaryPool {
   private sessions: AdminSessions;
@@ -105,7 +108,11 @@ export class PrimaryPool {
 
   /** {@link AdminSessions.read} on the primary; run once more there when it moved. */
   read<T>(options: CallOptions, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.onPrimary(options, (sessions) => sessions.read(options, work), () => true);
+    return this.onPrimary(
+      options,
+      (sessions) => sessions.read(options, work),
+      () => true,
+    );
   }
 
   /** {@link AdminSessions.transaction} on the primary; run once more there when it moved before `work` began. */
@@ -115,7 +122,11 @@ export class PrimaryPool {
       begun = true;
       return work(client);
     };
-    return this.onPrimary(options, (sessions) => sessions.transaction(options, started), () => !begun);
+    return this.onPrimary(
+      options,
+      (sessions) => sessions.transaction(options, started),
+      () => !begun,
+    );
   }
 
   /**
@@ -136,7 +147,11 @@ export class PrimaryPool {
    * read-only (and not at its deadline), every host is asked; when another is the primary now
    * and `mayRunAgain`, `call` runs once more, there.
    */
-  private async onPrimary<T>(options: CallOptions, call: (sessions: AdminSessions) => Promise<T>, mayRunAgain: () => boolean): Promise<T> {
+  private async onPrimary<T>(
+    options: CallOptions,
+    call: (sessions: AdminSessions) => Promise<T>,
+    mayRunAgain: () => boolean,
+  ): Promise<T> {
     if (this.hosts.length === 1) return call(this.sessions);
     if (!this.found || this.doubted) await this.askAll();
     else if (Date.now() - this.askedAt > this.askAgainMs) void this.askAll().catch(() => undefined); // the calls themselves fail if it is gone
@@ -211,7 +226,12 @@ export class PrimaryPool {
 
 /** Why no host is the primary, naming each host's answer. */
 function noPrimary(answers: readonly Answer[], primaries: readonly PostgresHost[]): string {
-  const said = answers.map((a) => `${hostLabel(a.host)} ${a.kind === 'failed' ? `could not be asked (${a.failed})` : a.standby ? 'is in recovery' : 'is a primary'}`).join('; ');
+  const said = answers
+    .map(
+      (a) =>
+        `${hostLabel(a.host)} ${a.kind === 'failed' ? `could not be asked (${a.failed})` : a.standby ? 'is in recovery' : 'is a primary'}`,
+    )
+    .join('; ');
   return primaries.length === 0
     ? `no listed host is a primary (not in recovery): ${said}`
     : `${primaries.length} listed hosts are primaries (not in recovery), and holdfast writes to none of them until one is a standby again: ${said}`;

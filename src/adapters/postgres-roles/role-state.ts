@@ -8,10 +8,12 @@ import { notOwnedWords, roleOwner } from './role-mark.js';
 import type { PostgresRolesValues } from './values.js';
 
 /** The attributes a consumer's role has: a login, nothing more. */
-export const ROLE_ATTRIBUTES = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT CONNECTION LIMIT -1';
+export const ROLE_ATTRIBUTES =
+  'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT CONNECTION LIMIT -1';
 
 /** A role with any of these may do what a consumer's role may not; `r` is the role itself. */
-const WITHHELD = (r: string) => `(${r}.rolsuper OR ${r}.rolcreatedb OR ${r}.rolcreaterole OR ${r}.rolreplication OR ${r}.rolbypassrls)`;
+const WITHHELD = (r: string) =>
+  `(${r}.rolsuper OR ${r}.rolcreatedb OR ${r}.rolcreaterole OR ${r}.rolreplication OR ${r}.rolbypassrls)`;
 
 /**
  * `$1` is the role's name, `$2` the withheld roles (text[]): the roles it is a member of,
@@ -24,7 +26,10 @@ export const PRIVILEGED_GROUPS = `ARRAY(SELECT g.rolname::text || ' (' || concat
     CASE WHEN g.rolcreaterole THEN 'CREATEROLE' END, CASE WHEN g.rolreplication THEN 'REPLICATION' END, CASE WHEN g.rolbypassrls THEN 'BYPASSRLS' END) || ')'
   FROM pg_catalog.pg_roles g WHERE (${WITHHELD('g')} OR g.rolname = ANY($2::text[])) AND g.oid <> r.oid AND pg_has_role(r.oid, g.oid, 'MEMBER') ORDER BY 1)`;
 
-/** `$1` is the role's name, `$2` the withheld roles (text[]). `rolpassword` is the verifier from pg_authid, or `********` from pg_roles. */
+/**
+ * `$1` is the role's name, `$2` the withheld roles (text[]). `rolpassword` is the verifier from pg_authid, or
+ * `********` from pg_roles.
+ */
 export function roleQuery(readVerifier: boolean): string {
   return `SELECT r.rolcanlogin, coalesce(r.rolvaliduntil <= now(), false) AS expired, r.rolvaliduntil::text AS valid_until, r.rolsuper, r.rolcreatedb, r.rolcreaterole, r.rolreplication, r.rolbypassrls,
   r.rolconnlimit, r.rolpassword, shobj_description(r.oid, 'pg_authid') AS comment,
@@ -66,7 +71,13 @@ function setDifference(field: string, have: readonly string[], want: readonly st
 }
 
 /** The attributes a consumer's role must not have, as `ALTER ROLE` spells them. */
-const ATTRIBUTE_WORDS = { rolsuper: 'SUPERUSER', rolcreatedb: 'CREATEDB', rolcreaterole: 'CREATEROLE', rolreplication: 'REPLICATION', rolbypassrls: 'BYPASSRLS' } as const;
+const ATTRIBUTE_WORDS = {
+  rolsuper: 'SUPERUSER',
+  rolcreatedb: 'CREATEDB',
+  rolcreaterole: 'CREATEROLE',
+  rolreplication: 'REPLICATION',
+  rolbypassrls: 'BYPASSRLS',
+} as const;
 
 /** Whether the grant's password is the role's, and if not, in words. */
 export type PasswordAnswer = { matches: true } | { matches: false; detail: string };
@@ -75,7 +86,8 @@ export type PasswordAnswer = { matches: true } | { matches: false; detail: strin
 export function ownershipDiffers(row: RoleRow, provider: string): string | undefined {
   const owner = roleOwner(row.comment, provider);
   if (owner.kind === 'ours') return undefined;
-  if (owner.kind === 'legacy') return `the role carries the bare mark of an older holdfast (no provider); it is re-marked as provider "${provider}"'s on the next apply`;
+  if (owner.kind === 'legacy')
+    return `the role carries the bare mark of an older holdfast (no provider); it is re-marked as provider "${provider}"'s on the next apply`;
   return `the role exists but ${notOwnedWords(owner, provider)}; holdfast will not change it`;
 }
 
@@ -85,25 +97,46 @@ export function ownershipDiffers(row: RoleRow, provider: string): string | undef
  * against the verifier or by logging in). Details name fields and values, never a password
  * or a verifier.
  */
-export function compareRole(row: RoleRow | null, values: PostgresRolesValues, password: PasswordAnswer, provider: string): HoldsAnswer {
+export function compareRole(
+  row: RoleRow | null,
+  values: PostgresRolesValues,
+  password: PasswordAnswer,
+  provider: string,
+): HoldsAnswer {
   if (row === null) return { held: false, reason: 'missing', detail: 'the backend has no such role' };
   const ownership = ownershipDiffers(row, provider);
   if (ownership) return { held: false, reason: 'rules-differ', detail: ownership };
   if (!row.rolcanlogin) return { held: false, reason: 'disabled', detail: 'the role cannot log in (NOLOGIN)' };
-  if (row.expired) return { held: false, reason: 'disabled', detail: `the role's password expired at ${row.valid_until ?? '?'} (VALID UNTIL)` };
+  if (row.expired)
+    return {
+      held: false,
+      reason: 'disabled',
+      detail: `the role's password expired at ${row.valid_until ?? '?'} (VALID UNTIL)`,
+    };
   if (!password.matches) return { held: false, reason: 'password-differs', detail: password.detail };
-  const attributes = Object.entries(ATTRIBUTE_WORDS).filter(([column]) => row[column as keyof typeof ATTRIBUTE_WORDS]).map(([, word]) => word);
+  const attributes = Object.entries(ATTRIBUTE_WORDS)
+    .filter(([column]) => row[column as keyof typeof ATTRIBUTE_WORDS])
+    .map(([, word]) => word);
   if (attributes.length > 0 || row.rolconnlimit !== -1) {
     const more = [...attributes, ...(row.rolconnlimit !== -1 ? [`CONNECTION LIMIT ${row.rolconnlimit}`] : [])];
-    return { held: false, reason: 'rules-differ', detail: `attributes: the role has ${more.join(', ')}; the grant asks for a plain LOGIN role` };
+    return {
+      held: false,
+      reason: 'rules-differ',
+      detail: `attributes: the role has ${more.join(', ')}; the grant asks for a plain LOGIN role`,
+    };
   }
   if (row.privileged_groups.length > 0) {
-    return { held: false, reason: 'rules-differ', detail: `attributes: through membership the role may SET ROLE to ${row.privileged_groups.join(', ')} (or use its rights); a consumer's role has none of these` };
+    return {
+      held: false,
+      reason: 'rules-differ',
+      detail: `attributes: through membership the role may SET ROLE to ${row.privileged_groups.join(', ')} (or use its rights); a consumer's role has none of these`,
+    };
   }
   const roles = setDifference('roles', row.member_of, values.roles);
   if (roles) return { held: false, reason: 'roles-differ', detail: roles };
-  const grants = [setDifference('databases (CONNECT)', row.databases, values.databases), setDifference('schemas (USAGE)', row.schemas, values.schemas)].filter(
-    (d): d is string => d !== undefined,
-  );
+  const grants = [
+    setDifference('databases (CONNECT)', row.databases, values.databases),
+    setDifference('schemas (USAGE)', row.schemas, values.schemas),
+  ].filter((d): d is string => d !== undefined);
   return grants.length === 0 ? { held: true } : { held: false, reason: 'grants-differ', detail: grants.join('; ') };
 }

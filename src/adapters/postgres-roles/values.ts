@@ -14,8 +14,10 @@ export const MAX_IDENTIFIER_BYTES = 63;
 export function identifierProblem(name: string): string | undefined {
   if (name === '') return 'may not be empty';
   const bytes = Buffer.byteLength(name, 'utf8');
-  if (bytes > MAX_IDENTIFIER_BYTES) return `is ${bytes} bytes long; PostgreSQL names are at most ${MAX_IDENTIFIER_BYTES} bytes (the server would truncate it)`;
-  if (CONTROL_OR_FORMAT.test(name)) return 'may not contain control characters or Unicode format characters (such as U+202E)';
+  if (bytes > MAX_IDENTIFIER_BYTES)
+    return `is ${bytes} bytes long; PostgreSQL names are at most ${MAX_IDENTIFIER_BYTES} bytes (the server would truncate it)`;
+  if (CONTROL_OR_FORMAT.test(name))
+    return 'may not contain control characters or Unicode format characters (such as U+202E)';
   return undefined;
 }
 

@@ -19,7 +19,10 @@ export function effectivePatterns(patterns: readonly string[]): string[] {
   return patterns.includes('*') ? ['*'] : [...new Set(patterns)];
 }
 
-/** The command rules a user gets: the consumer's, then the provider's deny list, which wins (in Redis the last rule does). */
+/**
+ * The command rules a user gets: the consumer's, then the provider's deny list, which wins (in Redis the last rule
+ * does).
+ */
 export function effectiveCommands(commands: readonly string[], denied: readonly string[]): string[] {
   return [...commands, ...denied];
 }
@@ -164,7 +167,12 @@ const show = (patterns: readonly string[], sigil: string) =>
 /** A selector that is `owner`'s mark and grants nothing: that one channel, no key, no command allowed. */
 function isMark(selector: AclSelector, owner: string): boolean {
   const [channel, ...more] = selector.channels;
-  return channel === markChannel(owner) && more.length === 0 && selector.keys.length === 0 && selector.commands.split(' ').every((w) => w.startsWith('-'));
+  return (
+    channel === markChannel(owner) &&
+    more.length === 0 &&
+    selector.keys.length === 0 &&
+    selector.commands.split(' ').every((w) => w.startsWith('-'))
+  );
 }
 
 /** Why `actual` is not `owner`'s by its mark, or undefined when it is. */
@@ -181,7 +189,9 @@ function markDifference(actual: AclUser, owner: string): string | undefined {
 function selectorDifference(selectors: readonly AclSelector[], owner: string): string | undefined {
   const [only, ...more] = selectors;
   if (only !== undefined && more.length === 0 && isMark(only, owner)) return undefined;
-  const shown = selectors.map((s) => `(${[...s.keys.map((k) => `~${k}`), ...s.channels.map((c) => `&${c}`), s.commands].join(' ')})`);
+  const shown = selectors.map(
+    (s) => `(${[...s.keys.map((k) => `~${k}`), ...s.channels.map((c) => `&${c}`), s.commands].join(' ')})`,
+  );
   return `selectors: the backend has ${selectors.length} selector(s) "${shown.join(' ')}", the grant asks for holdfast's mark alone "(&${markChannel(owner)} -@all)"`;
 }
 
@@ -214,10 +224,14 @@ export function compareUser(actual: AclUser | null, expected: ExpectedUser): Hol
   }
   const channels = effectivePatterns(expected.channels);
   if (!sameSet(actual.channels, channels)) {
-    differences.push(`channels: the backend has ${show(actual.channels, '&')}, the grant asks for ${show(channels, '&')}`);
+    differences.push(
+      `channels: the backend has ${show(actual.channels, '&')}, the grant asks for ${show(channels, '&')}`,
+    );
   }
   if (actual.commands !== expected.commands) differences.push(describeCommands(actual.commands, expected));
   const selectors = selectorDifference(actual.selectors, expected.owner);
   if (selectors !== undefined) differences.push(selectors);
-  return differences.length === 0 ? { held: true } : { held: false, reason: 'rules-differ', detail: differences.join('; ') };
+  return differences.length === 0
+    ? { held: true }
+    : { held: false, reason: 'rules-differ', detail: differences.join('; ') };
 }

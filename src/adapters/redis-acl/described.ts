@@ -13,11 +13,22 @@ export const redisAclDescribed: AdapterDescription<RedisAclValues, RedisAclPolic
   secretForms: (password) => [sha256Hex(password)],
   // a connection that names no user is Redis's `default` user
   defaultAdminLogin: 'default',
-  // `ACL GETUSER` describes the command rules: 0.5–1.6 ms of Redis 7.0's CPU with category rules and the deny list (`INFO commandstats`)
+  // `ACL GETUSER` describes the command rules: 0.5–1.6 ms of Redis 7.0's CPU with category rules and the deny list
+  // (`INFO commandstats`)
   deepCheckCostUs: 1_000,
   namespaces: (policy) => [
-    { noun: 'keys', field: 'keyPrefix', template: policy.allowAllKeys ? undefined : policy.keyPrefix, allField: 'allowAllKeys' },
-    { noun: 'channels', field: 'channelPrefix', template: policy.allowAllChannels ? undefined : policy.channelPrefix, allField: 'allowAllChannels' },
+    {
+      noun: 'keys',
+      field: 'keyPrefix',
+      template: policy.allowAllKeys ? undefined : policy.keyPrefix,
+      allField: 'allowAllKeys',
+    },
+    {
+      noun: 'channels',
+      field: 'channelPrefix',
+      template: policy.allowAllChannels ? undefined : policy.channelPrefix,
+      allField: 'allowAllChannels',
+    },
   ],
   // a primary and its replicas, Sentinel, a Cluster: each login on every node (redis-nodes-adapter.ts)
   nodeForms: true,

@@ -5,7 +5,8 @@
  *
  * - a light check refused there (`AUTH` answered `WRONGPASS`) marks the login `auth`;
  * - a deep check that found it not held there marks it `rules` (missing, rules or password differ);
- * - an apply that failed there (or a deep check that could not be made there) marks it `failed`, with the backend's error: the most telling reason;
+ * - an apply that failed there (or a deep check that could not be made there) marks it `failed`, with the backend's
+ * error: the most telling reason;
  * - an apply that succeeded there, a deep check that found it held there, or its removal there,
  *   clears it; a light check that authenticates there clears an `auth` mark only (the rules may
  *   still differ, which a light check cannot see).
@@ -80,7 +81,10 @@ export class MissingLogins {
     return { missing: this.marks.size, atLeast: this.overflow };
   }
 
-  /** Why, in words: the latest failure there (an apply, a deep check) when there is one, else the latest mark; undefined when none is missing. */
+  /**
+   * Why, in words: the latest failure there (an apply, a deep check) when there is one, else the latest mark; undefined
+   * when none is missing.
+   */
   why(): string | undefined {
     let latest: Mark | undefined;
     let failed: Mark | undefined;

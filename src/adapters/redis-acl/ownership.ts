@@ -39,12 +39,21 @@ export function ownersOf(user: AclUser): string[] {
  * the user as the backend has it now (null: none). `never` are logins no consumer gets even
  * with `adopt`: the admin's own and Redis's `default`.
  */
-export function claimProblem(login: string, existing: AclUser | null, ownership: Ownership, never: ReadonlySet<string>): string | undefined {
+export function claimProblem(
+  login: string,
+  existing: AclUser | null,
+  ownership: Ownership,
+  never: ReadonlySet<string>,
+): string | undefined {
   const { provider } = ownership;
   if (never.has(login)) {
     return `the login "${login}" is ${login === 'default' ? "Redis's default user" : "the admin's own login"}; provider "${provider}" never gives it to a consumer, adopt or not`;
   }
-  if (login.startsWith(SCRATCH_PREFIX)) return `the login "${login}" starts with "${SCRATCH_PREFIX}", which holdfast reserves for its own use`;
+  if (login.startsWith(SCRATCH_PREFIX))
+    return `the login "${login}" starts with "${SCRATCH_PREFIX}", which holdfast reserves for its own use`;
   if (existing === null) return undefined;
-  return claimRefusal(login, ownersOf(existing), ownership, { noun: 'ACL user', lacks: `the mark "&${markChannel(provider)}"` });
+  return claimRefusal(login, ownersOf(existing), ownership, {
+    noun: 'ACL user',
+    lacks: `the mark "&${markChannel(provider)}"`,
+  });
 }

@@ -24,7 +24,10 @@ const allowedRule = commandRule
   .refine((rule) => rule.startsWith('+'), 'allowed commands are "+" rules')
   .refine((rule) => rule !== '+@all', 'use allowAllCommands to allow "+@all"');
 
-const deniedRule = commandRule.refine((rule) => rule.startsWith('-'), 'denied commands are "-" rules, such as "-@dangerous" or "-flushall"');
+const deniedRule = commandRule.refine(
+  (rule) => rule.startsWith('-'),
+  'denied commands are "-" rules, such as "-@dangerous" or "-flushall"',
+);
 
 /**
  * What a tenant may use without the operator saying so: reads and writes within its patterns,
@@ -48,7 +51,13 @@ export const DEFAULT_ALLOWED_COMMANDS: readonly string[] = ['+@read', '+@write',
  * every mode: a tenant keeps `PUBLISH`/`SUBSCRIBE` on its own channels and loses the
  * introspection of pub/sub and client-side caching.
  */
-export const DEFAULT_DENIED_COMMANDS: readonly string[] = ['-@dangerous', '-@admin', '-function', '-pubsub', '-client|tracking'];
+export const DEFAULT_DENIED_COMMANDS: readonly string[] = [
+  '-@dangerous',
+  '-@admin',
+  '-function',
+  '-pubsub',
+  '-client|tracking',
+];
 
 export const redisAclPolicySchema = z.strictObject({
   keyPrefix: prefix.default('{id}:'),
@@ -82,12 +91,16 @@ export function violations(subject: PolicySubject<RedisAclValues>, policy: Redis
     if (subject.values[field].length === 0) return;
     const literal = expand(template);
     if (GLOB_CHARS.test(literal)) {
-      problems.push(`values.${field}: the ${noun} prefix "${template}" expands to "${literal}", which is a pattern, not a prefix`);
+      problems.push(
+        `values.${field}: the ${noun} prefix "${template}" expands to "${literal}", which is a pattern, not a prefix`,
+      );
       return;
     }
     subject.values[field].forEach((pattern, i) => {
       if (!pattern.startsWith(literal)) {
-        problems.push(`values.${field}[${i}]: "${pattern}" is outside the ${noun} prefix "${literal}" allowed by the provider's policy`);
+        problems.push(
+          `values.${field}[${i}]: "${pattern}" is outside the ${noun} prefix "${literal}" allowed by the provider's policy`,
+        );
       }
     });
   };

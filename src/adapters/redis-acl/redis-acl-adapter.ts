@@ -11,7 +11,15 @@ import type { Adapter, AdminConnection, CallOptions, Each, Grant, HoldsAnswer, O
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { BoundedCache } from '../bounded-cache.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
-import { commandRulesKey, compareUser, effectiveCommands, parseGetUser, scratchRules, userRules, type AclUser } from './acl-rules.js';
+import {
+  commandRulesKey,
+  compareUser,
+  effectiveCommands,
+  parseGetUser,
+  scratchRules,
+  userRules,
+  type AclUser,
+} from './acl-rules.js';
 import { ownedBy } from '../claim-login.js';
 import { claimProblem, ownersOf, SCRATCH_PREFIX } from './ownership.js';
 import { DEFAULT_DENIED_COMMANDS } from './policy.js';
@@ -32,7 +40,10 @@ export interface RedisAclAdapterOptions {
   where?: string | undefined;
 }
 
-/** How {@link RedisAclAdapter.create} went: `applied` (sent), or `held` (asked to skip a node that holds it already, and it did). */
+/**
+ * How {@link RedisAclAdapter.create} went: `applied` (sent), or `held` (asked to skip a node that holds it already, and
+ * it did).
+ */
 export type CreateOutcome = 'applied' | 'held';
 
 /** How many `ACL GETUSER`s a listing sends at once (each costs Redis up to ~1.5 ms). */
@@ -53,11 +64,16 @@ function replyCode(error: unknown): string | undefined {
 
 export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly client: Redis;
-  /** Light checks authenticate as the consumer here, never on the admin connection; it holds no credentials of its own. */
+  /**
+   * Light checks authenticate as the consumer here, never on the admin connection; it holds no credentials of its own.
+   */
   private readonly prober: Redis;
   /** While the probe connection comes back: what the light checks meanwhile wait for (one listener for all). */
   private proberReady: Promise<void> | undefined;
-  /** Whether an AUTH succeeded on the probe connection since it (re)connected: Redis then buffers its replies without the unauthenticated bound. */
+  /**
+   * Whether an AUTH succeeded on the probe connection since it (re)connected: Redis then buffers its replies without
+   * the unauthenticated bound.
+   */
   private proberAuthenticated = false;
   /** Deadlines, error mapping and scrubbing (it knows the admin password). */
   private readonly calls: BackendCalls;
@@ -78,7 +94,11 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly never: ReadonlySet<string>;
   private pipelines = 0;
 
-  constructor(admin: AdminConnection, private readonly ownership: Ownership, options: RedisAclAdapterOptions = {}) {
+  constructor(
+    admin: AdminConnection,
+    private readonly ownership: Ownership,
+    options: RedisAclAdapterOptions = {},
+  ) {
     this.calls = new BackendCalls({
       adapter: 'redis-acl',
       where: options.where ?? hostOf(admin.url, 'redis'),
@@ -163,12 +183,29 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     const commands = this.rulesOf(grant.values);
     if (skipIfHeld && existing !== null) {
       const canonical = await this.canonicalCommands(commands, signal, secrets);
-      const answer = compareUser(existing, { passwordHash: hash, othersAccepted: grant.keepPasswords === true, keys, channels, rules: commands, commands: canonical, owner: this.ownership.provider });
+      const answer = compareUser(existing, {
+        passwordHash: hash,
+        othersAccepted: grant.keepPasswords === true,
+        keys,
+        channels,
+        rules: commands,
+        commands: canonical,
+        owner: this.ownership.provider,
+      });
       if (answer.held) return 'held';
     }
     const kept = grant.keepPasswords ? (existing?.passwords ?? []) : [];
-    const rules = userRules({ passwordHash: hash, keptHashes: kept, keys, channels, commands, owner: this.ownership.provider });
-    await this.send(signal, `ACL SETUSER "${grant.login}"`, [...secrets, ...kept], () => this.client.call('ACL', ['SETUSER', grant.login, ...rules]));
+    const rules = userRules({
+      passwordHash: hash,
+      keptHashes: kept,
+      keys,
+      channels,
+      commands,
+      owner: this.ownership.provider,
+    });
+    await this.send(signal, `ACL SETUSER "${grant.login}"`, [...secrets, ...kept], () =>
+      this.client.call('ACL', ['SETUSER', grant.login, ...rules]),
+    );
     await this.saveIfAclFile(signal, secrets);
     return 'applied';
   }
@@ -179,19 +216,36 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
    * has an ACL file). Each grant's outcome is its own: one refused (a login not this provider's)
    * or answered with an error fails alone. Throws only when nothing could be asked.
    */
-  async applyMany(grants: ReadonlyArray<Grant<RedisAclValues>>, signal: AbortSignal, skipIfHeld: boolean): Promise<Array<Each<CreateOutcome>>> {
+  async applyMany(
+    grants: ReadonlyArray<Grant<RedisAclValues>>,
+    signal: AbortSignal,
+    skipIfHeld: boolean,
+  ): Promise<Array<Each<CreateOutcome>>> {
     const hashes = grants.map((g) => sha256Hex(g.password));
     const secrets = grants.flatMap((g, i) => [g.password, hashes[i]!]);
-    const existing = await this.getUsers(grants.map((g) => g.login), signal, secrets);
+    const existing = await this.getUsers(
+      grants.map((g) => g.login),
+      signal,
+      secrets,
+    );
     const canonical = this.canonicalOnce(signal, secrets);
-    const planned = await Promise.all(grants.map((grant, i) => this.plan(grant, hashes[i]!, existing[i]!, canonical, skipIfHeld)));
-    const out: Array<Each<CreateOutcome>> = planned.map((p) => (p.ok && p.value === 'held' ? { ok: true, value: 'held' } : p.ok ? { ok: true, value: 'applied' } : p));
+    const planned = await Promise.all(
+      grants.map((grant, i) => this.plan(grant, hashes[i]!, existing[i]!, canonical, skipIfHeld)),
+    );
+    const out: Array<Each<CreateOutcome>> = planned.map((p) =>
+      p.ok && p.value === 'held' ? { ok: true, value: 'held' } : p.ok ? { ok: true, value: 'applied' } : p,
+    );
     const sending = planned.flatMap((p, i) => (p.ok && p.value !== 'held' ? [{ i, rules: p.value }] : []));
     if (sending.length === 0) return out;
-    const all = [...secrets, ...sending.flatMap((s) => s.rules.filter((r) => r.startsWith('#')).map((r) => r.slice(1)))];
+    const all = [
+      ...secrets,
+      ...sending.flatMap((s) => s.rules.filter((r) => r.startsWith('#')).map((r) => r.slice(1))),
+    ];
     const fail = (i: number, error: unknown) => (out[i] = { ok: false, error });
     try {
-      const replies = await this.send(signal, `ACL SETUSER of ${sending.length} logins`, all, () => this.pipelined(sending.map(({ i, rules }) => ['ACL', 'SETUSER', grants[i]!.login, ...rules])));
+      const replies = await this.send(signal, `ACL SETUSER of ${sending.length} logins`, all, () =>
+        this.pipelined(sending.map(({ i, rules }) => ['ACL', 'SETUSER', grants[i]!.login, ...rules])),
+      );
       sending.forEach(({ i }, j) => {
         const error = replies[j]?.[0];
         if (error) fail(i, this.calls.failure(error, `ACL SETUSER "${grants[i]!.login}"`, all));
@@ -204,12 +258,22 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   }
 
   /** {@link holds} for several grants in one round trip (a pipeline of `ACL GETUSER`s); each answer its own. */
-  async holdsMany(grants: ReadonlyArray<Grant<RedisAclValues>>, { signal }: CallOptions): Promise<Array<Each<HoldsAnswer>>> {
+  async holdsMany(
+    grants: ReadonlyArray<Grant<RedisAclValues>>,
+    { signal }: CallOptions,
+  ): Promise<Array<Each<HoldsAnswer>>> {
     const hashes = grants.map((g) => sha256Hex(g.password));
     const secrets = grants.flatMap((g, i) => [g.password, hashes[i]!]);
     const rules = grants.map((g) => this.rulesOf(g.values));
     const canonical = this.canonicalOnce(signal, secrets);
-    const [users, commands] = await Promise.all([this.getUsers(grants.map((g) => g.login), signal, secrets), Promise.all(rules.map(canonical))]);
+    const [users, commands] = await Promise.all([
+      this.getUsers(
+        grants.map((g) => g.login),
+        signal,
+        secrets,
+      ),
+      Promise.all(rules.map(canonical)),
+    ]);
     const owner = this.ownership.provider;
     return grants.map((grant, i): Each<HoldsAnswer> => {
       const user = users[i]!;
@@ -217,30 +281,69 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       if (!user.ok) return user;
       if (!canonical.ok) return canonical;
       const { keys, channels } = grant.values;
-      return { ok: true, value: compareUser(user.value, { passwordHash: hashes[i]!, othersAccepted: grant.keepPasswords === true, keys, channels, rules: rules[i]!, commands: canonical.value, owner }) };
+      return {
+        ok: true,
+        value: compareUser(user.value, {
+          passwordHash: hashes[i]!,
+          othersAccepted: grant.keepPasswords === true,
+          keys,
+          channels,
+          rules: rules[i]!,
+          commands: canonical.value,
+          owner,
+        }),
+      };
     });
   }
 
   /** What one grant of {@link applyMany} sends (its `ACL SETUSER` rules), `held` when nothing, or why it is refused. */
-  private async plan(grant: Grant<RedisAclValues>, hash: string, existing: Each<AclUser | null>, canonicalOf: (commands: readonly string[]) => Promise<Each<string>>, skipIfHeld: boolean): Promise<Each<string[] | 'held'>> {
+  private async plan(
+    grant: Grant<RedisAclValues>,
+    hash: string,
+    existing: Each<AclUser | null>,
+    canonicalOf: (commands: readonly string[]) => Promise<Each<string>>,
+    skipIfHeld: boolean,
+  ): Promise<Each<string[] | 'held'>> {
     if (!existing.ok) return existing;
     const user = existing.value;
     const problem = claimProblem(grant.login, user, this.ownership, this.never);
-    if (problem !== undefined) return { ok: false, error: new HoldfastError('BACKEND_REFUSED', `redis-acl: ${problem}; nothing was sent`) };
+    if (problem !== undefined)
+      return { ok: false, error: new HoldfastError('BACKEND_REFUSED', `redis-acl: ${problem}; nothing was sent`) };
     const { keys, channels } = grant.values;
     const commands = this.rulesOf(grant.values);
     if (skipIfHeld && user !== null) {
       const canonical = await canonicalOf(commands);
       if (!canonical.ok) return canonical;
-      const answer = compareUser(user, { passwordHash: hash, othersAccepted: grant.keepPasswords === true, keys, channels, rules: commands, commands: canonical.value, owner: this.ownership.provider });
+      const answer = compareUser(user, {
+        passwordHash: hash,
+        othersAccepted: grant.keepPasswords === true,
+        keys,
+        channels,
+        rules: commands,
+        commands: canonical.value,
+        owner: this.ownership.provider,
+      });
       if (answer.held) return { ok: true, value: 'held' };
     }
     const kept = grant.keepPasswords ? (user?.passwords ?? []) : [];
-    return { ok: true, value: userRules({ passwordHash: hash, keptHashes: kept, keys, channels, commands, owner: this.ownership.provider }) };
+    return {
+      ok: true,
+      value: userRules({
+        passwordHash: hash,
+        keptHashes: kept,
+        keys,
+        channels,
+        commands,
+        owner: this.ownership.provider,
+      }),
+    };
   }
 
   /** {@link canonicalCommands} for a batch: asked once per distinct rule set, however many grants share it. */
-  private canonicalOnce(signal: AbortSignal, secrets: readonly string[]): (commands: readonly string[]) => Promise<Each<string>> {
+  private canonicalOnce(
+    signal: AbortSignal,
+    secrets: readonly string[],
+  ): (commands: readonly string[]) => Promise<Each<string>> {
     const asked = new Map<string, Promise<Each<string>>>();
     return (commands) => {
       const { key } = commandRulesKey(commands);
@@ -259,8 +362,14 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   }
 
   /** `ACL GETUSER` of each login in one pipeline; each reply its own. */
-  private async getUsers(logins: readonly string[], signal: AbortSignal, secrets: readonly string[]): Promise<Array<Each<AclUser | null>>> {
-    const replies = await this.send(signal, `ACL GETUSER of ${logins.length} logins`, secrets, () => this.pipelined(logins.map((login) => ['ACL', 'GETUSER', login])));
+  private async getUsers(
+    logins: readonly string[],
+    signal: AbortSignal,
+    secrets: readonly string[],
+  ): Promise<Array<Each<AclUser | null>>> {
+    const replies = await this.send(signal, `ACL GETUSER of ${logins.length} logins`, secrets, () =>
+      this.pipelined(logins.map((login) => ['ACL', 'GETUSER', login])),
+    );
     return logins.map((login, i): Each<AclUser | null> => {
       const [error, reply] = replies[i] ?? [new Error('no reply'), null];
       if (error) return { ok: false, error: this.calls.failure(error, `ACL GETUSER "${login}"`, secrets) };
@@ -282,7 +391,10 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     return replies;
   }
 
-  /** One admin command on this node (discovery: `INFO replication`, `CLUSTER NODES`), with the same deadlines and mapping. */
+  /**
+   * One admin command on this node (discovery: `INFO replication`, `CLUSTER NODES`), with the same deadlines and
+   * mapping.
+   */
   command(signal: AbortSignal, ...args: [string, ...string[]]): Promise<unknown> {
     return this.send(signal, args.join(' '), [], () => this.client.call(...args));
   }
@@ -300,10 +412,21 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     const passwordHash = sha256Hex(grant.password);
     const secrets = [grant.password, passwordHash];
     const rules = this.rulesOf(grant.values);
-    const [actual, commands] = await Promise.all([this.getUser(grant.login, signal, secrets), this.canonicalCommands(rules, signal, secrets)]);
+    const [actual, commands] = await Promise.all([
+      this.getUser(grant.login, signal, secrets),
+      this.canonicalCommands(rules, signal, secrets),
+    ]);
     const { keys, channels } = grant.values;
     const owner = this.ownership.provider;
-    return compareUser(actual, { passwordHash, othersAccepted: grant.keepPasswords === true, keys, channels, rules, commands, owner });
+    return compareUser(actual, {
+      passwordHash,
+      othersAccepted: grant.keepPasswords === true,
+      keys,
+      channels,
+      rules,
+      commands,
+      owner,
+    });
   }
 
   /**
@@ -318,12 +441,14 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     if (this.prober.status !== 'ready') {
       // the server closes it when the user it last authenticated as is deleted: it comes back at once
       if (this.down !== undefined) throw this.calls.unavailable(what, this.down);
-      this.proberReady ??= once(this.prober, 'ready').then(
-        () => undefined,
-        () => undefined, // an error while reconnecting: the check after the wait says what it is
-      ).finally(() => {
-        this.proberReady = undefined;
-      });
+      this.proberReady ??= once(this.prober, 'ready')
+        .then(
+          () => undefined,
+          () => undefined, // an error while reconnecting: the check after the wait says what it is
+        )
+        .finally(() => {
+          this.proberReady = undefined;
+        });
       await this.calls.race(this.proberReady, signal, what, secrets);
     }
     const refused = Symbol('refused');
@@ -383,7 +508,11 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
    * password, read back and deleted, in one transaction. Remembered per rule set; callers
    * asking for the same rule set at once share one probe.
    */
-  private canonicalCommands(commands: readonly string[], signal: AbortSignal, secrets: readonly string[]): Promise<string> {
+  private canonicalCommands(
+    commands: readonly string[],
+    signal: AbortSignal,
+    secrets: readonly string[],
+  ): Promise<string> {
     const { key, scratch } = commandRulesKey(commands);
     const cached = this.canonical.get(key);
     if (cached !== undefined) return Promise.resolve(cached);
@@ -408,7 +537,9 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   }
 
   private async getUser(login: string, signal: AbortSignal, secrets: readonly string[]): Promise<AclUser | null> {
-    return parseGetUser(await this.send(signal, `ACL GETUSER "${login}"`, secrets, () => this.client.call('ACL', 'GETUSER', login)));
+    return parseGetUser(
+      await this.send(signal, `ACL GETUSER "${login}"`, secrets, () => this.client.call('ACL', 'GETUSER', login)),
+    );
   }
 
   private async probe(scratch: string, commands: readonly string[]): Promise<string> {
@@ -433,7 +564,9 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private async hasAclFile(signal: AbortSignal, secrets: readonly string[]): Promise<boolean> {
     if (this.aclFile !== undefined) return this.aclFile;
     try {
-      const reply = await this.send(signal, 'CONFIG GET aclfile', secrets, () => this.client.call('CONFIG', 'GET', 'aclfile'));
+      const reply = await this.send(signal, 'CONFIG GET aclfile', secrets, () =>
+        this.client.call('CONFIG', 'GET', 'aclfile'),
+      );
       this.aclFile = Array.isArray(reply) && typeof reply[1] === 'string' && reply[1] !== '';
     } catch (error) {
       // CONFIG is not permitted (or renamed away): holdfast cannot know, so it does not save.
@@ -460,7 +593,12 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   }
 
   /** Runs `start` once the connection is ready, raced against `signal`; errors become HoldfastErrors. */
-  private async send<T>(signal: AbortSignal, what: string, secrets: readonly string[], start: () => Promise<T>): Promise<T> {
+  private async send<T>(
+    signal: AbortSignal,
+    what: string,
+    secrets: readonly string[],
+    start: () => Promise<T>,
+  ): Promise<T> {
     return this.calls.run(signal, what, secrets, async () => {
       const { status } = this.client;
       if (status !== 'ready') {

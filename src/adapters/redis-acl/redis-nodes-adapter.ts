@@ -13,7 +13,17 @@
  *   by {@link RedisNodes}), the consumers stay held on the nodes that answer, and nothing is
  *   applied elsewhere because of it. Only when no node answers is the call unable to ask.
  */
-import type { Adapter, AdminConnection, AdminTopology, BatchForm, CallOptions, Each, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import type {
+  Adapter,
+  AdminConnection,
+  AdminTopology,
+  BatchForm,
+  CallOptions,
+  Each,
+  Grant,
+  HoldsAnswer,
+  Ownership,
+} from '../adapter.js';
 import { BackendCalls } from '../backend-calls.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
 import type { RedisAclAdapterOptions } from './redis-acl-adapter.js';
@@ -74,10 +84,17 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   readonly batch: BatchForm = { form: 'pipeline', limit: REDIS_BATCH_LIMIT };
   private readonly auths = new Map<RedisNode, BackendCalls>();
 
-  constructor(admin: AdminConnection, topology: AdminTopology, ownership: Ownership, options: RedisNodesOptions & { node?: RedisAclAdapterOptions } = {}) {
+  constructor(
+    admin: AdminConnection,
+    topology: AdminTopology,
+    ownership: Ownership,
+    options: RedisNodesOptions & { node?: RedisAclAdapterOptions } = {},
+  ) {
     const node: RedisAclAdapterOptions = {
       ...options.node,
-      ...(topology.form === 'cluster' ? { grantedCommands: [...(options.node?.grantedCommands ?? []), ...CLUSTER_CLIENT_COMMANDS] } : {}),
+      ...(topology.form === 'cluster'
+        ? { grantedCommands: [...(options.node?.grantedCommands ?? []), ...CLUSTER_CLIENT_COMMANDS] }
+        : {}),
     };
     this.nodes = new RedisNodes(admin, topology, ownership, { ...options, node });
   }
@@ -118,7 +135,10 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   }
 
   /** {@link holds} for several grants: one pipeline of `ACL GETUSER`s per node; each grant's answer its own. */
-  async holdsMany(grants: ReadonlyArray<Grant<RedisAclValues>>, { signal }: CallOptions): Promise<Array<Each<HoldsAnswer>>> {
+  async holdsMany(
+    grants: ReadonlyArray<Grant<RedisAclValues>>,
+    { signal }: CallOptions,
+  ): Promise<Array<Each<HoldsAnswer>>> {
     const results = await this.onEvery(signal, (node, s) => node.acl.holdsMany(grants, { signal: s }));
     return grants.map((grant, j) => eachOf(() => this.settleHolds(grant, partOf(results, j), signal)));
   }
@@ -127,7 +147,10 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   private reserved(login: string): HoldfastError | undefined {
     const reserved = this.nodes.masterUserReason(login);
     if (reserved === undefined) return undefined;
-    return new HoldfastError('BACKEND_REFUSED', `redis-acl: "${login}" ${reserved} (the login it replicates with: the operator's); no consumer may have it, adopt or not; nothing was sent`);
+    return new HoldfastError(
+      'BACKEND_REFUSED',
+      `redis-acl: "${login}" ${reserved} (the login it replicates with: the operator's); no consumer may have it, adopt or not; nothing was sent`,
+    );
   }
 
   /** One grant's apply on every node, settled: the nodes that lack it told, an apply refused or failed there thrown. */
@@ -136,7 +159,8 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
     const failedThere = (r: NodeResult<unknown>) => !r.ok && answeredWithError(r.error);
     for (const r of results) {
       if (r.ok) r.node.missing.clear(grant.login);
-      else if (failedThere(r)) r.node.missing.mark(grant.login, 'failed', `applying there failed (${messageOf(r.error)})`);
+      else if (failedThere(r))
+        r.node.missing.mark(grant.login, 'failed', `applying there failed (${messageOf(r.error)})`);
     }
     const failed = results.find(failedThere);
     if (failed && !failed.ok) throw failed.error;
@@ -150,22 +174,41 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
     const results = await this.onEvery(signal, (node, s) => node.acl.remove(login, { signal: s }));
     for (const r of results) if (r.ok) r.node.missing.clear(login);
     this.answeredSomewhere(results, signal);
-    const unasked = [...this.nodes.all().filter((n) => !n.answering).map((n) => n.address), ...results.filter((r) => !r.ok).map((r) => r.node.address)];
+    const unasked = [
+      ...this.nodes
+        .all()
+        .filter((n) => !n.answering)
+        .map((n) => n.address),
+      ...results.filter((r) => !r.ok).map((r) => r.node.address),
+    ];
     if (unasked.length > 0) {
-      throw new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl: "${login}" removed on the nodes that answer; ${[...new Set(unasked)].join(', ')} cannot be asked: removed there when it answers`);
+      throw new HoldfastError(
+        'BACKEND_UNAVAILABLE',
+        `redis-acl: "${login}" removed on the nodes that answer; ${[...new Set(unasked)].join(', ')} cannot be asked: removed there when it answers`,
+      );
     }
   }
 
   async holds(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
-    return this.settleHolds(grant, await this.onEvery(signal, (node, s) => node.acl.holds(grant, { signal: s })), signal);
+    return this.settleHolds(
+      grant,
+      await this.onEvery(signal, (node, s) => node.acl.holds(grant, { signal: s })),
+      signal,
+    );
   }
 
   /** One grant's deep check on every node, settled: the nodes that lack it told, and the answer. */
-  private settleHolds(grant: Grant<RedisAclValues>, results: Array<NodeResult<HoldsAnswer>>, signal: AbortSignal): HoldsAnswer {
+  private settleHolds(
+    grant: Grant<RedisAclValues>,
+    results: Array<NodeResult<HoldsAnswer>>,
+    signal: AbortSignal,
+  ): HoldsAnswer {
     const answers = this.answeredSomewhere(results, signal);
     for (const r of results) {
-      // a node already found lacking it that answers the deep check with an error (a right the admin lacks there): that says why
-      if (!r.ok && answeredWithError(r.error) && r.node.missing.has(grant.login)) r.node.missing.mark(grant.login, 'failed', `checking there failed (${messageOf(r.error)})`);
+      // a node already found lacking it that answers the deep check with an error (a right the admin lacks there): that
+      // says why
+      if (!r.ok && answeredWithError(r.error) && r.node.missing.has(grant.login))
+        r.node.missing.mark(grant.login, 'failed', `checking there failed (${messageOf(r.error)})`);
     }
     for (const { node, value } of answers) {
       if (value.held) node.missing.clear(grant.login);
@@ -176,7 +219,10 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
     if (first === undefined || first.value.held) return { held: true };
     // not held anywhere: said as on one node (with the nodes named when there are several)
     if (notHeld.length === answers.length) {
-      const detail = answers.length > 1 ? `${first.value.detail} (on every node: ${answers.map((a) => a.node.address).join(', ')})` : first.value.detail;
+      const detail =
+        answers.length > 1
+          ? `${first.value.detail} (on every node: ${answers.map((a) => a.node.address).join(', ')})`
+          : first.value.detail;
       return { held: false, reason: first.value.reason, detail };
     }
     const where = notHeld.map((a) => a.node.address).join(', ');
@@ -187,13 +233,20 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
     const results = await this.onEvery(signal, (node, s) =>
       node.acl.probeAuthenticated
         ? node.acl.authenticates(grant, { signal: s })
-        : this.authCalls(node).run(s, `AUTH as "${grant.login}"`, [grant.password], () => node.acl.authenticates(grant, { signal: s })),
+        : this.authCalls(node).run(s, `AUTH as "${grant.login}"`, [grant.password], () =>
+            node.acl.authenticates(grant, { signal: s }),
+          ),
     );
     this.answeredSomewhere(results, signal);
     for (const r of results) {
       if (!r.ok) continue; // proves nothing
       if (r.value) r.node.missing.clear(grant.login, 'auth');
-      else r.node.missing.mark(grant.login, 'auth', 'the light check could not authenticate there: being checked and applied');
+      else
+        r.node.missing.mark(
+          grant.login,
+          'auth',
+          'the light check could not authenticate there: being checked and applied',
+        );
     }
     // a probe that failed (its connection closed under a burst, say) proves nothing: the deep check is asked
     return results.length > 0 && results.every((r) => r.ok && r.value);
@@ -202,9 +255,15 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   async ping({ signal }: CallOptions): Promise<void> {
     const results = await this.onEvery(signal, (node, s) => node.acl.ping({ signal: s }));
     this.answeredSomewhere(results, signal);
-    const silent = [...this.nodes.all().filter((n) => !n.answering), ...results.filter((r) => !r.ok).map((r) => r.node)];
+    const silent = [
+      ...this.nodes.all().filter((n) => !n.answering),
+      ...results.filter((r) => !r.ok).map((r) => r.node),
+    ];
     if (silent.length > 0) {
-      throw new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl: ${[...new Set(silent.map((n) => `${n.address} (${n.why ?? 'does not answer'})`))].join(', ')} cannot be asked`);
+      throw new HoldfastError(
+        'BACKEND_UNAVAILABLE',
+        `redis-acl: ${[...new Set(silent.map((n) => `${n.address} (${n.why ?? 'does not answer'})`))].join(', ')} cannot be asked`,
+      );
     }
   }
 
@@ -215,7 +274,11 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   }
 
   /** {@link list}, per node (`host:port` → logins). */
-  async listByNode(prefix: string, { signal }: CallOptions, claimed?: ReadonlySet<string>): Promise<Map<string, string[]>> {
+  async listByNode(
+    prefix: string,
+    { signal }: CallOptions,
+    claimed?: ReadonlySet<string>,
+  ): Promise<Map<string, string[]>> {
     const results = await this.onEvery(signal, (node, s) => node.acl.list(prefix, { signal: s }, claimed));
     // a replica's masteruser is never an orphan, even where it carries this provider's mark
     const ours = (logins: string[]) => logins.filter((login) => this.nodes.masterUserReason(login) === undefined);
@@ -229,7 +292,12 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   private authCalls(node: RedisNode): BackendCalls {
     let calls = this.auths.get(node);
     if (calls === undefined) {
-      calls = new BackendCalls({ adapter: 'redis-acl', where: node.address, answered: () => false, maxConcurrent: AUTH_IN_FLIGHT });
+      calls = new BackendCalls({
+        adapter: 'redis-acl',
+        where: node.address,
+        answered: () => false,
+        maxConcurrent: AUTH_IN_FLIGHT,
+      });
       this.auths.set(node, calls);
       if (this.auths.size > 4 * this.nodes.all().length + 16) {
         for (const known of this.auths.keys()) if (!this.nodes.all().includes(known)) this.auths.delete(known);
@@ -243,7 +311,10 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
    * own (a node found not answering meanwhile is given up on). A node that fails as if it
    * could not be reached is pinged at once.
    */
-  private async onEvery<T>(signal: AbortSignal, call: (node: RedisNode, signal: AbortSignal) => Promise<T>): Promise<Array<NodeResult<T>>> {
+  private async onEvery<T>(
+    signal: AbortSignal,
+    call: (node: RedisNode, signal: AbortSignal) => Promise<T>,
+  ): Promise<Array<NodeResult<T>>> {
     await this.nodes.first;
     const every = this.nodes.all();
     if (every.length === 1) {
@@ -256,7 +327,8 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
       }
     }
     const answering = this.nodes.answering();
-    // none answers by the last ping: every node is asked anyway (each fails fast while its connection is down), so that a
+    // none answers by the last ping: every node is asked anyway (each fails fast while its connection is down), so that
+    // a
     // backend back up answers at once, not at the next ping
     const nodes = answering.length > 0 ? answering : this.nodes.all();
     const nodeSignals = new Map<RedisNode, AbortSignal>();
@@ -272,7 +344,14 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
         } catch (error) {
           if (!signal.aborted && nodeSignals.get(node)?.aborted === true) {
             // found not answering meanwhile: the node's problem, said by the node set
-            return { node, ok: false, error: new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl: node ${node.address} cannot be asked: ${node.why ?? 'it does not answer'}`) };
+            return {
+              node,
+              ok: false,
+              error: new HoldfastError(
+                'BACKEND_UNAVAILABLE',
+                `redis-acl: node ${node.address} cannot be asked: ${node.why ?? 'it does not answer'}`,
+              ),
+            };
           }
           if (!signal.aborted && !isHoldfastError(error, 'BACKEND_REFUSED')) this.nodes.suspect(node);
           return { node, ok: false, error };
@@ -285,13 +364,20 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
    * The answers of the nodes that answered. The call's own deadline is the caller's; when no
    * node answered, the first node's error (or that none is known to answer) is thrown: could not ask.
    */
-  private answeredSomewhere<T>(results: Array<NodeResult<T>>, signal: AbortSignal): Array<{ node: RedisNode; value: T }> {
-    if (signal.aborted) throw new HoldfastError('DEADLINE_EXCEEDED', 'redis-acl: the call did not finish before its deadline');
+  private answeredSomewhere<T>(
+    results: Array<NodeResult<T>>,
+    signal: AbortSignal,
+  ): Array<{ node: RedisNode; value: T }> {
+    if (signal.aborted)
+      throw new HoldfastError('DEADLINE_EXCEEDED', 'redis-acl: the call did not finish before its deadline');
     const answered = results.flatMap((r) => (r.ok ? [{ node: r.node, value: r.value }] : []));
     if (answered.length > 0) return answered;
     const failed = results.find((r) => !r.ok);
     if (failed && !failed.ok) throw failed.error;
     const known = this.nodes.report();
-    throw new HoldfastError('BACKEND_UNAVAILABLE', `redis-acl: no node of the backend answers (${known.map((n) => `${n.address}: ${n.why ?? 'unknown'}`).join('; ') || 'none known'})`);
+    throw new HoldfastError(
+      'BACKEND_UNAVAILABLE',
+      `redis-acl: no node of the backend answers (${known.map((n) => `${n.address}: ${n.why ?? 'unknown'}`).join('; ') || 'none known'})`,
+    );
   }
 }

@@ -56,7 +56,10 @@ export interface RedisNodesOptions {
   nodeTimeoutMs?: number;
   /** Options for each node's adapter. */
   node?: RedisAclAdapterOptions;
-  /** A node's missing consumer not confirmed missing within this is forgotten (default 5 min; see {@link MissingLogins}). */
+  /**
+   * A node's missing consumer not confirmed missing within this is forgotten (default 5 min; see {@link
+   * MissingLogins}).
+   */
   missingTtlMs?: number;
 }
 
@@ -148,7 +151,12 @@ export class RedisNodes {
     this.scheme = new URL(admin.url).protocol;
     this.nodeTimeoutMs = options.nodeTimeoutMs ?? 5_000;
     // the named nodes first: calls before discovery answers go there
-    const named = topology.form === 'cluster' ? topology.seeds.map(addressOfUrl) : topology.form === 'url' ? [addressOfUrl(admin.url)] : [];
+    const named =
+      topology.form === 'cluster'
+        ? topology.seeds.map(addressOfUrl)
+        : topology.form === 'url'
+          ? [addressOfUrl(admin.url)]
+          : [];
     for (const address of named) this.add(address, 'node');
     if (topology.form === 'sentinel') this.connectSentinels(topology);
     this.first = this.discover();
@@ -211,7 +219,14 @@ export class RedisNodes {
     this.discovering ??= this.find()
       .then((found) => this.apply(found))
       .then(() => this.readMasterUsers())
-      .catch((error: unknown) => this.say('warn', `the nodes of the backend could not be found again: ${error instanceof Error ? error.message : String(error)}; the ones known stay`, undefined, 'discovery'))
+      .catch((error: unknown) =>
+        this.say(
+          'warn',
+          `the nodes of the backend could not be found again: ${error instanceof Error ? error.message : String(error)}; the ones known stay`,
+          undefined,
+          'discovery',
+        ),
+      )
       .finally(() => {
         this.discovering = undefined;
       });
@@ -231,7 +246,8 @@ export class RedisNodes {
     const { topology } = this;
     if (topology.form === 'sentinel') return this.fromSentinels(topology.master, topology.nodes === 'only');
     if (topology.form === 'cluster') {
-      if (topology.nodes === 'only') return { nodes: topology.seeds.map((url) => ({ address: addressOfUrl(url), role: 'node' as const })) };
+      if (topology.nodes === 'only')
+        return { nodes: topology.seeds.map((url) => ({ address: addressOfUrl(url), role: 'node' as const })) };
       return clusterNodesOf(String(await this.askAny(signal, 'CLUSTER', 'NODES')));
     }
     const address = addressOfUrl(this.admin.url);
@@ -239,7 +255,10 @@ export class RedisNodes {
     const named = this.nodes.get(address)!;
     const info = String(await named.acl.command(signal, 'INFO', 'replication'));
     const role = /role:master/.test(info) ? 'master' : 'replica';
-    return { nodes: [{ address, role }, ...replicasOfInfo(info).map((a) => ({ address: a, role: 'replica' as const }))], ...(role === 'master' ? { master: address } : {}) };
+    return {
+      nodes: [{ address, role }, ...replicasOfInfo(info).map((a) => ({ address: a, role: 'replica' as const }))],
+      ...(role === 'master' ? { master: address } : {}),
+    };
   }
 
   /** The first node that answers `command`, the answering ones first. */
@@ -263,7 +282,10 @@ export class RedisNodes {
           sentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', master),
           only ? Promise.resolve([]) : sentinel.call('SENTINEL', 'REPLICAS', master),
         ]);
-        if (!Array.isArray(addr)) throw new Error(`Sentinel ${sentinel.options.host}:${sentinel.options.port} does not know the master "${master}"`);
+        if (!Array.isArray(addr))
+          throw new Error(
+            `Sentinel ${sentinel.options.host}:${sentinel.options.port} does not know the master "${master}"`,
+          );
         const masterAddress = `${String(addr[0])}:${String(addr[1])}`;
         const nodes: Found['nodes'] = [{ address: masterAddress, role: 'master' }];
         for (const reply of Array.isArray(replicas) ? replicas : []) {
@@ -291,14 +313,24 @@ export class RedisNodes {
       this.answering().map(async (node) => {
         try {
           // a node found not answering meanwhile is given up on at once
-          const reply = await node.acl.command(AbortSignal.any([deadline, node.gone.signal]), 'CONFIG', 'GET', 'masteruser');
+          const reply = await node.acl.command(
+            AbortSignal.any([deadline, node.gone.signal]),
+            'CONFIG',
+            'GET',
+            'masteruser',
+          );
           const user = Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : '';
           if (user !== '') this.masterUsers.set(node.address, user);
           else this.masterUsers.delete(node.address);
         } catch (error) {
           if (!isHoldfastError(error, 'BACKEND_ERROR')) return; // not reached: asked again at the next discovery
           const why = error instanceof Error ? error.message : String(error);
-          this.say('warn', `the masteruser of node ${node.address} cannot be read (${why}): a consumer claiming the login it replicates with is not refused there by holdfast; let the admin login run CONFIG GET`, node.address, `masteruser ${node.address}`);
+          this.say(
+            'warn',
+            `the masteruser of node ${node.address} cannot be read (${why}): a consumer claiming the login it replicates with is not refused there by holdfast; let the admin login run CONFIG GET`,
+            node.address,
+            `masteruser ${node.address}`,
+          );
         }
       }),
     );
@@ -309,7 +341,11 @@ export class RedisNodes {
     if (this.closed) return;
     for (const note of found.notes ?? []) this.say('warn', note, undefined, note);
     if (found.master !== undefined && this.master !== undefined && found.master !== this.master) {
-      this.say('warn', `failover: the master is ${found.master} now (was ${this.master}); every consumer is checked there`, found.master);
+      this.say(
+        'warn',
+        `failover: the master is ${found.master} now (was ${this.master}); every consumer is checked there`,
+        found.master,
+      );
     }
     if (found.master !== undefined) this.master = found.master;
     const seen = new Set<string>();
@@ -321,7 +357,8 @@ export class RedisNodes {
         continue;
       }
       this.add(address, role);
-      if (this.said.has('discovered')) this.say('info', `node ${address} (${role}) joined the backend: every consumer is held there too`, address);
+      if (this.said.has('discovered'))
+        this.say('info', `node ${address} (${role}) joined the backend: every consumer is held there too`, address);
     }
     this.said.add('discovered');
     for (const node of this.all()) {
@@ -334,9 +371,21 @@ export class RedisNodes {
   }
 
   private add(address: string, role: NodeRole): RedisNode {
-    const acl = new RedisAclAdapter({ ...this.admin, url: urlOf(this.scheme, address) }, this.ownership, { ...this.options.node, where: address });
+    const acl = new RedisAclAdapter({ ...this.admin, url: urlOf(this.scheme, address) }, this.ownership, {
+      ...this.options.node,
+      where: address,
+    });
     const missing = new MissingLogins(this.options.missingTtlMs ?? 300_000);
-    const node: RedisNode = { address, role, acl, answering: true, why: undefined, downSince: undefined, gone: new AbortController(), missing };
+    const node: RedisNode = {
+      address,
+      role,
+      acl,
+      answering: true,
+      why: undefined,
+      downSince: undefined,
+      gone: new AbortController(),
+      missing,
+    };
     this.nodes.set(address, node);
     return node;
   }
@@ -346,7 +395,13 @@ export class RedisNodes {
       ...(topology.sentinelUsername !== undefined ? { username: topology.sentinelUsername } : {}),
       ...(topology.sentinelPassword !== undefined ? { password: topology.sentinelPassword } : {}),
     };
-    const common = { ...credentials, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 5_000, retryStrategy: (n: number) => Math.min(100 * 2 ** n, 2_000) };
+    const common = {
+      ...credentials,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      connectTimeout: 5_000,
+      retryStrategy: (n: number) => Math.min(100 * 2 ** n, 2_000),
+    };
     for (const url of topology.sentinels) {
       const client = new Redis(url, common);
       client.on('error', () => undefined);
@@ -378,7 +433,12 @@ export class RedisNodes {
         node.why = undefined;
         node.downSince = undefined;
         node.gone = new AbortController();
-        if (this.nodes.size > 1) this.say('info', `node ${node.address} answers again: its consumers are checked and applied there`, node.address);
+        if (this.nodes.size > 1)
+          this.say(
+            'info',
+            `node ${node.address} answers again: its consumers are checked and applied there`,
+            node.address,
+          );
       }
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
@@ -388,7 +448,12 @@ export class RedisNodes {
         node.downSince = Date.now();
         node.gone.abort();
         // one node: its provider's checks say it (could not ask)
-        if (this.nodes.size > 1) this.say('warn', `node ${node.address} cannot be asked (${why}): a node problem, not a consumer loss; its consumers stay held on the nodes that answer`, node.address);
+        if (this.nodes.size > 1)
+          this.say(
+            'warn',
+            `node ${node.address} cannot be asked (${why}): a node problem, not a consumer loss; its consumers stay held on the nodes that answer`,
+            node.address,
+          );
         void this.discover(); // a failover, a node gone: found at once
       }
     } finally {

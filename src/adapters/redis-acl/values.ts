@@ -43,7 +43,9 @@ export const commandRule = z
 export const redisAclValuesSchema = z.strictObject({
   keys: boundedList(globPattern, REDIS_ACL_BOUNDS.keys).default([]),
   channels: boundedList(globPattern, REDIS_ACL_BOUNDS.channels).default([]),
-  commands: boundedList(boundedString(commandRule, REDIS_ACL_BOUNDS.commandBytes), REDIS_ACL_BOUNDS.commands).default([...DEFAULT_COMMANDS]),
+  commands: boundedList(boundedString(commandRule, REDIS_ACL_BOUNDS.commandBytes), REDIS_ACL_BOUNDS.commands).default([
+    ...DEFAULT_COMMANDS,
+  ]),
 });
 
 /** A consumer's values on a `redis-acl` provider, defaults applied. */

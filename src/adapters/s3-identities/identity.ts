@@ -23,7 +23,10 @@ export function overlapKeyIdOf(provider: string, login: string): string {
   return `HF${sha256Hex(`${provider}\u0000${login}\u0000overlap`).slice(0, 30).toUpperCase()}`;
 }
 
-/** The user tag that is holdfast's mark; its value is the provider's name. SeaweedFS keeps and returns tags (`ListUserTags`). */
+/**
+ * The user tag that is holdfast's mark; its value is the provider's name. SeaweedFS keeps and returns tags
+ * (`ListUserTags`).
+ */
 export const MARK_TAG = 'holdfast-managed';
 
 /** The name of the inline policy holdfast puts on every user it makes; the only one such a user has. */
@@ -43,7 +46,10 @@ export interface PolicyDocument {
   Statement: Array<{ Effect: 'Allow'; Action: string[]; Resource: string[] }>;
 }
 
-/** The policy for `values`: one Allow statement, its actions on each bucket and the objects in it; null when it names no bucket. */
+/**
+ * The policy for `values`: one Allow statement, its actions on each bucket and the objects in it; null when it names no
+ * bucket.
+ */
 export function policyDocument(values: S3IdentitiesValues): PolicyDocument | null {
   if (values.buckets.length === 0) return null;
   const actions = [...new Set(values.actions.flatMap((a) => S3_ACTIONS[a]))].sort();
@@ -53,7 +59,10 @@ export function policyDocument(values: S3IdentitiesValues): PolicyDocument | nul
 
 const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : []);
 
-/** A policy document's statements as sorted (effect, actions, resources) strings: two documents that grant alike compare equal. */
+/**
+ * A policy document's statements as sorted (effect, actions, resources) strings: two documents that grant alike compare
+ * equal.
+ */
 export function policyShape(document: string): string[] | undefined {
   try {
     const parsed = JSON.parse(document) as { Statement?: unknown };

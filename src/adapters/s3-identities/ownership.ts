@@ -18,8 +18,16 @@ export interface IamUser {
  * apply cut short between `CreateUser` and `TagUser` leaves (SeaweedFS keeps no tag given to
  * `CreateUser`): it holds no credential and no right, so finishing it takes nothing from anyone.
  */
-export function claimProblem(login: string, existing: IamUser | null, ownership: Ownership, bare = false): string | undefined {
+export function claimProblem(
+  login: string,
+  existing: IamUser | null,
+  ownership: Ownership,
+  bare = false,
+): string | undefined {
   if (existing === null || bare) return undefined;
   const owners = existing.owner === undefined ? [] : [existing.owner];
-  return claimRefusal(login, owners, ownership, { noun: 'IAM user', lacks: `the tag ${MARK_TAG}=${ownership.provider}` });
+  return claimRefusal(login, owners, ownership, {
+    noun: 'IAM user',
+    lacks: `the tag ${MARK_TAG}=${ownership.provider}`,
+  });
 }

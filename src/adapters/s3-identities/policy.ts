@@ -28,7 +28,9 @@ export const s3IdentitiesPolicySchema = z.strictObject({
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })
     .default('{id}-'),
-  allowedActions: z.array(allowedAction).default(() => [...DEFAULT_ACTIONS, 'Tagging'] as Array<Exclude<S3Action, 'Admin'>>),
+  allowedActions: z
+    .array(allowedAction)
+    .default(() => [...DEFAULT_ACTIONS, 'Tagging'] as Array<Exclude<S3Action, 'Admin'>>),
   allowAdmin: z.boolean().default(false),
 });
 
@@ -41,7 +43,9 @@ export function violations(subject: PolicySubject<S3IdentitiesValues>, policy: S
   const problems: string[] = separatorProblems('bucketPrefix', policy.bucketPrefix, subject);
   subject.values.buckets.forEach((bucket, i) => {
     if (!bucket.startsWith(literal) || bucket.length === literal.length) {
-      problems.push(`values.buckets[${i}]: "${bucket}" is outside the bucket prefix "${literal}" allowed by the provider's policy`);
+      problems.push(
+        `values.buckets[${i}]: "${bucket}" is outside the bucket prefix "${literal}" allowed by the provider's policy`,
+      );
     }
   });
   const allowed = new Set<string>(policy.allowedActions);
@@ -57,7 +61,10 @@ export function violations(subject: PolicySubject<S3IdentitiesValues>, policy: S
   return problems;
 }
 
-/** Why SeaweedFS would refuse `secret` as a secret key, naming the field; undefined when it takes it. Never quotes the secret. */
+/**
+ * Why SeaweedFS would refuse `secret` as a secret key, naming the field; undefined when it takes it. Never quotes the
+ * secret.
+ */
 export function secretProblem(secret: string): string | undefined {
   if (secret.length > MAX_SECRET_LENGTH) {
     return `holds ${secret.length} characters; an S3 secret key holds at most ${MAX_SECRET_LENGTH}`;

@@ -54,7 +54,10 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   private readonly admin: Credentials;
   private createAccessKeys = 0;
 
-  constructor(admin: AdminConnection, private readonly ownership: Ownership) {
+  constructor(
+    admin: AdminConnection,
+    private readonly ownership: Ownership,
+  ) {
     this.admin = { accessKeyId: admin.username ?? '', secretAccessKey: admin.password ?? '' };
     this.requests = new S3Requests(admin.url);
     this.calls = new BackendCalls({
@@ -80,17 +83,27 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
    */
   async create(grant: Grant<S3IdentitiesValues>, { signal }: CallOptions): Promise<void> {
     const refusal = secretProblem(grant.password);
-    if (refusal !== undefined) throw new HoldfastError('BACKEND_REFUSED', `s3-identities: grant secret: ${refusal}; nothing was sent`);
+    if (refusal !== undefined)
+      throw new HoldfastError('BACKEND_REFUSED', `s3-identities: grant secret: ${refusal}; nothing was sent`);
     const { login } = grant;
     const existing = await this.user(login, signal);
     const keys = existing === null ? [] : await this.accessKeys(login, signal);
-    const problem = claimProblem(login, existing, this.ownership, existing !== null && (await this.isBare(login, existing, keys, signal)));
-    if (problem !== undefined) throw new HoldfastError('BACKEND_REFUSED', `s3-identities: ${problem}; nothing was sent`);
+    const problem = claimProblem(
+      login,
+      existing,
+      this.ownership,
+      existing !== null && (await this.isBare(login, existing, keys, signal)),
+    );
+    if (problem !== undefined)
+      throw new HoldfastError('BACKEND_REFUSED', `s3-identities: ${problem}; nothing was sent`);
     if (existing === null) await this.iam(signal, 'CreateUser', { UserName: login });
     if (existing?.owner !== this.ownership.provider) await this.mark(login, signal);
     const { usual, overlap } = this.keyIds(login);
     if (keys.some((k) => k.id === this.admin.accessKeyId)) {
-      throw new HoldfastError('BACKEND_REFUSED', `s3-identities: the IAM user "${login}" holds the admin's own access key; it is never a consumer's`);
+      throw new HoldfastError(
+        'BACKEND_REFUSED',
+        `s3-identities: the IAM user "${login}" holds the admin's own access key; it is never a consumer's`,
+      );
     }
     const active = keys.some((k) => k.id === usual && k.status === 'Active');
     const usualTakes = active && (await this.probeKey(usual, grant, signal)) === 'held';
@@ -115,24 +128,52 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     await this.iamOrAbsent(signal, 'DeleteUser', { UserName: login });
   }
 
-  /** `ListUserTags`, `ListAccessKeys`, `ListUserPolicies` and `GetUserPolicy` as the admin, and one request as the consumer. */
+  /**
+   * `ListUserTags`, `ListAccessKeys`, `ListUserPolicies` and `GetUserPolicy` as the admin, and one request as the
+   * consumer.
+   */
   async holds(grant: Grant<S3IdentitiesValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
     const { login } = grant;
     const user = await this.user(login, signal);
     if (user === null) return { held: false, reason: 'missing', detail: 'the server has no such IAM user' };
     if (user.owner !== this.ownership.provider) {
       const whose = user.owner === undefined ? 'no mark' : `the mark of provider "${user.owner}"`;
-      return { held: false, reason: 'rules-differ', detail: `mark: the IAM user carries ${whose}, not ${MARK_TAG}=${this.ownership.provider}` };
+      return {
+        held: false,
+        reason: 'rules-differ',
+        detail: `mark: the IAM user carries ${whose}, not ${MARK_TAG}=${this.ownership.provider}`,
+      };
     }
     const { usual, overlap } = this.keyIds(login);
-    const [keys, policy, probe] = await Promise.all([this.accessKeys(login, signal), this.policyDifference(login, grant.values, signal), this.probe(grant, signal)]);
+    const [keys, policy, probe] = await Promise.all([
+      this.accessKeys(login, signal),
+      this.policyDifference(login, grant.values, signal),
+      this.probe(grant, signal),
+    ]);
     const ours = keys.find((k) => k.id === usual);
-    if (ours === undefined) return { held: false, reason: 'missing', detail: `the IAM user has no access key ${usual}` };
-    if (ours.status !== 'Active') return { held: false, reason: 'disabled', detail: `the access key ${usual} is ${ours.status}` };
+    if (ours === undefined)
+      return { held: false, reason: 'missing', detail: `the IAM user has no access key ${usual}` };
+    if (ours.status !== 'Active')
+      return { held: false, reason: 'disabled', detail: `the access key ${usual} is ${ours.status}` };
     const others = keys.filter((k) => k.id !== usual && !(grant.keepPasswords === true && k.id === overlap));
-    if (others.length > 0) return { held: false, reason: 'password-differs', detail: `the IAM user has ${others.length} access key(s) beside ${usual}` };
-    if (probe === 'missing') return { held: false, reason: 'missing', detail: `the S3 gateway does not know the access key ${usual} (InvalidAccessKeyId)` };
-    if (probe === 'password-differs') return { held: false, reason: 'password-differs', detail: `the S3 gateway refuses the grant's secret for ${usual} (SignatureDoesNotMatch)` };
+    if (others.length > 0)
+      return {
+        held: false,
+        reason: 'password-differs',
+        detail: `the IAM user has ${others.length} access key(s) beside ${usual}`,
+      };
+    if (probe === 'missing')
+      return {
+        held: false,
+        reason: 'missing',
+        detail: `the S3 gateway does not know the access key ${usual} (InvalidAccessKeyId)`,
+      };
+    if (probe === 'password-differs')
+      return {
+        held: false,
+        reason: 'password-differs',
+        detail: `the S3 gateway refuses the grant's secret for ${usual} (SignatureDoesNotMatch)`,
+      };
     return policy === undefined ? { held: true } : { held: false, reason: 'rules-differ', detail: policy };
   }
 
@@ -170,7 +211,13 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     return Promise.resolve();
   }
 
-  private async iam(signal: AbortSignal, action: string, params: Record<string, string>, secrets: readonly string[] = [], replies: Replies = NO_REPLIES): Promise<string> {
+  private async iam(
+    signal: AbortSignal,
+    action: string,
+    params: Record<string, string>,
+    secrets: readonly string[] = [],
+    replies: Replies = NO_REPLIES,
+  ): Promise<string> {
     const xml = await this.send(signal, action, params, secrets, replies);
     return xml ?? '';
   }
@@ -180,7 +227,13 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     return this.send(signal, action, params, [], ABSENT);
   }
 
-  private send(signal: AbortSignal, action: string, params: Record<string, string>, secrets: readonly string[], replies: Replies): Promise<string | null> {
+  private send(
+    signal: AbortSignal,
+    action: string,
+    params: Record<string, string>,
+    secrets: readonly string[],
+    replies: Replies,
+  ): Promise<string | null> {
     const what = `${action}${params['UserName'] === undefined ? '' : ` "${params['UserName']}"`}`;
     return this.calls.run(signal, what, secrets, async () => {
       try {
@@ -203,12 +256,21 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   }
 
   /** No tag, no access key, no inline policy (see {@link claimProblem}). */
-  private async isBare(login: string, user: IamUser, keys: readonly AccessKey[], signal: AbortSignal): Promise<boolean> {
+  private async isBare(
+    login: string,
+    user: IamUser,
+    keys: readonly AccessKey[],
+    signal: AbortSignal,
+  ): Promise<boolean> {
     return user.tags === 0 && keys.length === 0 && (await this.policyNames(login, signal)).length === 0;
   }
 
   private async mark(login: string, signal: AbortSignal): Promise<void> {
-    await this.iam(signal, 'TagUser', { UserName: login, 'Tags.member.1.Key': MARK_TAG, 'Tags.member.1.Value': this.ownership.provider });
+    await this.iam(signal, 'TagUser', {
+      UserName: login,
+      'Tags.member.1.Key': MARK_TAG,
+      'Tags.member.1.Value': this.ownership.provider,
+    });
   }
 
   private async accessKeys(login: string, signal: AbortSignal): Promise<AccessKey[]> {
@@ -221,17 +283,32 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   }
 
   /** The response echoes the secret: it is dropped unread, and an error carries its code and message only, scrubbed. */
-  private async createKey(login: string, keyId: string, secret: string, signal: AbortSignal, secrets: readonly string[]): Promise<void> {
+  private async createKey(
+    login: string,
+    keyId: string,
+    secret: string,
+    signal: AbortSignal,
+    secrets: readonly string[],
+  ): Promise<void> {
     this.createAccessKeys++;
     const taken: Replies = new Map([
       [
         'EntityAlreadyExists',
         () => {
-          throw new HoldfastError('BACKEND_REFUSED', `s3-identities: the access key id ${keyId} for "${login}" is in use by another IAM user; it is left as it is`);
+          throw new HoldfastError(
+            'BACKEND_REFUSED',
+            `s3-identities: the access key id ${keyId} for "${login}" is in use by another IAM user; it is left as it is`,
+          );
         },
       ],
     ]);
-    await this.iam(signal, 'CreateAccessKey', { UserName: login, AccessKeyId: keyId, SecretAccessKey: secret }, secrets, taken);
+    await this.iam(
+      signal,
+      'CreateAccessKey',
+      { UserName: login, AccessKeyId: keyId, SecretAccessKey: secret },
+      secrets,
+      taken,
+    );
   }
 
   private async policyNames(login: string, signal: AbortSignal): Promise<string[]> {
@@ -243,15 +320,24 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   private async applyPolicy(login: string, values: S3IdentitiesValues, signal: AbortSignal): Promise<void> {
     const document = policyDocument(values);
     for (const name of await this.policyNames(login, signal)) {
-      if (name !== POLICY_NAME || document === null) await this.iam(signal, 'DeleteUserPolicy', { UserName: login, PolicyName: name });
+      if (name !== POLICY_NAME || document === null)
+        await this.iam(signal, 'DeleteUserPolicy', { UserName: login, PolicyName: name });
     }
     if (document !== null) {
-      await this.iam(signal, 'PutUserPolicy', { UserName: login, PolicyName: POLICY_NAME, PolicyDocument: JSON.stringify(document) });
+      await this.iam(signal, 'PutUserPolicy', {
+        UserName: login,
+        PolicyName: POLICY_NAME,
+        PolicyDocument: JSON.stringify(document),
+      });
     }
   }
 
   /** What differs between the user's inline policies and the one `values` ask for, or undefined. */
-  private async policyDifference(login: string, values: S3IdentitiesValues, signal: AbortSignal): Promise<string | undefined> {
+  private async policyDifference(
+    login: string,
+    values: S3IdentitiesValues,
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
     const document = policyDocument(values);
     const names = await this.policyNames(login, signal);
     const expected = document === null ? [] : [POLICY_NAME];
@@ -268,18 +354,33 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
 
   /** The usual key's id and the overlap's (see {@link overlapKeyIdOf}). */
   private keyIds(login: string): { usual: string; overlap: string } {
-    return { usual: accessKeyIdOf(this.ownership.provider, login), overlap: overlapKeyIdOf(this.ownership.provider, login) };
+    return {
+      usual: accessKeyIdOf(this.ownership.provider, login),
+      overlap: overlapKeyIdOf(this.ownership.provider, login),
+    };
   }
 
   /** Makes `keyId` take the grant's secret: kept when it does, else deleted (if there) and created. */
-  private async ensureKey(login: string, keyId: string, keys: readonly AccessKey[], grant: Grant<S3IdentitiesValues>, signal: AbortSignal): Promise<void> {
+  private async ensureKey(
+    login: string,
+    keyId: string,
+    keys: readonly AccessKey[],
+    grant: Grant<S3IdentitiesValues>,
+    signal: AbortSignal,
+  ): Promise<void> {
     const key = keys.find((k) => k.id === keyId);
     if (key?.status === 'Active' && (await this.probeKey(keyId, grant, signal)) === 'held') return;
     await this.remakeKey(login, keyId, keys, grant.password, signal);
   }
 
   /** Deletes `keyId` when the user has it, and creates it with `secret`. */
-  private async remakeKey(login: string, keyId: string, keys: readonly AccessKey[], secret: string, signal: AbortSignal): Promise<void> {
+  private async remakeKey(
+    login: string,
+    keyId: string,
+    keys: readonly AccessKey[],
+    secret: string,
+    signal: AbortSignal,
+  ): Promise<void> {
     if (keys.some((k) => k.id === keyId)) await this.deleteKey(login, keyId, signal);
     await this.createKey(login, keyId, secret, signal, [secret]);
   }

@@ -61,7 +61,10 @@ export class S3Requests {
     this.base = new URL(url);
   }
 
-  /** Sends IAM `action` with `params` as `admin`; resolves with the body's XML (read, not kept), rejects with {@link S3ErrorReply}. */
+  /**
+   * Sends IAM `action` with `params` as `admin`; resolves with the body's XML (read, not kept), rejects with {@link
+   * S3ErrorReply}.
+   */
   iam(admin: Credentials, action: string, params: Record<string, string>, signal: AbortSignal): Promise<string> {
     const body = new URLSearchParams({ Action: action, ...params, Version: '2010-05-08' }).toString();
     return this.send('iam', admin, 'POST', '/', body, signal);
@@ -72,15 +75,47 @@ export class S3Requests {
     return this.send('s3', consumer, 'GET', '/', undefined, signal);
   }
 
-  private async send(service: string, credentials: Credentials, method: string, path: string, body: string | undefined, signal: AbortSignal): Promise<string> {
-    const signer = new SignatureV4({ service, region: REGION, credentials, sha256: Hash.bind(null, 'sha256'), uriEscapePath: true });
+  private async send(
+    service: string,
+    credentials: Credentials,
+    method: string,
+    path: string,
+    body: string | undefined,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const signer = new SignatureV4({
+      service,
+      region: REGION,
+      credentials,
+      sha256: Hash.bind(null, 'sha256'),
+      uriEscapePath: true,
+    });
     const headers: Record<string, string> = { host: this.base.host };
     if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded; charset=utf-8';
     const port = this.base.port === '' ? undefined : Number(this.base.port);
-    const signed = await signer.sign({ method, protocol: this.base.protocol, hostname: this.base.hostname, port, path, query: {}, headers, body });
-    const response = await fetch(new URL(path, this.base), { method, headers: signed.headers, body: body ?? null, signal, redirect: 'manual' });
+    const signed = await signer.sign({
+      method,
+      protocol: this.base.protocol,
+      hostname: this.base.hostname,
+      port,
+      path,
+      query: {},
+      headers,
+      body,
+    });
+    const response = await fetch(new URL(path, this.base), {
+      method,
+      headers: signed.headers,
+      body: body ?? null,
+      signal,
+      redirect: 'manual',
+    });
     const text = await response.text();
     if (response.ok) return text;
-    throw new S3ErrorReply(response.status, first(text, 'Code') ?? `HTTP${response.status}`, first(text, 'Message') ?? 'no message');
+    throw new S3ErrorReply(
+      response.status,
+      first(text, 'Code') ?? `HTTP${response.status}`,
+      first(text, 'Message') ?? 'no message',
+    );
   }
 }

@@ -17,7 +17,10 @@ export const BUCKET_PATTERN = /^(?:[a-z0-9][a-z0-9.-]{2,62}|[a-z0-9][a-z0-9.-]{0
 
 const bucketPattern = z
   .string()
-  .regex(BUCKET_PATTERN, 'a bucket pattern is an S3 bucket name (3-63 lowercase letters, digits, . and -), optionally ending in *');
+  .regex(
+    BUCKET_PATTERN,
+    'a bucket pattern is an S3 bucket name (3-63 lowercase letters, digits, . and -), optionally ending in *',
+  );
 
 /** What one consumer may ask for, at most: each bucket pattern is two resources of its identity. */
 export const S3_IDENTITIES_BOUNDS = {

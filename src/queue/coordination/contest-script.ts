@@ -117,7 +117,13 @@ export const noteFinding = {
   keyCount: 5,
   lua: LUA,
   build: (k: CoordinationKeys, a: FindingArgs) => ({
-    keys: [k.findings(a.provider), k.findingsAt(a.provider), k.contested(a.provider), k.contestedWhy(a.provider), k.lossWave(a.provider)],
+    keys: [
+      k.findings(a.provider),
+      k.findingsAt(a.provider),
+      k.contested(a.provider),
+      k.contestedWhy(a.provider),
+      k.lossWave(a.provider),
+    ],
     argv: [a.key, a.now, a.windowMs, a.needed, a.lossWave ? '1' : '', a.words, a.waveMs, a.cap],
   }),
   reply: (raw: unknown): FindingOutcome => {

@@ -40,14 +40,20 @@ export class Contests extends CoordinationPart implements ContestReads {
 
   async contestOf(key: string, nowMs: number): Promise<ContestedConsumer | null> {
     const provider = providerOf(key);
-    const [until, raw] = await Promise.all([this.redis.zscore(this.keys.contested(provider), key), this.redis.hget(this.keys.contestedWhy(provider), key)]);
+    const [until, raw] = await Promise.all([
+      this.redis.zscore(this.keys.contested(provider), key),
+      this.redis.hget(this.keys.contestedWhy(provider), key),
+    ]);
     if (until === null || raw === null || Number(until) <= nowMs) return null;
     return consumerOf(key, Number(until), raw);
   }
 
   private async ofProvider(provider: string, nowMs: number, limit: number): Promise<ProviderContests> {
     const set = this.keys.contested(provider);
-    const [count, flat] = await Promise.all([this.redis.zcount(set, `(${nowMs}`, '+inf'), this.redis.zrangebyscore(set, `(${nowMs}`, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)]);
+    const [count, flat] = await Promise.all([
+      this.redis.zcount(set, `(${nowMs}`, '+inf'),
+      this.redis.zrangebyscore(set, `(${nowMs}`, '+inf', 'WITHSCORES', 'LIMIT', 0, limit),
+    ]);
     const until = new Map<string, number>();
     for (let i = 0; i + 1 < flat.length; i += 2) until.set(flat[i]!, Number(flat[i + 1]));
     const whys = await hashFields(this.redis, this.keys.contestedWhy(provider), [...until.keys()], (raw) => raw);

@@ -26,7 +26,10 @@ export class DueSet extends CoordinationPart {
 
   /** How many entries the shard holds, and how many are due by `now`. */
   async counts(now: number): Promise<{ scheduled: number; due: number }> {
-    const [scheduled, due] = await Promise.all([this.redis.zcard(this.keys.due), this.redis.zcount(this.keys.due, '-inf', now)]);
+    const [scheduled, due] = await Promise.all([
+      this.redis.zcard(this.keys.due),
+      this.redis.zcount(this.keys.due, '-inf', now),
+    ]);
     return { scheduled, due };
   }
 }

@@ -46,7 +46,10 @@ export function coordinationKeys(prefix: string) {
     confirmRemovals: (provider: string) => `${prefix}:confirm-removals:${provider}`,
     /** The provider's timeline: its consumers' losses, heals and brakes, a capped stream (see `timeline-event.ts`). */
     events: (provider: string) => `${prefix}:events:${provider}`,
-    /** The provider's consumers' last findings of a quiet heal, `t1 t2 t3` ms (a hash by consumer key; see `contest-script.ts`). */
+    /**
+     * The provider's consumers' last findings of a quiet heal, `t1 t2 t3` ms (a hash by consumer key; see
+     * `contest-script.ts`).
+     */
     findings: (provider: string) => `${prefix}:findings:${provider}`,
     /** The provider's consumers by their newest finding, ms (a sorted set): what the contested window forgets. */
     findingsAt: (provider: string) => `${prefix}:findings-at:${provider}`,
@@ -66,7 +69,10 @@ export function coordinationKeys(prefix: string) {
      * its first name, so that the waits in the due set are kept across an upgrade.
      */
     dueRevs: `${prefix}:due-epochs`,
-    /** Each due wait as its job would carry it, without key and revision: JSON `{wait, ticket, seal}` (a hash by consumer key). */
+    /**
+     * Each due wait as its job would carry it, without key and revision: JSON `{wait, ticket, seal}` (a hash by
+     * consumer key).
+     */
     dueWaits: `${prefix}:due-waits`,
     /** The sentinel whose absence says the queue's Redis forgot everything (a string). */
     alive: `${prefix}:alive`,
@@ -87,7 +93,16 @@ export type CoordinationKeys = ReturnType<typeof coordinationKeys>;
 /** Where a consumer of `provider` has an entry (besides its lock): what forgetting it clears. */
 export function consumerEntries(keys: CoordinationKeys, provider: string) {
   return {
-    hashes: [keys.revs, keys.memos, keys.states, keys.briefs, keys.dueRevs, keys.dueWaits, keys.findings(provider), keys.contestedWhy(provider)],
+    hashes: [
+      keys.revs,
+      keys.memos,
+      keys.states,
+      keys.briefs,
+      keys.dueRevs,
+      keys.dueWaits,
+      keys.findings(provider),
+      keys.contestedWhy(provider),
+    ],
     set: keys.couldNotAsk(provider),
     sortedSets: [keys.checked(provider), keys.due, keys.findingsAt(provider), keys.contested(provider)],
   };

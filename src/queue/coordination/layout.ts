@@ -15,7 +15,9 @@ export interface ShardLayout {
 
 /** What one shard's coordination knows of the layout. */
 export interface LayoutMarks {
-  /** The layout recorded under this prefix (meaningful under the prefix as configured); absent: one shard, generation 0. */
+  /**
+   * The layout recorded under this prefix (meaningful under the prefix as configured); absent: one shard, generation 0.
+   */
   layout(): Promise<ShardLayout>;
   recordLayout(layout: ShardLayout): Promise<void>;
   /** The generation this shard's entries were written under (absent: 0). */
@@ -30,13 +32,16 @@ export interface LayoutMarks {
   markShardGeneration(generation: number): Promise<void>;
 }
 
-const wholeNumber = (raw: string | undefined): number | null => (raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null);
+const wholeNumber = (raw: string | undefined): number | null =>
+  raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
 
 /** Layout marks on one connection, under one key table. */
 export class Layout extends CoordinationPart implements LayoutMarks {
   async layout(): Promise<ShardLayout> {
     const [shards, generation] = ((await this.redis.get(this.keys.layout)) ?? '').split(' ').map(wholeNumber);
-    return shards && generation !== null && generation !== undefined ? { shards, generation } : { shards: 1, generation: 0 };
+    return shards && generation !== null && generation !== undefined
+      ? { shards, generation }
+      : { shards: 1, generation: 0 };
   }
 
   async recordLayout({ shards, generation }: ShardLayout): Promise<void> {
@@ -49,8 +54,19 @@ export class Layout extends CoordinationPart implements LayoutMarks {
 
   async resetShard(generation: number, providers: readonly string[]): Promise<void> {
     const { revs, memos, states, briefs, due, dueRevs, dueWaits } = this.keys;
-    const sets = providers.flatMap((p) => [this.keys.checked(p), this.keys.couldNotAsk(p), this.keys.findings(p), this.keys.findingsAt(p), this.keys.contested(p), this.keys.contestedWhy(p)]);
-    await this.redis.multi().del(revs, memos, states, briefs, due, dueRevs, dueWaits, ...sets).set(this.keys.shardGeneration, String(generation)).exec();
+    const sets = providers.flatMap((p) => [
+      this.keys.checked(p),
+      this.keys.couldNotAsk(p),
+      this.keys.findings(p),
+      this.keys.findingsAt(p),
+      this.keys.contested(p),
+      this.keys.contestedWhy(p),
+    ]);
+    await this.redis
+      .multi()
+      .del(revs, memos, states, briefs, due, dueRevs, dueWaits, ...sets)
+      .set(this.keys.shardGeneration, String(generation))
+      .exec();
   }
 
   async markShardGeneration(generation: number): Promise<void> {

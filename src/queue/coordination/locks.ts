@@ -68,7 +68,9 @@ export interface MemoReads {
   checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>>;
 }
 
-/** The locks part of coordination (`coordination.locks`): every slice above, as one shard or a sharded queue serves it. */
+/**
+ * The locks part of coordination (`coordination.locks`): every slice above, as one shard or a sharded queue serves it.
+ */
 export interface LocksPart extends ConsumerLocks, RevisionNotes, MemoReads {}
 
 const decodeMemo = (raw: string | null) => decodeJson(checkMemoCodec, raw);
@@ -76,8 +78,12 @@ const decodeMemo = (raw: string | null) => decodeJson(checkMemoCodec, raw);
 /** Locks and check memos on one connection, under one key table. */
 export class Locks extends CoordinationPart implements LocksPart {
   /** The claims and releases of one turn of the event loop, one script call each (`turn-batch.ts`). */
-  private readonly claims = new TurnBatch<{ key: string; token: string; ttlMs: number }, ClaimReply>((claims) => this.scripts.run('claim', { claims }));
-  private readonly releases = new TurnBatch<ReleaseEntry, number>((releases) => this.scripts.run('release', { releases }));
+  private readonly claims = new TurnBatch<{ key: string; token: string; ttlMs: number }, ClaimReply>((claims) =>
+    this.scripts.run('claim', { claims }),
+  );
+  private readonly releases = new TurnBatch<ReleaseEntry, number>((releases) =>
+    this.scripts.run('release', { releases }),
+  );
 
   async claim(key: string, token: string, ttlMs: number): Promise<Claim | null> {
     const { taken, rev, memo, removed } = await this.claims.call({ key, token, ttlMs });
@@ -90,7 +96,14 @@ export class Locks extends CoordinationPart implements LocksPart {
   }
 
   release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined> {
-    return this.releases.call({ key, provider, token, memo: memo ? JSON.stringify(memo) : null, memoAt: memo ? memo.at : null, asked });
+    return this.releases.call({
+      key,
+      provider,
+      token,
+      memo: memo ? JSON.stringify(memo) : null,
+      memoAt: memo ? memo.at : null,
+      asked,
+    });
   }
 
   async forgetRevision(key: string): Promise<void> {

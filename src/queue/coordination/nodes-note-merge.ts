@@ -12,7 +12,10 @@ function cut(text: string | undefined): string | undefined {
   return text === undefined || text.length <= NODE_WHY_CHARS ? text : `${text.slice(0, NODE_WHY_CHARS - 1)}…`;
 }
 
-/** `note` within the bounds the status decodes it with: long reasons cut, the count bounded, at most {@link NODES_NOTED} nodes. */
+/**
+ * `note` within the bounds the status decodes it with: long reasons cut, the count bounded, at most {@link NODES_NOTED}
+ * nodes.
+ */
 export function boundedNote(note: NodesNote): NodesNote {
   const nodes = note.nodes.slice(0, NODES_NOTED).map((n) => ({
     ...n,
@@ -30,8 +33,19 @@ export function mergeMissing(previous: NodesNote | null, note: NodesNote, ttlMs:
   const nodes = note.nodes.map((n): NoteNode => {
     const own = n.missing ?? 0;
     const other = before.get(n.address);
-    const otherFresh = other?.missingBy !== undefined && other.missingBy !== note.by && other.missingAt !== undefined && now - Date.parse(other.missingAt) < ttlMs;
-    if (otherFresh && (other.missing ?? 0) > own) return { ...n, missing: other.missing, missingWhy: other.missingWhy, missingBy: other.missingBy, missingAt: other.missingAt };
+    const otherFresh =
+      other?.missingBy !== undefined &&
+      other.missingBy !== note.by &&
+      other.missingAt !== undefined &&
+      now - Date.parse(other.missingAt) < ttlMs;
+    if (otherFresh && (other.missing ?? 0) > own)
+      return {
+        ...n,
+        missing: other.missing,
+        missingWhy: other.missingWhy,
+        missingBy: other.missingBy,
+        missingAt: other.missingAt,
+      };
     return own > 0 && note.by !== undefined ? { ...n, missingBy: note.by, missingAt: note.at } : n;
   });
   return { ...note, nodes };

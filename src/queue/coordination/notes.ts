@@ -16,7 +16,14 @@ import type { TimelineEvent } from '../timeline-event.js';
 import { boundedNote, mergeMissing } from './nodes-note-merge.js';
 import { CONTEST_CAP, CONTESTED_AFTER, mayBeLossWave, type Finding, type FindingOutcome } from '../contest.js';
 import type { FindingArgs } from './contest-script.js';
-import { decodeJson, nodesNoteCodec, orphanReportCodec, timelineEventCodec, type NodesNote, type OrphanReport } from './values.js';
+import {
+  decodeJson,
+  nodesNoteCodec,
+  orphanReportCodec,
+  timelineEventCodec,
+  type NodesNote,
+  type OrphanReport,
+} from './values.js';
 
 /** A record's brief as noted, and the timeline events of the transition that wrote it (if any). */
 export type NotedEntry = readonly [key: string, summary: ConsumerSummary, events?: readonly TimelineEvent[]];
@@ -32,7 +39,9 @@ export interface SummaryNotes {
   noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void>;
 }
 
-/** Timeline events that come from no record write: a heal of what the record says was applied (`workers/quiet-heal.ts`). */
+/**
+ * Timeline events that come from no record write: a heal of what the record says was applied (`workers/quiet-heal.ts`).
+ */
 export interface TimelineNotes {
   /**
    * Adds `events` to their providers' timelines (no brief: the record did not change), and counts
@@ -82,8 +91,11 @@ export interface NoteReads {
   timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]>;
 }
 
-/** The notes part of coordination (`coordination.notes`): every slice above, as one shard or a sharded queue serves it. */
-export interface NotesPart extends SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {}
+/**
+ * The notes part of coordination (`coordination.notes`): every slice above, as one shard or a sharded queue serves it.
+ */
+export interface NotesPart
+  extends SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {}
 
 /** Consumers noted per script call: a sweep of 100k consumers never sends one call of them all. */
 const NOTED_PER_CALL = 1000;
@@ -97,15 +109,33 @@ const CONFIRMATION_TTL_S = 86_400;
 /** A finding as the counting script takes it. */
 function findingArgs(f: Finding): FindingArgs {
   const { key, at, windowMs, words, waveMs } = f;
-  return { provider: providerOf(key), key, now: at, windowMs, needed: CONTESTED_AFTER, lossWave: mayBeLossWave(f.reason), words, waveMs, cap: CONTEST_CAP };
+  return {
+    provider: providerOf(key),
+    key,
+    now: at,
+    windowMs,
+    needed: CONTESTED_AFTER,
+    lossWave: mayBeLossWave(f.reason),
+    words,
+    waveMs,
+    cap: CONTEST_CAP,
+  };
 }
 
 function noted(key: string, summary: ConsumerSummary): NotedSummary {
-  return { key, rev: summary.rev, state: `${stateToken(summary)} ${summary.rev}`, brief: encodeSummary(summary), heldSince: summary.state === 'held' ? summary.since : null };
+  return {
+    key,
+    rev: summary.rev,
+    state: `${stateToken(summary)} ${summary.rev}`,
+    brief: encodeSummary(summary),
+    heldSince: summary.state === 'held' ? summary.since : null,
+  };
 }
 
 /** The entries as the script notes them, by provider (one call per provider). */
-function byProvider(entries: ReadonlyArray<NotedEntry>): Map<string, { notes: NotedSummary[]; events: TimelineEvent[] }> {
+function byProvider(
+  entries: ReadonlyArray<NotedEntry>,
+): Map<string, { notes: NotedSummary[]; events: TimelineEvent[] }> {
   const out = new Map<string, { notes: NotedSummary[]; events: TimelineEvent[] }>();
   for (const [key, summary, events] of entries) {
     const provider = providerOf(key);
@@ -137,13 +167,17 @@ export class Notes extends CoordinationPart implements NotesPart {
     for (const [provider, { notes, events }] of byProvider(entries)) {
       const noting = this.noteBriefs(provider, notes);
       // sent right behind the briefs, before any reply: no round trip of their own
-      const added = events.map((e) => this.redis.xadd(this.keys.events(provider), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e)));
+      const added = events.map((e) =>
+        this.redis.xadd(this.keys.events(provider), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e)),
+      );
       await Promise.all([noting, ...added]);
     }
   }
 
   async noteTimeline(events: readonly TimelineEvent[], finding?: Finding): Promise<FindingOutcome | undefined> {
-    const added = events.map((e) => this.redis.xadd(this.keys.events(providerOf(e.key)), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e)));
+    const added = events.map((e) =>
+      this.redis.xadd(this.keys.events(providerOf(e.key)), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e)),
+    );
     // sent right behind the events, before any reply: no round trip of its own
     const counted = finding ? this.scripts.run('noteFinding', findingArgs(finding)) : undefined;
     const [outcome] = await Promise.all([counted, ...added]);
@@ -151,12 +185,22 @@ export class Notes extends CoordinationPart implements NotesPart {
   }
 
   private async noteBriefs(provider: string, notes: readonly NotedSummary[]): Promise<void> {
-    for (let i = 0; i < notes.length; i += NOTED_PER_CALL) await this.scripts.run('noteSummaries', { provider, entries: notes.slice(i, i + NOTED_PER_CALL) });
+    for (let i = 0; i < notes.length; i += NOTED_PER_CALL)
+      await this.scripts.run('noteSummaries', { provider, entries: notes.slice(i, i + NOTED_PER_CALL) });
   }
 
   async timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]> {
-    const entries = await this.redis.xrevrange(this.keys.events(provider), '+', String(Math.max(0, Math.floor(sinceMs))), 'COUNT', TIMELINE_READ);
-    return entries.flatMap((entry) => eventOf(entry) ?? []).filter((e) => e.at >= sinceMs).reverse();
+    const entries = await this.redis.xrevrange(
+      this.keys.events(provider),
+      '+',
+      String(Math.max(0, Math.floor(sinceMs))),
+      'COUNT',
+      TIMELINE_READ,
+    );
+    return entries
+      .flatMap((entry) => eventOf(entry) ?? [])
+      .filter((e) => e.at >= sinceMs)
+      .reverse();
   }
 
   allStates(): Promise<Record<string, string>> {
@@ -168,12 +212,26 @@ export class Notes extends CoordinationPart implements NotesPart {
   }
 
   async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {
-    const latest = await Promise.all(providers.map((p) => this.redis.zrevrange(this.keys.checked(p), 0, 0, 'WITHSCORES')));
-    return new Map(providers.flatMap((p, i) => (latest[i]?.[1] === undefined ? [] : [[p, Number(latest[i][1])] as const])));
+    const latest = await Promise.all(
+      providers.map((p) => this.redis.zrevrange(this.keys.checked(p), 0, 0, 'WITHSCORES')),
+    );
+    return new Map(
+      providers.flatMap((p, i) => (latest[i]?.[1] === undefined ? [] : [[p, Number(latest[i][1])] as const])),
+    );
   }
 
   async checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>> {
-    return scored(await this.redis.zrangebyscore(this.keys.checked(provider), '-inf', `(${beforeMs}`, 'WITHSCORES', 'LIMIT', 0, limit));
+    return scored(
+      await this.redis.zrangebyscore(
+        this.keys.checked(provider),
+        '-inf',
+        `(${beforeMs}`,
+        'WITHSCORES',
+        'LIMIT',
+        0,
+        limit,
+      ),
+    );
   }
 
   async setOrphans(provider: string, report: OrphanReport): Promise<void> {
@@ -206,6 +264,7 @@ export class Notes extends CoordinationPart implements NotesPart {
   }
 
   async clearConfirmedRemovals(provider: string, change: string): Promise<void> {
-    if ((await this.redis.get(this.keys.confirmRemovals(provider))) === change) await this.redis.del(this.keys.confirmRemovals(provider));
+    if ((await this.redis.get(this.keys.confirmRemovals(provider))) === change)
+      await this.redis.del(this.keys.confirmRemovals(provider));
   }
 }

@@ -5,7 +5,12 @@ import type { QueueRedis } from '../bull-connection.js';
 const FIELDS_PER_READ = 1000;
 
 /** The fields `fields` of the hash `hash`, decoded, by field; absent or undecodable fields are left out. */
-export async function hashFields<T>(redis: QueueRedis, hash: string, fields: readonly string[], decode: (raw: string) => T | null): Promise<Map<string, T>> {
+export async function hashFields<T>(
+  redis: QueueRedis,
+  hash: string,
+  fields: readonly string[],
+  decode: (raw: string) => T | null,
+): Promise<Map<string, T>> {
   const out = new Map<string, T>();
   for (let i = 0; i < fields.length; i += FIELDS_PER_READ) {
     const chunk = fields.slice(i, i + FIELDS_PER_READ);
@@ -20,7 +25,12 @@ export async function hashFields<T>(redis: QueueRedis, hash: string, fields: rea
 }
 
 /** Each provider's value at `keyOf(provider)`, decoded, by provider; absent or undecodable values are left out. */
-export async function perProvider<T>(redis: QueueRedis, providers: readonly string[], keyOf: (provider: string) => string, decode: (raw: string) => T | null): Promise<Map<string, T>> {
+export async function perProvider<T>(
+  redis: QueueRedis,
+  providers: readonly string[],
+  keyOf: (provider: string) => string,
+  decode: (raw: string) => T | null,
+): Promise<Map<string, T>> {
   const out = new Map<string, T>();
   if (providers.length === 0) return out;
   const values = await redis.mget(...providers.map(keyOf));

@@ -21,8 +21,15 @@ interface Script<A, R> {
   reply(raw: unknown): R;
 }
 
-/** A script's arguments, its KEYS before its ARGV, with their count first (as ioredis takes them when a command has no fixed count). */
-export function scriptArgs<A>(script: Pick<Script<A, unknown>, 'build'>, keys: CoordinationKeys, args: A): Array<string | number> {
+/**
+ * A script's arguments, its KEYS before its ARGV, with their count first (as ioredis takes them when a command has no
+ * fixed count).
+ */
+export function scriptArgs<A>(
+  script: Pick<Script<A, unknown>, 'build'>,
+  keys: CoordinationKeys,
+  args: A,
+): Array<string | number> {
   const built = script.build(keys, args);
   return [built.keys.length, ...built.keys, ...built.argv];
 }
@@ -78,7 +85,8 @@ return out`,
   reply: (raw) => {
     const flat = Array.isArray(raw) ? (raw as unknown[]) : [];
     const out: ClaimReply[] = [];
-    for (let i = 0; i + 3 < flat.length; i += 4) out.push({ taken: flat[i] === 1, rev: text(flat[i + 1]), memo: text(flat[i + 2]), removed: text(flat[i + 3]) });
+    for (let i = 0; i + 3 < flat.length; i += 4)
+      out.push({ taken: flat[i] === 1, rev: text(flat[i + 1]), memo: text(flat[i + 2]), removed: text(flat[i + 3]) });
     return out;
   },
 };
@@ -163,7 +171,13 @@ end
 return out`,
   build: (k, a) => ({
     keys: [k.memos, ...a.releases.flatMap((r) => [k.lock(r.key), k.couldNotAsk(r.provider), k.checked(r.provider)])],
-    argv: a.releases.flatMap((r) => [r.token, r.key, r.memo ?? '', r.asked ?? '', r.memoAt === null ? '' : String(r.memoAt)]),
+    argv: a.releases.flatMap((r) => [
+      r.token,
+      r.key,
+      r.memo ?? '',
+      r.asked ?? '',
+      r.memoAt === null ? '' : String(r.memoAt),
+    ]),
   }),
   reply: (raw) => (Array.isArray(raw) ? (raw as unknown[]).map((n) => (typeof n === 'number' ? n : 0)) : []),
 };
@@ -271,11 +285,17 @@ for i = 1, #ARGV, 4 do
   end
 end
 return n`,
-  build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits, k.revs], argv: a.entries.flatMap((e) => [e.key, e.rev, e.dueAt, e.text]) }),
+  build: (k, a) => ({
+    keys: [k.due, k.dueRevs, k.dueWaits, k.revs],
+    argv: a.entries.flatMap((e) => [e.key, e.rev, e.dueAt, e.text]),
+  }),
   reply: (raw) => (typeof raw === 'number' ? raw : 0),
 };
 
-/** A wait the due set gave a round: its key, revision and data as stored (either may be unreadable), and when it fell due (ms). */
+/**
+ * A wait the due set gave a round: its key, revision and data as stored (either may be unreadable), and when it fell
+ * due (ms).
+ */
 export interface TakenEntry {
   key: string;
   rev: string;
@@ -297,7 +317,10 @@ export interface TakenEntry {
  *          wait taken: its consumer key, revision ('' when absent), data ('' when absent) and
  *          the due time it was taken at (ms)
  */
-const takeDue: Script<{ now: number; leaseUntil: number; limit: number }, { taken: TakenEntry[]; nextAt: number | null }> = {
+const takeDue: Script<
+  { now: number; leaseUntil: number; limit: number },
+  { taken: TakenEntry[]; nextAt: number | null }
+> = {
   keyCount: 3,
   lua: `
 local due = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
@@ -317,7 +340,8 @@ return out`,
   reply: (raw) => {
     const [next, ...flat] = Array.isArray(raw) ? (raw as unknown[]).map((v) => (typeof v === 'string' ? v : '')) : [''];
     const taken: TakenEntry[] = [];
-    for (let i = 0; i + 3 < flat.length; i += 4) taken.push({ key: flat[i]!, rev: flat[i + 1]!, text: flat[i + 2]!, dueAt: Number(flat[i + 3]) });
+    for (let i = 0; i + 3 < flat.length; i += 4)
+      taken.push({ key: flat[i]!, rev: flat[i + 1]!, text: flat[i + 2]!, dueAt: Number(flat[i + 3]) });
     return { taken, nextAt: next ? Number(next) : null };
   },
 };
@@ -356,12 +380,26 @@ for i = 1, #ARGV, 3 do
   end
 end
 return 1`,
-  build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits], argv: a.settled.flatMap((e) => [e.key, e.rev, e.at === null ? '' : e.at]) }),
+  build: (k, a) => ({
+    keys: [k.due, k.dueRevs, k.dueWaits],
+    argv: a.settled.flatMap((e) => [e.key, e.rev, e.at === null ? '' : e.at]),
+  }),
   reply: () => undefined,
 };
 
 /** The script table: each one's name in Redis is `hf` and its key here. */
-export const SCRIPTS = { claim, markRemoved, extend, release, noteSummaries, takeCouldNotAsk, scheduleDue, takeDue, settleDue, noteFinding };
+export const SCRIPTS = {
+  claim,
+  markRemoved,
+  extend,
+  release,
+  noteSummaries,
+  takeCouldNotAsk,
+  scheduleDue,
+  takeDue,
+  settleDue,
+  noteFinding,
+};
 
 type Scripts = typeof SCRIPTS;
 type ArgsOf<N extends keyof Scripts> = Parameters<Scripts[N]['build']>[1];
@@ -373,7 +411,9 @@ export class ScriptRunner {
     private readonly redis: QueueRedis,
     private readonly keys: CoordinationKeys,
   ) {
-    for (const [name, script] of Object.entries(SCRIPTS)) if (script.keyCount !== 'varies') redis.defineCommand(commandName(name), { lua: script.lua, numberOfKeys: script.keyCount });
+    for (const [name, script] of Object.entries(SCRIPTS))
+      if (script.keyCount !== 'varies')
+        redis.defineCommand(commandName(name), { lua: script.lua, numberOfKeys: script.keyCount });
   }
 
   async run<N extends keyof Scripts>(name: N, args: ArgsOf<N>): Promise<ReplyOf<N>> {
@@ -381,8 +421,11 @@ export class ScriptRunner {
     const sent = scriptArgs(script, this.keys, args);
     // a script over many consumers is sent whole, as EVAL: ioredis routes (and auto-pipelines) a
     // command it knows by its first key, and a defined command by its first argument, the count
-    if (script.keyCount === 'varies') return script.reply(await this.redis.eval(script.lua, sent[0] as number, ...sent.slice(1)));
-    const command = (this.redis as unknown as Record<string, (...argv: Array<string | number>) => Promise<unknown>>)[commandName(name)]!;
+    if (script.keyCount === 'varies')
+      return script.reply(await this.redis.eval(script.lua, sent[0] as number, ...sent.slice(1)));
+    const command = (this.redis as unknown as Record<string, (...argv: Array<string | number>) => Promise<unknown>>)[
+      commandName(name)
+    ]!;
     // a fixed count is the command's own (`keyCount`): what is sent then starts with the first key
     return script.reply(await command.apply(this.redis, sent.slice(1)));
   }

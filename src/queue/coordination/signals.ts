@@ -36,7 +36,10 @@ export interface QueueSentinel {
   markAlive(now: Date): Promise<void>;
   /** Whether the queue's Redis forgot everything, asked at most once a second (for explaining errors). */
   forgot(): Promise<boolean>;
-  /** On a sharded queue: the prefixes of the shards that forgot, of how many (one master restarted empty forgets its shards alone). */
+  /**
+   * On a sharded queue: the prefixes of the shards that forgot, of how many (one master restarted empty forgets its
+   * shards alone).
+   */
   forgottenShards?(): Promise<{ lost: string[]; of: number }>;
 }
 
@@ -57,7 +60,10 @@ export interface SignalReads {
   alive(): Promise<boolean>;
 }
 
-/** The signals part of coordination (`coordination.signals`): every slice above, as one shard or a sharded queue serves it. */
+/**
+ * The signals part of coordination (`coordination.signals`): every slice above, as one shard or a sharded queue serves
+ * it.
+ */
 export interface SignalsPart extends PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads {}
 
 const decodePause = (raw: string | null) => decodeJson(pauseCodec, raw);
@@ -122,7 +128,8 @@ export class Signals extends CoordinationPart implements SignalsPart {
 
   forgot(): Promise<boolean> {
     const now = Date.now();
-    if (!this.aliveSeen || now - this.aliveSeen.at > FORGOT_ASKED_EVERY_MS) this.aliveSeen = { at: now, alive: this.alive().catch(() => true) };
+    if (!this.aliveSeen || now - this.aliveSeen.at > FORGOT_ASKED_EVERY_MS)
+      this.aliveSeen = { at: now, alive: this.alive().catch(() => true) };
     return this.aliveSeen.alive.then((alive) => !alive);
   }
 }

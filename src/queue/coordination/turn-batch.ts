@@ -33,7 +33,10 @@ export class TurnBatch<I, O> {
     if (batch.length === 0) return;
     this.pending = [];
     this.send(batch.map((p) => p.input)).then(
-      (outputs) => batch.forEach((p, i) => (i < outputs.length ? p.resolve(outputs[i]!) : p.reject(new Error('a batched call was not answered')))),
+      (outputs) =>
+        batch.forEach((p, i) =>
+          i < outputs.length ? p.resolve(outputs[i]!) : p.reject(new Error('a batched call was not answered')),
+        ),
       (error: unknown) => batch.forEach((p) => p.reject(error)),
     );
   }

@@ -93,8 +93,14 @@ export const nodesNoteCodec: z.ZodType<NodesNote> = z.object({
   by: workerId.optional(),
 });
 
-/** A memo written before the revision was named `rev` names it `epoch` (each check writes its memo anew: gone after one check). */
-const formerMemo = (value: unknown): unknown => (typeof value === 'object' && value !== null && 'epoch' in value && !('rev' in value) ? { ...value, rev: value.epoch } : value);
+/**
+ * A memo written before the revision was named `rev` names it `epoch` (each check writes its memo anew: gone after one
+ * check).
+ */
+const formerMemo = (value: unknown): unknown =>
+  typeof value === 'object' && value !== null && 'epoch' in value && !('rev' in value)
+    ? { ...value, rev: value.epoch }
+    : value;
 
 export const checkMemoCodec: z.ZodType<CheckMemo> = z.preprocess(
   formerMemo,
@@ -109,7 +115,11 @@ export const checkMemoCodec: z.ZodType<CheckMemo> = z.preprocess(
 
 export const pauseCodec: z.ZodType<Pause> = z.object({ since: z.string(), reason: z.string() });
 
-export const orphanReportCodec: z.ZodType<OrphanReport> = z.object({ at: z.string(), prefix: z.string(), logins: z.array(z.string()) });
+export const orphanReportCodec: z.ZodType<OrphanReport> = z.object({
+  at: z.string(),
+  prefix: z.string(),
+  logins: z.array(z.string()),
+});
 
 const STATE_NAMES = Object.keys(STATE_MEANINGS) as [ConsumerStateName, ...ConsumerStateName[]];
 

@@ -20,7 +20,13 @@ export class ShardedLocks implements LocksPart {
     return this.shards.of(key).extend(key, token, ttlMs);
   }
 
-  async release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined> {
+  async release(
+    key: string,
+    provider: string,
+    token: string,
+    memo?: CheckMemo,
+    asked?: Asked,
+  ): Promise<number | undefined> {
     const shard = shardOf(key, this.shards.count);
     const count = await this.shards.list[shard]!.release(key, provider, token, memo, asked);
     if (count === undefined) return undefined;
@@ -51,11 +57,16 @@ export class ShardedLocks implements LocksPart {
   }
 
   async checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {
-    return merged(await Promise.all(this.shards.byShard(keys, (k) => k).map(([shard, list]) => shard.checkMemos(list))));
+    return merged(
+      await Promise.all(this.shards.byShard(keys, (k) => k).map(([shard, list]) => shard.checkMemos(list))),
+    );
   }
 }
 
-/** A provider's consumers across shards: the shards heard from, and as many again as their mean for each not heard from yet. */
+/**
+ * A provider's consumers across shards: the shards heard from, and as many again as their mean for each not heard from
+ * yet.
+ */
 function estimatedTotal(counts: ReadonlyArray<number | undefined>): number {
   const known = counts.filter((c): c is number => c !== undefined);
   const sum = known.reduce((a, b) => a + b, 0);

@@ -20,7 +20,9 @@ export class ShardedNotes implements NotesPart {
     const counting = finding ? this.shards.of(finding.key) : undefined;
     const groups = this.shards.byShard(events, (e) => e.key);
     if (counting && !groups.some(([shard]) => shard === counting)) groups.push([counting, []]);
-    const outcomes = await Promise.all(groups.map(([shard, list]) => shard.noteTimeline(list, shard === counting ? finding : undefined)));
+    const outcomes = await Promise.all(
+      groups.map(([shard, list]) => shard.noteTimeline(list, shard === counting ? finding : undefined)),
+    );
     return outcomes.find((o) => o !== undefined);
   }
 
@@ -57,23 +59,32 @@ export class ShardedNotes implements NotesPart {
   }
 
   async summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>> {
-    return merged(await Promise.all(this.shards.byShard(keys, (k) => k).map(([shard, list]) => shard.summariesOf(list))));
+    return merged(
+      await Promise.all(this.shards.byShard(keys, (k) => k).map(([shard, list]) => shard.summariesOf(list))),
+    );
   }
 
   async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {
     const latest = new Map<string, number>();
-    for (const shard of await this.shards.all((s) => s.lastCheckedAt(providers))) for (const [p, at] of shard) latest.set(p, Math.max(at, latest.get(p) ?? at));
+    for (const shard of await this.shards.all((s) => s.lastCheckedAt(providers)))
+      for (const [p, at] of shard) latest.set(p, Math.max(at, latest.get(p) ?? at));
     return latest;
   }
 
   async checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>> {
     const each = await this.shards.all((s) => s.checkedBefore(provider, beforeMs, limit));
-    return each.flat().sort((a, b) => a[1] - b[1]).slice(0, limit);
+    return each
+      .flat()
+      .sort((a, b) => a[1] - b[1])
+      .slice(0, limit);
   }
 
   /** Every shard's events of `provider`, oldest first, the newest `TIMELINE_READ` at most. */
   async timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]> {
     const each = await this.shards.all((s) => s.timeline(provider, sinceMs));
-    return each.flat().sort((a, b) => a.at - b.at).slice(-TIMELINE_READ);
+    return each
+      .flat()
+      .sort((a, b) => a.at - b.at)
+      .slice(-TIMELINE_READ);
   }
 }

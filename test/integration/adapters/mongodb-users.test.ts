@@ -8,7 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminConnection, Grant } from '../../../src/adapters/adapter.js';
-import { MongodbUsersAdapter, mongodbUsers, type MongodbUsersValues } from '../../../src/adapters/mongodb-users/index.js';
+import {
+  MongodbUsersAdapter,
+  mongodbUsers,
+  type MongodbUsersValues,
+} from '../../../src/adapters/mongodb-users/index.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { ownBackend, sharedBackend, type BackendEndpoint } from '../../backends/index.js';
 import { mongoLogin } from '../../backends/logins.js';
@@ -20,10 +24,19 @@ const within = (ms = 10_000) => ({ signal: AbortSignal.timeout(ms) });
 const DB = 'hfconf';
 
 export function mongoAdminOf(b: BackendEndpoint, more: Partial<AdminConnection> = {}): AdminConnection {
-  return { url: `mongodb://${b.host}:${b.port}/?authSource=admin`, username: b.admin.username, password: b.admin.password, ...more };
+  return {
+    url: `mongodb://${b.host}:${b.port}/?authSource=admin`,
+    username: b.admin.username,
+    password: b.admin.password,
+    ...more,
+  };
 }
 
-function grantFor(login: string, password: string, values: Partial<MongodbUsersValues> = {}): Grant<MongodbUsersValues> {
+function grantFor(
+  login: string,
+  password: string,
+  values: Partial<MongodbUsersValues> = {},
+): Grant<MongodbUsersValues> {
   return { login, password, values: mongodbUsers.valuesSchema.parse({ database: DB, ...values }) };
 }
 
@@ -34,7 +47,11 @@ describeAdapterConformance('mongodb-users', async () => {
   const nowhere = await freePort();
   return {
     connect: () => mongodbUsers.connect(mongoAdminOf(b), { provider: 'test', adopt: false }),
-    connectUnreachable: () => mongodbUsers.connect({ url: `mongodb://127.0.0.1:${nowhere}/?authSource=admin`, username: 'admin', password: hex(12) }, { provider: 'test', adopt: false }),
+    connectUnreachable: () =>
+      mongodbUsers.connect(
+        { url: `mongodb://127.0.0.1:${nowhere}/?authSource=admin`, username: 'admin', password: hex(12) },
+        { provider: 'test', adopt: false },
+      ),
     grant: (login, password) => grantFor(login, password),
     canLogin: (login, password) => mongoLogin(b, login, password, DB),
     stopBackend: () => b.down(),
@@ -67,8 +84,11 @@ describe('mongodb-users: what only MongoDB has', () => {
   it('says password-differs when the password is changed by hand, comparing the credentials the server shows', async () => {
     const g = fresh();
     await adapter.create(g, within());
-    const shown = (await admin.db(DB).command({ usersInfo: g.login, showCredentials: true })) as { users: Array<{ credentials: Record<string, unknown> }> };
-    if (isFerret(b)) expect(Object.keys(shown.users[0]?.credentials ?? {})).toEqual(expect.arrayContaining(['SCRAM-SHA-256']));
+    const shown = (await admin.db(DB).command({ usersInfo: g.login, showCredentials: true })) as {
+      users: Array<{ credentials: Record<string, unknown> }>;
+    };
+    if (isFerret(b))
+      expect(Object.keys(shown.users[0]?.credentials ?? {})).toEqual(expect.arrayContaining(['SCRAM-SHA-256']));
     await admin.db(DB).command({ updateUser: g.login, pwd: 'changed-by-hand' });
     const a = await adapter.holds(g, within());
     expect(a).toMatchObject({ held: false, reason: 'password-differs' });
@@ -109,37 +129,58 @@ describe('mongodb-users: what only MongoDB has', () => {
     expect(await adapter.holds(g, within())).toEqual({ held: true });
   });
 
-  it('refuses, before sending anything, a login with quotes, spaces or ;, and MongoDB\'s own databases by policy', async () => {
+  it("refuses, before sending anything, a login with quotes, spaces or ;, and MongoDB's own databases by policy", async () => {
     for (const login of ['a"b', 'a b', 'a;b', "it's", '$where']) {
       const error = await adapter.create(grantFor(login, hex(12)), within()).catch((e: unknown) => e);
       expect(isHoldfastError(error, 'BACKEND_REFUSED'), login).toBe(true);
     }
     const policy = mongodbUsers.policySchema.parse({});
-    const subject = (database: string, roles: string[] = []) => ({ id: 'c1', login: 'app', values: mongodbUsers.valuesSchema.parse({ database, roles }) });
+    const subject = (database: string, roles: string[] = []) => ({
+      id: 'c1',
+      login: 'app',
+      values: mongodbUsers.valuesSchema.parse({ database, roles }),
+    });
     expect(mongodbUsers.violations(subject('c1'), policy)).toEqual([]);
     expect(mongodbUsers.violations(subject('admin'), policy)[0]).toMatch(/^values\.database: "admin" is MongoDB's own/);
     expect(mongodbUsers.violations(subject('other'), policy)[0]).toMatch(/^values\.database: "other" is not allowed/);
-    expect(mongodbUsers.violations(subject('c1', ['readWrite']), policy)[0]).toMatch(/^values\.roles\[0\]: role "readWrite" is not allowed .*none/);
-    expect(mongodbUsers.violations(subject('c1', ['root']), policy)[0]).toMatch(/^values\.roles\[0\]: role "root" is a built-in role of MongoDB's admin database/);
+    expect(mongodbUsers.violations(subject('c1', ['readWrite']), policy)[0]).toMatch(
+      /^values\.roles\[0\]: role "readWrite" is not allowed .*none/,
+    );
+    expect(mongodbUsers.violations(subject('c1', ['root']), policy)[0]).toMatch(
+      /^values\.roles\[0\]: role "root" is a built-in role of MongoDB's admin database/,
+    );
   });
 });
 
 describe('mongodb-users: a frozen server', () => {
   it('times every call out promptly with DEADLINE_EXCEEDED (those waiting for a call slot too), and answers again once it thaws', async () => {
     const b = await ownBackend('mongodb');
-    const adapter = new MongodbUsersAdapter(mongoAdminOf(b, { maxConcurrentCalls: 2 }), { provider: 'test', adopt: false });
+    const adapter = new MongodbUsersAdapter(mongoAdminOf(b, { maxConcurrentCalls: 2 }), {
+      provider: 'test',
+      adopt: false,
+    });
     try {
       const g = grantFor(`hff_${hex(5)}`, hex(12));
       await adapter.create(g, within());
       await b.pause();
       const started = Date.now();
       const outcomes = await Promise.all(
-        Array.from({ length: 8 }, () => adapter.holds(g, within(500)).then(() => 'answered', (e: unknown) => (isHoldfastError(e) ? e.code : 'other'))),
+        Array.from({ length: 8 }, () =>
+          adapter.holds(g, within(500)).then(
+            () => 'answered',
+            (e: unknown) => (isHoldfastError(e) ? e.code : 'other'),
+          ),
+        ),
       );
       expect(outcomes).toEqual(Array.from({ length: 8 }, () => 'DEADLINE_EXCEEDED'));
       expect(Date.now() - started).toBeLessThan(5_000);
       await b.resume();
-      await expect.poll(() => adapter.holds(g, within(2_000)).catch(() => ({ held: 'not yet' })), { timeout: 15_000, interval: 250 }).toEqual({ held: true });
+      await expect
+        .poll(() => adapter.holds(g, within(2_000)).catch(() => ({ held: 'not yet' })), {
+          timeout: 15_000,
+          interval: 250,
+        })
+        .toEqual({ held: true });
     } finally {
       await b.resume();
       await adapter.close();

@@ -7,7 +7,11 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminConnection, Grant } from '../../../src/adapters/adapter.js';
-import { PostgresRolesAdapter, postgresRoles, type PostgresRolesValues } from '../../../src/adapters/postgres-roles/index.js';
+import {
+  PostgresRolesAdapter,
+  postgresRoles,
+  type PostgresRolesValues,
+} from '../../../src/adapters/postgres-roles/index.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { ownBackend, sharedBackend, type BackendEndpoint } from '../../backends/index.js';
 import { postgresLogin } from '../../backends/logins.js';
@@ -18,15 +22,31 @@ const hex = (n: number) => randomBytes(n).toString('hex');
 const within = (ms = 10_000) => ({ signal: AbortSignal.timeout(ms) });
 
 export function adminOf(b: BackendEndpoint, more: Partial<AdminConnection> = {}): AdminConnection {
-  return { url: `postgres://${b.host}:${b.port}/postgres`, username: b.admin.username, password: b.admin.password, ...more };
+  return {
+    url: `postgres://${b.host}:${b.port}/postgres`,
+    username: b.admin.username,
+    password: b.admin.password,
+    ...more,
+  };
 }
 
 function grantFor(login: string, password: string, values: unknown = {}): Grant<PostgresRolesValues> {
   return { login, password, values: postgresRoles.valuesSchema.parse(values) };
 }
 
-async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(b: BackendEndpoint, text: string, params: unknown[] = [], database = 'postgres'): Promise<T[]> {
-  const client = new pg.Client({ host: b.host, port: b.port, user: b.admin.username, password: b.admin.password, database });
+async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  b: BackendEndpoint,
+  text: string,
+  params: unknown[] = [],
+  database = 'postgres',
+): Promise<T[]> {
+  const client = new pg.Client({
+    host: b.host,
+    port: b.port,
+    user: b.admin.username,
+    password: b.admin.password,
+    database,
+  });
   await client.connect();
   try {
     return (await client.query<T>(text, params)).rows;
@@ -40,7 +60,11 @@ describeAdapterConformance('postgres-roles', async () => {
   const nowhere = await freePort();
   return {
     connect: () => postgresRoles.connect(adminOf(b), { provider: 'test', adopt: false }),
-    connectUnreachable: () => postgresRoles.connect({ url: `postgres://127.0.0.1:${nowhere}/postgres`, username: 'postgres', password: hex(12) }, { provider: 'test', adopt: false }),
+    connectUnreachable: () =>
+      postgresRoles.connect(
+        { url: `postgres://127.0.0.1:${nowhere}/postgres`, username: 'postgres', password: hex(12) },
+        { provider: 'test', adopt: false },
+      ),
     grant: (login, password) => grantFor(login, password),
     canLogin: (login, password) => postgresLogin(b, login, password),
     // a group role that does not exist: the server refuses the grant (its password is never sent)
@@ -85,7 +109,9 @@ describe('postgres-roles: what only PostgreSQL has', () => {
   it('keeps a SCRAM-SHA-256 verifier computed locally, which the server accepts', async () => {
     const g = fresh();
     await adapter.create(g, within());
-    const [row] = await sql<{ rolpassword: string }>(b, 'SELECT rolpassword FROM pg_authid WHERE rolname = $1', [g.login]);
+    const [row] = await sql<{ rolpassword: string }>(b, 'SELECT rolpassword FROM pg_authid WHERE rolname = $1', [
+      g.login,
+    ]);
     expect(row?.rolpassword).toMatch(/^SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/);
     expect(await postgresLogin(b, g.login, g.password)).toBe(true);
   });
@@ -103,7 +129,11 @@ describe('postgres-roles: what only PostgreSQL has', () => {
     const fewer = { ...g, values: postgresRoles.valuesSchema.parse({ databases: [db] }) };
     expect((await answer(fewer)).reason).toBe('roles-differ');
     await adapter.create(fewer, within());
-    const [q] = await sql<{ u: boolean; m: boolean }>(b, `SELECT has_schema_privilege($1, $2, 'USAGE') AS u, pg_has_role($1, $3, 'MEMBER') AS m`, [g.login, schema, group]);
+    const [q] = await sql<{ u: boolean; m: boolean }>(
+      b,
+      `SELECT has_schema_privilege($1, $2, 'USAGE') AS u, pg_has_role($1, $3, 'MEMBER') AS m`,
+      [g.login, schema, group],
+    );
     expect(q).toEqual({ u: false, m: false });
     expect(await answer(fewer)).toEqual({ reason: 'held', detail: '' });
   });
@@ -115,8 +145,15 @@ describe('postgres-roles: what only PostgreSQL has', () => {
     const wide = new PostgresRolesAdapter(adminOf(b, { maxConcurrentCalls: 24 }), { provider: 'test', adopt: false });
     try {
       for (let round = 0; round < 3; round++) {
-        const outcomes = await Promise.allSettled(many.map((g) => wide.create(round === 1 ? { ...g, values: postgresRoles.valuesSchema.parse({}) } : g, within(20_000))));
-        expect(outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : [])), `round ${round}`).toEqual([]);
+        const outcomes = await Promise.allSettled(
+          many.map((g) =>
+            wide.create(round === 1 ? { ...g, values: postgresRoles.valuesSchema.parse({}) } : g, within(20_000)),
+          ),
+        );
+        expect(
+          outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : [])),
+          `round ${round}`,
+        ).toEqual([]);
       }
     } finally {
       await wide.close();
@@ -149,7 +186,10 @@ describe('postgres-roles: what only PostgreSQL has', () => {
     const limited = `hfadmin_${hex(4)}`;
     const pw = hex(12);
     await sql(b, `CREATE ROLE ${limited} LOGIN CREATEROLE PASSWORD '${pw}'`);
-    const weak = new PostgresRolesAdapter({ url: `postgres://${b.host}:${b.port}/postgres`, username: limited, password: pw }, { provider: 'test', adopt: false });
+    const weak = new PostgresRolesAdapter(
+      { url: `postgres://${b.host}:${b.port}/postgres`, username: limited, password: pw },
+      { provider: 'test', adopt: false },
+    );
     try {
       const g = fresh();
       await adapter.create(g, within());
@@ -169,9 +209,14 @@ describe('postgres-roles: what only PostgreSQL has', () => {
       const g = grantFor(login, hex(12));
       const error = await adapter.create(g, within()).catch((e: unknown) => e);
       expect(isHoldfastError(error, 'BACKEND_REFUSED'), login).toBe(true);
-      expect(postgresRoles.violations({ id: 'x', login, values: g.values }, postgresRoles.policySchema.parse({}))[0]).toMatch(/^login: /);
+      expect(
+        postgresRoles.violations({ id: 'x', login, values: g.values }, postgresRoles.policySchema.parse({}))[0],
+      ).toMatch(/^login: /);
     }
-    const [count] = await sql<{ n: string }>(b, "SELECT count(*) AS n FROM pg_roles WHERE rolname LIKE 'xxxxxxxx%' OR rolname LIKE 'a%b' OR rolname LIKE 'it%'");
+    const [count] = await sql<{ n: string }>(
+      b,
+      "SELECT count(*) AS n FROM pg_roles WHERE rolname LIKE 'xxxxxxxx%' OR rolname LIKE 'a%b' OR rolname LIKE 'it%'",
+    );
     expect(count?.n).toBe('0');
   });
 
@@ -197,7 +242,18 @@ describe('postgres-roles: what only PostgreSQL has', () => {
       const bogus = fresh({ roles: [`nosuchgroup_${hex(4)}`] });
       const batch = [ours[0]!, grantFor(theirs, hex(12)), ...ours.slice(1, 4), bogus, ...ours.slice(4)];
       const outcomes = await adapter.createMany(batch, within());
-      expect(outcomes.map((o) => (o.ok ? 'ok' : (o.error as { code?: string }).code))).toEqual(['ok', 'BACKEND_REFUSED', 'ok', 'ok', 'ok', 'BACKEND_ERROR', 'ok', 'ok', 'ok', 'ok']);
+      expect(outcomes.map((o) => (o.ok ? 'ok' : (o.error as { code?: string }).code))).toEqual([
+        'ok',
+        'BACKEND_REFUSED',
+        'ok',
+        'ok',
+        'ok',
+        'BACKEND_ERROR',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+      ]);
       for (const g of ours) expect(await postgresLogin(b, g.login, g.password), g.login).toBe(true);
       for (const g of ours) expect((await answer(g)).reason, g.login).toBe('held');
       // the one refused is untouched; the one whose grant failed was rolled back
@@ -227,7 +283,10 @@ describe('postgres-roles: what only PostgreSQL has', () => {
     const capAdmin = `hfcap_${hex(4)}`;
     const pw = hex(12);
     await sql(b, `CREATE ROLE ${capAdmin} LOGIN SUPERUSER PASSWORD '${pw}'`);
-    const capped = new PostgresRolesAdapter({ url: `postgres://${b.host}:${b.port}/postgres`, username: capAdmin, password: pw, maxConcurrentCalls: 2 }, { provider: 'test', adopt: false });
+    const capped = new PostgresRolesAdapter(
+      { url: `postgres://${b.host}:${b.port}/postgres`, username: capAdmin, password: pw, maxConcurrentCalls: 2 },
+      { provider: 'test', adopt: false },
+    );
     try {
       const grants = Array.from({ length: 12 }, () => fresh());
       let most = 0;

@@ -12,24 +12,44 @@ import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminTopology, BackendNodeEvent, Grant } from '../../../src/adapters/adapter.js';
-import { redisAcl, RedisAclAdapter, RedisNodesAdapter, type RedisAclValues } from '../../../src/adapters/redis-acl/index.js';
+import {
+  redisAcl,
+  RedisAclAdapter,
+  RedisNodesAdapter,
+  type RedisAclValues,
+} from '../../../src/adapters/redis-acl/index.js';
 import type { ProviderConfig } from '../../../src/config/config.js';
 import type { Logger } from '../../../src/logging/logger.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { OrphanWatch } from '../../../src/orphans/orphan-watch.js';
 import { ownRedisCluster, ownRedisReplicas } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
-import { addressOf, clusterMasters, clusterNodes, waitForClusterOk, withNode as withClusterNode, type ClusterNodeAddress } from '../../backends/redis-cluster.js';
+import {
+  addressOf,
+  clusterMasters,
+  clusterNodes,
+  waitForClusterOk,
+  withNode as withClusterNode,
+  type ClusterNodeAddress,
+} from '../../backends/redis-cluster.js';
 import { nodeAddress, type LocalRedisReplicas, type NodeAddress } from '../../backends/redis-replicas.js';
 
 const within = (ms = 10_000) => ({ signal: AbortSignal.timeout(ms) });
 const FAST = { rediscoverEveryMs: 500, healthEveryMs: 200, nodeTimeoutMs: 1_000 };
 
 function grantOf(login: string, values: Partial<RedisAclValues> = {}): Grant<RedisAclValues> {
-  return { login, password: randomBytes(16).toString('hex'), values: redisAcl.valuesSchema.parse({ keys: [`${login}:*`], ...values }) };
+  return {
+    login,
+    password: randomBytes(16).toString('hex'),
+    values: redisAcl.valuesSchema.parse({ keys: [`${login}:*`], ...values }),
+  };
 }
 
-function grants(prefix: string, count: number, values?: (login: string) => Partial<RedisAclValues>): Array<Grant<RedisAclValues>> {
+function grants(
+  prefix: string,
+  count: number,
+  values?: (login: string) => Partial<RedisAclValues>,
+): Array<Grant<RedisAclValues>> {
   return Array.from({ length: count }, (_, i) => grantOf(`${prefix}${i}`, values?.(`${prefix}${i}`)));
 }
 
@@ -54,7 +74,10 @@ async function setUserCalls(set: LocalRedisReplicas, node: NodeAddress): Promise
   return Number(/cmdstat_acl\|setuser:calls=(\d+)/.exec(info)?.[1] ?? 0);
 }
 
-/** One round of the engine's routine for each grant: light, then deep, then create where not held. Returns what was said. */
+/**
+ * One round of the engine's routine for each grant: light, then deep, then create where not held. Returns what was
+ * said.
+ */
 async function checkRound(adapter: RedisNodesAdapter, all: Array<Grant<RedisAclValues>>): Promise<string[]> {
   const said: string[] = [];
   await Promise.all(
@@ -74,7 +97,12 @@ async function checkRound(adapter: RedisNodesAdapter, all: Array<Grant<RedisAclV
 }
 
 /** Runs check rounds until `done` says so; the time it took. */
-async function roundsUntil(adapter: RedisNodesAdapter, all: Array<Grant<RedisAclValues>>, done: () => Promise<boolean>, timeoutMs: number): Promise<number> {
+async function roundsUntil(
+  adapter: RedisNodesAdapter,
+  all: Array<Grant<RedisAclValues>>,
+  done: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<number> {
   const started = Date.now();
   for (;;) {
     await checkRound(adapter, all);
@@ -84,8 +112,19 @@ async function roundsUntil(adapter: RedisNodesAdapter, all: Array<Grant<RedisAcl
   }
 }
 
-function adapterOf(set: LocalRedisReplicas | { admin: { username: string; password: string } }, url: string, topology: AdminTopology, provider: string, events: BackendNodeEvent[]): RedisNodesAdapter {
-  const adapter = new RedisNodesAdapter({ url, username: set.admin.username, password: set.admin.password }, topology, { provider, adopt: false }, FAST);
+function adapterOf(
+  set: LocalRedisReplicas | { admin: { username: string; password: string } },
+  url: string,
+  topology: AdminTopology,
+  provider: string,
+  events: BackendNodeEvent[],
+): RedisNodesAdapter {
+  const adapter = new RedisNodesAdapter(
+    { url, username: set.admin.username, password: set.admin.password },
+    topology,
+    { provider, adopt: false },
+    FAST,
+  );
   adapter.onNodeEvent((event) => events.push(event));
   return adapter;
 }
@@ -107,8 +146,17 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
   });
 
   it('finds the replicas the primary lists, and holds every consumer on all three nodes', async () => {
-    expect(adapter.nodeReport().map((n) => `${n.address} ${n.role}`).sort()).toEqual(
-      [`${nodeAddress(set.nodes[0]!)} master`, `${nodeAddress(set.nodes[1]!)} replica`, `${nodeAddress(set.nodes[2]!)} replica`].sort(),
+    expect(
+      adapter
+        .nodeReport()
+        .map((n) => `${n.address} ${n.role}`)
+        .sort(),
+    ).toEqual(
+      [
+        `${nodeAddress(set.nodes[0]!)} master`,
+        `${nodeAddress(set.nodes[1]!)} replica`,
+        `${nodeAddress(set.nodes[2]!)} replica`,
+      ].sort(),
     );
     await Promise.all(all.map((g) => adapter.create(g, within())));
     for (const node of set.nodes) expect(await authenticated(node, all), nodeAddress(node)).toBe(all.length);
@@ -122,7 +170,9 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
     await set.waitReplicating(primary, 2);
     expect(await authenticated(restarted, all)).toBe(0);
     const before = [await setUserCalls(set, primary), await setUserCalls(set, other)];
-    await expect.poll(async () => (await adapter.holds(all[0]!, within())) as unknown, { timeout: 10_000 }).toMatchObject({ held: false, reason: 'missing', node: nodeAddress(restarted) });
+    await expect
+      .poll(async () => (await adapter.holds(all[0]!, within())) as unknown, { timeout: 10_000 })
+      .toMatchObject({ held: false, reason: 'missing', node: nodeAddress(restarted) });
     const said = await checkRound(adapter, all);
     expect(said).toHaveLength(all.length);
     expect(said[0]).toMatch(new RegExp(`not held on ${nodeAddress(restarted).replace(/\./g, '\\.')} \\(missing\\)`));
@@ -135,13 +185,19 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
     await Promise.all(all.map((g) => adapter.create(g, within())));
     await set.restartEmpty(restarted);
     await set.waitReplicating(primary, 2);
-    await expect.poll(async () => (await adapter.holds(all[1]!, within())) as unknown, { timeout: 10_000 }).toMatchObject({ held: false, node: nodeAddress(restarted) });
+    await expect
+      .poll(async () => (await adapter.holds(all[1]!, within())) as unknown, { timeout: 10_000 })
+      .toMatchObject({ held: false, node: nodeAddress(restarted) });
     // one login made there by hand, not this provider's: its apply is refused there, the others go on
     const [taken, ...rest] = all as [Grant<RedisAclValues>, ...Array<Grant<RedisAclValues>>];
     await set.withNode(restarted, (c) => c.call('ACL', 'SETUSER', taken.login, 'on', '>someone-else'));
     const pipelines = () => new Map(adapter.nodes.all().map((n) => [n.address, n.acl.pipelinesSent]));
     const before = pipelines();
-    const setUsersBefore = [await setUserCalls(set, primary), await setUserCalls(set, other), await setUserCalls(set, restarted)];
+    const setUsersBefore = [
+      await setUserCalls(set, primary),
+      await setUserCalls(set, other),
+      await setUserCalls(set, restarted),
+    ];
 
     const found = await adapter.holdsMany(all, within());
     expect(found.map((f) => f.ok && !f.value.held && f.value.node)).toEqual(all.map(() => nodeAddress(restarted)));
@@ -151,7 +207,11 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
 
     expect(await authenticated(restarted, rest)).toBe(rest.length);
     // exactly one ACL SETUSER per consumer the restarted replica lacked (the hand-made one: none), none elsewhere
-    const setUsersAfter = [await setUserCalls(set, primary), await setUserCalls(set, other), await setUserCalls(set, restarted)];
+    const setUsersAfter = [
+      await setUserCalls(set, primary),
+      await setUserCalls(set, other),
+      await setUserCalls(set, restarted),
+    ];
     expect(setUsersAfter.map((n, i) => n - setUsersBefore[i]!)).toEqual([0, 0, rest.length]);
     // round trips bounded per node, whatever the number of consumers
     const after = pipelines();
@@ -183,9 +243,18 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
     } finally {
       set.resume(frozen);
     }
-    await expect.poll(() => adapter.nodeReport().find((n) => n.address === nodeAddress(frozen))?.answering, { timeout: 10_000 }).toBe(true);
-    await roundsUntil(adapter, [...all, newcomer], async () => (await authenticated(frozen, [...all, newcomer])) === all.length + 1, 15_000);
-    expect(events.some((e) => e.level === 'info' && e.node === nodeAddress(frozen) && /answers again/.test(e.message))).toBe(true);
+    await expect
+      .poll(() => adapter.nodeReport().find((n) => n.address === nodeAddress(frozen))?.answering, { timeout: 10_000 })
+      .toBe(true);
+    await roundsUntil(
+      adapter,
+      [...all, newcomer],
+      async () => (await authenticated(frozen, [...all, newcomer])) === all.length + 1,
+      15_000,
+    );
+    expect(
+      events.some((e) => e.level === 'info' && e.node === nodeAddress(frozen) && /answers again/.test(e.message)),
+    ).toBe(true);
   }, 60_000);
 
   it('light checks of 2,000 consumers at once, most refused: bounded per probe connection, every answer false and none "could not ask"', async () => {
@@ -194,7 +263,14 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
     try {
       await until(() => fresh.nodeReport().length, 3);
       const strangers = Array.from({ length: 2_000 }, (_, i) => ({ ...all[i % all.length]!, password: `wrong-${i}` }));
-      const answers = await Promise.all(strangers.map((g) => fresh.authenticates(g, within(30_000)).then((ok) => String(ok), (error: unknown) => `threw: ${String(error)}`)));
+      const answers = await Promise.all(
+        strangers.map((g) =>
+          fresh.authenticates(g, within(30_000)).then(
+            (ok) => String(ok),
+            (error: unknown) => `threw: ${String(error)}`,
+          ),
+        ),
+      );
       expect(answers.filter((a) => a !== 'false').slice(0, 3)).toEqual([]);
       expect(await fresh.authenticates(all[0]!, within())).toBe(true);
     } finally {
@@ -208,8 +284,18 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
     const warned: string[] = [];
     try {
       await byHand.create(grantOf('rep_hand'), within());
-      const logger = { warn: (_: unknown, message: string) => warned.push(message), info: () => undefined, debug: () => undefined } as unknown as Logger;
-      const config = { name: 'replicas', orphans: { prefix: 'rep_', everyMs: 60_000, remove: false }, management: 'manage', timing: { checkTimeoutMs: 10_000 }, adapter: redisAcl } as unknown as ProviderConfig;
+      const logger = {
+        warn: (_: unknown, message: string) => warned.push(message),
+        info: () => undefined,
+        debug: () => undefined,
+      } as unknown as Logger;
+      const config = {
+        name: 'replicas',
+        orphans: { prefix: 'rep_', everyMs: 60_000, remove: false },
+        management: 'manage',
+        timing: { checkTimeoutMs: 10_000 },
+        adapter: redisAcl,
+      } as unknown as ProviderConfig;
       const claimed = new Set([...all.map((g) => g.login), 'rep_new']);
       const watch = new OrphanWatch({
         providers: [{ config, adapter }],
@@ -223,7 +309,9 @@ describe('redis-acl on a primary with two replicas (no Sentinel)', () => {
       // an orphan is unclaimed on two listings in a row
       await watch.pass({ config, adapter });
       await watch.pass({ config, adapter });
-      expect(warned).toEqual([`1 login(s) on replicas under "rep_" that no consumer claims (orphans): rep_hand (on ${nodeAddress(replica)} only)`]);
+      expect(warned).toEqual([
+        `1 login(s) on replicas under "rep_" that no consumer claims (orphans): rep_hand (on ${nodeAddress(replica)} only)`,
+      ]);
     } finally {
       await byHand.remove('rep_hand', within());
       await byHand.close();
@@ -249,7 +337,13 @@ describe('redis-acl under Sentinel: a master, two replicas, three Sentinels', ()
 
   beforeAll(async () => {
     set = await ownRedisReplicas({ replicas: 2, sentinels: 3, downAfterMs: 1_000 });
-    adapter = adapterOf(set, set.sentinelUrls[0]!, { form: 'sentinel', sentinels: set.sentinelUrls, master: 'mymaster', nodes: 'discover' }, 'sentinel', events);
+    adapter = adapterOf(
+      set,
+      set.sentinelUrls[0]!,
+      { form: 'sentinel', sentinels: set.sentinelUrls, master: 'mymaster', nodes: 'discover' },
+      'sentinel',
+      events,
+    );
     await until(() => adapter.nodeReport().length, 3);
   }, 60_000);
   afterAll(async () => {
@@ -267,11 +361,18 @@ describe('redis-acl under Sentinel: a master, two replicas, three Sentinels', ()
     const promoted = await set.waitForNewMaster(old);
     const promotedAt = Date.now();
     const remaining = set.nodes.filter((n) => nodeAddress(n) !== nodeAddress(old));
-    await roundsUntil(adapter, all, async () => (await Promise.all(remaining.map((n) => authenticated(n, all)))).every((n) => n === all.length), 20_000);
+    await roundsUntil(
+      adapter,
+      all,
+      async () => (await Promise.all(remaining.map((n) => authenticated(n, all)))).every((n) => n === all.length),
+      20_000,
+    );
     const backAt = Date.now();
-    await expect.poll(() => events.filter((e) => /failover/.test(e.message)).map((e) => e.message), { timeout: 10_000 }).toEqual([
-      `failover: the master is ${nodeAddress(promoted)} now (was ${nodeAddress(old)}); every consumer is checked there`,
-    ]);
+    await expect
+      .poll(() => events.filter((e) => /failover/.test(e.message)).map((e) => e.message), { timeout: 10_000 })
+      .toEqual([
+        `failover: the master is ${nodeAddress(promoted)} now (was ${nodeAddress(old)}); every consumer is checked there`,
+      ]);
     // not answering, or not listed (yet) by the Sentinels as a replica of the new master
     expect(adapter.nodeReport().find((n) => n.address === nodeAddress(old))?.answering).not.toBe(true);
 
@@ -279,7 +380,10 @@ describe('redis-acl under Sentinel: a master, two replicas, three Sentinels', ()
     const restartedAt = Date.now();
     await roundsUntil(adapter, all, async () => (await authenticated(old, all)) === all.length, 30_000);
     const rejoinedAt = Date.now();
-    expect(adapter.nodeReport().find((n) => n.address === nodeAddress(old))).toMatchObject({ role: 'replica', answering: true });
+    expect(adapter.nodeReport().find((n) => n.address === nodeAddress(old))).toMatchObject({
+      role: 'replica',
+      answering: true,
+    });
     console.log(
       `[redis-acl nodes] sentinel failover, ${all.length} consumers: kill to promotion ${promotedAt - killedAt} ms; ` +
         `promotion to every consumer authenticating on the new master and the other replica ${backAt - promotedAt} ms; ` +
@@ -312,7 +416,13 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
   beforeAll(async () => {
     cluster = await ownRedisCluster();
     endpoint = cluster.endpoint;
-    adapter = adapterOf(endpoint, endpoint.urls[0]!, { form: 'cluster', seeds: endpoint.urls.slice(0, 1), nodes: 'discover' }, 'cluster', events);
+    adapter = adapterOf(
+      endpoint,
+      endpoint.urls[0]!,
+      { form: 'cluster', seeds: endpoint.urls.slice(0, 1), nodes: 'discover' },
+      'cluster',
+      events,
+    );
     await until(() => adapter.nodeReport().length, 6);
   }, 60_000);
   afterAll(async () => {
@@ -326,7 +436,10 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
     const masters = await clusterMasters(endpoint);
     expect(masters).toHaveLength(3);
     const grant = all[0]!;
-    const client = new Cluster(endpoint.nodes, { redisOptions: { username: grant.login, password: grant.password }, clusterRetryStrategy: () => null });
+    const client = new Cluster(endpoint.nodes, {
+      redisOptions: { username: grant.login, password: grant.password },
+      clusterRetryStrategy: () => null,
+    });
     let lastError = 'none';
     client.on('error', (error: Error) => {
       lastError = error.message;
@@ -335,14 +448,22 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
       // a consumer without CLUSTER SLOTS / CLUSTER INFO never gets ready (NOPERM … 'cluster|slots'): said, not hung
       await Promise.race([
         client.ping(),
-        new Promise((_, reject) => setTimeout(() => reject(new Error(`the cluster client is not ready after 10 s; its last error: ${lastError}`)), 10_000)),
+        new Promise((_, reject) =>
+          setTimeout(
+            () => reject(new Error(`the cluster client is not ready after 10 s; its last error: ${lastError}`)),
+            10_000,
+          ),
+        ),
       ]);
       // keys in many slots: every master serves some
       const keys = Array.from({ length: 60 }, (_, i) => `${grant.login}:k${i}`);
       for (const key of keys) await client.set(key, key);
       for (const key of keys) expect(await client.get(key)).toBe(key);
       const perMaster = await Promise.all(masters.map((m) => nodeKeys(endpoint, m, `${grant.login}:*`)));
-      expect(perMaster.every((n) => n > 0), `keys per master: ${perMaster.join(', ')}`).toBe(true);
+      expect(
+        perMaster.every((n) => n > 0),
+        `keys per master: ${perMaster.join(', ')}`,
+      ).toBe(true);
       await expect(client.call('CLUSTER', 'NODES')).rejects.toThrow(/NOPERM/);
     } finally {
       client.disconnect();
@@ -350,7 +471,8 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
   });
 
   it('a master and a replica restarted with their cluster config kept but no ACL users: both hold every consumer again', async () => {
-    // a master, and a replica of another master (the restarted master's slots stay served), once the node answering knows both
+    // a master, and a replica of another master (the restarted master's slots stay served), once the node answering
+    // knows both
     const pair = async () => {
       const nodes = await clusterNodes(endpoint);
       const master = nodes.find((n) => n.role === 'master' && n.slots.length > 0);
@@ -359,12 +481,25 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
     };
     await expect.poll(pair, { timeout: 10_000 }).toBeDefined();
     const { master, replica } = (await pair())!;
-    await roundsUntil(adapter, all, async () => (await Promise.all(endpoint.nodes.map((n) => authenticated(n, all)))).every((n) => n === all.length), 20_000);
+    await roundsUntil(
+      adapter,
+      all,
+      async () => (await Promise.all(endpoint.nodes.map((n) => authenticated(n, all)))).every((n) => n === all.length),
+      20_000,
+    );
     await Promise.all([cluster.restart(master), cluster.restart(replica)]);
     const restartedAt = Date.now();
-    for (const node of [master, replica]) expect(await authenticated(node, all), `${addressOf(node)} right after its restart`).toBe(0);
-    await roundsUntil(adapter, all, async () => (await Promise.all(endpoint.nodes.map((n) => authenticated(n, all)))).every((n) => n === all.length), 20_000);
-    console.log(`[redis-acl nodes] cluster master and replica restarted without users: every consumer on both ${Date.now() - restartedAt} ms after`);
+    for (const node of [master, replica])
+      expect(await authenticated(node, all), `${addressOf(node)} right after its restart`).toBe(0);
+    await roundsUntil(
+      adapter,
+      all,
+      async () => (await Promise.all(endpoint.nodes.map((n) => authenticated(n, all)))).every((n) => n === all.length),
+      20_000,
+    );
+    console.log(
+      `[redis-acl nodes] cluster master and replica restarted without users: every consumer on both ${Date.now() - restartedAt} ms after`,
+    );
     await waitForClusterOk(endpoint);
   }, 60_000);
 
@@ -373,12 +508,29 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
     cluster.kill(victim);
     const started = Date.now();
     await expect
-      .poll(async () => (await clusterNodes(endpoint).catch(() => [])).some((n) => n.role === 'master' && n.masterId === null && n.slots.some(([a]) => victim.slots.some(([b]) => a === b)) && addressOf(n) !== addressOf(victim)), { timeout: 30_000, interval: 200 })
+      .poll(
+        async () =>
+          (await clusterNodes(endpoint).catch(() => [])).some(
+            (n) =>
+              n.role === 'master' &&
+              n.masterId === null &&
+              n.slots.some(([a]) => victim.slots.some(([b]) => a === b)) &&
+              addressOf(n) !== addressOf(victim),
+          ),
+        { timeout: 30_000, interval: 200 },
+      )
       .toBe(true);
     const promotedAfter = Date.now() - started;
     const live = endpoint.nodes.filter((n) => addressOf(n) !== addressOf(victim));
-    await roundsUntil(adapter, all, async () => (await Promise.all(live.map((n) => authenticated(n, all)))).every((n) => n === all.length), 20_000);
-    console.log(`[redis-acl nodes] cluster master killed: promotion after ${promotedAfter} ms; every consumer on every live node ${Date.now() - started} ms after the kill`);
+    await roundsUntil(
+      adapter,
+      all,
+      async () => (await Promise.all(live.map((n) => authenticated(n, all)))).every((n) => n === all.length),
+      20_000,
+    );
+    console.log(
+      `[redis-acl nodes] cluster master killed: promotion after ${promotedAfter} ms; every consumer on every live node ${Date.now() - started} ms after the kill`,
+    );
   }, 60_000);
 
   it('a node killed is named not answering while the cluster lists it, and leaves the node set once CLUSTER FORGET removes it', async () => {
@@ -389,15 +541,21 @@ describe('redis-acl on a Redis Cluster of 3 masters and 3 replicas', () => {
     await expect.poll(() => named()?.answering, { timeout: 15_000 }).toBe(false);
     await new Promise((r) => setTimeout(r, 2_000));
     expect(named()).toMatchObject({ answering: false });
-    // every live node forgets it (within a minute of each other, or gossip brings it back); a killed master of an earlier test too
+    // every live node forgets it (within a minute of each other, or gossip brings it back); a killed master of an
+    // earlier test too
     const gone = listed.filter((n) => n.failing || addressOf(n) === addressOf(victim));
     const live = (await clusterNodes(endpoint)).filter((n) => !gone.some((g) => g.id === n.id) && !n.failing);
-    for (const node of live) for (const g of gone) await withClusterNode(endpoint, node, (c) => c.call('CLUSTER', 'FORGET', g.id));
+    for (const node of live)
+      for (const g of gone) await withClusterNode(endpoint, node, (c) => c.call('CLUSTER', 'FORGET', g.id));
     await expect.poll(named, { timeout: 30_000, interval: 250 }).toBeUndefined();
   }, 60_000);
 });
 
-async function nodeKeys(endpoint: { admin: { username: string; password: string } }, node: ClusterNodeAddress, match: string): Promise<number> {
+async function nodeKeys(
+  endpoint: { admin: { username: string; password: string } },
+  node: ClusterNodeAddress,
+  match: string,
+): Promise<number> {
   const client = new Redis({ ...node, ...endpoint.admin, maxRetriesPerRequest: 0, retryStrategy: () => null });
   client.on('error', () => undefined);
   try {

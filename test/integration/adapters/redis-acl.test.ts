@@ -86,7 +86,8 @@ describeAdapterConformance('redis-acl', async () => {
   const nowhere = await freePort();
   return {
     connect: () => redisAcl.connect(adminOf(b), { provider: 'test', adopt: false }),
-    connectUnreachable: () => redisAcl.connect({ url: `redis://127.0.0.1:${nowhere}`, password: hex(12) }, { provider: 'test', adopt: false }),
+    connectUnreachable: () =>
+      redisAcl.connect({ url: `redis://127.0.0.1:${nowhere}`, password: hex(12) }, { provider: 'test', adopt: false }),
     grant: (login, password) => grantFor(login, password),
     canLogin: (login, password) => canLogin(b, login, password),
     // Redis echoes a modifier it refuses, so a password that is also a rule shows the scrubbing.
@@ -189,7 +190,10 @@ describe('redis-acl: what holds sees of changes made by hand', () => {
 
     const added = await held();
     await admin.call('ACL', 'SETUSER', added.login, `>${hex(8)}`);
-    expect(await answer(added)).toMatchObject({ reason: 'password-differs', detail: expect.stringContaining('1 other') as unknown });
+    expect(await answer(added)).toMatchObject({
+      reason: 'password-differs',
+      detail: expect.stringContaining('1 other') as unknown,
+    });
 
     const open = await held();
     await admin.call('ACL', 'SETUSER', open.login, 'nopass');
@@ -238,7 +242,10 @@ describe('redis-acl: what holds sees of changes made by hand', () => {
     const pw = hex(12);
     logins.push(name);
     await admin.call('ACL', 'SETUSER', name, 'reset', 'on', `>${pw}`, '~*', '&*', '+@all', '-config');
-    const limited = new RedisAclAdapter({ url: `redis://${b.host}:${b.port}`, username: name, password: pw }, { provider: 'test', adopt: false });
+    const limited = new RedisAclAdapter(
+      { url: `redis://${b.host}:${b.port}`, username: name, password: pw },
+      { provider: 'test', adopt: false },
+    );
     try {
       const login = `hfr_${hex(5)}`;
       logins.push(login);
@@ -253,7 +260,10 @@ describe('redis-acl: what holds sees of changes made by hand', () => {
 
   it('reports a refused admin password as BACKEND_UNAVAILABLE, without the password', async () => {
     const wrong = `wrong-${hex(8)}`;
-    const refused = new RedisAclAdapter({ url: `redis://${b.host}:${b.port}`, username: 'default', password: wrong }, { provider: 'test', adopt: false });
+    const refused = new RedisAclAdapter(
+      { url: `redis://${b.host}:${b.port}`, username: 'default', password: wrong },
+      { provider: 'test', adopt: false },
+    );
     try {
       const error: unknown = await refused.holds(grantFor('hfr_nobody', 'x'), within()).catch((e: unknown) => e);
       expect(isHoldfastError(error, 'BACKEND_UNAVAILABLE')).toBe(true);
@@ -283,7 +293,7 @@ describe('redis-acl: restarts, a frozen server and the cost of asking', () => {
   /** Polls until the adapter answers again after a restart. */
   const answered = async (grant: Grant<RedisAclValues>) => {
     let last: unknown;
-    for (const until = Date.now() + 10_000; Date.now() < until; ) {
+    for (const until = Date.now() + 10_000; Date.now() < until;) {
       try {
         const a = await adapter.holds(grant, within(1_000));
         return a.held ? 'held' : a.reason;

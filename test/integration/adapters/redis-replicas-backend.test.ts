@@ -1,4 +1,6 @@
-/** The test harness's replicated Redis and Sentinels: they start, replicate, and fail over when the master is killed. */
+/**
+ * The test harness's replicated Redis and Sentinels: they start, replicate, and fail over when the master is killed.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownRedisReplicas } from '../../backends/index.js';
 import { nodeAddress, type LocalRedisReplicas } from '../../backends/redis-replicas.js';

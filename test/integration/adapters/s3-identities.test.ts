@@ -6,7 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminConnection, Grant } from '../../../src/adapters/adapter.js';
-import { S3IdentitiesAdapter, s3Identities, type S3IdentitiesValues } from '../../../src/adapters/s3-identities/index.js';
+import {
+  S3IdentitiesAdapter,
+  s3Identities,
+  type S3IdentitiesValues,
+} from '../../../src/adapters/s3-identities/index.js';
 import { accessKeyIdOf, MARK_TAG } from '../../../src/adapters/s3-identities/identity.js';
 import { blocks, first, S3ErrorReply, S3Requests } from '../../../src/adapters/s3-identities/s3-requests.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
@@ -20,14 +24,17 @@ const PROVIDER = 'test';
 const ownership = { provider: PROVIDER, adopt: false };
 
 const b = sharedBackend('s3');
-/** The S3 endpoint without the key pair its test URL carries: holdfast's configuration takes no credentials in a URL. */
+/**
+ * The S3 endpoint without the key pair its test URL carries: holdfast's configuration takes no credentials in a URL.
+ */
 const s3Url = `http://${b.host}:${b.port}`;
 const admin: AdminConnection = { url: s3Url, username: b.admin.username, password: b.admin.password };
 const adminKeys = { accessKeyId: b.admin.username, secretAccessKey: b.admin.password };
 const requests = new S3Requests(s3Url);
 
 /** An IAM action as the admin, by hand (what a person with the admin key would do). */
-const byHand = (action: string, params: Record<string, string>) => requests.iam(adminKeys, action, params, AbortSignal.timeout(10_000));
+const byHand = (action: string, params: Record<string, string>) =>
+  requests.iam(adminKeys, action, params, AbortSignal.timeout(10_000));
 
 function grantFor(login: string, password: string, values: unknown = {}): Grant<S3IdentitiesValues> {
   const defaults = { buckets: [`${login.replaceAll('_', '-')}-a`] };
@@ -37,10 +44,14 @@ function grantFor(login: string, password: string, values: unknown = {}): Grant<
 /** Whether a `ListBuckets` signed with `login`'s derived key and `password` is accepted. */
 async function canLogin(login: string, password: string): Promise<boolean> {
   try {
-    await requests.listBuckets({ accessKeyId: accessKeyIdOf(PROVIDER, login), secretAccessKey: password }, AbortSignal.timeout(10_000));
+    await requests.listBuckets(
+      { accessKeyId: accessKeyIdOf(PROVIDER, login), secretAccessKey: password },
+      AbortSignal.timeout(10_000),
+    );
     return true;
   } catch (error) {
-    if (error instanceof S3ErrorReply && ['InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(error.code)) return false;
+    if (error instanceof S3ErrorReply && ['InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(error.code))
+      return false;
     throw error;
   }
 }
@@ -65,7 +76,9 @@ describe('s3-identities: users, keys and policies changed by hand', () => {
   afterAll(async () => {
     for (const l of logins) {
       for (const key of blocks(await byHand('ListAccessKeys', { UserName: l }).catch(() => ''), 'member')) {
-        await byHand('DeleteAccessKey', { UserName: l, AccessKeyId: first(key, 'AccessKeyId') ?? '' }).catch(() => undefined);
+        await byHand('DeleteAccessKey', { UserName: l, AccessKeyId: first(key, 'AccessKeyId') ?? '' }).catch(
+          () => undefined,
+        );
       }
       await adapter.remove(l, within()).catch(() => undefined);
       await byHand('DeleteUser', { UserName: l }).catch(() => undefined);
@@ -86,7 +99,11 @@ describe('s3-identities: users, keys and policies changed by hand', () => {
     const login = `hfs_hand_${hex(4)}`;
     logins.push(login);
     await byHand('CreateUser', { UserName: login });
-    await byHand('CreateAccessKey', { UserName: login, AccessKeyId: `HAND${hex(6).toUpperCase()}`, SecretAccessKey: 'made-by-hand-1' });
+    await byHand('CreateAccessKey', {
+      UserName: login,
+      AccessKeyId: `HAND${hex(6).toUpperCase()}`,
+      SecretAccessKey: 'made-by-hand-1',
+    });
     const keysBefore = await byHand('ListAccessKeys', { UserName: login });
     const grant = grantFor(login, hex(12));
 
@@ -96,7 +113,9 @@ describe('s3-identities: users, keys and policies changed by hand', () => {
     expect((error as Error).message).toContain('adopt');
     await adapter.remove(login, within());
 
-    expect(first(await byHand('ListAccessKeys', { UserName: login }), 'AccessKeyId')).toBe(first(keysBefore, 'AccessKeyId'));
+    expect(first(await byHand('ListAccessKeys', { UserName: login }), 'AccessKeyId')).toBe(
+      first(keysBefore, 'AccessKeyId'),
+    );
     expect(await byHand('ListUserTags', { UserName: login })).not.toContain(MARK_TAG);
     expect(await byHand('ListUserPolicies', { UserName: login })).not.toContain('<member>');
     expect(await adapter.list(login, within())).toEqual([]);
@@ -153,13 +172,24 @@ describe('s3-identities: users, keys and policies changed by hand', () => {
 
   it('says rules-differ when a policy is widened or added by hand', async () => {
     const widened = await held();
-    const all = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:*'], Resource: ['arn:aws:s3:::*'] }] });
+    const all = JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Action: ['s3:*'], Resource: ['arn:aws:s3:::*'] }],
+    });
     await byHand('PutUserPolicy', { UserName: widened.login, PolicyName: 'holdfast-grant', PolicyDocument: all });
-    expect(await adapter.holds(widened, within())).toMatchObject({ held: false, reason: 'rules-differ', detail: expect.stringContaining('s3:*') as unknown });
+    expect(await adapter.holds(widened, within())).toMatchObject({
+      held: false,
+      reason: 'rules-differ',
+      detail: expect.stringContaining('s3:*') as unknown,
+    });
 
     const added = await held();
     await byHand('PutUserPolicy', { UserName: added.login, PolicyName: 'extra', PolicyDocument: all });
-    expect(await adapter.holds(added, within())).toMatchObject({ held: false, reason: 'rules-differ', detail: expect.stringContaining('"extra"') as unknown });
+    expect(await adapter.holds(added, within())).toMatchObject({
+      held: false,
+      reason: 'rules-differ',
+      detail: expect.stringContaining('"extra"') as unknown,
+    });
     await adapter.create(added, within());
     expect(await adapter.holds(added, within())).toEqual({ held: true });
   });
@@ -175,7 +205,9 @@ describe('s3-identities: users, keys and policies changed by hand', () => {
     const deepMs = (performance.now() - started) / 10;
     await adapter.create(g, within());
     expect(adapter.createAccessKeyCalls - before).toBe(0);
-    console.info(`s3-identities: light check ${lightMs.toFixed(2)} ms, deep check ${deepMs.toFixed(2)} ms, CreateAccessKey sent: 0`);
+    console.info(
+      `s3-identities: light check ${lightMs.toFixed(2)} ms, deep check ${deepMs.toFixed(2)} ms, CreateAccessKey sent: 0`,
+    );
   });
 
   it('rotates with one CreateAccessKey: the new secret works, the old one fails', async () => {

@@ -22,7 +22,14 @@ const RULES = resolve(import.meta.dirname, '../../../deploy/prometheus/holdfast-
 const WINDOW_S = 30;
 
 interface StatusJson {
-  providers: Array<{ provider: string; healthy: boolean; contested: { count: number; consumers: Array<{ consumer: string; findings: number; last: string; windowMs: number }> } }>;
+  providers: Array<{
+    provider: string;
+    healthy: boolean;
+    contested: {
+      count: number;
+      consumers: Array<{ consumer: string; findings: number; last: string; windowMs: number }>;
+    };
+  }>;
 }
 
 describe('a contested login, end to end', () => {
@@ -35,14 +42,25 @@ describe('a contested login, end to end', () => {
 
   it('changed by hand three times after holdfast put it back: said once, shown, counted, alerted; the alert resolves a window after the last change', async () => {
     const backend = await ownBackend('redis');
-    const root = new Redis({ host: backend.host, port: backend.port, username: backend.admin.username, password: backend.admin.password });
+    const root = new Redis({
+      host: backend.host,
+      port: backend.port,
+      username: backend.admin.username,
+      password: backend.admin.password,
+    });
     root.on('error', () => undefined);
     afterAll(() => root.disconnect());
     fixture = await EngineFixture.create({
       provider: backend,
       consumers: 3,
       // every check deep (rules compared), so that a rule added by hand is found at the next check
-      timing: { verifyEvery: '1s', checkTimeout: '1s', deepCheckEvery: '1s', jitter: 0, contestedWindow: `${WINDOW_S}s` },
+      timing: {
+        verifyEvery: '1s',
+        checkTimeout: '1s',
+        deepCheckEvery: '1s',
+        jitter: 0,
+        contestedWindow: `${WINDOW_S}s`,
+      },
     });
     const f = fixture;
     const [victim, ...others] = f.consumers as [Consumer, ...Consumer[]];
@@ -50,22 +68,47 @@ describe('a contested login, end to end', () => {
     holdfast = spawnHoldfast(['run', '-c', `${f.dir}/holdfast.yaml`, '--http', String(port)]);
     const hf = `http://127.0.0.1:${port}`;
     const said = () => Promise.resolve(`holdfast said: ${holdfast!.output().split('\n').slice(-8).join('\n')}`);
-    const status = async () => (await (await fetch(`${hf}/status?all=1`)).json()) as StatusJson & { consumers: Array<{ consumer: string; state: string }> };
-    await until('every consumer held', async () => {
-      const s = await status();
-      return s.consumers.length === 3 && s.consumers.every((c) => c.state === 'held') ? true : undefined;
-    }, 60_000, said);
-    const prometheus = await LocalPrometheus.start({ targets: [`127.0.0.1:${port}`], ruleFiles: [RULES], everySeconds: 1 });
-    const seen = async () => `alerts: ${JSON.stringify(await prometheus.alerts().catch(() => []))}; prometheus said: ${prometheus.logTail()}`;
-    await until('holdfast scraped, nothing contested', async () => ((await prometheus.query('holdfast_contested_consumers'))[0]?.value === 0 ? true : undefined), 30_000, seen);
-    const contested = async (): Promise<PrometheusAlert[]> => (await prometheus.alerts()).filter((a) => a.labels.alertname === 'HoldfastConsumerContested');
+    const status = async () =>
+      (await (await fetch(`${hf}/status?all=1`)).json()) as StatusJson & {
+        consumers: Array<{ consumer: string; state: string }>;
+      };
+    await until(
+      'every consumer held',
+      async () => {
+        const s = await status();
+        return s.consumers.length === 3 && s.consumers.every((c) => c.state === 'held') ? true : undefined;
+      },
+      60_000,
+      said,
+    );
+    const prometheus = await LocalPrometheus.start({
+      targets: [`127.0.0.1:${port}`],
+      ruleFiles: [RULES],
+      everySeconds: 1,
+    });
+    const seen = async () =>
+      `alerts: ${JSON.stringify(await prometheus.alerts().catch(() => []))}; prometheus said: ${prometheus.logTail()}`;
+    await until(
+      'holdfast scraped, nothing contested',
+      async () => ((await prometheus.query('holdfast_contested_consumers'))[0]?.value === 0 ? true : undefined),
+      30_000,
+      seen,
+    );
+    const contested = async (): Promise<PrometheusAlert[]> =>
+      (await prometheus.alerts()).filter((a) => a.labels.alertname === 'HoldfastConsumerContested');
 
     const commandsOf = async (login: string) => {
       const reply = (await root.call('ACL', 'GETUSER', login)) as unknown[] | null;
       return reply ? String(reply[reply.indexOf('commands') + 1]) : null;
     };
-    const contestLines = () => holdfast!.output().split('\n').filter((l) => l.includes(' is contested: '));
-    const victimStatus = async () => (await status()).consumers.find((c) => c.consumer === victim.key) as { state: string; brakeCount: number; lastCheck: { at: string; outcome: string } | null } | undefined;
+    const contestLines = () =>
+      holdfast!
+        .output()
+        .split('\n')
+        .filter((l) => l.includes(' is contested: '));
+    const victimStatus = async () =>
+      (await status()).consumers.find((c) => c.consumer === victim.key) as
+        { state: string; brakeCount: number; lastCheck: { at: string; outcome: string } | null } | undefined;
     /**
      * A change by hand, then holdfast puts it back, then a check finds it held (the brake released):
      * only then is the next change one "after holdfast re-applied it". A heal whose confirmation
@@ -75,11 +118,27 @@ describe('a contested login, end to end', () => {
     const changeAndHeal = async (what: string, change: () => Promise<unknown>) => {
       const at = Date.now();
       await change();
-      await until(`${what} undone by holdfast`, async () => ((await f.canLogin(victim)) && !(await commandsOf(victim.login))?.includes('+@all') ? true : undefined), 20_000, said);
-      await until(`${what}: held at a later check`, async () => {
-        const c = await victimStatus();
-        return c?.state === 'held' && c.brakeCount === 0 && c.lastCheck?.outcome === 'held' && Date.parse(c.lastCheck.at) > at + 500 ? true : undefined;
-      }, 20_000, said);
+      await until(
+        `${what} undone by holdfast`,
+        async () =>
+          (await f.canLogin(victim)) && !(await commandsOf(victim.login))?.includes('+@all') ? true : undefined,
+        20_000,
+        said,
+      );
+      await until(
+        `${what}: held at a later check`,
+        async () => {
+          const c = await victimStatus();
+          return c?.state === 'held' &&
+            c.brakeCount === 0 &&
+            c.lastCheck?.outcome === 'held' &&
+            Date.parse(c.lastCheck.at) > at + 500
+            ? true
+            : undefined;
+        },
+        20_000,
+        said,
+      );
     };
     const changes: Array<[string, () => Promise<unknown>]> = [
       ['the drop', () => root.call('ACL', 'DELUSER', victim.login)],
@@ -103,12 +162,18 @@ describe('a contested login, end to end', () => {
     const [line] = contestLines();
     const logged = JSON.parse(line!) as { msg: string; level: number; consumer: string };
     expect(logged.consumer).toBe(victim.key);
-    expect(logged.msg).toMatch(new RegExp(`^${victim.key} is contested: changed outside holdfast 3 times in ${WINDOW_S}s, last: rules-differ \\(commands: the backend also has \\+@all`));
+    expect(logged.msg).toMatch(
+      new RegExp(
+        `^${victim.key} is contested: changed outside holdfast 3 times in ${WINDOW_S}s, last: rules-differ \\(commands: the backend also has \\+@all`,
+      ),
+    );
 
     // shown: the status's JSON, the consumer's page (the others are not contested)
     const provider = (await status()).providers.find((p) => p.provider === 'cache')!;
     expect(provider.contested.count).toBe(1);
-    expect(provider.contested.consumers).toEqual([expect.objectContaining({ consumer: victim.key, windowMs: WINDOW_S * 1000 })]);
+    expect(provider.contested.consumers).toEqual([
+      expect.objectContaining({ consumer: victim.key, windowMs: WINDOW_S * 1000 }),
+    ]);
     const counted = provider.contested.consumers[0]!.findings;
     expect(counted).toBeGreaterThanOrEqual(3);
     expect(provider.contested.consumers[0]!.last).toMatch(/^rules-differ \(commands: the backend also has \+@all/);
@@ -120,11 +185,24 @@ describe('a contested login, end to end', () => {
     expect(otherPage).not.toContain('id="contested"');
 
     // counted, and alerted by the shipped rule
-    const firing = await until('HoldfastConsumerContested firing', async () => (await contested()).find((a) => a.state === 'firing'), 30_000, seen);
+    const firing = await until(
+      'HoldfastConsumerContested firing',
+      async () => (await contested()).find((a) => a.state === 'firing'),
+      30_000,
+      seen,
+    );
     const firedAfter = Date.now() - started;
-    expect(firing.labels).toMatchObject({ alertname: 'HoldfastConsumerContested', severity: 'warning', provider: 'cache' });
-    expect(firing.annotations.summary).toBe('holdfast: 1 contested consumer(s) on provider cache: changed outside holdfast again and again');
-    expect((await fetch(`${hf}/metrics`).then((r) => r.text())).split('\n')).toContain('holdfast_contested_consumers{provider="cache"} 1');
+    expect(firing.labels).toMatchObject({
+      alertname: 'HoldfastConsumerContested',
+      severity: 'warning',
+      provider: 'cache',
+    });
+    expect(firing.annotations.summary).toBe(
+      'holdfast: 1 contested consumer(s) on provider cache: changed outside holdfast again and again',
+    );
+    expect((await fetch(`${hf}/metrics`).then((r) => r.text())).split('\n')).toContain(
+      'holdfast_contested_consumers{provider="cache"} 1',
+    );
 
     // a further change: put back again, counted, still contested, not said again
     for (let more = 0; more < 3 && (await status()).providers[0]!.contested.consumers[0]!.findings <= counted; more++) {
@@ -135,7 +213,12 @@ describe('a contested login, end to end', () => {
     const lastChangeAt = Date.now();
 
     // a window without a change: no longer contested, the alert resolves
-    await until('HoldfastConsumerContested resolved', async () => ((await contested()).length === 0 ? true : undefined), (WINDOW_S + 30) * 1000, seen);
+    await until(
+      'HoldfastConsumerContested resolved',
+      async () => ((await contested()).length === 0 ? true : undefined),
+      (WINDOW_S + 30) * 1000,
+      seen,
+    );
     const resolvedAfter = Date.now() - lastChangeAt;
     expect(resolvedAfter).toBeGreaterThanOrEqual(WINDOW_S * 1000 - 3000);
     expect((await status()).providers[0]!.contested).toEqual({ count: 0, consumers: [] });

@@ -28,7 +28,12 @@ describe('alerts in a real Prometheus', () => {
 
   it('a login deleted by hand that the backend will not let holdfast re-create fires HoldfastConsumerNotServed, which resolves once it accepts again', async () => {
     const backend = await ownBackend('redis');
-    const root = new Redis({ host: backend.host, port: backend.port, username: backend.admin.username, password: backend.admin.password });
+    const root = new Redis({
+      host: backend.host,
+      port: backend.port,
+      username: backend.admin.username,
+      password: backend.admin.password,
+    });
     root.on('error', () => undefined);
     afterAll(() => root.disconnect());
     // holdfast's admin on this Redis: a login of its own, whose rights an operator can narrow
@@ -45,30 +50,57 @@ describe('alerts in a real Prometheus', () => {
     holdfast = spawnHoldfast(['run', '-c', `${f.dir}/holdfast.yaml`, '--http', String(port)]);
     const hf = `http://127.0.0.1:${port}`;
     const said = () => Promise.resolve(`holdfast said: ${holdfast!.output().split('\n').slice(-8).join('\n')}`);
-    await until('every consumer held', async () => {
-      const status = (await (await fetch(`${hf}/status?all=1`)).json()) as { consumers: Array<{ state: string }> };
-      return status.consumers.length === 3 && status.consumers.every((c) => c.state === 'held') ? true : undefined;
-    }, 60_000, said);
+    await until(
+      'every consumer held',
+      async () => {
+        const status = (await (await fetch(`${hf}/status?all=1`)).json()) as { consumers: Array<{ state: string }> };
+        return status.consumers.length === 3 && status.consumers.every((c) => c.state === 'held') ? true : undefined;
+      },
+      60_000,
+      said,
+    );
 
-    const prometheus = await LocalPrometheus.start({ targets: [`127.0.0.1:${port}`], ruleFiles: [RULES], everySeconds: 1 });
-    const seen = async () => `alerts: ${JSON.stringify(await prometheus.alerts().catch(() => []))}; prometheus said: ${prometheus.logTail()}`;
-    await until('holdfast scraped, its consumers held', async () => {
-      const held = await prometheus.query('holdfast_consumers{state="held"}');
-      return held[0]?.value === 3 ? true : undefined;
-    }, 30_000, seen);
-    const notServed = async (): Promise<PrometheusAlert[]> => (await prometheus.alerts()).filter((a) => a.labels.alertname === 'HoldfastConsumerNotServed');
+    const prometheus = await LocalPrometheus.start({
+      targets: [`127.0.0.1:${port}`],
+      ruleFiles: [RULES],
+      everySeconds: 1,
+    });
+    const seen = async () =>
+      `alerts: ${JSON.stringify(await prometheus.alerts().catch(() => []))}; prometheus said: ${prometheus.logTail()}`;
+    await until(
+      'holdfast scraped, its consumers held',
+      async () => {
+        const held = await prometheus.query('holdfast_consumers{state="held"}');
+        return held[0]?.value === 3 ? true : undefined;
+      },
+      30_000,
+      seen,
+    );
+    const notServed = async (): Promise<PrometheusAlert[]> =>
+      (await prometheus.alerts()).filter((a) => a.labels.alertname === 'HoldfastConsumerNotServed');
     expect(await notServed()).toEqual([]);
 
     // the admin loses the right to create logins, and someone deletes one by hand
     await root.call('ACL', 'SETUSER', admin.username, '-acl|setuser');
     await root.call('ACL', 'DELUSER', victim.login);
     const deletedAt = Date.now();
-    const firing = await until('HoldfastConsumerNotServed firing', async () => {
-      const alert = (await notServed()).find((a) => a.state === 'firing');
-      return alert;
-    }, 30_000, seen);
+    const firing = await until(
+      'HoldfastConsumerNotServed firing',
+      async () => {
+        const alert = (await notServed()).find((a) => a.state === 'firing');
+        return alert;
+      },
+      30_000,
+      seen,
+    );
     const firedAfter = Date.now() - deletedAt;
-    expect(firing.labels).toMatchObject({ alertname: 'HoldfastConsumerNotServed', severity: 'critical', provider: 'cache', consumer: victim.key, login: victim.login });
+    expect(firing.labels).toMatchObject({
+      alertname: 'HoldfastConsumerNotServed',
+      severity: 'critical',
+      provider: 'cache',
+      consumer: victim.key,
+      login: victim.login,
+    });
     expect(firing.annotations.summary).toContain(`consumer ${victim.key} of provider cache not served for`);
     expect(firing.annotations.description).toMatch(/Its state now: (lost|applying|retrying)\./);
     expect(firing.annotations.runbook).toContain(`holdfast check ${victim.key}`);
@@ -76,9 +108,14 @@ describe('alerts in a real Prometheus', () => {
     expect((await notServed()).map((a) => a.labels.consumer)).toEqual([victim.key]);
     expect(await f.canLogin(victim)).toBe(false);
     for (const c of others) expect(await f.canLogin(c)).toBe(true);
-    // what Prometheus read: the consumer named on /metrics, unserved since about when it was deleted (within its detection)
+    // what Prometheus read: the consumer named on /metrics, unserved since about when it was deleted (within its
+    // detection)
     const scraped = (await (await fetch(`${hf}/metrics`)).text()).split('\n');
-    const line = scraped.find((l) => l.startsWith(`holdfast_consumer_unserved_since_timestamp_seconds{provider="cache",consumer="${victim.key}",login="${victim.login}",`));
+    const line = scraped.find((l) =>
+      l.startsWith(
+        `holdfast_consumer_unserved_since_timestamp_seconds{provider="cache",consumer="${victim.key}",login="${victim.login}",`,
+      ),
+    );
     expect(line, scraped.filter((l) => l.startsWith('holdfast_consumer')).join('\n')).toBeDefined();
     const since = Number(line!.split(' ').pop()) * 1000;
     expect(since).toBeGreaterThanOrEqual(deletedAt - 1000);
@@ -91,7 +128,12 @@ describe('alerts in a real Prometheus', () => {
     const acceptedAt = Date.now();
     await until('the login re-created', async () => ((await f.canLogin(victim)) ? true : undefined), 30_000, said);
     const healedAfter = Date.now() - acceptedAt;
-    await until('HoldfastConsumerNotServed resolved', async () => ((await notServed()).length === 0 ? true : undefined), 60_000, seen);
+    await until(
+      'HoldfastConsumerNotServed resolved',
+      async () => ((await notServed()).length === 0 ? true : undefined),
+      60_000,
+      seen,
+    );
     const resolvedAfter = Date.now() - acceptedAt;
     // nothing else fired meanwhile: the rules are not noisy over one refused re-apply
     const stillActive = (await prometheus.alerts()).map((a) => a.labels.alertname);

@@ -30,7 +30,7 @@ describe('the holdfast command', () => {
     });
     const f = fixture;
     const config = join(f.dir, 'holdfast.yaml');
-    const [, , late] = f.consumers as [typeof f.consumers[0], typeof f.consumers[0], typeof f.consumers[0]];
+    const [, , late] = f.consumers as [(typeof f.consumers)[0], (typeof f.consumers)[0], (typeof f.consumers)[0]];
     rmSync(late.secretPath); // its grant secret is not there yet
 
     run = spawnHoldfast(['run', '-c', config]);
@@ -39,7 +39,12 @@ describe('the holdfast command', () => {
       const { output } = await status();
       try {
         const report = JSON.parse(output) as { consumers: Array<{ state: string }> };
-        return report.consumers.map((c) => c.state).sort().join() === 'held,held,waitingForSecret';
+        return (
+          report.consumers
+            .map((c) => c.state)
+            .sort()
+            .join() === 'held,held,waitingForSecret'
+        );
       } catch {
         return false;
       }
@@ -61,7 +66,12 @@ describe('the holdfast command', () => {
     expect(check.output).toContain(`CHECK_NOW sent to ${f.consumers[0]!.key}`);
     const suspended = await holdfastOnce(['suspend', f.consumers[1]!.key, '-c', config]);
     expect(suspended).toMatchObject({ code: 0 });
-    await f.until('status names the suspended consumer', async () => (await holdfastOnce(['status', '-c', config])).output.includes('suspended: not checked until resumed'), 10_000);
+    await f.until(
+      'status names the suspended consumer',
+      async () =>
+        (await holdfastOnce(['status', '-c', config])).output.includes('suspended: not checked until resumed'),
+      10_000,
+    );
     expect((await status()).code).toBe(1);
     expect((await holdfastOnce(['resume', f.consumers[1]!.key, '-c', config])).code).toBe(0);
     await f.until('status exits 0 once resumed', async () => (await status()).code === 0, 10_000);
@@ -72,8 +82,14 @@ describe('the holdfast command', () => {
     run.kill('SIGTERM');
     const code = await new Promise((resolve) => run!.once('exit', resolve));
     expect(code).toBe(0);
-    const lines = run.output().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string });
-    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['SIGTERM: stopping; finishing in-flight jobs', 'stopped']));
+    const lines = run
+      .output()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { msg: string });
+    expect(lines.map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['SIGTERM: stopping; finishing in-flight jobs', 'stopped']),
+    );
     for (const c of f.consumers) expect(run.output()).not.toContain(c.password);
     // a dozen CLI processes, each a few seconds on a machine that runs another suite beside this one
   }, 240_000);
@@ -81,7 +97,10 @@ describe('the holdfast command', () => {
   it('refuses a bad configuration, naming file, line and field, and exits 2', async () => {
     const dir = fixture!.dir;
     const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, 'queue:\n  url: redis://127.0.0.1:6379\nstore:\n  url: mongodb://127.0.0.1:1\nproviders:\n  - name: cache\n    adapter: redis-acl\n    admin: { url: redis://127.0.0.1:1 }\n    contributions: c.yaml\n    verifyEvery: soon\n');
+    writeFileSync(
+      bad,
+      'queue:\n  url: redis://127.0.0.1:6379\nstore:\n  url: mongodb://127.0.0.1:1\nproviders:\n  - name: cache\n    adapter: redis-acl\n    admin: { url: redis://127.0.0.1:1 }\n    contributions: c.yaml\n    verifyEvery: soon\n',
+    );
     const { code, output } = await holdfastOnce(['status', '-c', bad]);
     expect(code).toBe(2);
     expect(output).toContain(`${bad}:10: providers[0].verifyEvery: `);

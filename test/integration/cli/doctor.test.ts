@@ -28,52 +28,62 @@ describe('holdfast doctor', () => {
     if (bundle) rmSync(dirname(bundle), { recursive: true, force: true });
   });
 
-  it.runIf(process.getuid?.() === 0)('reports an unreadable grant file and an unreachable backend, one line each, and exits 1', async () => {
-    fixture = await EngineFixture.create({ consumers: 3 });
-    const f = fixture;
-    const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
-    // nobody may not reach the checkout (nor its node_modules): it runs holdfast bundled
-    const cli = (bundle = await bundleForAnyUser('src/cli/main.ts'));
-    const doctor = (config: string, uid?: number) => {
-      const run = spawnSync(process.execPath, [cli, 'doctor', '-c', config], {
-        encoding: 'utf8',
-        cwd: dirname(cli),
-        ...(uid === undefined ? {} : { uid, gid: uid }),
-      });
-      const lines = run.stdout.split('\n').filter(Boolean);
-      return { code: run.status, lines, problems: lines.filter((l) => !/^holdfast doctor: (\d+ problems?|no problem found) \(as uid \d+\)$/.test(l)), stderr: run.stderr };
-    };
+  it.runIf(process.getuid?.() === 0)(
+    'reports an unreadable grant file and an unreachable backend, one line each, and exits 1',
+    async () => {
+      fixture = await EngineFixture.create({ consumers: 3 });
+      const f = fixture;
+      const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+      // nobody may not reach the checkout (nor its node_modules): it runs holdfast bundled
+      const cli = (bundle = await bundleForAnyUser('src/cli/main.ts'));
+      const doctor = (config: string, uid?: number) => {
+        const run = spawnSync(process.execPath, [cli, 'doctor', '-c', config], {
+          encoding: 'utf8',
+          cwd: dirname(cli),
+          ...(uid === undefined ? {} : { uid, gid: uid }),
+        });
+        const lines = run.stdout.split('\n').filter(Boolean);
+        return {
+          code: run.status,
+          lines,
+          problems: lines.filter((l) => !/^holdfast doctor: (\d+ problems?|no problem found) \(as uid \d+\)$/.test(l)),
+          stderr: run.stderr,
+        };
+      };
 
-    openUp(f.dir);
-    const [, locked] = f.consumers as [Consumer, Consumer];
-    chmodSync(locked.secretPath, 0o600);
-    writeFileSync(join(f.dir, 'contributions/other.yaml'), 'consumers: []\n', { mode: 0o644 });
-    const config = join(f.dir, 'doctor.yaml');
-    writeFileSync(
-      config,
-      `${readFileSync(join(f.dir, 'holdfast.yaml'), 'utf8')}\n  - name: other\n    adapter: redis-acl\n    admin: { url: "redis://127.0.0.1:1" }\n    contributions: contributions/other.yaml\n`,
-      { mode: 0o644 },
-    );
+      openUp(f.dir);
+      const [, locked] = f.consumers as [Consumer, Consumer];
+      chmodSync(locked.secretPath, 0o600);
+      writeFileSync(join(f.dir, 'contributions/other.yaml'), 'consumers: []\n', { mode: 0o644 });
+      const config = join(f.dir, 'doctor.yaml');
+      writeFileSync(
+        config,
+        `${readFileSync(join(f.dir, 'holdfast.yaml'), 'utf8')}\n  - name: other\n    adapter: redis-acl\n    admin: { url: "redis://127.0.0.1:1" }\n    contributions: contributions/other.yaml\n`,
+        { mode: 0o644 },
+      );
 
-    const asNobody = doctor(config, nobody);
-    expect(asNobody.stderr).toBe('');
-    expect(asNobody.code).toBe(1);
-    expect(asNobody.problems).toHaveLength(2);
-    expect(asNobody.problems).toContainEqual(
-      `holdfast doctor: grant secret of ${locked.key}: ${locked.secretPath} (EACCES; owner 0:0, mode 0600; holdfast runs as uid ${nobody} gid ${nobody}); make it readable by uid ${nobody} (chown or chmod), or run holdfast as its owner`,
-    );
-    expect(asNobody.problems.find((l) => l.includes('provider other'))).toMatch(
-      new RegExp(`^holdfast doctor: backend of provider other \\(redis://127\\.0\\.0\\.1:1\\) does not answer: .+; start it, or correct providers\\[1\\]\\.admin in ${config.replace(/[.]/g, '\\.')}$`),
-    );
-    expect(asNobody.lines.at(-1)).toBe(`holdfast doctor: 2 problems (as uid ${nobody})`);
+      const asNobody = doctor(config, nobody);
+      expect(asNobody.stderr).toBe('');
+      expect(asNobody.code).toBe(1);
+      expect(asNobody.problems).toHaveLength(2);
+      expect(asNobody.problems).toContainEqual(
+        `holdfast doctor: grant secret of ${locked.key}: ${locked.secretPath} (EACCES; owner 0:0, mode 0600; holdfast runs as uid ${nobody} gid ${nobody}); make it readable by uid ${nobody} (chown or chmod), or run holdfast as its owner`,
+      );
+      expect(asNobody.problems.find((l) => l.includes('provider other'))).toMatch(
+        new RegExp(
+          `^holdfast doctor: backend of provider other \\(redis://127\\.0\\.0\\.1:1\\) does not answer: .+; start it, or correct providers\\[1\\]\\.admin in ${config.replace(/[.]/g, '\\.')}$`,
+        ),
+      );
+      expect(asNobody.lines.at(-1)).toBe(`holdfast doctor: 2 problems (as uid ${nobody})`);
 
-    // root reads the grant file: only the backend is left; and with the file readable, nobody finds nothing
-    expect(doctor(config).problems).toHaveLength(1);
-    chmodSync(locked.secretPath, 0o644);
-    const fine = doctor(join(f.dir, 'holdfast.yaml'), nobody);
-    expect(fine.lines).toEqual([`holdfast doctor: no problem found (as uid ${nobody})`]);
-    expect(fine.code).toBe(0);
-  });
+      // root reads the grant file: only the backend is left; and with the file readable, nobody finds nothing
+      expect(doctor(config).problems).toHaveLength(1);
+      chmodSync(locked.secretPath, 0o644);
+      const fine = doctor(join(f.dir, 'holdfast.yaml'), nobody);
+      expect(fine.lines).toEqual([`holdfast doctor: no problem found (as uid ${nobody})`]);
+      expect(fine.code).toBe(0);
+    },
+  );
 });
 
 describe('holdfast doctor on grant secrets that will not do what their writers meant', () => {
@@ -85,20 +95,55 @@ describe('holdfast doctor on grant secrets that will not do what their writers m
     const f = fixture;
     const hex = 'c0ffee'.repeat(11).slice(0, 64);
     const cases: Array<[bytes: Buffer, said: string]> = [
-      [Buffer.from('Secret-one-value \n'), 'ends in a space or tab before its line ends: the password includes it (byte 16; used as it is: a warning); rewrite it as one line holding the password alone'],
-      [Buffer.from('Secret-two-value\n\n'), 'holds a second newline (a blank line, or a second line): a password is one line (byte 16; refused); rewrite it as one line holding the password alone'],
-      [Buffer.from('Secret-three-value\r\n'), 'ends in CRLF: holdfast strips it, but an app that strips only LF would send a password ending in CR (byte 18; used as it is: a warning); rewrite it as one line holding the password alone'],
-      [Buffer.from('\ufeffSecret-four-value\n'), 'begins with a byte-order mark (EF BB BF): the password includes U+FEFF as its first character (byte 0; used as it is: a warning); rewrite it as one line holding the password alone'],
-      [Buffer.concat([Buffer.from('Secret-'), Buffer.from([0xe9]), Buffer.from('five\n')]), 'holds bytes that are not UTF-8: a password is text (byte 7; refused); rewrite it as one line holding the password alone'],
-      [Buffer.from(`${hex}\n`), 'is 64 hex digits, the form of a SHA-256 hash (Redis takes #<hex> as one): holdfast takes the file as the password itself and hashes it; an app given the password behind that hash cannot log in (byte 0; used as it is: a warning); write the password itself, not a hash of it (holdfast hashes it for the backend)'],
-      [Buffer.from('SCRAM-SHA-256$4096:c2FsdHNhbHQ=$c3RvcmVka2V5:c2VydmVya2V5\n'), 'is a SCRAM-SHA-256 verifier, which PostgreSQL takes as a stored hash: holdfast takes the file as the password itself; an app given the password behind it cannot log in (byte 0; used as it is: a warning); write the password itself, not a hash of it (holdfast hashes it for the backend)'],
-      [Buffer.from(`md5${'5f'.repeat(16)}\n`), "is 'md5' and 32 hex digits, which PostgreSQL takes as an MD5 hash: holdfast takes the file as the password itself; an app given the password behind it cannot log in (byte 0; used as it is: a warning); write the password itself, not a hash of it (holdfast hashes it for the backend)"],
+      [
+        Buffer.from('Secret-one-value \n'),
+        'ends in a space or tab before its line ends: the password includes it (byte 16; used as it is: a warning); rewrite it as one line holding the password alone',
+      ],
+      [
+        Buffer.from('Secret-two-value\n\n'),
+        'holds a second newline (a blank line, or a second line): a password is one line (byte 16; refused); rewrite it as one line holding the password alone',
+      ],
+      [
+        Buffer.from('Secret-three-value\r\n'),
+        'ends in CRLF: holdfast strips it, but an app that strips only LF would send a password ending in CR (byte 18; used as it is: a warning); rewrite it as one line holding the password alone',
+      ],
+      [
+        Buffer.from('\ufeffSecret-four-value\n'),
+        'begins with a byte-order mark (EF BB BF): the password includes U+FEFF as its first character (byte 0; used as it is: a warning); rewrite it as one line holding the password alone',
+      ],
+      [
+        Buffer.concat([Buffer.from('Secret-'), Buffer.from([0xe9]), Buffer.from('five\n')]),
+        'holds bytes that are not UTF-8: a password is text (byte 7; refused); rewrite it as one line holding the password alone',
+      ],
+      [
+        Buffer.from(`${hex}\n`),
+        'is 64 hex digits, the form of a SHA-256 hash (Redis takes #<hex> as one): holdfast takes the file as the password itself and hashes it; an app given the password behind that hash cannot log in (byte 0; used as it is: a warning); write the password itself, not a hash of it (holdfast hashes it for the backend)',
+      ],
+      [
+        Buffer.from('SCRAM-SHA-256$4096:c2FsdHNhbHQ=$c3RvcmVka2V5:c2VydmVya2V5\n'),
+        'is a SCRAM-SHA-256 verifier, which PostgreSQL takes as a stored hash: holdfast takes the file as the password itself; an app given the password behind it cannot log in (byte 0; used as it is: a warning); write the password itself, not a hash of it (holdfast hashes it for the backend)',
+      ],
+      [
+        Buffer.from(`md5${'5f'.repeat(16)}\n`),
+        "is 'md5' and 32 hex digits, which PostgreSQL takes as an MD5 hash: holdfast takes the file as the password itself; an app given the password behind it cannot log in (byte 0; used as it is: a warning); write the password itself, not a hash of it (holdfast hashes it for the backend)",
+      ],
     ];
     cases.forEach(([bytes], i) => writeFileSync(f.consumers[i]!.secretPath, bytes, { mode: 0o600 }));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', HOLDFAST_MAIN, 'doctor', '-c', join(f.dir, 'holdfast.yaml')], { encoding: 'utf8' });
-    const problems = run.stdout.split('\n').filter((l) => l && !/^holdfast doctor: \d+ problems? \(as uid \d+\)$/.test(l));
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', HOLDFAST_MAIN, 'doctor', '-c', join(f.dir, 'holdfast.yaml')],
+      { encoding: 'utf8' },
+    );
+    const problems = run.stdout
+      .split('\n')
+      .filter((l) => l && !/^holdfast doctor: \d+ problems? \(as uid \d+\)$/.test(l));
     expect(run.stderr).toBe('');
-    expect(problems).toEqual(cases.map(([, said], i) => `holdfast doctor: grant secret of ${f.consumers[i]!.key}: ${f.consumers[i]!.secretPath} ${said}`));
+    expect(problems).toEqual(
+      cases.map(
+        ([, said], i) =>
+          `holdfast doctor: grant secret of ${f.consumers[i]!.key}: ${f.consumers[i]!.secretPath} ${said}`,
+      ),
+    );
     expect(run.status).toBe(1);
     // the ninth, sound, is not named; no secret's text is printed
     expect(run.stdout).not.toContain(f.consumers[8]!.key);

@@ -1,17 +1,25 @@
-/** The README's first command works: the example runs, heals the restarted cache, a dropped ledger role and an object store recreated empty, and stops clean. */
+/**
+ * The README's first command works: the example runs, heals the restarted cache, a dropped ledger role and an object
+ * store recreated empty, and stops clean.
+ */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 describe('npm run example', () => {
   it('provisions the example consumers, heals them after the cache restarts, and exits 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../../examples/run-example.ts'), '--once'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, '../../../examples/run-example.ts'), '--once'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    // on a machine loaded by another suite the example may take long: stopped at 200 s, its output is the failure's message
+    // on a machine loaded by another suite the example may take long: stopped at 200 s, its output is the failure's
+    // message
     const stopper = setTimeout(() => child.kill('SIGTERM'), 200_000);
     const code = await new Promise((resolve) => child.once('exit', resolve)).finally(() => clearTimeout(stopper));
     expect(code, output.slice(-6_000)).toBe(0);

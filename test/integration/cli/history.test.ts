@@ -25,11 +25,19 @@ async function holdfastOnce(args: string[]): Promise<{ code: number | null; outp
 function get(url: string, path: string, auth?: string): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: hostname, port, path, headers: auth ? { authorization: `Basic ${Buffer.from(auth).toString('base64')}` } : {} }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      {
+        host: hostname,
+        port,
+        path,
+        headers: auth ? { authorization: `Basic ${Buffer.from(auth).toString('base64')}` } : {},
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -66,7 +74,10 @@ describe('holdfast history', () => {
     subject!.password = randomBytes(18).toString('base64url');
     writeFileSync(subject!.secretPath, `${subject!.password}\n`, { mode: 0o600 });
     await f.until('the rotated secret applied', () => f.canLogin(subject!), 20_000);
-    await f.until('held again after the rotation', async () => readable(await engine.store.get(key))?.machine.state === 'held');
+    await f.until(
+      'held again after the rotation',
+      async () => readable(await engine.store.get(key))?.machine.state === 'held',
+    );
     // an operator suspends it
     expect((await holdfastOnce(['suspend', key, '-c', config])).code).toBe(0);
     await f.until('suspended', async () => readable(await engine.store.get(key))?.machine.state === 'suspended');
@@ -74,8 +85,16 @@ describe('holdfast history', () => {
     const json = await holdfastOnce(['history', key, '-c', config, '--json']);
     expect(json.code).toBe(0);
     const history = JSON.parse(json.output) as ConsumerHistory;
-    const steps = history.transitions.map((t) => ({ from: t.from, to: t.to, by: t.by, reason: t.reason, recorded: t.recorded }));
-    console.log(`[history] ${key}:\n${steps.map((s) => `  ${s.from} → ${s.to} by ${s.by}: ${s.reason}${s.recorded ? '' : ' (timeline)'}`).join('\n')}`);
+    const steps = history.transitions.map((t) => ({
+      from: t.from,
+      to: t.to,
+      by: t.by,
+      reason: t.reason,
+      recorded: t.recorded,
+    }));
+    console.log(
+      `[history] ${key}:\n${steps.map((s) => `  ${s.from} → ${s.to} by ${s.by}: ${s.reason}${s.recorded ? '' : ' (timeline)'}`).join('\n')}`,
+    );
     const wanted = [
       { from: 'pending', to: 'applying', by: 'desired' },
       { to: 'held', by: 'desired' },
@@ -85,10 +104,18 @@ describe('holdfast history', () => {
       { to: 'held', by: 'check' },
       { from: 'held', to: 'suspended', by: 'command', reason: 'suspended by an operator' },
     ];
-    const matches = (a: (typeof steps)[number], b: Record<string, unknown>) => Object.entries(b).every(([k, v]) => (a as Record<string, unknown>)[k] === v || (k === 'reason' && String(a.reason).startsWith(String(v))));
+    const matches = (a: (typeof steps)[number], b: Record<string, unknown>) =>
+      Object.entries(b).every(
+        ([k, v]) =>
+          (a as Record<string, unknown>)[k] === v || (k === 'reason' && String(a.reason).startsWith(String(v))),
+      );
     expect(inOrder(steps, wanted, matches)).toBe(true);
     expect(history.transitions.map((t) => t.at)).toEqual([...history.transitions.map((t) => t.at)].sort());
-    expect(history).toMatchObject({ consumer: key, state: 'suspended', reach: { recordKeeps: 20, timelineRead: true, recordFull: false } });
+    expect(history).toMatchObject({
+      consumer: key,
+      state: 'suspended',
+      reach: { recordKeeps: 20, timelineRead: true, recordFull: false },
+    });
     expect(history.reach.words).toContain('the record keeps its last 20 transitions');
 
     // the text: a headline, how far back, one line per transition
@@ -97,10 +124,18 @@ describe('holdfast history', () => {
     const lines = text.output.split('\n');
     expect(lines[0]).toBe(`${key}: suspended since ${history.stateSince}`);
     expect(lines[1]).toBe(`${history.transitions.length} transitions, oldest first; ${history.reach.words}`);
-    expect(lines.some((l) => /^\S+ {2}held → lost\s+check\s+missing: the backend has no such ACL user \(not written to the record: from the timeline\)$/.test(l))).toBe(true);
+    expect(
+      lines.some((l) =>
+        /^\S+ {2}held → lost\s+check\s+missing: the backend has no such ACL user \(not written to the record: from the timeline\)$/.test(
+          l,
+        ),
+      ),
+    ).toBe(true);
     expect(text.output).not.toContain(subject!.password);
     // --since leaves out what came before
-    const recent = JSON.parse((await holdfastOnce(['history', key, '-c', config, '--json', '--since', '1ms'])).output) as ConsumerHistory;
+    const recent = JSON.parse(
+      (await holdfastOnce(['history', key, '-c', config, '--json', '--since', '1ms'])).output,
+    ) as ConsumerHistory;
     expect(recent.transitions).toEqual([]);
 
     // the endpoint: the same JSON, behind the dashboard's auth
@@ -115,13 +150,21 @@ describe('holdfast history', () => {
       const answered = await get(server.url, `/consumers/${key}/history`, `${auth.username}:${auth.password}`);
       expect(answered.status).toBe(200);
       expect(JSON.parse(answered.body)).toEqual(history);
-      for (const path of ['/consumers/../x/history', '/consumers/cache/%1B%5B31mred/history', `/consumers/cache/${'x'.repeat(300)}/history`, '/consumers/cache/a/b/history', '/consumers/cache/%E2%80%AEx/history']) {
+      for (const path of [
+        '/consumers/../x/history',
+        '/consumers/cache/%1B%5B31mred/history',
+        `/consumers/cache/${'x'.repeat(300)}/history`,
+        '/consumers/cache/a/b/history',
+        '/consumers/cache/%E2%80%AEx/history',
+      ]) {
         const bad = await get(server.url, path, `${auth.username}:${auth.password}`);
         expect(bad.status, path).toBe(400);
         expect((JSON.parse(bad.body) as { error: { code: string } }).error.code, path).toBe('CONSUMER_KEY_INVALID');
         expect(bad.body, path).not.toMatch(CONTROL);
       }
-      expect((await get(server.url, '/consumers/cache/nobody/history', `${auth.username}:${auth.password}`)).status).toBe(404);
+      expect(
+        (await get(server.url, '/consumers/cache/nobody/history', `${auth.username}:${auth.password}`)).status,
+      ).toBe(404);
     } finally {
       await server.close();
     }
@@ -133,11 +176,15 @@ describe('holdfast history', () => {
     for (const given of ['../x', 'cache/\u001b[31mred\u0007', `cache/${'x'.repeat(300)}`, 'cache/\u202ex']) {
       const { code, output } = await holdfastOnce(['history', given, '-c', config]);
       expect(code, JSON.stringify(given)).toBe(2);
-      expect(output, JSON.stringify(given)).toMatch(/^holdfast: .*; a consumer key is <provider>\/<id>, each 1 to 128 letters, digits, _ \. or -, starting with a letter or digit \[CONSUMER_KEY_INVALID\]\n$/);
+      expect(output, JSON.stringify(given)).toMatch(
+        /^holdfast: .*; a consumer key is <provider>\/<id>, each 1 to 128 letters, digits, _ \. or -, starting with a letter or digit \[CONSUMER_KEY_INVALID\]\n$/,
+      );
       expect(output.replace(/\n$/, '')).not.toMatch(CONTROL);
     }
     const unknown = await holdfastOnce(['history', 'cache/nobody', '-c', config]);
     expect(unknown.code).toBe(2);
-    expect(unknown.output).toContain('no consumer cache/nobody: not declared, or its first apply has not been written yet [CONSUMER_UNKNOWN]');
+    expect(unknown.output).toContain(
+      'no consumer cache/nobody: not declared, or its first apply has not been written yet [CONSUMER_UNKNOWN]',
+    );
   }, 60_000);
 });

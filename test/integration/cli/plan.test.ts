@@ -22,13 +22,42 @@ import { SCRATCH_PREFIX } from '../../../src/adapters/redis-acl/acl-rules.js';
 import type { PlanReport } from '../../../src/plan/plan-report.js';
 import { exitOf, spawnHoldfast, type HoldfastProcess } from '../../support/holdfast-cli.js';
 import { mongoOpCounter, type MongoOpCounter } from '../../support/mongo-op-counter.js';
-import { redisCommandCounter, type RedisCommand, type RedisCommandCounter } from '../../support/redis-command-counter.js';
+import {
+  redisCommandCounter,
+  type RedisCommand,
+  type RedisCommandCounter,
+} from '../../support/redis-command-counter.js';
 import { engineFixtures, type Consumer, type EngineFixture } from '../engine/engine-fixture.js';
 
 /** What a plan may send the queue's Redis: its handshake, and the read of a person's confirmation. */
-const QUEUE_READS = new Set(['AUTH', 'HELLO', 'INFO', 'CLIENT SETNAME', 'CLIENT SETINFO', 'SELECT', 'PING', 'GET', 'QUIT']);
-/** What a plan may send the provider's Redis: its handshake, node discovery (`ROLE`, `INFO`, `CONFIG GET masteruser`), the light check's `AUTH` as a consumer, and the deep check's `ACL GETUSER`. */
-const CACHE_READS = new Set(['AUTH', 'HELLO', 'INFO', 'CLIENT SETNAME', 'CLIENT SETINFO', 'SELECT', 'PING', 'ROLE', 'CONFIG GET', 'ACL GETUSER', 'QUIT']);
+const QUEUE_READS = new Set([
+  'AUTH',
+  'HELLO',
+  'INFO',
+  'CLIENT SETNAME',
+  'CLIENT SETINFO',
+  'SELECT',
+  'PING',
+  'GET',
+  'QUIT',
+]);
+/**
+ * What a plan may send the provider's Redis: its handshake, node discovery (`ROLE`, `INFO`, `CONFIG GET masteruser`),
+ * the light check's `AUTH` as a consumer, and the deep check's `ACL GETUSER`.
+ */
+const CACHE_READS = new Set([
+  'AUTH',
+  'HELLO',
+  'INFO',
+  'CLIENT SETNAME',
+  'CLIENT SETINFO',
+  'SELECT',
+  'PING',
+  'ROLE',
+  'CONFIG GET',
+  'ACL GETUSER',
+  'QUIT',
+]);
 /**
  * The deep check's scratch probe (`redis-acl-adapter.ts`, `canonicalCommands`): what the server
  * makes of a rule set, on a disabled passwordless scratch user made, read and deleted in one
@@ -36,11 +65,25 @@ const CACHE_READS = new Set(['AUTH', 'HELLO', 'INFO', 'CLIENT SETNAME', 'CLIENT 
  */
 const SCRATCH_PROBE = new Set(['MULTI', 'EXEC', 'ACL SETUSER', 'ACL DELUSER']);
 /** What a plan may send the record store: its handshake, and reads. */
-const STORE_READS = new Set(['op_query', 'hello', 'isMaster', 'ismaster', 'buildInfo', 'saslStart', 'saslContinue', 'ping', 'find', 'getMore', 'killCursors', 'endSessions']);
+const STORE_READS = new Set([
+  'op_query',
+  'hello',
+  'isMaster',
+  'ismaster',
+  'buildInfo',
+  'saslStart',
+  'saslContinue',
+  'ping',
+  'find',
+  'getMore',
+  'killCursors',
+  'endSessions',
+]);
 
 /** The commands of `seen` that are not reads: neither in `reads` nor a scratch probe on a scratch login. */
 function writesAmong(seen: readonly RedisCommand[], reads: ReadonlySet<string>): string[] {
-  const probe = (c: RedisCommand) => SCRATCH_PROBE.has(c.name) && (!c.name.startsWith('ACL') || (c.target ?? '').startsWith(SCRATCH_PREFIX));
+  const probe = (c: RedisCommand) =>
+    SCRATCH_PROBE.has(c.name) && (!c.name.startsWith('ACL') || (c.target ?? '').startsWith(SCRATCH_PREFIX));
   return seen.filter((c) => !reads.has(c.name) && !probe(c)).map((c) => `${c.name} ${c.target ?? ''}`.trim());
 }
 
@@ -86,13 +129,19 @@ describe('holdfast plan', () => {
     const engine = await f.startHeld();
     await engine.stop();
     f.engines.splice(0);
-    admin = new Redis({ host: f.provider.host, port: f.provider.port, username: f.provider.admin.username, password: f.provider.admin.password });
+    admin = new Redis({
+      host: f.provider.host,
+      port: f.provider.port,
+      username: f.provider.admin.username,
+      password: f.provider.admin.password,
+    });
 
     // the proposed file, in another directory (a pull request's checkout): its secrets are found from where it lands
     const [widened, ...rest] = f.consumers as [Consumer, ...Consumer[]];
     const keptAsIs = rest.slice(0, 5);
     const dropped = rest.slice(5); // 4 of 10: more than the guard's 25% and more than its floor of 2
-    for (const id of ['n1', 'n2', 'evil']) writeFileSync(join(f.dir, 'grants', `${id}.secret`), `${id}-password-long-enough\n`, { mode: 0o600 });
+    for (const id of ['n1', 'n2', 'evil'])
+      writeFileSync(join(f.dir, 'grants', `${id}.secret`), `${id}-password-long-enough\n`, { mode: 0o600 });
     mkdirSync(join(f.dir, 'proposed'));
     const proposed = join(f.dir, 'proposed/cache.yaml');
     const proposedText = [
@@ -107,7 +156,11 @@ describe('holdfast plan', () => {
     const evilLine = proposedText.split('\n').findIndex((l) => l.includes('id: evil')) + 1;
 
     // the plan's own configuration: the same, each server reached through a proxy that notes its commands
-    const [queue, cache, store] = await Promise.all([redisCommandCounter(f.provider), redisCommandCounter(f.provider), mongoOpCounter(storeEndpoint(f))]);
+    const [queue, cache, store] = await Promise.all([
+      redisCommandCounter(f.provider),
+      redisCommandCounter(f.provider),
+      mongoOpCounter(storeEndpoint(f)),
+    ]);
     counters.push(queue, cache, store);
     const planConfig = join(f.dir, 'plan.yaml');
     writeFileSync(
@@ -119,7 +172,15 @@ describe('holdfast plan', () => {
     );
 
     const planned = await holdfastOnce(['plan', '-c', planConfig, '--contributions', `cache=${proposed}`]);
-    const json = await holdfastOnce(['plan', '-c', planConfig, '--contributions', `cache=${proposed}`, '--json', '--deep']);
+    const json = await holdfastOnce([
+      'plan',
+      '-c',
+      planConfig,
+      '--contributions',
+      `cache=${proposed}`,
+      '--json',
+      '--deep',
+    ]);
 
     // nothing but reads reached any server
     expect(writesAmong(queue.commands, QUEUE_READS)).toEqual([]);
@@ -128,7 +189,8 @@ describe('holdfast plan', () => {
     // and the reads were made: the records scanned, the backend asked, the confirmation looked for
     expect(store.commands.some((c) => c.command === 'find')).toBe(true);
     // the consumers kept: a light check each (AUTH as the consumer) by the first plan, a deep one each by --deep
-    const asked = (name: string) => new Set(cache.commands.filter((c) => c.name === name && c.target?.startsWith(`t${f.tag}_`)).map((c) => c.target));
+    const asked = (name: string) =>
+      new Set(cache.commands.filter((c) => c.name === name && c.target?.startsWith(`t${f.tag}_`)).map((c) => c.target));
     expect([...asked('AUTH')].sort()).toEqual(keptAsIs.map((c) => c.login).sort());
     expect([...asked('ACL GETUSER')].sort()).toEqual(keptAsIs.map((c) => c.login).sort());
     expect(queue.commands.some((c) => c.name === 'GET')).toBe(true);
@@ -137,7 +199,9 @@ describe('holdfast plan', () => {
     const out = planned.output;
     expect(out).toContain(`+ create  cache/n1 (login t${f.tag}_n1) at ${proposed}:`);
     expect(out).toContain(`+ create  cache/n2 (login t${f.tag}_n2)`);
-    expect(out).toMatch(new RegExp(`~ change  cache/${widened.id} .*\\n\\s+key patterns added: "${widened.id}:more:\\*" \\(widened\\)`));
+    expect(out).toMatch(
+      new RegExp(`~ change  cache/${widened.id} .*\\n\\s+key patterns added: "${widened.id}:more:\\*" \\(widened\\)`),
+    );
     for (const c of dropped) expect(out).toContain(`- remove  ${c.key} (login ${c.login})`);
     expect(out).toContain('held back by the mass-removal guard: 4 removals of 10 consumers');
     expect(out).toContain(`confirm with: holdfast confirm-removals cache -c ${planConfig}`);
@@ -150,7 +214,12 @@ describe('holdfast plan', () => {
     const report = JSON.parse(json.output) as PlanReport;
     const cachePlan = report.providers[0]!;
     expect(cachePlan.create.map((c) => c.key)).toEqual(['cache/n1', 'cache/n2']);
-    expect(cachePlan.change).toEqual([expect.objectContaining({ key: widened.key, differences: [`key patterns added: "${widened.id}:more:*" (widened)`] })]);
+    expect(cachePlan.change).toEqual([
+      expect.objectContaining({
+        key: widened.key,
+        differences: [`key patterns added: "${widened.id}:more:*" (widened)`],
+      }),
+    ]);
     expect(cachePlan.remove).toMatchObject({ heldBack: true, confirmed: false, of: 10 });
     expect(cachePlan.remove!.consumers.map((c) => c.key)).toEqual(dropped.map((c) => c.key));
     expect(cachePlan.refused).toEqual([expect.objectContaining({ key: 'cache/evil', keepsAccepted: false })]);
@@ -160,21 +229,46 @@ describe('holdfast plan', () => {
     // the same file, applied by holdfast run: held back until confirmed, then exactly what was planned
     replace(join(f.dir, 'contributions/cache.yaml'), proposedText);
     run = spawnHoldfast(['run', '-c', config]);
-    await f.until('the removals held back', async () => (await holdfastOnce(['confirm-removals', 'cache', '-c', config])).code === 0, 60_000);
-    await f.until('the planned change done', async () => {
-      const [n1, n2] = [f.consumers[0]!, f.consumers[0]!].map((c, i) => ({ ...c, id: `n${i + 1}`, login: `t${f.tag}_n${i + 1}`, password: `n${i + 1}-password-long-enough` }));
-      const logins = await Promise.all([f.canLogin(n1!), f.canLogin(n2!), ...dropped.map((c) => f.canLogin(c))]);
-      return logins.join() === [true, true, ...dropped.map(() => false)].join() && (await keysOf(admin!, widened.login)) === `~${widened.id}:* ~${widened.id}:more:*`;
-    }, 60_000);
+    await f.until(
+      'the removals held back',
+      async () => (await holdfastOnce(['confirm-removals', 'cache', '-c', config])).code === 0,
+      60_000,
+    );
+    await f.until(
+      'the planned change done',
+      async () => {
+        const [n1, n2] = [f.consumers[0]!, f.consumers[0]!].map((c, i) => ({
+          ...c,
+          id: `n${i + 1}`,
+          login: `t${f.tag}_n${i + 1}`,
+          password: `n${i + 1}-password-long-enough`,
+        }));
+        const logins = await Promise.all([f.canLogin(n1!), f.canLogin(n2!), ...dropped.map((c) => f.canLogin(c))]);
+        return (
+          logins.join() === [true, true, ...dropped.map(() => false)].join() &&
+          (await keysOf(admin!, widened.login)) === `~${widened.id}:* ~${widened.id}:more:*`
+        );
+      },
+      60_000,
+    );
     expect(await admin.call('ACL', 'GETUSER', `t${f.tag}_evil`)).toBeNull();
     for (const c of keptAsIs) expect(await f.canLogin(c)).toBe(true);
 
     // afterwards: nothing left to do but the refused entry; once it is dropped too, nothing at all
-    await f.until('a plan finds nothing but the refusal', async () => {
-      const again = await holdfastOnce(['plan', '-c', config, '--json']);
-      const p = (JSON.parse(again.output) as PlanReport).providers[0]!;
-      return again.code === 2 && p.create.length + p.change.length + p.drifted.length === 0 && p.remove === null && p.refused.length === 1;
-    }, 60_000);
+    await f.until(
+      'a plan finds nothing but the refusal',
+      async () => {
+        const again = await holdfastOnce(['plan', '-c', config, '--json']);
+        const p = (JSON.parse(again.output) as PlanReport).providers[0]!;
+        return (
+          again.code === 2 &&
+          p.create.length + p.change.length + p.drifted.length === 0 &&
+          p.remove === null &&
+          p.refused.length === 1
+        );
+      },
+      60_000,
+    );
     replace(join(f.dir, 'contributions/cache.yaml'), proposedText.slice(0, proposedText.indexOf('  - id: evil')));
     let last = { code: null as number | null | 'still running', output: '' };
     await f.until('a plan exits 0', async () => (last = await holdfastOnce(['plan', '-c', config])).code === 0, 60_000);

@@ -25,14 +25,18 @@ describe('holdfast worker with a hash-tagged prefix', () => {
     const f = await fixture({ consumers: 3, prefix: '{hf{tag}}' });
     expect(f.config.queue.prefix).toMatch(/^\{hf[0-9a-f]{8}\}$/);
     await f.start({ sync: true, worker: false });
-    const worker = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker', '-c', join(f.dir, 'holdfast.yaml')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const worker = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker', '-c', join(f.dir, 'holdfast.yaml')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(worker);
     let output = '';
     worker.stdout.on('data', (d: Buffer) => (output += d.toString()));
     worker.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    await f.until('every consumer held by the worker process', () => f.allHeld(), 60_000).catch((error: Error) => {
-      throw new Error(`${error.message}\n${output}`);
-    });
+    await f
+      .until('every consumer held by the worker process', () => f.allHeld(), 60_000)
+      .catch((error: Error) => {
+        throw new Error(`${error.message}\n${output}`);
+      });
     for (const c of f.consumers) expect(await f.canLogin(c)).toBe(true);
     expect(output).toContain('holdfast worker running');
     expect(worker.exitCode).toBeNull();

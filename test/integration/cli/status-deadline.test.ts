@@ -26,7 +26,9 @@ async function timedGet(url: string): Promise<{ status: number; text: string; ms
 }
 
 /** `holdfast status` once: its exit code, output, and how long it took from spawn to exit. */
-async function cliStatus(f: EngineFixture): Promise<{ code: number | null | 'still running'; output: string; ms: number }> {
+async function cliStatus(
+  f: EngineFixture,
+): Promise<{ code: number | null | 'still running'; output: string; ms: number }> {
   const started = Date.now();
   const child = spawnHoldfast(['status', '-c', join(f.dir, 'holdfast.yaml')]);
   const code = await exitOf(child, 60_000);
@@ -60,11 +62,15 @@ describe('the status answers within its budget', () => {
       const read = await readStatus(f.config, {});
       return [cli, { ms: Date.now() - started, report: read }] as const;
     });
-    console.log(`holdfast status, store frozen, no worker: exit ${answer.code} after ${answer.ms} ms; readStatus in process ${inProcess.ms} ms: ${inProcess.report.problems.join('; ')}`);
+    console.log(
+      `holdfast status, store frozen, no worker: exit ${answer.code} after ${answer.ms} ms; readStatus in process ${inProcess.ms} ms: ${inProcess.report.problems.join('; ')}`,
+    );
     expect(inProcess.report.healthy).toBe(false);
     expect(inProcess.ms).toBeLessThan(HTTP_BOUND_MS);
     expect(answer.code).toBe(1);
-    expect(answer.output).toMatch(new RegExp(`record store ${f.config.store.url.replace(/[.?/]/g, '\\$&')} has not answered for \\ds`));
+    expect(answer.output).toMatch(
+      new RegExp(`record store ${f.config.store.url.replace(/[.?/]/g, '\\$&')} has not answered for \\ds`),
+    );
     expect(answer.ms).toBeLessThan(CLI_BOUND_MS);
   });
 
@@ -78,11 +84,19 @@ describe('the status answers within its budget', () => {
       const base = `http://127.0.0.1:${port}`;
       const run = spawnHoldfast(['run', '-c', join(f.dir, 'holdfast.yaml'), '--http', `127.0.0.1:${port}`]);
       try {
-        await f.until('served, through the CLI and HTTP', async () => (await cliStatus(f)).code === 0 && (await timedGet(`${base}/healthz`).catch(() => ({ status: 0 }))).status === 200, 60_000);
+        await f.until(
+          'served, through the CLI and HTTP',
+          async () =>
+            (await cliStatus(f)).code === 0 &&
+            (await timedGet(`${base}/healthz`).catch(() => ({ status: 0 }))).status === 200,
+          60_000,
+        );
         const queueUrl = `redis://${queue.host}:${queue.port}/0`;
         const saysIt =
           which === 'store'
-            ? new RegExp(`record store ${f.config.store.url.replace(/[.?/]/g, '\\$&')} (does not answer since \\S+, \\d+s ago|has not answered for \\d+s)`)
+            ? new RegExp(
+                `record store ${f.config.store.url.replace(/[.?/]/g, '\\$&')} (does not answer since \\S+, \\d+s ago|has not answered for \\d+s)`,
+              )
             : new RegExp(`queue Redis ${queueUrl.replace(/[.?/]/g, '\\$&')} (has not answered for \\d+s|unreachable)`);
         const server = which === 'store' ? store : queue;
 
@@ -97,8 +111,12 @@ describe('the status answers within its budget', () => {
           const read = await readStatus(f.config, {});
           return [answered, first, json, second, { ms: Date.now() - started, report: read }] as const;
         });
-        console.log(`${named} frozen: holdfast status exit ${cli.code} after ${cli.ms} ms; /healthz ${healthz.status} after ${healthz.ms} ms, again ${again.status} after ${again.ms} ms; /status after ${status.ms} ms`);
-        console.log(`  readStatus (the CLI's read, in process) took ${inProcess.ms} ms: ${inProcess.report.problems.join('; ')}`);
+        console.log(
+          `${named} frozen: holdfast status exit ${cli.code} after ${cli.ms} ms; /healthz ${healthz.status} after ${healthz.ms} ms, again ${again.status} after ${again.ms} ms; /status after ${status.ms} ms`,
+        );
+        console.log(
+          `  readStatus (the CLI's read, in process) took ${inProcess.ms} ms: ${inProcess.report.problems.join('; ')}`,
+        );
         console.log(`  holdfast status said: ${cli.output.trim()}\n  /healthz said: ${healthz.text.trim()}`);
 
         expect(cli.code).toBe(1);
@@ -118,7 +136,11 @@ describe('the status answers within its budget', () => {
         expect(status.ms).toBeLessThan(HTTP_BOUND_MS);
 
         // thawed: green again, through both
-        await f.until('served again', async () => (await cliStatus(f)).code === 0 && (await timedGet(`${base}/healthz`)).status === 200, 60_000);
+        await f.until(
+          'served again',
+          async () => (await cliStatus(f)).code === 0 && (await timedGet(`${base}/healthz`)).status === 200,
+          60_000,
+        );
       } finally {
         run.kill('SIGTERM');
         if ((await exitOf(run, 20_000)) === 'still running') run.kill('SIGKILL');

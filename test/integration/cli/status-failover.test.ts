@@ -20,11 +20,12 @@ import { engineFixtures, type EngineFixture } from '../engine/engine-fixture.js'
 
 const SHARDS = 3;
 
-
 /** `holdfast status --json` in this process: its exit code and its report. */
 async function statusJson(f: EngineFixture): Promise<{ code: number; report: StatusReport }> {
   let out = '';
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((out += String(chunk)), true));
+  const write = vi
+    .spyOn(process.stdout, 'write')
+    .mockImplementation((chunk: string | Uint8Array) => ((out += String(chunk)), true));
   try {
     const code = await statusCommand({ config: join(f.dir, 'holdfast.yaml'), json: true });
     return { code, report: JSON.parse(out) as StatusReport };
@@ -36,10 +37,17 @@ async function statusJson(f: EngineFixture): Promise<{ code: number; report: Sta
 describe('holdfast status during a failover of one queue shard', () => {
   const fixture = engineFixtures();
 
-  it("names the shard it cannot read and its node, never its consumers as forgotten, and is green after the promotion", async () => {
+  it('names the shard it cannot read and its node, never its consumers as forgotten, and is green after the promotion', async () => {
     const cluster = await ownRedisCluster({ nodeTimeoutMs: 2000 });
     const prefix = await prefixOverMasters(cluster.endpoint, SHARDS);
-    const f = await fixture({ queueCluster: cluster.endpoint, prefix, shards: SHARDS, consumers: 30, timing: { verifyEvery: '2s', checkTimeout: '1s' }, resyncEvery: '2s' });
+    const f = await fixture({
+      queueCluster: cluster.endpoint,
+      prefix,
+      shards: SHARDS,
+      consumers: 30,
+      timing: { verifyEvery: '2s', checkTimeout: '1s' },
+      resyncEvery: '2s',
+    });
     await f.startHeld();
     await f.until('status healthy', async () => (await readStatus(f.config, {})).healthy, 30_000);
     const shard1 = shardPrefixes(prefix, SHARDS)[1]!;
@@ -52,7 +60,9 @@ describe('holdfast status during a failover of one queue shard', () => {
     const { code, report: during } = await statusJson(f);
     const answeredMs = Date.now() - killed;
     const text = formatStatus(during);
-    console.log(`[status failover] right after the kill of ${addressOf(victim)} (answered in ${answeredMs} ms, exit ${code}):\n${text}`);
+    console.log(
+      `[status failover] right after the kill of ${addressOf(victim)} (answered in ${answeredMs} ms, exit ${code}):\n${text}`,
+    );
     expect(code).toBe(1);
     expect(during.healthy).toBe(false);
     expect(text).not.toContain('has forgotten every job');
@@ -66,9 +76,16 @@ describe('holdfast status during a failover of one queue shard', () => {
     expect(JSON.stringify(during)).not.toContain(cluster.endpoint.admin.password);
 
     // once the replica serves the shard, a later status no longer names it, and turns green
-    await f.until('the status no longer names the shard', async () => !formatStatus(await readStatus(f.config, {})).includes(shard1), 60_000);
+    await f.until(
+      'the status no longer names the shard',
+      async () => !formatStatus(await readStatus(f.config, {})).includes(shard1),
+      60_000,
+    );
     await f.until('status healthy again', async () => (await readStatus(f.config, {})).healthy, 60_000);
-    const load = (await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ');
+    const load = (await import('node:os'))
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
     console.log(`[status failover] green again ${Date.now() - killed} ms after the kill; load ${load}`);
   }, 180_000);
 });

@@ -51,10 +51,14 @@ describe('holdfast status', () => {
     renameSync(`${file}.new`, file);
 
     let output = '';
-    await f.until('the status says the file is refused', async () => {
-      output = await status(f, '--all');
-      return output.includes('contributions refused');
-    }, 60_000);
+    await f.until(
+      'the status says the file is refused',
+      async () => {
+        output = await status(f, '--all');
+        return output.includes('contributions refused');
+      },
+      60_000,
+    );
     expect(output).toContain('unknown field');
     expect(output).toContain('\\u001b[2J'); // said, escaped
     expect(output).toContain('photos\\u202egpj.exe');

@@ -30,7 +30,11 @@ function status(f: EngineFixture, ...more: string[]) {
 }
 
 /** Polls `holdfast status` until its output matches. */
-async function statusUntil(f: EngineFixture, what: RegExp, timeoutMs = 20_000): Promise<{ code: number | null; output: string }> {
+async function statusUntil(
+  f: EngineFixture,
+  what: RegExp,
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; output: string }> {
   const start = Date.now();
   for (;;) {
     const result = await status(f);
@@ -59,7 +63,9 @@ describe('holdfast status is red, naming why', () => {
     const f = await fixture({ consumers: 3 });
     await f.start({ sync: true, worker: false });
     const { code, output } = await statusUntil(f, /declared consumers/);
-    expect(output).toContain('provider cache: 3 of 3 declared consumers have no record yet: their first apply has not finished (is a worker running?)');
+    expect(output).toContain(
+      'provider cache: 3 of 3 declared consumers have no record yet: their first apply has not finished (is a worker running?)',
+    );
     expect(code).toBe(1);
   });
 
@@ -82,7 +88,9 @@ describe('holdfast status is red, naming why', () => {
     expect(output).toMatch(/provider cache: not asked for \d+s: is a worker running\?/);
     expect(code).toBe(1);
     const all = await status(f, '--all');
-    expect(all.output).toMatch(new RegExp(`! ${f.consumers[0]!.key}\\s+held .*not asked for \\d+s: is a worker running\\?`));
+    expect(all.output).toMatch(
+      new RegExp(`! ${f.consumers[0]!.key}\\s+held .*not asked for \\d+s: is a worker running\\?`),
+    );
   });
 
   it('when one consumer is not asked for that long (its job lost) while the others are', async () => {
@@ -102,7 +110,8 @@ describe('holdfast status is red, naming why', () => {
 
   it('when checks wait behind a backlog while a worker runs, saying so rather than asking whether one runs', async () => {
     const f = await fixture({ consumers: 80, concurrency: 1, timing: { verifyEvery: '2s', checkTimeout: '1500ms' } });
-    // a backend that answers each check in 1 s: a worker of one job slot runs 8 due waits at once, so each of 80 consumers is asked every 10 s, past twice the interval and the timeout
+    // a backend that answers each check in 1 s: a worker of one job slot runs 8 due waits at once, so each of 80
+    // consumers is asked every 10 s, past twice the interval and the timeout
     const inner = redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)) as Adapter;
     const slow = <T>(answer: () => Promise<T>) => new Promise((r) => setTimeout(r, 1000)).then(answer);
     const adapter: Adapter = {
@@ -114,14 +123,20 @@ describe('holdfast status is red, naming why', () => {
     };
     await f.startHeld(undefined, adapter);
     const { code, output } = await statusUntil(f, /not asked for/, 40_000);
-    expect(output).toMatch(/! \S+\s+held .*not asked for \d+s: its check is queued behind a backlog \(workers are running: a check of its provider ended \d+s ago\)/);
+    expect(output).toMatch(
+      /! \S+\s+held .*not asked for \d+s: its check is queued behind a backlog \(workers are running: a check of its provider ended \d+s ago\)/,
+    );
     expect(output).not.toContain('is a worker running?');
     expect(code).toBe(1);
   });
 
   it('when a provider cannot be asked', async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({ provider, consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
+    const f = await fixture({
+      provider,
+      consumers: 2,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
+    });
     await f.startHeld();
     await provider.down();
     const { code, output } = await statusUntil(f, /cannot be asked about 2 consumers/);
@@ -201,7 +216,14 @@ describe('the holdfast command line', () => {
     expect(version).toMatchObject({ code: 0, output: '0.1.0\n' });
     const help = await holdfastOnce(['status', '--help']);
     expect(help.code).toBe(0);
-    for (const words of ['Exit codes:', '1  status: something is not served', 'plan: something would change', 'HOLDFAST_CONFIG', 'HOLDFAST_LOG_LEVEL', 'a running worker']) {
+    for (const words of [
+      'Exit codes:',
+      '1  status: something is not served',
+      'plan: something would change',
+      'HOLDFAST_CONFIG',
+      'HOLDFAST_LOG_LEVEL',
+      'a running worker',
+    ]) {
       expect(help.output).toContain(words);
     }
     expect((await holdfastOnce(['check', '--help'])).output).toMatch(/only queues a job: a\s+running worker/);

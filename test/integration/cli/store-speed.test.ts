@@ -18,7 +18,9 @@ const RECORDS = 3000;
 
 function sqlite(b: OwnedBackend, database: string, sql: string): string[] {
   const file = join(b.sqliteDir!, `${database}.sqlite`);
-  return execFileSync('sqlite3', ['-batch', '-noheader', '-cmd', '.timeout 10000', file, sql], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  return execFileSync('sqlite3', ['-batch', '-noheader', '-cmd', '.timeout 10000', file, sql], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
 }
 
 async function holdfastOnce(args: string[]): Promise<{ code: number | null | 'still running'; output: string }> {
@@ -56,7 +58,12 @@ describe('the store tells on itself', () => {
     try {
       const records = client.db(database).collection<{ _id: string }>('consumers');
       const real = (await records.findOne({}))!;
-      const clones = Array.from({ length: RECORDS - 1 }, (_, n) => ({ ...real, _id: `seed/c${String(n).padStart(5, '0')}`, provider: 'seed', timer: null }));
+      const clones = Array.from({ length: RECORDS - 1 }, (_, n) => ({
+        ...real,
+        _id: `seed/c${String(n).padStart(5, '0')}`,
+        provider: 'seed',
+        timer: null,
+      }));
       for (let i = 0; i < clones.length; i += 500) await records.insertMany(clones.slice(i, i + 500));
     } finally {
       await client.close();
@@ -64,19 +71,30 @@ describe('the store tells on itself', () => {
     // the harness indexed the tables when it made them: drop the indexes, as a FerretDB set up by hand would lack
     // them (with FerretDB stopped: a running one may keep planning with an index dropped under it)
     await store.down();
-    for (const index of sqlite(store, database, "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%\\_id\\_path' ESCAPE '\\'")) {
+    for (const index of sqlite(
+      store,
+      database,
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%\\_id\\_path' ESCAPE '\\'",
+    )) {
       sqlite(store, database, `DROP INDEX "${index}"`);
     }
     await store.up();
-    const tables = Object.fromEntries(sqlite(store, database, 'SELECT name, table_name FROM _ferretdb_collections').map((row) => row.split('|') as [string, string]));
-    const statement = (table: string) => `CREATE INDEX IF NOT EXISTS "${table}_id_path" ON "${table}" (_ferretdb_sjson->'$._id');`;
+    const tables = Object.fromEntries(
+      sqlite(store, database, 'SELECT name, table_name FROM _ferretdb_collections').map(
+        (row) => row.split('|') as [string, string],
+      ),
+    );
+    const statement = (table: string) =>
+      `CREATE INDEX IF NOT EXISTS "${table}_id_path" ON "${table}" (_ferretdb_sjson->'$._id');`;
 
     const slow = await holdfastOnce(['doctor', '-c', join(f.dir, 'holdfast.yaml')]);
     console.log(`doctor without the index (${RECORDS} records):\n${slow.output}`);
     expect(slow.code).toBe(1);
     const verdict = slow.output.split('\n').find((line) => line.includes('slow per operation'));
     expect(verdict).toMatch(
-      new RegExp(`^holdfast doctor: the record store \\(${f.config.store.url.replace(/[.?/]/g, '\\$&')}\\) is slow per operation: an _id read takes [\\d.]+ ms and an _id update [\\d.]+ ms at ${RECORDS} records \\(over 20 ms\\); it is FerretDB v\\S+ on SQLite`),
+      new RegExp(
+        `^holdfast doctor: the record store \\(${f.config.store.url.replace(/[.?/]/g, '\\$&')}\\) is slow per operation: an _id read takes [\\d.]+ ms and an _id update [\\d.]+ ms at ${RECORDS} records \\(over 20 ms\\); it is FerretDB v\\S+ on SQLite`,
+      ),
     );
     expect(verdict).toContain(statement(tables.consumers!));
     expect(verdict).toContain(statement(tables.providers!));
@@ -94,7 +112,10 @@ describe('the store tells on itself', () => {
     expect(fast.output).not.toContain('slow per operation');
     expect(fast.output).toMatch(/^holdfast doctor: no problem found \(as uid \d+\)$/m);
     expect(fast.code).toBe(0);
-    const quiet = await runUntil(f, /the record store answers an _id read in [\d.]+ ms and an _id update in [\d.]+ ms at \d+ records/);
+    const quiet = await runUntil(
+      f,
+      /the record store answers an _id read in [\d.]+ ms and an _id update in [\d.]+ ms at \d+ records/,
+    );
     console.log(`run with the index: ${quiet.split('\n').find((line) => line.includes('answers an _id read'))}`);
     expect(quiet).not.toContain('slow per operation');
   });

@@ -11,7 +11,9 @@ describe('adopt: true', () => {
     const said = f.logs.filter((l) => l.msg.includes('adopt: true'));
     expect(said).toHaveLength(1);
     expect(said[0]).toMatchObject({ level: 40, provider: 'cache' });
-    expect(said[0]!.msg).toContain('provider cache has adopt: true: it takes over logins on its backend that it did not make');
+    expect(said[0]!.msg).toContain(
+      'provider cache has adopt: true: it takes over logins on its backend that it did not make',
+    );
   });
 
   it('is not said when the provider does not adopt', async () => {

@@ -29,7 +29,14 @@ async function setUserCalls(redis: Redis): Promise<number> {
 
 /** How many of `consumers` authenticate on `node` now, asked with pipelined `AUTH`s. */
 async function authenticating(node: { host: string; port: number }, consumers: readonly Consumer[]): Promise<number> {
-  const redis = new Redis({ host: node.host, port: node.port, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const redis = new Redis({
+    host: node.host,
+    port: node.port,
+    lazyConnect: true,
+    enableReadyCheck: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   redis.on('error', () => undefined);
   try {
     await redis.connect();
@@ -46,7 +53,13 @@ async function authenticating(node: { host: string; port: number }, consumers: r
 /** The sum and count of a provider's batches of `call` (`holdfast_backend_batch_size`). */
 async function batches(metrics: Metrics, call: 'create' | 'holds'): Promise<{ sum: number; count: number }> {
   const lines = (await metrics.text()).split('\n').filter((l) => l.includes(`call="${call}"`));
-  const value = (suffix: string) => Number(lines.find((l) => l.startsWith(`holdfast_backend_batch_size_${suffix}{`))?.split(' ').at(-1) ?? 0);
+  const value = (suffix: string) =>
+    Number(
+      lines
+        .find((l) => l.startsWith(`holdfast_backend_batch_size_${suffix}{`))
+        ?.split(' ')
+        .at(-1) ?? 0,
+    );
   return { sum: value('sum'), count: value('count') };
 }
 
@@ -69,7 +82,12 @@ async function madeByHand(provider: BackendEndpoint, consumers: readonly Consume
   for (const c of consumers.slice().reverse()) {
     const admin = new Redis(provider.url);
     try {
-      const replies = (await admin.pipeline().call('AUTH', c.login, c.password).call('ACL', 'SETUSER', c.login, 'on', '>someone-else').exec()) ?? [];
+      const replies =
+        (await admin
+          .pipeline()
+          .call('AUTH', c.login, c.password)
+          .call('ACL', 'SETUSER', c.login, 'on', '>someone-else')
+          .exec()) ?? [];
       if (replies[0]?.[0] && !replies[1]?.[0]) return c;
     } finally {
       admin.disconnect();
@@ -78,14 +96,20 @@ async function madeByHand(provider: BackendEndpoint, consumers: readonly Consume
   throw new Error('every consumer was healed before one could be made by hand');
 }
 
-const pipelinesOf = (adapter: RedisNodesAdapter, address: string) => adapter.nodes.all().find((n) => n.address === address)?.acl.pipelinesSent ?? 0;
+const pipelinesOf = (adapter: RedisNodesAdapter, address: string) =>
+  adapter.nodes.all().find((n) => n.address === address)?.acl.pipelinesSent ?? 0;
 
 describe('a heal in batches', () => {
   const fixture = engineFixtures();
 
   it('after the cache restarted empty: one ACL SETUSER per consumer, sent in pipelines of many; one consumer refused there does not stop the others', async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({ provider, consumers: 300, timing: { verifyEvery: '2s', checkTimeout: '2s' }, resyncEvery: '1h' });
+    const f = await fixture({
+      provider,
+      consumers: 300,
+      timing: { verifyEvery: '2s', checkTimeout: '2s' },
+      resyncEvery: '1h',
+    });
     const { adapter, metrics } = await started(f);
     const address = `${provider.host}:${provider.port}`;
 
@@ -98,17 +122,27 @@ describe('a heal in batches', () => {
       const taken = await madeByHand(provider, f.consumers);
       const rest = f.consumers.filter((c) => c !== taken);
 
-      await f.until('every other login authenticating again', async () => (await authenticating(provider, rest)) === rest.length, 3 * 2100 + 5_000);
-      await f.until('the refused one said so', () => f.logsFor(taken).some((l) => String(l.msg).includes('lacks the mark')), 10_000);
+      await f.until(
+        'every other login authenticating again',
+        async () => (await authenticating(provider, rest)) === rest.length,
+        3 * 2100 + 5_000,
+      );
+      await f.until(
+        'the refused one said so',
+        () => f.logsFor(taken).some((l) => String(l.msg).includes('lacks the mark')),
+        10_000,
+      );
       await new Promise((r) => setTimeout(r, 500)); // the last confirmations end
 
-      // since the restart: exactly one ACL SETUSER per consumer the server lacked, none for the one refused (the hand's: one)
+      // since the restart: exactly one ACL SETUSER per consumer the server lacked, none for the one refused (the
+      // hand's: one)
       expect(await setUserCalls(admin)).toBe(rest.length + 1);
       expect(await authenticating(provider, [taken])).toBe(0);
       // the refusal was that consumer's alone: no other one was told of it, each healed at its first apply
       const toldOthers = rest.filter((c) => f.logsFor(c).some((l) => String(l.msg).includes('lacks the mark')));
       expect(toldOthers.map((c) => c.login)).toEqual([]);
-      // applied in batches: more than one consumer per batch on average, in few pipelines (each batch: deep checks, GETUSERs, SETUSERs, confirmations)
+      // applied in batches: more than one consumer per batch on average, in few pipelines (each batch: deep checks,
+      // GETUSERs, SETUSERs, confirmations)
       const created = await batches(metrics, 'create');
       const sent = created.sum - creates.sum;
       const batched = created.count - creates.count;
@@ -126,7 +160,12 @@ describe('a heal in batches', () => {
     const set: LocalRedisReplicas = await ownRedisReplicas({ replicas: 2 });
     try {
       const [primary, other, restarted] = set.nodes as [NodeAddress, NodeAddress, NodeAddress];
-      const f = await fixture({ provider: set.endpoint(primary), consumers: 200, timing: { verifyEvery: '2s', checkTimeout: '2s' }, resyncEvery: '1h' });
+      const f = await fixture({
+        provider: set.endpoint(primary),
+        consumers: 200,
+        timing: { verifyEvery: '2s', checkTimeout: '2s' },
+        resyncEvery: '1h',
+      });
       const { adapter, metrics } = await started(f);
       await f.until('the three nodes found', () => adapter.nodes.all().length === 3, 20_000);
       const setUsers = (node: NodeAddress) => set.withNode(node, (c) => setUserCalls(c));
@@ -138,14 +177,20 @@ describe('a heal in batches', () => {
       await set.restartEmpty(restarted);
       await set.waitReplicating(primary, 2);
       const endpoint = (node: NodeAddress): BackendEndpoint => set.endpoint(node);
-      await f.until('every login authenticating on the restarted replica', async () => (await authenticating(endpoint(restarted), f.consumers)) === f.consumers.length, 30_000);
+      await f.until(
+        'every login authenticating on the restarted replica',
+        async () => (await authenticating(endpoint(restarted), f.consumers)) === f.consumers.length,
+        30_000,
+      );
       await new Promise((r) => setTimeout(r, 500));
 
       const after = [await setUsers(primary), await setUsers(other), await setUsers(restarted)];
       expect(after.map((n, i) => n - before[i]!)).toEqual([0, 0, f.consumers.length]);
       expect(await authenticating(endpoint(primary), f.consumers)).toBe(f.consumers.length);
       const created = await batches(metrics, 'create');
-      console.log(`[batch heal] replica: ${created.sum - creates.sum} applies in ${created.count - creates.count} batches; ${nodeAddress(restarted)} healed alone`);
+      console.log(
+        `[batch heal] replica: ${created.sum - creates.sum} applies in ${created.count - creates.count} batches; ${nodeAddress(restarted)} healed alone`,
+      );
       expect(created.count - creates.count).toBeLessThan((created.sum - creates.sum) * 0.75);
     } finally {
       await set.stop();

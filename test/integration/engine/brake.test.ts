@@ -26,7 +26,8 @@ describe('create and holds that disagree', () => {
     // apply, re-apply (held again, checked after v), then the brake: 2v, 4v, 8v = brakeMax, brakeMax
     const starts = creates().map((c) => c.start);
     const gaps = starts.slice(1, 7).map((t, i) => t - starts[i]!);
-    // the first check after a consumer's first apply comes anywhere in [v/2, 3v/2) (`firstCheckDelay`): a burst of new consumers is first checked spread
+    // the first check after a consumer's first apply comes anywhere in [v/2, 3v/2) (`firstCheckDelay`): a burst of new
+    // consumers is first checked spread
     const [first, ...rest] = gaps;
     expect(first).toBeGreaterThanOrEqual(V / 2 - 5);
     expect(first).toBeLessThan((3 * V) / 2 + LATE);
@@ -43,15 +44,19 @@ describe('create and holds that disagree', () => {
     expect(['backoff', 'lost', 'verifying']).toContain(status.consumers[0]!.state);
 
     // three failing re-applies: retried on their own backoff, the count does not move
-    const countBefore = await f.until('in backoff', async () => (await f.status()).consumers[0]!.state === 'backoff').then(
-      async () => (await f.status()).consumers[0]!.brakeCount,
-    );
+    const countBefore = await f
+      .until('in backoff', async () => (await f.status()).consumers[0]!.state === 'backoff')
+      .then(async () => (await f.status()).consumers[0]!.brakeCount);
     inner.failNextCreates = 3;
     const failedFrom = Date.now();
-    await f.until('three failures and a success', () => {
-      const after = creates().filter((c) => c.start >= failedFrom);
-      return after.length >= 4 && after[3]!.outcome === 'ok';
-    }, 30_000);
+    await f.until(
+      'three failures and a success',
+      () => {
+        const after = creates().filter((c) => c.start >= failedFrom);
+        return after.length >= 4 && after[3]!.outcome === 'ok';
+      },
+      30_000,
+    );
     const after = creates().filter((c) => c.start >= failedFrom);
     expect(after.slice(0, 3).map((c) => c.outcome)).toEqual(Array(3).fill('threw: ERR injected create failure'));
     // retry gaps: 50, 100, 200 ms (its own backoff), not the brake (2.4 s)
@@ -61,6 +66,8 @@ describe('create and holds that disagree', () => {
     expect(retryGaps[2]).toBeGreaterThanOrEqual(200 - 5);
     await f.until('back in backoff', async () => (await f.status()).consumers[0]!.state === 'backoff');
     expect((await f.status()).consumers[0]!.brakeCount).toBe(countBefore + 1);
-    expect(f.logs.filter((l) => l.msg.startsWith('re-apply failed (ERR injected create failure); retrying in'))).toHaveLength(3);
+    expect(
+      f.logs.filter((l) => l.msg.startsWith('re-apply failed (ERR injected create failure); retrying in')),
+    ).toHaveLength(3);
   });
 });

@@ -23,7 +23,12 @@ describe('the contested-login count, in a real Redis', () => {
     const prefix = holdfastPrefix(`{contest-${randomBytes(4).toString('hex')}}`);
     return { coordination: createCoordination(redis, prefix), keys: coordinationKeys(prefix) };
   };
-  const finding = (key: string, at: number, reason = 'rules-differ', words = `${reason} (commands: the backend also has +@all)`): Finding => ({
+  const finding = (
+    key: string,
+    at: number,
+    reason = 'rules-differ',
+    words = `${reason} (commands: the backend also has +@all)`,
+  ): Finding => ({
     key,
     reason,
     words,
@@ -35,21 +40,43 @@ describe('the contested-login count, in a real Redis', () => {
 
   it('makes a consumer contested at its third finding within the window, says so once, and ends it a window after the last', async () => {
     const { coordination } = fresh();
-    const note = (at: number, reason?: string) => coordination.notes.noteTimeline([], finding('cache/photos', at, reason));
+    const note = (at: number, reason?: string) =>
+      coordination.notes.noteTimeline([], finding('cache/photos', at, reason));
     expect(await note(t0)).toEqual({ counted: true, findings: 1, contested: false, became: false });
-    expect(await note(t0 + 10 * MINUTE, 'password-differs')).toEqual({ counted: true, findings: 2, contested: false, became: false });
-    expect(await coordination.contests.contested(['cache'], t0 + 10 * MINUTE, 10)).toEqual(new Map([['cache', { count: 0, listed: [] }]]));
+    expect(await note(t0 + 10 * MINUTE, 'password-differs')).toEqual({
+      counted: true,
+      findings: 2,
+      contested: false,
+      became: false,
+    });
+    expect(await coordination.contests.contested(['cache'], t0 + 10 * MINUTE, 10)).toEqual(
+      new Map([['cache', { count: 0, listed: [] }]]),
+    );
     expect(await note(t0 + 20 * MINUTE)).toEqual({ counted: true, findings: 3, contested: true, became: true });
     // each further finding keeps it contested without becoming so again (not said again)
     expect(await note(t0 + 30 * MINUTE)).toEqual({ counted: true, findings: 4, contested: true, became: false });
-    const contest = { key: 'cache/photos', findings: 4, since: t0 + 20 * MINUTE, until: t0 + 30 * MINUTE + HOUR, last: 'rules-differ (commands: the backend also has +@all)', windowMs: HOUR };
-    expect(await coordination.contests.contested(['cache'], t0 + 31 * MINUTE, 10)).toEqual(new Map([['cache', { count: 1, listed: [contest] }]]));
+    const contest = {
+      key: 'cache/photos',
+      findings: 4,
+      since: t0 + 20 * MINUTE,
+      until: t0 + 30 * MINUTE + HOUR,
+      last: 'rules-differ (commands: the backend also has +@all)',
+      windowMs: HOUR,
+    };
+    expect(await coordination.contests.contested(['cache'], t0 + 31 * MINUTE, 10)).toEqual(
+      new Map([['cache', { count: 1, listed: [contest] }]]),
+    );
     expect(await coordination.contests.contestOf('cache/photos', t0 + 31 * MINUTE)).toEqual(contest);
     // a window passes without a finding: no longer contested (what the gauge reads drops)
     expect(await coordination.contests.contestOf('cache/photos', t0 + 30 * MINUTE + HOUR)).toBeNull();
     expect((await coordination.contests.contested(['cache'], t0 + 30 * MINUTE + HOUR, 10)).get('cache')!.count).toBe(0);
     // and it takes three findings within a window again to be contested again
-    expect(await note(t0 + 31 * MINUTE + HOUR)).toEqual({ counted: true, findings: 1, contested: false, became: false });
+    expect(await note(t0 + 31 * MINUTE + HOUR)).toEqual({
+      counted: true,
+      findings: 1,
+      contested: false,
+      became: false,
+    });
   });
 
   it('does not count findings further apart than the window', async () => {
@@ -65,35 +92,54 @@ describe('the contested-login count, in a real Redis', () => {
     for (const restart of [0, 20, 40]) {
       // after each restart every login is found missing, spread over one verify interval (1 min)
       const outcomes = [];
-      for (const [i, key] of consumers.entries()) outcomes.push(await coordination.notes.noteTimeline([], finding(key, t0 + restart * MINUTE + i * 15_000, 'missing', 'missing (the backend has no such ACL user)')));
+      for (const [i, key] of consumers.entries())
+        outcomes.push(
+          await coordination.notes.noteTimeline(
+            [],
+            finding(key, t0 + restart * MINUTE + i * 15_000, 'missing', 'missing (the backend has no such ACL user)'),
+          ),
+        );
       // the first one found is counted until the second shows the wave: then taken back
       expect(outcomes.slice(1)).toEqual([{ counted: false }, { counted: false }, { counted: false }]);
     }
     expect((await coordination.contests.contested(['cache'], t0 + 41 * MINUTE, 10)).get('cache')!.count).toBe(0);
     // the first of each wave had its finding taken back: a real change later is its first
-    expect(await coordination.notes.noteTimeline([], finding('cache/a', t0 + 50 * MINUTE))).toMatchObject({ findings: 1 });
+    expect(await coordination.notes.noteTimeline([], finding('cache/a', t0 + 50 * MINUTE))).toMatchObject({
+      findings: 1,
+    });
   });
 
   it('counts a login dropped by hand while the provider keeps its other logins', async () => {
     const { coordination } = fresh();
     const outcomes = [];
-    for (const minutes of [0, 10, 20]) outcomes.push(await coordination.notes.noteTimeline([], finding('cache/photos', t0 + minutes * MINUTE, 'missing', 'missing (the backend has no such ACL user)')));
+    for (const minutes of [0, 10, 20])
+      outcomes.push(
+        await coordination.notes.noteTimeline(
+          [],
+          finding('cache/photos', t0 + minutes * MINUTE, 'missing', 'missing (the backend has no such ACL user)'),
+        ),
+      );
     expect(outcomes.map((o) => o?.counted && o.became)).toEqual([false, false, true]);
   });
 
-  it('takes back a contest that a wave\'s first finding made', async () => {
+  it("takes back a contest that a wave's first finding made", async () => {
     const { coordination } = fresh();
     await coordination.notes.noteTimeline([], finding('cache/a', t0));
     await coordination.notes.noteTimeline([], finding('cache/a', t0 + 10 * MINUTE));
     // the cache restarts: cache/a is found missing first (its third finding), then cache/b
-    expect(await coordination.notes.noteTimeline([], finding('cache/a', t0 + 20 * MINUTE, 'missing'))).toMatchObject({ became: true });
-    expect(await coordination.notes.noteTimeline([], finding('cache/b', t0 + 20 * MINUTE + 5000, 'missing'))).toEqual({ counted: false });
+    expect(await coordination.notes.noteTimeline([], finding('cache/a', t0 + 20 * MINUTE, 'missing'))).toMatchObject({
+      became: true,
+    });
+    expect(await coordination.notes.noteTimeline([], finding('cache/b', t0 + 20 * MINUTE + 5000, 'missing'))).toEqual({
+      counted: false,
+    });
     expect(await coordination.contests.contestOf('cache/a', t0 + 21 * MINUTE)).toBeNull();
   });
 
-  it('forgets a removed consumer\'s findings and contest with its other entries', async () => {
+  it("forgets a removed consumer's findings and contest with its other entries", async () => {
     const { coordination, keys } = fresh();
-    for (const minutes of [0, 1, 2]) await coordination.notes.noteTimeline([], finding('cache/photos', t0 + minutes * MINUTE));
+    for (const minutes of [0, 1, 2])
+      await coordination.notes.noteTimeline([], finding('cache/photos', t0 + minutes * MINUTE));
     expect(await coordination.contests.contestOf('cache/photos', t0 + 3 * MINUTE)).not.toBeNull();
     await coordination.locks.forgetConsumer('cache/photos', 'cache');
     expect(await coordination.contests.contestOf('cache/photos', t0 + 3 * MINUTE)).toBeNull();
@@ -102,9 +148,15 @@ describe('the contested-login count, in a real Redis', () => {
 
   it('keeps per consumer its last three findings only, and lets every key expire', async () => {
     const { coordination, keys } = fresh();
-    for (let i = 0; i < 10; i++) await coordination.notes.noteTimeline([], finding('cache/photos', Date.now() - 10 * MINUTE + i * 1000));
+    for (let i = 0; i < 10; i++)
+      await coordination.notes.noteTimeline([], finding('cache/photos', Date.now() - 10 * MINUTE + i * 1000));
     expect((await redis.hget(keys.findings('cache'), 'cache/photos'))!.split(' ')).toHaveLength(3);
-    for (const key of [keys.findings('cache'), keys.findingsAt('cache'), keys.contested('cache'), keys.contestedWhy('cache')]) {
+    for (const key of [
+      keys.findings('cache'),
+      keys.findingsAt('cache'),
+      keys.contested('cache'),
+      keys.contestedWhy('cache'),
+    ]) {
       const ttl = await redis.pttl(key);
       expect(ttl, key).toBeGreaterThan(0);
       expect(ttl, key).toBeLessThanOrEqual(2 * HOUR);

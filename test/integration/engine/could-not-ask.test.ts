@@ -11,13 +11,21 @@ describe('a backend that cannot be asked', () => {
 
   it('re-creates nothing, asks again every interval, and the status says could not ask', async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({ provider, consumers: 4, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
-    const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)));
+    const f = await fixture({
+      provider,
+      consumers: 4,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
+    });
+    const adapter = new RecordingAdapter(
+      redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)),
+    );
     await f.startHeld(undefined, adapter);
 
     await provider.down();
     const downAt = Date.now();
-    await f.until('every consumer could not ask', async () => (await f.status()).consumers.every((c) => c.state === 'couldNotAsk'));
+    await f.until('every consumer could not ask', async () =>
+      (await f.status()).consumers.every((c) => c.state === 'couldNotAsk'),
+    );
     const first = await f.status();
     await new Promise((r) => setTimeout(r, 1500));
     const later = await f.status();
@@ -51,14 +59,20 @@ describe('a backend that answers again', () => {
     await provider.down();
     // asked now (as `holdfast check` does), each finds the backend gone
     for (const c of f.consumers) await engine.queue.send(c.key, { type: 'CHECK_NOW' });
-    await f.until('every consumer could not ask', async () => (await f.status()).consumers.every((c) => c.state === 'couldNotAsk'));
+    await f.until('every consumer could not ask', async () =>
+      (await f.status()).consumers.every((c) => c.state === 'couldNotAsk'),
+    );
     await provider.up({ keepData: true });
     const upAt = Date.now();
     // their next interval is about 20 s away; asked again as the backend answers, they are held long before
     const healMs = await f.until('every consumer held again', () => f.allHeld(), 30_000);
-    console.log(`[could not ask] ${f.consumers.length} consumers held again ${healMs} ms after the backend came back (verifyEvery 20 s)`);
+    console.log(
+      `[could not ask] ${f.consumers.length} consumers held again ${healMs} ms after the backend came back (verifyEvery 20 s)`,
+    );
     expect(healMs).toBeLessThan(10_000);
-    const said = f.logs.filter((l) => (l.time as number) >= upAt && l.msg.startsWith('cache answers again: asking its'));
+    const said = f.logs.filter(
+      (l) => (l.time as number) >= upAt && l.msg.startsWith('cache answers again: asking its'),
+    );
     expect(said.length).toBeGreaterThanOrEqual(1);
     expect(said.map((l) => l.consumers as number).reduce((a, b) => a + b, 0)).toBe(f.consumers.length);
   });

@@ -10,7 +10,13 @@ import { sharedBackend, type BackendEndpoint } from '../../backends/index.js';
 import { engineFixtures, type Consumer, type ProviderKindName } from './engine-fixture.js';
 
 async function pgAdmin(b: BackendEndpoint, statement: string): Promise<void> {
-  const client = new pg.Client({ host: b.host, port: b.port, user: b.admin.username, password: b.admin.password, database: 'postgres' });
+  const client = new pg.Client({
+    host: b.host,
+    port: b.port,
+    user: b.admin.username,
+    password: b.admin.password,
+    database: 'postgres',
+  });
   await client.connect();
   try {
     await client.query(statement);
@@ -55,7 +61,12 @@ describe.each(cases)('%s through the engine', (kind, byHand) => {
 
   it('re-creates a login dropped by hand within one interval, and heals a password changed by hand (password-differs)', async () => {
     const provider = sharedBackend(kind === 'postgres-roles' ? 'postgres' : 'mongodb');
-    const f = await fixture({ adapterKind: kind, provider, consumers: 3, timing: { verifyEvery: '1s', checkTimeout: '900ms', deepCheckEvery: '4s' } });
+    const f = await fixture({
+      adapterKind: kind,
+      provider,
+      consumers: 3,
+      timing: { verifyEvery: '1s', checkTimeout: '900ms', deepCheckEvery: '4s' },
+    });
     await f.startHeld();
     for (const c of f.consumers) expect(await f.canLogin(c)).toBe(true);
     await f.until('every record settled: checks are light from now on', () => f.settled());
@@ -69,10 +80,24 @@ describe.each(cases)('%s through the engine', (kind, byHand) => {
     expect(await f.canLogin(repassworded)).toBe(false);
 
     // the next (light) check comes within one interval (1 s ± 5%); it fails, a deep one says why, the apply follows
-    const healedIn = await f.until('the dropped and the re-passworded healed', async () => (await f.canLogin(dropped)) && (await f.canLogin(repassworded)), 5_000);
-    const said = (c: Consumer) => f.logsFor(c).filter((l) => (l.time as number) >= changedAt).map((l) => l.msg);
-    expect(said(dropped).some((m) => m.startsWith('not held (missing: ')), said(dropped).join('\n')).toBe(true);
-    expect(said(repassworded).some((m) => m.startsWith('not held (password-differs: ')), said(repassworded).join('\n')).toBe(true);
+    const healedIn = await f.until(
+      'the dropped and the re-passworded healed',
+      async () => (await f.canLogin(dropped)) && (await f.canLogin(repassworded)),
+      5_000,
+    );
+    const said = (c: Consumer) =>
+      f
+        .logsFor(c)
+        .filter((l) => (l.time as number) >= changedAt)
+        .map((l) => l.msg);
+    expect(
+      said(dropped).some((m) => m.startsWith('not held (missing: ')),
+      said(dropped).join('\n'),
+    ).toBe(true);
+    expect(
+      said(repassworded).some((m) => m.startsWith('not held (password-differs: ')),
+      said(repassworded).join('\n'),
+    ).toBe(true);
     expect(healedIn).toBeGreaterThanOrEqual(0);
     expect(await f.canLogin({ ...repassworded, password: 'older-password-restored' })).toBe(false);
     await f.until('every consumer held', () => f.allHeld());
@@ -84,7 +109,12 @@ describe('a PostgreSQL role that still owns objects, no longer declared', () => 
 
   it('is not dropped: remove refused, said once with the objects, red in the status, not retried until asked', async () => {
     const provider = sharedBackend('postgres');
-    const f = await fixture({ adapterKind: 'postgres-roles', provider, consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
+    const f = await fixture({
+      adapterKind: 'postgres-roles',
+      provider,
+      consumers: 2,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
+    });
     const engine = await f.startHeld();
     const [owner, plain] = f.consumers as [Consumer, Consumer];
     const table = `public.owned_${f.tag}`;
@@ -99,7 +129,9 @@ describe('a PostgreSQL role that still owns objects, no longer declared', () => 
       const status = await f.status();
       const shown = status.consumers.find((c) => c.consumer === owner.key)!;
       expect(shown).toMatchObject({ state: 'removeRefused', healthy: false, nextAt: null });
-      expect(shown.reason).toContain(`cannot be dropped because some objects depend on it (owner of table owned_${f.tag})`);
+      expect(shown.reason).toContain(
+        `cannot be dropped because some objects depend on it (owner of table owned_${f.tag})`,
+      );
       expect(status.healthy).toBe(false);
       const said = f.logsFor(owner).filter((l) => l.msg.startsWith('remove refused by the backend'));
       expect(said).toHaveLength(1);
@@ -109,7 +141,11 @@ describe('a PostgreSQL role that still owns objects, no longer declared', () => 
       // someone acts on the backend, then asks: removed
       await pgAdmin(provider, `DROP TABLE ${table}`);
       await engine.queue.send(owner.key, { type: 'REAPPLY' });
-      await f.until('removed once asked', async () => ((await f.status()).consumers.find((c) => c.consumer === owner.key)?.state ?? 'removed') === 'removed');
+      await f.until(
+        'removed once asked',
+        async () =>
+          ((await f.status()).consumers.find((c) => c.consumer === owner.key)?.state ?? 'removed') === 'removed',
+      );
       expect(await f.canLogin(owner)).toBe(false);
     } finally {
       await pgAdmin(provider, `DROP TABLE IF EXISTS ${table}`);
@@ -122,7 +158,12 @@ describe('a PostgreSQL role of the same name that holdfast did not make', () => 
 
   it('is left alone: apply refused, said once, red in the status, not retried until asked', async () => {
     const provider = sharedBackend('postgres');
-    const f = await fixture({ adapterKind: 'postgres-roles', provider, consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
+    const f = await fixture({
+      adapterKind: 'postgres-roles',
+      provider,
+      consumers: 2,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
+    });
     const [taken, other] = f.consumers as [Consumer, Consumer];
     await pgAdmin(provider, `CREATE ROLE "${taken.login}" LOGIN PASSWORD 'somebody-elses-password'`);
     try {
@@ -133,12 +174,19 @@ describe('a PostgreSQL role of the same name that holdfast did not make', () => 
       });
       await new Promise((r) => setTimeout(r, 1500)); // three intervals, many retry bases: nothing is tried again meanwhile
       const status = await f.status();
-      expect(status.consumers.find((c) => c.consumer === taken.key)).toMatchObject({ state: 'applyRefused', healthy: false, nextAt: null });
+      expect(status.consumers.find((c) => c.consumer === taken.key)).toMatchObject({
+        state: 'applyRefused',
+        healthy: false,
+        nextAt: null,
+      });
       expect(status.healthy).toBe(false);
       const refused = f.logsFor(taken).filter((l) => l.msg.startsWith('apply refused by the backend'));
       expect(refused).toHaveLength(1);
-      // not retried once refused (an apply that missed its deadline before, on a loaded machine, was retried: that is not a refusal)
-      expect(f.logsFor(taken).filter((l) => l.msg.includes('apply failed') && Number(l.time) >= Number(refused[0]!.time))).toEqual([]);
+      // not retried once refused (an apply that missed its deadline before, on a loaded machine, was retried: that is
+      // not a refusal)
+      expect(
+        f.logsFor(taken).filter((l) => l.msg.includes('apply failed') && Number(l.time) >= Number(refused[0]!.time)),
+      ).toEqual([]);
       expect(await f.canLogin(taken)).toBe(false); // somebody else's password stays
 
       // someone acts on the backend, then asks: applied

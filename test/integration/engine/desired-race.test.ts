@@ -16,7 +16,11 @@ describe('desired changes racing the workers', () => {
     // checks every second race the desired writes, each given that long (a check may not take
     // longer than the interval): at 200 ms, a 2-core machine at load 15 left most consumers
     // could-not-ask before any change
-    const f = await fixture({ provider, consumers: 30, timing: { verifyEvery: '1s', checkTimeout: '1s', deepCheckEvery: '1s' } });
+    const f = await fixture({
+      provider,
+      consumers: 30,
+      timing: { verifyEvery: '1s', checkTimeout: '1s', deepCheckEvery: '1s' },
+    });
     await f.start();
     await f.until('every consumer held', () => f.allHeld(), 30_000);
 
@@ -44,8 +48,12 @@ describe('desired changes racing the workers', () => {
             const keys = await Promise.all(kept.map((c) => keysOf(c.login)));
             const gone = await Promise.all(dropped.map((c) => keysOf(c.login)));
             wrong = [
-              ...kept.flatMap((c, i) => (keys[i] === `~${c.id}:final:*` ? [] : [`${c.key} holds ${JSON.stringify(keys[i])}`])),
-              ...dropped.flatMap((c, i) => (gone[i] === null ? [] : [`${c.key} (dropped) still holds ${JSON.stringify(gone[i])}`])),
+              ...kept.flatMap((c, i) =>
+                keys[i] === `~${c.id}:final:*` ? [] : [`${c.key} holds ${JSON.stringify(keys[i])}`],
+              ),
+              ...dropped.flatMap((c, i) =>
+                gone[i] === null ? [] : [`${c.key} (dropped) still holds ${JSON.stringify(gone[i])}`],
+              ),
             ];
             return wrong.length === 0;
           },
@@ -54,10 +62,14 @@ describe('desired changes racing the workers', () => {
         .catch((error: unknown) => {
           throw new Error(`${String(error)}; wrong: ${wrong.join(', ')}`);
         });
-      await f.until('status healthy with exactly the declared consumers', async () => {
-        const status = await f.status();
-        return status.healthy && status.consumers.length === kept.length;
-      }, 30_000);
+      await f.until(
+        'status healthy with exactly the declared consumers',
+        async () => {
+          const status = await f.status();
+          return status.healthy && status.consumers.length === kept.length;
+        },
+        30_000,
+      );
       for (const c of kept) expect(await f.canLogin(c)).toBe(true);
       expect(await f.engines[0]!.queue.queue.getFailedCount()).toBe(0);
       expect(f.logs.filter((l) => l.level >= 50)).toEqual([]);

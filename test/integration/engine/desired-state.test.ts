@@ -1,4 +1,7 @@
-/** The contributions file: changes picked up without a restart, bad input never deletes, removals done even if made while down. */
+/**
+ * The contributions file: changes picked up without a restart, bad input never deletes, removals done even if made
+ * while down.
+ */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -25,20 +28,31 @@ describe('desired state from the contributions file', () => {
 
   it('applies consumers added and removes consumers dropped, without a restart', async () => {
     const f = await create(4);
-    const [a, b, c, d] = f.consumers as [typeof f.consumers[0], typeof f.consumers[0], typeof f.consumers[0], typeof f.consumers[0]];
+    const [a, b, c, d] = f.consumers as [
+      (typeof f.consumers)[0],
+      (typeof f.consumers)[0],
+      (typeof f.consumers)[0],
+      (typeof f.consumers)[0],
+    ];
     f.writeContributions([a, b]);
     await f.start();
     await f.until('two held', async () => (await f.status()).consumers.filter((x) => x.state === 'held').length === 2);
     expect(await f.canLogin(c)).toBe(false);
 
     f.writeContributions([a, c, d]);
-    await f.until('c and d held, b gone', async () => {
-      const status = await f.status();
-      return status.consumers.length === 3 && status.healthy && (await aclUser(b.login)) === null;
-    }, 10_000);
+    await f.until(
+      'c and d held, b gone',
+      async () => {
+        const status = await f.status();
+        return status.consumers.length === 3 && status.healthy && (await aclUser(b.login)) === null;
+      },
+      10_000,
+    );
     for (const x of [a, c, d]) expect(await f.canLogin(x)).toBe(true);
     expect(await f.canLogin(b)).toBe(false);
-    expect(f.logsFor(b).map((l) => l.msg)).toContain(`removing → removed: login ${b.login} is gone from cache; record deleted`);
+    expect(f.logsFor(b).map((l) => l.msg)).toContain(
+      `removing → removed: login ${b.login} is gone from cache; record deleted`,
+    );
   });
 
   it('keeps the last good desired state when the file is broken, says so, and recovers when it is fixed', async () => {
@@ -46,7 +60,11 @@ describe('desired state from the contributions file', () => {
     await f.startHeld();
     const path = join(f.dir, 'contributions/cache.yaml');
     writeFileSync(path, 'consumers:\n  - id: c0000\n    login: "not a login!"\n    secret: x\n');
-    await f.until('status names the broken file', async () => (await f.status()).providers[0]?.contributionsError !== null, 5000);
+    await f.until(
+      'status names the broken file',
+      async () => (await f.status()).providers[0]?.contributionsError !== null,
+      5000,
+    );
     const status = await f.status();
     expect(status.healthy).toBe(false);
     expect(status.providers[0]!.contributionsError).toContain(`${path}:3: consumers[0].login: `);
@@ -66,7 +84,7 @@ describe('desired state from the contributions file', () => {
 
   it('rejects a consumer that asks beyond its provider policy, and applies the others', async () => {
     const f = await create(2);
-    const [ok, greedy] = f.consumers as [typeof f.consumers[0], typeof f.consumers[0]];
+    const [ok, greedy] = f.consumers as [(typeof f.consumers)[0], (typeof f.consumers)[0]];
     writeFileSync(
       join(f.dir, 'contributions/cache.yaml'),
       [
@@ -88,7 +106,7 @@ describe('desired state from the contributions file', () => {
 
   it('removes, when it comes back, a consumer dropped from the file while holdfast was down', async () => {
     const f = await create(3);
-    const [a, b, c] = f.consumers as [typeof f.consumers[0], typeof f.consumers[0], typeof f.consumers[0]];
+    const [a, b, c] = f.consumers as [(typeof f.consumers)[0], (typeof f.consumers)[0], (typeof f.consumers)[0]];
     const engine = await f.startHeld();
     await engine.stop();
     f.engines.splice(f.engines.indexOf(engine), 1);
@@ -96,7 +114,11 @@ describe('desired state from the contributions file', () => {
     f.writeContributions([a, c]);
     expect(await f.canLogin(b)).toBe(true);
     await f.start();
-    await f.until('b removed', async () => (await aclUser(b.login)) === null && (await f.status()).consumers.length === 2, 10_000);
+    await f.until(
+      'b removed',
+      async () => (await aclUser(b.login)) === null && (await f.status()).consumers.length === 2,
+      10_000,
+    );
     expect(await f.canLogin(a)).toBe(true);
     expect(await f.canLogin(c)).toBe(true);
   });

@@ -35,7 +35,10 @@ export interface FixtureOptions {
   store?: BackendEndpoint;
   /** The server that holds the consumers (default: the run's shared Redis; give a test's own to restart it). */
   provider?: BackendEndpoint;
-  /** Lines for the provider's `admin:` instead of its `url:` (e.g. `sentinels: [...]` and `master: mymaster`); `provider` still names a node to log in on. */
+  /**
+   * Lines for the provider's `admin:` instead of its `url:` (e.g. `sentinels: [...]` and `master: mymaster`);
+   * `provider` still names a node to log in on.
+   */
   adminLines?: string[];
   /** The adapter the provider uses (default `redis-acl`); `provider` must be a server of its kind. */
   adapterKind?: ProviderKindName;
@@ -48,7 +51,10 @@ export interface FixtureOptions {
   resyncEvery?: string;
   /** The provider's `policy:` (flow YAML) instead of its kind's usual one. */
   policy?: string;
-  /** More lines for the provider's configuration, e.g. `management: observe`; `{tag}` is the fixture's tag (logins are `t<tag>_<id>`). */
+  /**
+   * More lines for the provider's configuration, e.g. `management: observe`; `{tag}` is the fixture's tag (logins are
+   * `t<tag>_<id>`).
+   */
   providerLines?: string[];
   /** The queue's key prefix (default `hf<tag>`); `{tag}` is substituted. */
   prefix?: string;
@@ -74,7 +80,8 @@ export function engineFixtures(): (options: FixtureOptions) => Promise<EngineFix
 
 /** A record the store returned, which the test expects this holdfast to read (null: none). */
 export function readable(record: StoredConsumer | null): ConsumerRecord | null {
-  if (record && isUnreadable(record)) throw new Error(`the record of ${record._id} cannot be read: ${record.unreadable}`);
+  if (record && isUnreadable(record))
+    throw new Error(`the record of ${record._id} cannot be read: ${record.unreadable}`);
   return record;
 }
 
@@ -82,7 +89,12 @@ export type ProviderKindName = 'redis-acl' | 'postgres-roles' | 'mongodb-users' 
 
 /** The run's shared server of a provider kind. */
 export function sharedOf(kind: ProviderKindName): BackendEndpoint {
-  const backend = { 'redis-acl': 'redis', 'postgres-roles': 'postgres', 'mongodb-users': 'mongodb', 's3-identities': 's3' } as const;
+  const backend = {
+    'redis-acl': 'redis',
+    'postgres-roles': 'postgres',
+    'mongodb-users': 'mongodb',
+    's3-identities': 's3',
+  } as const;
   return sharedBackend(backend[kind]);
 }
 
@@ -158,10 +170,16 @@ export class EngineFixture {
 
   static async create(given: FixtureOptions): Promise<EngineFixture> {
     const kind = given.adapterKind ?? 'redis-acl';
-    const options = { ...given, queue: given.queue ?? sharedBackend('redis'), store: given.store ?? sharedBackend('mongodb'), provider: given.provider ?? sharedOf(kind) };
+    const options = {
+      ...given,
+      queue: given.queue ?? sharedBackend('redis'),
+      store: given.store ?? sharedBackend('mongodb'),
+      provider: given.provider ?? sharedOf(kind),
+    };
     const dir = testDir('engine');
     const tag = randomBytes(4).toString('hex');
-    for (const sub of ['secrets', 'grants', 'contributions', ...(given.ledger ? ['grants-ledger'] : [])]) mkdirSync(join(dir, sub));
+    for (const sub of ['secrets', 'grants', 'contributions', ...(given.ledger ? ['grants-ledger'] : [])])
+      mkdirSync(join(dir, sub));
     const consumers: Consumer[] = Array.from({ length: options.consumers }, (_, i) => {
       const id = `c${String(i).padStart(4, '0')}`;
       return {
@@ -179,12 +197,16 @@ export class EngineFixture {
     line(join(dir, 'secrets/store'), options.store.admin.password);
     line(join(dir, 'secrets/cache'), options.provider.admin.password);
     const ledgerLines = given.ledger ? fixture.ledgerProvider(given.ledger.adapterKind, given.ledger.consumers) : [];
-    const timing = Object.entries(options.timing ?? {}).map(([k, v]) => `  ${k}: ${v}`).join('\n');
+    const timing = Object.entries(options.timing ?? {})
+      .map(([k, v]) => `  ${k}: ${v}`)
+      .join('\n');
     writeFileSync(
       join(dir, 'holdfast.yaml'),
       [
         'queue:',
-        given.queueCluster ? `  cluster: [${given.queueCluster.urls.join(', ')}]` : `  url: redis://${options.queue.host}:${options.queue.port}`,
+        given.queueCluster
+          ? `  cluster: [${given.queueCluster.urls.join(', ')}]`
+          : `  url: redis://${options.queue.host}:${options.queue.port}`,
         `  username: ${(given.queueCluster ?? options.queue).admin.username}`,
         '  passwordFile: secrets/queue',
         `  prefix: "${(options.prefix ?? (given.queueCluster ? '{hf{tag}}' : 'hf{tag}')).replace('{tag}', tag)}"`,
@@ -212,13 +234,19 @@ export class EngineFixture {
         ...ledgerLines,
       ].join('\n'),
     );
-    fixture.config = await loadConfig(join(dir, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
+    fixture.config = await loadConfig(join(dir, 'holdfast.yaml'), {
+      adapters: ADAPTERS,
+      environment: { stdoutIsTTY: false },
+    });
     // the store's collections indexed before any holdfast (in process or spawned) first runs on it
     await prepareFerretDbStore(options.store, fixture.config.store.database, Object.values(STORE_COLLECTIONS));
     return fixture;
   }
 
-  /** Changes `queue.shards` in the configuration file, as an operator would, and reads it again (for the engines started next). */
+  /**
+   * Changes `queue.shards` in the configuration file, as an operator would, and reads it again (for the engines started
+   * next).
+   */
   async setShards(shards: number): Promise<void> {
     const file = join(this.dir, 'holdfast.yaml');
     const text = readFileSync(file, 'utf8').replace(/\n {2}shards: \d+/, '');
@@ -231,12 +259,24 @@ export class EngineFixture {
     const server = sharedOf(kind);
     this.ledgerConsumers = Array.from({ length: count }, (_, i) => {
       const id = `l${String(i).padStart(4, '0')}`;
-      return { id, key: `ledger/${id}`, login: `t${this.tag}_${id}`, password: randomBytes(18).toString('base64url'), secretPath: join(this.dir, 'grants-ledger', `${id}.secret`) };
+      return {
+        id,
+        key: `ledger/${id}`,
+        login: `t${this.tag}_${id}`,
+        password: randomBytes(18).toString('base64url'),
+        secretPath: join(this.dir, 'grants-ledger', `${id}.secret`),
+      };
     });
     for (const c of this.ledgerConsumers) line(c.secretPath, c.password);
     line(join(this.dir, 'secrets/ledger'), server.admin.password);
-    const items = this.ledgerConsumers.map((c) => `  - { id: ${c.id}, login: ${c.login}, secret: ../grants-ledger/${c.id}.secret, values: ${FLAVORS[kind].values(c, this.tag, '', [])} }`);
-    writeFileSync(join(this.dir, 'contributions/ledger.yaml'), count ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n');
+    const items = this.ledgerConsumers.map(
+      (c) =>
+        `  - { id: ${c.id}, login: ${c.login}, secret: ../grants-ledger/${c.id}.secret, values: ${FLAVORS[kind].values(c, this.tag, '', [])} }`,
+    );
+    writeFileSync(
+      join(this.dir, 'contributions/ledger.yaml'),
+      count ? `consumers:\n${items.join('\n')}\n` : 'consumers: []\n',
+    );
     this.ledgerKind = kind;
     return [
       '  - name: ledger',
@@ -259,14 +299,17 @@ export class EngineFixture {
     return FLAVORS[this.ledgerKind].canLogin(sharedOf(this.ledgerKind), c, this.tag).catch(() => false);
   }
 
-  /** Declares `consumers`, each with the key pattern `keys(c)` (default `<id>:*`) and the command rules `commands(c)`. */
+  /**
+   * Declares `consumers`, each with the key pattern `keys(c)` (default `<id>:*`) and the command rules `commands(c)`.
+   */
   writeContributions(
     consumers: Consumer[],
     keys: (c: Consumer) => string = (c) => `${c.id}:*`,
     commands: (c: Consumer) => string[] = () => ['+@read', '+@write', '+@connection'],
   ): void {
     const items = consumers.map(
-      (c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: ${this.flavor.values(c, this.tag, keys(c), commands(c))}`,
+      (c) =>
+        `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: ${this.flavor.values(c, this.tag, keys(c), commands(c))}`,
     );
     // written whole, then renamed into place, as a deployment tool would: the running sync never reads it half-written
     const file = join(this.dir, 'contributions/cache.yaml');
@@ -330,8 +373,15 @@ export class EngineFixture {
     }
   }
 
-  /** A read-only HTTP server on a free port over `engine` (as `holdfast run --http` serves it); `more` adds to its options (auth). */
-  httpServer(engine: Engine, metrics: HttpServerOptions['metrics'], more: Partial<HttpServerOptions> = {}): Promise<HttpServer> {
+  /**
+   * A read-only HTTP server on a free port over `engine` (as `holdfast run --http` serves it); `more` adds to its
+   * options (auth).
+   */
+  httpServer(
+    engine: Engine,
+    metrics: HttpServerOptions['metrics'],
+    more: Partial<HttpServerOptions> = {},
+  ): Promise<HttpServer> {
     return startHttpServer({
       listen: { host: '127.0.0.1', port: 0 },
       readOnly: true,
@@ -348,7 +398,16 @@ export class EngineFixture {
   async status(): Promise<StatusReport> {
     const engine = this.engines[0];
     if (!engine) throw new Error('no engine started');
-    return statusReport({ store: engine.store, coordination: engine.coordination, providers: this.config.providers, queued: engine.queued }, new Date(), { all: true });
+    return statusReport(
+      {
+        store: engine.store,
+        coordination: engine.coordination,
+        providers: this.config.providers,
+        queued: engine.queued,
+      },
+      new Date(),
+      { all: true },
+    );
   }
 
   /** Polls until `predicate` holds, or fails with the last status. */
@@ -358,7 +417,10 @@ export class EngineFixture {
       if (await predicate()) return Date.now() - start;
       if (Date.now() - start > timeoutMs) {
         const status = await this.status().catch(() => undefined);
-        const states = status?.consumers.map((c) => `${c.consumer}:${c.state}`).slice(0, 20).join(' ');
+        const states = status?.consumers
+          .map((c) => `${c.consumer}:${c.state}`)
+          .slice(0, 20)
+          .join(' ');
         throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; states: ${states}`);
       }
       await new Promise((r) => setTimeout(r, 200));
@@ -367,7 +429,10 @@ export class EngineFixture {
 
   async allHeld(): Promise<boolean> {
     const status = await this.status();
-    return status.consumers.length === this.consumers.length + this.ledgerConsumers.length && status.consumers.every((c) => c.state === 'held');
+    return (
+      status.consumers.length === this.consumers.length + this.ledgerConsumers.length &&
+      status.consumers.every((c) => c.state === 'held')
+    );
   }
 
   /**
@@ -383,7 +448,12 @@ export class EngineFixture {
       records.length === this.consumers.length + this.ledgerConsumers.length &&
       records.every((r) => {
         const memo = memos.get(r._id);
-        return r.machine.state === 'held' && memo?.rev === r.rev && memo.deepAt !== null && memo.deepAt >= (r.appliedAt?.getTime() ?? 0);
+        return (
+          r.machine.state === 'held' &&
+          memo?.rev === r.rev &&
+          memo.deepAt !== null &&
+          memo.deepAt >= (r.appliedAt?.getTime() ?? 0)
+        );
       })
     );
   }

@@ -17,7 +17,11 @@ describe('changes made by hand on the backend', () => {
     });
     await f.startHeld();
     await f.until('every record settled: checks are light from now on', () => f.settled());
-    const [dropped, repassworded, rekeyed] = f.consumers as [typeof f.consumers[0], typeof f.consumers[0], typeof f.consumers[0]];
+    const [dropped, repassworded, rekeyed] = f.consumers as [
+      (typeof f.consumers)[0],
+      (typeof f.consumers)[0],
+      (typeof f.consumers)[0],
+    ];
 
     const admin = new Redis(provider.url);
     const keysOf = async (login: string) => {
@@ -29,7 +33,11 @@ describe('changes made by hand on the backend', () => {
     try {
       // the engine's light-check connection authenticated as the login about to be deleted: Redis closes it
       const adapter = f.engines[0]!.providers.get('cache')!.adapter;
-      const grant = { login: dropped.login, password: dropped.password, values: { keys: [`${dropped.id}:*`], channels: [], commands: [] } };
+      const grant = {
+        login: dropped.login,
+        password: dropped.password,
+        values: { keys: [`${dropped.id}:*`], channels: [], commands: [] },
+      };
       expect(await adapter.authenticates!(grant, { signal: AbortSignal.timeout(5000) })).toBe(true);
       const changedAt = Date.now();
       await admin.call('ACL', 'DELUSER', dropped.login);
@@ -40,18 +48,33 @@ describe('changes made by hand on the backend', () => {
       expect(await keysOf(rekeyed.login)).toBe('~elsewhere:*');
 
       // the next (light) check comes within one interval (1 s ± 5%); it fails, a deep one says why
-      await f.until('the dropped and the re-passworded healed', async () => (await f.canLogin(dropped)) && (await f.canLogin(repassworded)), 3 * 1050);
+      await f.until(
+        'the dropped and the re-passworded healed',
+        async () => (await f.canLogin(dropped)) && (await f.canLogin(repassworded)),
+        3 * 1050,
+      );
       // the next deep check comes within deepCheckEvery (4 s ± 5%) and one more interval
-      await f.until('the re-keyed healed', async () => (await keysOf(rekeyed.login)) === `~${rekeyed.id}:*`, 2 * (4200 + 1050));
-      const said = (c: typeof dropped) => f.logsFor(c).filter((l) => (l.time as number) >= changedAt).map((l) => l.msg);
+      await f.until(
+        'the re-keyed healed',
+        async () => (await keysOf(rekeyed.login)) === `~${rekeyed.id}:*`,
+        2 * (4200 + 1050),
+      );
+      const said = (c: typeof dropped) =>
+        f
+          .logsFor(c)
+          .filter((l) => (l.time as number) >= changedAt)
+          .map((l) => l.msg);
       expect(said(dropped)).toContain('not held (missing: the backend has no such ACL user); applying again now');
       expect(said(repassworded).some((m) => m.startsWith('not held (password-differs: '))).toBe(true);
       expect(said(rekeyed)).toContain(
         `not held (rules-differ: keys: the backend has "~elsewhere:*", the grant asks for "~${rekeyed.id}:*"); applying again now`,
       );
       expect(await f.canLogin({ ...repassworded, password: 'changed-by-hand' })).toBe(false);
-      // deleting a login closes the connection a light check authenticated as it on; no consumer is left could-not-ask for it
-      expect(f.logs.filter((l) => (l.time as number) >= changedAt && typeof l.to === 'string' && l.to === 'couldNotAsk')).toEqual([]);
+      // deleting a login closes the connection a light check authenticated as it on; no consumer is left could-not-ask
+      // for it
+      expect(
+        f.logs.filter((l) => (l.time as number) >= changedAt && typeof l.to === 'string' && l.to === 'couldNotAsk'),
+      ).toEqual([]);
     } finally {
       admin.disconnect();
     }

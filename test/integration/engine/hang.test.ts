@@ -12,16 +12,24 @@ describe('a backend that hangs', () => {
   it('times checks out at checkTimeout, pauses the provider, re-creates nothing, and recovers without re-applies', async () => {
     const provider = await ownBackend('redis');
     const f = await fixture({ provider, consumers: 12, timing: { verifyEvery: '1s', checkTimeout: '600ms' } });
-    const adapter = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)));
+    const adapter = new RecordingAdapter(
+      redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)),
+    );
     await f.startHeld(undefined, adapter);
 
     await provider.pause();
     const pausedAt = Date.now();
     await f.until('the provider paused', async () => (await f.status()).providers[0]?.paused !== null);
-    await f.until('every consumer could not ask', async () => (await f.status()).consumers.every((c) => c.state === 'couldNotAsk'), 5000);
+    await f.until(
+      'every consumer could not ask',
+      async () => (await f.status()).consumers.every((c) => c.state === 'couldNotAsk'),
+      5000,
+    );
 
     // the checks that reached the frozen server gave up at checkTimeout, not before, not much after
-    const timedOut = adapter.calls.filter((c) => c.method === 'holds' && c.start >= pausedAt && c.outcome?.includes('deadline'));
+    const timedOut = adapter.calls.filter(
+      (c) => c.method === 'holds' && c.start >= pausedAt && c.outcome?.includes('deadline'),
+    );
     expect(timedOut.length).toBeGreaterThan(0);
     for (const c of timedOut) expect(c.end! - c.start).toBeGreaterThanOrEqual(590);
     for (const c of timedOut) expect(c.end! - c.start).toBeLessThan(600 + 1500);

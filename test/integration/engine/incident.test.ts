@@ -29,8 +29,10 @@ describe('a cache restarted without an ACL file', () => {
     console.log(`[incident] ${f.consumers.length} consumers healed ${healMs} ms after the restart (verifyEvery 2 s)`);
 
     for (const c of f.consumers) {
-      const said = f.logsFor(c).filter((l) => l.time as number >= restarted);
-      expect(said.map((l) => l.msg)).toContain("not held (missing: the backend has no such ACL user); applying again now");
+      const said = f.logsFor(c).filter((l) => (l.time as number) >= restarted);
+      expect(said.map((l) => l.msg)).toContain(
+        'not held (missing: the backend has no such ACL user); applying again now',
+      );
     }
     await f.until('status healthy', async () => (await f.status()).healthy);
   });

@@ -17,7 +17,11 @@ describe('orphan logins', () => {
   const fixture = engineFixtures();
 
   it('two logins the provider made under the prefix are reported, not removed; removed once orphans.remove is set; one made by hand never', async () => {
-    const f = await fixture({ consumers: 3, timing: { verifyEvery: '500ms', checkTimeout: '500ms' }, providerLines: ['orphans: { prefix: "t{tag}_", every: 300ms }'] });
+    const f = await fixture({
+      consumers: 3,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms' },
+      providerLines: ['orphans: { prefix: "t{tag}_", every: 300ms }'],
+    });
     const [a, b, gone] = f.consumers as [Consumer, Consumer, Consumer];
     const admin = new Redis(sharedBackend('redis').url);
     const strays = [`t${f.tag}_stray1`, `t${f.tag}_stray2`];
@@ -29,7 +33,14 @@ describe('orphan logins', () => {
     try {
       await f.startHeld();
       for (const login of [...strays, outside]) {
-        await maker.create({ login, password: 'a-long-password', values: redisAcl.valuesSchema.parse({ keys: ['x'], commands: ['+get'] }) }, { signal: AbortSignal.timeout(5_000) });
+        await maker.create(
+          {
+            login,
+            password: 'a-long-password',
+            values: redisAcl.valuesSchema.parse({ keys: ['x'], commands: ['+get'] }),
+          },
+          { signal: AbortSignal.timeout(5_000) },
+        );
       }
       await admin.call('ACL', 'SETUSER', byHand, 'on', '>a-long-password', '~x', '+get');
       // a consumer removed from the file is not an orphan while its removal runs
@@ -44,7 +55,9 @@ describe('orphan logins', () => {
       await new Promise((r) => setTimeout(r, 1000)); // several listings
       for (const login of strays) expect(await admin.call('ACL', 'GETUSER', login)).not.toBeNull();
       const said = f.logs.filter((l) => l.msg.includes('(orphans)'));
-      expect(said.map((l) => l.msg)).toEqual([`2 login(s) on cache under "t${f.tag}_" that no consumer claims (orphans): ${strays.join(', ')}`]);
+      expect(said.map((l) => l.msg)).toEqual([
+        `2 login(s) on cache under "t${f.tag}_" that no consumer claims (orphans): ${strays.join(', ')}`,
+      ]);
       expect(f.logs.some((l) => l.msg.includes('orphan') && l.msg.includes(gone.login))).toBe(false);
 
       // the provider says so: removed, and the status is green again
@@ -53,10 +66,14 @@ describe('orphan logins', () => {
       writeFileSync(config, readFileSync(config, 'utf8').replace('every: 300ms }', 'every: 300ms, remove: true }'));
       f.config = await loadConfig(config, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
       await f.start();
-      await f.until('strays removed, status green', async () => {
-        const left = await Promise.all(strays.map((login) => admin.call('ACL', 'GETUSER', login)));
-        return left.every((u) => u === null) && (await f.status()).healthy;
-      }, 10_000);
+      await f.until(
+        'strays removed, status green',
+        async () => {
+          const left = await Promise.all(strays.map((login) => admin.call('ACL', 'GETUSER', login)));
+          return left.every((u) => u === null) && (await f.status()).healthy;
+        },
+        10_000,
+      );
       expect(await admin.call('ACL', 'GETUSER', outside)).not.toBeNull();
       expect(await admin.call('ACL', 'GETUSER', byHand)).not.toBeNull();
       for (const c of [a, b]) expect(await f.canLogin(c)).toBe(true);

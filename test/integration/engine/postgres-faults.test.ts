@@ -12,7 +12,14 @@ import { engineFixtures, type Consumer } from './engine-fixture.js';
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function admin(b: BackendEndpoint, name: string): Promise<pg.Client> {
-  const client = new pg.Client({ host: b.host, port: b.port, user: b.admin.username, password: b.admin.password, database: 'postgres', application_name: name });
+  const client = new pg.Client({
+    host: b.host,
+    port: b.port,
+    user: b.admin.username,
+    password: b.admin.password,
+    database: 'postgres',
+    application_name: name,
+  });
   client.on('error', () => undefined);
   await client.connect();
   return client;
@@ -33,7 +40,12 @@ describe('a PostgreSQL provider: an apply blocked on a lock, its connection cut'
 
   it('the apply ends on the server at each deadline, a terminated connection fails that apply alone, and the others are checked throughout', async () => {
     const provider = sharedBackend('postgres');
-    const f = await fixture({ adapterKind: 'postgres-roles', provider, consumers: 4, timing: { verifyEvery: '2s', checkTimeout: '2s', retryBase: '200ms', deepCheckEvery: '4s' } });
+    const f = await fixture({
+      adapterKind: 'postgres-roles',
+      provider,
+      consumers: 4,
+      timing: { verifyEvery: '2s', checkTimeout: '2s', retryBase: '200ms', deepCheckEvery: '4s' },
+    });
     const engine = await f.startHeld();
     const [blocked, ...others] = f.consumers as [Consumer, ...Consumer[]];
     const dba = await admin(provider, `dba${f.tag}`);
@@ -56,7 +68,8 @@ describe('a PostgreSQL provider: an apply blocked on a lock, its connection cut'
       await watcher.query('SELECT pg_terminate_backend($1)', [waiting!.pid]);
       const cutAt = Date.now();
 
-      // item 2: retried, each apply ends on the server at its deadline (2 s): none runs much longer, and never two at once
+      // item 2: retried, each apply ends on the server at its deadline (2 s): none runs much longer, and never two at
+      // once
       let longest = 0;
       let most = 0;
       while (Date.now() - cutAt < 7_000) {

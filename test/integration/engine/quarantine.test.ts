@@ -1,4 +1,7 @@
-/** Rules changed back by hand, again and again: after braking at its maximum, the consumer is quarantined until someone acts. */
+/**
+ * Rules changed back by hand, again and again: after braking at its maximum, the consumer is quarantined until someone
+ * acts.
+ */
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { sharedBackend } from '../../backends/index.js';
@@ -15,7 +18,14 @@ describe('a consumer whose rules keep being widened by hand', () => {
     const f = await fixture({
       provider,
       consumers: 2,
-      timing: { verifyEvery: `${V}ms`, checkTimeout: '200ms', brakeMax: `${MAX}ms`, jitter: 0, retryBase: '50ms', quarantineAfter: `${2 * MAX}ms` },
+      timing: {
+        verifyEvery: `${V}ms`,
+        checkTimeout: '200ms',
+        brakeMax: `${MAX}ms`,
+        jitter: 0,
+        retryBase: '50ms',
+        quarantineAfter: `${2 * MAX}ms`,
+      },
     });
     const engine = await f.startHeld();
     const [widened, other] = f.consumers as [(typeof f.consumers)[0], (typeof f.consumers)[0]];
@@ -33,16 +43,23 @@ describe('a consumer whose rules keep being widened by hand', () => {
       }
     })();
     try {
-      await f.until('quarantined', async () => (await f.status()).consumers.find((c) => c.consumer === widened.key)?.state === 'quarantined', 30_000);
+      await f.until(
+        'quarantined',
+        async () => (await f.status()).consumers.find((c) => c.consumer === widened.key)?.state === 'quarantined',
+        30_000,
+      );
       widening = false;
       await widener;
       const quarantinedAt = Date.now();
       const said = f.logsFor(widened).map((l) => l.msg);
       expect(said.filter((m) => m.startsWith('still not held after')).length).toBeGreaterThanOrEqual(2);
-      expect(said.filter((m) => m.startsWith('rules still differ after braking at brakeMax (600 ms) for 1.2 s or more'))).toHaveLength(1);
+      expect(
+        said.filter((m) => m.startsWith('rules still differ after braking at brakeMax (600 ms) for 1.2 s or more')),
+      ).toHaveLength(1);
       expect(said.find((m) => m.startsWith('rules still differ'))).toContain('(rules-differ: keys: ');
 
-      // left as it is: the widened rule stays over several brakes' time, no apply, no check; the status is red over it only
+      // left as it is: the widened rule stays over several brakes' time, no apply, no check; the status is red over it
+      // only
       await new Promise((r) => setTimeout(r, 4 * MAX));
       expect(await keysOf()).toBe('~*'); // every key, as it was widened
       expect(f.logsFor(widened).filter((l) => (l.time as number) >= quarantinedAt)).toEqual([]);
@@ -58,9 +75,17 @@ describe('a consumer whose rules keep being widened by hand', () => {
 
       // someone acted on what kept widening it, then resumed it: applied at once, checked, held
       await engine.queue.send(widened.key, { type: 'RESUME' });
-      await f.until('healed once resumed', async () => (await keysOf()) === `~${widened.id}:*` && (await f.allHeld()), 10_000);
+      await f.until(
+        'healed once resumed',
+        async () => (await keysOf()) === `~${widened.id}:*` && (await f.allHeld()),
+        10_000,
+      );
       expect(await f.canLogin(widened)).toBe(true);
-      await f.until('checked after it was applied, and still held', async () => (await f.settled()) && (await f.status()).healthy, 10_000);
+      await f.until(
+        'checked after it was applied, and still held',
+        async () => (await f.settled()) && (await f.status()).healthy,
+        10_000,
+      );
     } finally {
       widening = false;
       await widener;

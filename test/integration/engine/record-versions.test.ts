@@ -28,7 +28,11 @@ function nested(raw: Document): Document {
 }
 
 /** A record as holdfast wrote it before machine versions, in `state`, from one this version wrote. */
-function versionOne(raw: Document, state: string, fields: { effectUntil: Date | null; timer: Document | null }): Document {
+function versionOne(
+  raw: Document,
+  state: string,
+  fields: { effectUntil: Date | null; timer: Document | null },
+): Document {
   const { machine, appliedAt, desiredAt: _desiredAt, refused: _refused, ...kept } = raw;
   const context = (machine as { context: Record<string, unknown> }).context;
   return {
@@ -37,7 +41,13 @@ function versionOne(raw: Document, state: string, fields: { effectUntil: Date | 
     state,
     dirty: false,
     desiredRev: 1,
-    applied: appliedAt ? { specHash: (raw.desired as { specHash: string }).specHash, secretMac: context.appliedSecretMac, at: appliedAt as Date } : null,
+    applied: appliedAt
+      ? {
+          specHash: (raw.desired as { specHash: string }).specHash,
+          secretMac: context.appliedSecretMac,
+          at: appliedAt as Date,
+        }
+      : null,
     nextDueAt: fields.effectUntil ?? (fields.timer?.dueAt as Date | undefined) ?? null,
     rev: (raw.rev as number) + 1,
     ...fields,
@@ -45,7 +55,11 @@ function versionOne(raw: Document, state: string, fields: { effectUntil: Date | 
 }
 
 /** Stops the fixture's engine, lets `rewrite` change raw records, and flushes the queue's Redis. */
-async function rewriteStopped(f: EngineFixture, queueUrl: string, rewrite: (records: ReturnType<MongoClient['db']>) => Promise<void>): Promise<void> {
+async function rewriteStopped(
+  f: EngineFixture,
+  queueUrl: string,
+  rewrite: (records: ReturnType<MongoClient['db']>) => Promise<void>,
+): Promise<void> {
   await f.engines[0]!.stop();
   f.engines.splice(0);
   const client = new MongoClient(sharedBackend('mongodb').url);
@@ -76,7 +90,9 @@ describe('records of other versions', () => {
     const victim = f.consumers[0]!;
     await rewriteStopped(f, queue.url, async (db) => {
       const raw = nested((await db.collection('consumers').findOne({ _id: victim.key as never }))!);
-      await db.collection('consumers').replaceOne({ _id: victim.key as never }, versionOne(raw, 'applying', { effectUntil: PAST(), timer: null }));
+      await db
+        .collection('consumers')
+        .replaceOne({ _id: victim.key as never }, versionOne(raw, 'applying', { effectUntil: PAST(), timer: null }));
     });
     await dropLogin(victim.login);
 
@@ -96,12 +112,21 @@ describe('records of other versions', () => {
     await rewriteStopped(f, queue.url, async (db) => {
       const raw = nested((await db.collection('consumers').findOne({ _id: victim.key as never }))!);
       const removing = versionOne(raw, 'removing', { effectUntil: PAST(), timer: null });
-      await db.collection('consumers').replaceOne({ _id: victim.key as never }, { ...removing, desired: { ...(raw.desired as Document), removed: true } });
+      await db
+        .collection('consumers')
+        .replaceOne(
+          { _id: victim.key as never },
+          { ...removing, desired: { ...(raw.desired as Document), removed: true } },
+        );
     });
     expect(await f.canLogin(victim)).toBe(true);
 
     await f.start();
-    await f.until('the victim removed', async () => !(await f.canLogin(victim)) && (await f.status()).consumers.every((c) => c.consumer !== victim.key), 30_000);
+    await f.until(
+      'the victim removed',
+      async () => !(await f.canLogin(victim)) && (await f.status()).consumers.every((c) => c.consumer !== victim.key),
+      30_000,
+    );
     expect(await f.engines[0]!.store.get(victim.key)).toBeNull();
     expect(await f.canLogin(kept)).toBe(true);
   });
@@ -114,7 +139,9 @@ describe('records of other versions', () => {
     await rewriteStopped(f, queue.url, async (db) => {
       const raw = nested((await db.collection('consumers').findOne({ _id: victim.key as never }))!);
       const timer = { epoch: (raw.rev as number) + 1, event: 'xstate.after.verify.consumer.held', dueAt: PAST() };
-      await db.collection('consumers').replaceOne({ _id: victim.key as never }, versionOne(raw, 'held', { effectUntil: null, timer }));
+      await db
+        .collection('consumers')
+        .replaceOne({ _id: victim.key as never }, versionOne(raw, 'held', { effectUntil: null, timer }));
     });
     await dropLogin(victim.login);
 
@@ -143,12 +170,24 @@ describe('records of other versions', () => {
 
     await f.start();
     await f.until('the others served', () => f.canLogin(other), 30_000);
-    await f.until('both reported', async () => (await f.status()).consumers.filter((c) => c.state === 'unreadable').length === 2, 30_000);
+    await f.until(
+      'both reported',
+      async () => (await f.status()).consumers.filter((c) => c.state === 'unreadable').length === 2,
+      30_000,
+    );
     const status = await f.status();
     expect(status.healthy).toBe(false);
     const shown = new Map(status.consumers.map((c) => [c.consumer, c]));
-    expect(shown.get(newer.key)).toMatchObject({ state: 'unreadable', healthy: false, reason: expect.stringContaining('written by machine version 99;') as unknown });
-    expect(shown.get(damaged.key)).toMatchObject({ state: 'unreadable', healthy: false, reason: 'unreadable: its desired spec is not a document' });
+    expect(shown.get(newer.key)).toMatchObject({
+      state: 'unreadable',
+      healthy: false,
+      reason: expect.stringContaining('written by machine version 99;') as unknown,
+    });
+    expect(shown.get(damaged.key)).toMatchObject({
+      state: 'unreadable',
+      healthy: false,
+      reason: 'unreadable: its desired spec is not a document',
+    });
     expect(shown.get(other.key)?.state).toBe('held');
     expect(shown.get(f.consumers[3]!.key)?.state).toBe('held');
     // the lines `holdfast status` prints when red
@@ -160,11 +199,16 @@ describe('records of other versions', () => {
     );
     // said once each, however many sweeps read it
     await f.engines[0]!.resync!.sweep();
-    for (const c of [newer, damaged]) expect(f.logs.filter((l) => l.msg.startsWith(`the record of ${c.key} cannot be read`))).toHaveLength(1);
+    for (const c of [newer, damaged])
+      expect(f.logs.filter((l) => l.msg.startsWith(`the record of ${c.key} cannot be read`))).toHaveLength(1);
 
     // a job that meets them writes nothing over them
     const client = new MongoClient(sharedBackend('mongodb').url);
-    const now = await client.db(f.config.store.database).collection('consumers').find({ _id: { $in: [newer.key, damaged.key] as never[] } }).toArray();
+    const now = await client
+      .db(f.config.store.database)
+      .collection('consumers')
+      .find({ _id: { $in: [newer.key, damaged.key] as never[] } })
+      .toArray();
     await client.close();
     expect(now.sort((a, b) => (String(a._id) < String(b._id) ? -1 : 1))).toEqual(written);
   });

@@ -18,7 +18,12 @@ describe('recovery', () => {
 
   it('re-creates every timer when the queue Redis restarts empty', async () => {
     const queue = await ownBackend('redis');
-    const f = await fixture({ queue, consumers: 10, timing: { verifyEvery: '1s', checkTimeout: '500ms' }, resyncEvery: '1s' });
+    const f = await fixture({
+      queue,
+      consumers: 10,
+      timing: { verifyEvery: '1s', checkTimeout: '500ms' },
+      resyncEvery: '1s',
+    });
     await f.startHeld();
 
     // a key of the test's own, which nothing in holdfast writes: the engine's resync re-creates its
@@ -38,7 +43,11 @@ describe('recovery', () => {
       (await f.status()).consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > flushed),
     );
     // one wait per consumer, in the due set (a wait a round took stays in it, leased), and no timer job beside it
-    await f.until('every consumer with its wait again', async () => (await dueCounts(admin, f.config.queue.prefix)).scheduled === 10, 10_000);
+    await f.until(
+      'every consumer with its wait again',
+      async () => (await dueCounts(admin, f.config.queue.prefix)).scheduled === 10,
+      10_000,
+    );
     expect(await admin.zcard(`${f.config.queue.prefix}:${f.config.queue.name}:delayed`)).toBe(0);
     admin.disconnect();
     // an expected fault, said once: not once per job that was in flight
@@ -49,7 +58,12 @@ describe('recovery', () => {
 
   it('says once that the queue forgot its jobs when it is flushed under running checks, and resumes them all', async () => {
     const queue = await ownBackend('redis');
-    const f = await fixture({ queue, consumers: 40, timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, resyncEvery: '1s' });
+    const f = await fixture({
+      queue,
+      consumers: 40,
+      timing: { verifyEvery: '300ms', checkTimeout: '300ms' },
+      resyncEvery: '1s',
+    });
     await f.startHeld();
 
     const admin = new Redis(queue.url);
@@ -57,7 +71,10 @@ describe('recovery', () => {
     const flushed = Date.now();
     await f.until('every consumer checked again', async () => {
       const { consumers } = await f.status();
-      return consumers.length === f.consumers.length && consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > flushed + 500);
+      return (
+        consumers.length === f.consumers.length &&
+        consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > flushed + 500)
+      );
     });
     admin.disconnect();
     const since = f.logs.filter((l) => (l.time as number) >= flushed);
@@ -83,7 +100,14 @@ describe('recovery', () => {
       .collection('consumers')
       .updateOne(
         { _id: victim.key as never },
-        { $set: { machine: stored.machine({ ...record.machine, state: 'applying' }), effectUntil: past, timer: null, rev: record.rev + 1 } },
+        {
+          $set: {
+            machine: stored.machine({ ...record.machine, state: 'applying' }),
+            effectUntil: past,
+            timer: null,
+            rev: record.rev + 1,
+          },
+        },
       );
     await client.close();
     await dropLogin(victim.login);

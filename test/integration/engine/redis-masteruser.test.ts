@@ -17,13 +17,21 @@ import { nodeAddress, type LocalRedisReplicas, type NodeAddress } from '../../ba
 import { engineFixtures } from './engine-fixture.js';
 
 /** Waits until `replica`'s link to `primary` is up and `primary` sees it replicate as `user`. */
-async function replicatingAs(set: LocalRedisReplicas, primary: NodeAddress, replica: NodeAddress, user: string): Promise<void> {
+async function replicatingAs(
+  set: LocalRedisReplicas,
+  primary: NodeAddress,
+  replica: NodeAddress,
+  user: string,
+): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const link = await set.withNode(replica, (c) => c.info('replication')).catch(() => '');
-    const clients = await set.withNode(primary, (c) => c.call('CLIENT', 'LIST', 'TYPE', 'replica') as Promise<string>).catch(() => '');
+    const clients = await set
+      .withNode(primary, (c) => c.call('CLIENT', 'LIST', 'TYPE', 'replica') as Promise<string>)
+      .catch(() => '');
     if (link.includes('master_link_status:up') && clients.includes(` user=${user} `)) return;
-    if (Date.now() > deadline) throw new Error(`${nodeAddress(replica)} does not replicate as ${user}:\n${link}\n${clients}`);
+    if (Date.now() > deadline)
+      throw new Error(`${nodeAddress(replica)} does not replicate as ${user}:\n${link}\n${clients}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -35,7 +43,9 @@ describe("a replica's masteruser", () => {
     const set = await ownRedisReplicas({ replicas: 1 });
     const [primary, replica] = set.nodes as [NodeAddress, NodeAddress];
     const repl = { username: 'repl', password: randomBytes(12).toString('hex') };
-    await set.withNode(primary, (c) => c.call('ACL', 'SETUSER', repl.username, 'on', `>${repl.password}`, '+psync', '+replconf', '+ping'));
+    await set.withNode(primary, (c) =>
+      c.call('ACL', 'SETUSER', repl.username, 'on', `>${repl.password}`, '+psync', '+replconf', '+ping'),
+    );
     await set.withNode(replica, async (c) => {
       await c.call('CONFIG', 'SET', 'masteruser', repl.username);
       await c.call('CONFIG', 'SET', 'masterauth', repl.password);
@@ -44,14 +54,30 @@ describe("a replica's masteruser", () => {
     await replicatingAs(set, primary, replica, repl.username);
     const before = await set.withNode(primary, (c) => c.call('ACL', 'GETUSER', repl.username));
 
-    const f = await fixture({ provider: set.endpoint(primary), consumers: 2, timing: { verifyEvery: '2s', checkTimeout: '2s' }, providerLines: ['adopt: true'] });
+    const f = await fixture({
+      provider: set.endpoint(primary),
+      consumers: 2,
+      timing: { verifyEvery: '2s', checkTimeout: '2s' },
+      providerLines: ['adopt: true'],
+    });
     const [claimer, other] = f.consumers as [(typeof f.consumers)[0], (typeof f.consumers)[0]];
     claimer.login = repl.username;
     f.writeContributions(f.consumers);
     await f.start();
     const reason = `"repl" is the masteruser of replica ${nodeAddress(replica)}`;
-    await f.until('the claim refused', async () => (await f.status()).consumers.some((c) => c.consumer === claimer.key && !c.healthy && (c.reason ?? '').includes(reason)), 60_000);
-    await f.until('the other consumer held', async () => (await f.status()).consumers.some((c) => c.consumer === other.key && c.state === 'held'), 30_000);
+    await f.until(
+      'the claim refused',
+      async () =>
+        (await f.status()).consumers.some(
+          (c) => c.consumer === claimer.key && !c.healthy && (c.reason ?? '').includes(reason),
+        ),
+      60_000,
+    );
+    await f.until(
+      'the other consumer held',
+      async () => (await f.status()).consumers.some((c) => c.consumer === other.key && c.state === 'held'),
+      30_000,
+    );
     const refused = (await f.status()).consumers.find((c) => c.consumer === claimer.key)!;
     console.log(`[masteruser] ${claimer.key}: ${refused.label}: ${refused.reason ?? ''}`);
     expect(refused.reason).toContain('nothing was sent');
@@ -84,11 +110,20 @@ describe("a replica's masteruser", () => {
     const set = await ownRedisReplicas({ replicas: 1 });
     const [primary, replica] = set.nodes as [NodeAddress, NodeAddress];
     await set.withNode(replica, (c) => c.call('ACL', 'SETUSER', 'default', '-config|get'));
-    const adapter = new RedisNodesAdapter({ url: set.url(primary), ...set.admin }, { form: 'url', nodes: 'discover' }, { provider: 'cache', adopt: false }, { rediscoverEveryMs: 200 });
+    const adapter = new RedisNodesAdapter(
+      { url: set.url(primary), ...set.admin },
+      { form: 'url', nodes: 'discover' },
+      { provider: 'cache', adopt: false },
+      { rediscoverEveryMs: 200 },
+    );
     const events: BackendNodeEvent[] = [];
     adapter.onNodeEvent((e) => events.push(e));
     try {
-      const grant = { login: `mu_${randomBytes(3).toString('hex')}`, password: randomBytes(16).toString('hex'), values: redisAcl.valuesSchema.parse({ keys: ['mu:*'] }) };
+      const grant = {
+        login: `mu_${randomBytes(3).toString('hex')}`,
+        password: randomBytes(16).toString('hex'),
+        values: redisAcl.valuesSchema.parse({ keys: ['mu:*'] }),
+      };
       await adapter.create(grant, { signal: AbortSignal.timeout(10_000) });
       for (const node of set.nodes) expect(await redisLogin(node, grant.login, grant.password)).toBe(true);
       await new Promise((r) => setTimeout(r, 1_500)); // several discoveries

@@ -39,12 +39,20 @@ describe('the engine on Redis under Sentinel', () => {
     const promoted = await set.waitForNewMaster(old);
     const promotedAt = Date.now();
     const remaining = set.nodes.filter((n) => nodeAddress(n) !== nodeAddress(old));
-    await f.until('every consumer on the new master and the other replica', () => everyoneOn(remaining, f.consumers), verifyEveryMs + 10_000);
+    await f.until(
+      'every consumer on the new master and the other replica',
+      () => everyoneOn(remaining, f.consumers),
+      verifyEveryMs + 10_000,
+    );
     const backAt = Date.now();
 
     await set.restartEmpty(old);
     const restartedAt = Date.now();
-    await f.until('every consumer on the old master, back as a replica', () => everyoneOn([old], f.consumers), verifyEveryMs + 10_000);
+    await f.until(
+      'every consumer on the old master, back as a replica',
+      () => everyoneOn([old], f.consumers),
+      verifyEveryMs + 10_000,
+    );
     const rejoinedAt = Date.now();
     await f.until('every consumer held', () => f.allHeld(), verifyEveryMs + 10_000);
 
@@ -52,17 +60,38 @@ describe('the engine on Redis under Sentinel', () => {
     // the failover, said once; on a loaded machine the Sentinels may fail over again (a master slow for 1 s is down to
     // them): each later one is said once too, as a chain that ends at the master the Sentinels name now
     const failovers = messages.filter((m) => m.startsWith('failover:'));
-    expect(failovers[0]).toBe(`failover: the master is ${nodeAddress(promoted)} now (was ${nodeAddress(old)}); every consumer is checked there`);
-    const chain = failovers.map((m) => /^failover: the master is (\S+) now \(was (\S+)\)/.exec(m)!.slice(1, 3) as [string, string]);
-    chain.slice(1).forEach(([, was], i) => expect(was, `failover ${i + 2} follows failover ${i + 1}`).toBe(chain[i]![0]));
+    expect(failovers[0]).toBe(
+      `failover: the master is ${nodeAddress(promoted)} now (was ${nodeAddress(old)}); every consumer is checked there`,
+    );
+    const chain = failovers.map(
+      (m) => /^failover: the master is (\S+) now \(was (\S+)\)/.exec(m)!.slice(1, 3) as [string, string],
+    );
+    chain
+      .slice(1)
+      .forEach(([, was], i) => expect(was, `failover ${i + 2} follows failover ${i + 1}`).toBe(chain[i]![0]));
     expect(chain.at(-1)![0]).toBe(nodeAddress(await set.currentMaster()));
     // said once per outage: the old master cannot be asked, then it answers again or joins again (a node the Sentinels
     // forgot and list again); loading its replica's sync it may stop answering again, said only after it was back
     const at = `node ${nodeAddress(old)} `;
-    const kinds = messages.flatMap((m) => (m.startsWith(`${at}cannot be asked`) ? ['down'] : m.startsWith(`${at}answers again`) || (m.startsWith(at) && m.includes(' joined the backend')) ? ['back'] : []));
+    const kinds = messages.flatMap((m) =>
+      m.startsWith(`${at}cannot be asked`)
+        ? ['down']
+        : m.startsWith(`${at}answers again`) || (m.startsWith(at) && m.includes(' joined the backend'))
+          ? ['back']
+          : [],
+    );
     expect(kinds[0]).toBe('down');
-    kinds.slice(1).forEach((kind, i) => expect(kind === 'down' && kinds[i] === 'down', `a second "cannot be asked" without a return between: ${kinds.join(' ')}`).toBe(false));
-    const healed = messages.filter((m) => m.startsWith(`not held on ${nodeAddress(old)} (missing`) && m.endsWith('applying there now'));
+    kinds
+      .slice(1)
+      .forEach((kind, i) =>
+        expect(
+          kind === 'down' && kinds[i] === 'down',
+          `a second "cannot be asked" without a return between: ${kinds.join(' ')}`,
+        ).toBe(false),
+      );
+    const healed = messages.filter(
+      (m) => m.startsWith(`not held on ${nodeAddress(old)} (missing`) && m.endsWith('applying there now'),
+    );
     expect(healed.length).toBeGreaterThanOrEqual(1);
     console.log(
       `[redis sentinel engine] ${f.consumers.length} consumers, verifyEvery 3 s: kill to promotion ${promotedAt - killedAt} ms; ` +

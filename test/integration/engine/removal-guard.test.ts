@@ -1,4 +1,7 @@
-/** The mass-removal guard: a file that lost most of its consumers removes nothing until a person confirms exactly that change. */
+/**
+ * The mass-removal guard: a file that lost most of its consumers removes nothing until a person confirms exactly that
+ * change.
+ */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,7 +31,11 @@ describe('the mass-removal guard', () => {
     const cutOff = f.consumers.slice(20);
 
     cut();
-    await f.until('status names the held-back change', async () => (await f.status()).providers[0]!.problems.length > 0, 10_000);
+    await f.until(
+      'status names the held-back change',
+      async () => (await f.status()).providers[0]!.problems.length > 0,
+      10_000,
+    );
     const status = await f.status();
     expect(status.healthy).toBe(false);
     expect(status.providers[0]!.problems[0]).toContain(`30 would be removed (of 50) by ${file}`);
@@ -62,20 +69,32 @@ describe('the mass-removal guard', () => {
 
     // a confirmation names one change: a file edited since is judged afresh, and held back again
     f.writeContributions(kept.slice(0, 5));
-    await f.until('10 of 15 held back', async () => (await f.status()).providers[0]!.problems.some((p) => p.includes('10 would be removed (of 15)')), 10_000);
+    await f.until(
+      '10 of 15 held back',
+      async () => (await f.status()).providers[0]!.problems.some((p) => p.includes('10 would be removed (of 15)')),
+      10_000,
+    );
     const heldBefore = (await f.engines[0]!.store.providerStatus('cache'))!.heldRemovals!;
     f.writeContributions(kept.slice(0, 4));
     await f.engines[0]!.coordination.notes.confirmRemovals('cache', heldBefore.change);
-    await f.until('11 of 15 held back', async () => (await f.status()).providers[0]!.problems.some((p) => p.includes('11 would be removed (of 15)')), 10_000);
+    await f.until(
+      '11 of 15 held back',
+      async () => (await f.status()).providers[0]!.problems.some((p) => p.includes('11 would be removed (of 15)')),
+      10_000,
+    );
     await new Promise((r) => setTimeout(r, 1000));
     expect((await f.status()).consumers).toHaveLength(15);
     expect(await loginsOf(kept.slice(0, 15))).toEqual(kept.slice(0, 15).map(() => true));
 
     // and a file edited to remove few is applied at once
     f.writeContributions(kept.slice(0, 14));
-    await f.until('one removed, nothing held back', async () => {
-      const s = await f.status();
-      return s.consumers.length === 14 && s.providers[0]!.problems.length === 0;
-    }, 10_000);
+    await f.until(
+      'one removed, nothing held back',
+      async () => {
+        const s = await f.status();
+        return s.consumers.length === 14 && s.providers[0]!.problems.length === 0;
+      },
+      10_000,
+    );
   });
 });

@@ -51,7 +51,8 @@ async function forgetMarks(f: EngineFixture, consumers: Consumer[]): Promise<voi
 async function drop(f: EngineFixture, declared: Consumer[], gone: Consumer[]): Promise<void> {
   f.writeContributions(declared);
   await f.until('the dropped consumers removed', async () => {
-    for (const c of gone) if ((await f.engines[0]!.store.get(c.key)) !== null || (await keysOf(c.login)) !== null) return false;
+    for (const c of gone)
+      if ((await f.engines[0]!.store.get(c.key)) !== null || (await keysOf(c.login)) !== null) return false;
     return true;
   });
 }
@@ -126,13 +127,18 @@ describe('a removal', () => {
     await deliverLate(f, a!, specs.get(a!.key)!, readBefore);
     await f.until('the lost removal undone', () => f.canLogin(a!));
     await engine.resync!.sweep();
-    await f.until('removed again by the sweep', async () => (await engine.store.get(a!.key)) === null && (await keysOf(a!.login)) === null);
+    await f.until(
+      'removed again by the sweep',
+      async () => (await engine.store.get(a!.key)) === null && (await keysOf(a!.login)) === null,
+    );
     expect(f.logsFor(a!).filter((l) => l.msg.includes('removing it again'))).toHaveLength(1);
 
     // three at once is more than the guard allows (floor 2, a quarter of 5): held back, said once, nothing removed
     await forgetMarks(f, [a!]);
     for (const gone of [a!, b!, c!]) await deliverLate(f, gone, specs.get(gone.key)!, readBefore);
-    await f.until('the three lost removals undone', async () => (await Promise.all([a!, b!, c!].map((x) => f.canLogin(x)))).every(Boolean));
+    await f.until('the three lost removals undone', async () =>
+      (await Promise.all([a!, b!, c!].map((x) => f.canLogin(x)))).every(Boolean),
+    );
     await engine.resync!.sweep();
     await engine.resync!.sweep();
     const held = f.logs.filter((l) => l.msg.startsWith('removals held back: the sweep found 3 records'));
@@ -162,8 +168,14 @@ describe('a removal', () => {
 
     // valid again, without the victim: the next sweep removes it
     f.writeContributions(f.consumers.slice(0, 2));
-    await f.until('the file read again', async () => (await engine.store.providerStatus('cache'))?.contributionsError === null);
+    await f.until(
+      'the file read again',
+      async () => (await engine.store.providerStatus('cache'))?.contributionsError === null,
+    );
     await engine.resync!.sweep();
-    await f.until('removed by the sweep', async () => (await engine.store.get(victim.key)) === null && (await keysOf(victim.login)) === null);
+    await f.until(
+      'removed by the sweep',
+      async () => (await engine.store.get(victim.key)) === null && (await keysOf(victim.login)) === null,
+    );
   });
 });

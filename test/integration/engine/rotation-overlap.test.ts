@@ -1,4 +1,7 @@
-/** Rotation with overlap (redis-acl): a rotated grant secret leaves the old password accepted beside the new one for a while, then only the new one. */
+/**
+ * Rotation with overlap (redis-acl): a rotated grant secret leaves the old password accepted beside the new one for a
+ * while, then only the new one.
+ */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -8,10 +11,15 @@ import { engineFixtures, type Consumer } from './engine-fixture.js';
 
 describe('rotation with overlap', () => {
   const fixture = engineFixtures();
-  const login = (c: Consumer, password: string) => redisLogin(sharedBackend('redis'), c.login, password).catch(() => false);
+  const login = (c: Consumer, password: string) =>
+    redisLogin(sharedBackend('redis'), c.login, password).catch(() => false);
 
   it('both passwords work during the overlap, only the new one after it', async () => {
-    const f = await fixture({ consumers: 2, timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, providerLines: ['rotationOverlap: 4s'] });
+    const f = await fixture({
+      consumers: 2,
+      timing: { verifyEvery: '300ms', checkTimeout: '300ms' },
+      providerLines: ['rotationOverlap: 4s'],
+    });
     await f.startHeld();
     const [c] = f.consumers as [Consumer];
     const old = c.password;
@@ -23,9 +31,14 @@ describe('rotation with overlap', () => {
     expect(await login(c, next)).toBe(true);
     await f.until('held', () => f.allHeld(), 10_000);
     expect(f.logsFor(c).filter((l) => l.level >= 40)).toEqual([]);
-    const moves = f.logsFor(c).filter((l) => l.msg.includes(' → ')).map((l) => l.msg);
+    const moves = f
+      .logsFor(c)
+      .filter((l) => l.msg.includes(' → '))
+      .map((l) => l.msg);
     expect(moves).toContain('held → applying: grant secret rotated');
-    expect(moves).toContain("held → applying: passwords besides the grant secret's accepted (a rotation overlap over, or added by hand): removing them");
+    expect(moves).toContain(
+      "held → applying: passwords besides the grant secret's accepted (a rotation overlap over, or added by hand): removing them",
+    );
   });
 
   it('without an overlap, the old password stops with the rotation', async () => {

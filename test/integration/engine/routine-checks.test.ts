@@ -67,7 +67,9 @@ describe('routine checks', () => {
     const firstChecked = async () => {
       const states = await engine.coordination.notes.allStates();
       const memos = await engine.coordination.locks.checkMemos(Object.keys(states));
-      return Object.entries(states).every(([key, state]) => memos.get(key)?.rev === Number(state.split(' ')[1]) && memos.get(key)?.deepAt != null);
+      return Object.entries(states).every(
+        ([key, state]) => memos.get(key)?.rev === Number(state.split(' ')[1]) && memos.get(key)?.deepAt != null,
+      );
     };
     await f.until('every consumer checked after its apply', firstChecked);
     const storeAfter = { ...engine.store.counters };
@@ -76,8 +78,11 @@ describe('routine checks', () => {
     const status = await f.status();
     expect(status.healthy).toBe(true);
     for (const c of status.consumers) expect(c.lastCheck?.outcome).toBe('held');
-    // applied together, first checked spread over an interval (half to one and a half of it after each apply), not all one interval after
-    const firstWaits = (await engine.store.list()).map((r) => ('timer' in r && r.timer && r.appliedAt ? r.timer.dueAt.getTime() - r.appliedAt.getTime() : NaN));
+    // applied together, first checked spread over an interval (half to one and a half of it after each apply), not all
+    // one interval after
+    const firstWaits = (await engine.store.list()).map((r) =>
+      'timer' in r && r.timer && r.appliedAt ? r.timer.dueAt.getTime() - r.appliedAt.getTime() : NaN,
+    );
     for (const ms of firstWaits) expect(ms).toBeGreaterThanOrEqual(900);
     for (const ms of firstWaits) expect(ms).toBeLessThan(3_000 + 1_000);
     expect(Math.max(...firstWaits) - Math.min(...firstWaits)).toBeGreaterThan(800);

@@ -12,7 +12,12 @@ describe('s3-identities: no access-key churn', () => {
   const fixture = engineFixtures();
 
   it('sends zero CreateAccessKey over 20 held consumers and 20 s of routine checks', async () => {
-    const f = await fixture({ adapterKind: 's3-identities', provider: sharedBackend('s3'), consumers: 20, timing: { verifyEvery: '1s', checkTimeout: '1s', deepCheckEvery: '4s' } });
+    const f = await fixture({
+      adapterKind: 's3-identities',
+      provider: sharedBackend('s3'),
+      consumers: 20,
+      timing: { verifyEvery: '1s', checkTimeout: '1s', deepCheckEvery: '4s' },
+    });
     const engine = await f.startHeld();
     const adapter = engine.providers.get('cache')!.adapter as unknown as S3IdentitiesAdapter;
     await f.until('every record settled', () => f.settled(), 30_000);
@@ -30,7 +35,9 @@ describe('s3-identities: no access-key churn', () => {
     await new Promise((r) => setTimeout(r, 20_000));
     const churn = adapter.createAccessKeyCalls - firstApplies;
     const status = await f.status();
-    console.log(`[s3 no-churn] ${f.consumers.length} held consumers, 20 s at verifyEvery 1 s (deep every 4 s): CreateAccessKey sent after the first applies: ${churn} (first applies: ${firstApplies}; checks meanwhile: ${checks.light} light, ${checks.deep} deep)`);
+    console.log(
+      `[s3 no-churn] ${f.consumers.length} held consumers, 20 s at verifyEvery 1 s (deep every 4 s): CreateAccessKey sent after the first applies: ${churn} (first applies: ${firstApplies}; checks meanwhile: ${checks.light} light, ${checks.deep} deep)`,
+    );
     expect(churn).toBe(0);
     expect(checks.light + checks.deep).toBeGreaterThanOrEqual(10 * f.consumers.length);
     expect(status.consumers.every((c) => c.state === 'held')).toBe(true);

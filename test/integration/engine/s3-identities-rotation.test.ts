@@ -18,7 +18,10 @@ const s3 = () => sharedBackend('s3');
 /** Whether the gateway takes `secret` on `keyId`. */
 async function signsWith(keyId: string, secret: string): Promise<boolean> {
   try {
-    await new S3Requests(s3Endpoint(s3())).listBuckets({ accessKeyId: keyId, secretAccessKey: secret }, AbortSignal.timeout(10_000));
+    await new S3Requests(s3Endpoint(s3())).listBuckets(
+      { accessKeyId: keyId, secretAccessKey: secret },
+      AbortSignal.timeout(10_000),
+    );
     return true;
   } catch (error) {
     if (error instanceof S3ErrorReply) return false;
@@ -26,13 +29,19 @@ async function signsWith(keyId: string, secret: string): Promise<boolean> {
   }
 }
 
-const keysOf = async (c: Consumer) => blocks(await s3ByHand(s3(), 'ListAccessKeys', { UserName: c.login }), 'member').map((m) => first(m, 'AccessKeyId'));
+const keysOf = async (c: Consumer) =>
+  blocks(await s3ByHand(s3(), 'ListAccessKeys', { UserName: c.login }), 'member').map((m) => first(m, 'AccessKeyId'));
 
 describe('s3-identities: a grant-secret rotation', () => {
   const fixture = engineFixtures();
 
   it('without an overlap: the new secret works on the usual key at once, the old one stops', async () => {
-    const f = await fixture({ adapterKind: 's3-identities', provider: s3(), consumers: 1, timing: { verifyEvery: '1s', checkTimeout: '1s' } });
+    const f = await fixture({
+      adapterKind: 's3-identities',
+      provider: s3(),
+      consumers: 1,
+      timing: { verifyEvery: '1s', checkTimeout: '1s' },
+    });
     await f.startHeld();
     const [c] = f.consumers as [Consumer];
     const usual = accessKeyIdOf('cache', c.login);
@@ -44,7 +53,13 @@ describe('s3-identities: a grant-secret rotation', () => {
   });
 
   it('with rotationOverlap: the old secret on the usual key and the new one on the overlap key, then the new one on the usual key only', async () => {
-    const f = await fixture({ adapterKind: 's3-identities', provider: s3(), consumers: 2, timing: { verifyEvery: '1s', checkTimeout: '1s' }, providerLines: ['rotationOverlap: 6s'] });
+    const f = await fixture({
+      adapterKind: 's3-identities',
+      provider: s3(),
+      consumers: 2,
+      timing: { verifyEvery: '1s', checkTimeout: '1s' },
+      providerLines: ['rotationOverlap: 6s'],
+    });
     await f.startHeld();
     const [c, other] = f.consumers as [Consumer, Consumer];
     const usual = accessKeyIdOf('cache', c.login);
@@ -65,8 +80,13 @@ describe('s3-identities: a grant-secret rotation', () => {
     expect(await f.canLogin(other)).toBe(true);
     await f.until('held', () => f.allHeld(), 10_000);
     expect(f.logsFor(c).filter((l) => l.level >= 40)).toEqual([]);
-    const moves = f.logsFor(c).filter((l) => l.msg.includes(' → ')).map((l) => l.msg);
+    const moves = f
+      .logsFor(c)
+      .filter((l) => l.msg.includes(' → '))
+      .map((l) => l.msg);
     expect(moves).toContain('held → applying: grant secret rotated');
-    expect(moves).toContain("held → applying: passwords besides the grant secret's accepted (a rotation overlap over, or added by hand): removing them");
+    expect(moves).toContain(
+      "held → applying: passwords besides the grant secret's accepted (a rotation overlap over, or added by hand): removing them",
+    );
   });
 });

@@ -7,7 +7,10 @@ describe('a consumer waiting for its grant secret', () => {
   const fixture = engineFixtures();
 
   it('stays waiting between tries (never shown applying, its since kept), and is applied once the secret appears', async () => {
-    const f = await fixture({ consumers: 2, timing: { verifyEvery: '1s', checkTimeout: '500ms', retryBase: '200ms', secretGrace: '30s' } });
+    const f = await fixture({
+      consumers: 2,
+      timing: { verifyEvery: '1s', checkTimeout: '500ms', retryBase: '200ms', secretGrace: '30s' },
+    });
     const [late] = f.consumers as [(typeof f.consumers)[0]];
     rmSync(late.secretPath);
     await f.start();
@@ -28,9 +31,15 @@ describe('a consumer waiting for its grant secret', () => {
     expect([...seen]).toEqual(['waitingForSecret']);
     expect(sinces.size).toBe(1);
     const moves = f.logsFor(late).filter((l) => l.msg.includes(' → '));
-    expect(moves.map((l) => l.msg)).toEqual([expect.stringMatching(/^pending → waitingForSecret: grant secret .* does not exist$/)]);
+    expect(moves.map((l) => l.msg)).toEqual([
+      expect.stringMatching(/^pending → waitingForSecret: grant secret .* does not exist$/),
+    ]);
 
     writeFileSync(late.secretPath, `${late.password}\n`, { mode: 0o600 });
-    await f.until('applied once its secret exists', async () => (await f.allHeld()) && (await f.canLogin(late)), 10_000);
+    await f.until(
+      'applied once its secret exists',
+      async () => (await f.allHeld()) && (await f.canLogin(late)),
+      10_000,
+    );
   });
 });

@@ -1,4 +1,7 @@
-/** No grant password reaches a log line, a record, a job's data or an HTTP response (the dashboard, Bull Board's API, /status, /metrics): searched, not assumed. */
+/**
+ * No grant password reaches a log line, a record, a job's data or an HTTP response (the dashboard, Bull Board's API,
+ * /status, /metrics): searched, not assumed.
+ */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -10,7 +13,13 @@ import { ownershipOf } from '../../../src/config/config.js';
 import { sharedBackend, type BackendEndpoint } from '../../backends/index.js';
 import { Metrics } from '../../../src/metrics/metrics.js';
 import type { Engine } from '../../../src/engine/engine.js';
-import { engineFixtures as fixtures, sharedOf, type Consumer, type EngineFixture, type ProviderKindName } from './engine-fixture.js';
+import {
+  engineFixtures as fixtures,
+  sharedOf,
+  type Consumer,
+  type EngineFixture,
+  type ProviderKindName,
+} from './engine-fixture.js';
 import { LeakyAdapter } from './test-adapters.js';
 
 /** Every value under the queue's prefix, whatever its type. */
@@ -23,13 +32,19 @@ async function dumpRedis(redis: Redis, prefix: string): Promise<string> {
     for (const key of keys) {
       const type = await redis.type(key);
       const value =
-        type === 'hash' ? await redis.hgetall(key)
-        : type === 'list' ? await redis.lrange(key, 0, -1)
-        : type === 'zset' ? await redis.zrange(key, 0, -1, 'WITHSCORES')
-        : type === 'set' ? await redis.smembers(key)
-        : type === 'stream' ? await redis.xrange(key, '-', '+')
-        : type === 'string' ? await redis.get(key)
-        : null;
+        type === 'hash'
+          ? await redis.hgetall(key)
+          : type === 'list'
+            ? await redis.lrange(key, 0, -1)
+            : type === 'zset'
+              ? await redis.zrange(key, 0, -1, 'WITHSCORES')
+              : type === 'set'
+                ? await redis.smembers(key)
+                : type === 'stream'
+                  ? await redis.xrange(key, '-', '+')
+                  : type === 'string'
+                    ? await redis.get(key)
+                    : null;
       out.push(key, JSON.stringify(value));
     }
   } while (cursor !== '0');
@@ -56,9 +71,18 @@ describe('secrets', () => {
   it('never appear in logs, records or job data, even when a driver error echoes one', async () => {
     const queue = sharedBackend('redis');
     const store = sharedBackend('mongodb');
-    const f = await fixture({ queue, store, consumers: 8, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
+    const f = await fixture({
+      queue,
+      store,
+      consumers: 8,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
+    });
     const metrics = new Metrics();
-    const engine = await f.start(undefined, new LeakyAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!))), { metrics });
+    const engine = await f.start(
+      undefined,
+      new LeakyAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!))),
+      { metrics },
+    );
     await f.until('every consumer held', () => f.allHeld());
     // a hand-dropped login: lost, re-applied, logged
     const admin = new Redis(sharedBackend('redis').url);
@@ -66,7 +90,8 @@ describe('secrets', () => {
     admin.disconnect();
     await f.until('healed', async () => (await f.canLogin(f.consumers[0]!)) && (await f.allHeld()));
 
-    // a wait handed to the queue as a timer job (what a round does when a wait's run fails), for Bull Board to list with its ticket
+    // a wait handed to the queue as a timer job (what a round does when a wait's run fails), for Bull Board to list
+    // with its ticket
     await f.delayedTimerJob(f.consumers[0]!.key);
 
     const forms = (password: string) => [password, createHash('sha256').update(password).digest('hex')];
@@ -83,9 +108,13 @@ describe('secrets', () => {
       '/metrics',
       ...f.consumers.map((c) => `/consumer?key=${encodeURIComponent(c.key)}`),
       '/queues/api/queues',
-      ...['latest', 'delayed', 'waiting', 'active', 'completed', 'failed'].map((status) => `/queues/api/queues?activeQueue=${f.config.queue.name}&status=${status}&page=1&jobsPerPage=100`),
+      ...['latest', 'delayed', 'waiting', 'active', 'completed', 'failed'].map(
+        (status) => `/queues/api/queues?activeQueue=${f.config.queue.name}&status=${status}&page=1&jobsPerPage=100`,
+      ),
     ];
-    const served = (await Promise.all(paths.map(async (path) => `${path}\n${await (await fetch(`${server.url}${path}`)).text()}`))).join('\n');
+    const served = (
+      await Promise.all(paths.map(async (path) => `${path}\n${await (await fetch(`${server.url}${path}`)).text()}`))
+    ).join('\n');
     await server.close();
     expect(served).toContain(`${f.consumers[0]!.key} timer verify`); // Bull Board's API lists the jobs
     expect(jobs).toMatch(/\\"wait\\":\\"verify\\"/); // the due set's waits, with their tickets, are searched too
@@ -95,7 +124,9 @@ describe('secrets', () => {
     expect(jobs).toContain(f.consumers[0]!.key);
     expect(records).toContain(f.consumers[0]!.login);
     // the leak happened and was scrubbed
-    expect(logs).toContain("apply failed (ERR Error in ACL SETUSER modifier '>[redacted]': Syntax error: password was [redacted])");
+    expect(logs).toContain(
+      "apply failed (ERR Error in ACL SETUSER modifier '>[redacted]': Syntax error: password was [redacted])",
+    );
     expect(records).toContain('[redacted]');
 
     for (const c of f.consumers) {
@@ -114,7 +145,10 @@ describe('secrets', () => {
   });
 });
 
-/** The bodies of the read-only HTTP server's pages (dashboard, status, metrics, each consumer, Bull Board's API), each after its path. */
+/**
+ * The bodies of the read-only HTTP server's pages (dashboard, status, metrics, each consumer, Bull Board's API), each
+ * after its path.
+ */
 async function servedBodies(engine: Engine, f: EngineFixture): Promise<string> {
   const server = await f.httpServer(engine, new Metrics());
   try {
@@ -123,9 +157,13 @@ async function servedBodies(engine: Engine, f: EngineFixture): Promise<string> {
       '/status?all=1',
       '/metrics',
       ...f.consumers.map((c) => `/consumer?key=${encodeURIComponent(c.key)}`),
-      ...['latest', 'delayed', 'waiting', 'active', 'completed', 'failed'].map((status) => `/queues/api/queues?activeQueue=${f.config.queue.name}&status=${status}&page=1&jobsPerPage=100`),
+      ...['latest', 'delayed', 'waiting', 'active', 'completed', 'failed'].map(
+        (status) => `/queues/api/queues?activeQueue=${f.config.queue.name}&status=${status}&page=1&jobsPerPage=100`,
+      ),
     ];
-    return (await Promise.all(paths.map(async (path) => `${path}\n${await (await fetch(`${server.url}${path}`)).text()}`))).join('\n');
+    return (
+      await Promise.all(paths.map(async (path) => `${path}\n${await (await fetch(`${server.url}${path}`)).text()}`))
+    ).join('\n');
   } finally {
     await server.close();
   }
@@ -137,14 +175,26 @@ function keyForms(storedKey: string, serverKey: string): string[] {
 }
 
 /** Every derived form of each consumer's password the backend keeps now: what a leak would look like. */
-const derivedForms: Record<Exclude<ProviderKindName, 'redis-acl'>, (b: BackendEndpoint, tag: string, consumers: Consumer[]) => Promise<Map<string, string[]>>> = {
+const derivedForms: Record<
+  Exclude<ProviderKindName, 'redis-acl'>,
+  (b: BackendEndpoint, tag: string, consumers: Consumer[]) => Promise<Map<string, string[]>>
+> = {
   'postgres-roles': async (b, _tag, consumers) => {
-    const client = new pg.Client({ host: b.host, port: b.port, user: b.admin.username, password: b.admin.password, database: 'postgres' });
+    const client = new pg.Client({
+      host: b.host,
+      port: b.port,
+      user: b.admin.username,
+      password: b.admin.password,
+      database: 'postgres',
+    });
     await client.connect();
     try {
       const forms = new Map<string, string[]>();
       for (const c of consumers) {
-        const { rows } = await client.query<{ rolpassword: string }>('SELECT rolpassword FROM pg_authid WHERE rolname = $1', [c.login]);
+        const { rows } = await client.query<{ rolpassword: string }>(
+          'SELECT rolpassword FROM pg_authid WHERE rolname = $1',
+          [c.login],
+        );
         const verifier = rows[0]?.rolpassword ?? '';
         const match = /^SCRAM-SHA-256\$\d+:[^$]+\$([^:]+):(.+)$/.exec(verifier);
         expect(match, `${c.login} has a SCRAM verifier`).not.toBeNull();
@@ -155,7 +205,8 @@ const derivedForms: Record<Exclude<ProviderKindName, 'redis-acl'>, (b: BackendEn
       await client.end();
     }
   },
-  // the server keeps the secret itself (searched already); SigV4 signatures cover a date and a request, so no form derives from it alone
+  // the server keeps the secret itself (searched already); SigV4 signatures cover a date and a request, so no form
+  // derives from it alone
   's3-identities': () => Promise.resolve(new Map()),
   'mongodb-users': async (b, tag, consumers) => {
     const client = new MongoClient(b.url);
@@ -167,7 +218,10 @@ const derivedForms: Record<Exclude<ProviderKindName, 'redis-acl'>, (b: BackendEn
         };
         const credentials = Object.values(reply.users[0]?.credentials ?? {});
         expect(credentials.length, `${c.login} shows its credentials`).toBeGreaterThan(0);
-        forms.set(c.key, credentials.flatMap((k) => keyForms(k.storedKey, k.serverKey)));
+        forms.set(
+          c.key,
+          credentials.flatMap((k) => keyForms(k.storedKey, k.serverKey)),
+        );
       }
       return forms;
     } finally {
@@ -183,7 +237,14 @@ describe.each(['postgres-roles', 'mongodb-users', 's3-identities'] as const)('se
     const queue = sharedBackend('redis');
     const store = sharedBackend('mongodb');
     const provider = sharedOf(kind);
-    const f = await fixture({ adapterKind: kind, provider, queue, store, consumers: 4, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
+    const f = await fixture({
+      adapterKind: kind,
+      provider,
+      queue,
+      store,
+      consumers: 4,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
+    });
     const engine = await f.startHeld();
     // a rotated secret: applied again, checked light and deep
     const [rotated] = f.consumers as [Consumer];
@@ -205,7 +266,11 @@ describe.each(['postgres-roles', 'mongodb-users', 's3-identities'] as const)('se
     expect(served).toContain(rotated.key);
 
     for (const c of f.consumers) {
-      for (const form of [c.password, createHash('sha256').update(c.password).digest('hex'), ...(forms.get(c.key) ?? [])]) {
+      for (const form of [
+        c.password,
+        createHash('sha256').update(c.password).digest('hex'),
+        ...(forms.get(c.key) ?? []),
+      ]) {
         expect(served.includes(form), `an HTTP response mentions a form of ${c.key}'s password`).toBe(false);
         expect(logs.includes(form), `log mentions a form of ${c.key}'s password`).toBe(false);
         expect(jobs.includes(form), `job data mentions a form of ${c.key}'s password`).toBe(false);

@@ -26,7 +26,11 @@ const PREFIX = '{hf{tag}}';
  * The consumers whose waits each shard holds, by key: how many (in its due set, and as timer
  * jobs waiting, delayed or running in its queue: a consumer's wait must be in one place only).
  */
-async function waitsPerShard(redis: Redis, prefixes: readonly string[], queues: ConsumerQueue['queues']): Promise<Array<Map<string, number>>> {
+async function waitsPerShard(
+  redis: Redis,
+  prefixes: readonly string[],
+  queues: ConsumerQueue['queues'],
+): Promise<Array<Map<string, number>>> {
   const due = await dueWaitsPerShard(redis, prefixes);
   return Promise.all(
     queues.map(async (queue, shard) => {
@@ -42,14 +46,22 @@ async function waitsPerShard(redis: Redis, prefixes: readonly string[], queues: 
 /** Every consumer checked since `since` (by the status). */
 async function checkedSince(f: EngineFixture, since: number): Promise<boolean> {
   const { consumers } = await f.status();
-  return consumers.length === f.consumers.length && consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > since);
+  return (
+    consumers.length === f.consumers.length &&
+    consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > since)
+  );
 }
 
 describe('a queue of three shards', () => {
   const fixture = engineFixtures();
 
   it("spreads the consumers' keys over all three hash tags, each consumer's in its own shard, and shows every shard's queue", async () => {
-    const f = await fixture({ consumers: 30, shards: 3, prefix: PREFIX, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
+    const f = await fixture({
+      consumers: 30,
+      shards: 3,
+      prefix: PREFIX,
+      timing: { verifyEvery: '1s', checkTimeout: '500ms' },
+    });
     const metrics = new Metrics();
     const engine = await f.start(undefined, undefined, { metrics });
     await f.until('every consumer held', () => f.allHeld());
@@ -65,7 +77,10 @@ describe('a queue of three shards', () => {
     expect(await redis.keys(`${f.config.queue.prefix}:*`)).toEqual([`${f.config.queue.prefix}:holdfast:layout`]);
     expect(await redis.get(`${f.config.queue.prefix}:holdfast:layout`)).toBe('3 1');
     for (const [shard, prefix] of prefixes.entries()) {
-      const own = f.consumers.filter((c) => shardOf(c.key, 3) === shard).map((c) => c.key).sort();
+      const own = f.consumers
+        .filter((c) => shardOf(c.key, 3) === shard)
+        .map((c) => c.key)
+        .sort();
       expect(own.length).toBeGreaterThan(0);
       expect((await redis.hkeys(`${prefix}:holdfast:states`)).sort()).toEqual(own);
       expect((await redis.hkeys(`${prefix}:holdfast:checks`)).sort()).toEqual(own);
@@ -73,7 +88,9 @@ describe('a queue of three shards', () => {
     // each consumer's wait is in its own shard's due set, once, and nowhere else
     await f.until('each wait in its own shard', async () => {
       const waits = await waitsPerShard(redis, prefixes, engine.queue.queues);
-      return f.consumers.every((c) => waits.every((inShard, shard) => (inShard.get(c.key) ?? 0) === (shard === shardOf(c.key, 3) ? 1 : 0)));
+      return f.consumers.every((c) =>
+        waits.every((inShard, shard) => (inShard.get(c.key) ?? 0) === (shard === shardOf(c.key, 3) ? 1 : 0)),
+      );
     });
     redis.disconnect();
 
@@ -87,35 +104,60 @@ describe('a queue of three shards', () => {
         const text = await (await fetch(`${server.url}/metrics`)).text();
         return /^holdfast_due_waits\{state="scheduled"\} 30$/m.test(text);
       });
-      const board = (await (await fetch(`${server.url}/queues/api/queues`)).json()) as { queues: Array<{ name: string }> };
+      const board = (await (await fetch(`${server.url}/queues/api/queues`)).json()) as {
+        queues: Array<{ name: string }>;
+      };
       // each shard's consumers' queue, and its rounds'
-      expect(board.queues.map((q) => q.name).sort()).toEqual(prefixes.flatMap((p) => [`${p}:consumers`, `${p}:consumers-rounds`]));
+      expect(board.queues.map((q) => q.name).sort()).toEqual(
+        prefixes.flatMap((p) => [`${p}:consumers`, `${p}:consumers-rounds`]),
+      );
     } finally {
       await server.close();
     }
   });
 
-  it('heals a cache restarted without an ACL file at each consumer\'s next check, in every shard', async () => {
+  it("heals a cache restarted without an ACL file at each consumer's next check, in every shard", async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({ provider, consumers: 60, shards: 3, prefix: PREFIX, timing: { verifyEvery: '2s', checkTimeout: '1s' } });
+    const f = await fixture({
+      provider,
+      consumers: 60,
+      shards: 3,
+      prefix: PREFIX,
+      timing: { verifyEvery: '2s', checkTimeout: '1s' },
+    });
     await f.startHeld();
     expect((await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean)).toBe(true);
 
     await provider.restart();
     const restarted = Date.now();
     expect(await f.canLogin(f.consumers[0]!)).toBe(false);
-    const healMs = await f.until('every consumer to authenticate again', async () => (await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean), 3 * 2100);
-    console.log(`[shards] ${f.consumers.length} consumers over 3 shards healed ${healMs} ms after the restart (verifyEvery 2 s)`);
+    const healMs = await f.until(
+      'every consumer to authenticate again',
+      async () => (await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean),
+      3 * 2100,
+    );
+    console.log(
+      `[shards] ${f.consumers.length} consumers over 3 shards healed ${healMs} ms after the restart (verifyEvery 2 s)`,
+    );
     for (const c of f.consumers) {
       const said = f.logsFor(c).filter((l) => (l.time as number) >= restarted);
-      expect(said.map((l) => l.msg)).toContain('not held (missing: the backend has no such ACL user); applying again now');
+      expect(said.map((l) => l.msg)).toContain(
+        'not held (missing: the backend has no such ACL user); applying again now',
+      );
     }
     await f.until('status healthy', async () => (await f.status()).healthy);
   });
 
   it("resumes every consumer when the queue is flushed, and when one shard's keys alone are lost", async () => {
     const queue = await ownBackend('redis');
-    const f = await fixture({ queue, consumers: 30, shards: 3, prefix: PREFIX, timing: { verifyEvery: '300ms', checkTimeout: '300ms' }, resyncEvery: '1s' });
+    const f = await fixture({
+      queue,
+      consumers: 30,
+      shards: 3,
+      prefix: PREFIX,
+      timing: { verifyEvery: '300ms', checkTimeout: '300ms' },
+      resyncEvery: '1s',
+    });
     await f.startHeld();
     const admin = new Redis(queue.url);
 
@@ -136,38 +178,59 @@ describe('a queue of three shards', () => {
     await admin.del(...lostKeys);
     const lost = Date.now();
     const inLostShard = f.consumers.filter((c) => shardOf(c.key, 3) === 1);
-    await f.until('the lost shard\'s consumers checked again', async () => {
+    await f.until("the lost shard's consumers checked again", async () => {
       const { consumers } = await f.status();
       return inLostShard.every((c) => {
         const at = consumers.find((s) => s.consumer === c.key)?.lastCheck?.at;
         return at !== undefined && Date.parse(at) > lost + 500;
       });
     });
-    expect((await dueWaitsPerShard(admin, shardPrefixes(f.config.queue.prefix, 3))).flat().sort()).toEqual(f.consumers.map((c) => c.key).sort());
+    expect((await dueWaitsPerShard(admin, shardPrefixes(f.config.queue.prefix, 3))).flat().sort()).toEqual(
+      f.consumers.map((c) => c.key).sort(),
+    );
     admin.disconnect();
     expect(f.logs.filter((l) => (l.time as number) >= lost && l.level >= 50).map((l) => l.msg)).toEqual([]);
     // said once, naming the shard that forgot, not the whole queue
-    const forgot = f.logs.filter((l) => (l.time as number) >= lost && / forgot every job|forgotten every job/.test(l.msg)).map((l) => l.msg);
+    const forgot = f.logs
+      .filter((l) => (l.time as number) >= lost && / forgot every job|forgotten every job/.test(l.msg))
+      .map((l) => l.msg);
     expect(forgot).toEqual([expect.stringContaining(`queue shard ${lostPrefix} of 3 forgot every job`) as unknown]);
     await f.until('status healthy', async () => (await f.status()).healthy);
   });
 
   it('two workers take every shard, never act on one consumer at once, and every consumer ends held', async () => {
-    const f = await fixture({ consumers: 120, shards: 3, prefix: PREFIX, timing: { verifyEvery: '10s', checkTimeout: '2s' }, concurrency: 8 });
+    const f = await fixture({
+      consumers: 120,
+      shards: 3,
+      prefix: PREFIX,
+      timing: { verifyEvery: '10s', checkTimeout: '2s' },
+      concurrency: 8,
+    });
     const admin = f.config.providers[0]!.admin;
     const detector = { inFlight: new Map<string, Call>(), overlaps: [] as string[] };
     const first = new RecordingAdapter(redisAcl.connect(admin, ownershipOf(f.config.providers[0]!)), detector);
     const second = new RecordingAdapter(redisAcl.connect(admin, ownershipOf(f.config.providers[0]!)), detector);
-    const [a, b] = [await f.start({ sync: true, worker: true }, first), await f.start({ sync: false, worker: true }, second)];
+    const [a, b] = [
+      await f.start({ sync: true, worker: true }, first),
+      await f.start({ sync: false, worker: true }, second),
+    ];
     await f.until('every consumer held', () => f.allHeld(), 90_000);
 
     const contended = f.consumers.slice(0, 30);
     const burstStart = Date.now();
     for (let round = 0; round < 2; round++) {
-      await Promise.all(contended.flatMap((c) => [a.queue.send(c.key, { type: 'CHECK_NOW' }), b.queue.send(c.key, { type: 'CHECK_NOW' })]));
+      await Promise.all(
+        contended.flatMap((c) => [
+          a.queue.send(c.key, { type: 'CHECK_NOW' }),
+          b.queue.send(c.key, { type: 'CHECK_NOW' }),
+        ]),
+      );
       await new Promise((r) => setTimeout(r, 1000));
     }
-    const asked = (login: string) => [...first.calls, ...second.calls].filter((c) => c.method === 'holds' && c.login === login && c.start >= burstStart).length;
+    const asked = (login: string) =>
+      [...first.calls, ...second.calls].filter(
+        (c) => c.method === 'holds' && c.login === login && c.start >= burstStart,
+      ).length;
     await f.until('every ask served', () => contended.every((c) => asked(c.login) >= 4), 60_000);
     await f.until('every consumer held', () => f.allHeld(), 60_000);
 
@@ -191,7 +254,11 @@ describe('a queue of three shards', () => {
       const adapter = recorder();
       const since = Date.now();
       const engine = await f.start(undefined, adapter);
-      await f.until(`every consumer checked twice at ${shards} shard(s)`, async () => (await checkedSince(f, since)) && adapter.count('holds', since) >= 2 * f.consumers.length, 30_000);
+      await f.until(
+        `every consumer checked twice at ${shards} shard(s)`,
+        async () => (await checkedSince(f, since)) && adapter.count('holds', since) >= 2 * f.consumers.length,
+        30_000,
+      );
       return { engine, adapter };
     };
 
@@ -206,26 +273,38 @@ describe('a queue of three shards', () => {
     expect((await keysPerShard([redis], shardPrefixes(f.config.queue.prefix, 3))).every((n) => n > 0)).toBe(true);
     await three.engine.stop();
     f.engines.splice(0);
-    // a consumer whose shard moves leaves a timer job in its shard of three (a wait handed to the queue): a worker of two shards drops it unrun
-    const moved = f.consumers.filter((c) => shardOf(c.key, 3) < 2 && shardOf(c.key, 3) !== shardOf(c.key, 2)).map((c) => c.key);
+    // a consumer whose shard moves leaves a timer job in its shard of three (a wait handed to the queue): a worker of
+    // two shards drops it unrun
+    const moved = f.consumers
+      .filter((c) => shardOf(c.key, 3) < 2 && shardOf(c.key, 3) !== shardOf(c.key, 2))
+      .map((c) => c.key);
     expect(moved.length).toBeGreaterThan(0);
     await f.delayedTimerJob(moved[0]!, 0);
 
     const resharded = Date.now();
     const two = await run(2);
     await f.until('every consumer held at 2 shards', () => f.allHeld());
-    // the moved consumers' waits left in their shards of three were cleared with the shards: each wait is in its own shard alone
+    // the moved consumers' waits left in their shards of three were cleared with the shards: each wait is in its own
+    // shard alone
     const twoPrefixes = shardPrefixes(f.config.queue.prefix, 2);
     await f.until('each consumer with one wait, in its own shard', async () => {
       const waits = await waitsPerShard(redis, twoPrefixes, two.engine.queue.queues);
-      return f.consumers.every((c) => waits.every((inShard, shard) => (inShard.get(c.key) ?? 0) === (shard === shardOf(c.key, 2) ? 1 : 0)));
+      return f.consumers.every((c) =>
+        waits.every((inShard, shard) => (inShard.get(c.key) ?? 0) === (shard === shardOf(c.key, 2) ? 1 : 0)),
+      );
     });
-    const dropped = f.logs.filter((l) => (l.time as number) >= resharded && l.msg.startsWith('job dropped as stale: it is in shard')).map((l) => l.consumer);
+    const dropped = f.logs
+      .filter((l) => (l.time as number) >= resharded && l.msg.startsWith('job dropped as stale: it is in shard'))
+      .map((l) => l.consumer);
     expect(dropped).toEqual([moved[0]]);
 
-    // no shard keeps what consumers of the other layouts left there: the status reads each consumer once, from its own shard
+    // no shard keeps what consumers of the other layouts left there: the status reads each consumer once, from its own
+    // shard
     for (const [shard, prefix] of shardPrefixes(f.config.queue.prefix, 2).entries()) {
-      const own = f.consumers.filter((c) => shardOf(c.key, 2) === shard).map((c) => c.key).sort();
+      const own = f.consumers
+        .filter((c) => shardOf(c.key, 2) === shard)
+        .map((c) => c.key)
+        .sort();
       expect((await redis.hkeys(`${prefix}:holdfast:states`)).sort()).toEqual(own);
       expect((await redis.zrange(`${prefix}:holdfast:checked:cache`, 0, -1)).sort()).toEqual(own);
     }
@@ -234,13 +313,18 @@ describe('a queue of three shards', () => {
     expect(detector.overlaps).toEqual([]);
     // re-sharding applied nothing again: the records stayed held throughout
     expect(three.adapter.count('create') + two.adapter.count('create')).toBe(0);
-    for (const c of f.consumers) expect(f.logsFor(c).filter((l) => (l.time as number) >= resharded && l.level >= 40)).toEqual([]);
+    for (const c of f.consumers)
+      expect(f.logsFor(c).filter((l) => (l.time as number) >= resharded && l.level >= 40)).toEqual([]);
     expect((await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean)).toBe(true);
 
-    // a consumer removed at two shards, then back to one: what the one shard held from before is cleared, no ghost of it stays
+    // a consumer removed at two shards, then back to one: what the one shard held from before is cleared, no ghost of
+    // it stays
     const gone = f.consumers.splice(-1)[0]!;
     f.writeContributions(f.consumers);
-    await f.until('the removed consumer gone', async () => (await two.engine.store.get(gone.key)) === null && !(await f.canLogin(gone)));
+    await f.until(
+      'the removed consumer gone',
+      async () => (await two.engine.store.get(gone.key)) === null && !(await f.canLogin(gone)),
+    );
     await two.engine.stop();
     f.engines.splice(0);
     await run(1);
@@ -252,8 +336,11 @@ describe('a queue of three shards', () => {
     expect(detector.overlaps).toEqual([]);
     redis.disconnect();
 
-    // a worker on another number of shards than the queue is set up for is refused: it would take other queues and other locks
+    // a worker on another number of shards than the queue is set up for is refused: it would take other queues and
+    // other locks
     await f.setShards(3);
-    await expect(f.start({ sync: false, worker: true })).rejects.toThrow("queue.shards is 3 here, but the queue's Redis is set up for 1: every holdfast process must use the same queue.shards");
+    await expect(f.start({ sync: false, worker: true })).rejects.toThrow(
+      "queue.shards is 3 here, but the queue's Redis is set up for 1: every holdfast process must use the same queue.shards",
+    );
   }, 180_000);
 });

@@ -18,10 +18,13 @@ describe('the record store down', () => {
   it('frozen, then stopped: only checks while it does not answer, and every consumer held again after', async () => {
     const store = await ownBackend('mongodb');
     const f = await fixture({ store, consumers: 10, timing: { verifyEvery: '300ms', checkTimeout: '300ms' } });
-    const recorder = new RecordingAdapter(redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)));
+    const recorder = new RecordingAdapter(
+      redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)),
+    );
     await f.startHeld(undefined, recorder);
     const engine = f.engines[0]!;
-    const saidDown = () => f.logs.filter((l) => l.msg.startsWith('the record store at ') && l.msg.includes('does not answer')).length;
+    const saidDown = () =>
+      f.logs.filter((l) => l.msg.startsWith('the record store at ') && l.msg.includes('does not answer')).length;
     const saidBack = () => f.logs.filter((l) => l.msg.includes('answers again after')).length;
 
     for (const [outage, restore, n] of [
@@ -48,10 +51,14 @@ describe('the record store down', () => {
       await restore();
       await f.until('answering again', () => engine.storeWatch.down === null, 20_000);
       const back = Date.now();
-      await f.until('every consumer asked again and held', async () => {
-        const asked = new Set(recorder.calls.filter((c) => c.start >= back).map((c) => c.login));
-        return asked.size === f.consumers.length && (await f.allHeld());
-      }, 20_000);
+      await f.until(
+        'every consumer asked again and held',
+        async () => {
+          const asked = new Set(recorder.calls.filter((c) => c.start >= back).map((c) => c.login));
+          return asked.size === f.consumers.length && (await f.allHeld());
+        },
+        20_000,
+      );
       expect(saidBack()).toBe(n);
     }
     for (const c of f.consumers) expect(await f.canLogin(c)).toBe(true);

@@ -14,7 +14,10 @@ describe('a suspended consumer', () => {
     const [paused, other] = f.consumers as [(typeof f.consumers)[0], (typeof f.consumers)[0]];
 
     await engine.queue.send(paused.key, { type: 'SUSPEND' });
-    await f.until('suspended', async () => (await f.status()).consumers.find((c) => c.consumer === paused.key)?.state === 'suspended');
+    await f.until(
+      'suspended',
+      async () => (await f.status()).consumers.find((c) => c.consumer === paused.key)?.state === 'suspended',
+    );
     const admin = new Redis(provider.url);
     try {
       await admin.call('ACL', 'DELUSER', paused.login);
@@ -25,13 +28,21 @@ describe('a suspended consumer', () => {
       expect(await f.canLogin(paused)).toBe(false);
       const status = await f.status();
       const shown = status.consumers.find((c) => c.consumer === paused.key)!;
-      expect(shown).toMatchObject({ state: 'suspended', label: 'suspended: not checked until resumed', healthy: false, reason: 'suspended by an operator', nextAt: null });
+      expect(shown).toMatchObject({
+        state: 'suspended',
+        label: 'suspended: not checked until resumed',
+        healthy: false,
+        reason: 'suspended by an operator',
+        nextAt: null,
+      });
       expect(status.healthy).toBe(false);
       expect(f.logsFor(paused).some((l) => l.msg.startsWith('not held'))).toBe(false);
 
       await engine.queue.send(paused.key, { type: 'RESUME' });
       await f.until('healed once resumed', async () => (await f.canLogin(paused)) && (await f.allHeld()), 10_000);
-      expect(f.logsFor(paused).map((l) => l.msg)).toContain('not held (missing: the backend has no such ACL user); applying again now');
+      expect(f.logsFor(paused).map((l) => l.msg)).toContain(
+        'not held (missing: the backend has no such ACL user); applying again now',
+      );
     } finally {
       admin.disconnect();
     }

@@ -19,7 +19,10 @@ export class RecordingAdapter implements Adapter {
   /** Recorders sharing `shared` detect overlaps between them (two workers, one detector). */
   constructor(
     private readonly inner: Adapter,
-    private readonly shared: { inFlight: Map<string, Call>; overlaps: string[] } = { inFlight: new Map(), overlaps: [] },
+    private readonly shared: { inFlight: Map<string, Call>; overlaps: string[] } = {
+      inFlight: new Map(),
+      overlaps: [],
+    },
   ) {}
 
   get overlaps(): string[] {
@@ -33,12 +36,16 @@ export class RecordingAdapter implements Adapter {
   private async record<T>(method: Call['method'], login: string, run: () => Promise<T>): Promise<T> {
     const call: Call = { method, login, start: Date.now() };
     const other = this.inFlight.get(login);
-    if (other) this.shared.overlaps.push(`${method} on ${login} began while ${other.method} (since ${call.start - other.start} ms) was in flight`);
+    if (other)
+      this.shared.overlaps.push(
+        `${method} on ${login} began while ${other.method} (since ${call.start - other.start} ms) was in flight`,
+      );
     this.inFlight.set(login, call);
     this.calls.push(call);
     try {
       const result = await run();
-      call.outcome = typeof result === 'object' && result !== null && 'held' in result ? (result.held ? 'held' : 'not-held') : 'ok';
+      call.outcome =
+        typeof result === 'object' && result !== null && 'held' in result ? (result.held ? 'held' : 'not-held') : 'ok';
       return result;
     } catch (error) {
       call.outcome = `threw: ${(error as Error).message}`;
@@ -89,7 +96,11 @@ export class DisagreeingAdapter implements Adapter {
   }
 
   holds(): Promise<HoldsAnswer> {
-    return Promise.resolve({ held: false, reason: 'rules-differ', detail: 'commands: backend has "-@all", expected "+@read"' });
+    return Promise.resolve({
+      held: false,
+      reason: 'rules-differ',
+      detail: 'commands: backend has "-@all", expected "+@read"',
+    });
   }
 
   close(): Promise<void> {
@@ -106,7 +117,11 @@ export class LeakyAdapter implements Adapter {
   create(grant: Grant, options: CallOptions): Promise<void> {
     if (!this.failed.has(grant.login)) {
       this.failed.add(grant.login);
-      return Promise.reject(new Error(`ERR Error in ACL SETUSER modifier '>${grant.password}': Syntax error`, { cause: new Error(`password was ${grant.password}`) }));
+      return Promise.reject(
+        new Error(`ERR Error in ACL SETUSER modifier '>${grant.password}': Syntax error`, {
+          cause: new Error(`password was ${grant.password}`),
+        }),
+      );
     }
     return this.inner.create(grant, options);
   }

@@ -17,7 +17,7 @@ import { engineFixtures, readable } from './engine-fixture.js';
 describe("a provider's timeline", () => {
   const fixture = engineFixtures();
 
-  it('gets a loss and a heal per consumer when the cache restarts, in the status\'s words, and nothing for checks that pass', async () => {
+  it("gets a loss and a heal per consumer when the cache restarts, in the status's words, and nothing for checks that pass", async () => {
     const provider = await ownBackend('redis');
     const f = await fixture({ provider, consumers: 12, timing: { verifyEvery: '1s', checkTimeout: '1s' } });
     const engine = await f.startHeld();
@@ -27,12 +27,23 @@ describe("a provider's timeline", () => {
     expect(await timeline()).toEqual([]);
 
     await provider.restart();
-    await f.until('every consumer to authenticate again', async () => (await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean), 30_000);
-    await f.until('a heal per consumer in the timeline', async () => (await timeline()).filter((e) => e.kind === 'healed').length >= f.consumers.length, 30_000);
+    await f.until(
+      'every consumer to authenticate again',
+      async () => (await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean),
+      30_000,
+    );
+    await f.until(
+      'a heal per consumer in the timeline',
+      async () => (await timeline()).filter((e) => e.kind === 'healed').length >= f.consumers.length,
+      30_000,
+    );
     const events = await timeline();
     for (const c of f.consumers) {
       const own = events.filter((e) => e.key === c.key);
-      expect(own.map((e) => e.kind), c.key).toEqual(['lost', 'healed']);
+      expect(
+        own.map((e) => e.kind),
+        c.key,
+      ).toEqual(['lost', 'healed']);
       const [lost, healed] = own as [TimelineEvent, TimelineEvent];
       expect(healed.tookMs).toBeGreaterThan(0);
       expect(healed.at - healed.tookMs!).toBeLessThanOrEqual(lost.at);
@@ -49,7 +60,12 @@ describe("a provider's timeline", () => {
     const raw = JSON.stringify(await queue.xrange(`${holdfastPrefix(f.config.queue.prefix)}:events:cache`, '-', '+'));
     queue.disconnect();
     expect(raw).toContain('healed'); // read what it holds, not nothing
-    for (const secret of [...f.consumers.map((c) => c.password), provider.admin.password, sharedBackend('redis').admin.password]) expect(raw).not.toContain(secret);
+    for (const secret of [
+      ...f.consumers.map((c) => c.password),
+      provider.admin.password,
+      sharedBackend('redis').admin.password,
+    ])
+      expect(raw).not.toContain(secret);
 
     // routine checks that pass write nothing, to the stream neither
     const settledCount = (await timeline()).length;
@@ -61,16 +77,35 @@ describe("a provider's timeline", () => {
     const redis = new Redis(sharedBackend('redis').url);
     const prefix = holdfastPrefix(`hfcap${randomBytes(3).toString('hex')}`);
     const coordination = createCoordination(redis, prefix);
-    const brief: ConsumerSummary = { rev: 1, state: 'lost', since: 0, login: 'x', brakeCount: 0, reason: 'missing', dueAt: null, lastCheck: null };
+    const brief: ConsumerSummary = {
+      rev: 1,
+      state: 'lost',
+      since: 0,
+      login: 'x',
+      brakeCount: 0,
+      reason: 'missing',
+      dueAt: null,
+      lastCheck: null,
+    };
     try {
       for (let round = 0; round < 5; round++) {
-        const entries = Array.from({ length: 5000 }, (_, i) => [`capped/c${i}`, { ...brief, rev: round + 1 }, [{ at: Date.now(), kind: 'lost', key: `capped/c${i}`, state: 'lost', reason: 'missing' }]] as const);
+        const entries = Array.from(
+          { length: 5000 },
+          (_, i) =>
+            [
+              `capped/c${i}`,
+              { ...brief, rev: round + 1 },
+              [{ at: Date.now(), kind: 'lost', key: `capped/c${i}`, state: 'lost', reason: 'missing' }],
+            ] as const,
+        );
         await coordination.notes.noteSummaries(entries);
       }
       const length = await redis.xlen(`${prefix}:events:capped`);
       expect(length).toBeGreaterThanOrEqual(TIMELINE_CAP);
       expect(length).toBeLessThan(TIMELINE_CAP * 1.1);
-      expect((await coordination.notes.timeline('capped', Date.now() - 3_600_000)).length).toBeLessThanOrEqual(TIMELINE_CAP);
+      expect((await coordination.notes.timeline('capped', Date.now() - 3_600_000)).length).toBeLessThanOrEqual(
+        TIMELINE_CAP,
+      );
     } finally {
       const keys = await redis.keys(`${prefix}:*`);
       if (keys.length > 0) await redis.del(...keys);

@@ -14,7 +14,10 @@ describe('two workers on the same queue', () => {
     const detector = { inFlight: new Map<string, Call>(), overlaps: [] as string[] };
     const first = new RecordingAdapter(redisAcl.connect(admin, ownershipOf(f.config.providers[0]!)), detector);
     const second = new RecordingAdapter(redisAcl.connect(admin, ownershipOf(f.config.providers[0]!)), detector);
-    const [a, b] = [await f.start({ sync: true, worker: true }, first), await f.start({ sync: false, worker: true }, second)];
+    const [a, b] = [
+      await f.start({ sync: true, worker: true }, first),
+      await f.start({ sync: false, worker: true }, second),
+    ];
     const t0 = Date.now();
     await f.until('every consumer held', () => f.allHeld(), 90_000);
     console.log(`[two workers] 200 consumers held after ${Date.now() - t0} ms`);
@@ -23,11 +26,19 @@ describe('two workers on the same queue', () => {
     const contended = f.consumers.slice(0, 50);
     const burstStart = Date.now();
     for (let round = 0; round < 2; round++) {
-      await Promise.all(contended.flatMap((c) => [a.queue.send(c.key, { type: 'CHECK_NOW' }), b.queue.send(c.key, { type: 'CHECK_NOW' })]));
+      await Promise.all(
+        contended.flatMap((c) => [
+          a.queue.send(c.key, { type: 'CHECK_NOW' }),
+          b.queue.send(c.key, { type: 'CHECK_NOW' }),
+        ]),
+      );
       await new Promise((r) => setTimeout(r, 1000));
     }
     // every contended consumer is asked once per ask sent (four), each ask alone
-    const asked = (login: string) => [...first.calls, ...second.calls].filter((c) => c.method === 'holds' && c.login === login && c.start >= burstStart).length;
+    const asked = (login: string) =>
+      [...first.calls, ...second.calls].filter(
+        (c) => c.method === 'holds' && c.login === login && c.start >= burstStart,
+      ).length;
     const t1 = Date.now();
     await f.until('every ask served', () => contended.every((c) => asked(c.login) >= 4), 60_000);
     await f.until('every consumer held', () => f.allHeld(), 60_000);

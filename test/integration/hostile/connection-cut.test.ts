@@ -46,7 +46,11 @@ const cases: Array<[string, Case]> = [
       server: 'mongodb',
       connect: (admin, provider) => mongodbUsers.connect(admin, { provider, adopt: false }),
       url: (a) => `mongodb://${a}/?authSource=admin`,
-      grant: (tag) => ({ login: `hfcut${tag}_${hex(4)}`, password: hex(12), values: mongodbUsers.valuesSchema.parse({ database: `hfcut${tag}` }) }),
+      grant: (tag) => ({
+        login: `hfcut${tag}_${hex(4)}`,
+        password: hex(12),
+        values: mongodbUsers.valuesSchema.parse({ database: `hfcut${tag}` }),
+      }),
     },
   ],
   [
@@ -55,7 +59,11 @@ const cases: Array<[string, Case]> = [
       server: 'postgres',
       connect: (admin, provider) => postgresRoles.connect(admin, { provider, adopt: false }),
       url: (a) => `postgres://${a}/postgres`,
-      grant: (tag) => ({ login: `hfcut${tag}_${hex(4)}`, password: hex(12), values: postgresRoles.valuesSchema.parse({}) }),
+      grant: (tag) => ({
+        login: `hfcut${tag}_${hex(4)}`,
+        password: hex(12),
+        values: postgresRoles.valuesSchema.parse({}),
+      }),
     },
   ],
   [
@@ -76,7 +84,11 @@ describe.each(cases)('%s: the admin connection cut mid-apply', (_kind, c) => {
   const b: BackendEndpoint = sharedBackend(c.server);
   const tag = hex(3);
   const provider = `cut${tag}`;
-  const admin = (address: string): AdminConnection => ({ url: c.url(address), username: b.admin.username, password: b.admin.password });
+  const admin = (address: string): AdminConnection => ({
+    url: c.url(address),
+    username: b.admin.username,
+    password: b.admin.password,
+  });
   const made: string[] = [];
   const uncaught: unknown[] = [];
   const onUncaught = (error: unknown) => uncaught.push(error);
@@ -111,14 +123,23 @@ describe.each(cases)('%s: the admin connection cut mid-apply', (_kind, c) => {
       expect(proxy.held(), 'the apply is on the wire, held back').toBeGreaterThan(0);
       proxy.cut();
       const error = await applying;
-      expect(isHoldfastError(error, 'BACKEND_UNAVAILABLE') || isHoldfastError(error, 'DEADLINE_EXCEEDED'), String(error)).toBe(true);
+      expect(
+        isHoldfastError(error, 'BACKEND_UNAVAILABLE') || isHoldfastError(error, 'DEADLINE_EXCEEDED'),
+        String(error),
+      ).toBe(true);
 
       // the same adapter serves again once it has a connection (it may say could-not-ask meanwhile)
       const served = Date.now() + 15_000;
       for (;;) {
-        const again = await adapter.create(second, within(5_000)).then(() => undefined, (e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+        const again = await adapter.create(second, within(5_000)).then(
+          () => undefined,
+          (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+        );
         if (again === undefined) break;
-        expect(isHoldfastError(again, 'BACKEND_UNAVAILABLE') || isHoldfastError(again, 'DEADLINE_EXCEEDED'), again.message).toBe(true);
+        expect(
+          isHoldfastError(again, 'BACKEND_UNAVAILABLE') || isHoldfastError(again, 'DEADLINE_EXCEEDED'),
+          again.message,
+        ).toBe(true);
         if (Date.now() > served) throw new Error(`not served again within 15 s: ${again.message}`);
         await pause(200);
       }

@@ -23,7 +23,13 @@ describe('coordination values written by hand', () => {
     const redis = queueRedis(f.config.queue.connection, { maxRetriesPerRequest: null });
     clients.push(redis);
     const keys = coordinationKeys(holdfastPrefix(f.config.queue.prefix));
-    await redis.hset(keys.memos, first.key, 'not json {', second.key, JSON.stringify({ at: 'yesterday', outcome: 'held' }));
+    await redis.hset(
+      keys.memos,
+      first.key,
+      'not json {',
+      second.key,
+      JSON.stringify({ at: 'yesterday', outcome: 'held' }),
+    );
     await redis.hset(keys.revs, first.key, 'seven');
     await redis.set(keys.paused('cache'), JSON.stringify({ since: 1 }));
     await redis.set(keys.orphans('cache'), JSON.stringify(['intruder']));
@@ -52,7 +58,9 @@ describe('coordination values written by hand', () => {
     ]);
     // nothing failed because of the forged values (an apply that missed its deadline during the first applies, on a
     // loaded machine, is before them)
-    expect(f.logs.filter((l) => Number(l.time) >= writtenAt && (l.level >= 50 || l.msg.includes('failed')))).toEqual([]);
+    expect(f.logs.filter((l) => Number(l.time) >= writtenAt && (l.level >= 50 || l.msg.includes('failed')))).toEqual(
+      [],
+    );
     expect(await f.canLogin(first)).toBe(true);
     expect(await f.canLogin(second)).toBe(true);
   });
@@ -71,10 +79,14 @@ describe('coordination values written by hand', () => {
     // unless a sweep wrote it again meanwhile, the first is left out; the status answers either way
     const status = await f.status();
     expect(status.consumers.map((c) => [c.consumer, c.state])).toEqual(expect.arrayContaining([[second.key, 'held']]));
-    expect(status.consumers.every((c) => c.state === 'held' && [first.key, second.key].includes(c.consumer))).toBe(true);
+    expect(status.consumers.every((c) => c.state === 'held' && [first.key, second.key].includes(c.consumer))).toBe(
+      true,
+    );
     // a held consumer's checks write nothing (not even the first after its apply): the sweep writes every brief again
     await f.engines[0]!.resync!.sweep();
     await f.until('its brief written again', () => f.allHeld(), 40_000);
-    expect(f.logs.filter((l) => Number(l.time) >= writtenAt && (l.level >= 50 || l.msg.includes('failed')))).toEqual([]);
+    expect(f.logs.filter((l) => Number(l.time) >= writtenAt && (l.level >= 50 || l.msg.includes('failed')))).toEqual(
+      [],
+    );
   });
 });

@@ -23,9 +23,16 @@ describe('due waits written by hand', () => {
     const redis = queueRedis(f.config.queue.connection, { maxRetriesPerRequest: null });
     clients.push(redis);
     const keys = coordinationKeys(holdfastPrefix(f.config.queue.prefix));
-    const real = JSON.parse((await redis.hget(keys.dueWaits, first.key))!) as { wait: string; ticket: { spec: { login: string; secretPath: string } }; seal: string };
+    const real = JSON.parse((await redis.hget(keys.dueWaits, first.key))!) as {
+      wait: string;
+      ticket: { spec: { login: string; secretPath: string } };
+      seal: string;
+    };
     // the first's ticket made to check another login with the queue's admin secret, its seal kept
-    const changed = { ...real, ticket: { ...real.ticket, spec: { ...real.ticket.spec, login: 'default', secretPath: `${f.dir}/secrets/queue` } } };
+    const changed = {
+      ...real,
+      ticket: { ...real.ticket, spec: { ...real.ticket.spec, login: 'default', secretPath: `${f.dir}/secrets/queue` } },
+    };
     const firstRev = await redis.hget(keys.dueRevs, first.key);
     const now = Date.now();
     await redis
@@ -43,15 +50,25 @@ describe('due waits written by hand', () => {
       const revs = await redis.hmget(keys.dueRevs, ...records.map((r) => r._id));
       return records.every((r, i) => {
         const memo = memos.get(r._id);
-        return memo !== undefined && memo.at > writtenAt && memo.outcome === 'held' && memo.rev === r.rev && revs[i] === String(r.rev);
+        return (
+          memo !== undefined &&
+          memo.at > writtenAt &&
+          memo.outcome === 'held' &&
+          memo.rev === r.rev &&
+          revs[i] === String(r.rev)
+        );
       });
     });
     expect(await redis.hget(keys.dueRevs, first.key)).toBe(firstRev);
     expect(JSON.parse((await redis.hget(keys.dueWaits, first.key))!)).toEqual(real);
     // said once, as for a job written by hand; nothing failed
-    const said = f.logs.filter((l) => (l.time as number) >= writtenAt - 1000 && l.msg.includes('was not written by holdfast'));
+    const said = f.logs.filter(
+      (l) => (l.time as number) >= writtenAt - 1000 && l.msg.includes('was not written by holdfast'),
+    );
     expect(said).toHaveLength(1);
-    expect(said[0]!.msg).toContain("its ticket is not sealed by holdfast: not used, the consumer's record is read instead");
+    expect(said[0]!.msg).toContain(
+      "its ticket is not sealed by holdfast: not used, the consumer's record is read instead",
+    );
     expect(f.logs.filter((l) => l.level >= 50 && !l.msg.includes('was not written by holdfast'))).toEqual([]);
     expect((await f.status()).healthy).toBe(true);
     for (const c of f.consumers) expect(await f.canLogin(c)).toBe(true);

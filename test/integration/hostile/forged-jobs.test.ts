@@ -22,24 +22,42 @@ afterAll(() => Promise.all(queues.map((q) => q.close())));
 
 /** The engine's own queue, reached as an intruder would: BullMQ on the same name and prefix. */
 function byHand(f: EngineFixture): Queue {
-  const queue = new Queue(f.config.queue.name, { connection: bullConnection(f.config.queue.connection).connection, prefix: f.config.queue.prefix });
+  const queue = new Queue(f.config.queue.name, {
+    connection: bullConnection(f.config.queue.connection).connection,
+    prefix: f.config.queue.prefix,
+  });
   queues.push(queue);
   return queue;
 }
 
 function spec(login: string, values: unknown, secretPath: string): DesiredSpec {
-  return { login, values, secretPath, specHash: randomBytes(32).toString('hex'), source: 'added to the queue by hand', removed: false, problems: [] };
+  return {
+    login,
+    values,
+    secretPath,
+    specHash: randomBytes(32).toString('hex'),
+    source: 'added to the queue by hand',
+    removed: false,
+    problems: [],
+  };
 }
 
 /** How many jobs the worker's metrics counted as not holdfast's, for `reason`. */
 async function rejected(metrics: Metrics, reason: string): Promise<number> {
-  const line = (await metrics.text()).split('\n').find((l) => l.startsWith(`holdfast_jobs_rejected_total{reason="${reason}"}`));
+  const line = (await metrics.text())
+    .split('\n')
+    .find((l) => l.startsWith(`holdfast_jobs_rejected_total{reason="${reason}"}`));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
 /** The ACL rules of `login` on the fixture's Redis (null: no such user). */
 async function aclOf(f: EngineFixture, login: string): Promise<unknown> {
-  const admin = new Redis({ host: f.provider.host, port: f.provider.port, username: f.provider.admin.username, password: f.provider.admin.password });
+  const admin = new Redis({
+    host: f.provider.host,
+    port: f.provider.port,
+    username: f.provider.admin.username,
+    password: f.provider.admin.password,
+  });
   try {
     return await admin.call('ACL', 'GETUSER', login);
   } finally {
@@ -73,16 +91,33 @@ describe('jobs written into the queue by hand', () => {
     const queue = byHand(f);
     const forged = [
       // a login of its own, within the policy: only the seal keeps it out
-      { key: 'cache/intruder', desired: spec(intruder, { keys: ['intruder:*'], commands: ['+@read'] }, intruderSecret) },
-      { key: 'cache/intruder-all', desired: spec(`${intruder}_all`, { keys: ['*'], channels: ['*'], commands: ['+@all'] }, intruderSecret) },
+      {
+        key: 'cache/intruder',
+        desired: spec(intruder, { keys: ['intruder:*'], commands: ['+@read'] }, intruderSecret),
+      },
+      {
+        key: 'cache/intruder-all',
+        desired: spec(`${intruder}_all`, { keys: ['*'], channels: ['*'], commands: ['+@all'] }, intruderSecret),
+      },
       { key: victim.key, desired: spec(victim.login, { keys: ['*'], commands: ['+@all'] }, victim.secretPath) },
     ];
     const ids: Array<string | undefined> = [];
-    for (const { key, desired } of forged) ids.push((await queue.add(`${key} sync declared`, { key, kind: 'desired', at, desired })).id);
+    for (const { key, desired } of forged)
+      ids.push((await queue.add(`${key} sync declared`, { key, kind: 'desired', at, desired })).id);
     // another consumer's grant secret, sealed under a key that is not this holdfast's
     const elsewhere = new JobSeal(randomBytes(32));
     const stolen = spec(other.login, { keys: [`${other.id}:*`], commands: ['+@read'] }, victim.secretPath);
-    ids.push((await queue.add(`${other.key} sync declared`, { key: other.key, kind: 'desired', at, desired: stolen, seal: elsewhere.desired(other.key, at, stolen) })).id);
+    ids.push(
+      (
+        await queue.add(`${other.key} sync declared`, {
+          key: other.key,
+          kind: 'desired',
+          at,
+          desired: stolen,
+          seal: elsewhere.desired(other.key, at, stolen),
+        })
+      ).id,
+    );
 
     await f.until('the four jobs taken by the worker', () => processed(queue, ids));
     await new Promise((r) => setTimeout(r, 1_500)); // a few checks later: nothing more happened
@@ -97,7 +132,9 @@ describe('jobs written into the queue by hand', () => {
     expect(status.consumers.map((c) => c.consumer).sort()).toEqual([victim.key, other.key].sort());
     expect(await rejected(metrics, 'desired-not-sealed')).toBe(4);
     expect(notHoldfasts(f)).toHaveLength(1);
-    expect(notHoldfasts(f)[0]!.msg).toContain('its desired spec is not sealed by holdfast: dropped, nothing of it applied');
+    expect(notHoldfasts(f)[0]!.msg).toContain(
+      'its desired spec is not sealed by holdfast: dropped, nothing of it applied',
+    );
   });
 
   it('a sealed spec its provider refuses (as if the loader had missed it) is refused where it is applied: APPLY_REFUSED naming its source, said once, red', async () => {
@@ -109,11 +146,28 @@ describe('jobs written into the queue by hand', () => {
     const at = Date.now() + 60_000;
     const queue = byHand(f);
     const refused = [
-      { key: victim.key, desired: spec(victim.login, { keys: [`${victim.id}:*`], channels: [], commands: ['+@all'] }, victim.secretPath) },
-      { key: other.key, desired: spec(other.login, { keys: [`${other.id}:*`], channels: [], commands: ['+@read'] }, '/etc/passwd') },
+      {
+        key: victim.key,
+        desired: spec(victim.login, { keys: [`${victim.id}:*`], channels: [], commands: ['+@all'] }, victim.secretPath),
+      },
+      {
+        key: other.key,
+        desired: spec(other.login, { keys: [`${other.id}:*`], channels: [], commands: ['+@read'] }, '/etc/passwd'),
+      },
     ];
     const ids: Array<string | undefined> = [];
-    for (const { key, desired } of refused) ids.push((await queue.add(`${key} sync declared`, { key, kind: 'desired', at, desired, seal: seal.desired(key, at, desired) })).id);
+    for (const { key, desired } of refused)
+      ids.push(
+        (
+          await queue.add(`${key} sync declared`, {
+            key,
+            kind: 'desired',
+            at,
+            desired,
+            seal: seal.desired(key, at, desired),
+          })
+        ).id,
+      );
 
     await f.until('both jobs taken by the worker', () => processed(queue, ids));
     await new Promise((r) => setTimeout(r, 1_500));
@@ -128,8 +182,11 @@ describe('jobs written into the queue by hand', () => {
       "the spec declared at added to the queue by hand is not what provider cache's configuration gives, so nothing was sent: " +
         'values.commands[0]: "+@all" is not among the commands allowed by the provider\'s policy',
     );
-    expect(asOther!.reason).toContain('secret: "/etc/passwd" leaves the contributions file\'s directory or the provider\'s secretsRoot');
-    for (const c of [victim, other]) expect(f.logsFor(c).filter((l) => l.msg.startsWith('apply refused'))).toHaveLength(1);
+    expect(asOther!.reason).toContain(
+      'secret: "/etc/passwd" leaves the contributions file\'s directory or the provider\'s secretsRoot',
+    );
+    for (const c of [victim, other])
+      expect(f.logsFor(c).filter((l) => l.msg.startsWith('apply refused'))).toHaveLength(1);
     expect(await aclOf(f, victim.login)).toEqual(before);
     expect(await f.canLogin(victim)).toBe(true);
     expect(await f.canLogin(other)).toBe(true);
@@ -145,11 +202,23 @@ describe('jobs written into the queue by hand', () => {
     const forgedPath = join(f.dir, 'grants', 'forged-ticket-path.secret');
     const ticket = {
       machine: encodeMachine(record.machine),
-      spec: { login: 'default', values: record.desired.values, secretPath: forgedPath, specHash: record.desired.specHash },
+      spec: {
+        login: 'default',
+        values: record.desired.values,
+        secretPath: forgedPath,
+        specHash: record.desired.specHash,
+      },
       appliedAt: record.appliedAt?.getTime() ?? null,
     };
     const queue = byHand(f);
-    const job = await queue.add(`${victim.key} timer verify`, { key: victim.key, kind: 'timer', rev: record.rev, wait: 'verify', ticket, seal: 'x'.repeat(43) });
+    const job = await queue.add(`${victim.key} timer verify`, {
+      key: victim.key,
+      kind: 'timer',
+      rev: record.rev,
+      wait: 'verify',
+      ticket,
+      seal: 'x'.repeat(43),
+    });
 
     await f.until('the job taken by the worker', () => processed(queue, [job.id]));
     await new Promise((r) => setTimeout(r, 1_500));
@@ -162,7 +231,9 @@ describe('jobs written into the queue by hand', () => {
     // run again with every wait (from the record), counted each time, said once
     expect(await rejected(metrics, 'ticket-not-sealed')).toBeGreaterThanOrEqual(1);
     expect(notHoldfasts(f)).toHaveLength(1);
-    expect(notHoldfasts(f)[0]!.msg).toContain("its ticket is not sealed by holdfast: not used, the consumer's record is read instead");
+    expect(notHoldfasts(f)[0]!.msg).toContain(
+      "its ticket is not sealed by holdfast: not used, the consumer's record is read instead",
+    );
   });
 
   it('a command job may carry only what a command sends: a REMOVE or a DESIRED by hand, or a job naming no consumer, is dropped, counted and said once', async () => {
@@ -173,8 +244,15 @@ describe('jobs written into the queue by hand', () => {
     const [victim] = f.consumers as [Consumer];
     const queue = byHand(f);
     const ids = [
-      (await queue.add(`${victim.key} command remove`, { key: victim.key, kind: 'command', event: { type: 'REMOVE' } })).id,
-      (await queue.add(`${victim.key} command desired`, { key: victim.key, kind: 'command', event: { type: 'DESIRED', specHash: 'f'.repeat(64) } })).id,
+      (await queue.add(`${victim.key} command remove`, { key: victim.key, kind: 'command', event: { type: 'REMOVE' } }))
+        .id,
+      (
+        await queue.add(`${victim.key} command desired`, {
+          key: victim.key,
+          kind: 'command',
+          event: { type: 'DESIRED', specHash: 'f'.repeat(64) },
+        })
+      ).id,
       (await queue.add('no consumer', { key: 42, kind: 'command', event: { type: 'CHECK_NOW' } })).id,
     ];
 

@@ -20,10 +20,18 @@ describe('mongodb-users: the deadline said to the server', () => {
   it('each admin command of a call carries maxTimeMS (at most what is left of the deadline), and FerretDB answers it', async () => {
     const proxy = await cuttingProxy(b.host, b.port);
     proxies.push(proxy);
-    const admin: AdminConnection = { url: `mongodb://${proxy.address}/?authSource=admin`, username: b.admin.username, password: b.admin.password };
+    const admin: AdminConnection = {
+      url: `mongodb://${proxy.address}/?authSource=admin`,
+      username: b.admin.username,
+      password: b.admin.password,
+    };
     const adapter = mongodbUsers.connect(admin, { provider: `dl${tag}`, adopt: false });
     try {
-      const grant = { login: `hfdl${tag}`, password: hex(12), values: mongodbUsers.valuesSchema.parse({ database: `hfdl${tag}` }) };
+      const grant = {
+        login: `hfdl${tag}`,
+        password: hex(12),
+        values: mongodbUsers.valuesSchema.parse({ database: `hfdl${tag}` }),
+      };
       const options = () => ({ signal: AbortSignal.timeout(15_000), deadline: Date.now() + 15_000 });
       await adapter.create(grant, options());
       await adapter.create({ ...grant, password: hex(12) }, options()); // updateUser

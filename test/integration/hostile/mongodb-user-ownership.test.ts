@@ -9,7 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Grant } from '../../../src/adapters/adapter.js';
 import { MARKS_COLLECTION, MARKS_DATABASE } from '../../../src/adapters/mongodb-users/collection-marks.js';
-import { MongodbUsersAdapter, mongodbUsers, type MongodbUsersValues } from '../../../src/adapters/mongodb-users/index.js';
+import {
+  MongodbUsersAdapter,
+  mongodbUsers,
+  type MongodbUsersValues,
+} from '../../../src/adapters/mongodb-users/index.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { sharedBackend } from '../../backends/index.js';
 import { mongoLogin } from '../../backends/logins.js';
@@ -35,9 +39,13 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     made.push([database, login]);
     return { login, password: hex(12), values: mongodbUsers.valuesSchema.parse({ database }) };
   };
-  const byHand = (g: Grant<MongodbUsersValues>, password: string) => mongoCommand(b, g.values.database, { createUser: g.login, pwd: password, roles: [] });
+  const byHand = (g: Grant<MongodbUsersValues>, password: string) =>
+    mongoCommand(b, g.values.database, { createUser: g.login, pwd: password, roles: [] });
   const refusal = async (call: Promise<unknown>): Promise<string> => {
-    const error = await call.then(() => undefined, (e: unknown) => e);
+    const error = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
     return (error as Error).message;
   };
@@ -45,7 +53,8 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     const answer = await adapter.holds(g, within());
     return answer.held ? { reason: 'held', detail: '' } : answer;
   };
-  const logsIn = (g: Grant<MongodbUsersValues>, password = g.password) => mongoLogin(b, g.login, password, g.values.database);
+  const logsIn = (g: Grant<MongodbUsersValues>, password = g.password) =>
+    mongoLogin(b, g.login, password, g.values.database);
 
   afterAll(async () => {
     for (const adapter of adapters) await adapter.close();
@@ -58,19 +67,24 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     const a = connect(A);
 
     const message = await refusal(a.create(g, within()));
-    expect(message).toContain(`user "${g.login}" in database "${DB}" exists but holdfast did not make it for provider "${A}"`);
+    expect(message).toContain(
+      `user "${g.login}" in database "${DB}" exists but holdfast did not make it for provider "${A}"`,
+    );
     expect(message).toContain(`set adopt: true on provider "${A}"`);
     expect(await logsIn(g, 'made-by-hand-1')).toBe(true);
     expect(await logsIn(g)).toBe(false);
 
-    expect(await reason(a, g)).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining('carries no holdfast mark') as unknown });
+    expect(await reason(a, g)).toMatchObject({
+      reason: 'rules-differ',
+      detail: expect.stringContaining('carries no holdfast mark') as unknown,
+    });
     expect(await a.list(g.login, within())).toEqual([]);
     await a.remove(g.login, within(), g.values);
     await a.remove(g.login, within()); // without values: every database
     expect(await logsIn(g, 'made-by-hand-1')).toBe(true);
   });
 
-  it('adopt: true takes over a user without a mark: the grant\'s password, marked as the provider\'s (held, listed, changed without adopt)', async () => {
+  it("adopt: true takes over a user without a mark: the grant's password, marked as the provider's (held, listed, changed without adopt)", async () => {
     const g = grant();
     await byHand(g, 'made-by-hand-2');
     await connect(A, true).create(g, within());
@@ -85,7 +99,7 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     expect(await logsIn(rotated)).toBe(true);
   });
 
-  it('a user dropped by hand and made again by hand is not the provider\'s any more', async () => {
+  it("a user dropped by hand and made again by hand is not the provider's any more", async () => {
     const g = grant();
     const a = connect(A);
     await a.create(g, within());
@@ -96,17 +110,23 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     expect(await a.list(g.login, within())).toEqual([]);
   });
 
-  it('two providers making the same new logins at the same moment: for each, one wins, the other is refused (at once or at its next try); the winner\'s password works', async () => {
+  it("two providers making the same new logins at the same moment: for each, one wins, the other is refused (at once or at its next try); the winner's password works", async () => {
     const [a, bee] = [connect(A), connect(B)];
     const pairs = Array.from({ length: 10 }, (_, i) => {
       const g = grant(`hfrace${tag}${i}`, `hfrace${tag}_${hex(4)}`); // a database each: the race is for the login alone
       return [g, { ...g, password: hex(12) }] as const;
     });
-    const outcomes = await Promise.all(pairs.map(([g, theirs]) => Promise.allSettled([a.create(g, within()), bee.create(theirs, within())])));
+    const outcomes = await Promise.all(
+      pairs.map(([g, theirs]) => Promise.allSettled([a.create(g, within()), bee.create(theirs, within())])),
+    );
     for (const [i, [g, theirs]] of pairs.entries()) {
       const both = outcomes[i]!;
-      expect(both.filter((o) => o.status === 'fulfilled'), JSON.stringify(both.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok')))).toHaveLength(1);
-      const [winner, loser, winnerAdapter, loserAdapter] = both[0].status === 'fulfilled' ? [g, theirs, a, bee] : [theirs, g, bee, a];
+      expect(
+        both.filter((o) => o.status === 'fulfilled'),
+        JSON.stringify(both.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok'))),
+      ).toHaveLength(1);
+      const [winner, loser, winnerAdapter, loserAdapter] =
+        both[0].status === 'fulfilled' ? [g, theirs, a, bee] : [theirs, g, bee, a];
       await refusal(loserAdapter.create(loser, within())); // its retry, if the first try only lost the race
       expect(await reason(winnerAdapter, winner)).toEqual({ reason: 'held', detail: '' }); // marked as the winner's
       expect(await logsIn(winner)).toBe(true);
@@ -114,7 +134,7 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     }
   });
 
-  it('two providers claiming one login: the second refused naming both, adopting or not; the first\'s password intact; each lists and removes only its own', async () => {
+  it("two providers claiming one login: the second refused naming both, adopting or not; the first's password intact; each lists and removes only its own", async () => {
     const g = grant();
     const [a, bee, beeAdopting] = [connect(A), connect(B), connect(B, true)];
     await a.create(g, within());
@@ -128,7 +148,10 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     expect(await logsIn(g)).toBe(true);
     expect(await logsIn(theirs)).toBe(false);
     expect(await reason(a, g)).toEqual({ reason: 'held', detail: '' });
-    expect(await reason(bee, theirs)).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining(`belongs to provider "${A}"`) as unknown });
+    expect(await reason(bee, theirs)).toMatchObject({
+      reason: 'rules-differ',
+      detail: expect.stringContaining(`belongs to provider "${A}"`) as unknown,
+    });
 
     expect(await a.list(`hfo${tag}_`, within())).toContain(g.login);
     expect(await bee.list(`hfo${tag}_`, within())).toEqual([]);
@@ -140,7 +163,7 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     expect(await reason(a, g)).toMatchObject({ reason: 'missing' });
   });
 
-  it('a database that holds another provider\'s users: the second provider makes no user there, whatever the login', async () => {
+  it("a database that holds another provider's users: the second provider makes no user there, whatever the login", async () => {
     const database = `hfshared${tag}`;
     const first = grant(database);
     await connect(A).create(first, within());
@@ -152,23 +175,31 @@ describe('mongodb-users: a user is changed only by the provider whose mark it ca
     expect(await logsIn(first)).toBe(true);
   });
 
-  it('MongoDB\'s own databases, in any case, are refused before anything is sent', async () => {
+  it("MongoDB's own databases, in any case, are refused before anything is sent", async () => {
     const a = connect(A, true);
     for (const database of ['admin', 'Admin', 'local', 'CONFIG']) {
       made.push([database, `hfo${tag}_own`]);
-      const message = await refusal(a.create({ login: `hfo${tag}_own`, password: hex(12), values: mongodbUsers.valuesSchema.parse({ database }) }, within()));
+      const message = await refusal(
+        a.create(
+          { login: `hfo${tag}_own`, password: hex(12), values: mongodbUsers.valuesSchema.parse({ database }) },
+          within(),
+        ),
+      );
       expect(message).toContain(`the database "${database}" is MongoDB's own`);
       expect(message).toContain('nothing was sent');
     }
     expect(await mongoLogin(b, b.admin.username, b.admin.password, 'admin')).toBe(true);
   });
 
-  it('a create stopped after the user was made but before it was marked is finished by the next apply (FerretDB\'s marks)', async (context) => {
+  it("a create stopped after the user was made but before it was marked is finished by the next apply (FerretDB's marks)", async (context) => {
     if (!b.flavor.startsWith('ferretdb')) return context.skip(); // a mongod marks the user in the createUser itself
     const g = grant();
     const a = connect(A);
     // what a worker killed between the two steps leaves: the name claimed (a pending mark), the user made
-    await mongoCommand(b, MARKS_DATABASE, { insert: MARKS_COLLECTION, documents: [{ _id: `${DB}.${g.login}`, db: DB, user: g.login, provider: A, userId: null }] });
+    await mongoCommand(b, MARKS_DATABASE, {
+      insert: MARKS_COLLECTION,
+      documents: [{ _id: `${DB}.${g.login}`, db: DB, user: g.login, provider: A, userId: null }],
+    });
     await byHand(g, 'left-by-the-killed-worker');
     await a.create(g, within());
     expect(await logsIn(g)).toBe(true);

@@ -23,7 +23,10 @@ describe('an oversized contributions file', () => {
     // all but one consumer, then a comment padding the file to 65 MiB; written whole, then renamed into place
     const head = `consumers:\n${f.consumers
       .slice(0, 2)
-      .map((c) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${c.id}:*"], commands: ["+@read", "+@write", "+@connection"] }\n`)
+      .map(
+        (c) =>
+          `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: { keys: ["${c.id}:*"], commands: ["+@read", "+@write", "+@connection"] }\n`,
+      )
       .join('')}# `;
     const size = 65 * MiB;
     const padded = Buffer.alloc(size, 'x');
@@ -33,20 +36,28 @@ describe('an oversized contributions file', () => {
     renameSync(`${file}.new`, file);
 
     let error = '';
-    await f.until('the provider status says the file is refused', async () => {
-      error = (await engine.store.providerStatus('cache'))?.contributionsError ?? '';
-      return error !== '';
-    }, 60_000);
+    await f.until(
+      'the provider status says the file is refused',
+      async () => {
+        error = (await engine.store.providerStatus('cache'))?.contributionsError ?? '';
+        return error !== '';
+      },
+      60_000,
+    );
     expect(error).toBe(
       `invalid contributions ${file} (1 problem):\n  ${file}: the file is 65 MiB (68,157,440 bytes), more than sync.contributionsMaxBytes (64 MiB (67,108,864 bytes)); refused unread`,
     );
-    const said = f.logs.filter((l) => l.msg.includes('contributions refused; the last good desired state stays in force'));
+    const said = f.logs.filter((l) =>
+      l.msg.includes('contributions refused; the last good desired state stays in force'),
+    );
     expect(said).toHaveLength(1);
     expect(said[0]!.level).toBe(50); // error
 
     // nothing removed: every consumer still has its record, is held, and logs in; the dropped one too
     const status = await f.status();
-    expect(status.consumers.map((c) => `${c.consumer}:${c.state}`).sort()).toEqual(f.consumers.map((c) => `${c.key}:held`));
+    expect(status.consumers.map((c) => `${c.consumer}:${c.state}`).sort()).toEqual(
+      f.consumers.map((c) => `${c.key}:held`),
+    );
     for (const c of f.consumers) expect(await f.canLogin(c), c.key).toBe(true);
     expect(f.logs.filter((l) => l.consumer === dropped.key && l.msg === 'no longer declared; removing')).toEqual([]);
     expect((await f.status()).providers[0]!.problems.join('\n')).toContain('refused unread');

@@ -27,11 +27,14 @@ function declare(f: EngineFixture, items: string[]): string {
   return file;
 }
 
-const item = (c: Consumer, values: string) => `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: ${values}`;
+const item = (c: Consumer, values: string) =>
+  `  - id: ${c.id}\n    login: ${c.login}\n    secret: ../grants/${c.id}.secret\n    values: ${values}`;
 
 /** A tenant's GETs, timed in a child process until `stop()`. */
 function sampleGets(host: string, port: number, c: Consumer, key: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', SAMPLER, host, String(port), c.login, c.password, key], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', SAMPLER, host, String(port), c.login, c.password, key], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const ready = new Promise<void>((resolve) => child.stdout.on('data', () => out.includes('ready') && resolve()));
@@ -39,7 +42,11 @@ function sampleGets(host: string, port: number, c: Consumer, key: string) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.stdin.write('stop\n');
     await exited;
-    return JSON.parse(out.split('\n').find((l) => l.startsWith('{'))!) as { samples: number; maxMs: number; slow: number[] };
+    return JSON.parse(out.split('\n').find((l) => l.startsWith('{'))!) as {
+      samples: number;
+      maxMs: number;
+      slow: number[];
+    };
   };
   return { ready, stop };
 }
@@ -52,7 +59,12 @@ describe('an entry over its bounds', () => {
     const f = await fixture({ provider, consumers: 2, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
     const [greedy, other] = f.consumers as [Consumer, Consumer];
     await f.startHeld();
-    const tenant = new Redis({ host: provider.host, port: provider.port, username: other.login, password: other.password });
+    const tenant = new Redis({
+      host: provider.host,
+      port: provider.port,
+      username: other.login,
+      password: other.password,
+    });
     await tenant.set(`${other.id}:x`, 'mine');
     tenant.disconnect();
     const sampler = sampleGets(provider.host, provider.port, other, `${other.id}:x`);
@@ -60,7 +72,10 @@ describe('an entry over its bounds', () => {
 
     const patterns = Array.from({ length: 25_000 }, (_, i) => `${greedy.id}:${i}:*`);
     const commands = JSON.stringify(['+@read', '+@write', '+@connection']);
-    const file = declare(f, [item(greedy, `{ keys: ${JSON.stringify(patterns)}, commands: ${commands} }`), item(other, `{ keys: ["${other.id}:*"], commands: ${commands} }`)]);
+    const file = declare(f, [
+      item(greedy, `{ keys: ${JSON.stringify(patterns)}, commands: ${commands} }`),
+      item(other, `{ keys: ["${other.id}:*"], commands: ${commands} }`),
+    ]);
     const shown = async () => (await f.status()).consumers.find((c) => c.consumer === greedy.key)!;
     await f.until('the refusal shown', async () => (await shown()).refused !== null, 60_000);
     expect((await shown()).refused).toBe(
@@ -68,14 +83,23 @@ describe('an entry over its bounds', () => {
     );
     // a few more rounds of checks and syncs, still sampled
     const refusedAt = Date.now();
-    await f.until('checked twice since', async () => Date.parse((await shown()).lastCheck?.at ?? '0') > refusedAt + 2_000, 20_000);
+    await f.until(
+      'checked twice since',
+      async () => Date.parse((await shown()).lastCheck?.at ?? '0') > refusedAt + 2_000,
+      20_000,
+    );
     const sampled = await sampler.stop();
 
     expect(sampled.samples).toBeGreaterThan(20);
     expect(sampled.slow).toEqual([]);
     expect(sampled.maxMs).toBeLessThan(200);
     // the accepted spec stays applied, the other consumer held
-    const admin = new Redis({ host: provider.host, port: provider.port, username: provider.admin.username, password: provider.admin.password });
+    const admin = new Redis({
+      host: provider.host,
+      port: provider.port,
+      username: provider.admin.username,
+      password: provider.admin.password,
+    });
     try {
       const user = (await admin.call('ACL', 'GETUSER', greedy.login)) as unknown[];
       expect(String(user[user.indexOf('keys') + 1])).toBe(`~${greedy.id}:*`);
@@ -87,7 +111,11 @@ describe('an entry over its bounds', () => {
   }, 180_000);
 
   it('postgres-roles: 100,000 repeats of an allowed database refused alone, in one problem', async () => {
-    const f = await fixture({ adapterKind: 'postgres-roles', consumers: 2, timing: { verifyEvery: '2s', checkTimeout: '2s' } });
+    const f = await fixture({
+      adapterKind: 'postgres-roles',
+      consumers: 2,
+      timing: { verifyEvery: '2s', checkTimeout: '2s' },
+    });
     const [greedy, other] = f.consumers as [Consumer, Consumer];
     await f.startHeld();
 

@@ -7,7 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Grant } from '../../../src/adapters/adapter.js';
-import { PostgresRolesAdapter, postgresRoles, type PostgresRolesValues } from '../../../src/adapters/postgres-roles/index.js';
+import {
+  PostgresRolesAdapter,
+  postgresRoles,
+  type PostgresRolesValues,
+} from '../../../src/adapters/postgres-roles/index.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { sharedBackend } from '../../backends/index.js';
 import { postgresLogin } from '../../backends/logins.js';
@@ -33,7 +37,10 @@ describe('postgres-roles: a role is changed only by the provider whose mark it c
     return { login, password: hex(12), values: postgresRoles.valuesSchema.parse(values) };
   };
   const refusal = async (call: Promise<unknown>): Promise<string> => {
-    const error = await call.then(() => undefined, (e: unknown) => e);
+    const error = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
     return (error as Error).message;
   };
@@ -61,33 +68,42 @@ describe('postgres-roles: a role is changed only by the provider whose mark it c
     expect(await postgresLogin(b, g.login, g.password)).toBe(false);
     expect((await roleAsSeen(b, g.login))?.comment).toBe('the billing app');
 
-    expect(await reason(a, g)).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining('holdfast did not make it') as unknown });
+    expect(await reason(a, g)).toMatchObject({
+      reason: 'rules-differ',
+      detail: expect.stringContaining('holdfast did not make it') as unknown,
+    });
     expect(await a.authenticates(g, within())).toBe(false);
     expect(await a.list(g.login, within())).toEqual([]);
     await a.remove(g.login, within());
     expect(await postgresLogin(b, g.login, 'made-by-hand-1')).toBe(true);
   });
 
-  it('adopt: true takes over a role without a mark: the grant\'s password and rights, marked as the provider\'s', async () => {
+  it("adopt: true takes over a role without a mark: the grant's password and rights, marked as the provider's", async () => {
     const g = grant();
     await sql(b, `CREATE ROLE "${g.login}" LOGIN CREATEDB PASSWORD 'made-by-hand-2'`);
     await connect(A, true).create(g, within());
     expect(await postgresLogin(b, g.login, 'made-by-hand-2')).toBe(false);
     expect(await postgresLogin(b, g.login, g.password)).toBe(true);
-    expect(await roleAsSeen(b, g.login)).toMatchObject({ comment: `managed by holdfast (provider ${A})`, rolcreatedb: false });
+    expect(await roleAsSeen(b, g.login)).toMatchObject({
+      comment: `managed by holdfast (provider ${A})`,
+      rolcreatedb: false,
+    });
     // the provider's own from now on, adopting or not
     const a = connect(A);
     expect(await reason(a, g)).toEqual({ reason: 'held', detail: '' });
     expect(await a.list(g.login, within())).toEqual([g.login]);
   });
 
-  it('two providers making one new login at the same moment: one wins, the other is refused (at once or at its next try); the winner\'s password works', async () => {
+  it("two providers making one new login at the same moment: one wins, the other is refused (at once or at its next try); the winner's password works", async () => {
     const g = grant(`hfrace${tag}_${hex(4)}`);
     const theirs = { ...g, password: hex(12) };
     const [a, bee] = [connect(A), connect(B)];
     const outcomes = await Promise.allSettled([a.create(g, within()), bee.create(theirs, within())]);
     const won = outcomes.findIndex((o) => o.status === 'fulfilled');
-    expect(outcomes.filter((o) => o.status === 'fulfilled'), JSON.stringify(outcomes.map((o) => o.status === 'rejected' ? String(o.reason) : 'ok'))).toHaveLength(1);
+    expect(
+      outcomes.filter((o) => o.status === 'fulfilled'),
+      JSON.stringify(outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok'))),
+    ).toHaveLength(1);
     const [winner, loser] = won === 0 ? [g, theirs] : [theirs, g];
     const [winnerAdapter, loserAdapter] = won === 0 ? [a, bee] : [bee, a];
     await refusal(loserAdapter.create(loser, within())); // its retry, if the first try only lost the race
@@ -96,7 +112,7 @@ describe('postgres-roles: a role is changed only by the provider whose mark it c
     expect(await logsIn(loser)).toBe(false);
   });
 
-  it('two providers claiming one login: the second refused naming both, adopting or not; the first\'s password and role intact; each lists and removes only its own', async () => {
+  it("two providers claiming one login: the second refused naming both, adopting or not; the first's password and role intact; each lists and removes only its own", async () => {
     const g = grant();
     const [a, bee, beeAdopting] = [connect(A), connect(B), connect(B, true)];
     await a.create(g, within());
@@ -111,7 +127,10 @@ describe('postgres-roles: a role is changed only by the provider whose mark it c
     expect(await postgresLogin(b, g.login, theirs.password)).toBe(false);
     expect((await roleAsSeen(b, g.login))?.comment).toBe(`managed by holdfast (provider ${A})`);
     expect(await reason(a, g)).toEqual({ reason: 'held', detail: '' });
-    expect(await reason(bee, theirs)).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining(`belongs to provider "${A}"`) as unknown });
+    expect(await reason(bee, theirs)).toMatchObject({
+      reason: 'rules-differ',
+      detail: expect.stringContaining(`belongs to provider "${A}"`) as unknown,
+    });
 
     expect(await a.list(`hfo${tag}_`, within())).toContain(g.login);
     expect(await bee.list(`hfo${tag}_`, within())).toEqual([]);
@@ -121,13 +140,16 @@ describe('postgres-roles: a role is changed only by the provider whose mark it c
     expect(await roleAsSeen(b, g.login)).toBeUndefined();
   });
 
-  it('a role an older holdfast marked (no provider): not held and not listed until the next apply re-marks it as this provider\'s; then another provider is refused', async () => {
+  it("a role an older holdfast marked (no provider): not held and not listed until the next apply re-marks it as this provider's; then another provider is refused", async () => {
     const g = grant();
     await sql(b, `CREATE ROLE "${g.login}" LOGIN PASSWORD 'older-holdfast-1'`);
     await sql(b, `COMMENT ON ROLE "${g.login}" IS 'managed by holdfast'`);
     const a = connect(A);
     expect(await a.list(g.login, within())).toEqual([]);
-    expect(await reason(a, g)).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining('older holdfast') as unknown });
+    expect(await reason(a, g)).toMatchObject({
+      reason: 'rules-differ',
+      detail: expect.stringContaining('older holdfast') as unknown,
+    });
 
     await a.create(g, within());
     expect((await roleAsSeen(b, g.login))?.comment).toBe(`managed by holdfast (provider ${A})`);
@@ -143,7 +165,9 @@ describe('postgres-roles: a role is changed only by the provider whose mark it c
     roles.push(admin);
     await sql(b, `CREATE ROLE "${admin}" LOGIN SUPERUSER PASSWORD '${password}'`); // an admin of its own: the shared one is never at stake
     const adopting = connect(A, true, postgresAdminOf(b, { username: admin, password }));
-    const message = await refusal(adopting.create({ login: admin, password: hex(12), values: postgresRoles.valuesSchema.parse({}) }, within()));
+    const message = await refusal(
+      adopting.create({ login: admin, password: hex(12), values: postgresRoles.valuesSchema.parse({}) }, within()),
+    );
     expect(message).toContain(`"${admin}" is the admin role provider "${A}" connects as`);
     expect(await postgresLogin(b, admin, password)).toBe(true);
     expect(await roleAsSeen(b, admin)).toMatchObject({ comment: null, rolsuper: true });

@@ -8,7 +8,11 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Grant } from '../../../src/adapters/adapter.js';
-import { PostgresRolesAdapter, postgresRoles, type PostgresRolesValues } from '../../../src/adapters/postgres-roles/index.js';
+import {
+  PostgresRolesAdapter,
+  postgresRoles,
+  type PostgresRolesValues,
+} from '../../../src/adapters/postgres-roles/index.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { sharedBackend } from '../../backends/index.js';
 import { postgresLogin } from '../../backends/logins.js';
@@ -33,7 +37,10 @@ describe('postgres-roles: a deadline the server keeps; a connection cut mid-call
 
   beforeAll(() => {
     process.on('uncaughtException', onUncaught);
-    adapter = new PostgresRolesAdapter(postgresAdminOf(b, { maxConcurrentCalls: 2 }), { provider: `deadline${tag}`, adopt: false });
+    adapter = new PostgresRolesAdapter(postgresAdminOf(b, { maxConcurrentCalls: 2 }), {
+      provider: `deadline${tag}`,
+      adopt: false,
+    });
   });
   afterAll(async () => {
     process.off('uncaughtException', onUncaught);
@@ -49,7 +56,14 @@ describe('postgres-roles: a deadline the server keeps; a connection cut mid-call
   };
   /** Another admin session that holds the role's row lock (an ALTER ROLE not yet committed) until it is ended. */
   const lockRole = async (login: string): Promise<pg.Client> => {
-    const client = new pg.Client({ host: b.host, port: b.port, user: b.admin.username, password: b.admin.password, database: 'postgres', application_name: `dba${tag}` });
+    const client = new pg.Client({
+      host: b.host,
+      port: b.port,
+      user: b.admin.username,
+      password: b.admin.password,
+      database: 'postgres',
+      application_name: `dba${tag}`,
+    });
     client.on('error', () => undefined);
     others.push(client);
     await client.connect();
@@ -71,13 +85,15 @@ describe('postgres-roles: a deadline the server keeps; a connection cut mid-call
     }
   };
 
-  it('an apply waiting on a lock is ended by the server itself at its deadline (lock_timeout), before holdfast\'s own signal aborts', async () => {
+  it("an apply waiting on a lock is ended by the server itself at its deadline (lock_timeout), before holdfast's own signal aborts", async () => {
     const g = grant();
     await adapter.create(g, within());
     const dba = await lockRole(g.login);
     // the server is told 1.5 s; the signal would wait 25 s
     const started = Date.now();
-    const error = await adapter.create({ ...g, password: hex(12) }, { signal: AbortSignal.timeout(25_000), deadline: Date.now() + 1_500 }).catch((e: unknown) => e);
+    const error = await adapter
+      .create({ ...g, password: hex(12) }, { signal: AbortSignal.timeout(25_000), deadline: Date.now() + 1_500 })
+      .catch((e: unknown) => e);
     expect(isHoldfastError(error, 'DEADLINE_EXCEEDED'), String(error)).toBe(true);
     expect(Date.now() - started).toBeLessThan(20_000); // generous: the server ended it, not the 25 s signal
     expect(await busy(g.login)).toEqual([]);
@@ -89,9 +105,12 @@ describe('postgres-roles: a deadline the server keeps; a connection cut mid-call
     const g = grant();
     await adapter.create(g, within());
     const dba = await lockRole(g.login);
-    const error = await adapter.create({ ...g, password: hex(12) }, { signal: AbortSignal.timeout(1_000) }).catch((e: unknown) => e);
+    const error = await adapter
+      .create({ ...g, password: hex(12) }, { signal: AbortSignal.timeout(1_000) })
+      .catch((e: unknown) => e);
     expect(isHoldfastError(error, 'DEADLINE_EXCEEDED'), String(error)).toBe(true);
-    // a moment after, holdfast runs nothing on the server for it any more (before, it waited on the lock as long as the DBA held it)
+    // a moment after, holdfast runs nothing on the server for it any more (before, it waited on the lock as long as the
+    // DBA held it)
     await until('no holdfast session still waits for the lock', async () => (await busy(g.login)).length === 0);
     // the provider's two call slots are free: other consumers are served while the DBA still holds the lock
     const others = [grant(), grant()];
@@ -106,9 +125,15 @@ describe('postgres-roles: a deadline the server keeps; a connection cut mid-call
     const g = grant();
     await adapter.create(g, within());
     // the same database, many times: each GRANT is sent (as in the issue's measured case)
-    const values: PostgresRolesValues = { databases: Array.from({ length: 100_000 }, () => 'postgres'), schemas: [], roles: [] };
+    const values: PostgresRolesValues = {
+      databases: Array.from({ length: 100_000 }, () => 'postgres'),
+      schemas: [],
+      roles: [],
+    };
     await sql(b, `REVOKE CONNECT ON DATABASE postgres FROM "${g.login}"`);
-    const error = await adapter.create({ ...g, values }, { signal: AbortSignal.timeout(1_000) }).catch((e: unknown) => e);
+    const error = await adapter
+      .create({ ...g, values }, { signal: AbortSignal.timeout(1_000) })
+      .catch((e: unknown) => e);
     expect(isHoldfastError(error, 'DEADLINE_EXCEEDED'), String(error)).toBe(true);
     await until('no holdfast session still at work for it', async () => (await busy(g.login)).length === 0);
     await pause(500);

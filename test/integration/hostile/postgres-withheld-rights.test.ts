@@ -8,7 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Grant } from '../../../src/adapters/adapter.js';
-import { PostgresRolesAdapter, postgresRoles, type PostgresRolesValues } from '../../../src/adapters/postgres-roles/index.js';
+import {
+  PostgresRolesAdapter,
+  postgresRoles,
+  type PostgresRolesValues,
+} from '../../../src/adapters/postgres-roles/index.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { sharedBackend } from '../../backends/index.js';
 import { postgresLogin } from '../../backends/logins.js';
@@ -18,7 +22,7 @@ const hex = (n: number) => randomBytes(n).toString('hex');
 const within = () => ({ signal: AbortSignal.timeout(15_000) });
 const PLAIN = { rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolreplication: false, rolbypassrls: false };
 
-describe('postgres-roles: rights a consumer\'s role never has', () => {
+describe("postgres-roles: rights a consumer's role never has", () => {
   const b = sharedBackend('postgres');
   const tag = hex(3);
   const roles: string[] = [];
@@ -71,7 +75,9 @@ describe('postgres-roles: rights a consumer\'s role never has', () => {
     const g = grant({ roles: [superGroup] });
     const error = await adapter.create(g, within()).catch((e: unknown) => e);
     expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
-    expect((error as Error).message).toContain(`would be a member of ${superGroup} (SUPERUSER), and could SET ROLE to it`);
+    expect((error as Error).message).toContain(
+      `would be a member of ${superGroup} (SUPERUSER), and could SET ROLE to it`,
+    );
     expect(await roleAsSeen(b, g.login)).toBeUndefined(); // the transaction was rolled back
   });
 
@@ -84,7 +90,10 @@ describe('postgres-roles: rights a consumer\'s role never has', () => {
     await sql(b, `GRANT "${top}" TO "${plain}"`);
     await sql(b, `ALTER ROLE "${top}" CREATEROLE`);
     const a = await answer(g);
-    expect(a).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining(`SET ROLE to ${top} (CREATEROLE)`) as unknown });
+    expect(a).toMatchObject({
+      reason: 'rules-differ',
+      detail: expect.stringContaining(`SET ROLE to ${top} (CREATEROLE)`) as unknown,
+    });
     const error = await adapter.create(g, within()).catch((e: unknown) => e);
     expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
     expect((error as Error).message).toContain(`${top} (CREATEROLE)`);
@@ -109,7 +118,10 @@ describe('postgres-roles: rights a consumer\'s role never has', () => {
 
     await sql(b, `GRANT pg_execute_server_program TO "${plain}"`);
     const a = await answer(g);
-    expect(a).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining('SET ROLE to pg_execute_server_program (withheld role)') as unknown });
+    expect(a).toMatchObject({
+      reason: 'rules-differ',
+      detail: expect.stringContaining('SET ROLE to pg_execute_server_program (withheld role)') as unknown,
+    });
     expect(await postgresLogin(b, g.login, g.password)).toBe(true); // the light check alone would not see it
     const error = await adapter.create(g, within()).catch((e: unknown) => e);
     expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
@@ -125,7 +137,10 @@ describe('postgres-roles: rights a consumer\'s role never has', () => {
       await own.create(g, within());
       expect(await own.holds!(g, within())).toEqual({ held: true });
       await sql(b, `GRANT "${auditors}" TO "${plain}"`);
-      expect(await own.holds!(g, within())).toMatchObject({ reason: 'rules-differ', detail: expect.stringContaining(`${auditors} (withheld role)`) as unknown });
+      expect(await own.holds!(g, within())).toMatchObject({
+        reason: 'rules-differ',
+        detail: expect.stringContaining(`${auditors} (withheld role)`) as unknown,
+      });
       const error = await own.create(g, within()).catch((e: unknown) => e);
       expect(isHoldfastError(error, 'BACKEND_REFUSED'), String(error)).toBe(true);
       // the provider without it: held as before

@@ -22,7 +22,8 @@ const adminOf = (b: BackendEndpoint, username = b.admin.username, password = b.a
   username,
   password,
 });
-const connect = (b: BackendEndpoint, ownership: Ownership, admin = adminOf(b)) => redisAcl.connect(admin, ownership) as RedisAclAdapter;
+const connect = (b: BackendEndpoint, ownership: Ownership, admin = adminOf(b)) =>
+  redisAcl.connect(admin, ownership) as RedisAclAdapter;
 const grantFor = (login: string, values: unknown = {}): Grant<RedisAclValues> => ({
   login,
   password: hex(12),
@@ -34,12 +35,15 @@ const getUser = (admin: Redis, login: string) => admin.call('ACL', 'GETUSER', lo
 
 /** The adapter's refusal: BACKEND_REFUSED, its message. */
 async function refusal(call: Promise<unknown>): Promise<string> {
-  const error: unknown = await call.then(() => undefined, (e: unknown) => e);
+  const error: unknown = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(isHoldfastError(error, 'BACKEND_REFUSED'), `expected BACKEND_REFUSED, got ${String(error)}`).toBe(true);
   return (error as Error).message;
 }
 
-describe('redis-acl: logins that are not the provider\'s', () => {
+describe("redis-acl: logins that are not the provider's", () => {
   const b = sharedBackend('redis');
   let admin: Redis;
   let cache: RedisAclAdapter;
@@ -70,7 +74,11 @@ describe('redis-acl: logins that are not the provider\'s', () => {
     expect(message).toContain('provider "cache"');
     expect(message).toContain('adopt: true');
     expect(message).not.toContain(grant.password);
-    expect(await cache.holds(grant, within())).toMatchObject({ held: false, reason: 'rules-differ', detail: expect.stringContaining('lacks holdfast\'s mark') as unknown });
+    expect(await cache.holds(grant, within())).toMatchObject({
+      held: false,
+      reason: 'rules-differ',
+      detail: expect.stringContaining("lacks holdfast's mark") as unknown,
+    });
     expect(await cache.list(name, within())).toEqual([]);
     await cache.remove(name, within());
     expect(await getUser(admin, name)).toEqual(before);
@@ -99,7 +107,7 @@ describe('redis-acl: logins that are not the provider\'s', () => {
     }
   });
 
-  it('two providers on one Redis: the second is refused the first\'s login, adopt or not; the first\'s password stays', async () => {
+  it("two providers on one Redis: the second is refused the first's login, adopt or not; the first's password stays", async () => {
     const name = login();
     const first = grantFor(name);
     await cache.create(first, within());
@@ -124,13 +132,15 @@ describe('redis-acl: logins that are not the provider\'s', () => {
     }
   });
 
-  it('a consumer cannot forge another provider\'s mark with a channel pattern of its own', async () => {
+  it("a consumer cannot forge another provider's mark with a channel pattern of its own", async () => {
     const forged = grantFor(login(), { channels: ['holdfast-managed:sessions'] });
     await cache.create(forged, within());
     const sessions = connect(b, { provider: 'sessions', adopt: false });
     try {
       expect(await sessions.list(forged.login, within())).toEqual([]);
-      expect(await refusal(sessions.create(grantFor(forged.login), within()))).toContain('carries the mark of provider "cache"');
+      expect(await refusal(sessions.create(grantFor(forged.login), within()))).toContain(
+        'carries the mark of provider "cache"',
+      );
       await sessions.remove(forged.login, within());
       expect(await cache.holds(forged, within())).toEqual({ held: true });
     } finally {
@@ -138,7 +148,7 @@ describe('redis-acl: logins that are not the provider\'s', () => {
     }
   });
 
-  it('lists only its own provider\'s logins under a prefix, never one made by hand or by another provider', async () => {
+  it("lists only its own provider's logins under a prefix, never one made by hand or by another provider", async () => {
     const prefix = `hfo_${hex(3)}_`;
     const [own, other, byHand] = ['own', 'other', 'hand'].map((s) => `${prefix}${s}`) as [string, string, string];
     made.push(own, other, byHand);
@@ -167,7 +177,14 @@ describe('redis-acl: logins that are not the provider\'s', () => {
     // the mark grants nothing: a consumer without channels cannot use the mark's channel
     const quiet = grantFor(login(), { commands: ['+@pubsub'] });
     await cache.create(quiet, within());
-    const client = new Redis({ host: b.host, port: b.port, username: quiet.login, password: quiet.password, enableReadyCheck: false, maxRetriesPerRequest: 0 });
+    const client = new Redis({
+      host: b.host,
+      port: b.port,
+      username: quiet.login,
+      password: quiet.password,
+      enableReadyCheck: false,
+      maxRetriesPerRequest: 0,
+    });
     try {
       await expect(client.publish('holdfast-managed:cache', 'x')).rejects.toThrow(/NOPERM/);
     } finally {
@@ -179,7 +196,11 @@ describe('redis-acl: logins that are not the provider\'s', () => {
     const grant = grantFor(login());
     await cache.create(grant, within());
     await admin.call('ACL', 'SETUSER', grant.login, 'clearselectors');
-    expect(await cache.holds(grant, within())).toMatchObject({ held: false, reason: 'rules-differ', detail: expect.stringContaining('lacks holdfast\'s mark') as unknown });
+    expect(await cache.holds(grant, within())).toMatchObject({
+      held: false,
+      reason: 'rules-differ',
+      detail: expect.stringContaining("lacks holdfast's mark") as unknown,
+    });
     await refusal(cache.create(grant, within()));
     await cache.remove(grant.login, within());
     expect(await getUser(admin, grant.login)).not.toBeNull();
@@ -199,7 +220,13 @@ describe('redis-acl: the admin\'s own login and "default", on a server of the te
 
   beforeAll(async () => {
     b = await ownBackend('redis');
-    admin = new Redis({ host: b.host, port: b.port, username: b.admin.username, password: b.admin.password, maxRetriesPerRequest: 0 });
+    admin = new Redis({
+      host: b.host,
+      port: b.port,
+      username: b.admin.username,
+      password: b.admin.password,
+      maxRetriesPerRequest: 0,
+    });
     admin.on('error', () => undefined);
     cache = connect(b, { provider: 'cache', adopt: false });
   });
@@ -216,7 +243,9 @@ describe('redis-acl: the admin\'s own login and "default", on a server of the te
     try {
       for (const adapter of [cache, adopting]) {
         const grant = grantFor('default');
-        expect(await refusal(adapter.create(grant, within()))).toContain('the login "default" is Redis\'s default user');
+        expect(await refusal(adapter.create(grant, within()))).toContain(
+          'the login "default" is Redis\'s default user',
+        );
         expect(await redisLogin(b, 'default', grant.password)).toBe(false);
         await adapter.remove('default', within());
         expect(await adapter.holds(grant, within())).toMatchObject({ held: false, reason: 'rules-differ' });
@@ -235,7 +264,9 @@ describe('redis-acl: the admin\'s own login and "default", on a server of the te
     const before = await getUser(admin, name);
     const adopting = connect(b, { provider: 'cache', adopt: true }, adminOf(b, name, password));
     try {
-      expect(await refusal(adopting.create(grantFor(name), within()))).toContain(`the login "${name}" is the admin's own login`);
+      expect(await refusal(adopting.create(grantFor(name), within()))).toContain(
+        `the login "${name}" is the admin's own login`,
+      );
       await adopting.remove(name, within());
     } finally {
       await adopting.close();
@@ -243,7 +274,6 @@ describe('redis-acl: the admin\'s own login and "default", on a server of the te
     expect(await redisLogin(b, name, password)).toBe(true);
     expect(await getUser(admin, name)).toEqual(before);
   });
-
 });
 
 describe('redis-acl: the mark on a server whose acl-pubsub-default is allchannels', () => {
@@ -268,7 +298,11 @@ describe('a redis-acl consumer whose login was made by hand before holdfast', ()
 
   it('is refused, said once, red, and left as it is; with adopt: true it is taken over', async () => {
     const provider = await ownBackend('redis');
-    const f = await fixture({ provider, consumers: 2, timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' } });
+    const f = await fixture({
+      provider,
+      consumers: 2,
+      timing: { verifyEvery: '500ms', checkTimeout: '500ms', retryBase: '100ms' },
+    });
     const [taken, other] = f.consumers as [Consumer, Consumer];
     const admin = new Redis(provider.url, { maxRetriesPerRequest: 0 });
     try {
@@ -284,7 +318,9 @@ describe('a redis-acl consumer whose login was made by hand before holdfast', ()
       expect(status.healthy).toBe(false);
       const shown = status.consumers.find((c) => c.consumer === taken.key)!;
       expect(shown).toMatchObject({ state: 'applyRefused', healthy: false, nextAt: null });
-      expect(shown.reason).toContain(`the ACL user "${taken.login}" exists but was not made by holdfast for provider "cache"`);
+      expect(shown.reason).toContain(
+        `the ACL user "${taken.login}" exists but was not made by holdfast for provider "cache"`,
+      );
       expect(f.logsFor(taken).filter((l) => l.msg.startsWith('apply refused by the backend'))).toHaveLength(1);
       expect(await getUser(admin, taken.login)).toEqual(before);
       expect(await f.canLogin(taken)).toBe(false);

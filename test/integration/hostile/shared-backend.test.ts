@@ -31,8 +31,14 @@ describe('two providers on one backend', () => {
     const config = join(f.dir, 'holdfast.yaml');
     const { host, port } = f.provider;
     // the same server as cache, spelled another way
-    appendFileSync(config, `\n  - name: sessions\n    adapter: redis-acl\n    admin: { url: "redis://localhost:${port}/1", passwordFile: secrets/cache }\n    contributions: contributions/sessions.yaml\n`);
-    writeFileSync(join(f.dir, 'contributions/sessions.yaml'), `consumers:\n  - { id: c0000, login: ${f.consumers[0]!.login}, secret: ../grants/c0000.secret }\n`);
+    appendFileSync(
+      config,
+      `\n  - name: sessions\n    adapter: redis-acl\n    admin: { url: "redis://localhost:${port}/1", passwordFile: secrets/cache }\n    contributions: contributions/sessions.yaml\n`,
+    );
+    writeFileSync(
+      join(f.dir, 'contributions/sessions.yaml'),
+      `consumers:\n  - { id: c0000, login: ${f.consumers[0]!.login}, secret: ../grants/c0000.secret }\n`,
+    );
     const lines = readFileSync(config, 'utf8').split('\n');
     const line = (text: string, after = 0) => lines.findIndex((l, i) => i >= after && l.includes(text)) + 1;
     const cacheUrl = line('url:', line('  - name: cache'));
@@ -50,15 +56,21 @@ describe('two providers on one backend', () => {
     writeFileSync(
       config,
       readFileSync(config, 'utf8')
-        .replace('    contributions: contributions/sessions.yaml\n', '    contributions: contributions/sessions.yaml\n    loginPrefix: s_\n    policy: { keyPrefix: "s/{id}:", channelPrefix: "s/{id}:" }\n')
-        .replace('    contributions: contributions/cache.yaml\n', '    contributions: contributions/cache.yaml\n    loginPrefix: t\n')
+        .replace(
+          '    contributions: contributions/sessions.yaml\n',
+          '    contributions: contributions/sessions.yaml\n    loginPrefix: s_\n    policy: { keyPrefix: "s/{id}:", channelPrefix: "s/{id}:" }\n',
+        )
+        .replace(
+          '    contributions: contributions/cache.yaml\n',
+          '    contributions: contributions/cache.yaml\n    loginPrefix: t\n',
+        )
         .replace('policy: { keyPrefix: "{id}:"', 'policy: { keyPrefix: "c/{id}:", channelPrefix: "c/{id}:"'),
     );
     const status = await holdfast(['status', '-c', config]);
     expect(status.output).not.toContain('[CONFIG_INVALID]');
   });
 
-  it('with the same consumer id on both and overlapping key prefixes: refused naming both; with prefixes of their own, neither reads the other\'s keys', async () => {
+  it("with the same consumer id on both and overlapping key prefixes: refused naming both; with prefixes of their own, neither reads the other's keys", async () => {
     const f = await fixture({ consumers: 1, providerLines: ['loginPrefix: t{tag}_'] });
     const config = join(f.dir, 'holdfast.yaml');
     const { host, port, admin } = f.provider;
@@ -68,7 +80,10 @@ describe('two providers on one backend', () => {
     mkdirSync(join(f.dir, 'grants-sessions'));
     writeFileSync(join(f.dir, 'grants-sessions', `${sessions.id}.secret`), `${sessions.password}\n`, { mode: 0o600 });
     const declareSessions = (keys: string) =>
-      writeFileSync(join(f.dir, 'contributions/sessions.yaml'), `consumers:\n  - { id: ${sessions.id}, login: ${sessions.login}, secret: ../grants-sessions/${sessions.id}.secret, values: { keys: ["${keys}"] } }\n`);
+      writeFileSync(
+        join(f.dir, 'contributions/sessions.yaml'),
+        `consumers:\n  - { id: ${sessions.id}, login: ${sessions.login}, secret: ../grants-sessions/${sessions.id}.secret, values: { keys: ["${keys}"] } }\n`,
+      );
     declareSessions(`${sessions.id}:*`);
     appendFileSync(
       config,
@@ -93,19 +108,36 @@ describe('two providers on one backend', () => {
       config,
       readFileSync(config, 'utf8')
         .replace('policy: { keyPrefix: "{id}:"', 'policy: { keyPrefix: "cache:{id}:", channelPrefix: "cache:{id}:"')
-        .replace('    loginPrefix: s', '    policy: { keyPrefix: "sessions:{id}:", channelPrefix: "sessions:{id}:" }\n    loginPrefix: s'),
+        .replace(
+          '    loginPrefix: s',
+          '    policy: { keyPrefix: "sessions:{id}:", channelPrefix: "sessions:{id}:" }\n    loginPrefix: s',
+        ),
     );
     f.writeContributions([cache], (c) => `cache:${c.id}:*`);
     declareSessions(`sessions:${sessions.id}:*`);
     const run = spawnHoldfast(['run', '-c', config]);
     const as = (login: string, password: string) => {
-      const client = new Redis({ host, port, username: login, password, maxRetriesPerRequest: 0, enableReadyCheck: false, lazyConnect: true });
+      const client = new Redis({
+        host,
+        port,
+        username: login,
+        password,
+        maxRetriesPerRequest: 0,
+        enableReadyCheck: false,
+        lazyConnect: true,
+      });
       client.on('error', () => undefined);
       return client;
     };
     const [a, b] = [as(cache.login, cache.password), as(sessions.login, sessions.password)];
     try {
-      await f.until('both logins served', async () => (await redisLogin(f.provider, cache.login, cache.password)) && (await redisLogin(f.provider, sessions.login, sessions.password)), 60_000);
+      await f.until(
+        'both logins served',
+        async () =>
+          (await redisLogin(f.provider, cache.login, cache.password)) &&
+          (await redisLogin(f.provider, sessions.login, sessions.password)),
+        60_000,
+      );
       await a.set(`cache:${cache.id}:card`, 'team A');
       await b.set(`sessions:${sessions.id}:card`, 'team B');
       await expect(b.get(`cache:${cache.id}:card`)).rejects.toThrow(/^NOPERM/);

@@ -3,7 +3,8 @@
  * downloaded): a running `holdfast run --http` shows every consumer held; a login deleted by
  * hand on the backend (its grant secret gone too, so that it stays unserved long enough to
  * see) turns its row unserved, and it is held again once the secret is back; its page shows
- * the transitions; /queues shows holdfast's queue, and the round job that counted the heal. All of it under the server's
+ * the transitions; /queues shows holdfast's queue, and the round job that counted the heal. All of it under the
+ * server's
  * Content-Security-Policy, with no violation reported. Screenshots go to test-results/dashboard/.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,10 @@ async function rowState(page: Page, key: string): Promise<{ state: string; serve
   await page.reload();
   const row = page.locator(`tr[data-consumer="${key}"]`);
   if ((await row.count()) === 0) return null;
-  return { state: (await row.getAttribute('data-state')) ?? '', served: (await row.getAttribute('class')) === 'served' };
+  return {
+    state: (await row.getAttribute('data-state')) ?? '',
+    served: (await row.getAttribute('class')) === 'served',
+  };
 }
 
 interface BoardRound {
@@ -35,8 +39,12 @@ interface BoardRound {
 async function healedRound(url: string): Promise<BoardRound> {
   let found: BoardRound | undefined;
   await until('a round job counts the heal', async () => {
-    const listed = (await (await fetch(`${url}/queues/api/queues?activeQueue=consumers-rounds&status=completed&page=1&jobsPerPage=100`)).json()) as { queues: Array<{ name: string; jobs: BoardRound[] }> };
-    found = listed.queues.find((q) => q.name === 'consumers-rounds')?.jobs.find((j) => (j.returnValue?.healed ?? 0) > 0);
+    const listed = (await (
+      await fetch(`${url}/queues/api/queues?activeQueue=consumers-rounds&status=completed&page=1&jobsPerPage=100`)
+    ).json()) as { queues: Array<{ name: string; jobs: BoardRound[] }> };
+    found = listed.queues
+      .find((q) => q.name === 'consumers-rounds')
+      ?.jobs.find((j) => (j.returnValue?.healed ?? 0) > 0);
     return found !== undefined;
   });
   return found!;
@@ -47,7 +55,7 @@ describe('the dashboard in a browser', () => {
   let dashboard: BrowserDashboard | undefined;
   afterAll(() => dashboard?.stop());
 
-  it('shows a consumer go from held to not served and back, its transitions, and holdfast\'s queue', async () => {
+  it("shows a consumer go from held to not served and back, its transitions, and holdfast's queue", async () => {
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     const f = await fixture({ consumers: 3, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
@@ -71,7 +79,8 @@ describe('the dashboard in a browser', () => {
     const consumerPage = `${url}/consumer?key=${encodeURIComponent(victim.key)}`;
     await page.goto(consumerPage);
     // newest first: held again above lost (a reload between the two shows lost alone, above the first apply's held)
-    const healedAboveLost = (history: string) => history.includes('held → lost') && history.indexOf('→ held') < history.indexOf('held → lost');
+    const healedAboveLost = (history: string) =>
+      history.includes('held → lost') && history.indexOf('→ held') < history.indexOf('held → lost');
     await until('its page shows it lost and held again', async () => {
       await page.reload();
       return healedAboveLost((await page.locator('#history').textContent()) ?? '');
@@ -101,25 +110,43 @@ describe('the dashboard in a browser', () => {
     await page.screenshot({ path: join(SHOTS, '3-not-served.png'), fullPage: true });
 
     writeFileSync(victim.secretPath, `${victim.password}\n`, { mode: 0o600 });
-    await until('the row held again', async () => JSON.stringify(await rowState(page, victim.key)) === JSON.stringify({ state: 'held', served: true }));
+    await until(
+      'the row held again',
+      async () => JSON.stringify(await rowState(page, victim.key)) === JSON.stringify({ state: 'held', served: true }),
+    );
     await expect(page.locator('#verdict').textContent()).resolves.toContain('Every consumer served');
     await page.screenshot({ path: join(SHOTS, '4-held-again.png'), fullPage: true });
 
     await f.delayedTimerJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
     await page.goto(`${url}/queues`);
-    await page.getByText(/^\d+ Jobs?$/).first().waitFor({ timeout: 30_000 }); // the queue's card, from the board's API
+    await page
+      .getByText(/^\d+ Jobs?$/)
+      .first()
+      .waitFor({ timeout: 30_000 }); // the queue's card, from the board's API
     await page.screenshot({ path: join(SHOTS, '5-queues.png'), fullPage: true });
     await page.goto(`${url}/queues/queue/consumers?status=delayed`);
     await page.getByText(`${f.consumers[0]!.key} timer verify`).first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(SHOTS, '6-queue-jobs.png'), fullPage: true });
-    const listed = (await (await fetch(`${url}/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`)).json()) as { queues: Array<{ name: string; jobs: Array<{ id: string; name: string }> }> };
+    const listed = (await (
+      await fetch(`${url}/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`)
+    ).json()) as { queues: Array<{ name: string; jobs: Array<{ id: string; name: string }> }> };
     const job = listed.queues.find((q) => q.name === 'consumers')!.jobs.find((j) => j.name.endsWith('timer verify'))!;
     await page.goto(`${url}/queues/queue/consumers/${encodeURIComponent(job.id)}`);
     await page.getByText(job.name).first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(SHOTS, '7-job.png'), fullPage: true });
     const html = await page.content();
     for (const c of f.consumers) expect(html).not.toContain(c.password);
-    for (const shot of ['1-held', '2-lost-and-healed', '3-not-served', '4-held-again', '5-queues', '6-queue-jobs', '7-job', '8-round-healed']) expect(existsSync(join(SHOTS, `${shot}.png`))).toBe(true);
+    for (const shot of [
+      '1-held',
+      '2-lost-and-healed',
+      '3-not-served',
+      '4-held-again',
+      '5-queues',
+      '6-queue-jobs',
+      '7-job',
+      '8-round-healed',
+    ])
+      expect(existsSync(join(SHOTS, `${shot}.png`))).toBe(true);
     expect(violations).toEqual([]);
   }, 180_000);
 });

@@ -21,7 +21,8 @@ import { engineFixtures } from '../engine/engine-fixture.js';
 import { exitOf, spawnHoldfast } from '../../support/holdfast-cli.js';
 
 const AUTH = { username: 'holdfast', password: 'board-Pw-7c1-long' };
-const basic = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+const basic = (username: string, password: string) =>
+  `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 const RIGHT = basic(AUTH.username, AUTH.password);
 
 interface Answer {
@@ -31,7 +32,10 @@ interface Answer {
 }
 
 /** One request with exactly these headers (fetch would not let a test choose the Host). */
-function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+function send(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: init.method ?? 'GET', headers: init.headers ?? {} }, (res) => {
       let body = '';
@@ -70,7 +74,9 @@ describe('the dashboard where it is put', () => {
     const refused = spawnHoldfast(['run', '-c', config, '--http', `0.0.0.0:${port}`]);
     children.push(refused);
     expect(await exitOf(refused)).toBe(2);
-    expect(refused.output()).toContain(`holdfast: the dashboard would listen on 0.0.0.0:${port}, which is not a loopback address, with no password: set http.passwordFile`);
+    expect(refused.output()).toContain(
+      `holdfast: the dashboard would listen on 0.0.0.0:${port}, which is not a loopback address, with no password: set http.passwordFile`,
+    );
     expect(refused.output()).toContain('[CONFIG_INVALID]');
     expect(refused.output()).not.toContain('holdfast running'); // the engine never started
 
@@ -88,9 +94,16 @@ describe('the dashboard where it is put', () => {
     const run = spawnHoldfast(['run', '-c', config, '--http', `0.0.0.0:${port}`]);
     children.push(run);
     const url = `http://127.0.0.1:${port}`;
-    await f.until('the dashboard answers', async () => (await send(`${url}/healthz`, { headers: { authorization: RIGHT } }).catch(() => undefined))?.status === 200, 60_000).catch((error: Error) => {
-      throw new Error(`${error.message}\n${run.output()}`);
-    });
+    await f
+      .until(
+        'the dashboard answers',
+        async () =>
+          (await send(`${url}/healthz`, { headers: { authorization: RIGHT } }).catch(() => undefined))?.status === 200,
+        60_000,
+      )
+      .catch((error: Error) => {
+        throw new Error(`${error.message}\n${run.output()}`);
+      });
     expect((await send(`${url}/healthz`)).status).toBe(401);
     run.kill('SIGTERM');
     expect(await exitOf(run)).toBe(0);
@@ -114,13 +127,25 @@ describe('the dashboard where it is put', () => {
     });
     const { url } = server;
     const port = new URL(url).port;
-    const get = (path: string, headers: Record<string, string> = {}) => send(`${url}${path}`, { headers: { authorization: RIGHT, ...headers } });
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      send(`${url}${path}`, { headers: { authorization: RIGHT, ...headers } });
 
     // Host: the listen address, the loopback names with the port, and http.hosts; nothing else
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'holdfast.example.test', `holdfast.example.test:${port}`]) {
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `[::1]:${port}`,
+      'holdfast.example.test',
+      `holdfast.example.test:${port}`,
+    ]) {
       expect((await get('/healthz', { host })).status, host).toBe(200);
     }
-    for (const host of [`attacker.example:${port}`, 'attacker.example', `127.0.0.1:${Number(port) + 1}`, `localhost.attacker.example:${port}`]) {
+    for (const host of [
+      `attacker.example:${port}`,
+      'attacker.example',
+      `127.0.0.1:${Number(port) + 1}`,
+      `localhost.attacker.example:${port}`,
+    ]) {
       const answer = await get('/healthz', { host });
       expect(answer.status, host).toBe(421);
       expectSecurityHeaders(answer, `421 for ${host}`);
@@ -148,7 +173,14 @@ describe('the dashboard where it is put', () => {
       ['/metrics (none here: 404)', await get('/metrics')],
       ['404', await get('/nothing-here')],
       ['401', await send(`${url}/`)],
-      ['403', await send(`${url}/queues/api/queues/consumers/add`, { method: 'POST', headers: { authorization: RIGHT, 'content-type': 'application/json' }, body: '{}' })],
+      [
+        '403',
+        await send(`${url}/queues/api/queues/consumers/add`, {
+          method: 'POST',
+          headers: { authorization: RIGHT, 'content-type': 'application/json' },
+          body: '{}',
+        }),
+      ],
     ];
     for (const [what, answer] of answers) {
       expect(answer.status, what).not.toBe(421);
@@ -159,37 +191,68 @@ describe('the dashboard where it is put', () => {
 
     // basic auth: the right pair only; a wrong username of the right length, or a wrong password, is refused
     expect(AUTH.username).toHaveLength('holdfasx'.length);
-    expect((await send(`${url}/status`, { headers: { authorization: basic('holdfasx', AUTH.password) } })).status).toBe(401);
-    expect((await send(`${url}/status`, { headers: { authorization: basic(AUTH.username, `${AUTH.password.slice(0, -1)}x`) } })).status).toBe(401);
-    expect((await send(`${url}/status`, { headers: { authorization: basic(AUTH.username, AUTH.password.slice(0, -1)) } })).status).toBe(401);
+    expect((await send(`${url}/status`, { headers: { authorization: basic('holdfasx', AUTH.password) } })).status).toBe(
+      401,
+    );
+    expect(
+      (
+        await send(`${url}/status`, {
+          headers: { authorization: basic(AUTH.username, `${AUTH.password.slice(0, -1)}x`) },
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (await send(`${url}/status`, { headers: { authorization: basic(AUTH.username, AUTH.password.slice(0, -1)) } }))
+        .status,
+    ).toBe(401);
     expect((await send(`${url}/status`, { headers: { authorization: RIGHT } })).status).toBe(200);
 
     // Bull Board with readOnly false: no add (nor Duplicate, the UI's retry with new data), no update-data
     const jobsOf = async () =>
-      (JSON.parse((await get(`/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`)).body) as { queues: Array<{ name: string; jobs: Array<{ id: string; name: string; data: unknown }> }> }).queues.find(
-        (q) => q.name === 'consumers',
-      )!.jobs;
+      (
+        JSON.parse(
+          (await get(`/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`)).body,
+        ) as { queues: Array<{ name: string; jobs: Array<{ id: string; name: string; data: unknown }> }> }
+      ).queues.find((q) => q.name === 'consumers')!.jobs;
     const before = await jobsOf();
     const job = before.find((j) => j.name.endsWith('timer verify'))!;
     expect(job).toBeDefined();
     const json = { authorization: RIGHT, 'content-type': 'application/json' };
     const widened = { kind: 'desired', desired: { login: 'default', values: { commands: ['+@all'] } } };
-    const add = await send(`${url}/queues/api/queues/consumers/add`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'cache/c0000 desired', data: widened, options: {} }) });
+    const add = await send(`${url}/queues/api/queues/consumers/add`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'cache/c0000 desired', data: widened, options: {} }),
+    });
     expect(add.status).toBe(403);
     expect(add.body).toContain('never lets anyone add a job');
-    const update = await send(`${url}/queues/api/queues/consumers/${encodeURIComponent(job.id)}/update-data`, { method: 'PATCH', headers: json, body: JSON.stringify({ jobData: widened }) });
+    const update = await send(`${url}/queues/api/queues/consumers/${encodeURIComponent(job.id)}/update-data`, {
+      method: 'PATCH',
+      headers: json,
+      body: JSON.stringify({ jobData: widened }),
+    });
     expect(update.status).toBe(403);
     expect(update.body).toContain("never lets anyone replace a job's data");
     const again = await get(`/queues/api/queues/consumers/${encodeURIComponent(job.id)}`);
     expect(again.status).toBe(200);
-    expect(JSON.stringify((JSON.parse(again.body) as { job: { data: unknown } }).job.data)).toBe(JSON.stringify(job.data));
+    expect(JSON.stringify((JSON.parse(again.body) as { job: { data: unknown } }).job.data)).toBe(
+      JSON.stringify(job.data),
+    );
     const redis = new Redis(sharedBackend('redis').url);
     const jobData: string[] = [];
-    for (const k of await redis.keys(`${f.config.queue.prefix}:${f.config.queue.name}:*`)) if ((await redis.type(k)) === 'hash') jobData.push((await redis.hget(k, 'data')) ?? '');
+    for (const k of await redis.keys(`${f.config.queue.prefix}:${f.config.queue.name}:*`))
+      if ((await redis.type(k)) === 'hash') jobData.push((await redis.hget(k, 'data')) ?? '');
     expect(jobData.length).toBeGreaterThanOrEqual(2);
     expect(jobData.join('\n')).not.toContain('+@all');
     // an action that writes no job data still works when readOnly is false
-    expect((await send(`${url}/queues/api/queues/consumers/${encodeURIComponent(job.id)}/promote`, { method: 'PUT', headers: { authorization: RIGHT } })).status).toBe(204);
+    expect(
+      (
+        await send(`${url}/queues/api/queues/consumers/${encodeURIComponent(job.id)}/promote`, {
+          method: 'PUT',
+          headers: { authorization: RIGHT },
+        })
+      ).status,
+    ).toBe(204);
 
     // the queue Redis's INFO is not shown
     const info = await redis.info('server');

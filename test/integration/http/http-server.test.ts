@@ -25,7 +25,8 @@ describe('the HTTP server', () => {
     const engine = await f.start(undefined, undefined, { metrics });
     await f.until('every consumer held', () => f.allHeld());
     server = await f.httpServer(engine, metrics, { auth: AUTH });
-    const get = (path: string, init: RequestInit = {}) => fetch(`${server!.url}${path}`, { ...init, headers: { authorization, ...(init.headers ?? {}) } });
+    const get = (path: string, init: RequestInit = {}) =>
+      fetch(`${server!.url}${path}`, { ...init, headers: { authorization, ...(init.headers ?? {}) } });
     const seen: string[] = [];
     const text = async (path: string) => {
       const body = await (await get(path)).text();
@@ -34,33 +35,50 @@ describe('the HTTP server', () => {
     };
 
     expect((await fetch(`${server.url}/healthz`)).status).toBe(401);
-    expect((await get('/healthz', { headers: { authorization: `Basic ${Buffer.from('holdfast:wrong').toString('base64')}` } })).status).toBe(401);
+    expect(
+      (
+        await get('/healthz', {
+          headers: { authorization: `Basic ${Buffer.from('holdfast:wrong').toString('base64')}` },
+        })
+      ).status,
+    ).toBe(401);
     expect((await get('/queues/api/queues', { method: 'PUT' })).status).toBe(405);
 
     const healthy = await get('/healthz');
     expect(healthy.status).toBe(200);
-    const status = (await (await get('/status')).json()) as { healthy: boolean; total: number; providers: Array<{ states: Record<string, number> }> };
+    const status = (await (await get('/status')).json()) as {
+      healthy: boolean;
+      total: number;
+      providers: Array<{ states: Record<string, number> }>;
+    };
     expect(status).toMatchObject({ healthy: true, total: 3, providers: [{ states: { held: 3 } }] });
 
     // a consumer's login deleted by hand is applied again at its next check (within one job): the heal is counted
     const healed = f.consumers[0]!;
     const admin = new Redis(sharedBackend('redis').url);
     await admin.call('ACL', 'DELUSER', healed.login);
-    await f.until('metrics count the heal', async () => /holdfast_heal_seconds_count\{provider="cache"\} [1-9]/.test(await text('/metrics')));
+    await f.until('metrics count the heal', async () =>
+      /holdfast_heal_seconds_count\{provider="cache"\} [1-9]/.test(await text('/metrics')),
+    );
     expect(await f.canLogin(healed)).toBe(true);
 
-    // a consumer that stays unserved (its login deleted, its grant secret gone): 503 within one interval (1 s; bound generous), then 200 once healed
+    // a consumer that stays unserved (its login deleted, its grant secret gone): 503 within one interval (1 s; bound
+    // generous), then 200 once healed
     const victim = f.consumers[1]!;
     rmSync(victim.secretPath);
     await admin.call('ACL', 'DELUSER', victim.login);
     admin.disconnect();
     const lostAt = Date.now();
     let body = '';
-    await f.until('/healthz 503', async () => {
-      const r = await get('/healthz');
-      body = await r.text();
-      return r.status === 503;
-    }, 15_000);
+    await f.until(
+      '/healthz 503',
+      async () => {
+        const r = await get('/healthz');
+        body = await r.text();
+        return r.status === 503;
+      },
+      15_000,
+    );
     console.log(`[http] /healthz 503 ${Date.now() - lostAt} ms after the login was deleted (verifyEvery 1 s)`);
     expect(body).toContain(`${victim.key}: `);
     const unservedPage = await text('/');
@@ -89,14 +107,21 @@ describe('the HTTP server', () => {
     expect(scraped).toMatch(/holdfast_check_lateness_seconds_count\{provider="cache"\} [1-9]/);
 
     await f.delayedTimerJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
-    const queues = JSON.parse(await text(`/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`)) as { queues: Array<{ name: string; jobs: Array<{ name: string; data: unknown }> }> };
+    const queues = JSON.parse(
+      await text(`/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`),
+    ) as { queues: Array<{ name: string; jobs: Array<{ name: string; data: unknown }> }> };
     const queue = queues.queues.find((q) => q.name === 'consumers');
     expect(queue).toBeDefined();
     expect(queue!.jobs.map((j) => j.name)).toEqual(expect.arrayContaining([`${f.consumers[0]!.key} timer verify`]));
     expect(JSON.stringify(queue!.jobs[0]!.data)).toContain('"kind":"timer"');
 
     // no secret anywhere it served
-    const secrets = [...f.consumers.map((c) => c.password), sharedBackend('redis').admin.password, sharedBackend('mongodb').admin.password, AUTH.password];
+    const secrets = [
+      ...f.consumers.map((c) => c.password),
+      sharedBackend('redis').admin.password,
+      sharedBackend('mongodb').admin.password,
+      AUTH.password,
+    ];
     for (const served of seen) for (const secret of secrets) expect(served).not.toContain(secret);
   });
 });

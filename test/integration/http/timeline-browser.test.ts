@@ -24,7 +24,9 @@ async function marks(page: Page, svg: string, kind: string): Promise<number> {
 
 /** The attribute `name` of every element `selector` finds, as numbers. */
 async function numbers(page: Page, selector: string, name: string): Promise<number[]> {
-  return Promise.all((await page.locator(selector).all()).map(async (element) => Number(await element.getAttribute(name))));
+  return Promise.all(
+    (await page.locator(selector).all()).map(async (element) => Number(await element.getAttribute(name))),
+  );
 }
 
 describe('the timeline in a browser', () => {
@@ -32,7 +34,7 @@ describe('the timeline in a browser', () => {
   let dashboard: BrowserDashboard | undefined;
   afterAll(() => dashboard?.stop());
 
-  it('shows the dip and the heal after a cache restart, on the status page and on a consumer\'s page', async () => {
+  it("shows the dip and the heal after a cache restart, on the status page and on a consumer's page", async () => {
     mkdirSync(SHOTS, { recursive: true });
     const provider = await ownBackend('redis');
     const f = await fixture({ provider, consumers: 6, timing: { verifyEvery: '1s', checkTimeout: '500ms' } });
@@ -47,7 +49,11 @@ describe('the timeline in a browser', () => {
     expect(await marks(page, picture, 'healed')).toBe(0);
 
     await provider.restart();
-    await until('a heal mark per consumer', async () => (await marks(page, picture, 'healed')) === f.consumers.length, 60_000);
+    await until(
+      'a heal mark per consumer',
+      async () => (await marks(page, picture, 'healed')) === f.consumers.length,
+      60_000,
+    );
     await until('every consumer served again', healthy);
     await page.reload();
     expect(await marks(page, picture, 'lost')).toBe(f.consumers.length);
@@ -65,7 +71,9 @@ describe('the timeline in a browser', () => {
     expect(await page.locator(`${own} rect[data-unserved-from]`).count()).toBe(1);
     expect(await marks(page, own, 'lost')).toBe(1);
     expect(await marks(page, own, 'healed')).toBe(1);
-    await expect(page.locator(`${own} g[data-kind="healed"] title`).textContent()).resolves.toMatch(new RegExp(`${victim.key} healed after [\\d.]+ s`));
+    await expect(page.locator(`${own} g[data-kind="healed"] title`).textContent()).resolves.toMatch(
+      new RegExp(`${victim.key} healed after [\\d.]+ s`),
+    );
     await page.screenshot({ path: join(SHOTS, 'consumer-timeline.png'), fullPage: true });
 
     const html = await page.content();

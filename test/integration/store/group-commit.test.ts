@@ -24,7 +24,15 @@ function record(i: number): ConsumerRecord {
     _id: key,
     provider: 'cache',
     consumerId: key.slice('cache/'.length),
-    desired: { login: `app_${i}`, values: {}, secretPath: `/grants/${i}`, specHash: `h${i}`, source: 'cache.yaml:1', removed: false, problems: [] },
+    desired: {
+      login: `app_${i}`,
+      values: {},
+      secretPath: `/grants/${i}`,
+      specHash: `h${i}`,
+      source: 'cache.yaml:1',
+      removed: false,
+      problems: [],
+    },
     desiredAt: now.getTime(),
     machine: persist(firstSnapshot(CHART, key)),
     stateSince: now,
@@ -57,7 +65,7 @@ describe('the record store, many consumers at once', () => {
     await client?.close();
   });
 
-  it('creates the first records of many consumers in a few round trips, and a record that exists is that consumer\'s conflict alone', async () => {
+  it("creates the first records of many consumers in a few round trips, and a record that exists is that consumer's conflict alone", async () => {
     await store.insert(record(0));
     const before = inserts;
     const results = await Promise.allSettled(Array.from({ length: N }, (_, i) => store.insert(record(i))));
@@ -65,30 +73,51 @@ describe('the record store, many consumers at once', () => {
     expect(conflicts).toHaveLength(1);
     expect(isHoldfastError((conflicts[0] as PromiseRejectedResult).reason, 'REVISION_CONFLICT')).toBe(true);
     expect(results[0]!.status).toBe('rejected');
-    for (let i = 1; i < N; i += 37) expect(((await store.get(record(i)._id)) as ConsumerRecord | null)?.desired.login).toBe(`app_${i}`);
+    for (let i = 1; i < N; i += 37)
+      expect(((await store.get(record(i)._id)) as ConsumerRecord | null)?.desired.login).toBe(`app_${i}`);
     expect(inserts - before).toBeLessThan(N / 10);
   });
 
   it('writes a burst of updates larger than one bulk FerretDB answers (100), every one', async () => {
-    const saves = Array.from({ length: N }, (_, i) => store.save(record(i)._id, 1, { timer: null, effectUntil: new Date(1000 + i) }, [], new Date()));
+    const saves = Array.from({ length: N }, (_, i) =>
+      store.save(record(i)._id, 1, { timer: null, effectUntil: new Date(1000 + i) }, [], new Date()),
+    );
     expect(await Promise.all(saves)).toEqual(Array.from({ length: N }, () => 2));
-    for (let i = 0; i < N; i += 41) expect(((await store.get(record(i)._id)) as ConsumerRecord | null)?.effectUntil?.getTime()).toBe(1000 + i);
+    for (let i = 0; i < N; i += 41)
+      expect(((await store.get(record(i)._id)) as ConsumerRecord | null)?.effectUntil?.getTime()).toBe(1000 + i);
   }, 120_000);
 
-  it('writes the bursts of three processes\' stores at once, every one (three holdfast processes on one FerretDB)', async () => {
+  it("writes the bursts of three processes' stores at once, every one (three holdfast processes on one FerretDB)", async () => {
     const clients = [1, 2, 3].map(() => new MongoClient(sharedBackend('mongodb').url));
     try {
       const stores = await Promise.all(clients.map((c) => ConsumerStore.open(c.db(database))));
-      // each store its own hundred records, all at once, twice over (a record's writes one after the other, as its one writer's are)
+      // each store its own hundred records, all at once, twice over (a record's writes one after the other, as its one
+      // writer's are)
       const bursts = stores.map(async (other, s) => {
         for (const round of [0, 1]) {
-          await Promise.all(Array.from({ length: 100 }, (_, j) => other.save(record(s * 100 + j)._id, 2 + round, { timer: null, effectUntil: new Date(5000 + s * 100 + j) }, [], new Date())));
+          await Promise.all(
+            Array.from({ length: 100 }, (_, j) =>
+              other.save(
+                record(s * 100 + j)._id,
+                2 + round,
+                { timer: null, effectUntil: new Date(5000 + s * 100 + j) },
+                [],
+                new Date(),
+              ),
+            ),
+          );
         }
       });
       // a FerretDB that hangs never answers: bounded here, well past what three bursts of 200 take
       const all = Promise.all(bursts).then(() => 'written');
-      expect(await Promise.race([all, new Promise((r) => setTimeout(() => r('FerretDB did not answer within 60 s'), 60_000))])).toBe('written');
-      for (let i = 0; i < 300; i += 29) expect(((await store.get(record(i)._id)) as ConsumerRecord | null)?.effectUntil?.getTime()).toBe(5000 + i);
+      expect(
+        await Promise.race([
+          all,
+          new Promise((r) => setTimeout(() => r('FerretDB did not answer within 60 s'), 60_000)),
+        ]),
+      ).toBe('written');
+      for (let i = 0; i < 300; i += 29)
+        expect(((await store.get(record(i)._id)) as ConsumerRecord | null)?.effectUntil?.getTime()).toBe(5000 + i);
     } finally {
       await Promise.all(clients.map((c) => c.close(true)));
     }

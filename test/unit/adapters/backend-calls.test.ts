@@ -15,27 +15,43 @@ const calls = (maxConcurrent?: number) =>
     ...(maxConcurrent === undefined ? {} : { maxConcurrent }),
   });
 
-const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: unknown) => (e instanceof HoldfastError ? e.code : 'other'));
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: unknown) => (e instanceof HoldfastError ? e.code : 'other'),
+  );
 const never = () => new Promise<never>(() => undefined);
 
 describe('backend calls', () => {
-  it('maps errors: answered → BACKEND_ERROR or the adapter\'s code, anything else → BACKEND_UNAVAILABLE; scrubbed', async () => {
+  it("maps errors: answered → BACKEND_ERROR or the adapter's code, anything else → BACKEND_UNAVAILABLE; scrubbed", async () => {
     const c = calls();
     const signal = AbortSignal.timeout(1000);
-    const error = await c.run(signal, 'CREATE ROLE', ['grant-pw-99'], () => Promise.reject(new Answered('bad grant-pw-99 and SCRAM-x1y2'))).catch((e: unknown) => e);
+    const error = await c
+      .run(signal, 'CREATE ROLE', ['grant-pw-99'], () => Promise.reject(new Answered('bad grant-pw-99 and SCRAM-x1y2')))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HoldfastError);
     expect((error as HoldfastError).code).toBe('BACKEND_ERROR');
-    expect((error as HoldfastError).message).toBe('test-kind at db:1: CREATE ROLE failed: bad [redacted] and SCRAM-x1y2');
-    const scrubbedForm = await c.run(signal, 'x', [], () => Promise.reject(new Answered('SCRAM-x1y2')), ['SCRAM-x1y2']).catch((e: unknown) => (e as Error).message);
+    expect((error as HoldfastError).message).toBe(
+      'test-kind at db:1: CREATE ROLE failed: bad [redacted] and SCRAM-x1y2',
+    );
+    const scrubbedForm = await c
+      .run(signal, 'x', [], () => Promise.reject(new Answered('SCRAM-x1y2')), ['SCRAM-x1y2'])
+      .catch((e: unknown) => (e as Error).message);
     expect(scrubbedForm).toContain('[redacted]');
-    expect(await codeOf(c.run(signal, 'x', [], () => Promise.reject(new Error('ECONNREFUSED admin-secret-1'))))).toBe('BACKEND_UNAVAILABLE');
-    expect(await codeOf(c.run(signal, 'x', [], () => Promise.reject(new Answered('role owns objects'))))).toBe('BACKEND_REFUSED');
+    expect(await codeOf(c.run(signal, 'x', [], () => Promise.reject(new Error('ECONNREFUSED admin-secret-1'))))).toBe(
+      'BACKEND_UNAVAILABLE',
+    );
+    expect(await codeOf(c.run(signal, 'x', [], () => Promise.reject(new Answered('role owns objects'))))).toBe(
+      'BACKEND_REFUSED',
+    );
   });
 
   it('rejects with DEADLINE_EXCEEDED at once when aborted, and never starts the call', async () => {
     let started = false;
     const c = calls();
-    expect(await codeOf(c.run(AbortSignal.abort(), 'x', [], () => ((started = true), Promise.resolve())))).toBe('DEADLINE_EXCEEDED');
+    expect(await codeOf(c.run(AbortSignal.abort(), 'x', [], () => ((started = true), Promise.resolve())))).toBe(
+      'DEADLINE_EXCEEDED',
+    );
     expect(started).toBe(false);
     const controller = new AbortController();
     const pending = codeOf(c.run(controller.signal, 'x', [], never));

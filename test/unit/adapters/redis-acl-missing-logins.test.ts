@@ -1,4 +1,7 @@
-/** The consumers one node lacks: marked by failed checks and applies, cleared by success there, bounded in number and in time. */
+/**
+ * The consumers one node lacks: marked by failed checks and applies, cleared by success there, bounded in number and in
+ * time.
+ */
 import { describe, expect, it } from 'vitest';
 import { MissingLogins } from '../../../src/adapters/redis-acl/missing-logins.js';
 

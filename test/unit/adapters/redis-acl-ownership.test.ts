@@ -4,7 +4,14 @@
  * logins a provider may claim.
  */
 import { describe, expect, it } from 'vitest';
-import { compareUser, effectiveCommands, parseGetUser, userRules, type AclUser, type ExpectedUser } from '../../../src/adapters/redis-acl/acl-rules.js';
+import {
+  compareUser,
+  effectiveCommands,
+  parseGetUser,
+  userRules,
+  type AclUser,
+  type ExpectedUser,
+} from '../../../src/adapters/redis-acl/acl-rules.js';
 import { claimProblem, ownersOf } from '../../../src/adapters/redis-acl/ownership.js';
 
 const HASH = 'a'.repeat(64);
@@ -12,46 +19,71 @@ const HASH = 'a'.repeat(64);
 /** An `ACL GETUSER` reply as Redis 7.0 sends it (RESP2), with `selectors` given as field/value lists. */
 function reply(selectors: Array<{ commands?: string; keys?: string; channels: string }>, channels = ''): unknown[] {
   return [
-    'flags', ['on', 'sanitize-payload'],
-    'passwords', [HASH],
-    'commands', '-@all +get',
-    'keys', '~photos:*',
-    'channels', channels,
-    'selectors', selectors.map((s) => ['commands', s.commands ?? '-@all', 'keys', s.keys ?? '', 'channels', s.channels]),
+    'flags',
+    ['on', 'sanitize-payload'],
+    'passwords',
+    [HASH],
+    'commands',
+    '-@all +get',
+    'keys',
+    '~photos:*',
+    'channels',
+    channels,
+    'selectors',
+    selectors.map((s) => ['commands', s.commands ?? '-@all', 'keys', s.keys ?? '', 'channels', s.channels]),
   ];
 }
 
 const user = (...args: Parameters<typeof reply>): AclUser => parseGetUser(reply(...args))!;
-const expected = (owner = 'cache'): ExpectedUser => ({ passwordHash: HASH, keys: ['photos:*'], channels: [], rules: ['+get'], commands: '-@all +get', owner });
+const expected = (owner = 'cache'): ExpectedUser => ({
+  passwordHash: HASH,
+  keys: ['photos:*'],
+  channels: [],
+  rules: ['+get'],
+  commands: '-@all +get',
+  owner,
+});
 const never = new Set(['default', 'admin']);
 
 describe('redis-acl: what ACL SETUSER is sent', () => {
-  it('puts the deny list after the consumer\'s rules and the mark last, as a selector', () => {
+  it("puts the deny list after the consumer's rules and the mark last, as a selector", () => {
     const commands = effectiveCommands(['+@read', '+@all'], ['-@dangerous', '-@admin']);
     expect(commands).toEqual(['+@read', '+@all', '-@dangerous', '-@admin']);
     const rules = userRules({ passwordHash: HASH, keys: ['photos:*'], channels: ['*'], commands, owner: 'cache' });
     expect(rules).toEqual([
-      'reset', 'resetchannels', 'on', `#${HASH}`, '~photos:*', '&*',
-      '+@read', '+@all', '-@dangerous', '-@admin',
+      'reset',
+      'resetchannels',
+      'on',
+      `#${HASH}`,
+      '~photos:*',
+      '&*',
+      '+@read',
+      '+@all',
+      '-@dangerous',
+      '-@admin',
       '(resetchannels &holdfast-managed:cache)',
     ]);
   });
 });
 
 describe('redis-acl: reading the mark', () => {
-  it('reads owners from selectors only, never from the user\'s own channels', () => {
+  it("reads owners from selectors only, never from the user's own channels", () => {
     expect(ownersOf(user([{ channels: '&holdfast-managed:cache' }]))).toEqual(['cache']);
     // a consumer allowed every channel could name one that looks like a mark: it is not one
     expect(ownersOf(user([], '&holdfast-managed:cache'))).toEqual([]);
-    expect(ownersOf(user([{ channels: '&holdfast-managed:a' }, { channels: '&holdfast-managed:b' }]))).toEqual(['a', 'b']);
+    expect(ownersOf(user([{ channels: '&holdfast-managed:a' }, { channels: '&holdfast-managed:b' }]))).toEqual([
+      'a',
+      'b',
+    ]);
   });
 
-  it('holds a marked user, and says rules-differ with the reason when the mark is missing or another\'s', () => {
+  it("holds a marked user, and says rules-differ with the reason when the mark is missing or another's", () => {
     expect(compareUser(user([{ channels: '&holdfast-managed:cache' }]), expected())).toEqual({ held: true });
     expect(compareUser(user([]), expected())).toEqual({
       held: false,
       reason: 'rules-differ',
-      detail: 'mark: the ACL user lacks holdfast\'s mark for provider "cache" ("&holdfast-managed:cache" in a selector); holdfast does not take it for its own',
+      detail:
+        'mark: the ACL user lacks holdfast\'s mark for provider "cache" ("&holdfast-managed:cache" in a selector); holdfast does not take it for its own',
     });
     expect(compareUser(user([{ channels: '&holdfast-managed:other' }]), expected())).toMatchObject({
       held: false,
@@ -61,10 +93,26 @@ describe('redis-acl: reading the mark', () => {
   });
 
   it('says rules-differ when the mark selector is given rights or another selector sits beside it', () => {
-    const granting = compareUser(user([{ channels: '&holdfast-managed:cache', commands: '-@all +get', keys: '~*' }]), expected());
-    expect(granting).toMatchObject({ held: false, reason: 'rules-differ', detail: expect.stringContaining('selectors: the backend has 1 selector(s) "(~* &holdfast-managed:cache -@all +get)"') as unknown });
-    const beside = compareUser(user([{ channels: '&holdfast-managed:cache' }, { channels: '', keys: '~secret:*', commands: '-@all +get' }]), expected());
-    expect(beside).toMatchObject({ held: false, reason: 'rules-differ', detail: expect.stringContaining('2 selector(s)') as unknown });
+    const granting = compareUser(
+      user([{ channels: '&holdfast-managed:cache', commands: '-@all +get', keys: '~*' }]),
+      expected(),
+    );
+    expect(granting).toMatchObject({
+      held: false,
+      reason: 'rules-differ',
+      detail: expect.stringContaining(
+        'selectors: the backend has 1 selector(s) "(~* &holdfast-managed:cache -@all +get)"',
+      ) as unknown,
+    });
+    const beside = compareUser(
+      user([{ channels: '&holdfast-managed:cache' }, { channels: '', keys: '~secret:*', commands: '-@all +get' }]),
+      expected(),
+    );
+    expect(beside).toMatchObject({
+      held: false,
+      reason: 'rules-differ',
+      detail: expect.stringContaining('2 selector(s)') as unknown,
+    });
   });
 });
 
@@ -84,18 +132,27 @@ describe('redis-acl: which logins a provider may claim', () => {
     expect(claimProblem('app', user([]), adopting, never)).toBeUndefined();
   });
 
-  it('refuses another provider\'s login, adopt or not', () => {
+  it("refuses another provider's login, adopt or not", () => {
     for (const ownership of [own, adopting]) {
       expect(claimProblem('app', user([{ channels: '&holdfast-managed:other' }]), ownership, never)).toMatch(
         /^the ACL user "app" carries the mark of provider "other", not "cache"'s; .*adopt does not take another provider's login/,
       );
-      expect(claimProblem('app', user([{ channels: '&holdfast-managed:cache' }, { channels: '&holdfast-managed:other' }]), ownership, never)).toBeDefined();
+      expect(
+        claimProblem(
+          'app',
+          user([{ channels: '&holdfast-managed:cache' }, { channels: '&holdfast-managed:other' }]),
+          ownership,
+          never,
+        ),
+      ).toBeDefined();
     }
   });
 
-  it('never claims default, the admin\'s login or a scratch login, adopt or not, existing or not', () => {
+  it("never claims default, the admin's login or a scratch login, adopt or not, existing or not", () => {
     for (const ownership of [own, adopting]) {
-      expect(claimProblem('default', user([]), ownership, never)).toMatch(/^the login "default" is Redis's default user; .*adopt or not/);
+      expect(claimProblem('default', user([]), ownership, never)).toMatch(
+        /^the login "default" is Redis's default user; .*adopt or not/,
+      );
       expect(claimProblem('admin', null, ownership, never)).toMatch(/^the login "admin" is the admin's own login/);
       expect(claimProblem('holdfast-canon-1234', null, ownership, never)).toMatch(/reserves for its own use/);
     }

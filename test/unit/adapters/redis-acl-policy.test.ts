@@ -13,7 +13,11 @@ const subject = (v: Partial<RedisAclValues>, id = 'photos', login = 'photos-app'
 
 describe('redis-acl values', () => {
   it('defaults to no keys, no channels and ordinary commands', () => {
-    expect(values({})).toEqual({ keys: [], channels: [], commands: ['+@read', '+@write', '+@connection', '-@dangerous'] });
+    expect(values({})).toEqual({
+      keys: [],
+      channels: [],
+      commands: ['+@read', '+@write', '+@connection', '-@dangerous'],
+    });
   });
 
   it('accepts command rules in the documented syntax', () => {
@@ -21,17 +25,36 @@ describe('redis-acl values', () => {
     expect(values({ commands }).commands).toEqual(commands);
   });
 
-  it.each(['nopass', 'allkeys', 'allcommands', '>pw', '#abc', 'on', 'off', 'reset', 'resetkeys', '~*', '&*', '+GET', '+ get', '+', '+@', '@read', '(~x +get)', '%R~x'])(
-    'refuses the raw ACL token %j as a command rule',
-    (token) => {
-      expect(refuses({ commands: [token] })).toBe(true);
+  it.each([
+    'nopass',
+    'allkeys',
+    'allcommands',
+    '>pw',
+    '#abc',
+    'on',
+    'off',
+    'reset',
+    'resetkeys',
+    '~*',
+    '&*',
+    '+GET',
+    '+ get',
+    '+',
+    '+@',
+    '@read',
+    '(~x +get)',
+    '%R~x',
+  ])('refuses the raw ACL token %j as a command rule', (token) => {
+    expect(refuses({ commands: [token] })).toBe(true);
+  });
+
+  it.each([' photos:*', 'photos :*', 'photos:\t*', 'photos:\n', 'a\u0000b', ''])(
+    'refuses the pattern %j',
+    (pattern) => {
+      expect(refuses({ keys: [pattern] })).toBe(true);
+      expect(refuses({ channels: [pattern] })).toBe(true);
     },
   );
-
-  it.each([' photos:*', 'photos :*', 'photos:\t*', 'photos:\n', 'a\u0000b', ''])('refuses the pattern %j', (pattern) => {
-    expect(refuses({ keys: [pattern] })).toBe(true);
-    expect(refuses({ channels: [pattern] })).toBe(true);
-  });
 
   it('takes patterns as plain globs', () => {
     expect(values({ keys: ['photos:*', 'photos:[ab]?', '*'] }).keys).toEqual(['photos:*', 'photos:[ab]?', '*']);
@@ -54,7 +77,9 @@ describe('redis-acl policy', () => {
       allowAllCommands: false,
       deniedCommands: ['-@dangerous', '-@admin', '-function', '-pubsub', '-client|tracking'],
     });
-    expect(redisAcl.violations(subject({ keys: ['photos:*', 'photos:thumbs:*'], channels: ['photos:events'] }), p)).toEqual([]);
+    expect(
+      redisAcl.violations(subject({ keys: ['photos:*', 'photos:thumbs:*'], channels: ['photos:events'] }), p),
+    ).toEqual([]);
   });
 
   it('refuses key patterns outside the expanded prefix, naming field, index and value', () => {
@@ -71,7 +96,9 @@ describe('redis-acl policy', () => {
 
   it('expands {login} as well as {id}', () => {
     const p = policy({ keyPrefix: 'app:{login}:', channelPrefix: '{id}.{login}.' });
-    expect(redisAcl.violations(subject({ keys: ['app:photos-app:*'], channels: ['photos.photos-app.x'] }), p)).toEqual([]);
+    expect(redisAcl.violations(subject({ keys: ['app:photos-app:*'], channels: ['photos.photos-app.x'] }), p)).toEqual(
+      [],
+    );
     expect(redisAcl.violations(subject({ keys: ['app:photos:*'] }), p)).toEqual([
       'values.keys[0]: "app:photos:*" is outside the key prefix "app:photos-app:" allowed by the provider\'s policy',
     ]);
@@ -101,7 +128,9 @@ describe('redis-acl policy', () => {
   });
 
   it('allows "+@all" only with allowAllCommands', () => {
-    expect(redisAcl.violations(subject({ commands: ['+@all', '-@dangerous'] }), policy({ allowAllCommands: true }))).toEqual([]);
+    expect(
+      redisAcl.violations(subject({ commands: ['+@all', '-@dangerous'] }), policy({ allowAllCommands: true })),
+    ).toEqual([]);
     expect(redisAcl.policySchema.safeParse({ allowedCommands: ['+@all'] }).success).toBe(false);
   });
 
@@ -112,7 +141,11 @@ describe('redis-acl policy', () => {
   });
 
   it('takes a deny list of "-" rules only, and an empty one', () => {
-    expect(policy({ deniedCommands: ['-@dangerous', '-keys', '-client|list'] }).deniedCommands).toEqual(['-@dangerous', '-keys', '-client|list']);
+    expect(policy({ deniedCommands: ['-@dangerous', '-keys', '-client|list'] }).deniedCommands).toEqual([
+      '-@dangerous',
+      '-keys',
+      '-client|list',
+    ]);
     expect(policy({ deniedCommands: [] }).deniedCommands).toEqual([]);
     for (const bad of [['+@all'], ['-@dangerous', '+flushall'], ['reset'], ['-FLUSHALL'], 'nocommands']) {
       expect(redisAcl.policySchema.safeParse({ deniedCommands: bad }).success, JSON.stringify(bad)).toBe(false);
@@ -126,23 +159,34 @@ describe('redis-acl policy', () => {
       expect(parsed.error?.issues[0]?.path, keyPrefix).toEqual(['keyPrefix']);
     }
     expect(redisAcl.policySchema.safeParse({ channelPrefix: 'events/{login}' }).success).toBe(false);
-    for (const channelPrefix of ['{id}:', 'events/{login}/', '{{id}}', 'x-{id}.']) expect(redisAcl.policySchema.safeParse({ channelPrefix }).success, channelPrefix).toBe(true);
+    for (const channelPrefix of ['{id}:', 'events/{login}/', '{{id}}', 'x-{id}.'])
+      expect(redisAcl.policySchema.safeParse({ channelPrefix }).success, channelPrefix).toBe(true);
   });
 
   it('refuses an id that holds the separator its prefix puts after {id} ("-"), so that "team-" never covers "team-billing-"', () => {
     const p = policy({ keyPrefix: '{id}-' });
     expect(redisAcl.violations(subject({ keys: ['team-*'] }, 'team'), p)).toEqual([]);
     expect(redisAcl.violations(subject({ keys: ['team-billing-*'] }, 'team-billing'), p)).toEqual([
-      expect.stringMatching(/^id: "team-billing" holds "-", the separator the provider's keyPrefix "\{id\}-" puts after \{id\}: a consumer whose id is "team" would own/),
+      expect.stringMatching(
+        /^id: "team-billing" holds "-", the separator the provider's keyPrefix "\{id\}-" puts after \{id\}: a consumer whose id is "team" would own/,
+      ),
     ]);
     // the default's ":" is in no id: ids with "-" or "." are fine
     expect(redisAcl.violations(subject({ keys: ['team-billing.eu:*'] }, 'team-billing.eu'), policy())).toEqual([]);
     // a namespace given whole is not judged
-    expect(redisAcl.violations(subject({ keys: ['*'] }, 'team-billing'), policy({ keyPrefix: '{id}-', allowAllKeys: true }))).toEqual([]);
+    expect(
+      redisAcl.violations(subject({ keys: ['*'] }, 'team-billing'), policy({ keyPrefix: '{id}-', allowAllKeys: true })),
+    ).toEqual([]);
   });
 
   it('refuses policies whose prefixes are patterns or empty, and unknown fields', () => {
-    for (const bad of [{ keyPrefix: 'a*' }, { channelPrefix: '' }, { keyPrefix: 'a b' }, { allowedCommands: ['-@read'] }, { allowKeys: true }]) {
+    for (const bad of [
+      { keyPrefix: 'a*' },
+      { channelPrefix: '' },
+      { keyPrefix: 'a b' },
+      { allowedCommands: ['-@read'] },
+      { allowKeys: true },
+    ]) {
       expect(redisAcl.policySchema.safeParse(bad).success).toBe(false);
     }
   });

@@ -11,7 +11,11 @@ import { secretProblem } from '../../../src/adapters/s3-identities/policy.js';
 const values = (input: unknown) => s3Identities.valuesSchema.parse(input);
 const refuses = (input: unknown) => !s3Identities.valuesSchema.safeParse(input).success;
 const policy = (input: unknown = {}) => s3Identities.policySchema.parse(input);
-const subject = (v: Partial<S3IdentitiesValues>, id = 'photos', login = 'photos_app') => ({ id, login, values: values(v) });
+const subject = (v: Partial<S3IdentitiesValues>, id = 'photos', login = 'photos_app') => ({
+  id,
+  login,
+  values: values(v),
+});
 
 describe('s3-identities values', () => {
   it('defaults to no bucket and Read, Write, List', () => {
@@ -29,15 +33,24 @@ describe('s3-identities values', () => {
 
 describe('s3-identities policy', () => {
   it('allows buckets under {id}- and the ordinary actions', () => {
-    expect(s3Identities.violations(subject({ buckets: ['photos-a', 'photos-b*'], actions: ['Read', 'Write', 'List', 'Tagging'] }), policy())).toEqual([]);
+    expect(
+      s3Identities.violations(
+        subject({ buckets: ['photos-a', 'photos-b*'], actions: ['Read', 'Write', 'List', 'Tagging'] }),
+        policy(),
+      ),
+    ).toEqual([]);
   });
 
   it('refuses a bucket outside the prefix, naming the field', () => {
     expect(s3Identities.violations(subject({ buckets: ['photos-a', 'ledger-a'] }), policy())).toEqual([
       'values.buckets[1]: "ledger-a" is outside the bucket prefix "photos-" allowed by the provider\'s policy',
     ]);
-    expect(s3Identities.violations(subject({ buckets: ['x.photos-*'] }), policy({ bucketPrefix: 'x.{id}-' }))).toEqual([]);
-    expect(s3Identities.violations(subject({ buckets: ['photos-*'] }), policy({ bucketPrefix: 'x.{id}-' }))).toHaveLength(1);
+    expect(s3Identities.violations(subject({ buckets: ['x.photos-*'] }), policy({ bucketPrefix: 'x.{id}-' }))).toEqual(
+      [],
+    );
+    expect(
+      s3Identities.violations(subject({ buckets: ['photos-*'] }), policy({ bucketPrefix: 'x.{id}-' })),
+    ).toHaveLength(1);
   });
 
   it('refuses a bucket prefix that does not keep consumers apart', () => {
@@ -50,7 +63,9 @@ describe('s3-identities policy', () => {
   it('under the default "{id}-", refuses an id holding "-": "acme" could otherwise ask for "acme-*", which covers "acme-eu"\'s "acme-eu-data"', () => {
     expect(s3Identities.violations(subject({ buckets: ['acme-*'] }, 'acme'), policy())).toEqual([]);
     expect(s3Identities.violations(subject({ buckets: ['acme-eu-data'] }, 'acme-eu'), policy())).toEqual([
-      expect.stringMatching(/^id: "acme-eu" holds "-", the separator the provider's bucketPrefix "\{id\}-" puts after \{id\}: a consumer whose id is "acme"/),
+      expect.stringMatching(
+        /^id: "acme-eu" holds "-", the separator the provider's bucketPrefix "\{id\}-" puts after \{id\}: a consumer whose id is "acme"/,
+      ),
     ]);
     // with "{id}." ids may hold "-" (and not ".")
     const dotted = policy({ bucketPrefix: '{id}.' });
@@ -101,7 +116,12 @@ describe('s3-identities identity', () => {
         {
           Effect: 'Allow',
           Action: ['s3:GetObject', 's3:ListBucket'],
-          Resource: ['arn:aws:s3:::photos-a', 'arn:aws:s3:::photos-a/*', 'arn:aws:s3:::photos-b', 'arn:aws:s3:::photos-b/*'],
+          Resource: [
+            'arn:aws:s3:::photos-a',
+            'arn:aws:s3:::photos-a/*',
+            'arn:aws:s3:::photos-b',
+            'arn:aws:s3:::photos-b/*',
+          ],
         },
       ],
     });
@@ -112,7 +132,9 @@ describe('s3-identities identity', () => {
     const a = '{"Statement":[{"Effect":"Allow","Action":["s3:B","s3:A"],"Resource":"r"}]}';
     const b = '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:A","s3:B"],"Resource":["r"]}]}';
     expect(policyShape(a)).toEqual(policyShape(b));
-    expect(policyShape('{"Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}')).not.toEqual(policyShape(b));
+    expect(policyShape('{"Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}')).not.toEqual(
+      policyShape(b),
+    );
     expect(policyShape('not json')).toBeUndefined();
   });
 });

@@ -19,7 +19,10 @@ function sources(dir: string): string[] {
 /** Every module a file imports: a package name, or a path from the repository's root. */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(root, file), 'utf8');
-  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/g), ...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1]!);
+  const specifiers = [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/g),
+    ...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ].map((m) => m[1]!);
   return specifiers.map((s) => (s.startsWith('.') ? relative(root, resolve(root, dirname(file), s)) : s));
 }
 
@@ -29,14 +32,23 @@ const all = [...sources('machines'), ...sources('workers'), ...sources('src')];
 function violations(from: string, forbidden: (target: string) => boolean): string[] {
   return all
     .filter((file) => file.startsWith(`${from}/`))
-    .flatMap((file) => importsOf(file).filter(forbidden).map((target) => `${file} imports ${target}`));
+    .flatMap((file) =>
+      importsOf(file)
+        .filter(forbidden)
+        .map((target) => `${file} imports ${target}`),
+    );
 }
 
-const under = (...dirs: string[]) => (target: string) => dirs.some((dir) => target === dir || target.startsWith(`${dir}/`));
+const under =
+  (...dirs: string[]) =>
+  (target: string) =>
+    dirs.some((dir) => target === dir || target.startsWith(`${dir}/`));
 
 describe('import rules', () => {
   it('finds the imports it checks', () => {
-    expect(importsOf('workers/consumer-run.ts')).toEqual(expect.arrayContaining(['machines/machine-step.js', 'node:crypto']));
+    expect(importsOf('workers/consumer-run.ts')).toEqual(
+      expect.arrayContaining(['machines/machine-step.js', 'node:crypto']),
+    );
     expect(all.length).toBeGreaterThan(40);
   });
 
@@ -45,7 +57,9 @@ describe('import rules', () => {
   });
 
   it('adapters import neither the store nor the workers (nor the queue, the sync or the engine)', () => {
-    expect(violations('src/adapters', under('src/store', 'workers', 'src/queue', 'src/desired', 'src/engine', 'src/resync'))).toEqual([]);
+    expect(
+      violations('src/adapters', under('src/store', 'workers', 'src/queue', 'src/desired', 'src/engine', 'src/resync')),
+    ).toEqual([]);
   });
 
   it('the store imports no adapter, no worker, no queue', () => {
@@ -53,12 +67,21 @@ describe('import rules', () => {
   });
 
   it('the configuration sits below everything that reads it', () => {
-    expect(violations('src/config', under('src/desired', 'src/store', 'src/queue', 'src/engine', 'src/resync', 'src/status', 'src/cli', 'workers'))).toEqual([]);
+    expect(
+      violations(
+        'src/config',
+        under('src/desired', 'src/store', 'src/queue', 'src/engine', 'src/resync', 'src/status', 'src/cli', 'workers'),
+      ),
+    ).toEqual([]);
   });
 
   it('only the composition root (src/engine) wires the workers into the rest', () => {
     const outside = all.filter((f) => f.startsWith('src/') && !f.startsWith('src/engine/'));
-    const found = outside.flatMap((file) => importsOf(file).filter(under('workers')).map((t) => `${file} imports ${t}`));
+    const found = outside.flatMap((file) =>
+      importsOf(file)
+        .filter(under('workers'))
+        .map((t) => `${file} imports ${t}`),
+    );
     expect(found).toEqual([]);
   });
 
@@ -67,7 +90,13 @@ describe('import rules', () => {
     const parts = ['locks', 'signals', 'notes'].map((part) => `${dir}/${part}.js`);
     expect(violations(dir, (t) => parts.includes(t))).toEqual([]);
     const outside = all.filter((f) => !f.startsWith(`${dir}/`) && f !== 'src/queue/coordination.ts');
-    expect(outside.flatMap((file) => importsOf(file).filter(under(dir)).map((t) => `${file} imports ${t}`))).toEqual([]);
+    expect(
+      outside.flatMap((file) =>
+        importsOf(file)
+          .filter(under(dir))
+          .map((t) => `${file} imports ${t}`),
+      ),
+    ).toEqual([]);
   });
 
   it('history sits below the HTTP surface and the command line that show it', () => {
@@ -75,6 +104,8 @@ describe('import rules', () => {
   });
 
   it('workers know neither the sync, the status nor the command line', () => {
-    expect(violations('workers', under('src/desired', 'src/status', 'src/cli', 'src/engine', 'src/resync'))).toEqual([]);
+    expect(violations('workers', under('src/desired', 'src/status', 'src/cli', 'src/engine', 'src/resync'))).toEqual(
+      [],
+    );
   });
 });

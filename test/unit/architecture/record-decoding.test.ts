@@ -25,14 +25,20 @@ function mentions(word: RegExp, allowed: readonly string[]): string[] {
 
 describe('the record decoded once', () => {
   it('finds the files it checks', () => {
-    expect(product).toEqual(expect.arrayContaining(['src/store/record-codec.ts', 'machines/machine-step.ts', 'workers/consumer-job.ts']));
+    expect(product).toEqual(
+      expect.arrayContaining(['src/store/record-codec.ts', 'machines/machine-step.ts', 'workers/consumer-job.ts']),
+    );
   });
 
   it('only the record codec migrates a stored machine or names its version', () => {
-    expect(mentions(/\breadPersisted\b|\bMACHINE_VERSION\b/, ['machines/machine-step.ts', 'src/store/record-codec.ts'])).toEqual([]);
+    expect(
+      mentions(/\breadPersisted\b|\bMACHINE_VERSION\b/, ['machines/machine-step.ts', 'src/store/record-codec.ts']),
+    ).toEqual([]);
   });
 
   it('only the store encodes and decodes the keys of stored documents', () => {
-    expect(mentions(/\b(?:encodeKeys|decodeKeys)\b/, ['src/store/key-codec.ts', 'src/store/record-codec.ts'])).toEqual([]);
+    expect(mentions(/\b(?:encodeKeys|decodeKeys)\b/, ['src/store/key-codec.ts', 'src/store/record-codec.ts'])).toEqual(
+      [],
+    );
   });
 });

@@ -16,7 +16,10 @@ const LOGGER = fileURLToPath(new URL('../../../src/logging/logger.ts', import.me
 const SCRUBBER = fileURLToPath(new URL('../../../src/logging/scrubber.ts', import.meta.url));
 
 /** Runs a child process that (maybe) installs the guard, then does `fault`; its status and output. */
-function child(guarded: boolean, fault: 'socket-reset' | 'type-error' | 'rejected-reset'): { status: number | null; out: string } {
+function child(
+  guarded: boolean,
+  fault: 'socket-reset' | 'type-error' | 'rejected-reset',
+): { status: number | null; out: string } {
   const script = `
     import net from 'node:net';
     import { guardConnectionFaults } from ${JSON.stringify(GUARD)};
@@ -33,7 +36,10 @@ function child(guarded: boolean, fault: 'socket-reset' | 'type-error' | 'rejecte
       setTimeout(() => { console.log('alive, counted ' + counted); server.close(); }, 500);
     });
   `;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { status: run.status, out: `${run.stdout}${run.stderr}` };
 }
 
@@ -54,7 +60,7 @@ describe('the connection-fault guard', () => {
     expect(guarded.out).toContain('(unhandled-rejection)');
   });
 
-  it('any other uncaught error (a TypeError in holdfast\'s own code) still ends the process, logged', () => {
+  it("any other uncaught error (a TypeError in holdfast's own code) still ends the process, logged", () => {
     const guarded = child(true, 'type-error');
     expect(guarded.status).toBe(1);
     expect(guarded.out).toContain('unexpected error (uncaught-exception); exiting');
@@ -63,8 +69,16 @@ describe('the connection-fault guard', () => {
 
   it('knows a lost connection by its type, never by its words', () => {
     const socket = (code: string) => Object.assign(new Error(`read ${code}`), { code, syscall: 'read' });
-    const database = (code: string) => Object.assign(new pg.DatabaseError('terminating connection due to administrator command', 0, 'error'), { code });
-    for (const lost of [socket('ECONNRESET'), socket('EPIPE'), socket('ETIMEDOUT'), new MongoNetworkError('connection 3 closed'), database('57P01'), database('08006')]) {
+    const database = (code: string) =>
+      Object.assign(new pg.DatabaseError('terminating connection due to administrator command', 0, 'error'), { code });
+    for (const lost of [
+      socket('ECONNRESET'),
+      socket('EPIPE'),
+      socket('ETIMEDOUT'),
+      new MongoNetworkError('connection 3 closed'),
+      database('57P01'),
+      database('08006'),
+    ]) {
       expect(isConnectionFault(lost), String(lost)).toBe(true);
     }
     for (const other of [

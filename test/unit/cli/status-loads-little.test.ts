@@ -15,7 +15,8 @@ const root = join(import.meta.dirname, '../../..');
 /** A configuration whose servers refuse at once: the status answers red without waiting. */
 function refusingConfig(dir: string): string {
   mkdirSync(join(dir, 'secrets'));
-  for (const name of ['queue', 'store', 'cache']) writeFileSync(join(dir, 'secrets', name), 'a-long-enough-password', { mode: 0o600 });
+  for (const name of ['queue', 'store', 'cache'])
+    writeFileSync(join(dir, 'secrets', name), 'a-long-enough-password', { mode: 0o600 });
   writeFileSync(join(dir, 'cache.yaml'), 'consumers: []\n');
   const lines = [
     'queue: { url: "redis://127.0.0.1:1", passwordFile: secrets/queue }',
@@ -36,12 +37,16 @@ function modulesLoadedBy(dir: string, args: string[]): { urls: string[]; output:
     `import { appendFileSync } from 'node:fs'; export async function load(url, context, next) { const r = await next(url, context); appendFileSync(${JSON.stringify(noted)}, url + '\\n'); return r; }`,
   )}`;
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(hooks)});`)}`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--import', register, join(root, 'src/cli/main.ts'), ...args], {
-    cwd: root,
-    env: childEnvironment({ NODE_OPTIONS: '' }),
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--import', register, join(root, 'src/cli/main.ts'), ...args],
+    {
+      cwd: root,
+      env: childEnvironment({ NODE_OPTIONS: '' }),
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   return { urls: readFileSync(noted, 'utf8').split('\n').filter(Boolean), output: `${run.stdout}${run.stderr}` };
 }
 
@@ -53,7 +58,9 @@ describe('holdfast status', () => {
       // it ran as a status does against servers that refuse: red, naming them (not a configuration error)
       expect(output).toMatch(/unreachable/);
       expect(urls.some((url) => url.includes('/src/status/status-report.ts'))).toBe(true);
-      const heavy = urls.filter((url) => /\/node_modules\/(pg|pg-[^/]+|bullmq|@smithy\/[^/]+)\/|\/src\/adapters\/[^/]+\/[^/]+-adapter\.ts$/.test(url));
+      const heavy = urls.filter((url) =>
+        /\/node_modules\/(pg|pg-[^/]+|bullmq|@smithy\/[^/]+)\/|\/src\/adapters\/[^/]+\/[^/]+-adapter\.ts$/.test(url),
+      );
       expect(heavy).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -53,7 +53,8 @@ describe('docker-compose.yml', () => {
 
   it('refers only to services, secrets, volumes and files that exist', () => {
     for (const [name, service] of Object.entries(services)) {
-      for (const dependency of Object.keys(service.depends_on ?? {})) expect(services, `${name} depends on ${dependency}`).toHaveProperty(dependency);
+      for (const dependency of Object.keys(service.depends_on ?? {}))
+        expect(services, `${name} depends on ${dependency}`).toHaveProperty(dependency);
       for (const secret of service.secrets ?? []) {
         expect(compose.secrets, `${name} uses secret ${secret}`).toHaveProperty(secret);
         expect(existsSync(join(ROOT, compose.secrets[secret]!.file)), `secret file of ${secret}`).toBe(true);
@@ -69,20 +70,27 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it("publishes the dashboard on loopback at the port holdfast listens on, and mounts a configuration holdfast accepts", async () => {
+  it('publishes the dashboard on loopback at the port holdfast listens on, and mounts a configuration holdfast accepts', async () => {
     const holdfast = services.holdfast!;
     expect(holdfast.ports).toEqual(['127.0.0.1:9100:9100']);
     expect(holdfast.command).toEqual(['run', '-c', '/etc/holdfast/holdfast.yaml', '--http', '0.0.0.0:9100']);
 
     // the mounts, laid out here as the container sees them under /etc/holdfast and /run/secrets
-    const mounts = new Map((holdfast.volumes ?? []).map((v) => v.split(':') as [string, string]).map(([from, to]) => [to, from]));
+    const mounts = new Map(
+      (holdfast.volumes ?? []).map((v) => v.split(':') as [string, string]).map(([from, to]) => [to, from]),
+    );
     const configSource = mounts.get('/etc/holdfast/holdfast.yaml')!;
-    for (const sub of ['contributions', 'grants']) symlinkSync(join(ROOT, mounts.get(`/etc/holdfast/${sub}`)!), join(tmp, sub));
+    for (const sub of ['contributions', 'grants'])
+      symlinkSync(join(ROOT, mounts.get(`/etc/holdfast/${sub}`)!), join(tmp, sub));
     const text = readFileSync(join(ROOT, configSource), 'utf8')
       .replaceAll('/run/secrets/', `${join(ROOT, 'examples/compose/secrets')}/`)
       .replace('/var/lib/holdfast/fingerprint.key', join(tmp, 'fingerprint.key'));
     writeFileSync(join(tmp, 'holdfast.yaml'), text);
-    const config = await loadConfig(join(tmp, 'holdfast.yaml'), { adapters: ADAPTERS, environment: { stdoutIsTTY: false }, readOnly: true });
+    const config = await loadConfig(join(tmp, 'holdfast.yaml'), {
+      adapters: ADAPTERS,
+      environment: { stdoutIsTTY: false },
+      readOnly: true,
+    });
     expect(config.http.listen).toEqual({ host: '0.0.0.0', port: 9100 });
     expect(services).toHaveProperty((config.queue.connection as RedisConnectionConfig).host);
     expect(config.store.url).toMatch(/^mongodb:\/\/mongodb:27017\//);
@@ -91,17 +99,23 @@ describe('docker-compose.yml', () => {
 
     // it listens on every address of its container, so it has a password, from a secret it mounts
     expect(config.http.auth?.username).toBe('holdfast');
-    expect(config.http.auth?.password).toBe(readFileSync(join(ROOT, compose.secrets.dashboard!.file), 'utf8').trimEnd());
+    expect(config.http.auth?.password).toBe(
+      readFileSync(join(ROOT, compose.secrets.dashboard!.file), 'utf8').trimEnd(),
+    );
     expect(holdfast.secrets).toContain('dashboard');
     expect(() => refuseExposedDashboard(parseListen(holdfast.command![4]!), config.http.auth)).not.toThrow();
-    expect(() => refuseExposedDashboard(parseListen(holdfast.command![4]!), undefined)).toThrow('set http.passwordFile');
+    expect(() => refuseExposedDashboard(parseListen(holdfast.command![4]!), undefined)).toThrow(
+      'set http.passwordFile',
+    );
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     expect(dockerfile).toContain('CMD ["run", "-c", "/etc/holdfast/holdfast.yaml", "--http", "0.0.0.0:9100"]');
     expect(dockerfile).toContain('http.passwordFile');
 
     // every consumer it declares is accepted: its grant secret in the provider's own directory
     const declared = await loadContributions(config.providers[0]!);
-    expect(declared.consumers.map((c) => [c.id, c.desired.problems])).toEqual(declared.consumers.map((c) => [c.id, []]));
+    expect(declared.consumers.map((c) => [c.id, c.desired.problems])).toEqual(
+      declared.consumers.map((c) => [c.id, []]),
+    );
     expect(declared.consumers).toHaveLength(3);
   });
 
@@ -111,14 +125,20 @@ describe('docker-compose.yml', () => {
     expect(script).toContain("'/run/secrets/dashboard'");
     const password = readFileSync(join(ROOT, compose.secrets.dashboard!.file), 'utf8');
     const expected = `Basic ${Buffer.from(`holdfast:${password.replace(/\r?\n$/, '')}`).toString('base64')}`;
-    const server = createServer((request, response) => response.writeHead(request.headers.authorization === expected ? 200 : 401).end());
+    const server = createServer((request, response) =>
+      response.writeHead(request.headers.authorization === expected ? 200 : 401).end(),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
     const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/healthz`;
     const run = (secretFile: string) =>
       new Promise<number>((resolve) => {
-        const local = script!.replace('/run/secrets/dashboard', secretFile).replace('http://127.0.0.1:9100/healthz', url);
-        execFile(process.execPath, ['-e', local], (error) => resolve(error ? ((error as { code?: number }).code ?? 1) : 0));
+        const local = script!
+          .replace('/run/secrets/dashboard', secretFile)
+          .replace('http://127.0.0.1:9100/healthz', url);
+        execFile(process.execPath, ['-e', local], (error) =>
+          resolve(error ? ((error as { code?: number }).code ?? 1) : 0),
+        );
       });
     try {
       expect(await run(join(ROOT, compose.secrets.dashboard!.file))).toBe(0);

@@ -27,33 +27,62 @@ async function load(...providers: string[]): Promise<{ config?: HoldfastConfig; 
   const path = join(dir, 'holdfast.yaml');
   writeFileSync(path, `${CONFIG_HEAD}${providers.join('\n')}\n`);
   try {
-    return { config: await loadConfig(path, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } }), problems: [] };
+    return {
+      config: await loadConfig(path, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } }),
+      problems: [],
+    };
   } catch (error) {
     expect(error).toBeInstanceOf(HoldfastError);
-    return { problems: (error as HoldfastError).message.split('\n').slice(1).map((l) => l.trim()) };
+    return {
+      problems: (error as HoldfastError).message
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim()),
+    };
   }
 }
 
 describe('redis-acl admin forms', () => {
   it('resolves the Sentinel form: its sentinels, master, credentials and nodes: discover by default', async () => {
     const { config, problems } = await load(
-      provider('cache', 'redis-acl', '{ sentinels: [redis://10.0.0.5:26379, redis://10.0.0.6:26379], master: mymaster, username: default, passwordFile: admin, sentinelPasswordFile: sentinel }'),
+      provider(
+        'cache',
+        'redis-acl',
+        '{ sentinels: [redis://10.0.0.5:26379, redis://10.0.0.6:26379], master: mymaster, username: default, passwordFile: admin, sentinelPasswordFile: sentinel }',
+      ),
     );
     expect(problems).toEqual([]);
     const admin = config!.providers[0]!.admin;
     expect(admin.url).toBe('redis://10.0.0.5:26379');
     expect(admin.password).toBe('admin-password-1');
-    expect(admin.topology).toEqual({ form: 'sentinel', sentinels: ['redis://10.0.0.5:26379', 'redis://10.0.0.6:26379'], master: 'mymaster', sentinelPassword: 'sentinel-password-1', nodes: 'discover' });
+    expect(admin.topology).toEqual({
+      form: 'sentinel',
+      sentinels: ['redis://10.0.0.5:26379', 'redis://10.0.0.6:26379'],
+      master: 'mymaster',
+      sentinelPassword: 'sentinel-password-1',
+      nodes: 'discover',
+    });
   });
 
   it('resolves the cluster form and nodes: only', async () => {
-    const { config } = await load(provider('cache', 'redis-acl', '{ cluster: [redis://10.0.0.1:6379, redis://10.0.0.2:6379], nodes: only }'));
-    expect(config!.providers[0]!.admin.topology).toEqual({ form: 'cluster', seeds: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379'], nodes: 'only' });
+    const { config } = await load(
+      provider('cache', 'redis-acl', '{ cluster: [redis://10.0.0.1:6379, redis://10.0.0.2:6379], nodes: only }'),
+    );
+    expect(config!.providers[0]!.admin.topology).toEqual({
+      form: 'cluster',
+      seeds: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379'],
+      nodes: 'only',
+    });
   });
 
   it('keeps the one-node form as it was', async () => {
     const { config } = await load(provider('cache', 'redis-acl', '{ url: redis://10.0.0.1:6379 }'));
-    expect(config!.providers[0]!.admin).toEqual({ url: 'redis://10.0.0.1:6379', username: undefined, password: undefined, pace: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000 } });
+    expect(config!.providers[0]!.admin).toEqual({
+      url: 'redis://10.0.0.1:6379',
+      username: undefined,
+      password: undefined,
+      pace: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000 },
+    });
   });
 
   it('names file, line and field for each problem of the form', async () => {
@@ -71,7 +100,9 @@ describe('redis-acl admin forms', () => {
       `${path}:12: providers[1].admin.master: name the master the Sentinels monitor (e.g. mymaster)`,
       `${path}:16: providers[2].admin.url: give url (one node and its replicas), sentinels (with master) or cluster (some nodes of a Redis Cluster)`,
       `${path}:20: providers[3].admin.nodes: the postgres-roles adapter holds one node: give url alone`,
-      expect.stringMatching(new RegExp(`^${path}:24: providers\\[4\\]\\.admin\\.cluster\\[0\\]: expected a redis:// or rediss:// URL$`)),
+      expect.stringMatching(
+        new RegExp(`^${path}:24: providers\\[4\\]\\.admin\\.cluster\\[0\\]: expected a redis:// or rediss:// URL$`),
+      ),
       expect.stringMatching(new RegExp(`^${path}:24: providers\\[4\\]\\.admin\\.nodes: `)),
       `${path}:28: providers[5].admin.master: only with sentinels`,
     ]);
@@ -84,7 +115,9 @@ describe('redis-acl admin forms', () => {
     );
     // (their key and channel prefixes are the same too: namespace-overlap.ts says so apart)
     expect(sentinel.problems.filter((p) => p.includes('admin.'))).toEqual([
-      expect.stringMatching(/providers\[1\]\.admin\.sentinels: provider b shares its backend \(10\.0\.0\.6:26379, master mymaster\) with provider a/),
+      expect.stringMatching(
+        /providers\[1\]\.admin\.sentinels: provider b shares its backend \(10\.0\.0\.6:26379, master mymaster\) with provider a/,
+      ),
     ]);
     const otherMaster = await load(
       provider('a', 'redis-acl', '{ sentinels: [redis://10.0.0.5:26379], master: one }'),
@@ -95,6 +128,10 @@ describe('redis-acl admin forms', () => {
       provider('a', 'redis-acl', '{ cluster: [redis://10.0.0.1:6379, redis://10.0.0.2:6379] }'),
       provider('b', 'redis-acl', '{ url: redis://10.0.0.2:6379 }'),
     );
-    expect(cluster.problems.filter((p) => p.includes('admin.'))).toEqual([expect.stringMatching(/providers\[1\]\.admin\.url: provider b shares its backend \(.*10\.0\.0\.2:6379\) with provider a/)]);
+    expect(cluster.problems.filter((p) => p.includes('admin.'))).toEqual([
+      expect.stringMatching(
+        /providers\[1\]\.admin\.url: provider b shares its backend \(.*10\.0\.0\.2:6379\) with provider a/,
+      ),
+    ]);
   });
 });

@@ -62,7 +62,10 @@ async function problems(yaml: string): Promise<string[]> {
   );
   expect(error).toBeInstanceOf(HoldfastError);
   expect((error as HoldfastError).code).toBe('CONFIG_INVALID');
-  return (error as HoldfastError).message.split('\n').slice(1).map((l) => l.trim());
+  return (error as HoldfastError).message
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim());
 }
 
 describe('admin secrets', () => {
@@ -73,7 +76,11 @@ describe('admin secrets', () => {
     write('secrets/dashboard', 'Dz9!');
     const found = await problems(config());
     const refusal = (field: string, file: string): unknown =>
-      expect.stringMatching(new RegExp(`: ${field.replace(/[.[\]]/g, '\\$&')}: ${join(dir, file)} holds a password shorter than 8 characters; use a longer one`));
+      expect.stringMatching(
+        new RegExp(
+          `: ${field.replace(/[.[\]]/g, '\\$&')}: ${join(dir, file)} holds a password shorter than 8 characters; use a longer one`,
+        ),
+      );
     expect(found).toEqual(
       expect.arrayContaining([
         refusal('queue.passwordFile', 'secrets/queue'),
@@ -104,7 +111,9 @@ describe('sizes', () => {
     expect(parseSize('100MB')).toBe(100_000_000);
     expect(parseSize('10kB')).toBe(10_000);
     expect(parseSize('4096')).toBe(4096);
-    expect(() => parseSize('lots')).toThrow('expected a size such as 64MiB, 512KiB, 1GiB, 100MB or a number of bytes; got "lots"');
+    expect(() => parseSize('lots')).toThrow(
+      'expected a size such as 64MiB, 512KiB, 1GiB, 100MB or a number of bytes; got "lots"',
+    );
     expect(formatSize(68_157_440)).toBe('65 MiB (68,157,440 bytes)');
     expect(formatSize(1536)).toBe('1.5 KiB (1,536 bytes)');
     expect(formatSize(900)).toBe('900 bytes');

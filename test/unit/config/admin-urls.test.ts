@@ -30,7 +30,10 @@ async function problems(...providers: string[]): Promise<string[]> {
   } catch (error) {
     expect(error).toBeInstanceOf(HoldfastError);
     expect((error as HoldfastError).code).toBe('CONFIG_INVALID');
-    return (error as HoldfastError).message.split('\n').slice(1).map((l) => l.trim().replaceAll(join(dir, 'holdfast.yaml'), 'F'));
+    return (error as HoldfastError).message
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim().replaceAll(join(dir, 'holdfast.yaml'), 'F'));
   }
 }
 
@@ -38,43 +41,83 @@ const TWO = '{ urls: [postgres://a:5432/postgres, postgres://b:5432/postgres], u
 
 describe('admin.urls: a primary and its standbys', () => {
   it('resolves to every host, the first as url; the one-url form is unchanged', async () => {
-    const config = await load(provider('ledger', 'postgres-roles', TWO), provider('cache', 'redis-acl', '{ url: redis://h:6379 }'));
-    expect(config.providers[0]!.admin).toEqual({ url: 'postgres://a:5432/postgres', urls: ['postgres://a:5432/postgres', 'postgres://b:5432/postgres'], username: 'postgres', password: undefined });
-    expect(config.providers[1]!.admin).toEqual({ url: 'redis://h:6379', username: undefined, password: undefined, pace: { checkTimeoutMs: 30_000, verifyEveryMs: 60_000 } });
+    const config = await load(
+      provider('ledger', 'postgres-roles', TWO),
+      provider('cache', 'redis-acl', '{ url: redis://h:6379 }'),
+    );
+    expect(config.providers[0]!.admin).toEqual({
+      url: 'postgres://a:5432/postgres',
+      urls: ['postgres://a:5432/postgres', 'postgres://b:5432/postgres'],
+      username: 'postgres',
+      password: undefined,
+    });
+    expect(config.providers[1]!.admin).toEqual({
+      url: 'redis://h:6379',
+      username: undefined,
+      password: undefined,
+      pace: { checkTimeoutMs: 30_000, verifyEveryMs: 60_000 },
+    });
   });
 
   it('refuses urls on an adapter that takes one host, url beside urls, neither, an empty list, a host twice', async () => {
     expect(await problems(provider('cache', 'redis-acl', '{ urls: [redis://a:6379, redis://b:6379] }'))).toEqual([
       "F:8: providers[0].admin.urls: the redis-acl adapter finds a backend's nodes itself: give url, sentinels (with master) or cluster",
     ]);
-    expect(await problems(provider('ledger', 'postgres-roles', '{ url: postgres://a/postgres, urls: [postgres://b/postgres] }'))).toEqual([
-      'F:8: providers[0].admin.urls: give url (one host) or urls (several), not both',
-    ]);
+    expect(
+      await problems(
+        provider('ledger', 'postgres-roles', '{ url: postgres://a/postgres, urls: [postgres://b/postgres] }'),
+      ),
+    ).toEqual(['F:8: providers[0].admin.urls: give url (one host) or urls (several), not both']);
     expect(await problems(provider('ledger', 'postgres-roles', '{ username: postgres }'))).toEqual([
       'F:8: providers[0].admin.url: give url (one host) or urls (a primary and its standbys)',
     ]);
-    expect(await problems(provider('cache', 'redis-acl', '{ username: default }'))).toEqual(['F:8: providers[0].admin.url: give url (one node and its replicas), sentinels (with master) or cluster (some nodes of a Redis Cluster)']);
-    expect(await problems(provider('ledger', 'postgres-roles', '{ urls: [] }'))).toEqual(['F:8: providers[0].admin.urls: list at least one host']);
-    expect(await problems(provider('ledger', 'postgres-roles', '{ urls: [postgres://a/postgres, postgres://A:5432/other] }'))).toEqual([
+    expect(await problems(provider('cache', 'redis-acl', '{ username: default }'))).toEqual([
+      'F:8: providers[0].admin.url: give url (one node and its replicas), sentinels (with master) or cluster (some nodes of a Redis Cluster)',
+    ]);
+    expect(await problems(provider('ledger', 'postgres-roles', '{ urls: [] }'))).toEqual([
+      'F:8: providers[0].admin.urls: list at least one host',
+    ]);
+    expect(
+      await problems(
+        provider('ledger', 'postgres-roles', '{ urls: [postgres://a/postgres, postgres://A:5432/other] }'),
+      ),
+    ).toEqual([
       'F:8: providers[0].admin.urls: postgres://A:5432/other names the same server as postgres://a/postgres, listed before it',
     ]);
   });
 
   it('refuses a host that carries credentials, naming its place in the list', async () => {
-    expect(await problems(provider('ledger', 'postgres-roles', '{ urls: [postgres://a/postgres, "postgres://u:pw@b/postgres"] }'))).toEqual([
-      'F:8: providers[0].admin.urls[1]: the URL must not carry a password: put it in passwordFile',
-    ]);
+    expect(
+      await problems(
+        provider('ledger', 'postgres-roles', '{ urls: [postgres://a/postgres, "postgres://u:pw@b/postgres"] }'),
+      ),
+    ).toEqual(['F:8: providers[0].admin.urls[1]: the URL must not carry a password: put it in passwordFile']);
   });
 
   it('counts every listed host as the provider backend: a provider on a standby alone shares it', async () => {
-    expect(await problems(provider('ledger', 'postgres-roles', TWO), provider('other', 'postgres-roles', '{ url: "postgres://b/x" }'))).toEqual([
+    expect(
+      await problems(
+        provider('ledger', 'postgres-roles', TWO),
+        provider('other', 'postgres-roles', '{ url: "postgres://b/x" }'),
+      ),
+    ).toEqual([
       'F:12: providers[1].admin.url: provider other shares its backend (b:5432) with provider ledger (F:8), and not both set a loginPrefix: ' +
         'give both a loginPrefix, neither starting with the other, so that each owns its own logins',
     ]);
-    expect(await problems(provider('other', 'postgres-roles', '{ url: "postgres://b/x" }'), provider('ledger', 'postgres-roles', TWO))).toEqual([
+    expect(
+      await problems(
+        provider('other', 'postgres-roles', '{ url: "postgres://b/x" }'),
+        provider('ledger', 'postgres-roles', TWO),
+      ),
+    ).toEqual([
       'F:12: providers[1].admin.urls: provider ledger shares its backend (b:5432) with provider other (F:8), and not both set a loginPrefix: ' +
         'give both a loginPrefix, neither starting with the other, so that each owns its own logins',
     ]);
-    expect(await problems(provider('ledger', 'postgres-roles', TWO, 'loginPrefix: l_'), provider('other', 'postgres-roles', '{ url: "postgres://b/x" }', 'loginPrefix: o_'))).toEqual([]);
+    expect(
+      await problems(
+        provider('ledger', 'postgres-roles', TWO, 'loginPrefix: l_'),
+        provider('other', 'postgres-roles', '{ url: "postgres://b/x" }', 'loginPrefix: o_'),
+      ),
+    ).toEqual([]);
   });
 });

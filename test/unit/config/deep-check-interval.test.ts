@@ -14,14 +14,14 @@ describe('the deep-check interval', () => {
     expect(redisAcl.deepCheckCostUs).toBe(1_000);
   });
 
-  it('compares a small fleet\'s rules at every interval', () => {
+  it("compares a small fleet's rules at every interval", () => {
     // 30 × 1 ms / 1% = 3 s: less than the 60 s interval, so every check is deep
     expect(redis(30)).toBe(60_000);
     expect(redis(1)).toBe(60_000);
     expect(redis(0)).toBe(60_000);
   });
 
-  it('spreads a large fleet\'s deep checks as the budget allows, and keeps 100k at the hour', () => {
+  it("spreads a large fleet's deep checks as the budget allows, and keeps 100k at the hour", () => {
     expect(redis(1_000)).toBe(100_000); // 1,000 × 1 ms / 1%
     expect(redis(10_000)).toBe(1_000_000);
     expect(redis(100_000)).toBe(HOUR); // 10,000 s, clamped to deepCheckEvery

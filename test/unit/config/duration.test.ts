@@ -16,9 +16,12 @@ describe('parseDuration', () => {
     expect(parseDuration(text)).toBe(ms);
   });
 
-  it.each(['60', '', '-5s', '5x', '1.5h', '30m1h', ' 5s', '5 s', 's'])('rejects %j, saying what is accepted', (text) => {
-    expect(() => parseDuration(text)).toThrow(/expected a duration such as 500ms, 30s, 5m, 1h, 1d or 1h30m/);
-  });
+  it.each(['60', '', '-5s', '5x', '1.5h', '30m1h', ' 5s', '5 s', 's'])(
+    'rejects %j, saying what is accepted',
+    (text) => {
+      expect(() => parseDuration(text)).toThrow(/expected a duration such as 500ms, 30s, 5m, 1h, 1d or 1h30m/);
+    },
+  );
 
   it('formats milliseconds back into the same notation', () => {
     expect(formatDuration(5_400_000)).toBe('1h30m');

@@ -139,7 +139,12 @@ providers:
         connectTimeoutMs: 5_000,
       },
       worker: { concurrency: 8 },
-      sync: { pollEveryMs: 2_000, resyncEveryMs: 60_000, sweepEveryMs: 600_000, contributionsMaxBytes: 32 * 1024 * 1024 },
+      sync: {
+        pollEveryMs: 2_000,
+        resyncEveryMs: 60_000,
+        sweepEveryMs: 600_000,
+        contributionsMaxBytes: 32 * 1024 * 1024,
+      },
       log: { level: 'debug', format: 'pretty' },
       http: { listen: undefined, auth: undefined, readOnly: true, hosts: [] },
       providers: [
@@ -211,10 +216,17 @@ providers:
   it('reads the HTTP server settings: host:port, and basic auth from a password file', async () => {
     write('secrets/dashboard', 'board-pw\n');
     const config = await load(`${MINIMAL}http: { listen: "0.0.0.0:9100", passwordFile: secrets/dashboard }\n`);
-    expect(config.http).toEqual({ listen: { host: '0.0.0.0', port: 9100 }, auth: { username: 'holdfast', password: 'board-pw' }, readOnly: true, hosts: [] });
+    expect(config.http).toEqual({
+      listen: { host: '0.0.0.0', port: 9100 },
+      auth: { username: 'holdfast', password: 'board-pw' },
+      readOnly: true,
+      hosts: [],
+    });
     expect((await load(`${MINIMAL}http: { listen: "[::1]:80" }\n`)).http.listen).toEqual({ host: '::1', port: 80 });
     expect((await load(`${MINIMAL}http: { listen: "9100" }\n`)).http.listen).toEqual({ host: '127.0.0.1', port: 9100 });
-    expect(await problems(`${MINIMAL}http: { listen: "somewhere" }\n`)).toEqual([`${configPath}:11: http.listen: expected host:port, e.g. 127.0.0.1:9100; got "somewhere"`]);
+    expect(await problems(`${MINIMAL}http: { listen: "somewhere" }\n`)).toEqual([
+      `${configPath}:11: http.listen: expected host:port, e.g. 127.0.0.1:9100; got "somewhere"`,
+    ]);
   });
 
   it('creates no fingerprint key when read only (status creates nothing)', async () => {
@@ -233,10 +245,21 @@ providers:
       name: 'consumers',
       shards: 1,
     });
-    expect(config.store).toEqual({ url: 'mongodb://127.0.0.1:27017', username: undefined, password: undefined, database: 'holdfast', connectTimeoutMs: 5_000 });
+    expect(config.store).toEqual({
+      url: 'mongodb://127.0.0.1:27017',
+      username: undefined,
+      password: undefined,
+      database: 'holdfast',
+      connectTimeoutMs: 5_000,
+    });
     expect(config.http).toEqual({ listen: undefined, auth: undefined, readOnly: true, hosts: [] });
     expect(config.worker).toEqual({ concurrency: 32 });
-    expect(config.sync).toEqual({ pollEveryMs: 5_000, resyncEveryMs: 5_000, sweepEveryMs: 1_800_000, contributionsMaxBytes: 64 * 1024 * 1024 });
+    expect(config.sync).toEqual({
+      pollEveryMs: 5_000,
+      resyncEveryMs: 5_000,
+      sweepEveryMs: 1_800_000,
+      contributionsMaxBytes: 64 * 1024 * 1024,
+    });
     expect(config.log).toEqual({ level: 'info', format: 'json' });
     expect(config.providers[0]?.policy).toEqual({ keyPrefix: '' });
     expect(config.providers[0]?.timing).toEqual({
@@ -284,7 +307,9 @@ providers:
 
 describe('loadConfig, provider keys for bad input', () => {
   it('resolves management, the removal guard, secretsRoot, rotationOverlap and orphans', async () => {
-    const config = await load(`${MINIMAL}    management: no-delete\n    removalGuard: { share: 0.5, floor: 10 }\n    secretsRoot: grants\n    rotationOverlap: 10m\n    orphans: { prefix: app_ }\n`);
+    const config = await load(
+      `${MINIMAL}    management: no-delete\n    removalGuard: { share: 0.5, floor: 10 }\n    secretsRoot: grants\n    rotationOverlap: 10m\n    orphans: { prefix: app_ }\n`,
+    );
     expect(config.providers[0]).toMatchObject({
       management: 'no-delete',
       removalGuard: { share: 0.5, floor: 10 },
@@ -296,7 +321,8 @@ describe('loadConfig, provider keys for bad input', () => {
 });
 
 describe("loadConfig, each provider's grant secrets apart", () => {
-  const second = (lines: string) => `  - name: ledger\n    adapter: fake\n    admin: { url: "redis://127.0.0.1:6390" }\n${lines}`;
+  const second = (lines: string) =>
+    `  - name: ledger\n    adapter: fake\n    admin: { url: "redis://127.0.0.1:6390" }\n${lines}`;
   const cacheRoot = (root: string) => `${MINIMAL}    secretsRoot: ${root}\n`;
   const own = (path: string) => join(dir, path);
 
@@ -306,28 +332,48 @@ describe("loadConfig, each provider's grant secrets apart", () => {
       `${configPath}:${shared.split('\n').lastIndexOf('    secretsRoot: grants') + 1}: providers[1].secretsRoot: provider ledger's secretsRoot ${own('grants')} is also provider cache's secretsRoot (${own('grants')}): one provider's consumers could name the other's grant secrets; give each provider a directory of its own`,
     ]);
     const nested = `${cacheRoot('grants')}${second('    contributions: contributions/ledger.yaml\n    secretsRoot: grants/ledger\n')}`;
-    expect(await problems(nested)).toEqual([expect.stringContaining(`providers[1].secretsRoot: provider ledger's secretsRoot ${own('grants/ledger')} lies inside provider cache's secretsRoot (${own('grants')})`)]);
+    expect(await problems(nested)).toEqual([
+      expect.stringContaining(
+        `providers[1].secretsRoot: provider ledger's secretsRoot ${own('grants/ledger')} lies inside provider cache's secretsRoot (${own('grants')})`,
+      ),
+    ]);
     const around = `${cacheRoot('.')}${second('    contributions: ledger/ledger.yaml\n')}`;
     expect(await problems(around)).toEqual([
-      expect.stringContaining(`${configPath}:${lineOf(around, 'secretsRoot: .')}: providers[0].secretsRoot: provider cache's secretsRoot ${dir} contains provider ledger's contributions file's directory (${own('ledger')})`),
+      expect.stringContaining(
+        `${configPath}:${lineOf(around, 'secretsRoot: .')}: providers[0].secretsRoot: provider cache's secretsRoot ${dir} contains provider ledger's contributions file's directory (${own('ledger')})`,
+      ),
     ]);
     const intoContributions = `${cacheRoot('contributions/grants')}${second('    contributions: contributions/ledger.yaml\n')}`;
-    expect(await problems(intoContributions)).toEqual([expect.stringContaining(`provider cache's secretsRoot ${own('contributions/grants')} lies inside provider ledger's contributions file's directory (${own('contributions')})`)]);
+    expect(await problems(intoContributions)).toEqual([
+      expect.stringContaining(
+        `provider cache's secretsRoot ${own('contributions/grants')} lies inside provider ledger's contributions file's directory (${own('contributions')})`,
+      ),
+    ]);
   });
 
   it('refuses two secretsRoots that are one directory through a symlink', async () => {
     mkdirSync(own('grants'));
     symlinkSync(own('grants'), own('alias'));
     const aliased = `${cacheRoot('grants')}${second('    contributions: contributions/ledger.yaml\n    secretsRoot: alias\n')}`;
-    expect(await problems(aliased)).toEqual([expect.stringContaining(`providers[1].secretsRoot: provider ledger's secretsRoot ${own('alias')} is also provider cache's secretsRoot (${own('grants')})`)]);
+    expect(await problems(aliased)).toEqual([
+      expect.stringContaining(
+        `providers[1].secretsRoot: provider ledger's secretsRoot ${own('alias')} is also provider cache's secretsRoot (${own('grants')})`,
+      ),
+    ]);
   });
 
   it("gives each provider the others' roots: a shared contributions directory is allowed, and holds neither's secrets", async () => {
     const apart = `${cacheRoot('grants/cache')}${second('    contributions: contributions/ledger.yaml\n    secretsRoot: grants/ledger\n')}`;
     const config = await load(apart);
     expect(config.providers.map((p) => p.foreignSecretRoots)).toEqual([
-      [{ provider: 'ledger', field: 'contributions', path: own('contributions') }, { provider: 'ledger', field: 'secretsRoot', path: own('grants/ledger') }],
-      [{ provider: 'cache', field: 'contributions', path: own('contributions') }, { provider: 'cache', field: 'secretsRoot', path: own('grants/cache') }],
+      [
+        { provider: 'ledger', field: 'contributions', path: own('contributions') },
+        { provider: 'ledger', field: 'secretsRoot', path: own('grants/ledger') },
+      ],
+      [
+        { provider: 'cache', field: 'contributions', path: own('contributions') },
+        { provider: 'cache', field: 'secretsRoot', path: own('grants/cache') },
+      ],
     ]);
   });
 });
@@ -337,34 +383,83 @@ describe('loadConfig, refused files name file, line and field', () => {
     const found = await problems(yaml);
     const prefix = `${configPath}:${lineOf(yaml, marker)}: ${field}: `;
     expect(found).toContainEqual(
-      typeof reason === 'string' ? `${prefix}${reason}` : expect.stringMatching(new RegExp(`^${escape(prefix)}${reason.source}`)),
+      typeof reason === 'string'
+        ? `${prefix}${reason}`
+        : expect.stringMatching(new RegExp(`^${escape(prefix)}${reason.source}`)),
     );
   };
 
-  it('queue shards below 1', refused(MINIMAL.replace('url: redis://127.0.0.1:6379\n', 'url: redis://127.0.0.1:6379\n  shards: 0\n'), 'shards', 'queue.shards', 'must be at least 1'));
+  it(
+    'queue shards below 1',
+    refused(
+      MINIMAL.replace('url: redis://127.0.0.1:6379\n', 'url: redis://127.0.0.1:6379\n  shards: 0\n'),
+      'shards',
+      'queue.shards',
+      'must be at least 1',
+    ),
+  );
 
   it(
     'queue shards with a prefix no hash tag can be derived from',
-    refused(MINIMAL.replace('url: redis://127.0.0.1:6379\n', 'url: redis://127.0.0.1:6379\n  prefix: "hold}fast"\n  shards: 3\n'), 'prefix', 'queue.prefix', /has a brace but no hash tag/),
+    refused(
+      MINIMAL.replace(
+        'url: redis://127.0.0.1:6379\n',
+        'url: redis://127.0.0.1:6379\n  prefix: "hold}fast"\n  shards: 3\n',
+      ),
+      'prefix',
+      'queue.prefix',
+      /has a brace but no hash tag/,
+    ),
   );
 
-  it('a removal guard share above 1', refused(`${MINIMAL}    removalGuard: { share: 2 }\n`, 'removalGuard', 'providers[0].removalGuard.share', 'must be at most 1'));
+  it(
+    'a removal guard share above 1',
+    refused(
+      `${MINIMAL}    removalGuard: { share: 2 }\n`,
+      'removalGuard',
+      'providers[0].removalGuard.share',
+      'must be at most 1',
+    ),
+  );
 
-  it('a management that does not exist', refused(`${MINIMAL}    management: delete-all\n`, 'management', 'providers[0].management', /Invalid option: expected one of "manage"\|"observe"\|"no-delete"/));
+  it(
+    'a management that does not exist',
+    refused(
+      `${MINIMAL}    management: delete-all\n`,
+      'management',
+      'providers[0].management',
+      /Invalid option: expected one of "manage"\|"observe"\|"no-delete"/,
+    ),
+  );
 
   it(
     'a mistyped key',
-    refused(MINIMAL.replace('url: redis://127.0.0.1:6379\n', 'url: redis://127.0.0.1:6379\n  pasword: x\n'), 'pasword', 'queue.pasword', 'unknown field'),
+    refused(
+      MINIMAL.replace('url: redis://127.0.0.1:6379\n', 'url: redis://127.0.0.1:6379\n  pasword: x\n'),
+      'pasword',
+      'queue.pasword',
+      'unknown field',
+    ),
   );
 
   it(
     'a duration without a unit',
-    refused(`${MINIMAL}    verifyEvery: 60\n`, 'verifyEvery', 'providers[0].verifyEvery', /expected a duration .* a bare number like 60 has no unit/),
+    refused(
+      `${MINIMAL}    verifyEvery: 60\n`,
+      'verifyEvery',
+      'providers[0].verifyEvery',
+      /expected a duration .* a bare number like 60 has no unit/,
+    ),
   );
 
   it(
     'a duration with an unknown unit',
-    refused(`${MINIMAL}defaults:\n  secretGrace: 2w\n`, 'secretGrace', 'defaults.secretGrace', /expected a duration such as 500ms/),
+    refused(
+      `${MINIMAL}defaults:\n  secretGrace: 2w\n`,
+      'secretGrace',
+      'defaults.secretGrace',
+      /expected a duration such as 500ms/,
+    ),
   );
 
   it('a URL carrying a password, never repeating it', async () => {
@@ -378,7 +473,12 @@ describe('loadConfig, refused files name file, line and field', () => {
 
   it(
     'an adapter holdfast does not have, listing the known ones',
-    refused(MINIMAL.replace('adapter: fake', 'adapter: redis-acll'), 'adapter:', 'providers[0].adapter', 'unknown adapter "redis-acll"; known adapters: fake'),
+    refused(
+      MINIMAL.replace('adapter: fake', 'adapter: redis-acll'),
+      'adapter:',
+      'providers[0].adapter',
+      'unknown adapter "redis-acll"; known adapters: fake',
+    ),
   );
 
   it(
@@ -393,7 +493,10 @@ describe('loadConfig, refused files name file, line and field', () => {
 
   it('a password file that is a directory', async () => {
     mkdirSync(join(dir, 'secrets/a-directory'));
-    const yaml = MINIMAL.replace('url: redis://127.0.0.1:6379', 'url: redis://127.0.0.1:6379\n  passwordFile: secrets/a-directory');
+    const yaml = MINIMAL.replace(
+      'url: redis://127.0.0.1:6379',
+      'url: redis://127.0.0.1:6379\n  passwordFile: secrets/a-directory',
+    );
     expect(await problems(yaml)).toEqual([
       `${configPath}:${lineOf(yaml, 'passwordFile')}: queue.passwordFile: cannot read ${join(dir, 'secrets/a-directory')} (EISDIR)`,
     ]);
@@ -401,7 +504,10 @@ describe('loadConfig, refused files name file, line and field', () => {
 
   it('an empty password file', async () => {
     write('secrets/empty', '\n');
-    const yaml = MINIMAL.replace('url: mongodb://127.0.0.1:27017', 'url: mongodb://127.0.0.1:27017\n  passwordFile: secrets/empty');
+    const yaml = MINIMAL.replace(
+      'url: mongodb://127.0.0.1:27017',
+      'url: mongodb://127.0.0.1:27017\n  passwordFile: secrets/empty',
+    );
     expect(await problems(yaml)).toEqual([
       `${configPath}:${lineOf(yaml, 'passwordFile')}: store.passwordFile: ${join(dir, 'secrets/empty')} is empty`,
     ]);
@@ -409,12 +515,22 @@ describe('loadConfig, refused files name file, line and field', () => {
 
   it(
     'a missing field, on the line of its parent',
-    refused(MINIMAL.replace('  url: mongodb://127.0.0.1:27017\n', '  database: x\n'), 'store:', 'store.url', 'required'),
+    refused(
+      MINIMAL.replace('  url: mongodb://127.0.0.1:27017\n', '  database: x\n'),
+      'store:',
+      'store.url',
+      'required',
+    ),
   );
 
   it(
     'a policy the adapter refuses, pointing into it',
-    refused(`${MINIMAL}    policy:\n      keyPrefx: 'app:'\n`, 'keyPrefx', 'providers[0].policy.keyPrefx', 'unknown field'),
+    refused(
+      `${MINIMAL}    policy:\n      keyPrefx: 'app:'\n`,
+      'keyPrefx',
+      'providers[0].policy.keyPrefx',
+      'unknown field',
+    ),
   );
 
   it(
@@ -434,21 +550,44 @@ describe('loadConfig, refused files name file, line and field', () => {
 
   it(
     'a brake shorter than the verify interval',
-    refused(`${MINIMAL}    brakeMax: 30s\n`, 'brakeMax', 'providers[0].brakeMax', 'brakeMax (30s) must be at least verifyEvery (1m)'),
+    refused(
+      `${MINIMAL}    brakeMax: 30s\n`,
+      'brakeMax',
+      'providers[0].brakeMax',
+      'brakeMax (30s) must be at least verifyEvery (1m)',
+    ),
   );
 
   it(
     'a check timeout longer than the verify interval, given in defaults',
-    refused(`${MINIMAL}defaults: { checkTimeout: 2m }\n`, 'defaults:', 'defaults.checkTimeout', 'checkTimeout (2m) must be at most verifyEvery (1m)'),
+    refused(
+      `${MINIMAL}defaults: { checkTimeout: 2m }\n`,
+      'defaults:',
+      'defaults.checkTimeout',
+      'checkTimeout (2m) must be at most verifyEvery (1m)',
+    ),
   );
 
-  it('jitter outside [0, 1)', refused(`${MINIMAL}defaults: { jitter: 1 }\n`, 'defaults:', 'defaults.jitter', 'must be less than 1'));
+  it(
+    'jitter outside [0, 1)',
+    refused(`${MINIMAL}defaults: { jitter: 1 }\n`, 'defaults:', 'defaults.jitter', 'must be less than 1'),
+  );
 
-  it('no providers', refused(MINIMAL.slice(0, MINIMAL.indexOf('  - name')).replace('providers:', 'providers: []'), 'providers:', 'providers', 'at least one provider is required'));
+  it(
+    'no providers',
+    refused(
+      MINIMAL.slice(0, MINIMAL.indexOf('  - name')).replace('providers:', 'providers: []'),
+      'providers:',
+      'providers',
+      'at least one provider is required',
+    ),
+  );
 
   it('a YAML syntax error, with its line', async () => {
     const yaml = `${MINIMAL}worker: { concurrency: 4\n`;
-    expect(await problems(yaml)).toEqual([expect.stringMatching(new RegExp(`^${escape(configPath)}:\\d+: invalid YAML: `))]);
+    expect(await problems(yaml)).toEqual([
+      expect.stringMatching(new RegExp(`^${escape(configPath)}:\\d+: invalid YAML: `)),
+    ]);
   });
 
   it('an empty file', async () => {
@@ -456,7 +595,9 @@ describe('loadConfig, refused files name file, line and field', () => {
   });
 
   it('a missing file', async () => {
-    const error: unknown = await loadConfig(join(dir, 'absent.yaml'), { adapters, environment: noTerminal }).catch((e: unknown) => e);
+    const error: unknown = await loadConfig(join(dir, 'absent.yaml'), { adapters, environment: noTerminal }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(HoldfastError);
     expect((error as HoldfastError).code).toBe('CONFIG_INVALID');
     expect((error as HoldfastError).message).toContain(`${join(dir, 'absent.yaml')}: cannot read the file (ENOENT)`);
@@ -469,9 +610,15 @@ describe('loadConfig, refused files name file, line and field', () => {
   });
 
   it('every problem at once, in one error, never showing a secret', async () => {
-    const yaml = MINIMAL.replace('url: redis://127.0.0.1:6379', 'url: redis://127.0.0.1:6379\n  passwordFile: secrets/queue-redis\n  prefx: x')
+    const yaml = MINIMAL.replace(
+      'url: redis://127.0.0.1:6379',
+      'url: redis://127.0.0.1:6379\n  passwordFile: secrets/queue-redis\n  prefx: x',
+    )
       .replace('adapter: fake', 'adapter: nope')
-      .replace('contributions: contributions/cache.yaml', 'contributions: contributions/cache.yaml\n    retryBase: soon');
+      .replace(
+        'contributions: contributions/cache.yaml',
+        'contributions: contributions/cache.yaml\n    retryBase: soon',
+      );
     const found = await problems(yaml);
     expect(found).toHaveLength(3);
     expect(found).toEqual(

@@ -1,4 +1,7 @@
-/** `admin.maxConcurrentCalls`: optional, reaches the adapter's admin connection, refused when not a small positive integer. */
+/**
+ * `admin.maxConcurrentCalls`: optional, reaches the adapter's admin connection, refused when not a small positive
+ * integer.
+ */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,10 +36,19 @@ describe('admin.maxConcurrentCalls', () => {
   it('is absent by default (the adapter then uses 4) and passed on when given', async () => {
     expect((await load('')).providers[0]?.admin.maxConcurrentCalls).toBeUndefined();
     expect((await load(', maxConcurrentCalls: 8')).providers[0]?.admin.maxConcurrentCalls).toBe(8);
-    expect((await load('')).providers[0]?.policy).toEqual({ allowedDatabases: ['app'], allowedSchemas: [], allowedRoles: [], withheldRoles: [] });
+    expect((await load('')).providers[0]?.policy).toEqual({
+      allowedDatabases: ['app'],
+      allowedSchemas: [],
+      allowedRoles: [],
+      withheldRoles: [],
+    });
   });
 
-  it.each([['0', 'Too small'], ['2.5', 'expected int'], ['100', 'must be at most 64']])('refuses %s, naming the field', async (value, words) => {
+  it.each([
+    ['0', 'Too small'],
+    ['2.5', 'expected int'],
+    ['100', 'must be at most 64'],
+  ])('refuses %s, naming the field', async (value, words) => {
     const error = await load(`, maxConcurrentCalls: ${value}`).catch((e: unknown) => e);
     expect(isHoldfastError(error, 'CONFIG_INVALID')).toBe(true);
     expect((error as Error).message).toContain('providers[0].admin.maxConcurrentCalls');

@@ -13,15 +13,25 @@ const subject = (id: string, login = `app_${id}`) => ({ id, login });
 describe('name templates', () => {
   it('takes a template whose {id} or {login} is followed by a separator', () => {
     expect(templateShape('{id}:')).toEqual({ lead: '', placeholder: 'id', separator: ':', checked: false });
-    expect(templateShape('app/{login}/{id}')).toEqual({ lead: 'app/', placeholder: 'login', separator: '/', checked: false });
+    expect(templateShape('app/{login}/{id}')).toEqual({
+      lead: 'app/',
+      placeholder: 'login',
+      separator: '/',
+      checked: false,
+    });
     expect(templateShape('{{id}}:')).toEqual({ lead: '{', placeholder: 'id', separator: '}', checked: false });
     expect(templateShape('{id}-')).toEqual({ lead: '', placeholder: 'id', separator: '-', checked: true });
     expect(templateShape('x.{id}.')).toEqual({ lead: 'x.', placeholder: 'id', separator: '.', checked: true });
   });
 
-  it.each(['{id}', 'app:{id}', '{id}{login}:', '{id}x', '{id}7', 'app:', 'photos-', '{ID}:'])('refuses %j, saying why', (template) => {
-    expect(templateProblem(template)).toMatch(/holds neither \{id\} nor \{login\}|must put a separator right after \{(id|login)\}/);
-  });
+  it.each(['{id}', 'app:{id}', '{id}{login}:', '{id}x', '{id}7', 'app:', 'photos-', '{ID}:'])(
+    'refuses %j, saying why',
+    (template) => {
+      expect(templateProblem(template)).toMatch(
+        /holds neither \{id\} nor \{login\}|must put a separator right after \{(id|login)\}/,
+      );
+    },
+  );
 
   it('refuses an id holding the separator its template may share with ids, naming the field and the shorter id that would own it', () => {
     expect(separatorProblems('bucketPrefix', '{id}-', subject('team-billing'))).toEqual([
@@ -31,7 +41,9 @@ describe('name templates', () => {
     expect(separatorProblems('bucketPrefix', '{id}-', subject('team'))).toEqual([]);
     expect(separatorProblems('bucketPrefix', '{id}.', subject('team-billing'))).toEqual([]);
     expect(separatorProblems('keyPrefix', '{id}:', subject('team-billing.x_y'))).toEqual([]);
-    expect(separatorProblems('channelPrefix', '{login}.', subject('a', 'app.a'))[0]).toMatch(/^login: "app\.a" holds "\."/);
+    expect(separatorProblems('channelPrefix', '{login}.', subject('a', 'app.a'))[0]).toMatch(
+      /^login: "app\.a" holds "\."/,
+    );
   });
 
   it('between providers: overlapping when one lead starts the other, or one gives every name', () => {
@@ -45,21 +57,41 @@ describe('name templates', () => {
 
   const id = fc.stringMatching(NAME_PATTERN).filter((s) => s.length <= 12);
   const template = fc
-    .tuple(fc.constantFrom('', 'a', 'app:', 'x.', '{'), fc.constantFrom('{id}', '{login}'), fc.constantFrom(':', '-', '.', '_', '/', '}', '', 'x'), fc.constantFrom('', '{id}', '{login}', ':z'))
+    .tuple(
+      fc.constantFrom('', 'a', 'app:', 'x.', '{'),
+      fc.constantFrom('{id}', '{login}'),
+      fc.constantFrom(':', '-', '.', '_', '/', '}', '', 'x'),
+      fc.constantFrom('', '{id}', '{login}', ':z'),
+    )
     .map((parts) => parts.join(''));
-  const expand = (t: string, s: { id: string; login: string }) => t.replaceAll('{id}', s.id).replaceAll('{login}', s.login);
+  const expand = (t: string, s: { id: string; login: string }) =>
+    t.replaceAll('{id}', s.id).replaceAll('{login}', s.login);
 
-  it('no accepted template lets one accepted consumer\'s names start another\'s (generated)', () => {
+  it("no accepted template lets one accepted consumer's names start another's (generated)", () => {
     fc.assert(
       // the other's id and login often start with this one's and a character ids may hold
-      fc.property(template, id, id, fc.constantFrom('-', '.', '_', 'x'), id, id, fc.boolean(), (t, idA, tail, joint, loginA, other, derived) => {
-        const idB = derived ? `${idA}${joint}${tail}` : other;
-        const loginB = derived ? `${loginA}${joint}${tail}` : `${other}_`;
-        fc.pre(idA !== idB && loginA !== loginB && templateProblem(t) === undefined);
-        const [a, b] = [{ id: idA, login: loginA }, { id: idB, login: loginB }];
-        fc.pre(separatorProblems('keyPrefix', t, a).length === 0 && separatorProblems('keyPrefix', t, b).length === 0);
-        expect(expand(t, b).startsWith(expand(t, a))).toBe(false);
-      }),
+      fc.property(
+        template,
+        id,
+        id,
+        fc.constantFrom('-', '.', '_', 'x'),
+        id,
+        id,
+        fc.boolean(),
+        (t, idA, tail, joint, loginA, other, derived) => {
+          const idB = derived ? `${idA}${joint}${tail}` : other;
+          const loginB = derived ? `${loginA}${joint}${tail}` : `${other}_`;
+          fc.pre(idA !== idB && loginA !== loginB && templateProblem(t) === undefined);
+          const [a, b] = [
+            { id: idA, login: loginA },
+            { id: idB, login: loginB },
+          ];
+          fc.pre(
+            separatorProblems('keyPrefix', t, a).length === 0 && separatorProblems('keyPrefix', t, b).length === 0,
+          );
+          expect(expand(t, b).startsWith(expand(t, a))).toBe(false);
+        },
+      ),
       { numRuns: 2_000 },
     );
   });

@@ -52,10 +52,19 @@ function lineOf(yaml: string, marker: string): number {
 /** The one problem line a user sees when `queue` is refused. */
 async function refusal(queue: string): Promise<{ yaml: string; problems: string[] }> {
   const { yaml, loaded } = load(queue);
-  const error = await loaded.then(() => undefined, (thrown: unknown) => thrown);
+  const error = await loaded.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
   expect(error).toBeInstanceOf(HoldfastError);
   expect((error as HoldfastError).code).toBe('CONFIG_INVALID');
-  return { yaml, problems: (error as HoldfastError).message.split('\n').slice(1).map((l) => l.trim()) };
+  return {
+    yaml,
+    problems: (error as HoldfastError).message
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim()),
+  };
 }
 
 describe('queue.cluster', () => {
@@ -68,7 +77,10 @@ describe('queue.cluster', () => {
 `);
     const config = await loaded;
     expect(config.queue.connection).toEqual({
-      nodes: [{ host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 6379 }],
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: '10.0.0.2', port: 6379 },
+      ],
       tls: true,
       username: 'holdfast',
       password: 'queue-secret-content',
@@ -89,23 +101,41 @@ describe('queue.cluster', () => {
 
   it('refuses the default prefix (no hash tag) on a cluster, at the queue', async () => {
     const { yaml, problems } = await refusal('queue:\n  cluster: [redis://10.0.0.1:7000]\n');
-    expect(problems).toEqual([expect.stringMatching(new RegExp(`^${configPath}:${lineOf(yaml, 'queue:')}: queue\\.prefix: on a Redis Cluster the prefix must hold a hash tag, e\\.g\\. "\\{holdfast\\}"`))]);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${configPath}:${lineOf(yaml, 'queue:')}: queue\\.prefix: on a Redis Cluster the prefix must hold a hash tag, e\\.g\\. "\\{holdfast\\}"`,
+        ),
+      ),
+    ]);
   });
 
   it('refuses url and cluster together, and neither', async () => {
-    const both = await refusal('queue:\n  url: redis://10.0.0.1:6379\n  cluster: [redis://10.0.0.1:7000]\n  prefix: "{h}"\n');
-    expect(both.problems).toEqual([`${configPath}:${lineOf(both.yaml, 'cluster:')}: queue.cluster: give either url (one Redis) or cluster (a Redis Cluster), not both`]);
+    const both = await refusal(
+      'queue:\n  url: redis://10.0.0.1:6379\n  cluster: [redis://10.0.0.1:7000]\n  prefix: "{h}"\n',
+    );
+    expect(both.problems).toEqual([
+      `${configPath}:${lineOf(both.yaml, 'cluster:')}: queue.cluster: give either url (one Redis) or cluster (a Redis Cluster), not both`,
+    ]);
     const neither = await refusal('queue:\n  prefix: "{h}"\n');
-    expect(neither.problems).toEqual([`${configPath}:1: queue.url: give url (one Redis) or cluster (the nodes of a Redis Cluster)`]);
+    expect(neither.problems).toEqual([
+      `${configPath}:1: queue.url: give url (one Redis) or cluster (the nodes of a Redis Cluster)`,
+    ]);
   });
 
   it('refuses a database other than 0, a mix of TLS and not, a credential in a node URL, an empty list', async () => {
     const db = await refusal('queue:\n  cluster: [redis://10.0.0.1:7000/2]\n  prefix: "{h}"\n');
     expect(db.problems).toEqual([expect.stringContaining('queue.cluster: a Redis Cluster has only database 0')]);
-    const mixed = await refusal('queue:\n  cluster: [redis://10.0.0.1:7000, rediss://10.0.0.2:7000]\n  prefix: "{h}"\n');
-    expect(mixed.problems).toEqual([expect.stringContaining('queue.cluster: every node must be redis:// or every node rediss://')]);
+    const mixed = await refusal(
+      'queue:\n  cluster: [redis://10.0.0.1:7000, rediss://10.0.0.2:7000]\n  prefix: "{h}"\n',
+    );
+    expect(mixed.problems).toEqual([
+      expect.stringContaining('queue.cluster: every node must be redis:// or every node rediss://'),
+    ]);
     const secret = await refusal('queue:\n  cluster: ["redis://:pw@10.0.0.1:7000"]\n  prefix: "{h}"\n');
-    expect(secret.problems).toEqual([expect.stringContaining('queue.cluster[0]: the URL must not carry a password: put it in passwordFile')]);
+    expect(secret.problems).toEqual([
+      expect.stringContaining('queue.cluster[0]: the URL must not carry a password: put it in passwordFile'),
+    ]);
     expect(secret.problems.join('\n')).not.toContain('pw@');
     const empty = await refusal('queue:\n  cluster: []\n  prefix: "{h}"\n');
     expect(empty.problems).toEqual([expect.stringContaining('queue.cluster: list at least one node of the cluster')]);
@@ -115,6 +145,12 @@ describe('queue.cluster', () => {
 describe('hasHashTag', () => {
   it('follows Redis: the first { and the first } after it, with something between', () => {
     expect(['{holdfast}', 'app:{holdfast}', '{h}x', 'a{b}{c}'].map(hasHashTag)).toEqual([true, true, true, true]);
-    expect(['holdfast', '{}holdfast', 'hold}{fast', '{holdfast', 'a{}{b}'].map(hasHashTag)).toEqual([false, false, false, false, false]);
+    expect(['holdfast', '{}holdfast', 'hold}{fast', '{holdfast', 'a{}{b}'].map(hasHashTag)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

@@ -24,11 +24,16 @@ describe('reservedLogins', () => {
     const postgres = reservedLogins({ provider: { name: 'ledger', adapter: postgresRoles, admin: {} } });
     expect(postgres.logins).toEqual(['postgres', 'default']);
     // MongoDB without a username does not authenticate: no login to reserve
-    expect(reservedLogins({ provider: { name: 'catalog', adapter: mongodbUsers, admin: {} } }).logins).toEqual(['default']);
+    expect(reservedLogins({ provider: { name: 'catalog', adapter: mongodbUsers, admin: {} } }).logins).toEqual([
+      'default',
+    ]);
   });
 
   it('keeps the first reason of a login named twice (the admin is also the queue user)', () => {
-    const { logins, reasons } = reservedLogins({ provider: { name: 'cache', adapter: redisAcl, admin: { username: 'default' } }, queueUsername: 'default' });
+    const { logins, reasons } = reservedLogins({
+      provider: { name: 'cache', adapter: redisAcl, admin: { username: 'default' } },
+      queueUsername: 'default',
+    });
     expect(logins).toEqual(['default']);
     expect(reasons.get('default')).toBe('is the admin login of provider cache');
   });

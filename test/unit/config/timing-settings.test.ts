@@ -1,4 +1,7 @@
-/** Each timing setting is declared once (src/config/timing.ts); the file's schema, defaults, bounds and documentation follow it. */
+/**
+ * Each timing setting is declared once (src/config/timing.ts); the file's schema, defaults, bounds and documentation
+ * follow it.
+ */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +43,8 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 async function timingOf(yaml: string) {
   writeFileSync(join(dir, 'holdfast.yaml'), yaml);
-  return (await loadConfig(join(dir, 'holdfast.yaml'), { adapters, environment: { stdoutIsTTY: false } })).providers[0]!.timing;
+  return (await loadConfig(join(dir, 'holdfast.yaml'), { adapters, environment: { stdoutIsTTY: false } })).providers[0]!
+    .timing;
 }
 
 describe('timing settings', () => {
@@ -52,27 +56,39 @@ describe('timing settings', () => {
   });
 
   it('are read by the key the table gives, from defaults or the provider (which wins)', async () => {
-    const timing = await timingOf(`${config('    quarantineAfter: 2h\n')}defaults: { quarantineAfter: 1d, verifyEvery: 30s }\n`);
+    const timing = await timingOf(
+      `${config('    quarantineAfter: 2h\n')}defaults: { quarantineAfter: 1d, verifyEvery: 30s }\n`,
+    );
     expect(timing).toMatchObject({ quarantineAfterMs: 7_200_000, verifyEveryMs: 30_000 });
   });
 
   it('take deepCheckBudget as a share in [0, 1], from defaults or the provider', async () => {
-    expect((await timingOf(`${config('    deepCheckBudget: 0.05\n')}defaults: { deepCheckBudget: 0 }\n`)).deepCheckBudget).toBe(0.05);
+    expect(
+      (await timingOf(`${config('    deepCheckBudget: 0.05\n')}defaults: { deepCheckBudget: 0 }\n`)).deepCheckBudget,
+    ).toBe(0.05);
     expect((await timingOf(`${config('')}defaults: { deepCheckBudget: 0 }\n`)).deepCheckBudget).toBe(0);
     await expect(timingOf(config('    deepCheckBudget: 1.5\n'))).rejects.toThrow(/deepCheckBudget: must be at most 1/);
-    await expect(timingOf(config('    deepCheckBudget: -0.1\n'))).rejects.toThrow(/deepCheckBudget: must be at least 0/);
+    await expect(timingOf(config('    deepCheckBudget: -0.1\n'))).rejects.toThrow(
+      /deepCheckBudget: must be at least 0/,
+    );
   });
 
   it('take contestedWindow as a duration, 1 h by default, never shorter than verifyEvery', async () => {
     expect((await timingOf(config(''))).contestedWindowMs).toBe(3_600_000);
-    expect((await timingOf(`${config('    contestedWindow: 10m\n')}defaults: { contestedWindow: 2h }\n`)).contestedWindowMs).toBe(600_000);
+    expect(
+      (await timingOf(`${config('    contestedWindow: 10m\n')}defaults: { contestedWindow: 2h }\n`)).contestedWindowMs,
+    ).toBe(600_000);
     await expect(timingOf(config('    verifyEvery: 2m\n    contestedWindow: 1m\n'))).rejects.toThrow(/contestedWindow/);
   });
 
   it('bound one another only by keys the table has', () => {
     const keys = Object.values(TIMING_SETTINGS).map((setting) => setting.key as string);
     for (const setting of Object.values(TIMING_SETTINGS)) {
-      for (const bound of ['atLeast' in setting ? setting.atLeast : undefined, 'atMost' in setting ? setting.atMost : undefined]) if (bound !== undefined) expect(keys).toContain(bound);
+      for (const bound of [
+        'atLeast' in setting ? setting.atLeast : undefined,
+        'atMost' in setting ? setting.atMost : undefined,
+      ])
+        if (bound !== undefined) expect(keys).toContain(bound);
     }
   });
 

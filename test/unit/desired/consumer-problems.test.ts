@@ -25,7 +25,7 @@ function provider(more: Partial<ProviderConfig> = {}): ProviderConfig {
   });
 }
 
-describe('contributions: logins that are not the consumer\'s', () => {
+describe("contributions: logins that are not the consumer's", () => {
   it("rejects the admin's login, `default` and a login outside loginPrefix, alone, naming file, line and field", async () => {
     const file = join(dir, 'cache.yaml');
     writeFileSync(
@@ -49,12 +49,16 @@ describe('contributions: logins that are not the consumer\'s', () => {
     const problems = Object.fromEntries(state.consumers.map((c) => [c.id, c.desired.problems]));
     expect(problems).toEqual({
       photos: [],
-      admin: [`${file}:6: consumers[1].login: "cache-admin" is the admin login of provider cache; no consumer may have it`],
+      admin: [
+        `${file}:6: consumers[1].login: "cache-admin" is the admin login of provider cache; no consumer may have it`,
+      ],
       builtin: [
         `${file}:9: consumers[2].login: "default" is reserved; no consumer may have it`,
         `${file}:9: consumers[2].login: "default" does not start with "cache", the loginPrefix of provider cache`,
       ],
-      stray: [`${file}:12: consumers[3].login: "app_stray" does not start with "cache", the loginPrefix of provider cache`],
+      stray: [
+        `${file}:12: consumers[3].login: "app_stray" does not start with "cache", the loginPrefix of provider cache`,
+      ],
     });
   });
 });

@@ -19,7 +19,10 @@ const fakeKind: AdapterKind<{ keys: string[] }, { keyPrefix: string }> = {
   kind: 'fake',
   valuesSchema: z.strictObject({ keys: z.array(z.string()).default([]) }),
   policySchema: z.strictObject({ keyPrefix: z.string() }),
-  violations: ({ values }, policy) => values.keys.filter((k) => !k.startsWith(policy.keyPrefix)).map((k) => `values.keys: "${k}" is outside the policy's prefix`),
+  violations: ({ values }, policy) =>
+    values.keys
+      .filter((k) => !k.startsWith(policy.keyPrefix))
+      .map((k) => `values.keys: "${k}" is outside the policy's prefix`),
   connect: () => {
     throw new Error('no backends in unit tests');
   },
@@ -31,7 +34,8 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const provider = () => providerConfig({ adapter: fakeKind, contributionsPath: join(dir, 'cache.yaml'), policy: { keyPrefix: 'app:' } });
+const provider = () =>
+  providerConfig({ adapter: fakeKind, contributionsPath: join(dir, 'cache.yaml'), policy: { keyPrefix: 'app:' } });
 
 /** What a reading gives: the state, or the refusal's message. */
 const outcome = (text: string, whole: boolean) =>
@@ -95,7 +99,9 @@ describe('a contributions file read one item at a time', () => {
       }
       if (!('read' in read)) throw new Error(`refused: ${read.error}`);
       const declared = whole.state.consumers;
-      expect(read.read.consumers.toArray()).toEqual(declared.map(({ key, desired }, index) => ({ key, digest: specDigest(desired), index })));
+      expect(read.read.consumers.toArray()).toEqual(
+        declared.map(({ key, desired }, index) => ({ key, digest: specDigest(desired), index })),
+      );
       expect(await read.read.specs(declared.map((_, i) => i))).toEqual(declared);
       expect(await read.read.specs([declared.length - 1, 0])).toEqual([declared.at(-1), declared[0]]);
     }

@@ -59,7 +59,9 @@ describe('contributions bounds', () => {
       `invalid contributions ${file} (1 problem):\n  ${file}: the file is 3 KiB (3,072 bytes), more than sync.contributionsMaxBytes (1 KiB (1,024 bytes)); refused unread`,
     );
     // the same file under the bound is read
-    expect((await loadContributions(provider({ contributionsMaxBytes: 4096 }))).consumers.map((c) => c.id)).toEqual(['c1']);
+    expect((await loadContributions(provider({ contributionsMaxBytes: 4096 }))).consumers.map((c) => c.id)).toEqual([
+      'c1',
+    ]);
   });
 
   it('refuses a FIFO as a contributions file without waiting for a writer', async () => {
@@ -68,18 +70,26 @@ describe('contributions bounds', () => {
   });
 
   it('lists at most 100 problems, then counts the rest', async () => {
-    const items = Array.from({ length: 2445 }, (_, i) => `  - id: c${i}\n    login: bad login ${i}\n    secret: grants/c${i}\n`);
+    const items = Array.from(
+      { length: 2445 },
+      (_, i) => `  - id: c${i}\n    login: bad login ${i}\n    secret: grants/c${i}\n`,
+    );
     writeFileSync(file, `consumers:\n${items.join('')}`);
     const [headline, ...lines] = (await refusal()).split('\n');
     expect(headline).toBe(`invalid contributions ${file} (2,445 problems):`);
     expect(lines).toHaveLength(101);
-    expect(lines[0]).toBe(`  ${file}:3: consumers[0].login: must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit`);
+    expect(lines[0]).toBe(
+      `  ${file}:3: consumers[0].login: must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit`,
+    );
     expect(lines[99]).toContain('consumers[99].login');
     expect(lines[100]).toBe('  … and 2,345 more');
   });
 
   it('names an item that is a list, or a scalar, rather than checking its fields', async () => {
-    writeFileSync(file, `consumers:\n${consumer(0)}${consumer(1)}${consumer(2)}  - - id: x\n      login: app_x\n      secret: grants/x\n  - photos\n`);
+    writeFileSync(
+      file,
+      `consumers:\n${consumer(0)}${consumer(1)}${consumer(2)}  - - id: x\n      login: app_x\n      secret: grants/x\n  - photos\n`,
+    );
     const [, ...lines] = (await refusal()).split('\n');
     expect(lines.map((l) => l.trim())).toEqual([
       `${file}:11: consumers[3]: expected a mapping with id, login, secret; got a list`,

@@ -38,60 +38,173 @@ import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { checkSpec } from '../../../src/policy/spec-check.js';
 import { providerConfig } from '../../support/provider-config.js';
 
-/** Generous: a file of a few generated entries is read in milliseconds; a loaded 2-core machine may be 100 times slower. */
+/**
+ * Generous: a file of a few generated entries is read in milliseconds; a loaded 2-core machine may be 100 times slower.
+ */
 const ITEM_BOUND_MS = 2_000;
 const RUNS = { files: 200, specs: 400 };
 
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-generated-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Words a hostile writer tries: raw ACL tokens, wildcards, templates, controls, format characters, other tenants' names. */
+/**
+ * Words a hostile writer tries: raw ACL tokens, wildcards, templates, controls, format characters, other tenants'
+ * names.
+ */
 const TRICKS = [
-  '', '*', '~*', '&*', '%R~*', 'allkeys', 'allchannels', 'allcommands', 'nopass', 'resetpass', '>pw', '<pw', '#abc', '!abc',
-  'reset', 'resetkeys', 'on', 'off', '+@all', '-@all', '+@admin', '+acl', '+config|set', '-@dangerous', '+@read', '-flushall',
-  'Admin', 'Read', 'postgres', 'pg_read_all_data', 'pg_execute_server_program', 'root', 'readWrite', 'admin', '{id}', '{login}',
-  '..', '../x', '/etc/passwd', 'x y', '\u202e', '\u001b[2J', '\u009b2J', '\u0000', '\u200d', 'a'.repeat(600), 'b'.repeat(70),
+  '',
+  '*',
+  '~*',
+  '&*',
+  '%R~*',
+  'allkeys',
+  'allchannels',
+  'allcommands',
+  'nopass',
+  'resetpass',
+  '>pw',
+  '<pw',
+  '#abc',
+  '!abc',
+  'reset',
+  'resetkeys',
+  'on',
+  'off',
+  '+@all',
+  '-@all',
+  '+@admin',
+  '+acl',
+  '+config|set',
+  '-@dangerous',
+  '+@read',
+  '-flushall',
+  'Admin',
+  'Read',
+  'postgres',
+  'pg_read_all_data',
+  'pg_execute_server_program',
+  'root',
+  'readWrite',
+  'admin',
+  '{id}',
+  '{login}',
+  '..',
+  '../x',
+  '/etc/passwd',
+  'x y',
+  '\u202e',
+  '\u001b[2J',
+  '\u009b2J',
+  '\u0000',
+  '\u200d',
+  'a'.repeat(600),
+  'b'.repeat(70),
 ];
 const trick = fc.constantFrom(...TRICKS);
 const name = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,12}$/);
 /** Controls and format characters a terminal or a reader would act on, hidden inside a plausible name. */
 const sneaky = fc
-  .tuple(name, fc.constantFrom('\u202e', '\u200d', '\u2066', '\ufeff', '\u00ad', '\u{e0001}', '\u001b[2J', '\u009b', '\u0000', '\n', ' ', '\u2028'), name)
+  .tuple(
+    name,
+    fc.constantFrom(
+      '\u202e',
+      '\u200d',
+      '\u2066',
+      '\ufeff',
+      '\u00ad',
+      '\u{e0001}',
+      '\u001b[2J',
+      '\u009b',
+      '\u0000',
+      '\n',
+      ' ',
+      '\u2028',
+    ),
+    name,
+  )
   .map((parts) => parts.join(''));
-const anyText = fc.oneof({ weight: 2, arbitrary: trick }, { weight: 2, arbitrary: sneaky }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 24 }) }, { weight: 1, arbitrary: fc.string({ maxLength: 24 }) });
+const anyText = fc.oneof(
+  { weight: 2, arbitrary: trick },
+  { weight: 2, arbitrary: sneaky },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 24 }) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 24 }) },
+);
 const lower = fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,10}$/);
 /** Mostly what a tenant would write, sometimes what an attacker would. */
-const often = <T, U>(usual: fc.Arbitrary<T>, hostile: fc.Arbitrary<U>) => fc.oneof({ weight: 9, arbitrary: usual }, { weight: 1, arbitrary: hostile });
+const often = <T, U>(usual: fc.Arbitrary<T>, hostile: fc.Arbitrary<U>) =>
+  fc.oneof({ weight: 9, arbitrary: usual }, { weight: 1, arbitrary: hostile });
 const idLike = often(name, anyText);
 
 /** A pattern under `<id><separator>` (the policy's prefix), or not. */
 const under = (id: string, separator: string) =>
-  often(fc.oneof(name, fc.constantFrom('*', '?', '[a]*')).map((rest) => `${id}${separator}${rest}`), fc.oneof(anyText, anyText.map((rest) => `${id}${separator}${rest}`)));
-const list = <T>(item: fc.Arbitrary<T>) => fc.oneof({ weight: 8, arbitrary: fc.array(item, { maxLength: 4 }) }, { weight: 1, arbitrary: fc.array(item, { maxLength: 300 }) });
+  often(
+    fc.oneof(name, fc.constantFrom('*', '?', '[a]*')).map((rest) => `${id}${separator}${rest}`),
+    fc.oneof(
+      anyText,
+      anyText.map((rest) => `${id}${separator}${rest}`),
+    ),
+  );
+const list = <T>(item: fc.Arbitrary<T>) =>
+  fc.oneof(
+    { weight: 8, arbitrary: fc.array(item, { maxLength: 4 }) },
+    { weight: 1, arbitrary: fc.array(item, { maxLength: 300 }) },
+  );
 
-/** Values for each kind: its own fields, mostly plausible, with hostile text mixed in; sometimes an extra field, sometimes anything at all. */
+/**
+ * Values for each kind: its own fields, mostly plausible, with hostile text mixed in; sometimes an extra field,
+ * sometimes anything at all.
+ */
 const VALUES: Record<string, (id: string) => fc.Arbitrary<unknown>> = {
   'redis-acl': (id) =>
-    fc.record(
-      {
-        keys: list(under(id, ':')),
-        channels: list(under(id, ':')),
-        commands: list(often(fc.constantFrom('+@read', '+@write', '+get', '+config|get', '-@dangerous', '-flushall', '-@all'), fc.oneof(trick, anyText))),
-        allkeys: often(fc.constant(undefined), anyText),
-      },
-      { requiredKeys: [] },
-    ).map(({ allkeys, ...values }) => (allkeys === undefined ? values : { ...values, allkeys })),
+    fc
+      .record(
+        {
+          keys: list(under(id, ':')),
+          channels: list(under(id, ':')),
+          commands: list(
+            often(
+              fc.constantFrom('+@read', '+@write', '+get', '+config|get', '-@dangerous', '-flushall', '-@all'),
+              fc.oneof(trick, anyText),
+            ),
+          ),
+          allkeys: often(fc.constant(undefined), anyText),
+        },
+        { requiredKeys: [] },
+      )
+      .map(({ allkeys, ...values }) => (allkeys === undefined ? values : { ...values, allkeys })),
   'postgres-roles': () =>
     fc.record(
-      { databases: list(often(fc.constantFrom('postgres', 'app'), fc.oneof(trick, anyText))), schemas: list(often(fc.constant('public'), anyText)), roles: list(often(fc.constant('readers'), fc.oneof(trick, name))) },
+      {
+        databases: list(often(fc.constantFrom('postgres', 'app'), fc.oneof(trick, anyText))),
+        schemas: list(often(fc.constant('public'), anyText)),
+        roles: list(often(fc.constant('readers'), fc.oneof(trick, name))),
+      },
       { requiredKeys: [] },
     ),
-  'mongodb-users': (id) => fc.record({ database: often(fc.constant(id), fc.oneof(trick, anyText)), roles: list(often(fc.constantFrom('read', 'readWrite'), fc.oneof(trick, name))) }, { requiredKeys: ['database'] }),
+  'mongodb-users': (id) =>
+    fc.record(
+      {
+        database: often(fc.constant(id), fc.oneof(trick, anyText)),
+        roles: list(often(fc.constantFrom('read', 'readWrite'), fc.oneof(trick, name))),
+      },
+      { requiredKeys: ['database'] },
+    ),
   's3-identities': (id) =>
     fc.record(
       {
-        buckets: list(often(fc.oneof(lower.map((n) => `${id}-${n}`), fc.constant(`${id}-*`)), fc.oneof(trick, anyText, lower))),
-        actions: often(fc.uniqueArray(fc.constantFrom('Read', 'Write', 'List', 'Tagging'), { minLength: 1 }), list(fc.oneof(trick, fc.constantFrom('Read', 'Admin')))),
+        buckets: list(
+          often(
+            fc.oneof(
+              lower.map((n) => `${id}-${n}`),
+              fc.constant(`${id}-*`),
+            ),
+            fc.oneof(trick, anyText, lower),
+          ),
+        ),
+        actions: often(
+          fc.uniqueArray(fc.constantFrom('Read', 'Write', 'List', 'Tagging'), { minLength: 1 }),
+          list(fc.oneof(trick, fc.constantFrom('Read', 'Admin'))),
+        ),
       },
       { requiredKeys: [] },
     ),
@@ -105,28 +218,46 @@ function valuesFor(kind: string, id: string): fc.Arbitrary<unknown> {
 function entry(kind: string): fc.Arbitrary<Record<string, unknown>> {
   // ids of s3 and mongodb consumers are bucket and database name parts: lowercase there, mostly
   return (kind === 's3-identities' || kind === 'mongodb-users' ? often(lower, anyText) : idLike).chain((id) =>
-    fc.record(
-      {
-        id: often(fc.constant(id), fc.anything({ maxDepth: 1 })),
-        login: often(name.map((n) => `app_${n}`), idLike),
-        secret: often(name.map((n) => `grants/${n}`), anyText),
-        values: valuesFor(kind, id),
-        extra: often(fc.constant(null), fc.tuple(anyText, anyText)),
-      },
-      { requiredKeys: ['id', 'login', 'secret', 'extra'] },
-    ).map(({ extra, ...item }) => (extra ? { ...item, [extra[0]]: extra[1] } : item)),
+    fc
+      .record(
+        {
+          id: often(fc.constant(id), fc.anything({ maxDepth: 1 })),
+          login: often(
+            name.map((n) => `app_${n}`),
+            idLike,
+          ),
+          secret: often(
+            name.map((n) => `grants/${n}`),
+            anyText,
+          ),
+          values: valuesFor(kind, id),
+          extra: often(fc.constant(null), fc.tuple(anyText, anyText)),
+        },
+        { requiredKeys: ['id', 'login', 'secret', 'extra'] },
+      )
+      .map(({ extra, ...item }) => (extra ? { ...item, [extra[0]]: extra[1] } : item)),
   );
 }
 
-/** A whole file: the plain block shape the mesh writes, a flow shape, a document with extra keys, or any text at all. */
+/**
+ * A whole file: the plain block shape the mesh writes, a flow shape, a document with extra keys, or any text at all.
+ */
 function fileText(kind: string): fc.Arbitrary<string> {
   const entries = fc.array(entry(kind), { maxLength: 4 });
   return fc.oneof(
     { weight: 4, arbitrary: entries.map((consumers) => stringify({ consumers })) },
     { weight: 2, arbitrary: entries.map((consumers) => JSON.stringify({ consumers })) },
-    { weight: 1, arbitrary: fc.tuple(entries, fc.dictionary(anyText, fc.anything({ maxDepth: 1 }), { maxKeys: 2 })).map(([consumers, more]) => stringify({ ...more, consumers })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(entries, fc.dictionary(anyText, fc.anything({ maxDepth: 1 }), { maxKeys: 2 }))
+        .map(([consumers, more]) => stringify({ ...more, consumers })),
+    },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 200 }) },
-    { weight: 1, arbitrary: fc.tuple(entries, fc.nat(400)).map(([consumers, cut]) => stringify({ consumers }).slice(0, cut)) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(entries, fc.nat(400)).map(([consumers, cut]) => stringify({ consumers }).slice(0, cut)),
+    },
   );
 }
 
@@ -150,7 +281,13 @@ const KINDS: Record<string, Kind> = {
       const channelPrefix = policy.channelPrefix.replaceAll('{id}', id).replaceAll('{login}', login);
       expect(values.keys.length).toBeLessThanOrEqual(REDIS_ACL_BOUNDS.keys.maxItems);
       noRepeats(values.keys);
-      const rules = userRules({ passwordHash: 'f'.repeat(64), keys: values.keys, channels: values.channels, commands: effectiveCommands(values.commands, policy.deniedCommands), owner: 'cache' });
+      const rules = userRules({
+        passwordHash: 'f'.repeat(64),
+        keys: values.keys,
+        channels: values.channels,
+        commands: effectiveCommands(values.commands, policy.deniedCommands),
+        owner: 'cache',
+      });
       expect(rules.slice(0, 4)).toEqual(['reset', 'resetchannels', 'on', `#${'f'.repeat(64)}`]);
       expect(rules.at(-1)).toBe(markSelector('cache'));
       const allowed = new Set(policy.allowedCommands);
@@ -170,11 +307,19 @@ const KINDS: Record<string, Kind> = {
   },
   'postgres-roles': {
     adapter: postgresRoles as unknown as AdapterKind<never, never>,
-    policy: postgresRoles.policySchema.parse({ allowedDatabases: ['postgres', 'app'], allowedSchemas: ['public'], allowedRoles: ['readers'] }),
+    policy: postgresRoles.policySchema.parse({
+      allowedDatabases: ['postgres', 'app'],
+      allowedSchemas: ['public'],
+      allowedRoles: ['readers'],
+    }),
     inPolicy(raw, _id, login, given) {
       const values = raw as PostgresRolesValues;
       const policy = given as PostgresRolesPolicy;
-      for (const [field, allowed] of [['databases', policy.allowedDatabases], ['schemas', policy.allowedSchemas], ['roles', policy.allowedRoles]] as const) {
+      for (const [field, allowed] of [
+        ['databases', policy.allowedDatabases],
+        ['schemas', policy.allowedSchemas],
+        ['roles', policy.allowedRoles],
+      ] as const) {
         expect(values[field].length).toBeLessThanOrEqual(POSTGRES_ROLES_BOUNDS[field].maxItems);
         noRepeats(values[field]);
         for (const name of values[field]) expect(allowed).toContain(name);
@@ -188,7 +333,9 @@ const KINDS: Record<string, Kind> = {
     inPolicy(raw, id, login, given) {
       const values = raw as MongodbUsersValues;
       const policy = given as MongodbUsersPolicy;
-      expect(policy.allowedDatabases.map((d) => d.replaceAll('{id}', id).replaceAll('{login}', login))).toContain(values.database);
+      expect(policy.allowedDatabases.map((d) => d.replaceAll('{id}', id).replaceAll('{login}', login))).toContain(
+        values.database,
+      );
       expect(['admin', 'local', 'config']).not.toContain(values.database.toLowerCase());
       expect(values.roles.length).toBeLessThanOrEqual(MONGODB_USERS_BOUNDS.roles.maxItems);
       noRepeats(values.roles);
@@ -222,7 +369,10 @@ function provider(kind: string, file: string): ProviderConfig {
   return providerConfig({ adapter, contributionsPath: file, policy });
 }
 
-/** Every line of a refusal names the file, a line and a field: `<file>:<line>: <field>: <reason>` (or the count of the rest). */
+/**
+ * Every line of a refusal names the file, a line and a field: `<file>:<line>: <field>: <reason>` (or the count of the
+ * rest).
+ */
 function expectNamed(message: string, file: string): void {
   const [headline, ...lines] = message.split('\n');
   expect(headline).toMatch(new RegExp(`^invalid contributions ${file} \\(`));
@@ -266,7 +416,12 @@ describe.each(Object.keys(KINDS))('generated contributions for %s', (kind) => {
           if (desired.problems.length > 0) continue;
           // what the loader accepts, the worker accepts too, and the rules it gives stay inside the policy
           accepted.files++;
-          const again = checkSpec(config, { id: consumer.id, login: desired.login, values: desired.values, secretPath: desired.secretPath });
+          const again = checkSpec(config, {
+            id: consumer.id,
+            login: desired.login,
+            values: desired.values,
+            secretPath: desired.secretPath,
+          });
           expect(again.problems).toEqual([]);
           KINDS[kind]!.inPolicy(again.values, consumer.id, desired.login, config.policy);
         }
@@ -279,12 +434,22 @@ describe.each(Object.keys(KINDS))('generated contributions for %s', (kind) => {
     const config = provider(kind, join(dir, 'none.yaml'));
     fc.assert(
       fc.property(
-        idLike.chain((id) => fc.tuple(fc.constant(id), fc.oneof(name.map((n) => `app_${n}`), idLike), valuesFor(kind, id))),
+        idLike.chain((id) =>
+          fc.tuple(
+            fc.constant(id),
+            fc.oneof(
+              name.map((n) => `app_${n}`),
+              idLike,
+            ),
+            valuesFor(kind, id),
+          ),
+        ),
         ([id, login, values]) => {
           const started = performance.now();
           const checked = checkSpec(config, { id, login, values, secretPath: join(dir, 'grants/x') });
           expect(performance.now() - started).toBeLessThan(ITEM_BOUND_MS);
-          for (const problem of checked.problems) expect(['id', 'login', 'secret', 'values', 'policy']).toContain(problem.field);
+          for (const problem of checked.problems)
+            expect(['id', 'login', 'secret', 'values', 'policy']).toContain(problem.field);
           if (checked.problems.length === 0) accepted.specs++;
           if (checked.problems.length === 0) KINDS[kind]!.inPolicy(checked.values, id, login, config.policy);
         },

@@ -36,8 +36,18 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function provider(path = file, secretsRoot?: string, foreignSecretRoots: ProviderConfig['foreignSecretRoots'] = []): ProviderConfig {
-  return providerConfig({ adapter: fakeKind, contributionsPath: path, policy: { keyPrefix: 'app:' }, secretsRoot, foreignSecretRoots });
+function provider(
+  path = file,
+  secretsRoot?: string,
+  foreignSecretRoots: ProviderConfig['foreignSecretRoots'] = [],
+): ProviderConfig {
+  return providerConfig({
+    adapter: fakeKind,
+    contributionsPath: path,
+    policy: { keyPrefix: 'app:' },
+    secretsRoot,
+    foreignSecretRoots,
+  });
 }
 
 async function load(yaml: string, secretsRoot?: string, foreign: ProviderConfig['foreignSecretRoots'] = []) {
@@ -60,7 +70,8 @@ async function problems(yaml: string): Promise<string[]> {
 
 describe('loadContributions', () => {
   it('turns each declared consumer into a spec', async () => {
-    const state = await load(`consumers:
+    const state = await load(
+      `consumers:
   - id: photos
     login: app_photos
     secret: grants/photos.secret
@@ -68,7 +79,9 @@ describe('loadContributions', () => {
   - id: search
     login: app_search
     secret: /run/grants/search
-`, '/run/grants');
+`,
+      '/run/grants',
+    );
 
     expect(state).toEqual({
       provider: 'cache',
@@ -81,7 +94,11 @@ describe('loadContributions', () => {
             values: { keys: ['app:photos:*'] },
             secretPath: join(dir, 'grants/photos.secret'),
             specHash: sha256Hex(
-              canonicalJson({ login: 'app_photos', values: { keys: ['app:photos:*'] }, secretPath: join(dir, 'grants/photos.secret') }),
+              canonicalJson({
+                login: 'app_photos',
+                values: { keys: ['app:photos:*'] },
+                secretPath: join(dir, 'grants/photos.secret'),
+              }),
             ),
             source: `${file}:2`,
             removed: false,
@@ -95,7 +112,9 @@ describe('loadContributions', () => {
             login: 'app_search',
             values: { keys: [] },
             secretPath: '/run/grants/search',
-            specHash: sha256Hex(canonicalJson({ login: 'app_search', values: { keys: [] }, secretPath: '/run/grants/search' })),
+            specHash: sha256Hex(
+              canonicalJson({ login: 'app_search', values: { keys: [] }, secretPath: '/run/grants/search' }),
+            ),
             source: `${file}:6`,
             removed: false,
             problems: [],
@@ -120,9 +139,17 @@ describe('loadContributions', () => {
       const state = await load(yaml);
       const problems = Object.fromEntries(state.consumers.map((c) => [c.id, c.desired.problems]));
       expect(problems.a).toEqual([]);
-      expect(problems.b).toEqual([`${file}:3: consumers[1].secret: "../elsewhere/b.secret" leaves the contributions file's directory (give the provider a secretsRoot to allow another)`]);
-      expect(problems.c).toEqual([`${file}:4: consumers[2].secret: "/etc/shadow" leaves the contributions file's directory (give the provider a secretsRoot to allow another)`]);
-      expect(problems.d?.[0]).toMatch(new RegExp(`^${file}:5: consumers\\[3\\]\\.secret: "grants/link.secret" is a symlink to .*real\\.secret, outside the contributions file's directory`));
+      expect(problems.b).toEqual([
+        `${file}:3: consumers[1].secret: "../elsewhere/b.secret" leaves the contributions file's directory (give the provider a secretsRoot to allow another)`,
+      ]);
+      expect(problems.c).toEqual([
+        `${file}:4: consumers[2].secret: "/etc/shadow" leaves the contributions file's directory (give the provider a secretsRoot to allow another)`,
+      ]);
+      expect(problems.d?.[0]).toMatch(
+        new RegExp(
+          `^${file}:5: consumers\\[3\\]\\.secret: "grants/link.secret" is a symlink to .*real\\.secret, outside the contributions file's directory`,
+        ),
+      );
       const allowed = await load(yaml, outside);
       expect(allowed.consumers.find((c) => c.id === 'd')!.desired.problems).toEqual([]);
       expect(allowed.consumers.find((c) => c.id === 'c')!.desired.problems).toHaveLength(1);
@@ -148,13 +175,21 @@ describe('loadContributions', () => {
     // the shared directory holds no secret of either: only the cache's own secretsRoot does
     const shared = await load(yaml, grants, foreign);
     const problems = Object.fromEntries(shared.consumers.map((c) => [c.id, c.desired.problems]));
-    expect(problems.a).toEqual([`${file}:2: consumers[0].secret: "grants/a.secret" is in ${dir}, provider ledger's contributions file's directory: no grant secret of one provider may be in another's directory`]);
-    expect(problems.b?.[0]).toContain(`"ledger-grants/billing.secret" is in ${dir}, provider ledger's contributions file's directory`);
+    expect(problems.a).toEqual([
+      `${file}:2: consumers[0].secret: "grants/a.secret" is in ${dir}, provider ledger's contributions file's directory: no grant secret of one provider may be in another's directory`,
+    ]);
+    expect(problems.b?.[0]).toContain(
+      `"ledger-grants/billing.secret" is in ${dir}, provider ledger's contributions file's directory`,
+    );
     const apart = await load(yaml, grants, foreign.slice(1));
     const kept = Object.fromEntries(apart.consumers.map((c) => [c.id, c.desired.problems]));
     expect(kept.a).toEqual([]);
-    expect(kept.b).toEqual([`${file}:3: consumers[1].secret: "ledger-grants/billing.secret" is in ${join(dir, 'ledger-grants')}, provider ledger's secretsRoot: no grant secret of one provider may be in another's directory`]);
-    expect(kept.c).toEqual([`${file}:4: consumers[2].secret: "grants/link.secret" is a symlink to ${join(dir, 'ledger-grants/billing.secret')}, in ${join(dir, 'ledger-grants')}, provider ledger's secretsRoot: no grant secret of one provider may be in another's directory`]);
+    expect(kept.b).toEqual([
+      `${file}:3: consumers[1].secret: "ledger-grants/billing.secret" is in ${join(dir, 'ledger-grants')}, provider ledger's secretsRoot: no grant secret of one provider may be in another's directory`,
+    ]);
+    expect(kept.c).toEqual([
+      `${file}:4: consumers[2].secret: "grants/link.secret" is a symlink to ${join(dir, 'ledger-grants/billing.secret')}, in ${join(dir, 'ledger-grants')}, provider ledger's secretsRoot: no grant secret of one provider may be in another's directory`,
+    ]);
   });
 
   it('accepts `consumers: []` as declaring none', async () => {
@@ -174,7 +209,15 @@ describe('loadContributions', () => {
 `);
 
     const refused = state.consumers.filter((c) => c.desired.problems.length > 0);
-    expect(refused.map(({ key, id, desired }) => ({ key, id, login: desired.login, source: desired.source, problems: desired.problems }))).toEqual([
+    expect(
+      refused.map(({ key, id, desired }) => ({
+        key,
+        id,
+        login: desired.login,
+        source: desired.source,
+        problems: desired.problems,
+      })),
+    ).toEqual([
       {
         key: 'cache/greedy',
         id: 'greedy',
@@ -183,12 +226,16 @@ describe('loadContributions', () => {
         problems: [`${file}:2: values.keys: "*" is outside the policy's prefix "app:"`],
       },
     ]);
-    expect(state.consumers.filter((c) => c.desired.problems.length === 0).map((consumer) => consumer.key)).toEqual(['cache/fine']);
+    expect(state.consumers.filter((c) => c.desired.problems.length === 0).map((consumer) => consumer.key)).toEqual([
+      'cache/fine',
+    ]);
   });
 
   describe('refuses the whole file', () => {
     it('when it is empty, saying how to declare no consumers', async () => {
-      expect(await problems('')).toEqual([`${file}:1: (top level): the file is empty; write \`consumers: []\` to declare no consumers`]);
+      expect(await problems('')).toEqual([
+        `${file}:1: (top level): the file is empty; write \`consumers: []\` to declare no consumers`,
+      ]);
       expect(await problems('# truncated\n')).toHaveLength(1);
     });
 
@@ -259,7 +306,9 @@ extra: true
 
   describe('specHash', () => {
     const spec = async (values: string, secret = 'grants/a') => {
-      const state = await load(`consumers:\n  - id: a\n    login: app_a\n    secret: ${secret}\n    values: ${values}\n`);
+      const state = await load(
+        `consumers:\n  - id: a\n    login: app_a\n    secret: ${secret}\n    values: ${values}\n`,
+      );
       return state.consumers[0]?.desired.specHash;
     };
     const objectValues = z.strictObject({ keys: z.array(z.string()), options: z.record(z.string(), z.number()) });
@@ -270,8 +319,12 @@ extra: true
         writeFileSync(file, yaml);
         return (await loadContributions({ ...provider(), adapter: withOptions })).consumers[0]?.desired.specHash;
       };
-      const first = await load("consumers:\n  - id: a\n    login: app_a\n    secret: s\n    values: { keys: ['app:x'], options: { a: 1, b: 2 } }\n");
-      const second = await load("consumers:\n  - values: { options: { b: 2, a: 1 }, keys: ['app:x'] }\n    secret: s\n    login: app_a\n    id: a\n");
+      const first = await load(
+        "consumers:\n  - id: a\n    login: app_a\n    secret: s\n    values: { keys: ['app:x'], options: { a: 1, b: 2 } }\n",
+      );
+      const second = await load(
+        "consumers:\n  - values: { options: { b: 2, a: 1 }, keys: ['app:x'] }\n    secret: s\n    login: app_a\n    id: a\n",
+      );
       expect(first).toBeDefined();
       expect(second).toBe(first);
     });

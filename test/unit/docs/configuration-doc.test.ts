@@ -26,7 +26,10 @@ interface JsonSchema {
 
 /** Every leaf key path of `schema` under `at` (an object's keys joined by `.`, a list of objects as `[]`). */
 function keyPaths(schema: JsonSchema, at: string): string[] {
-  if (schema.properties) return Object.entries(schema.properties).flatMap(([key, value]) => keyPaths(value, at === '' ? key : `${at}.${key}`));
+  if (schema.properties)
+    return Object.entries(schema.properties).flatMap(([key, value]) =>
+      keyPaths(value, at === '' ? key : `${at}.${key}`),
+    );
   if (schema.type === 'array' && schema.items?.properties) return keyPaths(schema.items, `${at}[]`);
   return [at];
 }
@@ -40,10 +43,20 @@ function schemaOptions(): { general: string[]; timing: string[]; policies: Map<s
   const all = keyPaths(asJson(configSchema('/', DESCRIBED_ADAPTERS)), '');
   const timingAt = (path: string) => /^(defaults|providers\[\])\.([^.]+)$/.exec(path)?.[2];
   const isTiming = (path: string) => path.startsWith('defaults.') || TIMING_KEYS.includes(timingAt(path) ?? '');
-  const policies = new Map([...DESCRIBED_ADAPTERS].map(([kind, adapter]) => [kind, keyPaths(asJson(adapter.policySchema), 'providers[].policy')]));
+  const policies = new Map(
+    [...DESCRIBED_ADAPTERS].map(([kind, adapter]) => [
+      kind,
+      keyPaths(asJson(adapter.policySchema), 'providers[].policy'),
+    ]),
+  );
   return {
     general: all.filter((path) => !isTiming(path)),
-    timing: [...new Set([...TIMING_KEYS, ...all.filter((path) => path.startsWith('defaults.')).map((path) => path.slice('defaults.'.length))])],
+    timing: [
+      ...new Set([
+        ...TIMING_KEYS,
+        ...all.filter((path) => path.startsWith('defaults.')).map((path) => path.slice('defaults.'.length)),
+      ]),
+    ],
     policies,
   };
 }
@@ -60,7 +73,11 @@ function documentedOptions(markdown: string): { general: string[]; timing: strin
     if (heading) {
       const title = heading[1]!;
       const adapter = /^Policy of `([^`]+)`/.exec(title)?.[1];
-      section = adapter ? { kind: 'policy', adapter } : /^Timing\b/.test(title) ? { kind: 'timing' } : { kind: 'general' };
+      section = adapter
+        ? { kind: 'policy', adapter }
+        : /^Timing\b/.test(title)
+          ? { kind: 'timing' }
+          : { kind: 'general' };
       continue;
     }
     if (!line.startsWith('|')) {

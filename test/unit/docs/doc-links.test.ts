@@ -10,7 +10,12 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
-const DOCUMENTS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const DOCUMENTS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** The lines of `markdown` outside fenced code blocks. */
 function proseLines(markdown: string): string[] {
@@ -67,7 +72,8 @@ function problem(document: string, target: string): string | undefined {
   const file = path === '' ? join(ROOT, document) : resolve(dirname(join(ROOT, document)), decodeURIComponent(path));
   if (!existsSync(file)) return `${document}: ${target}: no such file ${relative(ROOT, file)}`;
   if (anchor === undefined || !file.endsWith('.md')) return undefined;
-  if (!anchors(readFileSync(file, 'utf8')).has(anchor)) return `${document}: ${target}: ${relative(ROOT, file)} has no heading #${anchor}`;
+  if (!anchors(readFileSync(file, 'utf8')).has(anchor))
+    return `${document}: ${target}: ${relative(ROOT, file)} has no heading #${anchor}`;
   return undefined;
 }
 
@@ -79,7 +85,7 @@ describe('links in README.md and docs/', () => {
 
   it('computes anchors as GitHub does', () => {
     expect(slug('The HTTP server: dashboard, `/queues`, `/status`')).toBe('the-http-server-dashboard-queues-status');
-    expect(slug("`holdfast plan`: what a change would do")).toBe('holdfast-plan-what-a-change-would-do');
+    expect(slug('`holdfast plan`: what a change would do')).toBe('holdfast-plan-what-a-change-would-do');
     expect(slug('Environment variables (tests only)')).toBe('environment-variables-tests-only');
     expect([...anchors('# A\n\n```\n# not a heading\n```\n## A\n')]).toEqual(['a', 'a-1']);
   });

@@ -40,7 +40,10 @@ const REPO_PATH = /^(?:src|machines|workers|test|scripts|docs|examples|deploy)\/
 /** Files and folders named in backticks: `machines/delays.ts`, `workers/`. */
 function pathsNamed(markdown: string): Array<Mention & { path: string }> {
   return proseLines(markdown).flatMap(({ line, text }) =>
-    [...text.matchAll(/`([^`\s]+)`/g)].map((m) => m[1]!).filter((t) => REPO_PATH.test(t)).map((path) => ({ line, text, path })),
+    [...text.matchAll(/`([^`\s]+)`/g)]
+      .map((m) => m[1]!)
+      .filter((t) => REPO_PATH.test(t))
+      .map((path) => ({ line, text, path })),
   );
 }
 
@@ -49,7 +52,12 @@ function linksIn(markdown: string, from = GUIDE): Array<Mention & { label: strin
   return proseLines(markdown).flatMap(({ line, text }) =>
     [...text.matchAll(/\[([^\]]+)\]\(([^)\s]+)\)/g)]
       .filter((m) => !/^[a-z]+:/.test(m[2]!) && !m[2]!.startsWith('#'))
-      .map((m) => ({ line, text, label: m[1]!, path: relative(root, resolve(root, dirname(from), m[2]!.split('#')[0]!)) })),
+      .map((m) => ({
+        line,
+        text,
+        label: m[1]!,
+        path: relative(root, resolve(root, dirname(from), m[2]!.split('#')[0]!)),
+      })),
   );
 }
 
@@ -67,7 +75,9 @@ function declaredIn(file: string): Set<string> {
   const names = new Set<string>();
   const nameOf = (node: ts.Node): string | undefined => {
     const name = (node as { name?: ts.Node }).name;
-    return name !== undefined && (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isPrivateIdentifier(name)) ? name.text : undefined;
+    return name !== undefined && (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isPrivateIdentifier(name))
+      ? name.text
+      : undefined;
   };
   const visit = (node: ts.Node, owner: string | undefined) => {
     let inner = owner;
@@ -107,13 +117,19 @@ describe('the extension guide, followed', () => {
   it('names its files and symbols the way the test reads them', () => {
     expect(pathsNamed(guide).length).toBeGreaterThan(20);
     expect(symbolsLinked(guide).length).toBeGreaterThan(30);
-    expect(symbolsLinked('[`quarantineDue`](../machines/delays.ts)')).toMatchObject([{ symbol: 'quarantineDue', path: 'machines/delays.ts' }]);
-    expect([...declaredIn('workers/consumer-run.ts')]).toEqual(expect.arrayContaining(['ConsumerRun', 'ConsumerRun.perform', 'LOCK_MARGIN_MS']));
+    expect(symbolsLinked('[`quarantineDue`](../machines/delays.ts)')).toMatchObject([
+      { symbol: 'quarantineDue', path: 'machines/delays.ts' },
+    ]);
+    expect([...declaredIn('workers/consumer-run.ts')]).toEqual(
+      expect.arrayContaining(['ConsumerRun', 'ConsumerRun.perform', 'LOCK_MARGIN_MS']),
+    );
   });
 
   it('names only files that exist', () => {
     const named = [...pathsNamed(guide), ...linksIn(guide)];
-    const missing = named.filter(({ path }) => !existsSync(resolve(root, path))).map((m) => `${where(m)}: ${m.path} does not exist`);
+    const missing = named
+      .filter(({ path }) => !existsSync(resolve(root, path)))
+      .map((m) => `${where(m)}: ${m.path} does not exist`);
     expect([...new Set(missing)]).toEqual([]);
   });
 

@@ -32,7 +32,36 @@ describe('the glossary', () => {
 
   it('defines the words the code uses everywhere', () => {
     const terms = entries.map((e) => e.term.toLowerCase()).join(' | ');
-    const words = ['revision', 'wait', 'due set', 'round', 'lease', 'ticket', 'seal', 'memo', 'claim', 'sweep', 'brake', 'contested', 'finding', 'loss wave', 'plan', 'node', 'history', 'horizon', 'probe', 'quiet heal', 'could not ask', 'layout', 'shard', 'orphan', 'removal guard', 'grant secret', 'fingerprint', 'deep check'];
+    const words = [
+      'revision',
+      'wait',
+      'due set',
+      'round',
+      'lease',
+      'ticket',
+      'seal',
+      'memo',
+      'claim',
+      'sweep',
+      'brake',
+      'contested',
+      'finding',
+      'loss wave',
+      'plan',
+      'node',
+      'history',
+      'horizon',
+      'probe',
+      'quiet heal',
+      'could not ask',
+      'layout',
+      'shard',
+      'orphan',
+      'removal guard',
+      'grant secret',
+      'fingerprint',
+      'deep check',
+    ];
     expect(words.filter((word) => !terms.includes(word))).toEqual([]);
   });
 });

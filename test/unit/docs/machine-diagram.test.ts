@@ -20,7 +20,8 @@ describe('the machine diagram', () => {
 
   it('draws every state of the chart, the initial one, the final one and the waits by name', () => {
     const diagram = machineDiagram();
-    for (const state of CONSUMER_STATES) expect(diagram).toMatch(new RegExp(`^  (?:${state} -->|.* --> ${state} :)`, 'm'));
+    for (const state of CONSUMER_STATES)
+      expect(diagram).toMatch(new RegExp(`^  (?:${state} -->|.* --> ${state} :)`, 'm'));
     expect(diagram).toContain('[*] --> pending');
     expect(diagram).toContain('removed --> [*]');
     expect(diagram).toContain('held --> verifying : CHECK_NOW, after verify');
@@ -31,7 +32,13 @@ describe('the machine diagram', () => {
   it('does not depend on the order the chart is written in', () => {
     const reversed = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).reverse()) as T;
     const { states, on, ...rest } = CHART.config as { states: Record<string, { on?: object }>; on: object };
-    const reordered = Object.fromEntries(Object.entries(states).reverse().map(([name, state]) => [name, state.on ? { ...state, on: reversed(state.on) } : state]));
-    expect(machineDiagram(createMachine({ ...rest, on: reversed(on), states: reordered } as never) as never)).toBe(machineDiagram());
+    const reordered = Object.fromEntries(
+      Object.entries(states)
+        .reverse()
+        .map(([name, state]) => [name, state.on ? { ...state, on: reversed(state.on) } : state]),
+    );
+    expect(machineDiagram(createMachine({ ...rest, on: reversed(on), states: reordered } as never) as never)).toBe(
+      machineDiagram(),
+    );
   });
 });

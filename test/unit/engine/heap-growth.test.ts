@@ -11,7 +11,10 @@ const heapFirst = pathToFileURL(join(root, 'src/cli/heap-first.ts')).href;
 const heapGrowth = pathToFileURL(join(root, 'src/engine/heap-growth.ts')).href;
 const MB = 1024 * 1024;
 
-/** A process that loads the CLI's first module, then allocates much that survives a while (as a start-up's parse does): its young generation's size, in bytes. */
+/**
+ * A process that loads the CLI's first module, then allocates much that survives a while (as a start-up's parse does):
+ * its young generation's size, in bytes.
+ */
 function youngGenerationAfterBurst(flags: string[] = [], env: Record<string, string> = {}, released = false): number {
   const release = released ? `(await import(${JSON.stringify(heapGrowth)})).releaseYoungGeneration();` : '';
   const script = `
@@ -25,7 +28,11 @@ function youngGenerationAfterBurst(flags: string[] = [], env: Record<string, str
       kept.push(batch[round]);
     }
     process.stdout.write(String(getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;
-  const out = execFileSync(process.execPath, [...flags, '--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, env: childEnvironment({ NODE_OPTIONS: '', ...env }), encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [...flags, '--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: root,
+    env: childEnvironment({ NODE_OPTIONS: '', ...env }),
+    encoding: 'utf8',
+  });
   return Number(out);
 }
 
@@ -36,7 +43,8 @@ const YOUNG_AT_EXIT =
 /** A configuration whose store is never reached: `holdfast run` loads everything it runs with, then gives up. */
 function unreachableConfig(dir: string): string {
   mkdirSync(join(dir, 'secrets'));
-  for (const name of ['queue', 'store', 'cache']) writeFileSync(join(dir, 'secrets', name), 'a-long-enough-password', { mode: 0o600 });
+  for (const name of ['queue', 'store', 'cache'])
+    writeFileSync(join(dir, 'secrets', name), 'a-long-enough-password', { mode: 0o600 });
   writeFileSync(join(dir, 'secrets/fingerprint.key'), Buffer.alloc(32, 1), { mode: 0o600 });
   writeFileSync(join(dir, 'cache.yaml'), 'consumers: []\n');
   const lines = [
@@ -55,8 +63,14 @@ describe('V8 heap bounds of a holdfast process', () => {
     const dir = mkdtempSync(join(tmpdir(), 'holdfast-heap-'));
     try {
       const config = unreachableConfig(dir);
-      const start = () => spawnSync(process.execPath, ['--import', YOUNG_AT_EXIT, '--import', 'tsx', join(root, 'src/cli/main.ts'), 'run', '-c', config], { cwd: root, env: childEnvironment({ NODE_OPTIONS: '' }), encoding: 'utf8' });
-      // tsx compiles every module on a checkout's first run (8 MB then, in a fresh clone); measured once compiled, as every later start runs
+      const start = () =>
+        spawnSync(
+          process.execPath,
+          ['--import', YOUNG_AT_EXIT, '--import', 'tsx', join(root, 'src/cli/main.ts'), 'run', '-c', config],
+          { cwd: root, env: childEnvironment({ NODE_OPTIONS: '' }), encoding: 'utf8' },
+        );
+      // tsx compiles every module on a checkout's first run (8 MB then, in a fresh clone); measured once compiled, as
+      // every later start runs
       start();
       const run = start();
       expect(run.stderr).toContain('could not be reached');

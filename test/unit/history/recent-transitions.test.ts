@@ -19,13 +19,22 @@ describe('recent transitions', () => {
     const toHeld: HistoryEntry = { at: at(11), from: 'lost', to: 'held', reason: 'applied again' };
     const events = [...timelineEventsOf(key, toLost, []), ...timelineEventsOf(key, toHeld, [toLost])];
     const listed = recentTransitions({ history: firstApply, machine }, events).map((h) => `${h.from} → ${h.to}`);
-    expect(listed).toEqual(['lost → held', 'held → lost', 'verifying → held', 'applying → verifying', 'pending → applying']);
+    expect(listed).toEqual([
+      'lost → held',
+      'held → lost',
+      'verifying → held',
+      'applying → verifying',
+      'pending → applying',
+    ]);
   });
 
   it('lists a transition the record and the timeline both hold once', () => {
     const toLost: HistoryEntry = { at: at(10), from: 'held', to: 'lost', reason: 'missing' };
     const history = [...firstApply, toLost];
-    const listed = recentTransitions({ history, machine: { ...machine, state: 'lost' } }, timelineEventsOf(key, toLost, firstApply));
+    const listed = recentTransitions(
+      { history, machine: { ...machine, state: 'lost' } },
+      timelineEventsOf(key, toLost, firstApply),
+    );
     expect(listed.filter((h) => h.to === 'lost')).toHaveLength(1);
     expect(listed).toHaveLength(4);
   });

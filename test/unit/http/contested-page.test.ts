@@ -1,4 +1,7 @@
-/** Contested consumers on the dashboard: counted and linked on the status page, said on the consumer's page, escaped (the words come from backends). */
+/**
+ * Contested consumers on the dashboard: counted and linked on the status page, said on the consumer's page, escaped
+ * (the words come from backends).
+ */
 import { describe, expect, it } from 'vitest';
 import { consumerPage, statusPage } from '../../../src/http/status-page.js';
 import type { ContestedStatus } from '../../../src/status/contested-status.js';
@@ -16,8 +19,32 @@ const contest: ContestedStatus = {
 
 describe('contested consumers on the dashboard', () => {
   it('are counted and linked in the providers table, their words escaped', () => {
-    const provider = { provider: 'cache', healthy: true, consumers: 3, declared: 3, states: { held: 3 }, contributionsError: null, paused: null, lastCheckAt: null, couldNotAsk: 0, deepCheckEveryMs: null, nodes: [], problems: [], contested: { count: 2, consumers: [contest] } };
-    const report: StatusReport = { at: '2026-12-03T05:10:00.000Z', healthy: true, problems: [], unreadableShards: [], providers: [provider], total: 3, unserved: 0, listing: 'unserved', consumers: [] };
+    const provider = {
+      provider: 'cache',
+      healthy: true,
+      consumers: 3,
+      declared: 3,
+      states: { held: 3 },
+      contributionsError: null,
+      paused: null,
+      lastCheckAt: null,
+      couldNotAsk: 0,
+      deepCheckEveryMs: null,
+      nodes: [],
+      problems: [],
+      contested: { count: 2, consumers: [contest] },
+    };
+    const report: StatusReport = {
+      at: '2026-12-03T05:10:00.000Z',
+      healthy: true,
+      problems: [],
+      unreadableShards: [],
+      providers: [provider],
+      total: 3,
+      unserved: 0,
+      listing: 'unserved',
+      consumers: [],
+    };
     const html = statusPage(report, {}, []);
     expect(html).toContain('<th>contested</th>');
     expect(html).toContain('<span class="mark">2</span>: <span title="cache/photos is contested since');
@@ -26,13 +53,26 @@ describe('contested consumers on the dashboard', () => {
   });
 
   it("are said on the consumer's page, or that it is not, or that the queue's Redis did not answer", () => {
-    const record = { _id: 'cache/photos', machine: { state: 'held', context: {} }, stateSince: new Date('2026-12-03T04:00:00Z'), desired: { login: 'app_photos', source: 'cache.yaml:3' }, appliedAt: null, history: [] } as unknown as StoredConsumer;
+    const record = {
+      _id: 'cache/photos',
+      machine: { state: 'held', context: {} },
+      stateSince: new Date('2026-12-03T04:00:00Z'),
+      desired: { login: 'app_photos', source: 'cache.yaml:3' },
+      appliedAt: null,
+      history: [],
+    } as unknown as StoredConsumer;
     const at = new Date('2026-12-03T05:10:00Z');
     const contested = consumerPage('cache/photos', undefined, record, at, [], contest);
-    expect(contested).toContain('<tr class="bad" id="contested"><th>contested</th><td>cache/photos is contested since 2026-12-03T05:00:00.000Z: changed outside holdfast 3 times');
+    expect(contested).toContain(
+      '<tr class="bad" id="contested"><th>contested</th><td>cache/photos is contested since 2026-12-03T05:00:00.000Z: changed outside holdfast 3 times',
+    );
     expect(contested).toContain('&lt;script&gt;');
     expect(contested).not.toContain('<script>alert');
-    expect(consumerPage('cache/photos', undefined, record, at, [], null)).toContain('<tr><th>contested</th><td>no</td></tr>');
-    expect(consumerPage('cache/photos', undefined, record, at, [], 'unknown')).toContain("<th>contested</th><td>unknown: the queue&#39;s Redis did not answer in time</td>");
+    expect(consumerPage('cache/photos', undefined, record, at, [], null)).toContain(
+      '<tr><th>contested</th><td>no</td></tr>',
+    );
+    expect(consumerPage('cache/photos', undefined, record, at, [], 'unknown')).toContain(
+      '<th>contested</th><td>unknown: the queue&#39;s Redis did not answer in time</td>',
+    );
   });
 });

@@ -11,20 +11,29 @@ const node = (state: ConsumerStateName) => (CHART.root.states as Record<string, 
 
 /** How `state` answers `event`: each transition's guard, targets, re-entry and actions. */
 function answers(state: ConsumerStateName, event: string) {
-  return (node(state).transitions.get(event) ?? []).map((t) => ({ guard: t.guard, targets: (t.target ?? []).map((n) => n.id), reenter: t.reenter, actions: t.actions }));
+  return (node(state).transitions.get(event) ?? []).map((t) => ({
+    guard: t.guard,
+    targets: (t.target ?? []).map((n) => n.id),
+    reenter: t.reenter,
+    actions: t.actions,
+  }));
 }
 
 function alike(states: ConsumerStateName[], events: string[]): void {
   for (const event of events) {
     const first = answers(states[0]!, event);
     expect(first, `${states[0]} answers ${event}`).not.toEqual([]);
-    for (const state of states.slice(1)) expect(answers(state, event), `${state} answers ${event} as ${states[0]} does`).toEqual(first);
+    for (const state of states.slice(1))
+      expect(answers(state, event), `${state} answers ${event} as ${states[0]} does`).toEqual(first);
   }
 }
 
 describe('states that answer alike', () => {
   it('resting between checks: suspended, asked now, applied again, or given a new spec', () => {
-    alike(['held', 'backoff', 'couldNotAsk', 'quarantined', 'observedNotHeld'], ['SUSPEND', 'CHECK_NOW', 'REAPPLY', 'DESIRED']);
+    alike(
+      ['held', 'backoff', 'couldNotAsk', 'quarantined', 'observedNotHeld'],
+      ['SUSPEND', 'CHECK_NOW', 'REAPPLY', 'DESIRED'],
+    );
   });
 
   it('waiting to apply: suspended, applied now, or with a new spec', () => {

@@ -44,7 +44,8 @@ function namedActions(m: ConsumerMachine): Set<string> {
   const add = (actions: readonly unknown[]) => {
     for (const action of actions) {
       if (typeof action === 'string') names.add(action);
-      else if (typeof action === 'object' && action !== null && typeof (action as { type?: unknown }).type === 'string') names.add((action as { type: string }).type);
+      else if (typeof action === 'object' && action !== null && typeof (action as { type?: unknown }).type === 'string')
+        names.add((action as { type: string }).type);
     }
   };
   for (const n of [m.root, ...Object.values(m.root.states as Record<string, StateNode>)]) {
@@ -63,7 +64,8 @@ describe('the chart and the vocabulary read off it', () => {
     expect(redone.sort()).toEqual([...EFFECT_STATES].sort());
     expect([...EFFECT_STATES].sort()).toEqual(['applying', 'lost', 'removing', 'verifying']);
     // and REDO does nothing anywhere else
-    for (const state of states.filter((s) => !EFFECT_STATES.has(s))) expect(transition(machine, at(state), { type: 'REDO' })[1]).toEqual([]);
+    for (const state of states.filter((s) => !EFFECT_STATES.has(s)))
+      expect(transition(machine, at(state), { type: 'REDO' })[1]).toEqual([]);
   });
 
   it('names as effects every action the chart asks the worker for, and every effect is some state’s', () => {
@@ -83,7 +85,11 @@ describe('the chart and the vocabulary read off it', () => {
       }
       // a wait the state does not have is ignored
       for (const other of WAIT_NAMES.filter((w) => !node(machine, state).after.some((t) => t.delay === w))) {
-        expect(step(machine, at(state), waitEnded(other, state))).toMatchObject({ effect: undefined, wait: undefined, said: [] });
+        expect(step(machine, at(state), waitEnded(other, state))).toMatchObject({
+          effect: undefined,
+          wait: undefined,
+          said: [],
+        });
       }
     }
     expect([...used].sort()).toEqual([...WAIT_NAMES].sort());
@@ -118,11 +124,24 @@ describe('the chart and the vocabulary read off it', () => {
   });
 
   it('is the same for every timing: timing sets how long waits are, not which there are', () => {
-    const other = createConsumerMachine({ verifyEveryMs: 5000, brakeMaxMs: 10_000, retryBaseMs: 50, jitter: 0.5, secretGraceMs: 1, quarantineAfterMs: 0 });
+    const other = createConsumerMachine({
+      verifyEveryMs: 5000,
+      brakeMaxMs: 10_000,
+      retryBaseMs: 50,
+      jitter: 0.5,
+      secretGraceMs: 1,
+      quarantineAfterMs: 0,
+    });
     const shape = (m: ConsumerMachine) =>
       states.map((state) => {
         const n = node(m, state);
-        return { state, tags: n.tags, entry: n.entry.filter((a) => typeof a === 'string'), waits: n.after.map((t) => [t.delay, t.eventType]), events: [...n.transitions.keys()] };
+        return {
+          state,
+          tags: n.tags,
+          entry: n.entry.filter((a) => typeof a === 'string'),
+          waits: n.after.map((t) => [t.delay, t.eventType]),
+          events: [...n.transitions.keys()],
+        };
       });
     expect(Object.keys(other.root.states).sort()).toEqual(Object.keys(CHART.root.states).sort());
     expect(shape(other)).toEqual(shape(CHART));

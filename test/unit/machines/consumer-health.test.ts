@@ -9,7 +9,9 @@ describe('state meanings', () => {
   });
 
   it('count as served only held, removing and removed (status is never green over the rest)', () => {
-    const served = Object.entries(STATE_MEANINGS).filter(([, meaning]) => meaning.healthy).map(([state]) => state);
+    const served = Object.entries(STATE_MEANINGS)
+      .filter(([, meaning]) => meaning.healthy)
+      .map(([state]) => state);
     expect(served.sort()).toEqual(['held', 'removed', 'removing']);
   });
 });

@@ -6,10 +6,21 @@ import { getShortestPaths } from '@xstate/graph';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import type { Announcement, ConsumerEvent } from '../../../machines/consumer-events.js';
-import { CONSUMER_STATES, createConsumerMachine, type ConsumerMachine, type ConsumerStateName } from '../../../machines/consumer-machine.js';
+import {
+  CONSUMER_STATES,
+  createConsumerMachine,
+  type ConsumerMachine,
+  type ConsumerStateName,
+} from '../../../machines/consumer-machine.js';
 import { brakeDelay, retryDelay, verifyDelay, type ConsumerTiming } from '../../../machines/delays.js';
 
-const timing: ConsumerTiming = { verifyEveryMs: 60_000, brakeMaxMs: 3_600_000, retryBaseMs: 1000, jitter: 0.1, secretGraceMs: 60_000 };
+const timing: ConsumerTiming = {
+  verifyEveryMs: 60_000,
+  brakeMaxMs: 3_600_000,
+  retryBaseMs: 1000,
+  jitter: 0.1,
+  secretGraceMs: 60_000,
+};
 const machine = createConsumerMachine(timing);
 type Snapshot = SnapshotFrom<ConsumerMachine>;
 
@@ -113,7 +124,11 @@ describe('first apply and routine checks', () => {
   it('applies again when a check finds the secret rotated, without counting a loss', () => {
     const d = Driver.held();
     d.send(AFTER.verify('held'));
-    expect(d.send({ type: 'CHANGED', what: 'grant secret rotated' })).toMatchObject({ state: 'applying', effects: ['apply'], said: [] });
+    expect(d.send({ type: 'CHANGED', what: 'grant secret rotated' })).toMatchObject({
+      state: 'applying',
+      effects: ['apply'],
+      said: [],
+    });
     expect(d.send(applied)).toMatchObject({ state: 'held' });
     expect(d.context.brakeCount).toBe(0);
   });
@@ -136,7 +151,10 @@ describe('ask, do not remember (rule 1)', () => {
       d.send(AFTER.verify('held'));
       const step = d.send({ type: 'CHECK_FAILED', error: 'connect ECONNREFUSED', timedOut });
       expect(step).toMatchObject({ state: 'couldNotAsk', effects: [] });
-      expect(step.timer).toEqual({ event: AFTER.verify('couldNotAsk').type, delay: verifyDelay('cache/app-a', timing) });
+      expect(step.timer).toEqual({
+        event: AFTER.verify('couldNotAsk').type,
+        delay: verifyDelay('cache/app-a', timing),
+      });
       expect(d.context.reason).toBe('could not ask: connect ECONNREFUSED');
       expect(d.send(AFTER.verify('couldNotAsk'))).toMatchObject({ state: 'verifying', effects: ['check'] });
       expect(d.send({ type: 'HELD' })).toMatchObject({ state: 'held', effects: [] });
@@ -156,7 +174,9 @@ describe('the brake (rule 2)', () => {
       const lost = d.send(notHeld);
       expect(lost.state).toBe('lost');
       expect(lost.said[0]?.level).toBe('error');
-      expect(lost.said[0]?.message).toMatch(/^still not held after \d+ successful re-appl(?:y|ies) \(missing: no user app_a\)/);
+      expect(lost.said[0]?.message).toMatch(
+        /^still not held after \d+ successful re-appl(?:y|ies) \(missing: no user app_a\)/,
+      );
       const backoff = d.send(applied);
       expect(backoff.state).toBe('backoff');
       waits.push(backoff.timer!.delay);
@@ -218,7 +238,12 @@ describe('grant secrets (rule 7)', () => {
     const detail = '/grants/a.secret (EACCES; owner 0:0, mode 0600; holdfast runs as uid 1000 gid 1000)';
     const first = d.send({ type: 'SECRET_UNREADABLE', detail });
     expect(first.state).toBe('blocked');
-    expect(first.said).toEqual([{ level: 'error', message: `grant secret cannot be read: ${detail}; blocked until it can (said once, repeats are counted)` }]);
+    expect(first.said).toEqual([
+      {
+        level: 'error',
+        message: `grant secret cannot be read: ${detail}; blocked until it can (said once, repeats are counted)`,
+      },
+    ]);
     for (let i = 0; i < 5; i++) {
       d.send(AFTER.verify('blocked'));
       expect(d.send({ type: 'SECRET_UNREADABLE', detail }).said).toEqual([]);
@@ -239,7 +264,12 @@ describe('an observe-only provider', () => {
     const missing = { type: 'NOT_APPLIED', reason: 'missing', detail: 'no such ACL user' } as const;
     const first = d.send(missing);
     expect(first.state).toBe('observedNotHeld');
-    expect(first.said).toEqual([{ level: 'warn', message: 'not held (missing: no such ACL user); its provider only observes: reported, not applied' }]);
+    expect(first.said).toEqual([
+      {
+        level: 'warn',
+        message: 'not held (missing: no such ACL user); its provider only observes: reported, not applied',
+      },
+    ]);
     for (let i = 0; i < 3; i++) {
       expect(d.send(AFTER.verify('observedNotHeld'))).toMatchObject({ state: 'applying', effects: ['apply'] });
       expect(d.send(missing)).toMatchObject({ state: 'observedNotHeld', said: [] });
@@ -276,7 +306,13 @@ describe('policy and removal', () => {
     const refused = d.send({ type: 'REMOVE_REFUSED', error: 'role "app" cannot be dropped: owner of table t' });
     expect(refused).toMatchObject({ state: 'removeRefused', effects: [] });
     expect(refused.timer ?? null).toBeNull(); // nothing scheduled: no retry on a timer
-    expect(refused.said).toEqual([{ level: 'error', message: 'remove refused by the backend (role "app" cannot be dropped: owner of table t); not retried until asked (holdfast reapply)' }]);
+    expect(refused.said).toEqual([
+      {
+        level: 'error',
+        message:
+          'remove refused by the backend (role "app" cannot be dropped: owner of table t); not retried until asked (holdfast reapply)',
+      },
+    ]);
     expect(d.context.reason).toBe('remove refused: role "app" cannot be dropped: owner of table t');
     expect(d.send({ type: 'REMOVE' })).toMatchObject({ state: 'removeRefused', effects: [] });
     expect(d.send({ type: 'REAPPLY' })).toMatchObject({ state: 'removing', effects: ['remove'] });
@@ -290,7 +326,11 @@ describe('policy and removal', () => {
     expect(refused).toMatchObject({ state: 'applyRefused', effects: [] });
     expect(refused.timer ?? null).toBeNull(); // nothing scheduled: no retry on a timer
     expect(refused.said).toEqual([
-      { level: 'error', message: 'apply refused by the backend (role "app" exists but is not managed by holdfast); not retried until the spec changes or someone asks (holdfast reapply)' },
+      {
+        level: 'error',
+        message:
+          'apply refused by the backend (role "app" exists but is not managed by holdfast); not retried until the spec changes or someone asks (holdfast reapply)',
+      },
     ]);
     expect(d.context.reason).toBe('apply refused: role "app" exists but is not managed by holdfast');
     expect(d.send({ type: 'CHECK_NOW' })).toMatchObject({ state: 'applyRefused', effects: [] });
@@ -314,7 +354,8 @@ describe('quarantine: rules that keep being changed back', () => {
   /** Held, then re-applied `reapplies` times with the rules found differing after each. */
   function braked(reapplies: number, chart = quarantining): Driver {
     const d = Driver.held(chart);
-    for (let i = 0; i < reapplies; i++) d.send(d.last.state === 'held' ? AFTER.verify('held') : AFTER.brake, rulesDiffer, applied);
+    for (let i = 0; i < reapplies; i++)
+      d.send(d.last.state === 'held' ? AFTER.verify('held') : AFTER.brake, rulesDiffer, applied);
     return d;
   }
 
@@ -340,7 +381,10 @@ describe('quarantine: rules that keep being changed back', () => {
     ]);
     expect(d.context.reason).toBe('quarantined: rules-differ: keys: the backend has "~*"');
     // nothing ends it by itself: no wait, the same spec ignored
-    expect(d.send(AFTER.verify('held'), AFTER.brake, { type: 'DESIRED', specHash: 'spec-1' })).toMatchObject({ state: 'quarantined', effects: [] });
+    expect(d.send(AFTER.verify('held'), AFTER.brake, { type: 'DESIRED', specHash: 'spec-1' })).toMatchObject({
+      state: 'quarantined',
+      effects: [],
+    });
   });
 
   it('is only for rules: a login missing at brakeMax is applied again', () => {
@@ -358,9 +402,16 @@ describe('quarantine: rules that keep being changed back', () => {
     const resumed = quarantined();
     expect(resumed.send({ type: 'RESUME' })).toMatchObject({ state: 'applying', effects: ['apply'] });
     expect(resumed.context).toMatchObject({ brakeCount: 0, reason: 'resumed by an operator' });
-    expect(resumed.send(applied, AFTER.verify('held'), rulesDiffer)).toMatchObject({ state: 'lost', effects: ['apply'], said: [{ level: 'warn' }] });
+    expect(resumed.send(applied, AFTER.verify('held'), rulesDiffer)).toMatchObject({
+      state: 'lost',
+      effects: ['apply'],
+      said: [{ level: 'warn' }],
+    });
     expect(quarantined().send({ type: 'REAPPLY' })).toMatchObject({ state: 'applying', effects: ['apply'] });
-    expect(quarantined().send({ type: 'DESIRED', specHash: 'spec-2' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+    expect(quarantined().send({ type: 'DESIRED', specHash: 'spec-2' })).toMatchObject({
+      state: 'applying',
+      effects: ['apply'],
+    });
     const checked = quarantined();
     expect(checked.send({ type: 'CHECK_NOW' }, rulesDiffer).state).toBe('quarantined'); // still differing: left as it is
     expect(checked.send({ type: 'CHECK_NOW' }, { type: 'HELD' }).state).toBe('held');
@@ -388,7 +439,9 @@ describe('recovery (rule 3)', () => {
 
 describe('delays', () => {
   it('brake doubles from twice the interval up to brakeMax; retries double up to the interval', () => {
-    expect([2, 3, 4, 7, 8].map((n) => brakeDelay(n, timing))).toEqual([120_000, 240_000, 480_000, 3_600_000, 3_600_000]);
+    expect([2, 3, 4, 7, 8].map((n) => brakeDelay(n, timing))).toEqual([
+      120_000, 240_000, 480_000, 3_600_000, 3_600_000,
+    ]);
     expect([1, 2, 6, 7, 20].map((n) => retryDelay(n, timing))).toEqual([1000, 2000, 32_000, 60_000, 60_000]);
   });
 });
@@ -405,7 +458,10 @@ describe('an operator suspends a consumer, and resumes it', () => {
     // resumed: asked at once; the spec that changed meanwhile is then applied
     expect(d.send({ type: 'RESUME' })).toMatchObject({ state: 'verifying', effects: ['check'] });
     expect(d.context.reason).toBe('resumed by an operator');
-    expect(d.send({ type: 'CHANGED', what: 'spec changed since it was applied' })).toMatchObject({ state: 'applying', effects: ['apply'] });
+    expect(d.send({ type: 'CHANGED', what: 'spec changed since it was applied' })).toMatchObject({
+      state: 'applying',
+      effects: ['apply'],
+    });
   });
 
   it('can be suspended while it waits to apply, and is removed when it is no longer declared', () => {
@@ -457,13 +513,24 @@ describe('generated paths', () => {
       AFTER.secretWait,
     ];
     // quarantined after one brake at brakeMax (2v): within the counts the paths tell apart
-    const quarantining = createConsumerMachine({ ...timing, brakeMaxMs: 2 * timing.verifyEveryMs, quarantineAfterMs: 0 });
+    const quarantining = createConsumerMachine({
+      ...timing,
+      brakeMaxMs: 2 * timing.verifyEveryMs,
+      quarantineAfterMs: 0,
+    });
     const paths = getShortestPaths(quarantining, {
       input: { key: 'cache/app-a' },
       events: events as ConsumerEvent[],
       // context counters bucketed so the state space stays finite
       serializeState: (s) =>
-        JSON.stringify([s.value, Math.min(s.context.brakeCount, 3), Math.min(s.context.retryCount, 2), s.context.reapplying, Math.min(s.context.blockedRepeats, 2), s.context.appliedSpecHash]),
+        JSON.stringify([
+          s.value,
+          Math.min(s.context.brakeCount, 3),
+          Math.min(s.context.retryCount, 2),
+          s.context.reapplying,
+          Math.min(s.context.blockedRepeats, 2),
+          s.context.appliedSpecHash,
+        ]),
     });
     const reached = new Set(paths.map((p) => p.state.value as string));
     expect([...reached].sort()).toEqual([...CONSUMER_STATES].sort());

@@ -16,13 +16,22 @@ import {
   type ConsumerSnapshot,
 } from '../../../machines/machine-step.js';
 
-const timing: ConsumerTiming = { verifyEveryMs: 60_000, brakeMaxMs: 3_600_000, retryBaseMs: 1000, jitter: 0.1, secretGraceMs: 60_000 };
+const timing: ConsumerTiming = {
+  verifyEveryMs: 60_000,
+  brakeMaxMs: 3_600_000,
+  retryBaseMs: 1000,
+  jitter: 0.1,
+  secretGraceMs: 60_000,
+};
 const machine = createConsumerMachine(timing);
 const key = 'cache/app-a';
 
 function held(): ConsumerSnapshot {
   let snapshot = firstSnapshot(machine, key);
-  const events: ConsumerEvent[] = [{ type: 'DESIRED', specHash: 's' }, { type: 'APPLIED', specHash: 's', secretMac: 'm' }];
+  const events: ConsumerEvent[] = [
+    { type: 'DESIRED', specHash: 's' },
+    { type: 'APPLIED', specHash: 's', secretMac: 'm' },
+  ];
   for (const event of events) snapshot = step(machine, snapshot, event).snapshot;
   return snapshot;
 }
@@ -69,7 +78,9 @@ describe('a persisted consumer', () => {
     const checked = step(machine, step(machine, again, waitEnded('verify', 'held')).snapshot, { type: 'HELD' });
     // the first check after an apply changes nothing durable: the routine check that finds it held writes no record
     expect(samePersisted(persist(checked.snapshot), stored)).toBe(true);
-    const twice = step(machine, step(machine, checked.snapshot, waitEnded('verify', 'held')).snapshot, { type: 'HELD' });
+    const twice = step(machine, step(machine, checked.snapshot, waitEnded('verify', 'held')).snapshot, {
+      type: 'HELD',
+    });
     expect(samePersisted(persist(twice.snapshot), persist(checked.snapshot))).toBe(true);
   });
 
@@ -89,8 +100,12 @@ describe('a persisted consumer', () => {
     expect(readPersisted(MACHINE_VERSION + 1, stored)).toEqual({
       problem: `written by machine version ${MACHINE_VERSION + 1}; this holdfast reads versions 1 to ${MACHINE_VERSION}`,
     });
-    expect(readPersisted(MACHINE_VERSION, { ...stored, state: 'sleeping' })).toEqual({ problem: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
-    expect(readPersisted(MACHINE_VERSION, { state: 'held' })).toEqual({ problem: `no context in a machine version ${MACHINE_VERSION} record` });
+    expect(readPersisted(MACHINE_VERSION, { ...stored, state: 'sleeping' })).toEqual({
+      problem: `no state "sleeping" in machine version ${MACHINE_VERSION}`,
+    });
+    expect(readPersisted(MACHINE_VERSION, { state: 'held' })).toEqual({
+      problem: `no context in a machine version ${MACHINE_VERSION} record`,
+    });
   });
 });
 

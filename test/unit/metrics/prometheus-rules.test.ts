@@ -16,7 +16,8 @@ const { promtool } = readSettings().binaries;
 
 function run(...args: string[]): { code: number | null; output: string } {
   const result = spawnSync(promtool, args, { cwd: dir, encoding: 'utf8', timeout: 60_000 });
-  if (result.error) throw new Error(`${promtool} is not usable here (run scripts/install-deps.sh): ${result.error.message}`);
+  if (result.error)
+    throw new Error(`${promtool} is not usable here (run scripts/install-deps.sh): ${result.error.message}`);
   return { code: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
@@ -29,8 +30,12 @@ interface RuleTest {
   alert_rule_test: Array<{ alertname: string; exp_alerts: unknown[] }>;
 }
 
-const rules = (parse(readFileSync(join(dir, 'holdfast-rules.yml'), 'utf8')) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules);
-const tests = (parse(readFileSync(join(dir, 'holdfast-rules.test.yml'), 'utf8')) as { tests: RuleTest[] }).tests.flatMap((t) => t.alert_rule_test);
+const rules = (
+  parse(readFileSync(join(dir, 'holdfast-rules.yml'), 'utf8')) as { groups: Array<{ rules: Rule[] }> }
+).groups.flatMap((g) => g.rules);
+const tests = (
+  parse(readFileSync(join(dir, 'holdfast-rules.test.yml'), 'utf8')) as { tests: RuleTest[] }
+).tests.flatMap((t) => t.alert_rule_test);
 
 describe('the shipped alert rules', () => {
   it('are valid rules to promtool', () => {
@@ -39,29 +44,45 @@ describe('the shipped alert rules', () => {
     expect(code).toBe(0);
   });
 
-  it("pass their promtool unit tests", () => {
+  it('pass their promtool unit tests', () => {
     const { code, output } = run('test', 'rules', 'holdfast-rules.test.yml');
     expect(output).toContain('SUCCESS');
     expect(code).toBe(0);
   });
 
   it('each say what, where and what to do, and each have a case that fires and one that does not', () => {
-    expect(rules.map((r) => r.alert)).toEqual(expect.arrayContaining([
-      'HoldfastConsumerNotServed', 'HoldfastChecksSilent', 'HoldfastBrakeEngaged', 'HoldfastGrantSecretBlocked',
-      'HoldfastStoreUnreachable', 'HoldfastQueueUnreachable', 'HoldfastOrphans', 'HoldfastRemovalsHeldBack', 'HoldfastBackendNodeNotAnswering',
-    ]));
+    expect(rules.map((r) => r.alert)).toEqual(
+      expect.arrayContaining([
+        'HoldfastConsumerNotServed',
+        'HoldfastChecksSilent',
+        'HoldfastBrakeEngaged',
+        'HoldfastGrantSecretBlocked',
+        'HoldfastStoreUnreachable',
+        'HoldfastQueueUnreachable',
+        'HoldfastOrphans',
+        'HoldfastRemovalsHeldBack',
+        'HoldfastBackendNodeNotAnswering',
+      ]),
+    );
     for (const rule of rules) {
       expect(Object.keys(rule.annotations ?? {}).sort(), rule.alert).toEqual(['description', 'runbook', 'summary']);
       const cases = tests.filter((t) => t.alertname === rule.alert);
-      expect(cases.some((t) => t.exp_alerts.length > 0), `${rule.alert} fires in a test`).toBe(true);
-      expect(cases.some((t) => t.exp_alerts.length === 0), `${rule.alert} does not fire in a test`).toBe(true);
+      expect(
+        cases.some((t) => t.exp_alerts.length > 0),
+        `${rule.alert} fires in a test`,
+      ).toBe(true);
+      expect(
+        cases.some((t) => t.exp_alerts.length === 0),
+        `${rule.alert} does not fire in a test`,
+      ).toBe(true);
     }
   });
 
   it('name the provider, and the consumer where the metric has one', () => {
     for (const rule of rules.filter((r) => /provider/.test(r.expr))) {
       expect(rule.annotations!.summary, rule.alert).toContain('{{ $labels.provider }}');
-      if (/by \(provider, consumer/.test(rule.expr)) expect(rule.annotations!.summary, rule.alert).toContain('{{ $labels.consumer }}');
+      if (/by \(provider, consumer/.test(rule.expr))
+        expect(rule.annotations!.summary, rule.alert).toContain('{{ $labels.consumer }}');
     }
   });
 

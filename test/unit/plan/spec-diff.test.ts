@@ -15,23 +15,49 @@ describe('specDifferences', () => {
   });
 
   it('says key patterns added as widened and dropped as narrowed', () => {
-    expect(specDifferences(redis({}), redis({ keys: ['photos:*', 'thumbs:*'] }))).toEqual(['key patterns added: "thumbs:*" (widened)']);
-    expect(specDifferences(redis({ keys: ['photos:*', 'old:*'] }), redis({}))).toEqual(['key patterns dropped: "old:*" (narrowed)']);
-    expect(specDifferences(redis({ keys: ['a:*'] }), redis({ keys: ['b:*'] }))).toEqual(['key patterns added: "b:*" (widened)', 'key patterns dropped: "a:*" (narrowed)']);
+    expect(specDifferences(redis({}), redis({ keys: ['photos:*', 'thumbs:*'] }))).toEqual([
+      'key patterns added: "thumbs:*" (widened)',
+    ]);
+    expect(specDifferences(redis({ keys: ['photos:*', 'old:*'] }), redis({}))).toEqual([
+      'key patterns dropped: "old:*" (narrowed)',
+    ]);
+    expect(specDifferences(redis({ keys: ['a:*'] }), redis({ keys: ['b:*'] }))).toEqual([
+      'key patterns added: "b:*" (widened)',
+      'key patterns dropped: "a:*" (narrowed)',
+    ]);
   });
 
   it('tells widened from narrowed command rules by their sign', () => {
-    expect(specDifferences(redis({}), redis({ commands: ['+@read', '+@write', '+@all'] }))).toEqual(['command rules widened: "+@all" added']);
-    expect(specDifferences(redis({ commands: ['+@read', '-@dangerous'] }), redis({ commands: ['+@read'] }))).toEqual(['command rules widened: "-@dangerous" dropped']);
-    expect(specDifferences(redis({}), redis({ commands: ['+@read', '+@write', '-flushall'] }))).toEqual(['command rules narrowed: "-flushall" added']);
-    expect(specDifferences(redis({}), redis({ commands: ['+@read'] }))).toEqual(['command rules narrowed: "+@write" dropped']);
-    expect(specDifferences(redis({}), redis({ commands: ['+@write', '+@read'] }))).toEqual(['command rules reordered (a later rule overrides an earlier one)']);
+    expect(specDifferences(redis({}), redis({ commands: ['+@read', '+@write', '+@all'] }))).toEqual([
+      'command rules widened: "+@all" added',
+    ]);
+    expect(specDifferences(redis({ commands: ['+@read', '-@dangerous'] }), redis({ commands: ['+@read'] }))).toEqual([
+      'command rules widened: "-@dangerous" dropped',
+    ]);
+    expect(specDifferences(redis({}), redis({ commands: ['+@read', '+@write', '-flushall'] }))).toEqual([
+      'command rules narrowed: "-flushall" added',
+    ]);
+    expect(specDifferences(redis({}), redis({ commands: ['+@read'] }))).toEqual([
+      'command rules narrowed: "+@write" dropped',
+    ]);
+    expect(specDifferences(redis({}), redis({ commands: ['+@write', '+@read'] }))).toEqual([
+      'command rules reordered (a later rule overrides an earlier one)',
+    ]);
   });
 
   it('says roles and databases granted or revoked', () => {
-    const pg = (roles: string[], databases: string[]): SpecSide => ({ login: 'app', secretPath: '/s', values: { databases, schemas: [], roles } });
-    expect(specDifferences(pg([], ['app']), pg(['reporting'], ['app']))).toEqual(['roles granted: "reporting" (widened)']);
-    expect(specDifferences(pg(['reporting'], ['app', 'old']), pg([], ['app']))).toEqual(['databases revoked: "old" (narrowed)', 'roles revoked: "reporting" (narrowed)']);
+    const pg = (roles: string[], databases: string[]): SpecSide => ({
+      login: 'app',
+      secretPath: '/s',
+      values: { databases, schemas: [], roles },
+    });
+    expect(specDifferences(pg([], ['app']), pg(['reporting'], ['app']))).toEqual([
+      'roles granted: "reporting" (widened)',
+    ]);
+    expect(specDifferences(pg(['reporting'], ['app', 'old']), pg([], ['app']))).toEqual([
+      'databases revoked: "old" (narrowed)',
+      'roles revoked: "reporting" (narrowed)',
+    ]);
   });
 
   it('says a single value changed from one to another (a MongoDB database)', () => {
@@ -40,7 +66,9 @@ describe('specDifferences', () => {
   });
 
   it('says a login renamed and a grant secret read elsewhere', () => {
-    expect(specDifferences(redis({}), redis({}, { login: 'app_pics', secretPath: '/etc/holdfast/grants/pics.secret' }))).toEqual([
+    expect(
+      specDifferences(redis({}), redis({}, { login: 'app_pics', secretPath: '/etc/holdfast/grants/pics.secret' })),
+    ).toEqual([
       'login renamed from "app_photos" to "app_pics"',
       'grant secret read from "/etc/holdfast/grants/pics.secret" instead of "/etc/holdfast/grants/photos.secret"',
     ]);
@@ -49,10 +77,20 @@ describe('specDifferences', () => {
   it('names at most eight items, and counts the rest', () => {
     const many = Array.from({ length: 11 }, (_, i) => `k${i}:*`);
     const [line] = specDifferences(redis({ keys: [] }), redis({ keys: many }));
-    expect(line).toBe(`key patterns added: ${many.slice(0, 8).map((k) => JSON.stringify(k)).join(', ')} and 3 more (widened)`);
+    expect(line).toBe(
+      `key patterns added: ${many
+        .slice(0, 8)
+        .map((k) => JSON.stringify(k))
+        .join(', ')} and 3 more (widened)`,
+    );
   });
 
   it('says a field it has no words for by its name', () => {
-    expect(specDifferences({ login: 'a', secretPath: '/s', values: { tags: ['x'] } }, { login: 'a', secretPath: '/s', values: { tags: ['x', 'y'] } })).toEqual(['tags added: "y" (widened)']);
+    expect(
+      specDifferences(
+        { login: 'a', secretPath: '/s', values: { tags: ['x'] } },
+        { login: 'a', secretPath: '/s', values: { tags: ['x', 'y'] } },
+      ),
+    ).toEqual(['tags added: "y" (widened)']);
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSummary, encodeSummary, summaryRefused, summaryState, type ConsumerSummary } from '../../../src/queue/consumer-summary.js';
+import {
+  decodeSummary,
+  encodeSummary,
+  summaryRefused,
+  summaryState,
+  type ConsumerSummary,
+} from '../../../src/queue/consumer-summary.js';
 
 describe('a record in brief', () => {
   const summary: ConsumerSummary = {
@@ -22,7 +28,11 @@ describe('a record in brief', () => {
   });
 
   it('marks a consumer that keeps its accepted spec over a refused one, its state still read', () => {
-    const refused = { ...summary, state: 'held' as const, refused: 'c.yaml:2: values.commands[0]: +@all is not allowed' };
+    const refused = {
+      ...summary,
+      state: 'held' as const,
+      refused: 'c.yaml:2: values.commands[0]: +@all is not allowed',
+    };
     const encoded = encodeSummary(refused);
     expect(encoded.startsWith('held! 12 {')).toBe(true);
     expect(summaryState(encoded)).toBe('held');
@@ -31,7 +41,15 @@ describe('a record in brief', () => {
   });
 
   it('reads nothing from what it did not write', () => {
-    for (const encoded of ['', 'held', 'held 3', 'held x {}', 'held 3 not json', 'held 3 {"since":"then"}', `held 3 ${JSON.stringify({ ...summary, rev: undefined, state: undefined, brakeCount: '3' })}`]) {
+    for (const encoded of [
+      '',
+      'held',
+      'held 3',
+      'held x {}',
+      'held 3 not json',
+      'held 3 {"since":"then"}',
+      `held 3 ${JSON.stringify({ ...summary, rev: undefined, state: undefined, brakeCount: '3' })}`,
+    ]) {
       expect(decodeSummary(encoded)).toBeNull();
     }
   });

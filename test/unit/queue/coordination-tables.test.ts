@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { consumerEntries, coordinationKeys, holdfastPrefix } from '../../../src/queue/coordination/keys.js';
 import { SCRIPTS, scriptArgs } from '../../../src/queue/coordination/scripts.js';
-import { checkMemoCodec, decodeJson, decodeRevision, orphanReportCodec, pauseCodec } from '../../../src/queue/coordination/values.js';
+import {
+  checkMemoCodec,
+  decodeJson,
+  decodeRevision,
+  orphanReportCodec,
+  pauseCodec,
+} from '../../../src/queue/coordination/values.js';
 
 const keys = coordinationKeys(holdfastPrefix('{hf}'));
 
@@ -40,9 +46,23 @@ describe('the key table', () => {
 
   it('names every entry a consumer has, for forgetting it', () => {
     expect(consumerEntries(keys, 'cache')).toEqual({
-      hashes: ['{hf}:holdfast:revs', '{hf}:holdfast:checks', '{hf}:holdfast:states', '{hf}:holdfast:briefs', '{hf}:holdfast:due-epochs', '{hf}:holdfast:due-waits', '{hf}:holdfast:findings:cache', '{hf}:holdfast:contested-why:cache'],
+      hashes: [
+        '{hf}:holdfast:revs',
+        '{hf}:holdfast:checks',
+        '{hf}:holdfast:states',
+        '{hf}:holdfast:briefs',
+        '{hf}:holdfast:due-epochs',
+        '{hf}:holdfast:due-waits',
+        '{hf}:holdfast:findings:cache',
+        '{hf}:holdfast:contested-why:cache',
+      ],
       set: '{hf}:holdfast:could-not-ask:cache',
-      sortedSets: ['{hf}:holdfast:checked:cache', '{hf}:holdfast:due', '{hf}:holdfast:findings-at:cache', '{hf}:holdfast:contested:cache'],
+      sortedSets: [
+        '{hf}:holdfast:checked:cache',
+        '{hf}:holdfast:due',
+        '{hf}:holdfast:findings-at:cache',
+        '{hf}:holdfast:contested:cache',
+      ],
     });
   });
 });
@@ -51,7 +71,14 @@ describe('the script table', () => {
   it('builds each script’s KEYS and ARGV from named arguments, the key count first', () => {
     const memo = { at: 1_700_000_000_000, outcome: 'held' as const, detail: null, rev: 3, deepAt: null };
     const releases = [
-      { key: 'cache/c1', provider: 'cache', token: 't', memo: JSON.stringify(memo), memoAt: memo.at, asked: 'asked' as const },
+      {
+        key: 'cache/c1',
+        provider: 'cache',
+        token: 't',
+        memo: JSON.stringify(memo),
+        memoAt: memo.at,
+        asked: 'asked' as const,
+      },
       { key: 'db/c2', provider: 'db', token: 'u', memo: null, memoAt: null, asked: undefined },
     ];
     expect(scriptArgs(SCRIPTS.release, keys, { releases })).toEqual([
@@ -74,7 +101,14 @@ describe('the script table', () => {
       '',
       '',
     ]);
-    expect(scriptArgs(SCRIPTS.claim, keys, { claims: [{ key: 'cache/c1', token: 't', ttlMs: 500 }, { key: 'cache/c2', token: 'u', ttlMs: 600 }] })).toEqual([
+    expect(
+      scriptArgs(SCRIPTS.claim, keys, {
+        claims: [
+          { key: 'cache/c1', token: 't', ttlMs: 500 },
+          { key: 'cache/c2', token: 'u', ttlMs: 600 },
+        ],
+      }),
+    ).toEqual([
       6,
       '{hf}:holdfast:revs',
       '{hf}:holdfast:checks',
@@ -89,8 +123,21 @@ describe('the script table', () => {
       'cache/c2',
       600,
     ]);
-    expect(scriptArgs(SCRIPTS.markRemoved, keys, { key: 'cache/c1', at: 1700, ttlMs: 9000 })).toEqual([1, '{hf}:holdfast:removed:cache/c1', 1700, 9000]);
-    expect(scriptArgs(SCRIPTS.noteSummaries, keys, { provider: 'cache', entries: [{ key: 'cache/c1', rev: 2, state: 'held 2', brief: 'b', heldSince: 5 }, { key: 'cache/c2', rev: 1, state: 'lost 1', brief: 'c', heldSince: null }] })).toEqual([
+    expect(scriptArgs(SCRIPTS.markRemoved, keys, { key: 'cache/c1', at: 1700, ttlMs: 9000 })).toEqual([
+      1,
+      '{hf}:holdfast:removed:cache/c1',
+      1700,
+      9000,
+    ]);
+    expect(
+      scriptArgs(SCRIPTS.noteSummaries, keys, {
+        provider: 'cache',
+        entries: [
+          { key: 'cache/c1', rev: 2, state: 'held 2', brief: 'b', heldSince: 5 },
+          { key: 'cache/c2', rev: 1, state: 'lost 1', brief: 'c', heldSince: null },
+        ],
+      }),
+    ).toEqual([
       3,
       '{hf}:holdfast:states',
       '{hf}:holdfast:briefs',
@@ -117,18 +164,38 @@ describe('the values read back', () => {
   it('decodes what was written', () => {
     const memo = { at: 1, outcome: 'could-not-ask' as const, detail: 'timed out', rev: 7, deepAt: 0 };
     expect(decodeJson(checkMemoCodec, JSON.stringify(memo))).toEqual(memo);
-    expect(decodeJson(pauseCodec, JSON.stringify({ since: '2024-01-01T00:00:00.000Z', reason: 'r' }))).toEqual({ since: '2024-01-01T00:00:00.000Z', reason: 'r' });
-    expect(decodeJson(orphanReportCodec, JSON.stringify({ at: 'a', prefix: 'p', logins: ['x'] }))).toEqual({ at: 'a', prefix: 'p', logins: ['x'] });
+    expect(decodeJson(pauseCodec, JSON.stringify({ since: '2024-01-01T00:00:00.000Z', reason: 'r' }))).toEqual({
+      since: '2024-01-01T00:00:00.000Z',
+      reason: 'r',
+    });
+    expect(decodeJson(orphanReportCodec, JSON.stringify({ at: 'a', prefix: 'p', logins: ['x'] }))).toEqual({
+      at: 'a',
+      prefix: 'p',
+      logins: ['x'],
+    });
     expect(decodeRevision('12')).toBe(12);
   });
 
   it('reads a check memo written before the revision was named rev', () => {
     const former = { at: 1, outcome: 'held' as const, detail: null, epoch: 7, deepAt: 0 };
-    expect(decodeJson(checkMemoCodec, JSON.stringify(former))).toEqual({ at: 1, outcome: 'held', detail: null, rev: 7, deepAt: 0 });
+    expect(decodeJson(checkMemoCodec, JSON.stringify(former))).toEqual({
+      at: 1,
+      outcome: 'held',
+      detail: null,
+      rev: 7,
+      deepAt: 0,
+    });
   });
 
   it('treats what does not decode as absent', () => {
-    for (const raw of [null, '', 'not json {', '[1,2]', '{"at":"yesterday"}', JSON.stringify({ at: 1, outcome: 'fine', detail: null, rev: 1, deepAt: null })]) {
+    for (const raw of [
+      null,
+      '',
+      'not json {',
+      '[1,2]',
+      '{"at":"yesterday"}',
+      JSON.stringify({ at: 1, outcome: 'fine', detail: null, rev: 1, deepAt: null }),
+    ]) {
       expect(decodeJson(checkMemoCodec, raw)).toBeNull();
     }
     expect(decodeJson(pauseCodec, '{"since":1}')).toBeNull();

@@ -21,12 +21,16 @@ describe('JobSeal', () => {
     expect(seal.sealsDesired(job)).toBe(true);
     expect(new JobSeal(Buffer.alloc(32, 1)).sealsDesired(job)).toBe(true);
     // the same fields in another order are the same spec
-    expect(seal.sealsDesired({ ...job, desired: { ...carried({ problems: [], removed: false }), ...spec } })).toBe(true);
+    expect(seal.sealsDesired({ ...job, desired: { ...carried({ problems: [], removed: false }), ...spec } })).toBe(
+      true,
+    );
   });
 
   it('refuses a desired job changed in any way, moved to another consumer or time, unsealed, or sealed under another key', () => {
     const job = carried({ key: 'cache/photos', at: 17, desired: spec, seal: seal.desired('cache/photos', 17, spec) });
-    expect(seal.sealsDesired({ ...job, desired: { ...spec, values: { keys: ['*'], commands: ['+@all'] } } })).toBe(false);
+    expect(seal.sealsDesired({ ...job, desired: { ...spec, values: { keys: ['*'], commands: ['+@all'] } } })).toBe(
+      false,
+    );
     expect(seal.sealsDesired({ ...job, desired: { ...spec, secretPath: '/srv/grants/billing.secret' } })).toBe(false);
     expect(seal.sealsDesired({ ...job, key: 'cache/search' })).toBe(false);
     expect(seal.sealsDesired({ ...job, at: 18 })).toBe(false);
@@ -37,8 +41,18 @@ describe('JobSeal', () => {
   });
 
   it('seals a ticket bound to its consumer, revision and wait', () => {
-    const ticket = { machine: { version: 2, state: 'held', context: { key: 'cache/photos', reason: null } }, spec, appliedAt: 5 };
-    const job = carried({ key: 'cache/photos', rev: 3, wait: 'verify' as const, ticket, seal: seal.ticket('cache/photos', 3, 'verify', ticket) });
+    const ticket = {
+      machine: { version: 2, state: 'held', context: { key: 'cache/photos', reason: null } },
+      spec,
+      appliedAt: 5,
+    };
+    const job = carried({
+      key: 'cache/photos',
+      rev: 3,
+      wait: 'verify' as const,
+      ticket,
+      seal: seal.ticket('cache/photos', 3, 'verify', ticket),
+    });
     expect(seal.sealsTicket(job)).toBe(true);
     expect(seal.sealsTicket({ ...job, rev: 4 })).toBe(false);
     expect(seal.sealsTicket({ ...job, wait: 'brake' })).toBe(false);

@@ -16,11 +16,24 @@ import { decodeJson, nodesNoteCodec, type NodesNote } from '../../../src/queue/c
 describe("a worker's note of its backend nodes", () => {
   it('cuts long reasons and bounds the count, so that the status decodes it', async () => {
     const written: unknown[][] = [];
-    const redis = { defineCommand: () => undefined, get: () => Promise.resolve(null), set: (...args: unknown[]) => (written.push(args), Promise.resolve('OK')) } as unknown as Redis;
+    const redis = {
+      defineCommand: () => undefined,
+      get: () => Promise.resolve(null),
+      set: (...args: unknown[]) => (written.push(args), Promise.resolve('OK')),
+    } as unknown as Redis;
     const keys = coordinationKeys(holdfastPrefix('{hf}'));
     const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) });
     const long = `connect ETIMEDOUT ${'x'.repeat(2_000)}`;
-    await notes.setNodes('cache', { at: '2026-12-02T07:00:00.000Z', nodes: [{ address: '10.0.0.6:6379', role: 'replica', answering: false, why: long, missing: 1e12, missingWhy: long }] }, 10_000);
+    await notes.setNodes(
+      'cache',
+      {
+        at: '2026-12-02T07:00:00.000Z',
+        nodes: [
+          { address: '10.0.0.6:6379', role: 'replica', answering: false, why: long, missing: 1e12, missingWhy: long },
+        ],
+      },
+      10_000,
+    );
     const note = decodeJson(nodesNoteCodec, String(written[0]![1]));
     expect(note).not.toBeNull();
     expect(note!.nodes[0]!.why!.startsWith('connect ETIMEDOUT x')).toBe(true);
@@ -30,15 +43,33 @@ describe("a worker's note of its backend nodes", () => {
   });
 
   it("keeps another worker's larger count while it is fresh, and lets it go once it is not noted again", () => {
-    const replica = (missing: number, more: Partial<NodesNote['nodes'][number]> = {}) => ({ address: '10.0.0.6:6379', role: 'replica' as const, answering: true, missing, ...more });
-    const byA: NodesNote = mergeMissing(null, { at: '2026-12-02T07:00:00.000Z', by: 'a', nodes: [replica(3, { missingWhy: 'applying there failed (NOPERM)' })] }, 10_000);
+    const replica = (missing: number, more: Partial<NodesNote['nodes'][number]> = {}) => ({
+      address: '10.0.0.6:6379',
+      role: 'replica' as const,
+      answering: true,
+      missing,
+      ...more,
+    });
+    const byA: NodesNote = mergeMissing(
+      null,
+      {
+        at: '2026-12-02T07:00:00.000Z',
+        by: 'a',
+        nodes: [replica(3, { missingWhy: 'applying there failed (NOPERM)' })],
+      },
+      10_000,
+    );
     expect(byA.nodes[0]).toMatchObject({ missing: 3, missingBy: 'a', missingAt: '2026-12-02T07:00:00.000Z' });
     // worker b checked none of those consumers: a's count stands
     const byB = mergeMissing(byA, { at: '2026-12-02T07:00:02.000Z', by: 'b', nodes: [replica(0)] }, 10_000);
     expect(byB.nodes[0]).toMatchObject({ missing: 3, missingWhy: 'applying there failed (NOPERM)', missingBy: 'a' });
     // a itself finds them applied: its own 0 stands
-    expect(mergeMissing(byB, { at: '2026-12-02T07:00:04.000Z', by: 'a', nodes: [replica(0)] }, 10_000).nodes[0]!.missing).toBe(0);
+    expect(
+      mergeMissing(byB, { at: '2026-12-02T07:00:04.000Z', by: 'a', nodes: [replica(0)] }, 10_000).nodes[0]!.missing,
+    ).toBe(0);
     // a no longer notes (stopped): its count goes after the note's time to live
-    expect(mergeMissing(byB, { at: '2026-12-02T07:00:11.000Z', by: 'b', nodes: [replica(0)] }, 10_000).nodes[0]!.missing).toBe(0);
+    expect(
+      mergeMissing(byB, { at: '2026-12-02T07:00:11.000Z', by: 'b', nodes: [replica(0)] }, 10_000).nodes[0]!.missing,
+    ).toBe(0);
   });
 });

@@ -1,4 +1,6 @@
-/** The status names the queue's job keys without loading BullMQ: they are the keys BullMQ itself uses, shard by shard. */
+/**
+ * The status names the queue's job keys without loading BullMQ: they are the keys BullMQ itself uses, shard by shard.
+ */
 import { QueueKeys } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { shardPrefixes } from '../../../src/config/shard-prefixes.js';
@@ -10,7 +12,8 @@ describe('the queue keys the status reads', () => {
     expect(keys.shards).toBe(shards);
     shardPrefixes('hf', shards).forEach((prefix, shard) => {
       const bull = new QueueKeys(prefix);
-      for (const type of ['failed', 'cache/photos@3', 'wait']) expect(keys.toKey(shard, type)).toBe(bull.toKey('consumers', type));
+      for (const type of ['failed', 'cache/photos@3', 'wait'])
+        expect(keys.toKey(shard, type)).toBe(bull.toKey('consumers', type));
     });
   });
 });

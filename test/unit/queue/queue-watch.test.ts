@@ -46,7 +46,8 @@ function watched(): { cluster: FakeCluster; said: string[]; moves: () => number 
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 1_100));
-const down = (said: string[], node: string) => said.filter((m) => m.startsWith(`the queue's Redis node ${node}`)).length;
+const down = (said: string[], node: string) =>
+  said.filter((m) => m.startsWith(`the queue's Redis node ${node}`)).length;
 const failovers = (said: string[]) => said.filter((m) => m.includes('a failover')).length;
 
 describe('the queue watch', () => {

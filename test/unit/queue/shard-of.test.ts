@@ -28,7 +28,7 @@ describe('shardOf', () => {
     }
   });
 
-  it('spreads the fixtures\' short keys (cache/c0000 …) over every one of 3 shards', () => {
+  it("spreads the fixtures' short keys (cache/c0000 …) over every one of 3 shards", () => {
     const counts = [0, 0, 0];
     for (let i = 0; i < 30; i++) counts[shardOf(`cache/c${String(i).padStart(4, '0')}`, 3)]!++;
     expect(counts.every((c) => c >= 5)).toBe(true);

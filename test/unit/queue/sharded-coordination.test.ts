@@ -6,10 +6,14 @@ import { shardOf } from '../../../src/queue/shard-of.js';
 
 /** A shard that only answers `release` (with how many consumers of the provider it has asked) and `allStates`. */
 function shard(asked: number, states: Record<string, string>): Coordination {
-  return { locks: { release: () => Promise.resolve(asked) }, notes: { allStates: () => Promise.resolve(states) } } as unknown as Coordination;
+  return {
+    locks: { release: () => Promise.resolve(asked) },
+    notes: { allStates: () => Promise.resolve(states) },
+  } as unknown as Coordination;
 }
 
-const keyIn = (wanted: number) => Array.from({ length: 100 }, (_, i) => `cache/c${i}`).find((k) => shardOf(k, 3) === wanted)!;
+const keyIn = (wanted: number) =>
+  Array.from({ length: 100 }, (_, i) => `cache/c${i}`).find((k) => shardOf(k, 3) === wanted)!;
 
 describe('ShardedCoordination', () => {
   it("tells a release how many of the provider's consumers every shard has asked about, estimating the shards not heard from yet", async () => {
@@ -19,8 +23,12 @@ describe('ShardedCoordination', () => {
     expect(await sharded.locks.release(keyIn(2), 'cache', 't')).toBe(30); // 10 + 12 + 8
   });
 
-  it('merges every shard\'s states', async () => {
-    const sharded = new ShardedCoordination([shard(0, { 'cache/a': 'held 1' }), shard(0, { 'cache/b': 'lost 2' }), shard(0, {})]);
+  it("merges every shard's states", async () => {
+    const sharded = new ShardedCoordination([
+      shard(0, { 'cache/a': 'held 1' }),
+      shard(0, { 'cache/b': 'lost 2' }),
+      shard(0, {}),
+    ]);
     expect(await sharded.notes.allStates()).toEqual({ 'cache/a': 'held 1', 'cache/b': 'lost 2' });
   });
 });

@@ -15,10 +15,12 @@ import type { TimelineEvent } from '../../../src/queue/timeline-event.js';
 function recording() {
   const sent: Array<[string, ...unknown[]]> = [];
   const replies: Array<() => void> = [];
-  const answer = (name: string) => (...args: unknown[]) => {
-    sent.push([name, ...args]);
-    return new Promise((resolve) => replies.push(() => resolve(name === 'xrevrange' ? stream : 1)));
-  };
+  const answer =
+    (name: string) =>
+    (...args: unknown[]) => {
+      sent.push([name, ...args]);
+      return new Promise((resolve) => replies.push(() => resolve(name === 'xrevrange' ? stream : 1)));
+    };
   let stream: unknown[] = [];
   const redis = {
     defineCommand(name: string) {
@@ -27,20 +29,43 @@ function recording() {
     xadd: answer('xadd'),
     xrevrange: answer('xrevrange'),
   };
-  return { redis: redis as unknown as Redis, sent, answerAll: () => replies.splice(0).forEach((r) => r()), holding: (entries: unknown[]) => (stream = entries) };
+  return {
+    redis: redis as unknown as Redis,
+    sent,
+    answerAll: () => replies.splice(0).forEach((r) => r()),
+    holding: (entries: unknown[]) => (stream = entries),
+  };
 }
 
 const keys = coordinationKeys(holdfastPrefix('{hf}'));
-const brief: ConsumerSummary = { rev: 3, state: 'lost', since: 1, login: 'app', brakeCount: 0, reason: 'missing', dueAt: null, lastCheck: null };
+const brief: ConsumerSummary = {
+  rev: 3,
+  state: 'lost',
+  since: 1,
+  login: 'app',
+  brakeCount: 0,
+  reason: 'missing',
+  dueAt: null,
+  lastCheck: null,
+};
 const lost: TimelineEvent = { at: 1000, kind: 'lost', key: 'cache/c1', state: 'lost', reason: 'missing' };
 
 describe("the timeline's notes", () => {
-  it('sends the event right behind the brief, before any reply, capped, under the key table\'s name', async () => {
+  it("sends the event right behind the brief, before any reply, capped, under the key table's name", async () => {
     const { redis, sent, answerAll } = recording();
     const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) });
     const noting = notes.noteSummaries([['cache/c1', brief, [lost]]]);
     expect(sent.map(([name]) => name)).toEqual(['hfNoteSummaries', 'xadd']);
-    expect(sent[1]).toEqual(['xadd', '{hf}:holdfast:events:cache', 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(lost)]);
+    expect(sent[1]).toEqual([
+      'xadd',
+      '{hf}:holdfast:events:cache',
+      'MAXLEN',
+      '~',
+      TIMELINE_CAP,
+      '*',
+      'e',
+      JSON.stringify(lost),
+    ]);
     answerAll();
     await noting;
   });
@@ -48,20 +73,47 @@ describe("the timeline's notes", () => {
   it("counts a quiet heal's finding in the same round trip as its events: all sent before any reply", async () => {
     const { redis, sent, answerAll } = recording();
     const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) });
-    const healed: TimelineEvent = { at: 1200, kind: 'healed', key: 'cache/c1', state: 'held', reason: 'applied again', tookMs: 200 };
-    const finding = { key: 'cache/c1', reason: 'missing', words: 'missing (no such ACL user)', at: 1000, windowMs: 3_600_000, waveMs: 120_000 };
+    const healed: TimelineEvent = {
+      at: 1200,
+      kind: 'healed',
+      key: 'cache/c1',
+      state: 'held',
+      reason: 'applied again',
+      tookMs: 200,
+    };
+    const finding = {
+      key: 'cache/c1',
+      reason: 'missing',
+      words: 'missing (no such ACL user)',
+      at: 1000,
+      windowMs: 3_600_000,
+      waveMs: 120_000,
+    };
     const noting = notes.noteTimeline([lost, healed], finding);
     expect(sent.map(([name]) => name)).toEqual(['xadd', 'xadd', 'hfNoteFinding']);
     expect(sent[2]).toEqual([
       'hfNoteFinding',
-      '{hf}:holdfast:findings:cache', '{hf}:holdfast:findings-at:cache', '{hf}:holdfast:contested:cache', '{hf}:holdfast:contested-why:cache', '{hf}:holdfast:loss-wave:cache',
-      'cache/c1', 1000, 3_600_000, 3, '1', 'missing (no such ACL user)', 120_000, 10_000,
+      '{hf}:holdfast:findings:cache',
+      '{hf}:holdfast:findings-at:cache',
+      '{hf}:holdfast:contested:cache',
+      '{hf}:holdfast:contested-why:cache',
+      '{hf}:holdfast:loss-wave:cache',
+      'cache/c1',
+      1000,
+      3_600_000,
+      3,
+      '1',
+      'missing (no such ACL user)',
+      120_000,
+      10_000,
     ]);
     answerAll();
     await noting;
     // a heal told without a finding sends its events alone
     const alone = recording();
-    const noted = new Notes({ redis: alone.redis, keys, scripts: new ScriptRunner(alone.redis, keys) }).noteTimeline([lost]);
+    const noted = new Notes({ redis: alone.redis, keys, scripts: new ScriptRunner(alone.redis, keys) }).noteTimeline([
+      lost,
+    ]);
     expect(alone.sent.map(([name]) => name)).toEqual(['xadd']);
     alone.answerAll();
     expect(await noted).toBeUndefined();
@@ -69,7 +121,9 @@ describe("the timeline's notes", () => {
 
   it('sends nothing more for a brief without events', async () => {
     const { redis, sent, answerAll } = recording();
-    const noting = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }).noteSummaries([['cache/c1', brief]]);
+    const noting = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }).noteSummaries([
+      ['cache/c1', brief],
+    ]);
     expect(sent.map(([name]) => name)).toEqual(['hfNoteSummaries']);
     answerAll();
     await noting;

@@ -35,26 +35,38 @@ describe('grant secrets', () => {
   });
 
   it('tells a missing file from an unusable one', async () => {
-    expect(await code(join(dir, 'absent.secret'))).toBe(`SECRET_MISSING: grant secret ${join(dir, 'absent.secret')} does not exist`);
+    expect(await code(join(dir, 'absent.secret'))).toBe(
+      `SECRET_MISSING: grant secret ${join(dir, 'absent.secret')} does not exist`,
+    );
     writeFileSync(join(dir, 'short.secret'), 'short\n');
-    expect(await code(join(dir, 'short.secret'))).toMatch(/^SECRET_INVALID: .* holds 5 characters; at least 8 are needed$/);
+    expect(await code(join(dir, 'short.secret'))).toMatch(
+      /^SECRET_INVALID: .* holds 5 characters; at least 8 are needed$/,
+    );
     mkdirSync(join(dir, 'dir.secret'));
-    expect(await code(join(dir, 'dir.secret'))).toBe(`SECRET_INVALID: grant secret ${join(dir, 'dir.secret')} is a directory, not a regular file; nothing was read from it`);
+    expect(await code(join(dir, 'dir.secret'))).toBe(
+      `SECRET_INVALID: grant secret ${join(dir, 'dir.secret')} is a directory, not a regular file; nothing was read from it`,
+    );
   });
 
   it('refuses a secret that is empty, too large or not text, naming the file and never the content', async () => {
     writeFileSync(join(dir, 'empty.secret'), '\n');
-    expect(await code(join(dir, 'empty.secret'))).toBe(`SECRET_INVALID: grant secret ${join(dir, 'empty.secret')} is empty`);
+    expect(await code(join(dir, 'empty.secret'))).toBe(
+      `SECRET_INVALID: grant secret ${join(dir, 'empty.secret')} is empty`,
+    );
     writeFileSync(join(dir, 'max.secret'), `${'m'.repeat(4096)}\r\n`);
     expect(await readGrantSecret(join(dir, 'max.secret'), roots)).toBe('m'.repeat(4096));
     writeFileSync(join(dir, 'large.secret'), 'x'.repeat(4097));
-    expect(await code(join(dir, 'large.secret'))).toBe(`SECRET_INVALID: grant secret ${join(dir, 'large.secret')} is larger than 4096 bytes; no password is`);
+    expect(await code(join(dir, 'large.secret'))).toBe(
+      `SECRET_INVALID: grant secret ${join(dir, 'large.secret')} is larger than 4096 bytes; no password is`,
+    );
     writeFileSync(join(dir, 'huge.secret'), 'y'.repeat(1 << 20));
     expect(await code(join(dir, 'huge.secret'))).toMatch(/is larger than 4096 bytes/);
     writeFileSync(join(dir, 'binary.secret'), Buffer.from([0xff, 0xfe, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47]));
     expect(await code(join(dir, 'binary.secret'))).toMatch(/^SECRET_INVALID: .* is not text \(not UTF-8\)$/);
     writeFileSync(join(dir, 'nul.secret'), 'abcd\u0000efgh');
-    expect(await code(join(dir, 'nul.secret'))).toMatch(/^SECRET_INVALID: .* is not text \(it holds control characters\)$/);
+    expect(await code(join(dir, 'nul.secret'))).toMatch(
+      /^SECRET_INVALID: .* is not text \(it holds control characters\)$/,
+    );
     writeFileSync(join(dir, 'utf8.secret'), 'pässwörd-ünïcode\n');
     expect(await readGrantSecret(join(dir, 'utf8.secret'), roots)).toBe('pässwörd-ünïcode');
   });
@@ -69,9 +81,16 @@ describe('grant secrets', () => {
         readGrantSecret(process.argv[2]!, { own: [{ field: 'contributions', path: process.argv[3]! }], foreign: [] }).then(() => console.log('read'), (e) => console.log(e.code + ': ' + e.message));`,
     });
     try {
-      const result = spawnSync(process.execPath, [reader, path, dir], { uid: nobody, gid: nobody, encoding: 'utf8', cwd: dirname(reader) });
+      const result = spawnSync(process.execPath, [reader, path, dir], {
+        uid: nobody,
+        gid: nobody,
+        encoding: 'utf8',
+        cwd: dirname(reader),
+      });
       expect(result.stderr).toBe('');
-      expect(result.stdout.trim()).toBe(`SECRET_UNREADABLE: ${path} (EACCES; owner 0:0, mode 0600; holdfast runs as uid ${nobody} gid ${nobody})`);
+      expect(result.stdout.trim()).toBe(
+        `SECRET_UNREADABLE: ${path} (EACCES; owner 0:0, mode 0600; holdfast runs as uid ${nobody} gid ${nobody})`,
+      );
       expect(result.stdout).not.toContain('root-only-password');
     } finally {
       rmSync(dirname(reader), { recursive: true, force: true });
@@ -79,13 +98,18 @@ describe('grant secrets', () => {
   });
 });
 
-/** A file that is no grant secret of this provider's: refused with what it is, before anything is read, and promptly. */
+/**
+ * A file that is no grant secret of this provider's: refused with what it is, before anything is read, and promptly.
+ */
 describe('grant secrets opened safely', () => {
   const ledger = join(dir, 'ledger');
   const elsewhere = mkdtempSync(join(tmpdir(), 'holdfast-elsewhere-'));
   afterAll(() => rmSync(elsewhere, { recursive: true, force: true }));
   /** The cache's roots: the directory, less the ledger's secretsRoot inside it. */
-  const cache: SecretRoots = { own: [{ field: 'contributions', path: dir }], foreign: [{ provider: 'ledger', field: 'secretsRoot', path: ledger }] };
+  const cache: SecretRoots = {
+    own: [{ field: 'contributions', path: dir }],
+    foreign: [{ provider: 'ledger', field: 'secretsRoot', path: ledger }],
+  };
   const refusal = async (path: string, given: SecretRoots = cache): Promise<string> => {
     try {
       await readGrantSecret(path, given);
@@ -107,9 +131,15 @@ describe('grant secrets opened safely', () => {
         readGrantSecret(process.argv[2]!, { own: [{ field: 'contributions', path: process.argv[3]! }], foreign: [] }).then(() => console.log('read'), (e) => console.log(e.code + ': ' + e.message));`,
     });
     try {
-      const result = spawnSync(process.execPath, [reader, fifo, dir], { encoding: 'utf8', cwd: dirname(reader), timeout: 20_000 });
+      const result = spawnSync(process.execPath, [reader, fifo, dir], {
+        encoding: 'utf8',
+        cwd: dirname(reader),
+        timeout: 20_000,
+      });
       expect(result.signal).toBeNull();
-      expect(result.stdout.trim()).toBe(`SECRET_INVALID: grant secret ${fifo} is a FIFO (named pipe), not a regular file; nothing was read from it`);
+      expect(result.stdout.trim()).toBe(
+        `SECRET_INVALID: grant secret ${fifo} is a FIFO (named pipe), not a regular file; nothing was read from it`,
+      );
     } finally {
       rmSync(dirname(reader), { recursive: true, force: true });
     }
@@ -126,8 +156,11 @@ describe('grant secrets opened safely', () => {
     }
     const device = join(dir, 'zero.secret');
     const made = spawnSync('mknod', [device, 'c', '1', '5'], { encoding: 'utf8' }); // /dev/zero's numbers: root only
-    if (made.status !== 0) return console.log(`[grant-secret] the device case is skipped: mknod failed (${made.stderr.trim()})`);
-    expect(await refusal(device)).toBe(`SECRET_INVALID: grant secret ${device} is a character device, not a regular file; nothing was read from it`);
+    if (made.status !== 0)
+      return console.log(`[grant-secret] the device case is skipped: mknod failed (${made.stderr.trim()})`);
+    expect(await refusal(device)).toBe(
+      `SECRET_INVALID: grant secret ${device} is a character device, not a regular file; nothing was read from it`,
+    );
   });
 
   it("refuses a symlink, whether it leads out of the roots or to another consumer's secret inside them", async () => {
@@ -136,7 +169,9 @@ describe('grant secrets opened safely', () => {
     expect(await refusal(join(dir, 'out-link.secret'))).toBe(
       `SECRET_INVALID: grant secret ${join(dir, 'out-link.secret')} is a symbolic link (to ${join(elsewhere, 'out.secret')}); a grant secret is a regular file, not a link to one`,
     );
-    expect(await refusal(join(dir, 'in-link.secret'))).toMatch(/is a symbolic link \(to .*other\.secret\); a grant secret is a regular file/);
+    expect(await refusal(join(dir, 'in-link.secret'))).toMatch(
+      /is a symbolic link \(to .*other\.secret\); a grant secret is a regular file/,
+    );
     expect(await refusal(join(dir, 'other.secret'))).toBe('read');
   });
 
@@ -171,15 +206,23 @@ describe('grant secrets opened safely', () => {
       `SECRET_INVALID: grant secret ${join(later, 'billing.secret')} is really ${join(ledger, 'billing.secret')}, in ${ledger}, provider ledger's secretsRoot: no grant secret of one provider may be in another's directory; nothing was read from it`,
     );
     expect(await refusal(join(ledger, 'billing.secret'))).toMatch(/ is in .*ledger, provider ledger's secretsRoot: /);
-    // nor may the ledger read it there, inside the cache's directory: where two providers' roots meet, neither's secrets are
-    const ledgers: SecretRoots = { own: [{ field: 'secretsRoot', path: ledger }], foreign: [{ provider: 'cache', field: 'contributions', path: dir }] };
-    expect(await refusal(join(ledger, 'billing.secret'), ledgers)).toMatch(/ is in .*, provider cache's contributions file's directory: /);
+    // nor may the ledger read it there, inside the cache's directory: where two providers' roots meet, neither's
+    // secrets are
+    const ledgers: SecretRoots = {
+      own: [{ field: 'secretsRoot', path: ledger }],
+      foreign: [{ provider: 'cache', field: 'contributions', path: dir }],
+    };
+    expect(await refusal(join(ledger, 'billing.secret'), ledgers)).toMatch(
+      / is in .*, provider cache's contributions file's directory: /,
+    );
     expect(await refusal(join(ledger, 'billing.secret'), { ...ledgers, foreign: [] })).toBe('read');
   });
 
   it('reads through a root that is itself a symlink', async () => {
     const alias = join(elsewhere, 'alias');
     symlinkSync(dir, alias);
-    expect(await refusal(join(alias, 'other.secret'), { own: [{ field: 'secretsRoot', path: alias }], foreign: [] })).toBe('read');
+    expect(
+      await refusal(join(alias, 'other.secret'), { own: [{ field: 'secretsRoot', path: alias }], foreign: [] }),
+    ).toBe('read');
   });
 });

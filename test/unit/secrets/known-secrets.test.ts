@@ -2,7 +2,17 @@
  * A grant secret read once is known again only while nothing the full read judged changed:
  * every change a grant writer can make between two checks is seen at the next read.
  */
-import { chmodSync, linkSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,17 +46,28 @@ async function afterChange(name: string, change: (path: string) => void, within?
 
 describe('a grant secret read again', () => {
   it('sees a rewrite in place of the same length', async () => {
-    expect(await afterChange('same-length.secret', (p) => writeFileSync(p, 'other-password\n'))).toBe('read other-password');
+    expect(await afterChange('same-length.secret', (p) => writeFileSync(p, 'other-password\n'))).toBe(
+      'read other-password',
+    );
   });
 
   it('sees a new file renamed over it', async () => {
-    expect(await afterChange('renamed.secret', (p) => (writeFileSync(`${p}.new`, 'renamed-password\n'), renameSync(`${p}.new`, p)))).toBe('read renamed-password');
+    expect(
+      await afterChange(
+        'renamed.secret',
+        (p) => (writeFileSync(`${p}.new`, 'renamed-password\n'), renameSync(`${p}.new`, p)),
+      ),
+    ).toBe('read renamed-password');
   });
 
   it('refuses it once it has a second name, or is a symlink, or is gone', async () => {
-    expect(await afterChange('linked.secret', (p) => linkSync(p, join(dir, 'elsewhere.secret')))).toBe('SECRET_INVALID');
+    expect(await afterChange('linked.secret', (p) => linkSync(p, join(dir, 'elsewhere.secret')))).toBe(
+      'SECRET_INVALID',
+    );
     writeFileSync(join(dir, 'target.secret'), 'target-password\n');
-    expect(await afterChange('swapped.secret', (p) => (unlinkSync(p), symlinkSync(join(dir, 'target.secret'), p)))).toBe('SECRET_INVALID');
+    expect(
+      await afterChange('swapped.secret', (p) => (unlinkSync(p), symlinkSync(join(dir, 'target.secret'), p))),
+    ).toBe('SECRET_INVALID');
     expect(await afterChange('gone.secret', (p) => unlinkSync(p))).toBe('SECRET_MISSING');
   });
 
@@ -65,7 +86,12 @@ describe('the secrets known', () => {
     known.set('b', 's', 'r', 'pb');
     expect(known.get('a', 's', 'r')).toBe('pa');
     known.set('c', 's', 'r', 'pc');
-    expect([known.get('a', 's', 'r'), known.get('b', 's', 'r'), known.get('c', 's', 'r'), known.size]).toEqual(['pa', undefined, 'pc', 2]);
+    expect([known.get('a', 's', 'r'), known.get('b', 's', 'r'), known.get('c', 's', 'r'), known.size]).toEqual([
+      'pa',
+      undefined,
+      'pc',
+      2,
+    ]);
     expect(known.get('a', 'changed', 'r')).toBeUndefined();
   });
 });

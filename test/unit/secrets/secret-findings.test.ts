@@ -1,8 +1,19 @@
-/** The grant secret classifier: each kind found where it is, nothing said of a sound secret, never a byte of the secret in the words. */
+/**
+ * The grant secret classifier: each kind found where it is, nothing said of a sound secret, never a byte of the secret
+ * in the words.
+ */
 import { describe, expect, it } from 'vitest';
-import { findingInWords, firstNonUtf8, secretFindings, type SecretFindingKind } from '../../../src/secrets/secret-findings.js';
+import {
+  findingInWords,
+  firstNonUtf8,
+  secretFindings,
+  type SecretFindingKind,
+} from '../../../src/secrets/secret-findings.js';
 
-const kinds = (text: string | Buffer) => secretFindings(typeof text === 'string' ? Buffer.from(text, 'utf8') : text).map((f) => `${f.kind}@${f.offset}${f.refused ? '!' : ''}`);
+const kinds = (text: string | Buffer) =>
+  secretFindings(typeof text === 'string' ? Buffer.from(text, 'utf8') : text).map(
+    (f) => `${f.kind}@${f.offset}${f.refused ? '!' : ''}`,
+  );
 
 describe('secretFindings', () => {
   it('finds nothing in a sound secret, with or without its newline', () => {

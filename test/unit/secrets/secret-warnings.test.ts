@@ -1,4 +1,6 @@
-/** The warning at a grant secret's first read: once per file (not per read), again after it was sound, never the secret. */
+/**
+ * The warning at a grant secret's first read: once per file (not per read), again after it was sound, never the secret.
+ */
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +15,12 @@ const roots: SecretRoots = { own: [{ field: 'contributions', path: dir }], forei
 
 function watched(): { said: Array<{ fields: object; message: string }>; warnings: SecretWarnings } {
   const said: Array<{ fields: object; message: string }> = [];
-  return { said, warnings: new SecretWarnings({ warn: ((fields: object, message: string) => said.push({ fields, message })) as never }) };
+  return {
+    said,
+    warnings: new SecretWarnings({
+      warn: ((fields: object, message: string) => said.push({ fields, message })) as never,
+    }),
+  };
 }
 
 let tick = Date.now() / 1000;
@@ -56,7 +63,7 @@ describe('the warning at a grant secret’s first read', () => {
 
   it('keeps at most its bound of files', () => {
     const said: string[] = [];
-    const small = new SecretWarnings({ warn: ((fields: { path: string }) => said.push(fields.path)) }, 2);
+    const small = new SecretWarnings({ warn: (fields: { path: string }) => said.push(fields.path) }, 2);
     const finding = [{ kind: 'crlf' as const, offset: 8, refused: false }];
     for (const p of ['a', 'b', 'c', 'a']) small.heed(p, finding);
     // `a`, the oldest, was let go when `c` came: said again

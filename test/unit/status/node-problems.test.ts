@@ -27,16 +27,33 @@ function sources(note: NodesNote | undefined): StatusSources {
     locks: { checkMemos: () => new Map() },
   });
   const status = { _id: 'cache', contributionsError: null, errorSince: null, lastGoodAt: now, consumers: 1 };
-  return { store: { providerStatuses: () => Promise.resolve([status]) }, coordination, providers: [{ name: 'cache', timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000 } as never }] };
+  return {
+    store: { providerStatuses: () => Promise.resolve([status]) },
+    coordination,
+    providers: [{ name: 'cache', timing: { verifyEveryMs: 60_000, checkTimeoutMs: 30_000 } as never }],
+  };
 }
 
-const node = (address: string, role: 'master' | 'replica', answering: boolean) => ({ address, role, answering, ...(answering ? {} : { since: '2026-12-02T06:59:30.000Z', why: 'timed out' }) });
+const node = (address: string, role: 'master' | 'replica', answering: boolean) => ({
+  address,
+  role,
+  answering,
+  ...(answering ? {} : { since: '2026-12-02T06:59:30.000Z', why: 'timed out' }),
+});
 
 describe('the status of a backend of several nodes', () => {
   it('is red naming a node that cannot be asked, with its role and since when, and lists every node', async () => {
-    const report = await statusReport(sources({ at: now.toISOString(), nodes: [node('10.0.0.1:6379', 'master', true), node('10.0.0.2:6379', 'replica', false)] }), now);
+    const report = await statusReport(
+      sources({
+        at: now.toISOString(),
+        nodes: [node('10.0.0.1:6379', 'master', true), node('10.0.0.2:6379', 'replica', false)],
+      }),
+      now,
+    );
     expect(report.healthy).toBe(false);
-    expect(report.providers[0]!.problems).toEqual(['node 10.0.0.2:6379 (replica) cannot be asked since 2026-12-02T06:59:30.000Z (30s ago): timed out; its consumers stay held on the nodes that answer']);
+    expect(report.providers[0]!.problems).toEqual([
+      'node 10.0.0.2:6379 (replica) cannot be asked since 2026-12-02T06:59:30.000Z (30s ago): timed out; its consumers stay held on the nodes that answer',
+    ]);
     expect(report.providers[0]!.nodes).toEqual([
       { address: '10.0.0.1:6379', role: 'master', answers: true, missing: 0 },
       { address: '10.0.0.2:6379', role: 'replica', answers: false, missing: 0 },
@@ -44,29 +61,75 @@ describe('the status of a backend of several nodes', () => {
   });
 
   it('is red naming a node that answers but lacks consumers, with how many and why, and green once it lacks none', async () => {
-    const lacking = { ...node('10.0.0.2:6379', 'replica', true), missing: 3, missingWhy: 'applying there failed (NOPERM)' };
-    const report = await statusReport(sources({ at: now.toISOString(), nodes: [node('10.0.0.1:6379', 'master', true), lacking] }), now);
+    const lacking = {
+      ...node('10.0.0.2:6379', 'replica', true),
+      missing: 3,
+      missingWhy: 'applying there failed (NOPERM)',
+    };
+    const report = await statusReport(
+      sources({ at: now.toISOString(), nodes: [node('10.0.0.1:6379', 'master', true), lacking] }),
+      now,
+    );
     expect(report.healthy).toBe(false);
-    expect(report.providers[0]!.problems).toEqual(['node 10.0.0.2:6379 (replica) lacks 3 consumers: applying there failed (NOPERM)']);
-    expect(report.providers[0]!.nodes[1]).toEqual({ address: '10.0.0.2:6379', role: 'replica', answers: true, missing: 3 });
-    const healed = await statusReport(sources({ at: now.toISOString(), nodes: [node('10.0.0.1:6379', 'master', true), { ...lacking, missing: 0 }] }), now);
+    expect(report.providers[0]!.problems).toEqual([
+      'node 10.0.0.2:6379 (replica) lacks 3 consumers: applying there failed (NOPERM)',
+    ]);
+    expect(report.providers[0]!.nodes[1]).toEqual({
+      address: '10.0.0.2:6379',
+      role: 'replica',
+      answers: true,
+      missing: 3,
+    });
+    const healed = await statusReport(
+      sources({ at: now.toISOString(), nodes: [node('10.0.0.1:6379', 'master', true), { ...lacking, missing: 0 }] }),
+      now,
+    );
     expect(healed.healthy).toBe(true);
   });
 
   it('is green when every node answers, and leaves a backend of one node to the pause and could-not-ask lines', async () => {
-    expect((await statusReport(sources({ at: now.toISOString(), nodes: [node('10.0.0.1:6379', 'master', true), node('10.0.0.2:6379', 'replica', true)] }), now)).healthy).toBe(true);
-    expect((await statusReport(sources({ at: now.toISOString(), nodes: [node('10.0.0.1:6379', 'master', false)] }), now)).healthy).toBe(true);
+    expect(
+      (
+        await statusReport(
+          sources({
+            at: now.toISOString(),
+            nodes: [node('10.0.0.1:6379', 'master', true), node('10.0.0.2:6379', 'replica', true)],
+          }),
+          now,
+        )
+      ).healthy,
+    ).toBe(true);
+    expect(
+      (await statusReport(sources({ at: now.toISOString(), nodes: [node('10.0.0.1:6379', 'master', false)] }), now))
+        .healthy,
+    ).toBe(true);
     expect((await statusReport(sources(undefined), now)).providers[0]!.nodes).toEqual([]);
   });
 
   it('takes a forged note (a control character in an address, too many nodes) for none', () => {
-    const forged = { at: now.toISOString(), nodes: [{ address: '\u001b[2J10.0.0.9:6379', role: 'replica', answering: false }] };
+    const forged = {
+      at: now.toISOString(),
+      nodes: [{ address: '\u001b[2J10.0.0.9:6379', role: 'replica', answering: false }],
+    };
     expect(decodeJson(nodesNoteCodec, JSON.stringify(forged))).toBeNull();
-    const many = { at: now.toISOString(), nodes: Array.from({ length: 300 }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}:6379`, role: 'replica', answering: true })) };
+    const many = {
+      at: now.toISOString(),
+      nodes: Array.from({ length: 300 }, (_, i) => ({
+        address: `10.0.${i >> 8}.${i & 255}:6379`,
+        role: 'replica',
+        answering: true,
+      })),
+    };
     expect(decodeJson(nodesNoteCodec, JSON.stringify(many))).toBeNull();
-    const negative = { at: now.toISOString(), nodes: [{ address: '10.0.0.9:6379', role: 'replica', answering: true, missing: -1 }] };
+    const negative = {
+      at: now.toISOString(),
+      nodes: [{ address: '10.0.0.9:6379', role: 'replica', answering: true, missing: -1 }],
+    };
     expect(decodeJson(nodesNoteCodec, JSON.stringify(negative))).toBeNull();
-    const long = { at: now.toISOString(), nodes: [{ address: '10.0.0.9:6379', role: 'replica', answering: true, missing: 1, missingWhy: 'x'.repeat(501) }] };
+    const long = {
+      at: now.toISOString(),
+      nodes: [{ address: '10.0.0.9:6379', role: 'replica', answering: true, missing: 1, missingWhy: 'x'.repeat(501) }],
+    };
     expect(decodeJson(nodesNoteCodec, JSON.stringify(long))).toBeNull();
   });
 });

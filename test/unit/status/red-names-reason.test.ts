@@ -22,7 +22,10 @@ const TIMING = { verifyEveryMs: 10_000, checkTimeoutMs: 5_000 } as never;
 /** Longer ago than the silence limit (2 × 10 s + 5 s). */
 const LONG_AGO = at - 60_000;
 
-/** One consumer of provider `cache`: its noted state, its brief (absent: none noted), its memo, its place in the checked set. */
+/**
+ * One consumer of provider `cache`: its noted state, its brief (absent: none noted), its memo, its place in the checked
+ * set.
+ */
 interface Consumer {
   state: ConsumerStateName | 'unreadable';
   refused: boolean;
@@ -80,24 +83,47 @@ const worldArb: fc.Arbitrary<World> = fc.record({
 
 /** A world where everything is fine, for the single conditions. */
 const GREEN: World = {
-  configured: true, status: 'good', declaredExtra: 0, pause: false, nodes: 'none', couldNotAsk: 0, heldRemovals: false, orphans: false,
-  lastCheckAt: 'recent', alive: true,
-  consumers: [{ state: 'held', refused: false, brief: 'same', checkedAt: at - 1_000, memoAt: at - 1_000, since: LONG_AGO }],
+  configured: true,
+  status: 'good',
+  declaredExtra: 0,
+  pause: false,
+  nodes: 'none',
+  couldNotAsk: 0,
+  heldRemovals: false,
+  orphans: false,
+  lastCheckAt: 'recent',
+  alive: true,
+  consumers: [
+    { state: 'held', refused: false, brief: 'same', checkedAt: at - 1_000, memoAt: at - 1_000, since: LONG_AGO },
+  ],
 };
 
 function brief(c: Consumer, i: number): ConsumerSummary {
   const state = c.brief === 'same' ? c.state : c.brief === 'lost' ? 'lost' : 'held';
   return {
-    rev: 3, state, since: c.since, login: `app_${i}`, brakeCount: 0, reason: state === 'held' ? 'applied' : 'not held: missing', dueAt: at + 5_000,
-    lastCheck: { at: c.checkedAt, outcome: 'held', detail: null }, refused: c.refused ? 'values.keys: not allowed' : null,
+    rev: 3,
+    state,
+    since: c.since,
+    login: `app_${i}`,
+    brakeCount: 0,
+    reason: state === 'held' ? 'applied' : 'not held: missing',
+    dueAt: at + 5_000,
+    lastCheck: { at: c.checkedAt, outcome: 'held', detail: null },
+    refused: c.refused ? 'values.keys: not allowed' : null,
   };
 }
 
 function sources(world: World): StatusSources {
   const keys = world.consumers.map((_, i) => `cache/c${i}`);
   const states = Object.fromEntries(world.consumers.map((c, i) => [keys[i]!, `${c.state}${c.refused ? '!' : ''} 3`]));
-  const briefs = new Map(world.consumers.flatMap((c, i) => (c.brief === 'none' ? [] : [[keys[i]!, brief(c, i)] as const])));
-  const memos = new Map(world.consumers.flatMap((c, i): Array<[string, CheckMemo]> => (c.memoAt === null ? [] : [[keys[i]!, { at: c.memoAt, outcome: 'held', detail: null, rev: 3 } as CheckMemo]])));
+  const briefs = new Map(
+    world.consumers.flatMap((c, i) => (c.brief === 'none' ? [] : [[keys[i]!, brief(c, i)] as const])),
+  );
+  const memos = new Map(
+    world.consumers.flatMap((c, i): Array<[string, CheckMemo]> =>
+      c.memoAt === null ? [] : [[keys[i]!, { at: c.memoAt, outcome: 'held', detail: null, rev: 3 } as CheckMemo]],
+    ),
+  );
   const checked = world.consumers.map((c, i) => [keys[i]!, c.checkedAt] as [string, number]);
   const pause: Pause = { since: new Date(at - 30_000).toISOString(), reason: 'checks time out' };
   const nodes: NodesNote | undefined =
@@ -107,7 +133,9 @@ function sources(world: World): StatusSources {
           at: now.toISOString(),
           nodes: [
             { address: '10.0.0.1:6379', role: 'master', answering: true },
-            world.nodes === 'one-down' ? { address: '10.0.0.2:6379', role: 'replica', answering: false } : { address: '10.0.0.2:6379', role: 'replica', answering: true, missing: 2 },
+            world.nodes === 'one-down'
+              ? { address: '10.0.0.2:6379', role: 'replica', answering: false }
+              : { address: '10.0.0.2:6379', role: 'replica', answering: true, missing: 2 },
           ],
         };
   const orphans: OrphanReport = { prefix: 'app_', at: now.toISOString(), logins: ['app_stray'] };
@@ -115,14 +143,19 @@ function sources(world: World): StatusSources {
   const coordination = fakeCoordination({
     notes: {
       allStates: () => states,
-      summariesOf: (asked: readonly string[]) => new Map(asked.flatMap((k) => (briefs.has(k) ? [[k, briefs.get(k)!] as const] : []))),
+      summariesOf: (asked: readonly string[]) =>
+        new Map(asked.flatMap((k) => (briefs.has(k) ? [[k, briefs.get(k)!] as const] : []))),
       lastCheckedAt: () => new Map(lastCheckAt === undefined ? [] : [['cache', lastCheckAt]]),
-      checkedBefore: (_provider: string, before: number, limit: number) => checked.filter(([, t]) => t < before).slice(0, limit),
+      checkedBefore: (_provider: string, before: number, limit: number) =>
+        checked.filter(([, t]) => t < before).slice(0, limit),
       orphans: () => new Map(world.orphans ? [['cache', orphans]] : []),
       nodes: () => new Map(nodes ? [['cache', nodes]] : []),
       timeline: () => [],
     },
-    locks: { checkMemos: (asked: readonly string[]) => new Map(asked.flatMap((k) => (memos.has(k) ? [[k, memos.get(k)!] as const] : []))) },
+    locks: {
+      checkMemos: (asked: readonly string[]) =>
+        new Map(asked.flatMap((k) => (memos.has(k) ? [[k, memos.get(k)!] as const] : []))),
+    },
     signals: {
       pauses: () => new Map(world.pause ? [['cache', pause]] : []),
       couldNotAskCounts: () => new Map(world.couldNotAsk > 0 ? [['cache', world.couldNotAsk]] : []),
@@ -133,11 +166,16 @@ function sources(world: World): StatusSources {
   const recorded = world.consumers.length;
   const status: ProviderStatus = {
     _id: 'cache',
-    contributionsError: world.status === 'never-good' || world.status === 'refused' ? 'cache.yaml line 3: consumers[0].login: too long' : null,
+    contributionsError:
+      world.status === 'never-good' || world.status === 'refused'
+        ? 'cache.yaml line 3: consumers[0].login: too long'
+        : null,
     errorSince: null,
     lastGoodAt: world.status === 'never-good' ? null : now,
     consumers: recorded + world.declaredExtra,
-    heldRemovals: world.heldRemovals ? { file: 'cache.yaml', change: 'x', removals: 9, of: 10, since: now, sample: ['cache/c1'] } : null,
+    heldRemovals: world.heldRemovals
+      ? { file: 'cache.yaml', change: 'x', removals: 9, of: 10, since: now, sample: ['cache/c1'] }
+      : null,
   };
   return {
     store: { providerStatuses: () => Promise.resolve(world.status === 'none' ? [] : [status]) },
@@ -152,8 +190,16 @@ async function expectReasons(world: World): Promise<void> {
     const report = await statusReport(sources(world), now, { all });
     if (report.healthy) continue;
     expect(redReasons(report).length, JSON.stringify(world)).toBeGreaterThan(0);
-    for (const p of report.providers) if (!p.healthy) expect(p.problems.length, `provider ${p.provider} red with no problem: ${JSON.stringify(world)}`).toBeGreaterThan(0);
-    expect(report.problems.length + report.providers.reduce((n, p) => n + p.problems.length, 0), JSON.stringify(world)).toBeGreaterThan(0);
+    for (const p of report.providers)
+      if (!p.healthy)
+        expect(
+          p.problems.length,
+          `provider ${p.provider} red with no problem: ${JSON.stringify(world)}`,
+        ).toBeGreaterThan(0);
+    expect(
+      report.problems.length + report.providers.reduce((n, p) => n + p.problems.length, 0),
+      JSON.stringify(world),
+    ).toBeGreaterThan(0);
   }
 }
 
@@ -164,23 +210,34 @@ describe('a red status names its reason', () => {
     expect(redReasons(report)).toEqual([]);
   });
 
-  it.each(STATES.filter((s) => !STATE_MEANINGS[s].healthy))('names a provider with a consumer %s, whatever the brief says', async (state) => {
-    for (const b of ['same', 'held', 'none'] as const) {
-      const world = { ...GREEN, consumers: [{ ...GREEN.consumers[0]!, state, brief: b }] };
-      const report = await statusReport(sources(world), now);
-      expect(report.healthy).toBe(false);
-      expect(report.providers[0]!.problems, `${state}, brief ${b}`).not.toEqual([]);
-    }
-  });
+  it.each(STATES.filter((s) => !STATE_MEANINGS[s].healthy))(
+    'names a provider with a consumer %s, whatever the brief says',
+    async (state) => {
+      for (const b of ['same', 'held', 'none'] as const) {
+        const world = { ...GREEN, consumers: [{ ...GREEN.consumers[0]!, state, brief: b }] };
+        const report = await statusReport(sources(world), now);
+        expect(report.healthy).toBe(false);
+        expect(report.providers[0]!.problems, `${state}, brief ${b}`).not.toEqual([]);
+      }
+    },
+  );
 
   it('names a held consumer not asked for too long while the others are, and takes a later check in its memo for asked', async () => {
     const silent = { ...GREEN.consumers[0]!, checkedAt: LONG_AGO, memoAt: LONG_AGO };
     const report = await statusReport(sources({ ...GREEN, consumers: [...GREEN.consumers, silent] }), now);
     expect(report.healthy).toBe(false);
-    expect(report.providers[0]!.problems).toEqual(['1 held consumer not asked for over 25s: their checks may be lost or queued behind a backlog (listed)']);
-    expect(report.consumers.map((c) => [c.consumer, c.problem])).toEqual([['cache/c1', 'not asked for 1m: is a worker running?']]);
-    // the checked set older than the memo (the memo says a check ended since): asked, green, as the consumer's own line would say
-    const asked = await statusReport(sources({ ...GREEN, consumers: [...GREEN.consumers, { ...silent, memoAt: at - 1_000 }] }), now);
+    expect(report.providers[0]!.problems).toEqual([
+      '1 held consumer not asked for over 25s: their checks may be lost or queued behind a backlog (listed)',
+    ]);
+    expect(report.consumers.map((c) => [c.consumer, c.problem])).toEqual([
+      ['cache/c1', 'not asked for 1m: is a worker running?'],
+    ]);
+    // the checked set older than the memo (the memo says a check ended since): asked, green, as the consumer's own line
+    // would say
+    const asked = await statusReport(
+      sources({ ...GREEN, consumers: [...GREEN.consumers, { ...silent, memoAt: at - 1_000 }] }),
+      now,
+    );
     expect(redReasons(asked)).toEqual([]);
     expect(asked.healthy).toBe(true);
   });

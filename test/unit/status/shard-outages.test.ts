@@ -10,9 +10,12 @@ import { fakeCoordination } from '../../support/coordination-fake.js';
 
 const SHARDS = 3;
 const keys = Array.from({ length: 30 }, (_, i) => `cache/c${String(i).padStart(2, '0')}`);
-const statesOf = (shard: number) => Object.fromEntries(keys.filter((k) => shardOf(k, SHARDS) === shard).map((k) => [k, 'held 1']));
+const statesOf = (shard: number) =>
+  Object.fromEntries(keys.filter((k) => shardOf(k, SHARDS) === shard).map((k) => [k, 'held 1']));
 
-/** A shard's reads: its consumers all held, its sentinel there; or every read failing with `fails`, or never answering. */
+/**
+ * A shard's reads: its consumers all held, its sentinel there; or every read failing with `fails`, or never answering.
+ */
 function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coordination {
   const answers = {
     notes: {
@@ -38,7 +41,13 @@ function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coo
 }
 
 function sources(coordination: StatusSources['coordination']): StatusSources {
-  const status = { _id: 'cache', contributionsError: null, errorSince: null, lastGoodAt: new Date(), consumers: keys.length };
+  const status = {
+    _id: 'cache',
+    contributionsError: null,
+    errorSince: null,
+    lastGoodAt: new Date(),
+    consumers: keys.length,
+  };
   return {
     store: { providerStatuses: () => Promise.resolve([status]) },
     coordination,
@@ -46,7 +55,11 @@ function sources(coordination: StatusSources['coordination']): StatusSources {
   };
 }
 
-const where = (i: number) => ({ shard: `{hf-${i}}`, node: () => `127.0.0.1:700${i}`, nodeError: () => (i === 2 ? 'connect ECONNREFUSED 127.0.0.1:7002' : null) });
+const where = (i: number) => ({
+  shard: `{hf-${i}}`,
+  node: () => `127.0.0.1:700${i}`,
+  nodeError: () => (i === 2 ? 'connect ECONNREFUSED 127.0.0.1:7002' : null),
+});
 
 describe('the status of a sharded queue with a shard that cannot be read', () => {
   it('names the failing shard and its node once, and counts the others from what they answered', async () => {
@@ -55,10 +68,19 @@ describe('the status of a sharded queue with a shard that cannot be read', () =>
     const report = await statusReport(sources(sharded), new Date(), {});
     const text = formatStatus(report);
     expect(report.healthy).toBe(false);
-    expect(report.unreadableShards).toEqual([{ shard: '{hf-1}', node: '127.0.0.1:7001', error: 'connection refused (connect ECONNREFUSED 127.0.0.1:7001)', counted: false }]);
+    expect(report.unreadableShards).toEqual([
+      {
+        shard: '{hf-1}',
+        node: '127.0.0.1:7001',
+        error: 'connection refused (connect ECONNREFUSED 127.0.0.1:7001)',
+        counted: false,
+      },
+    ]);
     expect(text.match(/\{hf-1\}/g)).toHaveLength(1);
     expect(text).toContain('queue shard {hf-1} on node 127.0.0.1:7001 cannot be read: connection refused');
-    expect(text).toContain(`NOT HEALTHY: 0 of ${keys.filter((k) => shardOf(k, SHARDS) !== 1).length} consumers not served; 1 queue shard could not be read`);
+    expect(text).toContain(
+      `NOT HEALTHY: 0 of ${keys.filter((k) => shardOf(k, SHARDS) !== 1).length} consumers not served; 1 queue shard could not be read`,
+    );
     expect(text).not.toContain('has forgotten every job');
     expect(text).not.toContain('have no record yet');
     const answered = keys.filter((k) => shardOf(k, SHARDS) !== 1).length;
@@ -68,15 +90,30 @@ describe('the status of a sharded queue with a shard that cannot be read', () =>
 
   it('names a shard that does not answer within its wait, and answers on time', async () => {
     const sharded = new ShardedCoordination([shard(0), shard(1), shard(2, { hangs: true })], [0, 1, 2].map(where));
-    const report = await statusReport(sources(sharded), new Date(), { shardWaits: { perReadMs: 50, until: Date.now() + 5_000 } });
-    expect(report.unreadableShards.map((s) => [s.shard, s.node, s.error])).toEqual([['{hf-2}', '127.0.0.1:7002', 'did not answer within 1s (its node: connection refused (connect ECONNREFUSED 127.0.0.1:7002))']]);
+    const report = await statusReport(sources(sharded), new Date(), {
+      shardWaits: { perReadMs: 50, until: Date.now() + 5_000 },
+    });
+    expect(report.unreadableShards.map((s) => [s.shard, s.node, s.error])).toEqual([
+      [
+        '{hf-2}',
+        '127.0.0.1:7002',
+        'did not answer within 1s (its node: connection refused (connect ECONNREFUSED 127.0.0.1:7002))',
+      ],
+    ]);
     expect(report.healthy).toBe(false);
   });
 
   it('still says the queue forgot every job when a shard that answered has lost its sentinel', async () => {
     const base = shard(0);
-    const forgot = { ...base, signals: { ...base.signals, alive: () => Promise.resolve(false) }, notes: { ...base.notes, allStates: () => Promise.resolve({}) } };
-    const sharded = new ShardedCoordination([forgot, shard(1, { fails: new Error('Command timed out') }), shard(2)], [0, 1, 2].map(where));
+    const forgot = {
+      ...base,
+      signals: { ...base.signals, alive: () => Promise.resolve(false) },
+      notes: { ...base.notes, allStates: () => Promise.resolve({}) },
+    };
+    const sharded = new ShardedCoordination(
+      [forgot, shard(1, { fails: new Error('Command timed out') }), shard(2)],
+      [0, 1, 2].map(where),
+    );
     const report = await statusReport(sources(sharded), new Date(), {});
     expect(report.problems.filter((line) => line.includes('has forgotten every job'))).toHaveLength(1);
     expect(report.unreadableShards.map((s) => s.error)).toEqual(['timed out (Command timed out)']);

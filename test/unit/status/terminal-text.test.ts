@@ -7,8 +7,12 @@ const UNSAFE = /[\p{Cc}\p{Cf}]/u;
 describe('text the CLI prints', () => {
   it('has every C0 and C1 control and Unicode format character escaped as JSON does', () => {
     const hostile = 'a\u001b[2J\u0007b\u009b31mc\u202ed\u200de\u{e0001}f\u007fg\th\ni';
-    expect(inertText(hostile)).toBe('a\\u001b[2J\\u0007b\\u009b31mc\\u202ed\\u200de\\udb40\\udc01f\\u007fg\\u0009h\\u000ai');
-    expect(inertLines(hostile)).toBe('a\\u001b[2J\\u0007b\\u009b31mc\\u202ed\\u200de\\udb40\\udc01f\\u007fg\\u0009h\ni');
+    expect(inertText(hostile)).toBe(
+      'a\\u001b[2J\\u0007b\\u009b31mc\\u202ed\\u200de\\udb40\\udc01f\\u007fg\\u0009h\\u000ai',
+    );
+    expect(inertLines(hostile)).toBe(
+      'a\\u001b[2J\\u0007b\\u009b31mc\\u202ed\\u200de\\udb40\\udc01f\\u007fg\\u0009h\ni',
+    );
     expect(UNSAFE.test(inertText(hostile))).toBe(false);
     // JSON stays JSON, with the same meaning
     const json = JSON.stringify({ reason: hostile });
@@ -19,6 +23,6 @@ describe('text the CLI prints', () => {
     expect(formatPath(['consumers', 0, 'values', 'keys'])).toBe('consumers[0].values.keys');
     expect(formatPath(['consumers', 0, '\u001b[2Jx'])).toBe('consumers[0]["\\u001b[2Jx"]');
     expect(formatPath(['a.b'])).toBe('["a.b"]');
-    expect(formatPath(['consumers', 0, 'k'.repeat(1000)])).toBe(`consumers[0]["${"k".repeat(128)}"…]`);
+    expect(formatPath(['consumers', 0, 'k'.repeat(1000)])).toBe(`consumers[0]["${'k'.repeat(128)}"…]`);
   });
 });

@@ -1,4 +1,7 @@
-/** A consumer key as typed: bounded, no control character, `<provider>/<id>` of names; refused clearly, never echoing a control character. */
+/**
+ * A consumer key as typed: bounded, no control character, `<provider>/<id>` of names; refused clearly, never echoing a
+ * control character.
+ */
 import { describe, expect, it } from 'vitest';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { consumerKeyInput, MAX_KEY_LENGTH } from '../../../src/store/consumer-key-input.js';
@@ -19,8 +22,21 @@ describe('a consumer key as typed', () => {
   });
 
   it('is refused when not <provider>/<id> of names: a path, an empty part, a second slash', () => {
-    for (const text of ['../x', 'x/..', '/x', 'x/', 'x', '', 'a/b/c', 'cache/.hidden', 'cache/ph otos', 'cache\\photos']) {
-      expect(refusal(text), text).toMatch(/is not a consumer key; a consumer key is <provider>\/<id>, each 1 to 128 letters/);
+    for (const text of [
+      '../x',
+      'x/..',
+      '/x',
+      'x/',
+      'x',
+      '',
+      'a/b/c',
+      'cache/.hidden',
+      'cache/ph otos',
+      'cache\\photos',
+    ]) {
+      expect(refusal(text), text).toMatch(
+        /is not a consumer key; a consumer key is <provider>\/<id>, each 1 to 128 letters/,
+      );
     }
   });
 
@@ -31,9 +47,17 @@ describe('a consumer key as typed', () => {
   });
 
   it('is refused when it holds a control or format character, which is never echoed', () => {
-    for (const text of ['cache/\u001b[31mred', 'cache/photos\n', 'cache/\u202eotohp', 'cache/\u0000', 'cache/\u009bx']) {
+    for (const text of [
+      'cache/\u001b[31mred',
+      'cache/photos\n',
+      'cache/\u202eotohp',
+      'cache/\u0000',
+      'cache/\u009bx',
+    ]) {
       const said = refusal(text);
-      expect(said, JSON.stringify(text)).toMatch(/^the consumer key given holds a control or format character \(at \d+\): "/);
+      expect(said, JSON.stringify(text)).toMatch(
+        /^the consumer key given holds a control or format character \(at \d+\): "/,
+      );
       expect(said).not.toMatch(/[\p{Cc}\p{Cf}]/u);
     }
     expect(refusal('cache/\u001b[31mred')).toContain('"cache/\\u001b[31mred"');

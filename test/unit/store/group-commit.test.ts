@@ -21,7 +21,8 @@ function answering(): Collection<Doc> {
 const turns = async (n: number) => {
   for (let i = 0; i < n; i++) await Promise.resolve();
 };
-const within = <T>(work: Promise<T>, ms: number) => Promise.race([work, new Promise((r) => setTimeout(() => r('never sent'), ms))]);
+const within = <T>(work: Promise<T>, ms: number) =>
+  Promise.race([work, new Promise((r) => setTimeout(() => r('never sent'), ms))]);
 
 describe('the group commit', () => {
   it('sends a write that arrives while every lane is ending (its writer back some microtask turns after its last write)', async () => {

@@ -1,9 +1,17 @@
-/** The record decoded once, at the store's edge: this version's, version 1's, or unreadable, in words; never a throw. */
+/**
+ * The record decoded once, at the store's edge: this version's, version 1's, or unreadable, in words; never a throw.
+ */
 import { describe, expect, it } from 'vitest';
 import type { ConsumerContext } from '../../../machines/consumer-machine.js';
 import { MACHINE_VERSION, WAIT_NAMES } from '../../../machines/machine-step.js';
 import type { ConsumerRecord } from '../../../src/store/consumer-record.js';
-import { decodeMachine, decodeRecord, encodeDesired, encodeMachine, encodeRecord } from '../../../src/store/record-codec.js';
+import {
+  decodeMachine,
+  decodeRecord,
+  encodeDesired,
+  encodeMachine,
+  encodeRecord,
+} from '../../../src/store/record-codec.js';
 
 const context: ConsumerContext = {
   key: 'cache/app-a',
@@ -18,7 +26,15 @@ const context: ConsumerContext = {
   reason: null,
 };
 const at = new Date('2026-11-30T10:00:00Z');
-const desired = { login: 'app_a', values: { keys: ['app-a:*'], 'a.b': { $x: 1 } }, secretPath: '/g/app-a', specHash: 's', source: '/c/cache.yaml:3', removed: false, problems: [] };
+const desired = {
+  login: 'app_a',
+  values: { keys: ['app-a:*'], 'a.b': { $x: 1 } },
+  secretPath: '/g/app-a',
+  specHash: 's',
+  source: '/c/cache.yaml:3',
+  removed: false,
+  problems: [],
+};
 
 const record: ConsumerRecord = {
   _id: 'cache/app-a',
@@ -59,27 +75,56 @@ describe('a stored record, decoded', () => {
     expect(JSON.parse(stored.machine as string)).toEqual({ version: MACHINE_VERSION, state: 'held', context });
     expect(JSON.parse(stored.desired as string)).toMatchObject({ values: { keys: ['app-a:*'], 'a.b': { $x: 1 } } });
     expect(JSON.parse(stored.history as string)).toEqual([[at.getTime(), 'applying', 'held', null]]);
-    expect([stored.lastCheck, stored.timer]).toEqual([JSON.stringify([at.getTime(), 'held', null]), JSON.stringify([7, 'verify', at.getTime()])]);
+    expect([stored.lastCheck, stored.timer]).toEqual([
+      JSON.stringify([at.getTime(), 'held', null]),
+      JSON.stringify([7, 'verify', at.getTime()]),
+    ]);
     expect(decodeRecord(stored)).toEqual(record);
-    expect(decodeRecord({ ...stored, refused: { source: '/c/cache.yaml:4', problems: ['too wide'] } })).toEqual({ ...record, refused: { source: '/c/cache.yaml:4', problems: ['too wide'] } });
+    expect(decodeRecord({ ...stored, refused: { source: '/c/cache.yaml:4', problems: ['too wide'] } })).toEqual({
+      ...record,
+      refused: { source: '/c/cache.yaml:4', problems: ['too wide'] },
+    });
   });
 
   it('reads the sub-documents earlier versions wrote (keys the wire server refuses encoded and decoded)', () => {
     const nested = { ...record, machine: encodeMachine(record.machine), desired: encodeDesired(desired) };
     expect(nested.desired).toMatchObject({ values: { keys: ['app-a:*'], 'a%2Eb': { '%24x': 1 } } });
     expect(decodeRecord(nested)).toEqual(record);
-    expect(decodeRecord({ ...encodeRecord(record), history: record.history, timer: { epoch: 7, wait: 'verify', dueAt: at } })).toEqual(record);
+    expect(
+      decodeRecord({
+        ...encodeRecord(record),
+        history: record.history,
+        timer: { epoch: 7, wait: 'verify', dueAt: at },
+      }),
+    ).toEqual(record);
   });
 
   it('migrates version 1: the snapshot’s state, the time of apply, the wait its timer named', () => {
-    expect(decodeRecord(versionOne('applying'))).toEqual({ ...record, desiredAt: 0, machine: { state: 'applying', context } });
-    expect(decodeRecord({ ...versionOne('held'), applied: null })).toEqual({ ...record, desiredAt: 0, appliedAt: null });
+    expect(decodeRecord(versionOne('applying'))).toEqual({
+      ...record,
+      desiredAt: 0,
+      machine: { state: 'applying', context },
+    });
+    expect(decodeRecord({ ...versionOne('held'), applied: null })).toEqual({
+      ...record,
+      desiredAt: 0,
+      appliedAt: null,
+    });
   });
 
   it('reads a version-1 record this version rewrote in part: each field from the form it has', () => {
-    const mixed = { ...versionOne('held'), machine: encodeMachine({ state: 'lost', context }), timer: { epoch: 8, wait: 'retry', dueAt: at } };
+    const mixed = {
+      ...versionOne('held'),
+      machine: encodeMachine({ state: 'lost', context }),
+      timer: { epoch: 8, wait: 'retry', dueAt: at },
+    };
     delete (mixed as { snapshot?: unknown }).snapshot;
-    expect(decodeRecord(mixed)).toEqual({ ...record, desiredAt: 0, machine: { state: 'lost', context }, timer: { rev: 8, wait: 'retry', dueAt: at } });
+    expect(decodeRecord(mixed)).toEqual({
+      ...record,
+      desiredAt: 0,
+      machine: { state: 'lost', context },
+      timer: { rev: 8, wait: 'retry', dueAt: at },
+    });
   });
 
   it('says in words why it cannot read a newer version’s record or a damaged one, and what it could read of it', () => {
@@ -89,24 +134,61 @@ describe('a stored record, decoded', () => {
       ...seen,
       unreadable: `written by machine version 99; this holdfast reads versions 1 to ${MACHINE_VERSION}`,
     });
-    expect(decodeRecord({ ...stored, machine: JSON.stringify({ version: MACHINE_VERSION, state: 'sleeping', context }) })).toMatchObject({ unreadable: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
-    expect(decodeRecord({ ...stored, machine: { version: MACHINE_VERSION, state: 'sleeping', context } })).toMatchObject({ unreadable: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
+    expect(
+      decodeRecord({ ...stored, machine: JSON.stringify({ version: MACHINE_VERSION, state: 'sleeping', context }) }),
+    ).toMatchObject({ unreadable: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
+    expect(
+      decodeRecord({ ...stored, machine: { version: MACHINE_VERSION, state: 'sleeping', context } }),
+    ).toMatchObject({ unreadable: `no state "sleeping" in machine version ${MACHINE_VERSION}` });
     expect(decodeRecord({ ...stored, machine: undefined })).toEqual({ ...seen, unreadable: 'it has no machine' });
-    expect(decodeRecord({ ...stored, desired: 'not a spec' })).toEqual({ ...seen, login: null, unreadable: 'its desired spec is not JSON text' });
-    expect(decodeRecord({ ...stored, desired: '[1]' })).toEqual({ ...seen, login: null, unreadable: 'its desired spec is not a document' });
-    expect(decodeRecord({ ...stored, desired: 42 })).toEqual({ ...seen, login: null, unreadable: 'its desired spec is not a document' });
-    expect(decodeRecord({ ...stored, rev: -1 })).toEqual({ ...seen, rev: null, unreadable: 'its revision is not a count' });
-    expect(decodeRecord({ ...stored, timer: { epoch: 7, event: 'xstate.after.nap.consumer.held', dueAt: at } })).toMatchObject({ unreadable: `its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})` });
+    expect(decodeRecord({ ...stored, desired: 'not a spec' })).toEqual({
+      ...seen,
+      login: null,
+      unreadable: 'its desired spec is not JSON text',
+    });
+    expect(decodeRecord({ ...stored, desired: '[1]' })).toEqual({
+      ...seen,
+      login: null,
+      unreadable: 'its desired spec is not a document',
+    });
+    expect(decodeRecord({ ...stored, desired: 42 })).toEqual({
+      ...seen,
+      login: null,
+      unreadable: 'its desired spec is not a document',
+    });
+    expect(decodeRecord({ ...stored, rev: -1 })).toEqual({
+      ...seen,
+      rev: null,
+      unreadable: 'its revision is not a count',
+    });
+    expect(
+      decodeRecord({ ...stored, timer: { epoch: 7, event: 'xstate.after.nap.consumer.held', dueAt: at } }),
+    ).toMatchObject({ unreadable: `its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})` });
     expect(decodeRecord({ ...stored, history: 'long' })).toMatchObject({ unreadable: 'its history is not JSON text' });
     expect(decodeRecord({ ...stored, history: '{}' })).toMatchObject({ unreadable: 'its history is not a list' });
     expect(decodeRecord({ ...stored, history: 7 })).toMatchObject({ unreadable: 'its history is not a list' });
-    expect(decodeRecord({ ...stored, history: '[[1, "applying"]]' })).toMatchObject({ unreadable: 'its history has an entry that is not a transition' });
-    expect(decodeRecord({ ...stored, timer: '[7, "nap", 1]' })).toMatchObject({ unreadable: `its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})` });
-    expect(decodeRecord({ ...stored, timer: '[7, "verify", "soon"]' })).toMatchObject({ unreadable: 'its timer due time is not a date' });
-    expect(decodeRecord({ ...stored, lastCheck: '[1, "fine", null]' })).toMatchObject({ unreadable: 'its last check has no outcome of this holdfast' });
-    expect(decodeRecord({ ...stored, history: [{ at, from: 'applying' }] })).toMatchObject({ unreadable: 'its history has an entry that is not a transition' });
-    expect(decodeRecord({ ...stored, lastCheck: { at, outcome: 'fine' } })).toMatchObject({ unreadable: 'its last check has no outcome of this holdfast' });
-    expect(decodeRecord({ ...stored, _id: 'app-a' })).toMatchObject({ _id: 'app-a', unreadable: 'its key is not <provider>/<id>' });
+    expect(decodeRecord({ ...stored, history: '[[1, "applying"]]' })).toMatchObject({
+      unreadable: 'its history has an entry that is not a transition',
+    });
+    expect(decodeRecord({ ...stored, timer: '[7, "nap", 1]' })).toMatchObject({
+      unreadable: `its timer names no wait of this holdfast (${WAIT_NAMES.join(', ')})`,
+    });
+    expect(decodeRecord({ ...stored, timer: '[7, "verify", "soon"]' })).toMatchObject({
+      unreadable: 'its timer due time is not a date',
+    });
+    expect(decodeRecord({ ...stored, lastCheck: '[1, "fine", null]' })).toMatchObject({
+      unreadable: 'its last check has no outcome of this holdfast',
+    });
+    expect(decodeRecord({ ...stored, history: [{ at, from: 'applying' }] })).toMatchObject({
+      unreadable: 'its history has an entry that is not a transition',
+    });
+    expect(decodeRecord({ ...stored, lastCheck: { at, outcome: 'fine' } })).toMatchObject({
+      unreadable: 'its last check has no outcome of this holdfast',
+    });
+    expect(decodeRecord({ ...stored, _id: 'app-a' })).toMatchObject({
+      _id: 'app-a',
+      unreadable: 'its key is not <provider>/<id>',
+    });
   });
 
   it('keeps who caused each transition and on which node, and reads the four-part entries written before them', () => {
@@ -124,12 +206,23 @@ describe('a stored record, decoded', () => {
     expect(decodeRecord(stored)).toEqual({ ...record, history });
     // a cause of a newer holdfast reads as none, a node too long is cut: the record stays readable
     const newer = JSON.stringify([[at.getTime(), 'held', 'lost', null, 'operator-x', 'n'.repeat(500)]]);
-    expect(decodeRecord({ ...stored, history: newer })).toMatchObject({ history: [{ at, from: 'held', to: 'lost', reason: null, node: 'n'.repeat(200) }] });
+    expect(decodeRecord({ ...stored, history: newer })).toMatchObject({
+      history: [{ at, from: 'held', to: 'lost', reason: null, node: 'n'.repeat(200) }],
+    });
     expect((decodeRecord({ ...stored, history: newer }) as ConsumerRecord).history[0]).not.toHaveProperty('by');
   });
 
   it('never throws, whatever it is given', () => {
-    for (const raw of [null, undefined, 'text', 42, [], { _id: 'cache/x' }, { _id: 'cache/x', machine: null, desired: {} }, { _id: { nested: 1 } }]) {
+    for (const raw of [
+      null,
+      undefined,
+      'text',
+      42,
+      [],
+      { _id: 'cache/x' },
+      { _id: 'cache/x', machine: null, desired: {} },
+      { _id: { nested: 1 } },
+    ]) {
       expect(() => decodeRecord(raw)).not.toThrow();
       expect(decodeRecord(raw)).toHaveProperty('unreadable');
     }
@@ -137,7 +230,9 @@ describe('a stored record, decoded', () => {
 
   it('decodes a ticket’s machine the same way', () => {
     expect(decodeMachine(encodeMachine({ state: 'held', context }))).toEqual({ consumer: { state: 'held', context } });
-    expect(decodeMachine({ version: 'two', state: 'held', context })).toEqual({ problem: 'its machine version is not a number' });
+    expect(decodeMachine({ version: 'two', state: 'held', context })).toEqual({
+      problem: 'its machine version is not a number',
+    });
     expect(decodeMachine('held')).toEqual({ problem: 'no state undefined in machine version 1' });
   });
 });

@@ -16,7 +16,11 @@ function batching(refuse: ReadonlySet<string> = new Set(), slowMs = 0): Adapter 
   const each = async <T>(grants: ReadonlyArray<Grant>, value: T): Promise<Array<Each<T>>> => {
     batches.push(grants.map((g) => g.login));
     await new Promise((r) => setTimeout(r, slowMs));
-    return grants.map((g) => (refuse.has(g.login) ? { ok: false, error: new HoldfastError('BACKEND_REFUSED', `${g.login} refused`) } : { ok: true, value }));
+    return grants.map((g) =>
+      refuse.has(g.login)
+        ? { ok: false, error: new HoldfastError('BACKEND_REFUSED', `${g.login} refused`) }
+        : { ok: true, value },
+    );
   };
   return {
     batches,
@@ -37,13 +41,20 @@ describe('a batch of calls', () => {
     const outcomes = await Promise.allSettled(['a', 'b', 'c'].map((l) => batch.create(grant(l), within())));
     expect(adapter.batches).toEqual([['a', 'b', 'c']]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(await Promise.all(['d', 'e'].map((l) => batch.holds(grant(l), within())))).toEqual([{ held: true }, { held: true }]);
+    expect(await Promise.all(['d', 'e'].map((l) => batch.holds(grant(l), within())))).toEqual([
+      { held: true },
+      { held: true },
+    ]);
   });
 
   it('sends one login once per batch: a second call for it goes in the next batch', async () => {
     const adapter = batching();
     const batch = new CallBatch(adapter);
-    await Promise.all([batch.create(grant('a'), within()), batch.create(grant('a'), within()), batch.create(grant('b'), within())]);
+    await Promise.all([
+      batch.create(grant('a'), within()),
+      batch.create(grant('a'), within()),
+      batch.create(grant('b'), within()),
+    ]);
     expect(adapter.batches).toEqual([['a', 'b'], ['a']]);
   });
 
@@ -51,7 +62,10 @@ describe('a batch of calls', () => {
     const adapter = batching(new Set(), 300);
     const batch = new CallBatch(adapter);
     const started = Date.now();
-    const [short, long] = await Promise.allSettled([batch.create(grant('a'), within(100)), batch.create(grant('b'), within(5_000))]);
+    const [short, long] = await Promise.allSettled([
+      batch.create(grant('a'), within(100)),
+      batch.create(grant('b'), within(5_000)),
+    ]);
     expect(short.status === 'rejected' && isHoldfastError(short.reason, 'DEADLINE_EXCEEDED')).toBe(true);
     expect(long.status).toBe('fulfilled');
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
@@ -67,7 +81,9 @@ describe('a batch of calls', () => {
       remove: () => Promise.resolve(),
       close: () => Promise.resolve(),
     };
-    const outcomes = await Promise.allSettled(['w', 'x', 'y'].map((l) => new CallBatch(plain).create(grant(l), within())));
+    const outcomes = await Promise.allSettled(
+      ['w', 'x', 'y'].map((l) => new CallBatch(plain).create(grant(l), within())),
+    );
     expect(created.sort()).toEqual(['w', 'x', 'y']);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   });
@@ -82,7 +98,11 @@ describe('a batch of calls', () => {
     };
     const calls = new CallBatch(plain);
     const own = [within(), within(), within()];
-    await Promise.all([calls.create(grant('v'), own[0]!), calls.create(grant('w'), own[1]!), calls.holds(grant('x'), own[2]!)]);
+    await Promise.all([
+      calls.create(grant('v'), own[0]!),
+      calls.create(grant('w'), own[1]!),
+      calls.holds(grant('x'), own[2]!),
+    ]);
     expect(seen).toEqual(own.map((o) => o.signal));
   });
 });

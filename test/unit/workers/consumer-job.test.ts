@@ -44,7 +44,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const secretPath = join(dir, 'photos.secret');
 writeFileSync(secretPath, 'a-grant-secret-long-enough-to-pass\n', { mode: 0o600 });
 
-const config = providerConfig({ adapter: redisAcl, contributionsPath: join(dir, 'contributions.yaml'), policy: redisAcl.policySchema.parse({ allowedCommands: ['+@read'] }) });
+const config = providerConfig({
+  adapter: redisAcl,
+  contributionsPath: join(dir, 'contributions.yaml'),
+  policy: redisAcl.policySchema.parse({ allowedCommands: ['+@read'] }),
+});
 const key = 'cache/photos';
 const spec: DesiredSpec = {
   login: 'app_photos',
@@ -98,7 +102,13 @@ function standIns() {
       const record = records.get(k)!;
       expect(record.rev).toBe(rev);
       const { transition, desired, ...rest } = change;
-      records.set(k, { ...record, ...rest, ...(desired ? { desired: desired.spec, desiredAt: desired.at } : {}), ...(transition ? { stateSince: transition.at } : {}), rev: rev + 1 });
+      records.set(k, {
+        ...record,
+        ...rest,
+        ...(desired ? { desired: desired.spec, desiredAt: desired.at } : {}),
+        ...(transition ? { stateSince: transition.at } : {}),
+        rev: rev + 1,
+      });
       return Promise.resolve(rev + 1);
     },
     delete: (k) => Promise.resolve(void records.delete(k)),
@@ -128,17 +138,43 @@ function setUp(management: ProviderConfig['management'] = 'manage') {
   const provider = providerRuntime({ ...config, management }, backend);
   const logger = pino({ level: 'silent' });
   const seal = new JobSeal(Buffer.alloc(32, 7));
-  const gate = { admit: () => Promise.resolve({ admitted: true, probe: false }), answered: () => Promise.resolve(false), pause: () => Promise.resolve(true) } as unknown as ProviderGate;
+  const gate = {
+    admit: () => Promise.resolve({ admitted: true, probe: false }),
+    answered: () => Promise.resolve(false),
+    pause: () => Promise.resolve(true),
+  } as unknown as ProviderGate;
   const now = () => new Date();
   const effects = createEffects({ fingerprintKey: Buffer.alloc(32, 9), gate, scrubber: new Scrubber(), now });
   const stand = standIns();
-  const deps: JobDeps = { store: stand.store, coordination: stand.coordination, waits: stand.scheduler, providers: new Map([[config.name, provider]]), effects, trust: new JobTrust(seal, logger), logger, now };
-  const desiredJob = (at = 1, desired: DesiredSpec | null = spec): ConsumerJobData => ({ key, kind: 'desired', at, desired, seal: seal.desired(key, at, desired) });
+  const deps: JobDeps = {
+    store: stand.store,
+    coordination: stand.coordination,
+    waits: stand.scheduler,
+    providers: new Map([[config.name, provider]]),
+    effects,
+    trust: new JobTrust(seal, logger),
+    logger,
+    now,
+  };
+  const desiredJob = (at = 1, desired: DesiredSpec | null = spec): ConsumerJobData => ({
+    key,
+    kind: 'desired',
+    at,
+    desired,
+    seal: seal.desired(key, at, desired),
+  });
   /** The job of the last wait scheduled, as the queue would hand it to a worker. */
   const waitJob = (): ConsumerJobData => {
     const { timer, ticket } = stand.waits.at(-1)!;
     const carried = JSON.parse(JSON.stringify(ticket)) as typeof ticket;
-    return { key, kind: 'timer', rev: timer.rev, wait: timer.wait, ticket: carried, seal: seal.ticket(key, timer.rev, timer.wait, carried) };
+    return {
+      key,
+      kind: 'timer',
+      rev: timer.rev,
+      wait: timer.wait,
+      ticket: carried,
+      seal: seal.ticket(key, timer.rev, timer.wait, carried),
+    };
   };
   return { backend, deps, stand, desiredJob, waitJob };
 }
@@ -182,10 +218,18 @@ describe('a consumer job', () => {
     deps.store = {
       ...deps.store,
       insert: (record) => (written.push(...record.history), insert(record)),
-      save: (k, rev, change, history, now) => (change.transition && written.push(change.transition), save(k, rev, change, history, now)),
+      save: (k, rev, change, history, now) => (
+        change.transition && written.push(change.transition),
+        save(k, rev, change, history, now)
+      ),
     };
     await runConsumerJob(desiredJob(), deps);
-    backend.answers.push({ held: false, reason: 'password-differs', detail: 'the password differs', node: '10.0.0.6:6379' });
+    backend.answers.push({
+      held: false,
+      reason: 'password-differs',
+      detail: 'the password differs',
+      node: '10.0.0.6:6379',
+    });
     await runConsumerJob(waitJob(), deps);
     expect(written.map(({ from, to, by, node }) => ({ from, to, by, node }))).toEqual([
       { from: 'pending', to: 'applying', by: 'desired', node: undefined },
@@ -255,35 +299,70 @@ describe('a consumer job', () => {
       // once for the check and its heal (apply and confirmation): the heal uses what the check read
       expect(vi.mocked(readGrantSecret)).toHaveBeenCalledTimes(1);
       expect(events).toEqual([
-        expect.objectContaining({ kind: 'lost', key, from: 'held', state: 'lost', reason: 'missing: no such user', by: 'check' }),
-        expect.objectContaining({ kind: 'healed', key, from: 'lost', state: 'held', reason: 'applied again', by: 'heal' }),
+        expect.objectContaining({
+          kind: 'lost',
+          key,
+          from: 'held',
+          state: 'lost',
+          reason: 'missing: no such user',
+          by: 'check',
+        }),
+        expect.objectContaining({
+          kind: 'healed',
+          key,
+          from: 'lost',
+          state: 'held',
+          reason: 'applied again',
+          by: 'heal',
+        }),
       ]);
-      expect(memo).toMatchObject({ outcome: 'held', detail: 'healed: missing: no such user; applied again', rev: before.rev });
+      expect(memo).toMatchObject({
+        outcome: 'held',
+        detail: 'healed: missing: no such user; applied again',
+        rev: before.rev,
+      });
       expect(memo!.deepAt).toBe(memo!.at);
     });
 
     it("counts the heal's finding with its timeline note (one call: the same round trip), and says once that the consumer became contested", async () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       const said: Array<{ level: number; msg: string }> = [];
-      deps.logger = pino({ level: 'info' }, { write: (line: string) => void said.push(JSON.parse(line) as { level: number; msg: string }) });
+      deps.logger = pino(
+        { level: 'info' },
+        { write: (line: string) => void said.push(JSON.parse(line) as { level: number; msg: string }) },
+      );
       await runConsumerJob(desiredJob(), deps);
       const notes: Array<[number, Finding | undefined]> = [];
       const answers: FindingOutcome[] = [
         { counted: true, findings: 3, contested: true, became: true },
         { counted: true, findings: 4, contested: true, became: false },
       ];
-      stand.coordination.notes.noteTimeline = (events, finding) => Promise.resolve(void notes.push([events.length, finding])).then(() => answers.shift());
+      stand.coordination.notes.noteTimeline = (events, finding) =>
+        Promise.resolve(void notes.push([events.length, finding])).then(() => answers.shift());
       for (let i = 0; i < 2; i++) {
         backend.answers.push({ held: false, reason: 'rules-differ', detail: 'commands: the backend also has +@all' });
         expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', found: 'healed' });
       }
       expect(notes).toEqual([
-        [2, { key, reason: 'rules-differ', words: 'rules-differ (commands: the backend also has +@all)', at: expect.any(Number) as number, windowMs: 3_600_000, waveMs: 2 * config.timing.verifyEveryMs }],
+        [
+          2,
+          {
+            key,
+            reason: 'rules-differ',
+            words: 'rules-differ (commands: the backend also has +@all)',
+            at: expect.any(Number) as number,
+            windowMs: 3_600_000,
+            waveMs: 2 * config.timing.verifyEveryMs,
+          },
+        ],
         [2, expect.objectContaining({ key, reason: 'rules-differ' }) as Finding],
       ]);
       // said once, as it became contested; the second heal says nothing of it
       expect(said.filter((l) => l.msg.includes('is contested')).map((l) => [l.level, l.msg])).toEqual([
-        [40, `${key} is contested: changed outside holdfast 3 times in 1h, last: rules-differ (commands: the backend also has +@all)`],
+        [
+          40,
+          `${key} is contested: changed outside holdfast 3 times in 1h, last: rules-differ (commands: the backend also has +@all)`,
+        ],
       ]);
     });
 
@@ -292,10 +371,19 @@ describe('a consumer job', () => {
       await runConsumerJob(desiredJob(), deps);
       backend.calls.length = 0;
       watchStore(deps, backend.calls);
-      backend.answers.push({ held: false, reason: 'rules-differ', detail: 'keys differ' }, { held: false, reason: 'rules-differ', detail: 'keys differ' });
+      backend.answers.push(
+        { held: false, reason: 'rules-differ', detail: 'keys differ' },
+        { held: false, reason: 'rules-differ', detail: 'keys differ' },
+      );
 
       expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done', found: 'lost' });
-      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos', 'store get', 'store save']);
+      expect(backend.calls).toEqual([
+        'holds app_photos',
+        'create app_photos',
+        'holds app_photos',
+        'store get',
+        'store save',
+      ]);
       // one successful re-apply without being held: the brake counts it
       expect(stand.records.get(key)?.machine).toMatchObject({ state: 'held', context: { brakeCount: 1 } });
     });
@@ -309,10 +397,13 @@ describe('a consumer job', () => {
       backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
       expect(await runConsumerJob(waitJob(), deps)).toEqual({ kind: 'done', found: 'lost' });
       expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'store get', 'store save']);
-      expect(stand.records.get(key)?.machine).toMatchObject({ state: 'retrying', context: { retryCount: 1, brakeCount: 0 } });
+      expect(stand.records.get(key)?.machine).toMatchObject({
+        state: 'retrying',
+        context: { retryCount: 1, brakeCount: 0 },
+      });
     });
 
-    it('heals with the grant secret its check read; a rotation just after is the next check\'s, written before it is applied', async () => {
+    it("heals with the grant secret its check read; a rotation just after is the next check's, written before it is applied", async () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       await runConsumerJob(desiredJob(), deps);
       backend.calls.length = 0;
@@ -359,7 +450,10 @@ describe('a consumer job', () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       await runConsumerJob(desiredJob(), deps);
       // the policy tightened since the apply: the commands applied are no longer allowed
-      const tightened = providerRuntime({ ...config, policy: redisAcl.policySchema.parse({ allowedCommands: ['+@write'] }) }, backend);
+      const tightened = providerRuntime(
+        { ...config, policy: redisAcl.policySchema.parse({ allowedCommands: ['+@write'] }) },
+        backend,
+      );
       deps.providers = new Map([[config.name, tightened]]);
       backend.calls.length = 0;
       backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
@@ -393,7 +487,10 @@ describe('a consumer job', () => {
 
       // still not held after the heal: the brake's case waits for the store, an interval on
       backend.calls.length = 0;
-      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' }, { held: false, reason: 'missing', detail: 'no such user' });
+      backend.answers.push(
+        { held: false, reason: 'missing', detail: 'no such user' },
+        { held: false, reason: 'missing', detail: 'no such user' },
+      );
       const started = Date.now();
       const later = await runConsumerJob(waitJob(), deps);
       expect(later).toMatchObject({ kind: 'later', why: 'store-down' });
@@ -404,7 +501,11 @@ describe('a consumer job', () => {
   });
 
   describe('after a removal', () => {
-    const older: DesiredSpec = { ...spec, values: { keys: ['photos:old:*'], channels: [], commands: ['+@read'] }, specHash: 'h-old' };
+    const older: DesiredSpec = {
+      ...spec,
+      values: { keys: ['photos:old:*'], channels: [], commands: ['+@read'] },
+      specHash: 'h-old',
+    };
 
     it('drops a spec read before the removal that comes after it: the consumer stays removed', async () => {
       const { backend, deps, stand, desiredJob } = setUp();

@@ -1,4 +1,7 @@
-/** When a check is deep: after an apply, at the deep-check interval the provider's budget affords for its fleet, and every check when that is every interval. */
+/**
+ * When a check is deep: after an apply, at the deep-check interval the provider's budget affords for its fleet, and
+ * every check when that is every interval.
+ */
 import { describe, expect, it } from 'vitest';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import type { ProviderConfig } from '../../../src/config/config.js';
@@ -9,7 +12,10 @@ import type { ProviderRuntime } from '../../../workers/provider-runtime.js';
 
 const timing = { ...DEFAULT_TIMING, verifyEveryMs: 2_000 };
 const runtime = (consumers: number | undefined): ProviderRuntime =>
-  ({ config: { name: 'cache', adapter: redisAcl, timing } as unknown as ProviderConfig, fleet: { consumers } }) as unknown as ProviderRuntime;
+  ({
+    config: { name: 'cache', adapter: redisAcl, timing } as unknown as ProviderConfig,
+    fleet: { consumers },
+  }) as unknown as ProviderRuntime;
 const memo = (deepAt: number): CheckMemo => ({ at: deepAt, outcome: 'held', detail: null, rev: 1, deepAt });
 
 describe('deepCheckDue', () => {
@@ -20,7 +26,8 @@ describe('deepCheckDue', () => {
     const p = runtime(10);
     expect(deepIntervalOf(p)).toBe(2_000);
     // a check that comes early by its jitter is deep too
-    for (let i = 0; i < 50; i++) expect(deepCheckDue(`cache/c${i}`, appliedAt, memo(deepAt), p, deepAt + 1_900)).toBe(true);
+    for (let i = 0; i < 50; i++)
+      expect(deepCheckDue(`cache/c${i}`, appliedAt, memo(deepAt), p, deepAt + 1_900)).toBe(true);
   });
 
   it('comes at the interval the fleet affords (30 consumers: 3 s ± 5%), and every hour while the count is unknown', () => {

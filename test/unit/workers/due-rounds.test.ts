@@ -12,14 +12,22 @@ import { shardOf } from '../../../src/queue/shard-of.js';
 import { DueRounds } from '../../../workers/due-rounds.js';
 import { again, type JobOutcome } from '../../../workers/job-outcome.js';
 
-const ticket = { machine: '{}', spec: { login: 'app', values: {}, secretPath: '/s', specHash: 'h' }, appliedAt: null } as unknown as CheckTicket;
+const ticket = {
+  machine: '{}',
+  spec: { login: 'app', values: {}, secretPath: '/s', specHash: 'h' },
+  appliedAt: null,
+} as unknown as CheckTicket;
 
 function taken(key: string, rev = 3, dueAt = Date.now()): TakenWait {
   return { key, rev: String(rev), dueAt, job: { key, kind: 'timer', rev, wait: 'verify', ticket, seal: 's' } };
 }
 
 /** Two shards' due sets in memory: each hands out its waits once. */
-function world(waits: TakenWait[][], run: (job: TakenWait['job']) => Promise<JobOutcome>, jobsSaturated?: () => boolean) {
+function world(
+  waits: TakenWait[][],
+  run: (job: TakenWait['job']) => Promise<JobOutcome>,
+  jobsSaturated?: () => boolean,
+) {
   const settles: Array<{ shard: number; settled: Settled[] }> = [];
   const handed: ScheduledWait[] = [];
   const scheduled: ScheduledWait[] = [];
@@ -28,7 +36,11 @@ function world(waits: TakenWait[][], run: (job: TakenWait['job']) => Promise<Job
     {
       due: {
         shards: waits.length,
-        take: (shard, _now, _lease, limit) => Promise.resolve({ taken: waits[shard]!.splice(0, limit), nextAt: waits[shard]!.length > 0 ? Date.now() : null }),
+        take: (shard, _now, _lease, limit) =>
+          Promise.resolve({
+            taken: waits[shard]!.splice(0, limit),
+            nextAt: waits[shard]!.length > 0 ? Date.now() : null,
+          }),
         settle: (shard, settled) => Promise.resolve(void settles.push({ shard, settled: [...settled] })),
         scheduleWaits: (list) => Promise.resolve(void scheduled.push(...list)),
       },
@@ -61,13 +73,22 @@ describe('the rounds over the due set', () => {
     const outcomes: Record<string, JobOutcome> = { [a]: again(at), [b]: { kind: 'done' }, [c]: again(at, ticket) };
     const w = world([[taken(a), taken(b), taken(c)], []], (job) => Promise.resolve(outcomes[job.key]!));
     await w.rounds.round(0);
-    expect(w.settles).toEqual([{ shard: 0, settled: [{ key: a, rev: '3', at: at.getTime() }, { key: b, rev: '3', at: null }, { key: c, rev: '3', at: at.getTime() }] }]);
+    expect(w.settles).toEqual([
+      {
+        shard: 0,
+        settled: [
+          { key: a, rev: '3', at: at.getTime() },
+          { key: b, rev: '3', at: null },
+          { key: c, rev: '3', at: at.getTime() },
+        ],
+      },
+    ]);
     // the record was read for c: its ticket goes with the wait, at the same revision
     expect(w.scheduled).toEqual([{ key: c, timer: { wait: 'verify', rev: 3, dueAt: at }, ticket }]);
     expect(w.handed).toEqual([]);
   });
 
-  it('let a wait found in a shard not its consumer\'s go, unrun', async () => {
+  it("let a wait found in a shard not its consumer's go, unrun", async () => {
     const [stray] = keysIn(1, 1) as [string];
     const w = world([[taken(stray)], []], () => Promise.resolve({ kind: 'done' }));
     await w.rounds.round(0);
@@ -80,20 +101,45 @@ describe('the rounds over the due set', () => {
     const w = world([[], [taken(key, 7)]], () => Promise.reject(new Error('the store said no')));
     expect((await w.rounds.round(1)).handedOver).toBe(1);
     // with the seal it was taken with, not a new one
-    expect(w.handed).toEqual([{ key, timer: { wait: 'verify', rev: 7, dueAt: expect.any(Date) as Date }, ticket, seal: 's' }]);
+    expect(w.handed).toEqual([
+      { key, timer: { wait: 'verify', rev: 7, dueAt: expect.any(Date) as Date }, ticket, seal: 's' },
+    ]);
     expect(w.settles).toEqual([{ shard: 1, settled: [{ key, rev: '7', at: null }] }]);
   });
 
   it('count what its runs found, and the waits taken late; tell its runner whether more are due now', async () => {
     const keys = keysIn(0, 10);
     const late = Date.now() - 5_000;
-    const found: JobOutcome['found'][] = ['held', 'held', 'lost', 'healed', 'could-not-ask', undefined, 'held', 'held', 'held', 'held'];
+    const found: JobOutcome['found'][] = [
+      'held',
+      'held',
+      'lost',
+      'healed',
+      'could-not-ask',
+      undefined,
+      'held',
+      'held',
+      'held',
+      'held',
+    ];
     const outcomes = new Map(keys.map((k, i) => [k, { ...again(new Date(Date.now() + 60_000)), found: found[i] }]));
-    const w = world([keys.map((k, i) => taken(k, 3, i < 2 ? late : Date.now())), []], (job) => Promise.resolve(outcomes.get(job.key)!));
+    const w = world([keys.map((k, i) => taken(k, 3, i < 2 ? late : Date.now())), []], (job) =>
+      Promise.resolve(outcomes.get(job.key)!),
+    );
     // 32 a process over two shards, 4 rounds at once: a round takes 4 of shard 0's 10
     const told: Array<{ more: boolean }> = [];
     const report = await w.rounds.round(0, (t) => told.push(t));
-    expect(report).toEqual({ shard: 0, due: 4, checked: 4, held: 2, lost: 2, healed: 1, couldNotAsk: 0, late: 2, handedOver: 0 });
+    expect(report).toEqual({
+      shard: 0,
+      due: 4,
+      checked: 4,
+      held: 2,
+      lost: 2,
+      healed: 1,
+      couldNotAsk: 0,
+      late: 2,
+      handedOver: 0,
+    });
     expect(told).toEqual([{ more: true, nextAt: expect.any(Number) as number }]);
     await w.rounds.round(0);
     await w.rounds.round(0);
@@ -106,10 +152,14 @@ describe('the rounds over the due set', () => {
     const keys = keysIn(0, 6);
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const w = world([keys.map((k) => taken(k)), []], async () => {
-      await held;
-      return again(new Date(Date.now() + 60_000));
-    }, () => true);
+    const w = world(
+      [keys.map((k) => taken(k)), []],
+      async () => {
+        await held;
+        return again(new Date(Date.now() + 60_000));
+      },
+      () => true,
+    );
     // 32 a process: 1 at once while giving way
     const told: Array<{ more: boolean }> = [];
     const first = w.rounds.round(0, (t) => told.push(t));

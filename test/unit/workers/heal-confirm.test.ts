@@ -39,11 +39,36 @@ class Backend implements Adapter {
 }
 
 async function confirmed(backend: Backend, found: string) {
-  const config = providerConfig({ adapter: redisAcl, contributionsPath: '/tmp/contributions.yaml', policy: redisAcl.policySchema.parse({ allowedCommands: ['+@read'] }) });
-  const gate = { admit: () => Promise.resolve({ admitted: true, probe: false }), answered: () => Promise.resolve(false), pause: () => Promise.resolve(true) } as unknown as ProviderGate;
-  const effects = createEffects({ fingerprintKey: Buffer.alloc(32, 9), gate, scrubber: new Scrubber(), now: () => new Date() });
-  const spec = { login: 'app_photos', values: { keys: ['photos:*'], channels: [], commands: ['+@read'] }, secretPath: '/unused', specHash: 'h1' };
-  const input = { key: 'cache/photos', provider: providerRuntime(config, backend), spec, context: {} as ConsumerContext, appliedAt: 1, memo: null };
+  const config = providerConfig({
+    adapter: redisAcl,
+    contributionsPath: '/tmp/contributions.yaml',
+    policy: redisAcl.policySchema.parse({ allowedCommands: ['+@read'] }),
+  });
+  const gate = {
+    admit: () => Promise.resolve({ admitted: true, probe: false }),
+    answered: () => Promise.resolve(false),
+    pause: () => Promise.resolve(true),
+  } as unknown as ProviderGate;
+  const effects = createEffects({
+    fingerprintKey: Buffer.alloc(32, 9),
+    gate,
+    scrubber: new Scrubber(),
+    now: () => new Date(),
+  });
+  const spec = {
+    login: 'app_photos',
+    values: { keys: ['photos:*'], channels: [], commands: ['+@read'] },
+    secretPath: '/unused',
+    specHash: 'h1',
+  };
+  const input = {
+    key: 'cache/photos',
+    provider: providerRuntime(config, backend),
+    spec,
+    context: {} as ConsumerContext,
+    appliedAt: 1,
+    memo: null,
+  };
   return effects.confirm(input, 'a-grant-secret-long-enough', found);
 }
 

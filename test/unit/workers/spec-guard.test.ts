@@ -27,7 +27,10 @@ const spec: DesiredSpec = {
 describe('guardSpec', () => {
   it('refuses to apply what the policy no longer gives, naming where the spec came from', () => {
     const verdict = guardSpec(provider, 'cache/photos', spec, 'apply');
-    expect(verdict).toEqual({ kind: 'refused', refusal: expect.stringContaining('/srv/contributions/cache.yaml:2') as string });
+    expect(verdict).toEqual({
+      kind: 'refused',
+      refusal: expect.stringContaining('/srv/contributions/cache.yaml:2') as string,
+    });
     expect(verdict.kind === 'refused' && verdict.refusal).toContain('+@write');
   });
 
@@ -36,6 +39,9 @@ describe('guardSpec', () => {
   });
 
   it('removes no reserved login, whatever the record says', () => {
-    expect(guardSpec(provider, 'cache/photos', { ...spec, login: 'default' }, 'remove')).toEqual({ kind: 'refused', refusal: expect.stringContaining('"default"') as string });
+    expect(guardSpec(provider, 'cache/photos', { ...spec, login: 'default' }, 'remove')).toEqual({
+      kind: 'refused',
+      refusal: expect.stringContaining('"default"') as string,
+    });
   });
 });
