@@ -132,13 +132,23 @@ export function statusPage(
   const now = Date.parse(report.at);
   const verdict = report.healthy
     ? `<p class="verdict ok" id="verdict">Every consumer served: ${report.total} held</p>`
-    : `<p class="verdict mark" id="verdict">NOT SERVED: ${report.unserved} of ${report.total} consumers</p><ul class="reasons">${reasons.map((r) => `<li>${escapeHtml(r)}</li>`).join('')}</ul>`;
+    : `<p class="verdict mark" id="verdict">NOT SERVED: ${report.unserved} of ${report.total} consumers</p>` +
+      `<ul class="reasons">${reasons.map((r) => `<li>${escapeHtml(r)}</li>`).join('')}</ul>`;
   const providers = report.providers
     .map((p) => {
       const counts = Object.entries(p.states)
         .map(([s, n]) => `${n} ${escapeHtml(s)}`)
         .join(', ');
-      return `<tr class="${p.healthy ? '' : 'bad'}"><td>${p.healthy ? '' : '<span class="mark">✗ </span>'}${escapeHtml(p.provider)}</td><td>${p.consumers}</td><td>${p.declared ?? '-'}</td><td>${counts || '-'}</td><td>${p.lastCheckAt ? escapeHtml(ago(p.lastCheckAt, now)) : '-'}</td><td>${contestedCell(p)}</td><td>${p.problems.map(escapeHtml).join('<br>')}</td></tr>`;
+      const cells = [
+        `${p.healthy ? '' : '<span class="mark">✗ </span>'}${escapeHtml(p.provider)}`,
+        `${p.consumers}`,
+        `${p.declared ?? '-'}`,
+        counts || '-',
+        p.lastCheckAt ? escapeHtml(ago(p.lastCheckAt, now)) : '-',
+        contestedCell(p),
+        p.problems.map(escapeHtml).join('<br>'),
+      ];
+      return `<tr class="${p.healthy ? '' : 'bad'}">${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`;
     })
     .join('');
   const states = [...new Set(report.providers.flatMap((p) => Object.keys(p.states)))].sort();
