@@ -35,7 +35,8 @@ export function invalidFile(
   problems: readonly string[],
 ): HoldfastError {
   const count = problems.length === 1 ? '1 problem' : `${problems.length.toLocaleString('en-US')} problems`;
-  return new HoldfastError(code, `invalid ${what} ${file} (${count}):\n  ${listedProblems(problems).join('\n  ')}`);
+  const listed = listedProblems(problems);
+  return new HoldfastError(code, `invalid ${what} ${file} (${count}):\n  ${listed.join('\n  ')}`, { problems: listed });
 }
 
 /** A field name said as it is: a key of a YAML file may be anything its writer typed. */

@@ -39,10 +39,9 @@ async function grantSecretProblems(provider: ProviderConfig, uid: number): Promi
     state = await loadContributions(provider);
   } catch (error) {
     if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
-    const [, ...lines] = error.message.split('\n');
-    return lines.map(
+    return error.problems.map(
       (line) =>
-        `contributions of ${provider.name}: ${line.trim()}; correct the file (the last good desired state stays in force meanwhile)`,
+        `contributions of ${provider.name}: ${line}; correct the file (the last good desired state stays in force meanwhile)`,
     );
   }
   const problems: string[] = [];

@@ -44,12 +44,16 @@ export type ErrorCode =
 export class HoldfastError extends Error {
   override readonly name = 'HoldfastError';
 
+  /** An invalid file's problems, one a line as its message lists them (`invalidFile`); else empty. */
+  readonly problems: readonly string[];
+
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; problems?: readonly string[] },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.problems = options?.problems ?? [];
   }
 }
 

@@ -66,12 +66,6 @@ function applied(record: ConsumerRecord | undefined): record is ConsumerRecord {
   return record !== undefined && !record.desired.removed && record.machine.context.appliedSpecHash !== null;
 }
 
-/** The file's problems, one a line, from the loader's error. */
-function problemsOf(message: string): string[] {
-  const [headline = '', ...lines] = message.split('\n');
-  return lines.length > 0 ? lines.map((line) => line.trim()) : [headline];
-}
-
 /** Why a grant secret cannot be used now, in words (never the secret), or its password. */
 async function secretOf(
   provider: ProviderConfig,
@@ -250,7 +244,7 @@ export async function readProposal(provider: ProviderConfig, file: string): Prom
     return { kind: 'read', consumers: (await loadProposed(provider, file)).consumers };
   } catch (error) {
     if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
-    return { kind: 'invalid', invalid: problemsOf(error.message) };
+    return { kind: 'invalid', invalid: error.problems.length > 0 ? [...error.problems] : [error.message] };
   }
 }
 
