@@ -116,6 +116,48 @@ function consumerSetup(timing: ConsumerTiming) {
 export function createConsumerMachine(timing: ConsumerTiming) {
   const update = contextUpdatesFor(timing);
   const say = announcementsFor(timing);
+  // What several states answer alike: each group written once, spread into the states it names.
+  /** held, backoff, couldNotAsk, quarantined, observedNotHeld: suspended, asked now, applied again, or given a new spec. */
+  const betweenChecks = {
+    SUSPEND: { target: 'suspended', actions: update.suspended },
+    CHECK_NOW: 'verifying',
+    REAPPLY: { target: 'applying', actions: update.askedAgain },
+    DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+  } as const;
+  /** retrying, waitingForSecret, blocked, applyRefused: suspended, applied now, or given a new spec. */
+  const waitingToApply = {
+    SUSPEND: { target: 'suspended', actions: update.suspended },
+    REAPPLY: { target: 'applying', actions: update.askedAgain },
+    DESIRED: { target: 'applying', actions: update.newSpec },
+  } as const;
+  /** applying, verifying, lost: an observe-only backend, and a grant secret that cannot be had. */
+  const secretOrObserved = {
+    NOT_APPLIED: [
+      { guard: 'sameObservation', target: 'observedNotHeld' },
+      { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
+    ],
+    SECRET_MISSING: [
+      {
+        guard: 'secretLate',
+        target: 'waitingForSecret',
+        actions: [say.secretStillMissing, update.waitForSecret],
+      },
+      { target: 'waitingForSecret', actions: update.waitForSecret },
+    ],
+    SECRET_UNREADABLE: [
+      { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnreadable, say.secretUnreadable] },
+      { target: 'blocked', actions: update.blockedAgain },
+    ],
+    SECRET_INVALID: [
+      { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnusable, say.secretUnusable] },
+      { target: 'blocked', actions: update.blockedAgain },
+    ],
+  } as const;
+  /** applying, lost: a failed or refused apply. */
+  const applyFailures = {
+    APPLY_FAILED: { target: 'retrying', actions: [update.applyFailed, say.applyFailed] },
+    APPLY_REFUSED: { target: 'applyRefused', actions: [update.applyRefused, say.applyRefused] },
+  } as const;
   return consumerSetup(timing).createMachine({
     id: 'consumer',
     context: initialContext,
@@ -137,38 +179,15 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             { guard: 'wasBlocked', target: 'held', actions: [say.secretReadableAgain, update.applied] },
             { target: 'held', actions: update.applied },
           ],
-          APPLY_FAILED: { target: 'retrying', actions: [update.applyFailed, say.applyFailed] },
-          APPLY_REFUSED: { target: 'applyRefused', actions: [update.applyRefused, say.applyRefused] },
-          NOT_APPLIED: [
-            { guard: 'sameObservation', target: 'observedNotHeld' },
-            { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
-          ],
-          SECRET_MISSING: [
-            {
-              guard: 'secretLate',
-              target: 'waitingForSecret',
-              actions: [say.secretStillMissing, update.waitForSecret],
-            },
-            { target: 'waitingForSecret', actions: update.waitForSecret },
-          ],
-          SECRET_UNREADABLE: [
-            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnreadable, say.secretUnreadable] },
-            { target: 'blocked', actions: update.blockedAgain },
-          ],
-          SECRET_INVALID: [
-            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnusable, say.secretUnusable] },
-            { target: 'blocked', actions: update.blockedAgain },
-          ],
+          ...applyFailures,
+          ...secretOrObserved,
         },
       },
 
       held: {
         after: { verify: 'verifying' },
         on: {
-          SUSPEND: { target: 'suspended', actions: update.suspended },
-          CHECK_NOW: 'verifying',
-          REAPPLY: { target: 'applying', actions: update.askedAgain },
-          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+          ...betweenChecks,
         },
       },
 
@@ -184,26 +203,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
           ],
           CHECK_FAILED: { target: 'couldNotAsk', actions: update.couldNotAsk },
           CHANGED: { target: 'applying', actions: update.changed },
-          NOT_APPLIED: [
-            { guard: 'sameObservation', target: 'observedNotHeld' },
-            { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
-          ],
-          SECRET_MISSING: [
-            {
-              guard: 'secretLate',
-              target: 'waitingForSecret',
-              actions: [say.secretStillMissing, update.waitForSecret],
-            },
-            { target: 'waitingForSecret', actions: update.waitForSecret },
-          ],
-          SECRET_UNREADABLE: [
-            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnreadable, say.secretUnreadable] },
-            { target: 'blocked', actions: update.blockedAgain },
-          ],
-          SECRET_INVALID: [
-            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnusable, say.secretUnusable] },
-            { target: 'blocked', actions: update.blockedAgain },
-          ],
+          ...secretOrObserved,
         },
       },
 
@@ -215,38 +215,15 @@ export function createConsumerMachine(timing: ConsumerTiming) {
             { guard: 'braking', target: 'backoff', actions: update.appliedAgainBraking },
             { target: 'held', actions: update.appliedAgain },
           ],
-          APPLY_FAILED: { target: 'retrying', actions: [update.applyFailed, say.applyFailed] },
-          APPLY_REFUSED: { target: 'applyRefused', actions: [update.applyRefused, say.applyRefused] },
-          NOT_APPLIED: [
-            { guard: 'sameObservation', target: 'observedNotHeld' },
-            { target: 'observedNotHeld', actions: [update.observed, say.observedNotHeld] },
-          ],
-          SECRET_MISSING: [
-            {
-              guard: 'secretLate',
-              target: 'waitingForSecret',
-              actions: [say.secretStillMissing, update.waitForSecret],
-            },
-            { target: 'waitingForSecret', actions: update.waitForSecret },
-          ],
-          SECRET_UNREADABLE: [
-            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnreadable, say.secretUnreadable] },
-            { target: 'blocked', actions: update.blockedAgain },
-          ],
-          SECRET_INVALID: [
-            { guard: 'firstRefusal', target: 'blocked', actions: [update.blockedUnusable, say.secretUnusable] },
-            { target: 'blocked', actions: update.blockedAgain },
-          ],
+          ...applyFailures,
+          ...secretOrObserved,
         },
       },
 
       backoff: {
         after: { brake: 'verifying' },
         on: {
-          SUSPEND: { target: 'suspended', actions: update.suspended },
-          CHECK_NOW: 'verifying',
-          REAPPLY: { target: 'applying', actions: update.askedAgain },
-          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+          ...betweenChecks,
         },
       },
 
@@ -254,28 +231,21 @@ export function createConsumerMachine(timing: ConsumerTiming) {
         // a re-apply when the consumer was lost, else an apply
         after: { retry: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
         on: {
-          SUSPEND: { target: 'suspended', actions: update.suspended },
-          REAPPLY: { target: 'applying', actions: update.askedAgain },
-          DESIRED: { target: 'applying', actions: update.newSpec },
+          ...waitingToApply,
         },
       },
 
       couldNotAsk: {
         after: { verify: 'verifying' },
         on: {
-          SUSPEND: { target: 'suspended', actions: update.suspended },
-          CHECK_NOW: 'verifying',
-          REAPPLY: { target: 'applying', actions: update.askedAgain },
-          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+          ...betweenChecks,
         },
       },
 
       waitingForSecret: {
         after: { secretWait: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
         on: {
-          SUSPEND: { target: 'suspended', actions: update.suspended },
-          REAPPLY: { target: 'applying', actions: update.askedAgain },
-          DESIRED: { target: 'applying', actions: update.newSpec },
+          ...waitingToApply,
         },
       },
 
@@ -283,9 +253,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
         // re-read every interval: refused again, counted without a word
         after: { verify: [{ guard: 'reapplying', target: 'lost' }, { target: 'applying' }] },
         on: {
-          SUSPEND: { target: 'suspended', actions: update.suspended },
-          REAPPLY: { target: 'applying', actions: update.askedAgain },
-          DESIRED: { target: 'applying', actions: update.newSpec },
+          ...waitingToApply,
         },
       },
 
@@ -302,10 +270,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       // over
       quarantined: {
         on: {
-          SUSPEND: { target: 'suspended', actions: update.suspended },
-          CHECK_NOW: 'verifying',
-          REAPPLY: { target: 'applying', actions: update.askedAgain },
-          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+          ...betweenChecks,
           RESUME: { target: 'applying', actions: update.resumedToApply },
         },
       },
@@ -314,10 +279,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       observedNotHeld: {
         after: { verify: 'applying' },
         on: {
-          SUSPEND: { target: 'suspended', actions: update.suspended },
-          CHECK_NOW: 'verifying',
-          REAPPLY: { target: 'applying', actions: update.askedAgain },
-          DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
+          ...betweenChecks,
         },
       },
 
@@ -337,9 +299,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       // no wait: trying again changes nothing until someone acts on the backend, then asks
       applyRefused: {
         on: {
-          SUSPEND: { target: 'suspended', actions: update.suspended },
-          REAPPLY: { target: 'applying', actions: update.askedAgain },
-          DESIRED: { target: 'applying', actions: update.newSpec },
+          ...waitingToApply,
         },
       },
 

@@ -1,7 +1,8 @@
 /**
- * The chart writes each state's transitions in the state, so the states that answer an event
- * alike each spell it out: these hold the copies to one another (the resting states between
- * checks, the states waiting to apply, the states that apply and read the grant secret).
+ * States that answer an event alike share a group the chart writes once (`betweenChecks`,
+ * `waitingToApply`, `secretOrObserved`, `applyFailures`); these hold that they still answer alike,
+ * whatever a state adds after its spread (the resting states between checks, the states waiting to
+ * apply, the states that apply and read the grant secret).
  */
 import type { StateNode } from 'xstate';
 import { describe, expect, it } from 'vitest';
