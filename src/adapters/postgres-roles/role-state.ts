@@ -127,6 +127,10 @@ export function compareRole(
       detail: `attributes: through membership the role may SET ROLE to ${row.privileged_groups.join(', ')} (or use its rights); a consumer's role has none of these`,
     };
   }
+  if (row.valid_until !== null && row.valid_until !== 'infinity') {
+    const when = `the role's password expires at ${row.valid_until} (VALID UNTIL)`;
+    return { held: false, reason: 'rules-differ', detail: `attributes: ${when}; the grant asks for no expiry` };
+  }
   if (!row.rolinherit) {
     const groups = "the grant asks for INHERIT (its groups' privileges used without SET ROLE)";
     return { held: false, reason: 'rules-differ', detail: `attributes: the role has NOINHERIT; ${groups}` };

@@ -136,6 +136,21 @@ describe('postgres-roles: grants and memberships compared by meaning', () => {
     expect(await adapter.holds(g, within())).toEqual({ held: true });
   });
 
+  it('holds no VALID UNTIL as infinity; not an expiry to come, which a create removes', async () => {
+    await sql(`ALTER ROLE ${role} VALID UNTIL 'infinity'`);
+    expect(await adapter.holds(g, within())).toEqual({ held: true });
+    await sql(`ALTER ROLE ${role} VALID UNTIL '2999-01-01 00:00:00+00'`);
+    expect(await adapter.holds(g, within())).toMatchObject({
+      held: false,
+      reason: 'rules-differ',
+      detail: expect.stringMatching(
+        /^attributes: the role's password expires at 2999-01-01 .*the grant asks for no expiry$/,
+      ) as unknown,
+    });
+    await adapter.create(g, within());
+    expect(await adapter.holds(g, within())).toEqual({ held: true });
+  });
+
   it('does not hold a NOINHERIT role, and a create restores INHERIT', async () => {
     await sql(`ALTER ROLE ${role} NOINHERIT`);
     expect(await adapter.holds(g, within())).toMatchObject({

@@ -97,6 +97,18 @@ describe('postgres-roles: memberships and privileges compared as sets', () => {
     });
   });
 
+  it("holds VALID UNTIL 'infinity' and none alike, not a date to come", () => {
+    const values = postgresRolesValuesSchema.parse({});
+    expect(compareRole(row(values, { valid_until: null }), values, ok, 'ledger')).toEqual({ held: true });
+    expect(compareRole(row(values, { valid_until: 'infinity' }), values, ok, 'ledger')).toEqual({ held: true });
+    expect(compareRole(row(values, { valid_until: '2999-01-01 00:00:00+00' }), values, ok, 'ledger')).toEqual({
+      held: false,
+      reason: 'rules-differ',
+      detail:
+        "attributes: the role's password expires at 2999-01-01 00:00:00+00 (VALID UNTIL); the grant asks for no expiry",
+    });
+  });
+
   it('does not hold a NOINHERIT role: its groups would give it nothing without SET ROLE', () => {
     const values = postgresRolesValuesSchema.parse({ roles: ['readers'] });
     expect(compareRole(row(values, { rolinherit: false }), values, ok, 'ledger')).toMatchObject({
