@@ -18,6 +18,7 @@ import { Bound } from './command-bound.js';
 import { CollectionMarks } from './collection-marks.js';
 import { CustomDataMarks } from './custom-data-marks.js';
 import { isReservedDatabase, loginProblem } from './policy.js';
+import { rolesDifference, type RoleEntry } from './role-set.js';
 import { userKey, type ListedUser, type UserMarks, type UserOwner } from './user-marks.js';
 import { databaseProblem, type MongodbUsersValues } from './values.js';
 
@@ -40,7 +41,7 @@ interface StoredCredential {
 }
 
 interface UserDocument extends ListedUser {
-  roles: Array<{ role: string; db: string }>;
+  roles?: RoleEntry[];
   credentials?: Partial<Record<'SCRAM-SHA-1' | 'SCRAM-SHA-256', StoredCredential>>;
 }
 
@@ -213,17 +214,10 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
         ? await this.comparePassword(grant, user)
         : await this.loginAnswer(grant, signal);
     if (!password.matches) return { held: false, reason: 'password-differs', detail: password.detail };
-    const have = user.roles.map((r) => (r.db === database ? r.role : `${r.role}@${r.db}`)).sort();
-    const want = [...new Set(roles)].sort();
-    if (have.join(',') !== want.join(',')) {
-      const list = (names: string[]) => (names.length === 0 ? '(none)' : names.map((n) => `"${n}"`).join(', '));
-      return {
-        held: false,
-        reason: 'roles-differ',
-        detail: `roles: the backend has ${list(have)}, the grant asks for ${list(want)}`,
-      };
-    }
-    return { held: true };
+    const roleDifference = rolesDifference(user.roles ?? [], database, roles);
+    return roleDifference === undefined
+      ? { held: true }
+      : { held: false, reason: 'roles-differ', detail: roleDifference };
   }
 
   /**

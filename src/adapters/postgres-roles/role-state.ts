@@ -4,6 +4,7 @@
  * changed or dropped.
  */
 import type { HoldsAnswer } from '../adapter.js';
+import { setDifference } from './grant-sets.js';
 import { notOwnedWords, roleOwner } from './role-mark.js';
 import type { PostgresRolesValues } from './values.js';
 
@@ -36,6 +37,7 @@ export function roleQuery(readVerifier: boolean): string {
   ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid ORDER BY 1) AS member_of,
   ARRAY(SELECT d.datname::text FROM pg_database d, aclexplode(d.datacl) a WHERE a.grantee = r.oid AND a.privilege_type = 'CONNECT' ORDER BY 1) AS databases,
   ARRAY(SELECT n.nspname::text FROM pg_namespace n, aclexplode(n.nspacl) a WHERE a.grantee = r.oid AND a.privilege_type = 'USAGE' ORDER BY 1) AS schemas,
+  r.rolinherit,
   ${PRIVILEGED_GROUPS} AS privileged_groups
 FROM ${readVerifier ? 'pg_catalog.pg_authid' : 'pg_catalog.pg_roles'} r WHERE r.rolname = $1`;
 }
@@ -57,17 +59,10 @@ export interface RoleRow {
   member_of: string[];
   databases: string[];
   schemas: string[];
+  /** INHERIT: it uses its groups' privileges without SET ROLE (what a consumer's role is given). */
+  rolinherit: boolean;
   /** Roles with a withheld attribute, or withheld themselves, it is a member of, each as `name (why)`. */
   privileged_groups: string[];
-}
-
-const list = (names: readonly string[]) => (names.length === 0 ? '(none)' : names.map((n) => `"${n}"`).join(', '));
-
-function setDifference(field: string, have: readonly string[], want: readonly string[]): string | undefined {
-  const extra = have.filter((n) => !want.includes(n));
-  const lacking = [...new Set(want)].filter((n) => !have.includes(n));
-  if (extra.length === 0 && lacking.length === 0) return undefined;
-  return `${field}: the backend has ${list(have)}, the grant asks for ${list([...new Set(want)])}`;
 }
 
 /** The attributes a consumer's role must not have, as `ALTER ROLE` spells them. */
@@ -131,6 +126,14 @@ export function compareRole(
       reason: 'rules-differ',
       detail: `attributes: through membership the role may SET ROLE to ${row.privileged_groups.join(', ')} (or use its rights); a consumer's role has none of these`,
     };
+  }
+  if (row.valid_until !== null && row.valid_until !== 'infinity') {
+    const when = `the role's password expires at ${row.valid_until} (VALID UNTIL)`;
+    return { held: false, reason: 'rules-differ', detail: `attributes: ${when}; the grant asks for no expiry` };
+  }
+  if (!row.rolinherit) {
+    const groups = "the grant asks for INHERIT (its groups' privileges used without SET ROLE)";
+    return { held: false, reason: 'rules-differ', detail: `attributes: the role has NOINHERIT; ${groups}` };
   }
   const roles = setDifference('roles', row.member_of, values.roles);
   if (roles) return { held: false, reason: 'roles-differ', detail: roles };

@@ -56,24 +56,3 @@ export function policyDocument(values: S3IdentitiesValues): PolicyDocument | nul
   const resources = [...new Set(values.buckets)].sort().flatMap((b) => [`arn:aws:s3:::${b}`, `arn:aws:s3:::${b}/*`]);
   return { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: actions, Resource: resources }] };
 }
-
-const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : []);
-
-/**
- * A policy document's statements as sorted (effect, actions, resources) strings: two documents that grant alike compare
- * equal.
- */
-export function policyShape(document: string): string[] | undefined {
-  try {
-    const parsed = JSON.parse(document) as { Statement?: unknown };
-    const statements = Array.isArray(parsed.Statement) ? parsed.Statement : [parsed.Statement];
-    return statements
-      .map((s: unknown) => {
-        const st = (s ?? {}) as Record<string, unknown>;
-        return `${String(st['Effect'])} ${asList(st['Action']).sort().join(',')} on ${asList(st['Resource']).sort().join(',')}`;
-      })
-      .sort();
-  } catch {
-    return undefined;
-  }
-}

@@ -7,7 +7,8 @@
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
-import { accessKeyIdOf, MARK_TAG, overlapKeyIdOf, POLICY_NAME, policyDocument, policyShape } from './identity.js';
+import { accessKeyIdOf, MARK_TAG, overlapKeyIdOf, POLICY_NAME, policyDocument } from './identity.js';
+import { policyDifference } from './policy-meaning.js';
 import { claimProblem, type IamUser } from './ownership.js';
 import { secretProblem } from './policy.js';
 import { blocks, elements, first, S3ErrorReply, S3Requests, type Credentials } from './s3-requests.js';
@@ -147,7 +148,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     const { usual, overlap } = this.keyIds(login);
     const [keys, policy, probe] = await Promise.all([
       this.accessKeys(login, signal),
-      this.policyDifference(login, grant.values, signal),
+      this.policiesDiffer(login, grant.values, signal),
       this.probe(grant, signal),
     ]);
     const ours = keys.find((k) => k.id === usual);
@@ -332,8 +333,8 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     }
   }
 
-  /** What differs between the user's inline policies and the one `values` ask for, or undefined. */
-  private async policyDifference(
+  /** What differs between the user's inline policies and the one `values` ask for, by meaning (policy-meaning.ts), or undefined. */
+  private async policiesDiffer(
     login: string,
     values: S3IdentitiesValues,
     signal: AbortSignal,
@@ -346,10 +347,8 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     if (document === null) return undefined;
     if (!names.includes(POLICY_NAME)) return `policies: the IAM user lacks "${POLICY_NAME}"`;
     const xml = await this.iam(signal, 'GetUserPolicy', { UserName: login, PolicyName: POLICY_NAME });
-    const actual = policyShape(first(xml, 'PolicyDocument') ?? '');
-    const wanted = policyShape(JSON.stringify(document));
-    if (JSON.stringify(actual) === JSON.stringify(wanted)) return undefined;
-    return `policy "${POLICY_NAME}": the server has ${JSON.stringify(actual ?? 'an unreadable document')}, the grant asks for ${JSON.stringify(wanted)}`;
+    const difference = policyDifference(first(xml, 'PolicyDocument') ?? '', document);
+    return difference === undefined ? undefined : `policy "${POLICY_NAME}": ${difference}`;
   }
 
   /** The usual key's id and the overlap's (see {@link overlapKeyIdOf}). */

@@ -38,6 +38,7 @@ describe('postgres-roles deep comparison', () => {
     member_of: [],
     databases: [],
     schemas: [],
+    rolinherit: true,
     privileged_groups: [],
     ...more,
   });
