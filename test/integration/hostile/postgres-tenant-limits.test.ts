@@ -203,6 +203,15 @@ describe("holdfast doctor: what PUBLIC holds beyond a PostgreSQL provider's poli
       `${where}: PUBLIC holds CREATE on schema "public" in database "${allowed}": every login that connects there may create objects in it; run REVOKE CREATE ON SCHEMA "public" FROM PUBLIC in that database`,
     ]);
 
+    // holdfast run says the same once at start, as a warning of the provider (its consumers held all the same)
+    await f.startHeld();
+    const warned = () =>
+      f.logs.filter((l) => l.level === 40 && l.provider === 'cache' && l.msg.includes(`"${beyond}"`));
+    await f.until('the warning of what PUBLIC holds', () => warned().length > 0);
+    expect(warned().map((l) => l.msg)).toEqual([
+      `provider cache: ${before.ours[0]!.slice(`${where}: `.length)} (holdfast does not change PUBLIC)`,
+    ]);
+
     // what the doctor says to run, run: the tenant no longer reaches the database, and the doctor no longer names it
     await sql(b, `REVOKE CONNECT, TEMPORARY ON DATABASE "${beyond}" FROM PUBLIC`);
     const refused = await session(b, tenant, password, beyond).then(
