@@ -33,10 +33,16 @@ describe('postgres-roles: a tenant takes no more than its share, and keeps nothi
   const adapters: Adapter<PostgresRolesValues>[] = [];
   const sessions: pg.Client[] = [];
   const logins: string[] = [];
+  /** An admin that may create roles but is no superuser (nor reads pg_authid), as many operators run holdfast. */
+  const weakAdmin = { ...postgresAdminOf(b), username: `hfladm${tag}`, password: hex(12) };
 
+  beforeAll(async () => {
+    await sql(b, `CREATE ROLE ${weakAdmin.username} LOGIN CREATEROLE PASSWORD '${weakAdmin.password}'`);
+  });
   afterAll(async () => {
     await Promise.all(sessions.map((s) => s.end().catch(() => undefined)));
-    for (const login of logins) await sql(b, `DROP ROLE IF EXISTS "${login}"`).catch(() => undefined);
+    for (const login of [...logins, weakAdmin.username])
+      await sql(b, `DROP ROLE IF EXISTS "${login}"`).catch(() => undefined);
     await Promise.all(adapters.map((a) => a.close()));
   });
 
@@ -77,11 +83,7 @@ describe('postgres-roles: a tenant takes no more than its share, and keeps nothi
 
     // the deep check and a check by logging in (an admin that may not read pg_authid) both find it held meanwhile
     expect(await answer(cache, a)).toEqual({ reason: 'held', detail: '' });
-    const weakAdmin = `hfladm${tag}`;
-    const pw = hex(12);
-    logins.push(weakAdmin);
-    await sql(b, `CREATE ROLE ${weakAdmin} LOGIN CREATEROLE PASSWORD '${pw}'`);
-    const weak = provider({ connectionLimit: 3 }, { ...postgresAdminOf(b), username: weakAdmin, password: pw });
+    const weak = provider({ connectionLimit: 3 }, weakAdmin);
     expect(await weak.authenticates!(a, within())).toBe(true);
     expect(await answer(weak, a)).toEqual({ reason: 'held', detail: '' });
   });
