@@ -7,10 +7,13 @@
 import type pg from 'pg';
 import type { HoldsAnswer } from '../adapter.js';
 
-/** The settings of role `$1`, as `name` (every database) or `name in database "db"`, its value left out. */
+/**
+ * The settings of role `$1` (found by `to_regrole`, one cache lookup: `pg_roles` is a view that joins
+ * `pg_db_role_setting` itself), as `name` (every database) or `name in database "db"`, its value left out.
+ */
 const SETTINGS = `ARRAY(SELECT split_part(c, '=', 1) || CASE WHEN s.setdatabase = 0 THEN '' ELSE ' in database ' || quote_ident(coalesce(d.datname, s.setdatabase::text)) END
   FROM pg_catalog.pg_db_role_setting s LEFT JOIN pg_catalog.pg_database d ON d.oid = s.setdatabase, unnest(s.setconfig) c
-  WHERE s.setrole = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = $1) ORDER BY s.setdatabase <> 0, d.datname, 1)`;
+  WHERE s.setrole = to_regrole(quote_ident($1)) ORDER BY s.setdatabase <> 0, d.datname, 1)`;
 
 /** `query` (whose `$1` is the role's name) with one more column, `settings`: the role's settings, in words. */
 export function withRoleSettings(query: string): string {
@@ -31,7 +34,7 @@ export function roleSettingsDiffer(settings: readonly string[]): HoldsAnswer | u
 export async function resetRoleSettings(client: pg.PoolClient, login: string): Promise<void> {
   const { rows } = await client.query<{ datname: string | null }>(
     `SELECT d.datname FROM pg_catalog.pg_db_role_setting s LEFT JOIN pg_catalog.pg_database d ON d.oid = s.setdatabase
-      WHERE s.setrole = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = $1) ORDER BY 1 NULLS FIRST`,
+      WHERE s.setrole = to_regrole(quote_ident($1)) ORDER BY 1 NULLS FIRST`,
     [login],
   );
   const role = client.escapeIdentifier(login);
