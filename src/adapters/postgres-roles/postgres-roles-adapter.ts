@@ -373,14 +373,17 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       for (const database of schemaDatabases(scope)) {
         if (database === scope.adminDatabase)
           found.push(...(await this.sessions.read(options, (client) => publicSchemaGrants(client, database))));
-        else found.push(...(await this.schemaGrantsIn(database)));
+        else found.push(...(await this.schemaGrantsIn(database, options.signal)));
       }
       return found;
     });
   }
 
-  /** {@link publicSchemaGrants} of another database than the admin's, on a short-lived admin connection to it. */
-  private async schemaGrantsIn(database: string): Promise<string[]> {
+  /**
+   * {@link publicSchemaGrants} of another database than the admin's, on a short-lived admin connection to it, ended
+   * when `signal` aborts.
+   */
+  private async schemaGrantsIn(database: string, signal: AbortSignal): Promise<string[]> {
     const client = new pg.Client({
       ...this.target,
       database,
@@ -390,13 +393,17 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       application_name: 'holdfast-doctor',
     });
     client.on('error', () => undefined);
+    const end = () => void client.end().catch(() => undefined);
+    signal.addEventListener('abort', end, { once: true });
     try {
       await client.connect();
       return await publicSchemaGrants(client, database);
     } catch (error) {
+      if (signal.aborted) throw error;
       return [`the schemas of allowed database "${database}" could not be read: ${serverSaid(error)}`];
     } finally {
-      void client.end().catch(() => undefined);
+      signal.removeEventListener('abort', end);
+      end();
     }
   }
 
