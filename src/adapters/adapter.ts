@@ -101,6 +101,11 @@ export interface Adapter<Values = unknown> {
   /** Read-only: asks the backend to answer, as its administrator (for `holdfast doctor`). Throws when it does not. */
   ping?(options: CallOptions): Promise<void>;
   /**
+   * Read-only, for `holdfast doctor`: what the backend lets every login do beyond the provider's policy, which
+   * holdfast does not change (PostgreSQL's PUBLIC), one sentence each saying what the operator must revoke.
+   */
+  publicRights?(options: CallOptions): Promise<string[]>;
+  /**
    * Logins on the backend that start with `prefix` and that this provider made (its mark), for
    * orphan reports: a login another provider (or a person) made is never listed. Logins in
    * `claimed` (its consumers') may be left out without being asked about: where the mark costs

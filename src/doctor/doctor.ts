@@ -8,6 +8,7 @@
  * where, and what to do. Nothing is written anywhere.
  */
 import { MongoClient } from 'mongodb';
+import type { Adapter } from '../adapters/adapter.js';
 import { connectAdapter, isRedisCluster, type HoldfastConfig, type ProviderConfig } from '../config/config.js';
 import { loadContributions } from '../desired/load-contributions.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
@@ -120,14 +121,24 @@ async function backendProblems(
       (adapter.list ? (options: { signal: AbortSignal }) => adapter.list!('', options) : undefined);
     if (!ask) return [];
     const why = await unanswered((signal) => ask({ signal }), scrubber);
-    return why
-      ? [
-          `backend of provider ${provider.name} (${provider.admin.url}) does not answer: ${why}; start it, or correct providers[${index}].admin in ${source}`,
-        ]
-      : [];
+    if (why)
+      return [
+        `backend of provider ${provider.name} (${provider.admin.url}) does not answer: ${why}; start it, or correct providers[${index}].admin in ${source}`,
+      ];
+    return await publicRightsProblems(adapter, provider, scrubber);
   } finally {
     await adapter.close().catch(() => undefined);
   }
+}
+
+/** What the backend lets every login do beyond the provider's policy (PostgreSQL's PUBLIC), one line each. */
+async function publicRightsProblems(adapter: Adapter, provider: ProviderConfig, scrubber: Scrubber): Promise<string[]> {
+  if (!adapter.publicRights) return [];
+  let found: string[] = [];
+  const why = await unanswered(async (signal) => (found = await adapter.publicRights!({ signal })), scrubber);
+  const where = `backend of provider ${provider.name} (${provider.admin.url})`;
+  if (why) return [`${where}: what PUBLIC holds could not be read: ${why}; check the admin may read the catalogs`];
+  return found.map((line) => `${where}: ${scrubber.scrub(line)}`);
 }
 
 async function queueProblems(config: HoldfastConfig, scrubber: Scrubber): Promise<string[]> {

@@ -36,6 +36,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { engineScrapeSources } from '../metrics/scrape-sources.js';
 import { reportStoreSpeed } from '../store/store-speed.js';
 import { Resync } from '../resync/resync.js';
+import { warnPublicRights } from './public-rights-warning.js';
 import { startNodeNotes } from './node-notes.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
@@ -221,6 +222,8 @@ async function connectShared(
     logger,
   });
   releasers.push(() => Promise.resolve(stopNoting()));
+  // what PUBLIC holds beyond each provider's policy (PostgreSQL), said once at start by the process that runs the sync
+  if (roles.sync) void warnPublicRights(providers, logger);
   const queued = queuedChecks(redis, queueKeysOf(config.queue.prefix, queue.queues));
   const due = new DueWaits(redis, config.queue, seal);
   return {

@@ -12,7 +12,13 @@ export { PostgresRolesAdapter } from './postgres-roles-adapter.js';
 
 export const postgresRoles: AdapterKind<PostgresRolesValues, PostgresRolesPolicy> = {
   ...postgresRolesDescribed,
-  // the roles no consumer may reach through a group, checked at every apply and deep check
+  // the roles no consumer may reach through a group, checked at every apply and deep check; each role's connection
+  // limit; what the policy allows, for what PUBLIC holds beyond it (doctor)
   connect: (admin, ownership, policy) =>
-    new PostgresRolesAdapter(admin, ownership, { withheldRoles: withheldRolesOf(policy) }),
+    new PostgresRolesAdapter(admin, ownership, {
+      withheldRoles: withheldRolesOf(policy),
+      connectionLimit: policy?.connectionLimit,
+      allowedDatabases: policy?.allowedDatabases,
+      schemasAllowed: (policy?.allowedSchemas.length ?? 0) > 0,
+    }),
 };

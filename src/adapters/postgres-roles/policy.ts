@@ -13,6 +13,7 @@
 import { z } from 'zod';
 import type { PolicySubject } from '../adapter.js';
 import { loginShapeProblem } from '../login-shape.js';
+import { connectionLimitSchema } from './connection-limit.js';
 import { identifierProblem, identifierSchema, type PostgresRolesValues } from './values.js';
 
 /**
@@ -38,6 +39,8 @@ export const postgresRolesPolicySchema = z
      * More roles no consumer's role may reach, directly or through a group, beside {@link POWERFUL_PREDEFINED_ROLES}.
      */
     withheldRoles: z.array(identifierSchema).default([]),
+    /** Each consumer's role's CONNECTION LIMIT: applied and compared; the default and why in connection-limit.ts. */
+    connectionLimit: connectionLimitSchema,
   })
   .superRefine((policy, ctx) => {
     const withheld = withheldRolesOf(policy);

@@ -30,6 +30,7 @@ import {
   type ScramKeys,
 } from '../scram.js';
 import { sha256Hex } from '../../secrets/sha256.js';
+import { connectionLimitClause, connectionLimitDiffers, DEFAULT_CONNECTION_LIMIT } from './connection-limit.js';
 import { loginProblem, withheldRolesOf } from './policy.js';
 import { postgresHost, PrimaryPool, type PostgresHost } from './primary-pool.js';
 import { notOwnedWords, roleMark, roleOwner, type RoleOwner } from './role-mark.js';
@@ -42,6 +43,8 @@ import {
   type PasswordAnswer,
   type RoleRow,
 } from './role-state.js';
+import { resetRoleSettings, roleSettingsDiffer, withRoleSettings } from './role-settings.js';
+import { publicDatabaseGrants, publicSchemaGrants, schemaDatabases, type PublicGrantsScope } from './public-grants.js';
 import { identifierProblem, type PostgresRolesValues } from './values.js';
 
 export const DEFAULT_MAX_CONCURRENT_CALLS = 4;
@@ -115,6 +118,11 @@ export interface PostgresRolesAdapterOptions {
    * the predefined ones).
    */
   withheldRoles?: readonly string[] | undefined;
+  /** Each consumer's role's CONNECTION LIMIT (the policy's; default {@link DEFAULT_CONNECTION_LIMIT}). */
+  connectionLimit?: number | undefined;
+  /** What the policy allows, for {@link PostgresRolesAdapter.publicRights} (default: no database, no schema). */
+  allowedDatabases?: readonly string[] | undefined;
+  schemasAllowed?: boolean | undefined;
 }
 
 export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
@@ -132,6 +140,9 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   private readonly adminRole: string;
   /** The comment on the roles this provider makes. */
   private readonly mark: string;
+  private readonly connectionLimit: number;
+  private readonly publicScope: Omit<PublicGrantsScope, 'adminDatabase'>;
+  private readonly adminPassword: string | undefined;
 
   constructor(
     admin: AdminConnection,
@@ -141,6 +152,12 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     this.withheld = [...(options.withheldRoles ?? withheldRolesOf(undefined))];
     this.adminRole = admin.username ?? 'postgres';
     this.mark = roleMark(ownership.provider);
+    this.connectionLimit = options.connectionLimit ?? DEFAULT_CONNECTION_LIMIT;
+    this.publicScope = {
+      allowedDatabases: options.allowedDatabases ?? [],
+      schemasAllowed: options.schemasAllowed ?? false,
+    };
+    this.adminPassword = admin.password;
     const max = admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
     this.calls = new BackendCalls({
       adapter: 'postgres-roles',
@@ -273,7 +290,10 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     const owner = await this.ownerOf(client, grant.login);
     if (owner && !this.mayChange(owner)) throw this.refusal(grant.login, owner);
     const password = `PASSWORD ${client.escapeLiteral(verifier)} VALID UNTIL 'infinity'`;
-    await client.query(`${owner ? 'ALTER' : 'CREATE'} ROLE ${role} WITH ${ROLE_ATTRIBUTES} ${password}`);
+    const limit = connectionLimitClause(this.connectionLimit);
+    await client.query(`${owner ? 'ALTER' : 'CREATE'} ROLE ${role} WITH ${ROLE_ATTRIBUTES} ${limit} ${password}`);
+    // the settings a login gave itself (ALTER ROLE … SET): a new role has none
+    if (owner) await resetRoleSettings(client, grant.login);
     if (owner?.kind !== 'ours') await client.query(`COMMENT ON ROLE ${role} IS ${client.escapeLiteral(this.mark)}`);
     await this.grantExactly(client, grant.login, names, signal);
     await this.refusePrivilegedGroups(client, grant.login);
@@ -325,7 +345,8 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     const readable = await this.readable(options);
     const row = await this.calls.run(signal, `the reading of role "${grant.login}"`, [grant.password], () =>
       this.sessions.read(options, async (client) => {
-        const result = await client.query<RoleRow>(roleQuery(readable), [grant.login, this.withheld]);
+        const query = withRoleSettings(roleQuery(readable));
+        const result = await client.query<RoleRow & { settings: string[] }>(query, [grant.login, this.withheld]);
         return result.rows[0] ?? null;
       }),
     );
@@ -335,7 +356,55 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     const password = readable
       ? await this.comparePassword(grant, row.rolpassword)
       : await this.loginAnswer(grant, signal);
-    return compareRole(row, grant.values, password, provider);
+    const answer = compareRole(row, grant.values, password, provider);
+    if (!answer.held) return answer;
+    return connectionLimitDiffers(row.rolconnlimit, this.connectionLimit) ?? roleSettingsDiffer(row.settings) ?? answer;
+  }
+
+  /**
+   * Read-only, for `holdfast doctor`: where PUBLIC holds CONNECT or TEMPORARY on a database the policy does not allow,
+   * or CREATE on a schema of an allowed database (and of the admin's, where consumers' schemas are), one sentence
+   * each with what to revoke (public-grants.ts).
+   */
+  async publicRights(options: CallOptions): Promise<string[]> {
+    const scope: PublicGrantsScope = { ...this.publicScope, adminDatabase: this.target.database };
+    return this.calls.run(options.signal, "the reading of PUBLIC's rights", [], async () => {
+      const found = await this.sessions.read(options, (client) => publicDatabaseGrants(client, scope));
+      for (const database of schemaDatabases(scope)) {
+        if (database === scope.adminDatabase)
+          found.push(...(await this.sessions.read(options, (client) => publicSchemaGrants(client, database))));
+        else found.push(...(await this.schemaGrantsIn(database, options.signal)));
+      }
+      return found;
+    });
+  }
+
+  /**
+   * {@link publicSchemaGrants} of another database than the admin's, on a short-lived admin connection to it, ended
+   * when `signal` aborts.
+   */
+  private async schemaGrantsIn(database: string, signal: AbortSignal): Promise<string[]> {
+    const client = new pg.Client({
+      ...this.target,
+      database,
+      user: this.adminRole,
+      password: this.adminPassword,
+      connectionTimeoutMillis: 5_000,
+      application_name: 'holdfast-doctor',
+    });
+    client.on('error', () => undefined);
+    const end = () => void client.end().catch(() => undefined);
+    signal.addEventListener('abort', end, { once: true });
+    try {
+      await client.connect();
+      return await publicSchemaGrants(client, database);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return [`the schemas of allowed database "${database}" could not be read: ${serverSaid(error)}`];
+    } finally {
+      signal.removeEventListener('abort', end);
+      end();
+    }
   }
 
   /**
@@ -419,6 +488,8 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
             const state = sqlState(error);
             if (state === '28P01') return refused("the server refuses the grant's password");
             if (state === '28000') return refused('the server refuses the login (pg_hba.conf or NOLOGIN)');
+            // too many connections for the role: its CONNECTION LIMIT is checked after the password was accepted
+            if (state === '53300') return { matches: true };
             // authenticated, then refused the database: the password is right
             if (state === '42501' || state === '3D000') return { matches: true };
             if (!signal.aborted) this.sessions.failed(error); // the primary gone, or no longer one: asked again before the next call

@@ -8,9 +8,8 @@ import { setDifference } from './grant-sets.js';
 import { notOwnedWords, roleOwner } from './role-mark.js';
 import type { PostgresRolesValues } from './values.js';
 
-/** The attributes a consumer's role has: a login, nothing more. */
-export const ROLE_ATTRIBUTES =
-  'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT CONNECTION LIMIT -1';
+/** The attributes a consumer's role has: a login, nothing more (its CONNECTION LIMIT is the policy's: connection-limit.ts). */
+export const ROLE_ATTRIBUTES = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT';
 
 /** A role with any of these may do what a consumer's role may not; `r` is the role itself. */
 const WITHHELD = (r: string) =>
@@ -112,12 +111,11 @@ export function compareRole(
   const attributes = Object.entries(ATTRIBUTE_WORDS)
     .filter(([column]) => row[column as keyof typeof ATTRIBUTE_WORDS])
     .map(([, word]) => word);
-  if (attributes.length > 0 || row.rolconnlimit !== -1) {
-    const more = [...attributes, ...(row.rolconnlimit !== -1 ? [`CONNECTION LIMIT ${row.rolconnlimit}`] : [])];
+  if (attributes.length > 0) {
     return {
       held: false,
       reason: 'rules-differ',
-      detail: `attributes: the role has ${more.join(', ')}; the grant asks for a plain LOGIN role`,
+      detail: `attributes: the role has ${attributes.join(', ')}; the grant asks for a plain LOGIN role`,
     };
   }
   if (row.privileged_groups.length > 0) {

@@ -88,6 +88,13 @@ describe('postgres-roles policy', () => {
   it('refuses a name longer than 63 bytes in the values themselves', () => {
     expect(postgresRoles.valuesSchema.safeParse({ roles: ['r'.repeat(64)] }).success).toBe(false);
   });
+
+  it('gives each role a connection limit of 10 unless the policy says another, from 1 to 262143, never none', () => {
+    expect(postgresRoles.policySchema.parse({}).connectionLimit).toBe(10);
+    expect(postgresRoles.policySchema.parse({ connectionLimit: 40 }).connectionLimit).toBe(40);
+    for (const limit of [-1, 0, 2.5, 262_144, '10'])
+      expect(postgresRoles.policySchema.safeParse({ connectionLimit: limit }).success, String(limit)).toBe(false);
+  });
 });
 
 describe('mongodb-users policy', () => {

@@ -41,6 +41,7 @@ describe('admin.maxConcurrentCalls', () => {
       allowedSchemas: [],
       allowedRoles: [],
       withheldRoles: [],
+      connectionLimit: 10,
     });
   });
 
