@@ -21,6 +21,12 @@ import { shardPrefixes } from '../config/shard-prefixes.js';
 import { formatDuration } from '../config/duration.js';
 import type { Logger } from '../logging/logger.js';
 
+/**
+ * How long a worker that met a rate limit waits before asking again (BullMQ's `maximumRateLimitDelay`, 30 s by
+ * default): holdfast sets none, so one met was set from outside, and once undone the workers run again within this.
+ */
+export const RATE_LIMIT_RECHECK_MS = 1_000;
+
 /** What can be set on a queue to stop or throttle it. */
 export type QueueControlKind = 'paused' | 'rateLimit' | 'concurrency';
 
