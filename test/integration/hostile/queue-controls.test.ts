@@ -9,6 +9,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { shardPrefixes } from '../../../src/config/shard-prefixes.js';
 import { Metrics } from '../../../src/metrics/metrics.js';
 import { sharedBackend } from '../../backends/index.js';
 import { exitOf, spawnHoldfast } from '../../support/holdfast-cli.js';
@@ -135,6 +136,30 @@ describe("what stops holdfast's queues from outside", () => {
       await q.close();
       redis.disconnect();
       admin.disconnect();
+    }
+  }, 120_000);
+
+  it('on a sharded queue, in every shard: a pause of one shard’s rounds and a rate limit of another’s consumers undone', async () => {
+    const f = await fixture({ provider, consumers: 4, shards: 2, resyncEvery: '1s' });
+    await f.startHeld();
+    const redis = new Redis(sharedBackend('redis').url);
+    const [first, second] = shardPrefixes(f.config.queue.prefix, 2) as [string, string];
+    const opts = (prefix: string) => ({ connection: redis, prefix, skipMetasUpdate: true });
+    const queues = [
+      new Queue('consumers', opts(first)),
+      new Queue('consumers-rounds', opts(first)),
+      new Queue('consumers', opts(second)),
+      new Queue('consumers-rounds', opts(second)),
+    ];
+    try {
+      await queues[3]!.pause();
+      await queues[0]!.setGlobalRateLimit(1, 600_000);
+      await f.until('both undone', async () => !(await anyControl(queues)), 20_000);
+      const undone = f.logs.filter((l) => l.level === 40 && typeof l.control === 'string').map((l) => l.queue);
+      expect(undone.sort()).toEqual([`${first}:consumers`, `${second}:consumers-rounds`].sort());
+    } finally {
+      await Promise.all(queues.map((q) => q.close()));
+      redis.disconnect();
     }
   }, 120_000);
 });
