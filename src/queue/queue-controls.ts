@@ -56,6 +56,10 @@ export function holdfastQueueMetas(prefix: string, name: string, shards: number)
   );
 }
 
+/** A field's value as the lines say it: a number as written; anything else (a writer's text) not repeated. */
+const shown = (value: string | null | undefined): string =>
+  value && /^\d{1,15}$/.test(value) ? value : 'a value that is not a number';
+
 /** What the fields of a queue's meta hash set, in words (none: nothing stops or throttles it). */
 export function controlsIn(queue: string, fields: ReadonlyArray<string | null>): QueueControl[] {
   const [paused, max, duration, concurrency] = fields;
@@ -63,12 +67,15 @@ export function controlsIn(queue: string, fields: ReadonlyArray<string | null>):
   if (paused !== null && paused !== undefined)
     found.push({ queue, control: 'paused', what: 'paused: no job of it runs, so no check or heal' });
   if (max !== null && max !== undefined) {
-    const per = Number(duration);
-    const window = Number.isFinite(per) && per > 0 ? formatDuration(per) : `${String(duration)} ms`;
-    found.push({ queue, control: 'rateLimit', what: `rate-limited to ${max} job(s) per ${window}` });
+    const window = shown(duration) === duration ? formatDuration(Number(duration)) : shown(duration);
+    found.push({ queue, control: 'rateLimit', what: `rate-limited to ${shown(max)} job(s) per ${window}` });
   }
   if (concurrency !== null && concurrency !== undefined)
-    found.push({ queue, control: 'concurrency', what: `limited to ${concurrency} job(s) at once across every worker` });
+    found.push({
+      queue,
+      control: 'concurrency',
+      what: `limited to ${shown(concurrency)} job(s) at once across every worker`,
+    });
   return found;
 }
 

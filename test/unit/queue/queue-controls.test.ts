@@ -40,8 +40,13 @@ describe('the controls of holdfast’s queues', () => {
       ['rateLimit', 'rate-limited to 1 job(s) per 10m'],
       ['concurrency', 'limited to 2 job(s) at once across every worker'],
     ]);
-    // whatever a writer put there is said as written, not trusted to be a number
-    expect(controlsIn('q', [null, 'x', 'y', null])[0]!.what).toBe('rate-limited to x job(s) per y ms');
+    // what a writer put there that is not a number is not repeated (no terminal control, no megabyte line)
+    expect(controlsIn('q', [null, '\u001b[2J', 'x'.repeat(100_000), '1e999'])[0]!.what).toBe(
+      'rate-limited to a value that is not a number job(s) per a value that is not a number',
+    );
+    expect(controlsIn('q', [null, null, null, '-1'])[0]!.what).toBe(
+      'limited to a value that is not a number job(s) at once across every worker',
+    );
     expect(controlLine(controlsIn('hf:consumers', ['1', null, null, null])[0]!)).toBe(
       "queue hf:consumers is paused: no job of it runs, so no check or heal, set outside holdfast (Bull Board or a writer of the queue's Redis): a running `holdfast run` undoes it within sync.resyncEvery",
     );
