@@ -24,6 +24,7 @@ import { shardOf } from '../src/queue/shard-of.js';
 import type { WaitScheduler } from '../src/queue/due-waits.js';
 import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
 import { settleWait } from './wait-settlement.js';
+import { RATE_LIMIT_RECHECK_MS } from '../src/queue/queue-controls.js';
 
 export interface ConsumerWorkerOptions {
   connection: QueueConnectionConfig;
@@ -130,6 +131,8 @@ export class ConsumerWorker {
       {
         connection: this.connection.connection,
         prefix,
+        // a rate limit set from outside is undone by holdfast: asked again soon after, not after 30 s
+        maximumRateLimitDelay: RATE_LIMIT_RECHECK_MS,
         concurrency,
       },
     );

@@ -21,6 +21,7 @@ import {
   type RoundReport,
 } from '../src/queue/round-jobs.js';
 import { DueRounds, ROUNDS_AT_ONCE, type RoundDeps } from './due-rounds.js';
+import { RATE_LIMIT_RECHECK_MS } from '../src/queue/queue-controls.js';
 
 export interface RoundWorkerOptions {
   connection: QueueConnectionConfig;
@@ -64,6 +65,8 @@ export class RoundWorker {
         {
           connection: this.connection.connection,
           prefix,
+          // a rate limit set from outside is undone by holdfast: asked again soon after, not after 30 s
+          maximumRateLimitDelay: RATE_LIMIT_RECHECK_MS,
           concurrency: ROUNDS_AT_ONCE,
         },
       );

@@ -38,6 +38,7 @@ export async function runCommand(
         coordination: engine.coordination,
         queue: engine.queue,
         queued: engine.queued,
+        controls: engine.controls,
         providers: config.providers,
         metrics,
         logger,

@@ -10,6 +10,7 @@ import { HoldfastError } from '../errors/holdfast-error.js';
 import { queueRedis, queueWhereOf, type QueueRedis } from '../queue/bull-connection.js';
 import type { Coordination } from '../queue/coordination.js';
 import { queuedChecks, queueKeysNamed, type QueuedChecks } from '../queue/queued-checks.js';
+import { holdfastQueueMetas, queueControlsRead, type QueueControlsRead } from '../queue/queue-controls.js';
 import { queueCoordination, type QueueCoordination } from '../queue/sharded-coordination.js';
 import { ConsumerStore } from '../store/consumer-store.js';
 import { storeReason } from '../store/store-retry.js';
@@ -77,6 +78,8 @@ export interface StatusConnections {
   coordination: Coordination;
   /** Whether silent consumers' checks are queued (a backlog), from the queue's jobs. */
   queued: QueuedChecks;
+  /** What stops or throttles the queues (a pause, a global rate limit or concurrency). */
+  controls: QueueControlsRead;
   close(): Promise<void>;
 }
 
@@ -123,6 +126,7 @@ export function statusConnections(
     coordination,
     // the jobs' keys as BullMQ names them, read without loading BullMQ
     queued: queuedChecks(redis, queueKeysNamed(config.queue.prefix, config.queue.name, config.queue.shards)),
+    controls: queueControlsRead(redis, holdfastQueueMetas(config.queue.prefix, config.queue.name, config.queue.shards)),
     close: async () => {
       redis.disconnect();
       // closing ends sessions on the server: not waited for beyond a moment when it does not answer

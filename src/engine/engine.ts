@@ -26,6 +26,12 @@ import { JobSeal } from '../queue/job-seal.js';
 import { queuedChecks, queueKeysOf, type QueuedChecks } from '../queue/queued-checks.js';
 import { holdfastPrefix } from '../queue/coordination.js';
 import { watchQueue, type QueueWatch } from '../queue/queue-watch.js';
+import {
+  holdfastQueueMetas,
+  QueueControls,
+  queueControlsRead,
+  type QueueControlsRead,
+} from '../queue/queue-controls.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
 import type { Coordination } from '../queue/coordination.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
@@ -67,6 +73,8 @@ export interface Engine {
   storeWatch: StoreWatch;
   /** Whether consumers' checks are still queued, for the status (see `queued-checks.ts`). */
   queued: QueuedChecks;
+  /** What stops or throttles the queues from outside (a pause, a global rate limit), for the status. */
+  controls: QueueControlsRead;
   /** Stops syncing, lets in-flight jobs finish, closes every connection. */
   stop(): Promise<void>;
 }
@@ -111,10 +119,11 @@ interface Shared {
   queued: QueuedChecks;
   /** The queue's Redis Cluster's failovers (one per shard; none for a single Redis). */
   queueWatch: QueueWatch[];
+  /** What stops or throttles the queues from outside (`queue-controls.ts`). */
+  controls: QueueControlsRead;
 }
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
-  const { config, logger } = options;
   const now = options.now ?? (() => new Date());
   prepare(options);
   boundHeapGrowth();
@@ -123,13 +132,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const shared = await connectShared(options, now, releasers);
     const effects = startEffects(options, shared, now, releasers);
     // made before the worker, which asks it to check the queue; started after it, with the sync
-    const resync = options.roles.sync ? newResync(config, shared, logger, now) : undefined;
+    const resync = options.roles.sync ? newResync(options, shared, now) : undefined;
     if (resync) for (const watch of shared.queueWatch) watch.onMoved(() => resync.sweep());
     const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
     // the start-up's peak is behind (its contributions read and delivered): checks and heals get V8's young generation
     releaseYoungGeneration();
-    const { store, queue, coordination, providers, storeWatch, queued } = shared;
+    const { store, queue, coordination, providers, storeWatch, queued, controls } = shared;
     return {
       store,
       queue,
@@ -140,6 +149,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       worker,
       storeWatch,
       queued,
+      controls,
       stop: () => releasers.release(),
     };
   } catch (error) {
@@ -226,6 +236,10 @@ async function connectShared(
   if (roles.sync) void warnPublicRights(providers, logger);
   const queued = queuedChecks(redis, queueKeysOf(config.queue.prefix, queue.queues));
   const due = new DueWaits(redis, config.queue, seal);
+  const controls = queueControlsRead(
+    redis,
+    holdfastQueueMetas(config.queue.prefix, config.queue.name, config.queue.shards),
+  );
   return {
     store,
     seal,
@@ -237,6 +251,7 @@ async function connectShared(
     providers,
     queued,
     queueWatch,
+    controls,
   };
 }
 
@@ -345,19 +360,27 @@ function startWorker(
   return worker;
 }
 
-function newResync(
-  config: HoldfastConfig,
-  { store, queue, due, coordination }: Shared,
-  logger: Logger,
-  now: () => Date,
-): Resync {
+/**
+ * The resync; at each check of the queue it undoes what stops or throttles holdfast's queues from outside
+ * (`queue-controls.ts`), counted in the metrics.
+ */
+function newResync({ config, logger, metrics }: EngineOptions, shared: Shared, now: () => Date): Resync {
+  const { store, queue, due, coordination } = shared;
   const timing = new Map(config.providers.map((p) => [p.name, p.timing]));
+  const bullQueues = [...queue.queues, ...queue.rounds.queues];
+  const controls = new QueueControls({
+    read: shared.controls,
+    queues: new Map(bullQueues.map((q) => [`${q.opts.prefix}:${q.name}`, q])),
+    logger,
+    ...(metrics ? { undone: (q: string, control: string) => metrics.queueControlUndone(q, control) } : {}),
+  });
   return new Resync({
     store,
     queue,
     waits: due,
     coordination,
     timing,
+    controls,
     logger,
     now,
     resyncEveryMs: config.sync.resyncEveryMs,
@@ -396,6 +419,8 @@ async function startSync(
       { shards: layout.to.shards },
       `queue shards: ${layout.to.shards} (the queue's Redis knew ${layout.from.shards}); ${layout.reset} shard(s) cleared of what consumers of another layout left, every consumer's next step re-created in its own shard`,
     );
+  // a queue paused or limited while holdfast was down runs again before anything is delivered to it
+  await resync.undoControls();
   await resync.sweep((record) => desired.remember(record));
   await desired.start();
   resync.start(desired);

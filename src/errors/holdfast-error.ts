@@ -39,7 +39,9 @@ export type ErrorCode =
   /** No provider by that name in the configuration. */
   | 'PROVIDER_UNKNOWN'
   /** `confirm-removals`: no change is held back for that provider. */
-  | 'NOTHING_HELD_BACK';
+  | 'NOTHING_HELD_BACK'
+  /** The dashboard refuses a write that could stop or change holdfast's work (pause, rate limit, a job's data…). */
+  | 'DASHBOARD_ACTION_REFUSED';
 
 export class HoldfastError extends Error {
   override readonly name = 'HoldfastError';

@@ -5,8 +5,9 @@
  * history (`/consumers/<provider>/<id>/history`, the JSON of `holdfast history --json`), `/healthz`
  * (200 only when everything is served, else 503 with the reasons) and `/metrics`.
  *
- * Read-only unless `http.readOnly: false`: only GET and HEAD are answered; Bull Board's actions
- * that write job data are refused always ({@link refusedBoardAction}). Basic auth, required off
+ * Read-only unless `http.readOnly: false`: only GET and HEAD are answered; even then, of Bull
+ * Board's writes only retrying, promoting and removing one job, resuming a queue and releasing its
+ * rate limit are answered, everything else refused with 403 ({@link refusedWrite}). Basic auth, required off
  * loopback ({@link refuseExposedDashboard}). A request whose `Host` is not one it answers to gets
  * 421 ({@link hostMatcher}). Every response carries a Content-Security-Policy, `X-Frame-Options:
  * DENY`, `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.
@@ -23,12 +24,13 @@ import { scrapeDeadlineMs, type Metrics } from '../metrics/metrics.js';
 import type { ConsumerQueue } from '../queue/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
 import type { QueuedChecks } from '../queue/queued-checks.js';
+import type { QueueControlsRead } from '../queue/queue-controls.js';
 import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
 import { redReasons, type StatusReport, type StatusSources } from '../status/status-report.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { basicAuthChecker } from './basic-auth.js';
-import { BOARD_PREFIX, refusedBoardAction } from './board-guard.js';
+import { BOARD_PREFIX, refusedWrite } from './board-guard.js';
 import { boardCsp, withoutRemoteFonts } from './board-csp.js';
 import { hostMatcher } from './host-check.js';
 import { hostPort, refuseExposedDashboard } from './listen-guard.js';
@@ -42,12 +44,14 @@ export interface HttpServerOptions {
   auth?: HttpConfig['auth'];
   /** `Host` names accepted besides the listen address (`http.hosts`). */
   hosts?: readonly string[] | undefined;
-  /** Only GET and HEAD: Bull Board's actions (retry, remove, …) refused. */
+  /** Only GET and HEAD: even Bull Board's allowed writes (retry, remove, …) refused. */
   readOnly: boolean;
   store: Pick<ConsumerStore, 'providerStatuses' | 'get'>;
   coordination: Coordination;
   /** Whether silent consumers' checks are queued, for the status to tell a backlog. */
   queued?: QueuedChecks;
+  /** What stops or throttles the queues (a pause, a global rate limit), for the status to be red naming it. */
+  controls?: QueueControlsRead;
   queue: ConsumerQueue;
   providers: StatusSources['providers'];
   metrics?: Metrics | undefined;
@@ -86,7 +90,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   // within the status's budget whatever does not answer, and shared by requests close together
   const status = new BoundedStatus(
-    { store, coordination, providers, ...(options.queued ? { queued: options.queued } : {}) },
+    {
+      store,
+      coordination,
+      providers,
+      ...(options.queued ? { queued: options.queued } : {}),
+      ...(options.controls ? { controls: options.controls } : {}),
+    },
     options.where ?? { store: 'the record store', queue: "the queue's Redis" },
   );
   const report = (all: boolean): Promise<StatusReport> => status.read({ all });
@@ -116,8 +126,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     if (options.readOnly && request.method !== 'GET' && request.method !== 'HEAD') {
       return reply.code(405).send('read-only: set http.readOnly: false to allow changes\n');
     }
-    const refused = refusedBoardAction(request.method, route);
-    if (refused) return reply.code(403).type('text/plain; charset=utf-8').send(refused);
+    const refused = refusedWrite(request.method, request.routeOptions.url);
+    if (refused) return reply.code(403).send(refused);
     return undefined;
   });
   // Bull Board's page, without the remote font stylesheet its policy would refuse

@@ -64,6 +64,7 @@ export class Metrics implements WorkObserver {
   private readonly batches: Histogram<'provider' | 'call'>;
   private readonly rejected: Counter<'reason'>;
   private readonly unexpected: Counter<'kind'>;
+  private readonly controlsUndone: Counter<'queue' | 'control'>;
   private readonly gauges: ScrapeGauges;
 
   constructor() {
@@ -132,7 +133,18 @@ export class Metrics implements WorkObserver {
       labelNames: ['kind'],
       registers,
     });
+    this.controlsUndone = new Counter({
+      name: 'holdfast_queue_controls_undone_total',
+      help: "Pauses, global rate limits and global concurrencies found set on holdfast's queues from outside (Bull Board, a writer of the queue's Redis) and undone, by queue and control: paused, rateLimit, concurrency",
+      labelNames: ['queue', 'control'],
+      registers,
+    });
     this.gauges = new ScrapeGauges(this.registry);
+  }
+
+  /** A control set on a queue from outside was undone (see queue/queue-controls.ts). */
+  queueControlUndone(queue: string, control: string): void {
+    this.controlsUndone.inc({ queue, control });
   }
 
   /** An error no one caught was survived (see cli/connection-fault-guard.ts). */

@@ -16,7 +16,8 @@
  *
  * A sweep runs at start-up, every `sweepEvery` (rare: it reads every record), and at once
  * when the queue's sentinel is gone (checked every `resyncEvery`, one cheap Redis call),
- * which is said once.
+ * which is said once. Each check of the queue also undoes a pause, a global rate limit or a global
+ * concurrency set on holdfast's queues from outside (`queue-controls.ts`).
  */
 import { EFFECT_STATES } from '../../machines/consumer-machine.js';
 import { unitHash } from '../../machines/delays.js';
@@ -51,6 +52,8 @@ export interface ResyncOptions {
   };
   /** Each provider's timing, by name. */
   timing: ReadonlyMap<string, Timing>;
+  /** What stops or throttles the queues from outside, undone at each check of the queue. */
+  controls?: { restore(): Promise<unknown> };
   logger: Logger;
   now: () => Date;
   resyncEveryMs: number;
@@ -99,15 +102,26 @@ export class Resync {
     return this.sweeping ?? Promise.resolve();
   }
 
-  /** When the queue's Redis forgot everything: says so once, and sweeps. */
+  /** Undoes what stops or throttles the queues; when the queue's Redis forgot everything: says so once, and sweeps. */
   async checkQueue(): Promise<void> {
     const { coordination, logger } = this.options;
+    await this.undoControls();
     if (await coordination.signals.alive()) return;
     if (!this.lost) {
       this.lost = true;
       logger.warn(await this.whatForgot());
     }
     await this.sweep();
+  }
+
+  /** Undoes a pause, a rate limit or a concurrency set on the queues from outside; its failure is said, not thrown. */
+  async undoControls(): Promise<void> {
+    const { controls, logger } = this.options;
+    await controls
+      ?.restore()
+      .catch((error: unknown) =>
+        logger.error({ err: String(error) }, `undoing a pause or limit of the queue failed: ${String(error)}`),
+      );
   }
 
   /** The line that says the queue forgot: every job, or on a sharded queue the shards that did. */

@@ -25,6 +25,7 @@ import { formatDuration } from '../config/duration.js';
 import type { CheckMemo, NodesNote, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
 import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
 import type { QueuedChecks } from '../queue/queued-checks.js';
+import { controlLine, type QueueControlsRead } from '../queue/queue-controls.js';
 import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
@@ -122,6 +123,8 @@ export interface StatusSources {
   >;
   /** Whether silent consumers' checks are still queued (a backlog), when the status can see the queue's jobs. */
   queued?: QueuedChecks;
+  /** What stops or throttles the queues (a pause, a global rate limit or concurrency): red while any is set. */
+  controls?: QueueControlsRead;
 }
 
 export interface StatusOptions {
@@ -449,6 +452,9 @@ export async function statusReport(
 ): Promise<StatusReport> {
   const { store } = sources;
   const { reads: coordination, outages } = readsForReport(sources.coordination, options.shardWaits ?? null);
+  // a queue whose controls cannot be read is named by the other reads of it
+  const controlsRead = sources.controls?.controls().catch(() => []) ?? Promise.resolve([]);
+  const controls = outages ? outages.settle(controlsRead, () => []) : controlsRead;
   const [stateOf, statuses] = await Promise.all([coordination.notes.allStates(), store.providerStatuses()]);
   const configured = new Map(sources.providers.map((p) => [p.name, p.timing]));
   const deepCostUs = new Map(sources.providers.map((p) => [p.name, p.adapter?.deepCheckCostUs]));
@@ -612,6 +618,7 @@ export async function statusReport(
   const unreadableShards = outages?.list() ?? [];
   const problems = [
     ...unreadableShards.map(unreadableShardLine),
+    ...(await controls).map(controlLine),
     // the sync marks the queue alive after its first sweep; a queue without the mark forgot (or never had) every job
     ...(!alive && statuses.length > 0
       ? [
