@@ -26,7 +26,7 @@
  * read one item at a time, so no tree of the whole document is held; any other file, or one
  * whose items do not parse alone, is read as one document. Both say the same problems.
  */
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.js';
 import { readBounded } from '../config/bounded-read.js';
@@ -275,7 +275,11 @@ class ItemChecker<R> {
     );
     if (!checked.ok || (!values.ok && values.onlyApart !== true) || this.problems.length > 0) return;
     const secretPath = resolve(dirname(this.provider.contributionsPath), checked.value.secret);
-    const shared = this.sharedSecret(source, index, checked.value.id, secretPath);
+    // in the directory where it really is: two paths through a directory symlink name one secret (a symlinked secret
+    // itself is refused when it is read)
+    const realDir = await this.paths.of(dirname(secretPath));
+    const real = realDir === undefined ? secretPath : join(realDir, basename(secretPath));
+    const shared = this.sharedSecret(source, index, checked.value.id, real);
     this.declared.push(
       this.declare(
         source,
@@ -288,8 +292,8 @@ class ItemChecker<R> {
   }
 
   /**
-   * The refusal of an entry naming the grant secret an earlier entry names (the same path, once
-   * resolved): the first keeps it. A password shared between logins is one tenant's password
+   * The refusal of an entry naming the grant secret an earlier entry names (the same file, its
+   * path resolved, and its real path when it exists): the first keeps it. A password shared between logins is one tenant's password
    * known to another, and one rotation would change both.
    */
   private sharedSecret(source: YamlSource, index: number, id: string, secretPath: string): string[] {

@@ -180,5 +180,5 @@ describe('scanYaml, generated YAML', () => {
       }),
       { numRuns: 2_000 },
     );
-  });
+  }, 120_000);
 });

@@ -6,7 +6,7 @@
  * alone. And generated contributions (fast-check) always come back declared or refused with a
  * typed error, never a throw of another kind.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -125,6 +125,17 @@ describe('one grant secret named by several entries', () => {
     expect((await read.specs([3, 1])).map((c) => c.desired.problems)).toEqual([[said(3, 16)], [said(1, 8)]]);
     expect((await read.specs([0])).map((c) => c.desired.problems)).toEqual([[]]);
   });
+
+  it('two paths to one file through a directory symlink are one secret', async () => {
+    mkdirSync(join(dir, 'real'), { recursive: true });
+    writeFileSync(join(dir, 'real/s'), 'a-password-of-its-own\n');
+    symlinkSync(join(dir, 'real'), join(dir, 'linked'));
+    writeFileSync(file, `consumers:\n${entry(0, undefined, 'real/s')}${entry(1, undefined, 'linked/s')}`);
+    const { consumers } = await loadContributions(provider());
+    expect(consumers[1]!.desired.problems).toContain(
+      `${file}:8: consumers[1].secret: names the grant secret of consumers[0] (c0); a grant secret serves one consumer, refused`,
+    );
+  });
 });
 
 /** A YAML value of generated shape: nesting, anchors and aliases, long scalars, many keys. */
@@ -167,5 +178,5 @@ describe('generated contributions', () => {
       }),
       { numRuns: 150 },
     );
-  });
+  }, 120_000);
 });
