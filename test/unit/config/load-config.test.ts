@@ -393,6 +393,18 @@ describe('loadConfig, refused files name file, line and field', () => {
   };
 
   it(
+    'a maxConsumers below 1',
+    refused(`${MINIMAL}sync: { maxConsumers: 0 }\n`, 'maxConsumers', 'sync.maxConsumers', 'must be at least 1'),
+  );
+
+  it('a file nested deeper than the bound on a YAML document, by line and bound, before it is parsed', async () => {
+    const yaml = `${MINIMAL}http: { hosts: ${'['.repeat(100_000)}${']'.repeat(100_000)} }\n`;
+    expect(await problems(yaml)).toEqual([
+      `${configPath}:${lineOf(yaml, 'hosts')}: nested more than 64 levels deep (the bound on a YAML document); refused before it is parsed`,
+    ]);
+  });
+
+  it(
     'queue shards below 1',
     refused(
       MINIMAL.replace('url: redis://127.0.0.1:6379\n', 'url: redis://127.0.0.1:6379\n  shards: 0\n'),
