@@ -51,6 +51,11 @@ export interface ProviderConfig {
   /** A larger contributions file is refused unread (`sync.contributionsMaxBytes`; absent: 64 MiB). */
   contributionsMaxBytes?: number | undefined;
   /**
+   * A contributions file declaring more consumers is refused whole, and the setting that says so
+   * (`sync.maxConsumers`, or the provider's own `maxConsumers`); absent: 100,000, `sync.maxConsumers`.
+   */
+  maxConsumers?: { max: number; setting: string } | undefined;
+  /**
    * Why each of {@link reservedLogins} is reserved, in words for a refusal (`is the admin login of provider cache`);
    * absent: `is reserved`.
    */

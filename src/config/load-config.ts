@@ -14,6 +14,7 @@ import { shortAdminSecret } from './admin-secret.js';
 import { durationSchema, formatDuration } from './duration.js';
 import { hostEntrySchema } from './http-hosts.js';
 import { DEFAULT_CONTRIBUTIONS_MAX_BYTES, sizeSchema } from './size.js';
+import { DEFAULT_MAX_CONSUMERS, maxConsumersSchema } from './max-consumers.js';
 import { readSecretFile } from '../secrets/secret-file.js';
 import type { Environment } from './environment.js';
 import { nameSchema } from './names.js';
@@ -87,6 +88,10 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
       },
       contributionsPath: provider.contributions,
       contributionsMaxBytes: config.sync.contributionsMaxBytes,
+      maxConsumers: {
+        max: provider.maxConsumers ?? config.sync.maxConsumers,
+        setting: provider.maxConsumers === undefined ? 'sync.maxConsumers' : `providers[${index}].maxConsumers`,
+      },
       policy: policies.get(index),
       timing,
       management: provider.management,
@@ -251,6 +256,7 @@ export function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterK
       secretsRoot: filePath.optional(),
       rotationOverlap: durationSchema.optional(),
       adopt: z.boolean().default(false),
+      maxConsumers: maxConsumersSchema.optional(),
       loginPrefix: text.optional(),
       orphans: z
         .strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) })
@@ -308,6 +314,7 @@ export function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterK
         resyncEvery: durationSchema.default(5_000),
         sweepEvery: durationSchema.default(1_800_000),
         contributionsMaxBytes: sizeSchema.default(DEFAULT_CONTRIBUTIONS_MAX_BYTES),
+        maxConsumers: maxConsumersSchema.default(DEFAULT_MAX_CONSUMERS),
       })
       .prefault({}),
     log: z.strictObject({ level: z.enum(LOG_LEVELS).optional(), format: z.enum(LOG_FORMATS).optional() }).prefault({}),

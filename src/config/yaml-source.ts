@@ -4,16 +4,20 @@
  * when the field is missing, to its nearest existing parent).
  */
 import { readFile } from 'node:fs/promises';
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { readBounded, type SizeLimit } from './bounded-read.js';
 import { listedProblems } from './problem-list.js';
+import { DOCUMENT_BOUNDS, scanYaml, type YamlBounds } from './yaml-bounds.js';
 
 export type FieldPath = readonly PropertyKey[];
 
-/** The outcome of reading a YAML file: a source, or the problems that keep it from being one. */
-export type YamlRead = { ok: true; source: YamlSource } | { ok: false; problems: string[] };
+/**
+ * The outcome of reading a YAML file: a source, or the problems that keep it from being one;
+ * `beyond` when the text passed a bound on depth or nodes and was not parsed (see `yaml-bounds.ts`).
+ */
+export type YamlRead = { ok: true; source: YamlSource } | { ok: false; problems: string[]; beyond?: 'depth' | 'nodes' };
 
 /**
  * A validation outcome; its problems were added to the caller's list, but for those `apart`
@@ -29,7 +33,7 @@ export type ApartIssue = (issue: z.core.$ZodIssue) => boolean;
  * per problem, at most 100 of them, then `… and <n> more`.
  */
 export function invalidFile(
-  code: 'CONFIG_INVALID' | 'CONTRIBUTIONS_INVALID',
+  code: 'CONFIG_INVALID' | 'CONTRIBUTIONS_INVALID' | 'CONTRIBUTIONS_BEYOND_BOUNDS',
   what: string,
   file: string,
   problems: readonly string[],
@@ -58,6 +62,32 @@ export function formatPath(path: FieldPath): string {
   return text === '' ? '(top level)' : text;
 }
 
+/** 1-based line of `offset` in `text`. */
+function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let at = text.indexOf('\n'); at !== -1 && at < offset; at = text.indexOf('\n', at + 1)) line++;
+  return line;
+}
+
+/**
+ * The keys that repeat an earlier key of their map (scalars of the same value), as the library
+ * says them (`Map keys must be unique`), found with one set per map rather than its pairwise test.
+ */
+function repeatedKeys(doc: Document): Array<{ offset: number; message: string }> {
+  const repeated: Array<{ offset: number; message: string }> = [];
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        if (!isScalar(key)) continue;
+        if (seen.has(key.value)) repeated.push({ offset: key.range?.[0] ?? 0, message: 'Map keys must be unique' });
+        seen.add(key.value);
+      }
+    },
+  });
+  return repeated;
+}
+
 /** A missing field reads `required` rather than zod's "expected string, received undefined". */
 const required = (issue: z.core.$ZodRawIssue) =>
   issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined;
@@ -70,13 +100,18 @@ export class YamlSource {
     readonly value: unknown,
     private readonly doc: Document,
     private readonly lines: LineCounter,
+    /** The document's YAML nodes, as `scanYaml` counts them (what parsing it cost). */
+    readonly nodes: number,
     /** For one item of a list parsed alone: its place in the file's list, and the file's line its text begins on. */
     private readonly item?: { index: number; firstLine: number },
   ) {}
 
-  /** Parses `text`; syntax errors come back as problems with their line. */
-  static parse(file: string, text: string): YamlRead {
-    return YamlSource.parseText(file, text);
+  /**
+   * Parses `text`; syntax errors come back as problems with their line. Text deeper or with more
+   * nodes than `bounds` is refused before it is parsed.
+   */
+  static parse(file: string, text: string, bounds: YamlBounds = DOCUMENT_BOUNDS): YamlRead {
+    return YamlSource.parseText(file, text, bounds);
   }
 
   /**
@@ -85,19 +120,32 @@ export class YamlSource {
    * and problems are told for the field as it is in the whole file (`consumers[index]…`). A
    * syntax error here may be an artefact of the cut: read the whole file to tell it.
    */
-  static parseItem(file: string, text: string, index: number, firstLine: number): YamlRead {
-    return YamlSource.parseText(file, text, { index, firstLine });
+  static parseItem(file: string, text: string, index: number, firstLine: number, bounds: YamlBounds): YamlRead {
+    return YamlSource.parseText(file, text, bounds, { index, firstLine });
   }
 
-  private static parseText(file: string, text: string, item?: { index: number; firstLine: number }): YamlRead {
+  private static parseText(
+    file: string,
+    text: string,
+    bounds: YamlBounds,
+    item?: { index: number; firstLine: number },
+  ): YamlRead {
+    const scan = scanYaml(text, bounds);
+    if (!scan.ok) {
+      const line = lineAt(text, scan.offset) + (item ? item.firstLine - 1 : 0);
+      return { ok: false, problems: [`${file}:${line}: ${scan.reason}`], beyond: scan.bound };
+    }
     const lines = new LineCounter();
-    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+    // keys are told apart below, in one pass: the library's own test compares each key with every other
+    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
     const at = (offset: number) => `${file}:${lines.linePos(offset).line}`;
-    if (doc.errors.length > 0) {
-      return { ok: false, problems: doc.errors.map((error) => `${at(error.pos[0])}: invalid YAML: ${error.message}`) };
+    const errors = [...doc.errors.map((error) => ({ offset: error.pos[0], message: error.message }))];
+    if (errors.length === 0) errors.push(...repeatedKeys(doc));
+    if (errors.length > 0) {
+      return { ok: false, problems: errors.map((error) => `${at(error.offset)}: invalid YAML: ${error.message}`) };
     }
     try {
-      return { ok: true, source: new YamlSource(file, doc.toJS({ maxAliasCount: 100 }), doc, lines, item) };
+      return { ok: true, source: new YamlSource(file, doc.toJS({ maxAliasCount: 100 }), doc, lines, scan.nodes, item) };
     } catch (error) {
       return { ok: false, problems: [`${at(0)}: invalid YAML: ${(error as Error).message}`] };
     }

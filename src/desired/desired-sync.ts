@@ -237,7 +237,7 @@ export class DesiredSync {
     try {
       read = await readContributions(provider);
     } catch (error) {
-      if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
+      if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID', 'CONTRIBUTIONS_BEYOND_BOUNDS')) throw error;
       await this.refuse(provider, signature, error.message);
       return;
     }

@@ -14,14 +14,19 @@
  * ```
  *
  * Any problem with the file rejects all of it, so a truncated or mistyped file never removes a
- * consumer; so does a file larger than `sync.contributionsMaxBytes` (64 MiB), refused unread.
- * A consumer that asks for more than the provider's policy allows is rejected alone.
+ * consumer; so does a file larger than `sync.contributionsMaxBytes` (64 MiB), refused unread, one
+ * declaring more than `sync.maxConsumers` (or the provider's `maxConsumers`), refused by its count
+ * before its entries are read, and one nested deeper or holding more YAML nodes than holdfast's
+ * bounds (`src/config/yaml-bounds.ts`), refused before the parser builds it: these three with
+ * `CONTRIBUTIONS_BEYOND_BOUNDS`. A consumer that asks for more than the provider's policy allows
+ * is rejected alone; so is one naming a grant secret an earlier entry names (a secret serves one
+ * consumer: shared, one tenant's password would be another's).
  *
  * A file of the plain shape (`consumers:` then a block list, see `contribution-items.ts`) is
  * read one item at a time, so no tree of the whole document is held; any other file, or one
  * whose items do not parse alone, is read as one document. Both say the same problems.
  */
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.js';
 import { readBounded } from '../config/bounded-read.js';
@@ -36,7 +41,7 @@ import { DeclaredBriefs } from './declared-briefs.js';
 import { specDigestBytes } from './spec-digest.js';
 import { itemSpans, type ItemSpan, type ItemSpans } from './contribution-items.js';
 import { consumerItemShape } from './consumer-item.js';
-import { contributionsLimit } from './contributions-limit.js';
+import { consumersLimit, contributionsLimit, ENTRY_BOUNDS, FILE_BOUNDS } from './contributions-limit.js';
 import { consumerProblems, RealPaths, rootsOf } from './consumer-problems.js';
 import { isBoundIssue } from '../adapters/value-bounds.js';
 
@@ -51,6 +56,12 @@ const consumerSchema = z.strictObject({
 
 /** Items whose grant secrets' symlinks are looked at together, at most. */
 const ITEMS_AT_ONCE = 256;
+
+/** YAML nodes parsed between two turns of the event loop, about (a few tens of milliseconds of the parser's). */
+const NODES_AT_ONCE = 20_000;
+
+/** The first entry naming each grant secret (its resolved path), for the later ones' refusal. */
+type SecretFirsts = Map<string, { index: number; id: string }>;
 
 /**
  * The desired state `provider`'s contributions file declares. Throws `CONTRIBUTIONS_INVALID`
@@ -108,12 +119,15 @@ export async function readContributions(provider: ProviderConfig): Promise<Contr
   const roots = await rootsOf(provider);
   // one look at the grant secrets' directories, so that the specs read again say what the briefs did
   const paths = new RealPaths();
-  const consumers = spans && (await new ItemChecker(provider, roots, inBrief, paths).readItems(text, spans));
+  const briefly = new ItemChecker(provider, roots, inBrief, paths);
+  const consumers = spans && (await briefly.readItems(text, spans));
   if (consumers)
     return {
       provider: provider.name,
       consumers,
-      specs: (indexes) => new ItemChecker(provider, roots, full, paths).readAgain(text, spans, indexes),
+      // which entry named each grant secret first is the whole file's, not the chunk's
+      specs: (indexes) =>
+        new ItemChecker(provider, roots, full, paths, undefined, briefly.secretFirsts).readAgain(text, spans, indexes),
     };
   const specs = await new ItemChecker(provider, roots, full).readDocument(text);
   const briefs = inBrief();
@@ -132,7 +146,9 @@ function itemAlone(
   span: ItemSpan,
   index: number,
 ): { source: YamlSource; item: unknown } | undefined {
-  const read = YamlSource.parseItem(file, text.slice(span.start, span.end), index, span.line);
+  const read = YamlSource.parseItem(file, text.slice(span.start, span.end), index, span.line, ENTRY_BOUNDS);
+  // beyond a bound: refused here, not parsed again whole
+  if (!read.ok && read.beyond) throw invalidFile('CONTRIBUTIONS_BEYOND_BOUNDS', 'contributions', file, read.problems);
   if (!read.ok || !Array.isArray(read.source.value) || read.source.value.length !== 1) return undefined;
   return { source: read.source, item: read.source.value[0] };
 }
@@ -166,6 +182,8 @@ class ItemChecker<R> {
     private readonly paths = new RealPaths(),
     /** The file its problems name (the file in place, unless a proposed one is read as if it were). */
     private readonly file = provider.contributionsPath,
+    /** The first entry naming each grant secret; given when only some items are read again. */
+    readonly secretFirsts: SecretFirsts = new Map(),
   ) {
     this.kept = keep();
   }
@@ -173,14 +191,30 @@ class ItemChecker<R> {
   /** The file read one item at a time; undefined when an item does not parse alone (the whole document says why). */
   async readItems(text: string, spans: ItemSpans): Promise<R | undefined> {
     const { file } = this;
+    this.countWithin(spans.length, () => spans.at(consumersLimit(this.provider).max).line);
+    let nodes = 0;
     for (let index = 0; index < spans.length; index++) {
       const alone = itemAlone(file, text, spans.at(index), index);
       if (alone === undefined) return undefined;
       await this.add(alone.source, alone.item, index);
+      nodes += alone.source.nodes;
       // a long file does not hold up the process's other work (its worker's jobs, their locks)
-      if (index % ITEMS_AT_ONCE === ITEMS_AT_ONCE - 1) await new Promise((resolve) => setImmediate(resolve));
+      if (index % ITEMS_AT_ONCE === ITEMS_AT_ONCE - 1 || nodes >= NODES_AT_ONCE) {
+        nodes = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
     return this.result();
+  }
+
+  /** A file declaring more consumers than its provider's bound is refused whole, by its count (`lineOfFirstBeyond`). */
+  private countWithin(count: number, lineOfFirstBeyond: () => number): void {
+    const { max, setting } = consumersLimit(this.provider);
+    if (count <= max) return;
+    const { file } = this;
+    throw invalidFile('CONTRIBUTIONS_BEYOND_BOUNDS', 'contributions', file, [
+      `${file}:${lineOfFirstBeyond()}: consumers: ${count.toLocaleString('en-US')} consumers, more than ${setting} (${max.toLocaleString('en-US')}); refused whole, before its entries are read`,
+    ]);
   }
 
   /** The items at `indexes` of a file whose items all parsed alone and validated ({@link readItems}), read again. */
@@ -202,8 +236,11 @@ class ItemChecker<R> {
   /** The file read as one document. */
   async readDocument(text: string): Promise<R> {
     const { file } = this;
-    const read = YamlSource.parse(file, text);
-    if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, read.problems);
+    const read = YamlSource.parse(file, text, FILE_BOUNDS);
+    if (!read.ok)
+      throw invalidFile(read.beyond ? 'CONTRIBUTIONS_BEYOND_BOUNDS' : 'CONTRIBUTIONS_INVALID', 'contributions', file, [
+        ...read.problems,
+      ]);
     const { source } = read;
     if (source.value === null) {
       throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [
@@ -213,6 +250,7 @@ class ItemChecker<R> {
     await source.check(fileSchema, source.value, this.problems);
     const listed = (source.value as { consumers?: unknown }).consumers;
     const items: unknown[] = Array.isArray(listed) ? listed : [];
+    this.countWithin(items.length, () => source.lineOf(['consumers', consumersLimit(this.provider).max]));
     for (const [index, item] of items.entries()) await this.add(source, item, index);
     return this.result();
   }
@@ -236,8 +274,38 @@ class ItemChecker<R> {
       isBoundIssue,
     );
     if (!checked.ok || (!values.ok && values.onlyApart !== true) || this.problems.length > 0) return;
-    this.declared.push(this.declare(source, index, { ...checked.value, values: values.ok ? values.value : rawValues }));
+    const secretPath = resolve(dirname(this.provider.contributionsPath), checked.value.secret);
+    // in the directory where it really is: two paths through a directory symlink name one secret (a symlinked secret
+    // itself is refused when it is read)
+    const realDir = await this.paths.of(dirname(secretPath));
+    const real = realDir === undefined ? secretPath : join(realDir, basename(secretPath));
+    const shared = this.sharedSecret(source, index, checked.value.id, real);
+    this.declared.push(
+      this.declare(
+        source,
+        index,
+        { ...checked.value, values: values.ok ? values.value : rawValues, secretPath },
+        shared,
+      ),
+    );
     if (this.declared.length >= ITEMS_AT_ONCE) await this.keepDeclared();
+  }
+
+  /**
+   * The refusal of an entry naming the grant secret an earlier entry names (the same file, its
+   * path resolved, and its real path when it exists): the first keeps it. A password shared between logins is one tenant's password
+   * known to another, and one rotation would change both.
+   */
+  private sharedSecret(source: YamlSource, index: number, id: string, secretPath: string): string[] {
+    const first = this.secretFirsts.get(secretPath);
+    if (first === undefined) this.secretFirsts.set(secretPath, { index, id });
+    if (first === undefined || first.index === index) return [];
+    return [
+      source.problem(
+        ['consumers', index, 'secret'],
+        `names the grant secret of consumers[${first.index}] (${first.id}); a grant secret serves one consumer, refused`,
+      ),
+    ];
   }
 
   /** `id` and `login` repeating an earlier item's, said as the whole list's duplicates are. */
@@ -257,19 +325,28 @@ class ItemChecker<R> {
   private async declare(
     source: YamlSource,
     index: number,
-    { id, login, secret, values }: { id: string; login: string; secret: string; values: unknown },
+    {
+      id,
+      login,
+      secret,
+      values,
+      secretPath,
+    }: { id: string; login: string; secret: string; values: unknown; secretPath: string },
+    shared: string[],
   ): Promise<DeclaredConsumer> {
     const { provider } = this;
     const at = source.at(['consumers', index]);
-    const secretPath = resolve(dirname(provider.contributionsPath), secret);
-    const problems = await consumerProblems(
-      source,
-      provider,
-      index,
-      { id, login, secret, secretPath, values },
-      this.roots,
-      this.paths,
-    );
+    const problems = [
+      ...shared,
+      ...(await consumerProblems(
+        source,
+        provider,
+        index,
+        { id, login, secret, secretPath, values },
+        this.roots,
+        this.paths,
+      )),
+    ];
     // values over a bound are refused, never applied, and not carried on (they may be megabytes)
     const kept = problems.length > 0 && !provider.adapter.valuesSchema.safeParse(values).success ? {} : values;
     const specHash = sha256Hex(canonicalJson({ login, values: kept, secretPath }));

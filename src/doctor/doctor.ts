@@ -39,7 +39,7 @@ async function grantSecretProblems(provider: ProviderConfig, uid: number): Promi
   try {
     state = await loadContributions(provider);
   } catch (error) {
-    if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
+    if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID', 'CONTRIBUTIONS_BEYOND_BOUNDS')) throw error;
     return error.problems.map(
       (line) =>
         `contributions of ${provider.name}: ${line}; correct the file (the last good desired state stays in force meanwhile)`,

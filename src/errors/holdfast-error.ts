@@ -7,6 +7,11 @@ export type ErrorCode =
   | 'CONFIG_INVALID'
   /** A contributions file does not parse or validate; the last good desired state stays. */
   | 'CONTRIBUTIONS_INVALID'
+  /**
+   * A contributions file passes a bound on its shape or size (nesting, YAML nodes, consumers),
+   * refused before more of it is read or parsed; the last good desired state stays.
+   */
+  | 'CONTRIBUTIONS_BEYOND_BOUNDS'
   /** A grant secret file does not exist (yet). */
   | 'SECRET_MISSING'
   /** A grant secret file exists but this process may not read it (EACCES, EPERM). */

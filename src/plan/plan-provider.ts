@@ -243,7 +243,7 @@ export async function readProposal(provider: ProviderConfig, file: string): Prom
   try {
     return { kind: 'read', consumers: (await loadProposed(provider, file)).consumers };
   } catch (error) {
-    if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID')) throw error;
+    if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID', 'CONTRIBUTIONS_BEYOND_BOUNDS')) throw error;
     return { kind: 'invalid', invalid: error.problems.length > 0 ? [...error.problems] : [error.message] };
   }
 }

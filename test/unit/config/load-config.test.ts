@@ -94,7 +94,7 @@ store:
   passwordFile: secrets/mongodb-admin
   database: records
 worker: { concurrency: 8 }
-sync: { pollEvery: 2s, resyncEvery: 1m, sweepEvery: 10m, contributionsMaxBytes: 32MiB }
+sync: { pollEvery: 2s, resyncEvery: 1m, sweepEvery: 10m, contributionsMaxBytes: 32MiB, maxConsumers: 5000 }
 log: { level: debug, format: pretty }
 defaults:
   verifyEvery: 2m
@@ -119,6 +119,7 @@ providers:
     adapter: fake
     admin: { url: 'redis://[::1]:6381' }
     contributions: /etc/holdfast/other.yaml
+    maxConsumers: 200
 `;
     const { fingerprintKey, ...config } = await load(yaml);
 
@@ -154,6 +155,7 @@ providers:
           admin: { url: 'redis://127.0.0.1:6380', username: 'default', password: 'cache-pw' },
           contributionsPath: join(dir, 'contributions/cache.yaml'),
           contributionsMaxBytes: 32 * 1024 * 1024,
+          maxConsumers: { max: 5000, setting: 'sync.maxConsumers' },
           policy: { keyPrefix: 'app:' },
           timing: {
             verifyEveryMs: 10_000,
@@ -185,6 +187,7 @@ providers:
           admin: { url: 'redis://[::1]:6381', username: undefined, password: undefined },
           contributionsPath: '/etc/holdfast/other.yaml',
           contributionsMaxBytes: 32 * 1024 * 1024,
+          maxConsumers: { max: 200, setting: 'providers[1].maxConsumers' },
           policy: { keyPrefix: '' },
           timing: {
             verifyEveryMs: 120_000,
@@ -388,6 +391,18 @@ describe('loadConfig, refused files name file, line and field', () => {
         : expect.stringMatching(new RegExp(`^${escape(prefix)}${reason.source}`)),
     );
   };
+
+  it(
+    'a maxConsumers below 1',
+    refused(`${MINIMAL}sync: { maxConsumers: 0 }\n`, 'maxConsumers', 'sync.maxConsumers', 'must be at least 1'),
+  );
+
+  it('a file nested deeper than the bound on a YAML document, by line and bound, before it is parsed', async () => {
+    const yaml = `${MINIMAL}http: { hosts: ${'['.repeat(100_000)}${']'.repeat(100_000)} }\n`;
+    expect(await problems(yaml)).toEqual([
+      `${configPath}:${lineOf(yaml, 'hosts')}: nested more than 64 levels deep (the bound on a YAML document); refused before it is parsed`,
+    ]);
+  });
 
   it(
     'queue shards below 1',
