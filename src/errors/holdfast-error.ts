@@ -39,7 +39,9 @@ export type ErrorCode =
   /** No provider by that name in the configuration. */
   | 'PROVIDER_UNKNOWN'
   /** `confirm-removals`: no change is held back for that provider. */
-  | 'NOTHING_HELD_BACK';
+  | 'NOTHING_HELD_BACK'
+  /** `confirm-removals`: the change held back now is not the one the person named (`--change`). */
+  | 'CHANGE_DIFFERS';
 
 export class HoldfastError extends Error {
   override readonly name = 'HoldfastError';

@@ -76,7 +76,10 @@ describe('the mass-removal guard', () => {
     );
     const heldBefore = (await f.engines[0]!.store.providerStatus('cache'))!.heldRemovals!;
     f.writeContributions(kept.slice(0, 4));
-    await f.engines[0]!.coordination.notes.confirmRemovals('cache', heldBefore.change);
+    await f.engines[0]!.coordination.notes.confirmRemovals('cache', {
+      change: heldBefore.change,
+      since: heldBefore.since.getTime(),
+    });
     await f.until(
       '11 of 15 held back',
       async () => (await f.status()).providers[0]!.problems.some((p) => p.includes('11 would be removed (of 15)')),

@@ -142,7 +142,7 @@ function sources(world: World): StatusSources {
   const lastCheckAt = world.lastCheckAt === 'none' ? undefined : world.lastCheckAt === 'recent' ? at - 1_000 : LONG_AGO;
   const coordination = fakeCoordination({
     notes: {
-      allStates: () => states,
+      allStates: () => ({ states, unsealed: [] }),
       summariesOf: (asked: readonly string[]) =>
         new Map(asked.flatMap((k) => (briefs.has(k) ? [[k, briefs.get(k)!] as const] : []))),
       lastCheckedAt: () => new Map(lastCheckAt === undefined ? [] : [['cache', lastCheckAt]]),
