@@ -13,11 +13,11 @@ import type { HeldRemovals } from '../store/consumer-store.js';
 import { load } from './load.js';
 import { printOut } from '../status/terminal-text.js';
 
-/** The held change in words: what `status` says of it. */
-function heldWords(provider: string, held: HeldRemovals): string {
+/** The held change in words: what `status` says of it (`what`: `would be removed`, `to be removed`). */
+function heldWords(provider: string, held: HeldRemovals, what: string): string {
   return (
     `change ${shortChange(held.change)}, held back since ${held.since.toISOString()}: ${held.removals} of ${held.of} consumers of ${provider} ` +
-    `would be removed by ${held.file}, e.g. ${held.sample.join(', ')}`
+    `${what} by ${held.file}, e.g. ${held.sample.join(', ')}`
   );
 }
 
@@ -52,12 +52,12 @@ export async function confirmRemovalsCommand(
       throw new HoldfastError(
         'CHANGE_DIFFERS',
         `nothing confirmed: the change held back for ${provider} now is not the one named (${options.change.slice(0, 64)}); ` +
-          `held now: ${heldWords(provider, held)}. Review it (holdfast status, holdfast plan); to confirm it: ` +
+          `held now: ${heldWords(provider, held, 'would be removed')}. Review it (holdfast status, holdfast plan); to confirm it: ` +
           `holdfast confirm-removals ${provider} --change ${shortChange(held.change)}`,
       );
     await coordination.notes.confirmRemovals(provider, { change: held.change, since: held.since.getTime() });
     printOut(
-      `confirmed: ${heldWords(provider, held)}; ` +
+      `confirmed: ${heldWords(provider, held, 'to be removed')}; ` +
         `the running holdfast applies it within ${config.sync.pollEveryMs} ms unless the file changed since (then it is judged afresh)\n`,
     );
   } finally {
