@@ -233,9 +233,14 @@ describe('holdfast plan', () => {
     run = spawnHoldfast(['run', '-c', config]);
     await f.until(
       'the removals held back',
-      async () =>
-        (await holdfastOnce(['confirm-removals', 'cache', '--change', cachePlan.remove!.change!, '-c', config]))
-          .code === 0,
+      async () => {
+        // the change as the running holdfast holds it back, named as its status prints it
+        const change = /--change ([0-9a-f]{12})/.exec((await holdfastOnce(['status', '-c', config])).output)?.[1];
+        return (
+          change !== undefined &&
+          (await holdfastOnce(['confirm-removals', 'cache', '--change', change, '-c', config])).code === 0
+        );
+      },
       60_000,
     );
     await f.until(
