@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { queueRedis, type QueueRedis } from '../../../src/queue/bull-connection.js';
 import { holdfastPrefix } from '../../../src/queue/coordination.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
+import { Metrics } from '../../../src/metrics/metrics.js';
 import { HOLDFAST_MAIN } from '../../support/holdfast-cli.js';
 import { engineFixtures, readable, type Consumer } from '../engine/engine-fixture.js';
 
@@ -32,7 +33,9 @@ describe("a verdict forged in the queue's Redis", () => {
 
   it('changes nothing: the consumer without a secret stays red, and the forged value is said', async () => {
     const f = await fixture({ consumers: 2, timing: { verifyEvery: '1s', checkTimeout: '1s', secretGrace: '1s' } });
-    await f.startHeld();
+    const metrics = new Metrics();
+    await f.start(undefined, undefined, { metrics });
+    await f.until('every consumer held', () => f.allHeld());
     const config = join(f.dir, 'holdfast.yaml');
     const ghost: Consumer = {
       ...f.consumers[0]!,
@@ -71,6 +74,21 @@ describe("a verdict forged in the queue's Redis", () => {
     expect(report.healthy).toBe(false);
     expect(report.providers[0]!.states['held']).toBe(2);
     expect(report.consumers.find((c) => c.consumer === ghost.key)?.state).not.toBe('held');
+
+    // /healthz and the metrics the alerts read say the same
+    const server = await f.httpServer(f.engines[0]!, metrics);
+    try {
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(503);
+      const scraped = await (await fetch(`${server.url}/metrics`)).text();
+      expect(scraped).toContain('holdfast_consumers{provider="cache",state="unverified"} 1');
+      expect(scraped).toContain('holdfast_consumers{provider="cache",state="held"} 2');
+      expect(scraped).toMatch(/holdfast_unsealed_notes_total\{kind="state"\} [1-9]/);
+    } finally {
+      await server.close();
+    }
+    expect(
+      f.logs.filter((l) => l.msg.startsWith("a value in the queue's Redis that holdfast did not write (a state")),
+    ).toHaveLength(1);
 
     // and stays so while the writes are repeated
     await new Promise((r) => setTimeout(r, 3000));
