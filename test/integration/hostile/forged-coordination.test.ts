@@ -35,7 +35,11 @@ describe('coordination values written by hand', () => {
     await redis.set(keys.paused('cache'), JSON.stringify({ since: 1 }));
     await redis.set(keys.orphans('cache'), JSON.stringify(['intruder']));
     await redis.set(keys.storeDown, '{"reason":', 'PX', 60_000);
-    const coordination = createCoordination(redis, holdfastPrefix(f.config.queue.prefix), new NoteSeal(f.config.fingerprintKey));
+    const coordination = createCoordination(
+      redis,
+      holdfastPrefix(f.config.queue.prefix),
+      new NoteSeal(f.config.fingerprintKey),
+    );
     const writtenAt = Date.now();
 
     // each consumer checked again since, at its record's revision, and held

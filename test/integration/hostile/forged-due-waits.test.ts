@@ -45,7 +45,11 @@ describe('due waits written by hand', () => {
       .exec();
     const writtenAt = Date.now();
 
-    const coordination = createCoordination(redis, holdfastPrefix(f.config.queue.prefix), new NoteSeal(f.config.fingerprintKey));
+    const coordination = createCoordination(
+      redis,
+      holdfastPrefix(f.config.queue.prefix),
+      new NoteSeal(f.config.fingerprintKey),
+    );
     const records = await engine.store.list();
     await f.until('every consumer checked again at its revision, its own wait back', async () => {
       const memos = await coordination.locks.checkMemos(f.consumers.map((c) => c.key));
