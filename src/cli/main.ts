@@ -138,11 +138,13 @@ command(
 
 command(
   'confirm-removals <provider>',
-  'apply the change the mass-removal guard holds back for a provider, exactly as held back',
-).action(async (provider: string, options: { config?: string }) => {
-  const { confirmRemovalsCommand } = await import('./confirm-removals-command.js');
-  await confirmRemovalsCommand(provider, options);
-});
+  'apply the change the mass-removal guard holds back for a provider, exactly as held back and named by its digest (holdfast status and plan print it); refused when the change held back now is another',
+)
+  .requiredOption('--change <digest>', 'the held-back change reviewed, by its digest as status and plan print it')
+  .action(async (provider: string, options: { config?: string; change: string }) => {
+    const { confirmRemovalsCommand } = await import('./confirm-removals-command.js');
+    await confirmRemovalsCommand(provider, options);
+  });
 
 command(
   'plan',

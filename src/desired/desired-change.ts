@@ -49,6 +49,14 @@ export function changeDigest(declared: DeclaredBriefs, changed: readonly number[
   return sha256Hex(canonicalJson(pairs.sort()));
 }
 
+/** Hex digits of a change's digest that name it to a person (`status`, `plan`, `confirm-removals --change`). */
+export const CHANGE_SHOWN = 12;
+
+/** A change's digest as a person reads and types it. */
+export function shortChange(change: string): string {
+  return change.slice(0, CHANGE_SHOWN);
+}
+
 /**
  * The digest of the spec last delivered to a record's consumer, as the sync learns it at
  * start-up; undefined for a record being removed (no longer delivered).

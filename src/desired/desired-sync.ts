@@ -8,8 +8,9 @@
  * A change that would remove more than the provider's `removalGuard` allows at once (a share
  * of its consumers, and more than a floor of them) is held back whole: nothing of it is
  * delivered, the provider's status says so, and it is delivered once a person confirms exactly
- * that change (`holdfast confirm-removals`, through the queue's Redis). A file edited since is
- * judged afresh.
+ * that change (`holdfast confirm-removals <provider> --change <digest>`, through the queue's Redis, sealed: a
+ * confirmation holdfast did not write confirms nothing, and is said). A file edited since is judged afresh; a
+ * confirmation names the change and when it was held back, so it never applies to a later one.
  *
  * What it last delivered is kept in memory (one short entry per consumer); at start-up it is
  * learned from the records ({@link DesiredSync.remember}), so removals made while holdfast
@@ -26,7 +27,7 @@ import type { RemovalConfirmations } from '../queue/coordination.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import type { ContributionsRead } from './consumer-spec.js';
-import { changeDigest, changesOf, deliveredDigest, removalsHeldBack } from './desired-change.js';
+import { changeDigest, changesOf, deliveredDigest, removalsHeldBack, shortChange } from './desired-change.js';
 import { readContributions } from './load-contributions.js';
 import { ownString } from './own-string.js';
 import { specDigest } from './spec-digest.js';
@@ -45,8 +46,9 @@ export interface DesiredSyncOptions {
 interface FileSeen {
   signature: string;
   error: string | null;
-  /** The change held back by the mass-removal guard, if any. */
+  /** The change held back by the mass-removal guard, if any, and since when (ms, as the provider's status says). */
   held?: string;
+  heldSince?: number;
 }
 
 /** Consumers whose specs are delivered (read again from the file) at once, at most. */
@@ -67,6 +69,8 @@ export class DesiredSync {
    * Per provider: the undeclared records the sweep found and held back (more than the removal guard allows), as said.
    */
   private readonly sweepHeld = new Map<string, string>();
+  /** Per provider: the held change for which a confirmation holdfast did not write was said. */
+  private readonly unsealedSaid = new Map<string, string>();
   private lastAt = 0;
   private stopped = false;
 
@@ -230,7 +234,7 @@ export class DesiredSync {
     const seen = this.seen.get(name);
     if (!force && seen?.signature === signature) {
       // an unchanged file is read again only when a person confirmed what it holds back
-      if (seen.held === undefined || (await this.options.confirmations.confirmedRemovals(name)) !== seen.held) return;
+      if (seen.held === undefined || !(await this.confirmed(name, seen.held, seen.heldSince))) return;
     }
 
     let read;
@@ -249,7 +253,7 @@ export class DesiredSync {
     let confirmed: string | undefined;
     if (removalsHeldBack(provider, gone.length, delivered.size)) {
       const change = changeDigest(read.consumers, changed, gone);
-      if ((await this.options.confirmations.confirmedRemovals(name)) !== change) {
+      if (!(await this.confirmed(name, change, seen?.held === change ? seen.heldSince : undefined))) {
         await this.holdBack(provider, signature, change, gone, delivered.size);
         return;
       }
@@ -341,6 +345,26 @@ export class DesiredSync {
     }
   }
 
+  /**
+   * Whether a person confirmed exactly `change`, as held back since `since` (ms; undefined: as the provider's status
+   * says). A confirmation holdfast did not write (its seal fails: a plain `SET` into the queue's Redis) confirms nothing,
+   * said once per held change.
+   */
+  private async confirmed(name: string, change: string, since: number | undefined): Promise<boolean> {
+    const given = await this.options.confirmations.confirmedRemovals(name);
+    if (given === 'unsealed' && this.unsealedSaid.get(name) !== change) {
+      this.unsealedSaid.set(name, change);
+      this.options.logger.error(
+        { provider: name, change: shortChange(change) },
+        `a confirmation of ${name}'s held-back removals that holdfast did not write is in the queue's Redis (its seal fails: ` +
+          `written there by hand or by another who can write that Redis): it confirms nothing, the change stays held back`,
+      );
+    }
+    if (given === null || given === 'unsealed' || given.change !== change) return false;
+    const heldSince = since ?? (await this.options.store.providerStatus(name))?.heldRemovals?.since.getTime();
+    return given.since === heldSince;
+  }
+
   /** Holds back a change that would remove too many consumers: said once, kept in the provider's status. */
   private async holdBack(
     provider: ProviderConfig,
@@ -353,14 +377,19 @@ export class DesiredSync {
     const name = provider.name;
     const path = provider.contributionsPath;
     const seen = this.seen.get(name);
-    this.seen.set(name, { signature, error: null, held: change });
-    if (seen?.held === change) return;
+    if (seen?.held === change) {
+      this.seen.set(name, { ...seen, signature, error: null });
+      return;
+    }
     logger.error(
-      { provider: name, file: path, removals: gone.length, of },
+      { provider: name, file: path, removals: gone.length, of, change: shortChange(change) },
       `removals held back: ${gone.length} of ${of} consumers of ${name} would be removed by ${path} (more than ${Math.round(provider.removalGuard.share * 100)}% at once); ` +
-        `nothing in this change is applied until a person confirms it with \`holdfast confirm-removals ${name}\``,
+        `nothing in this change is applied until a person confirms it with \`holdfast confirm-removals ${name} --change ${shortChange(change)}\``,
     );
     const previous = await store.providerStatus(name);
+    // the same change held back again (after a restart) keeps its time: a confirmation of it still holds
+    const since = previous?.heldRemovals?.change === change ? previous.heldRemovals.since : now();
+    this.seen.set(name, { signature, error: null, held: change, heldSince: since.getTime() });
     await store.setProviderStatus({
       _id: name,
       contributionsError: null,
@@ -372,7 +401,7 @@ export class DesiredSync {
         change,
         removals: gone.length,
         of,
-        since: now(),
+        since,
         sample: [...gone].sort().slice(0, 5),
       },
     });

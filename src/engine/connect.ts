@@ -8,7 +8,7 @@ import type { HoldfastConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { queueRedis, queueWhereOf, type QueueRedis } from '../queue/bull-connection.js';
-import type { Coordination } from '../queue/coordination.js';
+import { NoteSeal, type Coordination, type NoteKind } from '../queue/coordination.js';
 import { queuedChecks, queueKeysNamed, type QueuedChecks } from '../queue/queued-checks.js';
 import { holdfastQueueMetas, queueControlsRead, type QueueControlsRead } from '../queue/queue-controls.js';
 import { queueCoordination, type QueueCoordination } from '../queue/sharded-coordination.js';
@@ -56,6 +56,8 @@ export async function connectStore(
 export function connectCoordination(
   config: HoldfastConfig,
   options: RedisOptions = {},
+  /** Told of each value in the queue's Redis whose seal fails (`note-seal.ts`). */
+  onUnsealed?: (kind: NoteKind, field: string) => void,
 ): { redis: QueueRedis; coordination: QueueCoordination } {
   // commands issued in the same tick share one write: a check's claim and release are two of them
   const redis = queueRedis(config.queue.connection, {
@@ -64,7 +66,10 @@ export function connectCoordination(
     ...options,
   });
   redis.on('error', () => undefined);
-  return { redis, coordination: queueCoordination(redis, config.queue) };
+  return {
+    redis,
+    coordination: queueCoordination(redis, config.queue, new NoteSeal(config.fingerprintKey, onUnsealed)),
+  };
 }
 
 /** The queue's Redis as the status names it: `redis://host:port/db` (or a cluster's nodes), without credentials. */

@@ -33,7 +33,7 @@ import {
   type QueueControlsRead,
 } from '../queue/queue-controls.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import type { Coordination } from '../queue/coordination.js';
+import type { Coordination, NoteKind } from '../queue/coordination.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import type { QueueCoordination } from '../queue/sharded-coordination.js';
 import { ProviderGate } from '../../workers/provider-gate.js';
@@ -189,8 +189,26 @@ async function sameShards(config: HoldfastConfig, coordination: QueueCoordinatio
   );
 }
 
+/**
+ * What the engine does with a value in the queue's Redis that holdfast did not write (its seal fails): read as absent;
+ * said once per kind, then counted (`holdfast_unsealed_notes_total`).
+ */
+function unsealedNotes(logger: Logger, metrics: Metrics | undefined): (kind: NoteKind, field: string) => void {
+  const told = new Set<NoteKind>();
+  return (kind, field) => {
+    metrics?.unsealedNote(kind);
+    if (told.has(kind)) return;
+    told.add(kind);
+    logger.warn(
+      { kind, field },
+      `a value in the queue's Redis that holdfast did not write (a ${kind} of ${field}: its seal fails): taken as absent; ` +
+        'written there by another who can write that Redis, or by a release before seals (noted again as the consumers are checked and swept); further ones are counted (holdfast_unsealed_notes_total)',
+    );
+  };
+}
+
 async function connectShared(
-  { config, logger, adapters, roles }: EngineOptions,
+  { config, logger, adapters, roles, metrics }: EngineOptions,
   now: () => Date,
   releasers: Releasers,
 ): Promise<Shared> {
@@ -200,7 +218,7 @@ async function connectShared(
   const seal = new JobSeal(config.fingerprintKey);
   const queue = new ConsumerQueue({ ...config.queue, seal });
   releasers.push(() => queue.close());
-  const { redis, coordination } = connectCoordination(config);
+  const { redis, coordination } = connectCoordination(config, {}, unsealedNotes(logger, metrics));
   releasers.push(() => redis.disconnect());
   if (!roles.sync) await sameShards(config, coordination);
   // every key of a shard shares its prefix's hash tag, so the slot of its namespace is theirs

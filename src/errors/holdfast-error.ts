@@ -46,7 +46,10 @@ export type ErrorCode =
   /** `confirm-removals`: no change is held back for that provider. */
   | 'NOTHING_HELD_BACK'
   /** The dashboard refuses a write that could stop or change holdfast's work (pause, rate limit, a job's data…). */
-  | 'DASHBOARD_ACTION_REFUSED';
+  | 'DASHBOARD_ACTION_REFUSED'
+
+  /** `confirm-removals`: the change held back now is not the one the person named (`--change`). */
+  | 'CHANGE_DIFFERS';
 
 export class HoldfastError extends Error {
   override readonly name = 'HoldfastError';

@@ -65,6 +65,7 @@ export class Metrics implements WorkObserver {
   private readonly rejected: Counter<'reason'>;
   private readonly unexpected: Counter<'kind'>;
   private readonly controlsUndone: Counter<'queue' | 'control'>;
+  private readonly unsealed: Counter<'kind'>;
   private readonly gauges: ScrapeGauges;
 
   constructor() {
@@ -139,6 +140,12 @@ export class Metrics implements WorkObserver {
       labelNames: ['queue', 'control'],
       registers,
     });
+    this.unsealed = new Counter({
+      name: 'holdfast_unsealed_notes_total',
+      help: "Values in the queue's Redis that holdfast did not write (their seal fails), read as absent, by kind: state, brief, memo (a consumer's), removals (a confirmation)",
+      labelNames: ['kind'],
+      registers,
+    });
     this.gauges = new ScrapeGauges(this.registry);
   }
 
@@ -184,6 +191,11 @@ export class Metrics implements WorkObserver {
 
   jobRejected(reason: string): void {
     this.rejected.inc({ reason });
+  }
+
+  /** A value in the queue's Redis that holdfast did not write was read as absent (see queue/note-seal.ts). */
+  unsealedNote(kind: string): void {
+    this.unsealed.inc({ kind });
   }
 
   /** The metrics as Prometheus reads them; the scraped sources are given `deadlineMs` to answer. */

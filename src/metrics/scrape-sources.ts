@@ -89,6 +89,16 @@ function keepSmallest(list: string[], key: string, max: number): void {
   if (list.length > max) list.pop();
 }
 
+/** The state label of consumers whose noted state holdfast did not write (`note-seal.ts`). */
+export const UNVERIFIED = 'unverified';
+
+/** Consumers whose noted state fails its seal, counted by provider. */
+function unsealedCounts(keys: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const key of keys) out.set(key.slice(0, key.indexOf('/')), (out.get(key.slice(0, key.indexOf('/'))) ?? 0) + 1);
+  return out;
+}
+
 /** Consumers counted by provider and state, and the unserved to name (the first by key, per provider and state). */
 export function countStates(
   states: Record<string, string>,
@@ -158,7 +168,13 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
         // counted, none listed: one ZCOUNT per provider (and shard)
         deps.coordination.contests.contested(names, now, 0),
       ]);
-      const { counts, listed } = countStates(states);
+      const counted = countStates(states.states);
+      const { listed } = counted;
+      // a state holdfast did not write (its seal fails) is unknown: counted apart, never as held
+      const counts = [
+        ...counted.counts,
+        ...[...unsealedCounts(states.unsealed)].map(([provider, count]) => ({ provider, state: UNVERIFIED, count })),
+      ];
       const briefs = await deps.coordination.notes.summariesOf(listed);
       const unserved = listed.flatMap((consumer): UnservedConsumer[] => {
         const summary = briefs.get(consumer);

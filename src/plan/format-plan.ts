@@ -10,7 +10,7 @@ function removalLines(plan: ProviderPlan): string[] {
   if (removal.leavesLogins)
     lines.push(`    management: ${plan.management}: their logins are left on the backend; only their records go`);
   if (!removal.heldBack) return lines;
-  const said = `${plural(removal.consumers.length, 'removal')} of ${removal.of} consumers is more than the guard allows (${removal.guard})`;
+  const said = `${plural(removal.consumers.length, 'removal')} of ${removal.of} consumers is more than the guard allows (${removal.guard}; change ${removal.change ?? ''})`;
   if (removal.confirmed)
     return [
       ...lines,

@@ -15,7 +15,7 @@ import type { ProviderConfig } from '../config/config.js';
 import { inRotationOverlap } from '../config/rotation-overlap.js';
 import type { DeclaredConsumer } from '../desired/consumer-spec.js';
 import { DeclaredBriefs } from '../desired/declared-briefs.js';
-import { changeDigest, changesOf, deliveredDigest, removalsHeldBack } from '../desired/desired-change.js';
+import { changeDigest, changesOf, deliveredDigest, removalsHeldBack, shortChange } from '../desired/desired-change.js';
 import { loadProposed } from '../desired/load-contributions.js';
 import { specDigestBytes } from '../desired/spec-digest.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
@@ -130,8 +130,10 @@ async function removalsOf(
   const { changed, gone } = changesOf(briefs, delivered);
   if (gone.length === 0) return null;
   const heldBack = removalsHeldBack(provider, gone.length, delivered.size);
-  const confirmed =
-    heldBack && (await deps.confirmations.confirmedRemovals(provider.name)) === changeDigest(briefs, changed, gone);
+  const change = changeDigest(briefs, changed, gone);
+  const given = heldBack ? await deps.confirmations.confirmedRemovals(provider.name) : null;
+  // a sealed confirmation of this very change (when it was held back is the sync's to check)
+  const confirmed = given !== null && given !== 'unsealed' && given.change === change;
   const { share, floor } = provider.removalGuard;
   return {
     consumers: gone.sort().map((key) => ({ key, login: records.get(key)?.desired.login ?? '' })),
@@ -139,7 +141,10 @@ async function removalsOf(
     heldBack,
     confirmed,
     guard: `at most ${Math.round(share * 100)}% of the consumers, or ${floor}, removed at once without a person's confirmation`,
-    ...(heldBack && !confirmed ? { confirmWith: `holdfast confirm-removals ${provider.name}${deps.configArgs}` } : {}),
+    ...(heldBack ? { change: shortChange(change) } : {}),
+    ...(heldBack && !confirmed
+      ? { confirmWith: `holdfast confirm-removals ${provider.name} --change ${shortChange(change)}${deps.configArgs}` }
+      : {}),
     leavesLogins: provider.management !== 'manage',
   };
 }

@@ -33,6 +33,8 @@ export interface PlannedRemovals {
   confirmed: boolean;
   /** The guard in words: what it allows at once. */
   guard: string;
+  /** The change's digest as a person names it (`confirm-removals --change`); absent when not held back. */
+  change?: string;
   /** The command that would confirm it, once `holdfast run` holds it back; absent when not held back. */
   confirmWith?: string;
   /**

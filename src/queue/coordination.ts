@@ -27,14 +27,17 @@ import { Locks, type LocksPart, type MemoReads, type RevisionNotes } from './coo
 import { Notes, type NoteReads, type NotesPart, type SummaryNotes } from './coordination/notes.js';
 import { ScriptRunner } from './coordination/scripts.js';
 import { Signals, type SignalReads, type SignalsPart } from './coordination/signals.js';
+import type { NoteSeal } from './note-seal.js';
 
 export type { Asked, Claim, ConsumerLocks, LocksPart, MemoReads, RevisionNotes } from './coordination/locks.js';
 export type {
   NodeNotes,
   NotedEntry,
+  NotedStates,
   NoteReads,
   NotesPart,
   OrphanNotes,
+  RemovalConfirmation,
   RemovalConfirmations,
   SummaryNotes,
   TimelineNotes,
@@ -51,6 +54,7 @@ export type { CheckMemo, NodesNote, NoteNode, OrphanReport, Pause } from './coor
 export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
 export type { ContestReads, ProviderContests } from './coordination/contests.js';
 export { holdfastPrefix } from './coordination/keys.js';
+export { NoteSeal, type NoteKind } from './note-seal.js';
 export type { DueEntry, SettledEntry, TakenEntry } from './coordination/due.js';
 export type { DueSet } from './coordination/due.js';
 export { TIMELINE_CAP, TIMELINE_READ } from './coordination/notes.js';
@@ -82,14 +86,14 @@ export interface StatusReads {
   readonly contests: ContestReads;
 }
 
-/** The coordination on `redis` under `prefix` (see `holdfastPrefix`). */
-export function createCoordination(redis: QueueRedis, prefix: string): ShardCoordination {
+/** The coordination on `redis` under `prefix` (see `holdfastPrefix`), its notes sealed with `seal`. */
+export function createCoordination(redis: QueueRedis, prefix: string, seal: NoteSeal): ShardCoordination {
   const keys = coordinationKeys(prefix);
   const context = { redis, keys, scripts: new ScriptRunner(redis, keys) };
   return {
-    locks: new Locks(context),
+    locks: new Locks(context, seal),
     signals: new Signals(context),
-    notes: new Notes(context),
+    notes: new Notes(context, seal),
     contests: new Contests(context),
     layout: new Layout(context),
   };

@@ -41,6 +41,7 @@ import {
   holdfastPrefix,
   type Coordination,
   type LayoutMarks,
+  type NoteSeal,
   type ShardLayout,
 } from './coordination.js';
 import { keySlot } from './key-slot.js';
@@ -129,12 +130,16 @@ function whereOf(redis: QueueRedis, prefix: string): ShardWhere {
   return { shard: prefix, node, nodeError };
 }
 
-/** The coordination of the queue `queue` on `redis`: sharded when `queue.shards` is more than one. */
-export function queueCoordination(redis: QueueRedis, queue: { prefix: string; shards: number }): QueueCoordination {
-  const base = createCoordination(redis, holdfastPrefix(queue.prefix));
+/** The coordination of the queue `queue` on `redis` (its notes sealed with `seal`): sharded when `queue.shards` is more than one. */
+export function queueCoordination(
+  redis: QueueRedis,
+  queue: { prefix: string; shards: number },
+  seal: NoteSeal,
+): QueueCoordination {
+  const base = createCoordination(redis, holdfastPrefix(queue.prefix), seal);
   const prefixes = shardPrefixes(queue.prefix, queue.shards);
   const parts =
-    prefixes.length === 1 ? [base] : prefixes.map((prefix) => createCoordination(redis, holdfastPrefix(prefix)));
+    prefixes.length === 1 ? [base] : prefixes.map((prefix) => createCoordination(redis, holdfastPrefix(prefix), seal));
   const layout = new QueueLayout(
     base.layout,
     parts.map((part) => part.layout),

@@ -33,7 +33,7 @@ type Nothing<Part> = {
 /** What each status read gives for a shard that cannot be read: nothing from it. */
 const NOTHING: { readonly [P in keyof StatusReads]: Nothing<StatusReads[P]> } = {
   notes: {
-    allStates: () => ({}),
+    allStates: () => ({ states: {}, unsealed: [] }),
     summariesOf: () => new Map(),
     lastCheckedAt: () => new Map(),
     checkedBefore: () => [],

@@ -21,6 +21,7 @@ import { verifyDelay } from '../../machines/delays.js';
 import type { AdapterKind } from '../adapters/adapter.js';
 import type { ProviderConfig } from '../config/config.js';
 import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
+import { shortChange } from '../desired/desired-change.js';
 import { formatDuration } from '../config/duration.js';
 import type { CheckMemo, NodesNote, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
 import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
@@ -152,6 +153,8 @@ export interface ProviderFacts {
   refused: number;
   /** Logins under the provider's orphan prefix that no consumer claims, as last listed. */
   orphans: OrphanReport | undefined;
+  /** Its consumers whose state in the queue's Redis holdfast did not write (its seal fails): unknown. */
+  unsealed?: readonly string[];
   /** Its backend's nodes as a worker last noted them (a backend of several nodes). */
   nodes?: NodesNote | undefined;
   now: number;
@@ -183,6 +186,8 @@ export type ProviderProblemKind =
   | 'specRefused'
   | 'removalsHeld'
   | 'orphans'
+  /** A consumer's state in the queue's Redis that holdfast did not write: unknown, never taken for held. */
+  | 'unsealed'
   /** None of its held consumers is asked any more: no worker checks it. */
   | 'checksSilent'
   | 'unserved'
@@ -283,10 +288,11 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderPr
       ? [problem('contributions', `contributions refused (last good state in force): ${status.contributionsError}`)]
       : [];
   },
-  ({ status, states, uncountedShards }) => {
+  ({ status, states, uncountedShards, unsealed }) => {
     if (!status || status.lastGoodAt === null || (uncountedShards ?? 0) > 0) return [];
     const recorded = Object.entries(states).reduce((n, [state, count]) => (REMOVING.has(state) ? n : n + count), 0);
-    const missing = status.consumers - recorded;
+    // a consumer whose state fails its seal has its own line
+    const missing = status.consumers - recorded - (unsealed?.length ?? 0);
     return missing > 0
       ? [
           problem(
@@ -336,8 +342,8 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderPr
     return [
       problem(
         'removalsHeld',
-        `removals held back since ${held.since.toISOString()}: ${held.removals} would be removed (of ${held.of}) by ${held.file}, e.g. ${held.sample.join(', ')}; ` +
-          `if that is intended: holdfast confirm-removals ${name}; otherwise restore the file`,
+        `removals held back since ${held.since.toISOString()}: change ${shortChange(held.change)}, ${held.removals} would be removed (of ${held.of}) by ${held.file}, e.g. ${held.sample.join(', ')}; ` +
+          `if that is intended: holdfast confirm-removals ${name} --change ${shortChange(held.change)}; otherwise restore the file`,
       ),
     ];
   },
@@ -351,12 +357,23 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderPr
       ),
     ];
   },
+  ({ unsealed }) => (unsealed && unsealed.length > 0 ? [problem('unsealed', unsealedLine(unsealed))] : []),
   ({ states, lastCheckAt, timing, now }) =>
     timing && inState(states, 'held') > 0 && lastCheckAt !== null && now - lastCheckAt > silenceLimitMs(timing)
       ? [problem('checksSilent', silentFor(now - lastCheckAt))]
       : [],
   ({ states }) => problemsOf('unserved', unservedLines(states)),
 ];
+
+/**
+ * Consumers whose noted state fails its seal: written into the queue's Redis by another (a forged verdict), or by a
+ * release before seals until a sweep notes them again. Unknown, so not served: neither counted as held nor taken as asked.
+ */
+function unsealedLine(keys: readonly string[]): string {
+  const n = keys.length;
+  const some = `${[...keys].sort().slice(0, 5).join(', ')}${n > 5 ? ', …' : ''}`;
+  return `${n} consumer state${n === 1 ? '' : 's'} in the queue's Redis that holdfast did not write (${some}): unverified, taken as not asked; forged by a writer of that Redis, or left by a release before seals until the next sweep notes ${n === 1 ? 'it' : 'them'} again`;
+}
 
 /** Whether consumers in `state` are served (`unreadable`: a record this holdfast cannot read, not). */
 const servedState = (state: string): boolean =>
@@ -455,7 +472,10 @@ export async function statusReport(
   // a queue whose controls cannot be read is named by the other reads of it
   const controlsRead = sources.controls?.controls().catch(() => []) ?? Promise.resolve([]);
   const controls = outages ? outages.settle(controlsRead, () => []) : controlsRead;
-  const [stateOf, statuses] = await Promise.all([coordination.notes.allStates(), store.providerStatuses()]);
+  const [{ states: stateOf, unsealed }, statuses] = await Promise.all([
+    coordination.notes.allStates(),
+    store.providerStatuses(),
+  ]);
   const configured = new Map(sources.providers.map((p) => [p.name, p.timing]));
   const deepCostUs = new Map(sources.providers.map((p) => [p.name, p.adapter?.deepCheckCostUs]));
   const at = now.getTime();
@@ -475,7 +495,11 @@ export async function statusReport(
     if (options.all || refusedSpec || state === 'unreadable' || !STATE_MEANINGS[state].healthy) listed.push(key);
   }
 
-  const names = [...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys()])].sort();
+  const unsealedOf = new Map<string, string[]>();
+  for (const key of unsealed) unsealedOf.set(providerOf(key), [...(unsealedOf.get(providerOf(key)) ?? []), key]);
+  const names = [
+    ...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys(), ...unsealedOf.keys()]),
+  ].sort();
   const [alive, paused, couldNotAsk, lastCheckAt, orphans, nodes, contests] = await Promise.all([
     coordination.signals.alive(),
     coordination.signals.pauses(names),
@@ -538,6 +562,7 @@ export async function statusReport(
       couldNotAsk: couldNotAsk.get(name) ?? 0,
       refused: refused.get(name) ?? 0,
       orphans: orphans.get(name),
+      unsealed: unsealedOf.get(name),
       nodes: nodes.get(name),
       now: at,
       uncountedShards: outages?.list().filter((shard) => !shard.counted).length ?? 0,

@@ -107,7 +107,9 @@ try {
   const samples: string[] = [];
   while (Date.now() - t0 < limitMs) {
     await sleep(2_000);
-    const held = Object.values(await coordination.notes.allStates()).filter((s) => s.startsWith('held ')).length;
+    const held = Object.values((await coordination.notes.allStates()).states).filter((s) =>
+      s.startsWith('held '),
+    ).length;
     if (allHeldAt === null && held >= n) allHeldAt = Date.now();
     const rss = Math.round(procKb(engine.pid, 'VmRSS') / 1024);
     if (greenAt === null && Date.now() - lastStatus > 10_000) {

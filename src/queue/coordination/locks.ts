@@ -2,9 +2,11 @@
  * Locks and check memos: each consumer's lock (one actor at a time; it expires by itself when
  * its holder dies), its record revision as last written (so a routine check tells a current
  * timer from a stale one without reading the store) and what its checks learned (so a check
- * that finds it held writes nothing to the store).
+ * that finds it held writes nothing to the store). A memo is sealed (`../note-seal.ts`): one whose
+ * seal fails reads as none (the next check is deep; nothing is applied for it).
  */
-import { CoordinationPart } from './context.js';
+import type { NoteSeal } from '../note-seal.js';
+import { CoordinationPart, type CoordinationContext } from './context.js';
 import { consumerEntries } from './keys.js';
 import { hashFields } from './reads.js';
 import type { ClaimReply, ReleaseEntry } from './scripts.js';
@@ -73,10 +75,19 @@ export interface MemoReads {
  */
 export interface LocksPart extends ConsumerLocks, RevisionNotes, MemoReads {}
 
-const decodeMemo = (raw: string | null) => decodeJson(checkMemoCodec, raw);
-
 /** Locks and check memos on one connection, under one key table. */
 export class Locks extends CoordinationPart implements LocksPart {
+  constructor(
+    context: CoordinationContext,
+    private readonly seal: NoteSeal,
+  ) {
+    super(context);
+  }
+
+  /** The memo holdfast sealed for `key` (null: none, or one holdfast did not write). */
+  private readonly decodeMemo = (key: string, raw: string | null): CheckMemo | null =>
+    decodeJson(checkMemoCodec, this.seal.open('memo', key, raw));
+
   /** The claims and releases of one turn of the event loop, one script call each (`turn-batch.ts`). */
   private readonly claims = new TurnBatch<{ key: string; token: string; ttlMs: number }, ClaimReply>((claims) =>
     this.scripts.run('claim', { claims }),
@@ -88,7 +99,9 @@ export class Locks extends CoordinationPart implements LocksPart {
   async claim(key: string, token: string, ttlMs: number): Promise<Claim | null> {
     const { taken, rev, memo, removed } = await this.claims.call({ key, token, ttlMs });
     // a mark is a time in ms, a whole number as a revision is
-    return taken ? { rev: decodeRevision(rev), memo: decodeMemo(memo), removedAt: decodeRevision(removed) } : null;
+    return taken
+      ? { rev: decodeRevision(rev), memo: this.decodeMemo(key, memo), removedAt: decodeRevision(removed) }
+      : null;
   }
 
   extend(key: string, token: string, ttlMs: number): Promise<boolean> {
@@ -100,7 +113,7 @@ export class Locks extends CoordinationPart implements LocksPart {
       key,
       provider,
       token,
-      memo: memo ? JSON.stringify(memo) : null,
+      memo: memo ? this.seal.seal('memo', key, JSON.stringify(memo)) : null,
       memoAt: memo ? memo.at : null,
       asked,
     });
@@ -131,6 +144,6 @@ export class Locks extends CoordinationPart implements LocksPart {
   }
 
   checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {
-    return hashFields(this.redis, this.keys.memos, keys, decodeMemo);
+    return hashFields(this.redis, this.keys.memos, keys, (raw, key) => this.decodeMemo(key, raw));
   }
 }

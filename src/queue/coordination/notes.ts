@@ -6,10 +6,14 @@
  * `holdfast confirm-removals`, for the running desired-state sync to apply), and each provider's
  * **timeline** (a capped stream of its consumers' losses, heals and brakes, written with the
  * briefs of the transitions they come from).
+ *
+ * What the status, the metrics and the sync conclude from (each state, brief and confirmation) is sealed
+ * (`../note-seal.ts`): a value holdfast did not write reads as absent (a state: unknown, and said), never as held.
  */
 import { providerOf } from '../../store/consumer-key.js';
 import { decodeSummary, encodeSummary, stateToken, type ConsumerSummary } from '../consumer-summary.js';
-import { CoordinationPart } from './context.js';
+import type { NoteSeal } from '../note-seal.js';
+import { CoordinationPart, type CoordinationContext } from './context.js';
 import { hashFields, perProvider } from './reads.js';
 import type { NotedSummary } from './scripts.js';
 import type { TimelineEvent } from '../timeline-event.js';
@@ -63,21 +67,41 @@ export interface NodeNotes {
   setNodes(provider: string, note: NodesNote, ttlMs: number): Promise<void>;
 }
 
+/** A person's confirmation: exactly the change held back, as held back since `since` (ms; the provider's status's). */
+export interface RemovalConfirmation {
+  change: string;
+  since: number;
+}
+
 /** A held-back removal a person confirmed, as the CLI notes it and the desired-state sync uses it up. */
 export interface RemovalConfirmations {
-  /** A person confirms the held-back change `change` of `provider` (kept a day at most). */
-  confirmRemovals(provider: string, change: string): Promise<void>;
-  /** The change of `provider` a person confirmed, or null. */
-  confirmedRemovals(provider: string): Promise<string | null>;
+  /** A person confirms the held-back change of `provider` (kept a day at most). */
+  confirmRemovals(provider: string, confirmation: RemovalConfirmation): Promise<void>;
+  /**
+   * The change of `provider` a person confirmed, or null; `unsealed`: a confirmation holdfast did not write (a plain
+   * `SET` into the queue's Redis) is there, and confirms nothing.
+   */
+  confirmedRemovals(provider: string): Promise<RemovalConfirmation | 'unsealed' | null>;
   /** The confirmation of `change` is used up (a newer confirmation is left alone). */
   clearConfirmedRemovals(provider: string, change: string): Promise<void>;
 }
 
+/** Every consumer's noted state, and the consumers whose noted state holdfast did not write. */
+export interface NotedStates {
+  /** `<state token> <revision>` by consumer key (read the state with `summaryState`), as holdfast sealed it. */
+  states: Record<string, string>;
+  /**
+   * Consumers whose state in the queue's Redis fails its seal (written there by another, or by a release before seals,
+   * until a sweep notes it again): their state is unknown.
+   */
+  unsealed: string[];
+}
+
 /** The notes, as the status reads them. */
 export interface NoteReads {
-  /** Every consumer's `<state> <revision>` (read the state with `summaryState`), by key. */
-  allStates(): Promise<Record<string, string>>;
-  /** The records in brief of `keys`; absent when unknown or unreadable. */
+  /** Every consumer's noted state, by key; those holdfast did not write apart. */
+  allStates(): Promise<NotedStates>;
+  /** The records in brief of `keys`; absent when unknown, unreadable or not holdfast's (unsealed). */
   summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>>;
   /** When any consumer of each provider was last checked (ms since the epoch), by provider. */
   lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>>;
@@ -122,25 +146,26 @@ function findingArgs(f: Finding): FindingArgs {
   };
 }
 
-function noted(key: string, summary: ConsumerSummary): NotedSummary {
+function noted(seal: NoteSeal, key: string, summary: ConsumerSummary): NotedSummary {
   return {
     key,
     rev: summary.rev,
-    state: `${stateToken(summary)} ${summary.rev}`,
-    brief: encodeSummary(summary),
+    state: seal.seal('state', key, `${stateToken(summary)} ${summary.rev}`),
+    brief: seal.seal('brief', key, encodeSummary(summary)),
     heldSince: summary.state === 'held' ? summary.since : null,
   };
 }
 
-/** The entries as the script notes them, by provider (one call per provider). */
+/** The entries as the script notes them, sealed, by provider (one call per provider). */
 function byProvider(
+  seal: NoteSeal,
   entries: ReadonlyArray<NotedEntry>,
 ): Map<string, { notes: NotedSummary[]; events: TimelineEvent[] }> {
   const out = new Map<string, { notes: NotedSummary[]; events: TimelineEvent[] }>();
   for (const [key, summary, events] of entries) {
     const provider = providerOf(key);
     const list = out.get(provider) ?? { notes: [], events: [] };
-    list.notes.push(noted(key, summary));
+    list.notes.push(noted(seal, key, summary));
     if (events) list.events.push(...events);
     out.set(provider, list);
   }
@@ -163,8 +188,15 @@ function scored(flat: readonly string[]): Array<[string, number]> {
 
 /** Status notes on one connection, under one key table. */
 export class Notes extends CoordinationPart implements NotesPart {
+  constructor(
+    context: CoordinationContext,
+    private readonly seal: NoteSeal,
+  ) {
+    super(context);
+  }
+
   async noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void> {
-    for (const [provider, { notes, events }] of byProvider(entries)) {
+    for (const [provider, { notes, events }] of byProvider(this.seal, entries)) {
       const noting = this.noteBriefs(provider, notes);
       // sent right behind the briefs, before any reply: no round trip of their own
       const added = events.map((e) =>
@@ -203,12 +235,22 @@ export class Notes extends CoordinationPart implements NotesPart {
       .reverse();
   }
 
-  allStates(): Promise<Record<string, string>> {
-    return this.redis.hgetall(this.keys.states);
+  async allStates(): Promise<NotedStates> {
+    const states: Record<string, string> = {};
+    const unsealed: string[] = [];
+    for (const [key, raw] of Object.entries(await this.redis.hgetall(this.keys.states))) {
+      const state = this.seal.open('state', key, raw);
+      if (state === null) unsealed.push(key);
+      else states[key] = state;
+    }
+    return { states, unsealed };
   }
 
   summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>> {
-    return hashFields(this.redis, this.keys.briefs, keys, decodeSummary);
+    return hashFields(this.redis, this.keys.briefs, keys, (raw, key) => {
+      const brief = this.seal.open('brief', key, raw);
+      return brief === null ? null : decodeSummary(brief);
+    });
   }
 
   async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {
@@ -255,16 +297,21 @@ export class Notes extends CoordinationPart implements NotesPart {
     return perProvider(this.redis, providers, this.keys.nodes, (raw) => decodeJson(nodesNoteCodec, raw));
   }
 
-  async confirmRemovals(provider: string, change: string): Promise<void> {
-    await this.redis.set(this.keys.confirmRemovals(provider), change, 'EX', CONFIRMATION_TTL_S);
+  async confirmRemovals(provider: string, { change, since }: RemovalConfirmation): Promise<void> {
+    const sealed = this.seal.seal('removals', provider, `${change} ${since}`);
+    await this.redis.set(this.keys.confirmRemovals(provider), sealed, 'EX', CONFIRMATION_TTL_S);
   }
 
-  confirmedRemovals(provider: string): Promise<string | null> {
-    return this.redis.get(this.keys.confirmRemovals(provider));
+  async confirmedRemovals(provider: string): Promise<RemovalConfirmation | 'unsealed' | null> {
+    const raw = await this.redis.get(this.keys.confirmRemovals(provider));
+    if (raw === null) return null;
+    const match = /^(\S+) (\d+)$/.exec(this.seal.open('removals', provider, raw) ?? '');
+    return match ? { change: match[1]!, since: Number(match[2]) } : 'unsealed';
   }
 
   async clearConfirmedRemovals(provider: string, change: string): Promise<void> {
-    if ((await this.redis.get(this.keys.confirmRemovals(provider))) === change)
+    const confirmed = await this.confirmedRemovals(provider);
+    if (confirmed !== null && confirmed !== 'unsealed' && confirmed.change === change)
       await this.redis.del(this.keys.confirmRemovals(provider));
   }
 }

@@ -9,7 +9,7 @@ export async function hashFields<T>(
   redis: QueueRedis,
   hash: string,
   fields: readonly string[],
-  decode: (raw: string) => T | null,
+  decode: (raw: string, field: string) => T | null,
 ): Promise<Map<string, T>> {
   const out = new Map<string, T>();
   for (let i = 0; i < fields.length; i += FIELDS_PER_READ) {
@@ -17,7 +17,7 @@ export async function hashFields<T>(
     const values = await redis.hmget(hash, ...chunk);
     chunk.forEach((field, j) => {
       const raw = values[j];
-      const value = raw ? decode(raw) : null;
+      const value = raw ? decode(raw, field) : null;
       if (value !== null) out.set(field, value);
     });
   }

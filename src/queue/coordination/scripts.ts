@@ -200,7 +200,7 @@ export interface NotedSummary {
  * KEYS[3]       the provider's checked set (sorted set: consumer key → when it was last asked, ms)
  * ARGV[5i - 4]  the `i`th consumer's key
  * ARGV[5i - 3]  its revision
- * ARGV[5i - 2]  its state, `<state token> <revision>`
+ * ARGV[5i - 2]  its state, `<state token> <revision>`, sealed (`../note-seal.ts`: the seal follows)
  * ARGV[5i - 1]  its brief
  * ARGV[5i]      since when it is held (ms; '' when it is not)
  * Returns       1
@@ -210,7 +210,7 @@ const noteSummaries: Script<{ provider: string; entries: readonly NotedSummary[]
   lua: `
 for i = 1, #ARGV, 5 do
   local old = redis.call('hget', KEYS[1], ARGV[i])
-  local rev = old and tonumber(string.match(old, '^%S+ (%d+)$'))
+  local rev = old and tonumber(string.match(old, '^%S+ (%d+)'))
   if not rev or rev <= tonumber(ARGV[i + 1]) then
     redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 2])
     redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 3])

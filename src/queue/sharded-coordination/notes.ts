@@ -3,7 +3,15 @@
  * asked-at time and timeline events in its shard, read over every shard and merged; orphans,
  * backend nodes and confirmed removals in the home shard.
  */
-import { TIMELINE_READ, type NotedEntry, type NodesNote, type NotesPart, type OrphanReport } from '../coordination.js';
+import {
+  TIMELINE_READ,
+  type NotedEntry,
+  type NotedStates,
+  type NodesNote,
+  type NotesPart,
+  type OrphanReport,
+  type RemovalConfirmation,
+} from '../coordination.js';
 import type { ConsumerSummary } from '../consumer-summary.js';
 import type { Finding, FindingOutcome } from '../contest.js';
 import type { TimelineEvent } from '../timeline-event.js';
@@ -42,11 +50,11 @@ export class ShardedNotes implements NotesPart {
     return this.shards.home.nodes(providers);
   }
 
-  confirmRemovals(provider: string, change: string): Promise<void> {
-    return this.shards.home.confirmRemovals(provider, change);
+  confirmRemovals(provider: string, confirmation: RemovalConfirmation): Promise<void> {
+    return this.shards.home.confirmRemovals(provider, confirmation);
   }
 
-  confirmedRemovals(provider: string): Promise<string | null> {
+  confirmedRemovals(provider: string): Promise<RemovalConfirmation | 'unsealed' | null> {
     return this.shards.home.confirmedRemovals(provider);
   }
 
@@ -54,8 +62,12 @@ export class ShardedNotes implements NotesPart {
     return this.shards.home.clearConfirmedRemovals(provider, change);
   }
 
-  async allStates(): Promise<Record<string, string>> {
-    return Object.assign({}, ...(await this.shards.all((s) => s.allStates()))) as Record<string, string>;
+  async allStates(): Promise<NotedStates> {
+    const each = await this.shards.all((s) => s.allStates());
+    return {
+      states: Object.assign({}, ...each.map((e) => e.states)) as Record<string, string>,
+      unsealed: each.flatMap((e) => e.unsealed),
+    };
   }
 
   async summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>> {

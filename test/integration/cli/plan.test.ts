@@ -204,7 +204,9 @@ describe('holdfast plan', () => {
     );
     for (const c of dropped) expect(out).toContain(`- remove  ${c.key} (login ${c.login})`);
     expect(out).toContain('held back by the mass-removal guard: 4 removals of 10 consumers');
-    expect(out).toContain(`confirm with: holdfast confirm-removals cache -c ${planConfig}`);
+    expect(out).toMatch(
+      new RegExp(`confirm with: holdfast confirm-removals cache --change [0-9a-f]{12} -c ${planConfig}`),
+    );
     expect(out).toContain('! refused cache/evil');
     expect(out).toContain(`${proposed}:${evilLine}: `);
     expect(out).toContain('2 to create, 1 to change, 4 to remove (held back), 1 refused, 0 drifted now, 5 unchanged');
@@ -231,7 +233,14 @@ describe('holdfast plan', () => {
     run = spawnHoldfast(['run', '-c', config]);
     await f.until(
       'the removals held back',
-      async () => (await holdfastOnce(['confirm-removals', 'cache', '-c', config])).code === 0,
+      async () => {
+        // the change as the running holdfast holds it back, named as its status prints it
+        const change = /--change ([0-9a-f]{12})/.exec((await holdfastOnce(['status', '-c', config])).output)?.[1];
+        return (
+          change !== undefined &&
+          (await holdfastOnce(['confirm-removals', 'cache', '--change', change, '-c', config])).code === 0
+        );
+      },
       60_000,
     );
     await f.until(

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedBackend } from '../../backends/index.js';
 import { createCoordination, holdfastPrefix } from '../../../src/queue/coordination.js';
+import { NoteSeal } from '../../../src/queue/note-seal.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import type { Finding } from '../../../src/queue/contest.js';
 
@@ -21,7 +22,10 @@ describe('the contested-login count, in a real Redis', () => {
   afterAll(() => redis.disconnect());
   const fresh = () => {
     const prefix = holdfastPrefix(`{contest-${randomBytes(4).toString('hex')}}`);
-    return { coordination: createCoordination(redis, prefix), keys: coordinationKeys(prefix) };
+    return {
+      coordination: createCoordination(redis, prefix, new NoteSeal(randomBytes(32))),
+      keys: coordinationKeys(prefix),
+    };
   };
   const finding = (
     key: string,

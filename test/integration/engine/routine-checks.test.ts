@@ -65,7 +65,7 @@ describe('routine checks', () => {
     const storeBefore = { ...engine.store.counters };
     // from the queue's Redis only: each consumer's deep check at the revision its apply wrote
     const firstChecked = async () => {
-      const states = await engine.coordination.notes.allStates();
+      const { states } = await engine.coordination.notes.allStates();
       const memos = await engine.coordination.locks.checkMemos(Object.keys(states));
       return Object.entries(states).every(
         ([key, state]) => memos.get(key)?.rev === Number(state.split(' ')[1]) && memos.get(key)?.deepAt != null,

@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
 import { createCoordination, holdfastPrefix } from '../../../src/queue/coordination.js';
+import { NoteSeal } from '../../../src/queue/note-seal.js';
 import { TIMELINE_CAP } from '../../../src/queue/coordination/notes.js';
 import type { ConsumerSummary } from '../../../src/queue/consumer-summary.js';
 import type { TimelineEvent } from '../../../src/queue/timeline-event.js';
@@ -76,7 +77,7 @@ describe("a provider's timeline", () => {
   it(`stays capped at about ${TIMELINE_CAP} entries`, async () => {
     const redis = new Redis(sharedBackend('redis').url);
     const prefix = holdfastPrefix(`hfcap${randomBytes(3).toString('hex')}`);
-    const coordination = createCoordination(redis, prefix);
+    const coordination = createCoordination(redis, prefix, new NoteSeal(randomBytes(32)));
     const brief: ConsumerSummary = {
       rev: 1,
       state: 'lost',

@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { queueRedis, type QueueRedis } from '../../../src/queue/bull-connection.js';
 import { createCoordination, holdfastPrefix } from '../../../src/queue/coordination.js';
+import { NoteSeal } from '../../../src/queue/note-seal.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import { engineFixtures, type Consumer } from '../engine/engine-fixture.js';
 
@@ -34,7 +35,11 @@ describe('coordination values written by hand', () => {
     await redis.set(keys.paused('cache'), JSON.stringify({ since: 1 }));
     await redis.set(keys.orphans('cache'), JSON.stringify(['intruder']));
     await redis.set(keys.storeDown, '{"reason":', 'PX', 60_000);
-    const coordination = createCoordination(redis, holdfastPrefix(f.config.queue.prefix));
+    const coordination = createCoordination(
+      redis,
+      holdfastPrefix(f.config.queue.prefix),
+      new NoteSeal(f.config.fingerprintKey),
+    );
     const writtenAt = Date.now();
 
     // each consumer checked again since, at its record's revision, and held

@@ -8,6 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { queueRedis, type QueueRedis } from '../../../src/queue/bull-connection.js';
 import { createCoordination, holdfastPrefix } from '../../../src/queue/coordination.js';
+import { NoteSeal } from '../../../src/queue/note-seal.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import { engineFixtures, type Consumer } from '../engine/engine-fixture.js';
 
@@ -44,7 +45,11 @@ describe('due waits written by hand', () => {
       .exec();
     const writtenAt = Date.now();
 
-    const coordination = createCoordination(redis, holdfastPrefix(f.config.queue.prefix));
+    const coordination = createCoordination(
+      redis,
+      holdfastPrefix(f.config.queue.prefix),
+      new NoteSeal(f.config.fingerprintKey),
+    );
     const records = await engine.store.list();
     await f.until('every consumer checked again at its revision, its own wait back', async () => {
       const memos = await coordination.locks.checkMemos(f.consumers.map((c) => c.key));

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { coordinationKeys, holdfastPrefix } from '../../../src/queue/coordination/keys.js';
 import { Notes } from '../../../src/queue/coordination/notes.js';
 import { ScriptRunner } from '../../../src/queue/coordination/scripts.js';
+import { NoteSeal } from '../../../src/queue/note-seal.js';
 import { mergeMissing } from '../../../src/queue/coordination/nodes-note-merge.js';
 import { decodeJson, nodesNoteCodec, type NodesNote } from '../../../src/queue/coordination/values.js';
 
@@ -22,7 +23,7 @@ describe("a worker's note of its backend nodes", () => {
       set: (...args: unknown[]) => (written.push(args), Promise.resolve('OK')),
     } as unknown as Redis;
     const keys = coordinationKeys(holdfastPrefix('{hf}'));
-    const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) });
+    const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }, new NoteSeal(Buffer.alloc(32)));
     const long = `connect ETIMEDOUT ${'x'.repeat(2_000)}`;
     await notes.setNodes(
       'cache',

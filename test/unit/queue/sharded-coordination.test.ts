@@ -5,10 +5,10 @@ import { ShardedCoordination } from '../../../src/queue/sharded-coordination.js'
 import { shardOf } from '../../../src/queue/shard-of.js';
 
 /** A shard that only answers `release` (with how many consumers of the provider it has asked) and `allStates`. */
-function shard(asked: number, states: Record<string, string>): Coordination {
+function shard(asked: number, states: Record<string, string>, unsealed: string[] = []): Coordination {
   return {
     locks: { release: () => Promise.resolve(asked) },
-    notes: { allStates: () => Promise.resolve(states) },
+    notes: { allStates: () => Promise.resolve({ states, unsealed }) },
   } as unknown as Coordination;
 }
 
@@ -27,8 +27,11 @@ describe('ShardedCoordination', () => {
     const sharded = new ShardedCoordination([
       shard(0, { 'cache/a': 'held 1' }),
       shard(0, { 'cache/b': 'lost 2' }),
-      shard(0, {}),
+      shard(0, {}, ['cache/c']),
     ]);
-    expect(await sharded.notes.allStates()).toEqual({ 'cache/a': 'held 1', 'cache/b': 'lost 2' });
+    expect(await sharded.notes.allStates()).toEqual({
+      states: { 'cache/a': 'held 1', 'cache/b': 'lost 2' },
+      unsealed: ['cache/c'],
+    });
   });
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { coordinationKeys, holdfastPrefix } from '../../../src/queue/coordination/keys.js';
 import { Notes, TIMELINE_CAP } from '../../../src/queue/coordination/notes.js';
 import { ScriptRunner } from '../../../src/queue/coordination/scripts.js';
+import { NoteSeal } from '../../../src/queue/note-seal.js';
 import type { ConsumerSummary } from '../../../src/queue/consumer-summary.js';
 import type { TimelineEvent } from '../../../src/queue/timeline-event.js';
 
@@ -53,7 +54,7 @@ const lost: TimelineEvent = { at: 1000, kind: 'lost', key: 'cache/c1', state: 'l
 describe("the timeline's notes", () => {
   it("sends the event right behind the brief, before any reply, capped, under the key table's name", async () => {
     const { redis, sent, answerAll } = recording();
-    const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) });
+    const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }, new NoteSeal(Buffer.alloc(32)));
     const noting = notes.noteSummaries([['cache/c1', brief, [lost]]]);
     expect(sent.map(([name]) => name)).toEqual(['hfNoteSummaries', 'xadd']);
     expect(sent[1]).toEqual([
@@ -72,7 +73,7 @@ describe("the timeline's notes", () => {
 
   it("counts a quiet heal's finding in the same round trip as its events: all sent before any reply", async () => {
     const { redis, sent, answerAll } = recording();
-    const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) });
+    const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }, new NoteSeal(Buffer.alloc(32)));
     const healed: TimelineEvent = {
       at: 1200,
       kind: 'healed',
@@ -111,9 +112,10 @@ describe("the timeline's notes", () => {
     await noting;
     // a heal told without a finding sends its events alone
     const alone = recording();
-    const noted = new Notes({ redis: alone.redis, keys, scripts: new ScriptRunner(alone.redis, keys) }).noteTimeline([
-      lost,
-    ]);
+    const noted = new Notes(
+      { redis: alone.redis, keys, scripts: new ScriptRunner(alone.redis, keys) },
+      new NoteSeal(Buffer.alloc(32)),
+    ).noteTimeline([lost]);
     expect(alone.sent.map(([name]) => name)).toEqual(['xadd']);
     alone.answerAll();
     expect(await noted).toBeUndefined();
@@ -121,9 +123,10 @@ describe("the timeline's notes", () => {
 
   it('sends nothing more for a brief without events', async () => {
     const { redis, sent, answerAll } = recording();
-    const noting = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }).noteSummaries([
-      ['cache/c1', brief],
-    ]);
+    const noting = new Notes(
+      { redis, keys, scripts: new ScriptRunner(redis, keys) },
+      new NoteSeal(Buffer.alloc(32)),
+    ).noteSummaries([['cache/c1', brief]]);
     expect(sent.map(([name]) => name)).toEqual(['hfNoteSummaries']);
     answerAll();
     await noting;
@@ -137,7 +140,10 @@ describe("the timeline's notes", () => {
       ['1-5', ['x', 'e']],
       ['1-0', ['e', JSON.stringify(lost)]],
     ]);
-    const reading = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }).timeline('cache', 500);
+    const reading = new Notes(
+      { redis, keys, scripts: new ScriptRunner(redis, keys) },
+      new NoteSeal(Buffer.alloc(32)),
+    ).timeline('cache', 500);
     answerAll();
     expect(await reading).toEqual([lost, { ...lost, at: 3000 }]);
     expect(sent[0]).toEqual(['xrevrange', '{hf}:holdfast:events:cache', '+', '500', 'COUNT', TIMELINE_CAP]);

@@ -10,7 +10,7 @@ const now = new Date('2026-12-02T07:00:00Z');
 function sources(note: NodesNote | undefined): StatusSources {
   const coordination = fakeCoordination({
     notes: {
-      allStates: () => ({ 'cache/a': 'held 1' }),
+      allStates: () => ({ states: { 'cache/a': 'held 1' }, unsealed: [] }),
       summariesOf: () => new Map(),
       lastCheckedAt: () => new Map([['cache', now.getTime()]]),
       checkedBefore: () => [],

@@ -48,6 +48,8 @@ interface World {
   orphans: boolean;
   lastCheckAt: 'recent' | 'long-ago' | 'none';
   alive: boolean;
+  /** Consumers whose state in the queue's Redis fails its seal (written by another): unknown. */
+  unsealed: number;
   consumers: Consumer[];
 }
 
@@ -78,6 +80,7 @@ const worldArb: fc.Arbitrary<World> = fc.record({
   orphans: mostly(false, true),
   lastCheckAt: mostly<World['lastCheckAt']>('recent', 'long-ago', 'none'),
   alive: mostly(true, false),
+  unsealed: mostly(0, 1, 2),
   consumers: fc.array(consumerArb, { minLength: 1, maxLength: 6 }),
 });
 
@@ -93,6 +96,7 @@ const GREEN: World = {
   orphans: false,
   lastCheckAt: 'recent',
   alive: true,
+  unsealed: 0,
   consumers: [
     { state: 'held', refused: false, brief: 'same', checkedAt: at - 1_000, memoAt: at - 1_000, since: LONG_AGO },
   ],
@@ -142,7 +146,7 @@ function sources(world: World): StatusSources {
   const lastCheckAt = world.lastCheckAt === 'none' ? undefined : world.lastCheckAt === 'recent' ? at - 1_000 : LONG_AGO;
   const coordination = fakeCoordination({
     notes: {
-      allStates: () => states,
+      allStates: () => ({ states, unsealed: Array.from({ length: world.unsealed }, (_, i) => `cache/u${i}`) }),
       summariesOf: (asked: readonly string[]) =>
         new Map(asked.flatMap((k) => (briefs.has(k) ? [[k, briefs.get(k)!] as const] : []))),
       lastCheckedAt: () => new Map(lastCheckAt === undefined ? [] : [['cache', lastCheckAt]]),
@@ -188,6 +192,8 @@ function sources(world: World): StatusSources {
 async function expectReasons(world: World): Promise<void> {
   for (const all of [false, true]) {
     const report = await statusReport(sources(world), now, { all });
+    // a state holdfast did not write is never taken for served
+    if (world.unsealed > 0) expect(report.healthy, JSON.stringify(world)).toBe(false);
     if (report.healthy) continue;
     expect(redReasons(report).length, JSON.stringify(world)).toBeGreaterThan(0);
     for (const p of report.providers)
@@ -240,6 +246,15 @@ describe('a red status names its reason', () => {
     );
     expect(redReasons(asked)).toEqual([]);
     expect(asked.healthy).toBe(true);
+  });
+
+  it('names consumer states holdfast did not write, counted neither as held nor as without a record', async () => {
+    const report = await statusReport(sources({ ...GREEN, unsealed: 2 }), now);
+    expect(report.healthy).toBe(false);
+    expect(report.providers[0]!.states).toEqual({ held: 1 });
+    expect(report.providers[0]!.problems).toEqual([
+      "2 consumer states in the queue's Redis that holdfast did not write (cache/u0, cache/u1): unverified, taken as not asked; forged by a writer of that Redis, or left by a release before seals until the next sweep notes them again",
+    ]);
   });
 
   it('names its reason in every generated world that is red', async () => {

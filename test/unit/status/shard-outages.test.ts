@@ -19,7 +19,7 @@ const statesOf = (shard: number) =>
 function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coordination {
   const answers = {
     notes: {
-      allStates: () => statesOf(index),
+      allStates: () => ({ states: statesOf(index), unsealed: [] }),
       summariesOf: () => new Map(),
       lastCheckedAt: () => new Map([['cache', Date.now()]]),
       checkedBefore: () => [],
@@ -108,7 +108,7 @@ describe('the status of a sharded queue with a shard that cannot be read', () =>
     const forgot = {
       ...base,
       signals: { ...base.signals, alive: () => Promise.resolve(false) },
-      notes: { ...base.notes, allStates: () => Promise.resolve({}) },
+      notes: { ...base.notes, allStates: () => Promise.resolve({ states: {}, unsealed: [] }) },
     };
     const sharded = new ShardedCoordination(
       [forgot, shard(1, { fails: new Error('Command timed out') }), shard(2)],
