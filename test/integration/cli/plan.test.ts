@@ -11,8 +11,8 @@
  * removals:cache` at the queue's); removing the kept logins (`ACL DELUSER` ×5 at the provider's,
  * at the provider's); applying them (`create`: it sends no `ACL SETUSER` to a login that holds, so
  * only the drifted login healed by it fails the test); the deep check's scratch probe of earlier
- * releases (restored on this branch for the evidence: its `MULTI`, `ACL SETUSER holdfast-canon-…`,
- * `ACL DELUSER`, `EXEC` fail it; the `--deep` plan now reads the command table instead). The
+ * releases (their `src/adapters/redis-acl` put back: `MULTI`, `ACL SETUSER holdfast-canon-b0d47459`,
+ * `ACL DELUSER …`, `EXEC` fail it; the `--deep` plan now reads the command table instead). The
  * store's narrow type (`Pick<ConsumerStore, 'scan'>`) refuses `setProviderStatus` at compile time.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
