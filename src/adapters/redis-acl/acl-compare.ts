@@ -37,8 +37,25 @@ function named(calls: readonly string[]): string {
   return calls.length > NAMED ? `${shown} and ${calls.length - NAMED} more` : shown;
 }
 
-/** What differs between the calls `actual` allows and the grant's, by call; undefined when they allow the same. */
+/**
+ * Sets already compared (they are the evaluator's remembered ones: a deep check of a held consumer compares the same
+ * pair each time), by `actual`, then `expected`, then `asked`.
+ */
+const compared = new WeakMap<CommandSet, WeakMap<CommandSet, WeakMap<CommandSet, { detail: string | undefined }>>>();
+
+/** {@link describeDifference}, remembered per trio of sets. */
 function commandDifference(actual: CommandSet, expected: CommandSet, asked: CommandSet): string | undefined {
+  let byExpected = compared.get(actual);
+  if (byExpected === undefined) compared.set(actual, (byExpected = new WeakMap()));
+  let byAsked = byExpected.get(expected);
+  if (byAsked === undefined) byExpected.set(expected, (byAsked = new WeakMap()));
+  let known = byAsked.get(asked);
+  if (known === undefined) byAsked.set(asked, (known = { detail: describeDifference(actual, expected, asked) }));
+  return known.detail;
+}
+
+/** What differs between the calls `actual` allows and the grant's, by call; undefined when they allow the same. */
+function describeDifference(actual: CommandSet, expected: CommandSet, asked: CommandSet): string | undefined {
   if (expected.refused.length > 0) {
     return `commands: this server refuses the grant's "${expected.refused.join(' ')}" (no such command or category here)`;
   }

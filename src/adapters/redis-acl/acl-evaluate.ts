@@ -107,27 +107,32 @@ const MEMO_SIZE = 256;
 
 /** What `rules` allow on `table`, applied in order from a user that allows nothing. */
 export function evaluateRules(rules: readonly string[], table: CommandTable): CommandSet {
+  return remembered(rules.join(' '), table, () => rules);
+}
+
+/** `evaluateRules` of an `ACL GETUSER` `commands` text (rules one space apart). */
+export function evaluateText(commands: string, table: CommandTable): CommandSet {
+  return remembered(commands, table, () => commands.split(' ').filter((w) => w !== ''));
+}
+
+/** The set `key` (the rules, one space apart) names on `table`: remembered, or evaluated from `rulesOf()`. */
+function remembered(key: string, table: CommandTable, rulesOf: () => readonly string[]): CommandSet {
   let memo = memos.get(table);
   if (memo === undefined) memos.set(table, (memo = new BoundedCache(MEMO_SIZE)));
-  const key = rules.join(' ');
   const known = memo.get(key);
   if (known !== undefined) return known;
+  const evaluated = evaluate(rulesOf(), table);
+  memo.set(key, evaluated);
+  return evaluated;
+}
+
+function evaluate(rules: readonly string[], table: CommandTable): CommandSet {
   const state: State = { bits: new Set(), firstArgs: new Map(), future: false, refused: [] };
   for (const rule of rules) apply(state, table, rule.toLowerCase());
   const allowed = new Set<string>();
   for (const entry of table.callable()) if (entry.noAuth || state.bits.has(entry.name)) allowed.add(entry.name);
   const firstArgs = new Map([...state.firstArgs].filter(([name, args]) => !allowed.has(name) && args.size > 0));
-  const evaluated: CommandSet = { allowed, firstArgs, future: state.future, refused: state.refused };
-  memo.set(key, evaluated);
-  return evaluated;
-}
-
-/** `evaluateRules` of an `ACL GETUSER` `commands` text. */
-export function evaluateText(commands: string, table: CommandTable): CommandSet {
-  return evaluateRules(
-    commands.split(' ').filter((w) => w !== ''),
-    table,
-  );
+  return { allowed, firstArgs, future: state.future, refused: state.refused };
 }
 
 /** Whether `set` lets a user run `name` (a command or `cmd|sub`), with `firstArg` as its first argument when given. */
