@@ -57,7 +57,11 @@ function commandDifference(actual: CommandSet, expected: CommandSet, asked: Comm
 /** What differs between the calls `actual` allows and the grant's, by call; undefined when they allow the same. */
 function describeDifference(actual: CommandSet, expected: CommandSet, asked: CommandSet): string | undefined {
   if (expected.refused.length > 0) {
-    return `commands: this server refuses the grant's "${expected.refused.join(' ')}" (no such command or category here)`;
+    // not named: a rule is the contributions' text, and a hostile one may hold anything
+    return `commands: this server refuses ${expected.refused.length} of the grant's command rules (no such command, subcommand or category here)`;
+  }
+  if (actual.refused.length > 0) {
+    return `commands: the backend's rules name ${named(actual.refused)}, which this server's command table lacks`;
   }
   const { extra, lacking } = differences(actual, expected);
   if (extra.length === 0 && lacking.length === 0) return undefined;

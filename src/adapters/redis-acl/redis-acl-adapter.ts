@@ -37,6 +37,12 @@ export interface RedisAclAdapterOptions {
  */
 export type CreateOutcome = 'applied' | 'held';
 
+/**
+ * A table older than this is read again when a user's rules name a command it lacks (a module loaded since); a
+ * younger one is not, so such a user costs one read a minute at most.
+ */
+const STALE_TABLE_MS = 60_000;
+
 /** How many `ACL GETUSER`s a listing sends at once (each costs Redis up to ~1.5 ms). */
 const LIST_BATCH = 32;
 
@@ -81,6 +87,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
    */
   private table: Promise<CommandTable> | undefined;
   private tableReads = 0;
+  private tableReadAt = 0;
   /** The next `ACL SAVE`, not started yet: callers arriving now share it. */
   private saveQueued: Promise<void> | undefined;
   private saveRunning: Promise<void> = Promise.resolve();
@@ -291,7 +298,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     secrets: readonly string[],
   ): Promise<HoldsAnswer> {
     let table = await this.commandTable(signal, secrets);
-    if (user !== null && namesUnknown(user.commands, table)) {
+    if (user !== null && namesUnknown(user.commands, table) && Date.now() - this.tableReadAt >= STALE_TABLE_MS) {
       if (this.table !== undefined && (await this.table) === table) this.table = undefined;
       table = await this.commandTable(signal, secrets);
     }
@@ -303,6 +310,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     if (this.table === undefined) {
       const read = this.send(signal, 'COMMAND and ACL CAT (the command table)', secrets, async () => {
         this.tableReads += 1;
+        this.tableReadAt = Date.now();
         const [commands, categories] = await Promise.all(
           COMMAND_TABLE_QUERY.map(([command, ...args]) => this.client.call(command, ...args)),
         );

@@ -166,6 +166,23 @@ describe('redis-acl: an ACL GETUSER reply compared with a grant by meaning', () 
     });
   });
 
+  it("says a grant's rules the server refuses by their count, never their text, and a backend's unknown command by name", () => {
+    const hostile = compareUser(
+      parseGetUser(reply(SPELLED)),
+      { ...expected, rules: [...expected.rules, '+hfbogus-secret-looking'] },
+      table,
+    );
+    expect(hostile).toEqual({
+      held: false,
+      reason: 'rules-differ',
+      detail:
+        "commands: this server refuses 1 of the grant's command rules (no such command, subcommand or category here)",
+    });
+    expect(compare(`${SPELLED} +mymodule.cmd`)).toMatchObject({
+      detail: "commands: the backend's rules name +MYMODULE.CMD, which this server's command table lacks",
+    });
+  });
+
   it('compares keys with their read and write permissions, and channels as sets', () => {
     expect(compare(SPELLED, '%R~app:*')).toMatchObject({
       reason: 'rules-differ',
