@@ -25,6 +25,8 @@ describe('redis-acl: command rules evaluated as Redis applies them', () => {
     expect(allowed('allcommands')).toEqual(allowed('+@all'));
     expect(evaluateText('+@all -get', table).future).toBe(true); // a command denied leaves the modules' to come
     expect(evaluateText('+@all nocommands', table).future).toBe(false);
+    expect(allowed('+@all +select|0 reset')).toEqual(['auth']); // reset: -@all, among the rest
+    expect(evaluateText('+@all reset', table).future).toBe(false);
   });
 
   it('applies rules in order: the last one wins', () => {
