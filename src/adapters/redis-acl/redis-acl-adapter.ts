@@ -86,6 +86,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
    * rules are evaluated against. Undefined until a deep check needs it.
    */
   private table: Promise<CommandTable> | undefined;
+  /** The table {@link table} resolved to, once it did. */
+  private current: CommandTable | undefined;
   private tableReads = 0;
   private tableReadAt = 0;
   /** The next `ACL SAVE`, not started yet: callers arriving now share it. */
@@ -134,7 +136,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     this.client.on('ready', () => {
       this.down = undefined;
       this.aclFile = undefined;
-      this.table = undefined; // a restarted server may be another version, with other commands
+      // a restarted server may be another version, with other commands
+      [this.table, this.current] = [undefined, undefined];
     });
     this.prober = new Redis(admin.url, {
       enableAutoPipelining: true, // concurrent checks' AUTHs share one write
@@ -297,29 +300,38 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     signal: AbortSignal,
     secrets: readonly string[],
   ): Promise<HoldsAnswer> {
-    let table = await this.commandTable(signal, secrets);
+    let table = this.current ?? (await this.commandTable(signal, secrets));
     if (user !== null && namesUnknown(user.commands, table) && Date.now() - this.tableReadAt >= STALE_TABLE_MS) {
-      if (this.table !== undefined && (await this.table) === table) this.table = undefined;
+      if (this.current === table) [this.table, this.current] = [undefined, undefined];
       table = await this.commandTable(signal, secrets);
     }
     return compareUser(user, expected, table);
   }
 
-  /** This connection's command table: read once (`COMMAND` and `ACL CAT`, one round trip), shared by every check. */
+  /**
+   * This connection's command table: read once (`COMMAND` and `ACL CAT`, one round trip), shared by every check;
+   * each caller waits for it under its own deadline.
+   */
   private commandTable(signal: AbortSignal, secrets: readonly string[]): Promise<CommandTable> {
+    return this.send(signal, 'COMMAND and ACL CAT (the command table)', secrets, () => this.tableRead());
+  }
+
+  private tableRead(): Promise<CommandTable> {
     if (this.table === undefined) {
-      const read = this.send(signal, 'COMMAND and ACL CAT (the command table)', secrets, async () => {
-        this.tableReads += 1;
-        this.tableReadAt = Date.now();
-        const [commands, categories] = await Promise.all(
-          COMMAND_TABLE_QUERY.map(([command, ...args]) => this.client.call(command, ...args)),
-        );
-        return parseCommandTable(commands, categories);
-      });
+      this.tableReads += 1;
+      this.tableReadAt = Date.now();
+      const read = Promise.all(
+        COMMAND_TABLE_QUERY.map(([command, ...args]) => this.client.call(command, ...args)),
+      ).then(([commands, categories]) => parseCommandTable(commands, categories));
       this.table = read;
-      read.catch(() => {
-        if (this.table === read) this.table = undefined; // asked again by the next check
-      });
+      read.then(
+        (table) => {
+          if (this.table === read) this.current = table;
+        },
+        () => {
+          if (this.table === read) this.table = undefined; // read again by the next check
+        },
+      );
     }
     return this.table;
   }

@@ -377,6 +377,7 @@ describe('redis-acl: restarts, a frozen server and the cost of asking', () => {
   it('reads the command table again after the server restarted, once', async () => {
     const grant = grantFor(`hfr_${hex(5)}`, hex(12));
     await adapter.create(grant, within());
+    expect(await adapter.holds(grant, within())).toEqual({ held: true }); // the table read on this connection
     const reads = adapter.commandTableReads;
     await b.restart();
     admin.disconnect();
