@@ -26,7 +26,7 @@ export async function plainLoop(env: BenchEnv, provider: ProviderConfig, duratio
       password: c.password,
       values: { keys: [`${c.id}:*`], channels: [], commands: ['+@read', '+@write', '+@connection'] },
     }));
-    await adapter.holds!(grants[0]!, { signal: AbortSignal.timeout(10_000) }); // connected, canonical rules learned
+    await adapter.holds!(grants[0]!, { signal: AbortSignal.timeout(10_000) }); // connected, the command table read
     const before = await redisCost(admin);
     const cpu = process.cpuUsage();
     const start = performance.now();

@@ -13,7 +13,11 @@ import type { AclUser } from './acl-rules.js';
 /** What a mark's channel pattern starts with; the provider's name follows. */
 export const MARK_PREFIX = 'holdfast-managed:';
 
-/** Logins holdfast uses for its scratch users; never a consumer's. */
+/**
+ * Logins earlier releases of holdfast made and deleted as scratch users (to learn how a server
+ * spelled a rule set). This one makes none, yet still refuses them to consumers: a release before
+ * it, running beside this one during an upgrade, would delete a consumer's login of that name.
+ */
 export const SCRATCH_PREFIX = 'holdfast-canon-';
 
 export function markChannel(provider: string): string {

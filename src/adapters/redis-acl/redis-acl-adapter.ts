@@ -9,17 +9,10 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Adapter, AdminConnection, CallOptions, Each, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
-import { BoundedCache } from '../bounded-cache.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
-import {
-  commandRulesKey,
-  compareUser,
-  effectiveCommands,
-  parseGetUser,
-  scratchRules,
-  userRules,
-  type AclUser,
-} from './acl-rules.js';
+import { compareUser, namesUnknown, type ExpectedUser } from './acl-compare.js';
+import { effectiveCommands, parseGetUser, userRules, type AclUser } from './acl-rules.js';
+import { COMMAND_TABLE_QUERY, parseCommandTable, type CommandTable } from './command-table.js';
 import { ownedBy } from '../claim-login.js';
 import { claimProblem, ownersOf, SCRATCH_PREFIX } from './ownership.js';
 import { DEFAULT_DENIED_COMMANDS } from './policy.js';
@@ -27,8 +20,6 @@ import { sha256Hex } from '../../secrets/sha256.js';
 import type { RedisAclValues } from './values.js';
 
 export interface RedisAclAdapterOptions {
-  /** Distinct command rule sets whose canonical form is remembered (default 64). */
-  canonicalCacheSize?: number;
   /** The provider's deny list, applied after every consumer's rules (default the policy's default). */
   deniedCommands?: readonly string[] | undefined;
   /**
@@ -46,18 +37,25 @@ export interface RedisAclAdapterOptions {
  */
 export type CreateOutcome = 'applied' | 'held';
 
+/**
+ * A table older than this is read again when a user's rules name a command it lacks (a module loaded since); a
+ * younger one is not, so such a user costs one read a minute at most.
+ */
+const STALE_TABLE_MS = 60_000;
+
 /** How many `ACL GETUSER`s a listing sends at once (each costs Redis up to ~1.5 ms). */
 const LIST_BATCH = 32;
 
-/** The error code a Redis error reply starts with (`ERR`, `WRONGPASS`, `NOPERM`…); undefined for other errors. */
-async function settled<T>(work: Promise<T>): Promise<Each<T>> {
+/** `work`'s value, or what it threw, as one grant's outcome. */
+async function settled<T>(work: Promise<Each<T>>): Promise<Each<T>> {
   try {
-    return { ok: true, value: await work };
+    return await work;
   } catch (error) {
     return { ok: false, error };
   }
 }
 
+/** The error code a Redis error reply starts with (`ERR`, `WRONGPASS`, `NOPERM`…); undefined for other errors. */
 function replyCode(error: unknown): string | undefined {
   return error instanceof Error && error.name === 'ReplyError' ? error.message.split(' ', 1)[0] : undefined;
 }
@@ -83,8 +81,15 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   private readonly firstAttempt: Promise<void>;
   /** Whether the server has an ACL file; asked once per connection. */
   private aclFile: boolean | undefined;
-  private readonly canonical: BoundedCache<string, string>;
-  private readonly probing = new Map<string, Promise<string>>();
+  /**
+   * The server's command table, read once per connection (a restarted server is a new connection): what command
+   * rules are evaluated against. Undefined until a deep check needs it.
+   */
+  private table: Promise<CommandTable> | undefined;
+  /** The table {@link table} resolved to, once it did. */
+  private current: CommandTable | undefined;
+  private tableReads = 0;
+  private tableReadAt = 0;
   /** The next `ACL SAVE`, not started yet: callers arriving now share it. */
   private saveQueued: Promise<void> | undefined;
   private saveRunning: Promise<void> = Promise.resolve();
@@ -109,7 +114,6 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
         return code !== undefined && code !== 'NOAUTH' && code !== 'WRONGPASS';
       },
     });
-    this.canonical = new BoundedCache(options.canonicalCacheSize ?? 64);
     this.denied = options.deniedCommands ?? DEFAULT_DENIED_COMMANDS;
     this.granted = options.grantedCommands ?? [];
     this.never = new Set(['default', admin.username ?? 'default']);
@@ -132,7 +136,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     this.client.on('ready', () => {
       this.down = undefined;
       this.aclFile = undefined;
-      this.canonical.clear(); // a restarted server may spell the same rules in another order
+      // a restarted server may be another version, with other commands
+      [this.table, this.current] = [undefined, undefined];
     });
     this.prober = new Redis(admin.url, {
       enableAutoPipelining: true, // concurrent checks' AUTHs share one write
@@ -154,9 +159,9 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     this.firstAttempt.catch(() => undefined);
   }
 
-  /** How many canonical command rule sets are remembered now (bounded). */
-  get canonicalCacheSize(): number {
-    return this.canonical.size;
+  /** How many times this node's command table was read (once per connection, and again when found stale). */
+  get commandTableReads(): number {
+    return this.tableReads;
   }
 
   /**
@@ -182,16 +187,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     const { keys, channels } = grant.values;
     const commands = this.rulesOf(grant.values);
     if (skipIfHeld && existing !== null) {
-      const canonical = await this.canonicalCommands(commands, signal, secrets);
-      const answer = compareUser(existing, {
-        passwordHash: hash,
-        othersAccepted: grant.keepPasswords === true,
-        keys,
-        channels,
-        rules: commands,
-        commands: canonical,
-        owner: this.ownership.provider,
-      });
+      const answer = await this.compare(existing, this.expected(grant, hash), signal, secrets);
       if (answer.held) return 'held';
     }
     const kept = grant.keepPasswords ? (existing?.passwords ?? []) : [];
@@ -228,9 +224,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       signal,
       secrets,
     );
-    const canonical = this.canonicalOnce(signal, secrets);
     const planned = await Promise.all(
-      grants.map((grant, i) => this.plan(grant, hashes[i]!, existing[i]!, canonical, skipIfHeld)),
+      grants.map((grant, i) => settled(this.plan(grant, hashes[i]!, existing[i]!, signal, secrets, skipIfHeld))),
     );
     const out: Array<Each<CreateOutcome>> = planned.map((p) =>
       p.ok && p.value === 'held' ? { ok: true, value: 'held' } : p.ok ? { ok: true, value: 'applied' } : p,
@@ -264,36 +259,81 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   ): Promise<Array<Each<HoldsAnswer>>> {
     const hashes = grants.map((g) => sha256Hex(g.password));
     const secrets = grants.flatMap((g, i) => [g.password, hashes[i]!]);
-    const rules = grants.map((g) => this.rulesOf(g.values));
-    const canonical = this.canonicalOnce(signal, secrets);
-    const [users, commands] = await Promise.all([
-      this.getUsers(
-        grants.map((g) => g.login),
-        signal,
-        secrets,
-      ),
-      Promise.all(rules.map(canonical)),
-    ]);
-    const owner = this.ownership.provider;
-    return grants.map((grant, i): Each<HoldsAnswer> => {
-      const user = users[i]!;
-      const canonical = commands[i]!;
-      if (!user.ok) return user;
-      if (!canonical.ok) return canonical;
-      const { keys, channels } = grant.values;
-      return {
-        ok: true,
-        value: compareUser(user.value, {
-          passwordHash: hashes[i]!,
-          othersAccepted: grant.keepPasswords === true,
-          keys,
-          channels,
-          rules: rules[i]!,
-          commands: canonical.value,
-          owner,
-        }),
-      };
-    });
+    const users = await this.getUsers(
+      grants.map((g) => g.login),
+      signal,
+      secrets,
+    );
+    return Promise.all(
+      grants.map(async (grant, i): Promise<Each<HoldsAnswer>> => {
+        const user = users[i]!;
+        if (!user.ok) return user;
+        try {
+          return { ok: true, value: await this.compare(user.value, this.expected(grant, hashes[i]!), signal, secrets) };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
+  }
+
+  /** What `grant` should look like on this node. */
+  private expected(grant: Grant<RedisAclValues>, passwordHash: string): ExpectedUser {
+    return {
+      passwordHash,
+      othersAccepted: grant.keepPasswords === true,
+      keys: grant.values.keys,
+      channels: grant.values.channels,
+      rules: this.rulesOf(grant.values),
+      asked: grant.values.commands,
+      owner: this.ownership.provider,
+    };
+  }
+
+  /**
+   * {@link compareUser} on this node's command table. A user whose rules name a command the table lacks (a module
+   * loaded since it was read) has the table read again, once.
+   */
+  private async compare(
+    user: AclUser | null,
+    expected: ExpectedUser,
+    signal: AbortSignal,
+    secrets: readonly string[],
+  ): Promise<HoldsAnswer> {
+    let table = this.current ?? (await this.commandTable(signal, secrets));
+    if (user !== null && namesUnknown(user.commands, table) && Date.now() - this.tableReadAt >= STALE_TABLE_MS) {
+      if (this.current === table) [this.table, this.current] = [undefined, undefined];
+      table = await this.commandTable(signal, secrets);
+    }
+    return compareUser(user, expected, table);
+  }
+
+  /**
+   * This connection's command table: read once (`COMMAND` and `ACL CAT`, one round trip), shared by every check;
+   * each caller waits for it under its own deadline.
+   */
+  private commandTable(signal: AbortSignal, secrets: readonly string[]): Promise<CommandTable> {
+    return this.send(signal, 'COMMAND and ACL CAT (the command table)', secrets, () => this.tableRead());
+  }
+
+  private tableRead(): Promise<CommandTable> {
+    if (this.table === undefined) {
+      this.tableReads += 1;
+      this.tableReadAt = Date.now();
+      const read = Promise.all(
+        COMMAND_TABLE_QUERY.map(([command, ...args]) => this.client.call(command, ...args)),
+      ).then(([commands, categories]) => parseCommandTable(commands, categories));
+      this.table = read;
+      read.then(
+        (table) => {
+          if (this.table === read) this.current = table;
+        },
+        () => {
+          if (this.table === read) this.table = undefined; // read again by the next check
+        },
+      );
+    }
+    return this.table;
   }
 
   /** What one grant of {@link applyMany} sends (its `ACL SETUSER` rules), `held` when nothing, or why it is refused. */
@@ -301,7 +341,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     grant: Grant<RedisAclValues>,
     hash: string,
     existing: Each<AclUser | null>,
-    canonicalOf: (commands: readonly string[]) => Promise<Each<string>>,
+    signal: AbortSignal,
+    secrets: readonly string[],
     skipIfHeld: boolean,
   ): Promise<Each<string[] | 'held'>> {
     if (!existing.ok) return existing;
@@ -312,17 +353,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     const { keys, channels } = grant.values;
     const commands = this.rulesOf(grant.values);
     if (skipIfHeld && user !== null) {
-      const canonical = await canonicalOf(commands);
-      if (!canonical.ok) return canonical;
-      const answer = compareUser(user, {
-        passwordHash: hash,
-        othersAccepted: grant.keepPasswords === true,
-        keys,
-        channels,
-        rules: commands,
-        commands: canonical.value,
-        owner: this.ownership.provider,
-      });
+      const answer = await this.compare(user, this.expected(grant, hash), signal, secrets);
       if (answer.held) return { ok: true, value: 'held' };
     }
     const kept = grant.keepPasswords ? (user?.passwords ?? []) : [];
@@ -336,23 +367,6 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
         commands,
         owner: this.ownership.provider,
       }),
-    };
-  }
-
-  /** {@link canonicalCommands} for a batch: asked once per distinct rule set, however many grants share it. */
-  private canonicalOnce(
-    signal: AbortSignal,
-    secrets: readonly string[],
-  ): (commands: readonly string[]) => Promise<Each<string>> {
-    const asked = new Map<string, Promise<Each<string>>>();
-    return (commands) => {
-      const { key } = commandRulesKey(commands);
-      let answer = asked.get(key);
-      if (answer === undefined) {
-        answer = settled(this.canonicalCommands(commands, signal, secrets));
-        asked.set(key, answer);
-      }
-      return answer;
     };
   }
 
@@ -411,22 +425,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   async holds(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<HoldsAnswer> {
     const passwordHash = sha256Hex(grant.password);
     const secrets = [grant.password, passwordHash];
-    const rules = this.rulesOf(grant.values);
-    const [actual, commands] = await Promise.all([
-      this.getUser(grant.login, signal, secrets),
-      this.canonicalCommands(rules, signal, secrets),
-    ]);
-    const { keys, channels } = grant.values;
-    const owner = this.ownership.provider;
-    return compareUser(actual, {
-      passwordHash,
-      othersAccepted: grant.keepPasswords === true,
-      keys,
-      channels,
-      rules,
-      commands,
-      owner,
-    });
+    const actual = await this.getUser(grant.login, signal, secrets);
+    return this.compare(actual, this.expected(grant, passwordHash), signal, secrets);
   }
 
   /**
@@ -503,34 +503,6 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     return Promise.resolve();
   }
 
-  /**
-   * What this server makes of `commands`: applied to a disabled scratch user without a
-   * password, read back and deleted, in one transaction. Remembered per rule set; callers
-   * asking for the same rule set at once share one probe.
-   */
-  private canonicalCommands(
-    commands: readonly string[],
-    signal: AbortSignal,
-    secrets: readonly string[],
-  ): Promise<string> {
-    const { key, scratch } = commandRulesKey(commands);
-    const cached = this.canonical.get(key);
-    if (cached !== undefined) return Promise.resolve(cached);
-    return this.send(signal, `the scratch probe of "${commands.join(' ')}"`, secrets, () => {
-      let probe = this.probing.get(key);
-      if (probe === undefined) {
-        probe = this.probe(scratch, commands)
-          .then((canonical) => {
-            this.canonical.set(key, canonical);
-            return canonical;
-          })
-          .finally(() => this.probing.delete(key));
-        this.probing.set(key, probe);
-      }
-      return probe;
-    });
-  }
-
   /** The consumer's command rules, then the provider's deny list. */
   private rulesOf(values: RedisAclValues): string[] {
     return [...effectiveCommands(values.commands, this.denied), ...this.granted];
@@ -540,21 +512,6 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     return parseGetUser(
       await this.send(signal, `ACL GETUSER "${login}"`, secrets, () => this.client.call('ACL', 'GETUSER', login)),
     );
-  }
-
-  private async probe(scratch: string, commands: readonly string[]): Promise<string> {
-    const results = await this.client
-      .multi()
-      .call('ACL', ['SETUSER', scratch, ...scratchRules(commands)])
-      .call('ACL', 'GETUSER', scratch)
-      .call('ACL', 'DELUSER', scratch)
-      .exec();
-    if (results === null) throw new Error('the scratch transaction was discarded');
-    const failed = results.find(([error]) => error !== null);
-    if (failed?.[0]) throw failed[0];
-    const user = parseGetUser(results[1]?.[1] ?? null);
-    if (user === null) throw new Error(`the scratch user "${scratch}" vanished before it could be read`);
-    return user.commands;
   }
 
   private async saveIfAclFile(signal: AbortSignal, secrets: readonly string[]): Promise<void> {

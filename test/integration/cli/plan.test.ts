@@ -9,16 +9,16 @@
  * Fail-without (each made by hand, seen failing, reverted): the plan saving a provider status
  * (`update` twice at the store's counter); reading a confirmation by writing one (`SET …:confirm-
  * removals:cache` at the queue's); removing the kept logins (`ACL DELUSER` ×5 at the provider's,
- * not excused as a scratch probe); applying them (`create`: it sends no `ACL SETUSER` to a login
- * that holds, so only the drifted login healed by it fails the test); no scratch-probe excuse (the
- * `--deep` plan's `MULTI`, `ACL SETUSER holdfast-canon-…`, `ACL DELUSER`, `EXEC` fail it). The
+ * at the provider's); applying them (`create`: it sends no `ACL SETUSER` to a login that holds, so
+ * only the drifted login healed by it fails the test); the deep check's scratch probe of earlier
+ * releases (their `src/adapters/redis-acl` put back: `MULTI`, `ACL SETUSER holdfast-canon-b0d47459`,
+ * `ACL DELUSER …`, `EXEC` fail it; the `--deep` plan now reads the command table instead). The
  * store's narrow type (`Pick<ConsumerStore, 'scan'>`) refuses `setProviderStatus` at compile time.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SCRATCH_PREFIX } from '../../../src/adapters/redis-acl/acl-rules.js';
 import type { PlanReport } from '../../../src/plan/plan-report.js';
 import { exitOf, spawnHoldfast, type HoldfastProcess } from '../../support/holdfast-cli.js';
 import { mongoOpCounter, type MongoOpCounter } from '../../support/mongo-op-counter.js';
@@ -43,7 +43,8 @@ const QUEUE_READS = new Set([
 ]);
 /**
  * What a plan may send the provider's Redis: its handshake, node discovery (`ROLE`, `INFO`, `CONFIG GET masteruser`),
- * the light check's `AUTH` as a consumer, and the deep check's `ACL GETUSER`.
+ * the light check's `AUTH` as a consumer, and the deep check's `ACL GETUSER` and command table (`COMMAND`, `ACL CAT`).
+ * Nothing else: no scratch user, no transaction.
  */
 const CACHE_READS = new Set([
   'AUTH',
@@ -56,14 +57,10 @@ const CACHE_READS = new Set([
   'ROLE',
   'CONFIG GET',
   'ACL GETUSER',
+  'COMMAND',
+  'ACL CAT',
   'QUIT',
 ]);
-/**
- * The deep check's scratch probe (`redis-acl-adapter.ts`, `canonicalCommands`): what the server
- * makes of a rule set, on a disabled passwordless scratch user made, read and deleted in one
- * transaction, which leaves the server as it was. Allowed on scratch logins only.
- */
-const SCRATCH_PROBE = new Set(['MULTI', 'EXEC', 'ACL SETUSER', 'ACL DELUSER']);
 /** What a plan may send the record store: its handshake, and reads. */
 const STORE_READS = new Set([
   'op_query',
@@ -80,11 +77,9 @@ const STORE_READS = new Set([
   'endSessions',
 ]);
 
-/** The commands of `seen` that are not reads: neither in `reads` nor a scratch probe on a scratch login. */
+/** The commands of `seen` that are not in `reads`. */
 function writesAmong(seen: readonly RedisCommand[], reads: ReadonlySet<string>): string[] {
-  const probe = (c: RedisCommand) =>
-    SCRATCH_PROBE.has(c.name) && (!c.name.startsWith('ACL') || (c.target ?? '').startsWith(SCRATCH_PREFIX));
-  return seen.filter((c) => !reads.has(c.name) && !probe(c)).map((c) => `${c.name} ${c.target ?? ''}`.trim());
+  return seen.filter((c) => !reads.has(c.name)).map((c) => `${c.name} ${c.target ?? ''}`.trim());
 }
 
 async function holdfastOnce(args: string[]): Promise<{ code: number | null | 'still running'; output: string }> {
@@ -193,6 +188,9 @@ describe('holdfast plan', () => {
       new Set(cache.commands.filter((c) => c.name === name && c.target?.startsWith(`t${f.tag}_`)).map((c) => c.target));
     expect([...asked('AUTH')].sort()).toEqual(keptAsIs.map((c) => c.login).sort());
     expect([...asked('ACL GETUSER')].sort()).toEqual(keptAsIs.map((c) => c.login).sort());
+    // the deep checks ran on the server's command table, read once per plan (one connection)
+    expect(cache.commands.filter((c) => c.name === 'COMMAND').length).toBeGreaterThan(0);
+    expect(cache.commands.filter((c) => c.name === 'COMMAND').length).toBeLessThanOrEqual(2);
     expect(queue.commands.some((c) => c.name === 'GET')).toBe(true);
 
     expect(planned.code).toBe(2);

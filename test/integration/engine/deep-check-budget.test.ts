@@ -57,7 +57,7 @@ describe('the deep-check budget', () => {
         .filter((l) => (l.time as number) >= changedAt)
         .map((l) => l.msg);
       expect(said).toContain(
-        `not held (rules-differ: keys: the backend has "~other:*", the grant asks for "~${widened.id}:*"); applying again now`,
+        `not held (rules-differ: keys: the backend also allows ~other:* and lacks ~${widened.id}:* (the backend has "~other:*", the grant asks for "~${widened.id}:*")); applying again now`,
       );
     } finally {
       admin.disconnect();

@@ -67,7 +67,7 @@ describe('changes made by hand on the backend', () => {
       expect(said(dropped)).toContain('not held (missing: the backend has no such ACL user); applying again now');
       expect(said(repassworded).some((m) => m.startsWith('not held (password-differs: '))).toBe(true);
       expect(said(rekeyed)).toContain(
-        `not held (rules-differ: keys: the backend has "~elsewhere:*", the grant asks for "~${rekeyed.id}:*"); applying again now`,
+        `not held (rules-differ: keys: the backend also allows ~elsewhere:* and lacks ~${rekeyed.id}:* (the backend has "~elsewhere:*", the grant asks for "~${rekeyed.id}:*")); applying again now`,
       );
       expect(await f.canLogin({ ...repassworded, password: 'changed-by-hand' })).toBe(false);
       // deleting a login closes the connection a light check authenticated as it on; no consumer is left could-not-ask

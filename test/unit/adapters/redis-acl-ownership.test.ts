@@ -4,17 +4,13 @@
  * logins a provider may claim.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  compareUser,
-  effectiveCommands,
-  parseGetUser,
-  userRules,
-  type AclUser,
-  type ExpectedUser,
-} from '../../../src/adapters/redis-acl/acl-rules.js';
+import { compareUser, type ExpectedUser } from '../../../src/adapters/redis-acl/acl-compare.js';
+import { effectiveCommands, parseGetUser, userRules, type AclUser } from '../../../src/adapters/redis-acl/acl-rules.js';
+import { smallTable } from './redis-command-table-fixture.js';
 import { claimProblem, ownersOf } from '../../../src/adapters/redis-acl/ownership.js';
 
 const HASH = 'a'.repeat(64);
+const table = smallTable();
 
 /** An `ACL GETUSER` reply as Redis 7.0 sends it (RESP2), with `selectors` given as field/value lists. */
 function reply(selectors: Array<{ commands?: string; keys?: string; channels: string }>, channels = ''): unknown[] {
@@ -40,7 +36,7 @@ const expected = (owner = 'cache'): ExpectedUser => ({
   keys: ['photos:*'],
   channels: [],
   rules: ['+get'],
-  commands: '-@all +get',
+  asked: ['+get'],
   owner,
 });
 const never = new Set(['default', 'admin']);
@@ -78,40 +74,42 @@ describe('redis-acl: reading the mark', () => {
   });
 
   it("holds a marked user, and says rules-differ with the reason when the mark is missing or another's", () => {
-    expect(compareUser(user([{ channels: '&holdfast-managed:cache' }]), expected())).toEqual({ held: true });
-    expect(compareUser(user([]), expected())).toEqual({
+    expect(compareUser(user([{ channels: '&holdfast-managed:cache' }]), expected(), table)).toEqual({ held: true });
+    expect(compareUser(user([]), expected(), table)).toEqual({
       held: false,
       reason: 'rules-differ',
       detail:
         'mark: the ACL user lacks holdfast\'s mark for provider "cache" ("&holdfast-managed:cache" in a selector); holdfast does not take it for its own',
     });
-    expect(compareUser(user([{ channels: '&holdfast-managed:other' }]), expected())).toMatchObject({
+    expect(compareUser(user([{ channels: '&holdfast-managed:other' }]), expected(), table)).toMatchObject({
       held: false,
       reason: 'rules-differ',
       detail: 'mark: the ACL user carries the mark of provider "other", not "cache"\'s alone',
     });
   });
 
-  it('says rules-differ when the mark selector is given rights or another selector sits beside it', () => {
+  it('says rules-differ when the mark selector is given rights or another selector that allows calls sits beside it', () => {
     const granting = compareUser(
       user([{ channels: '&holdfast-managed:cache', commands: '-@all +get', keys: '~*' }]),
       expected(),
+      table,
     );
     expect(granting).toMatchObject({
       held: false,
       reason: 'rules-differ',
       detail: expect.stringContaining(
-        'selectors: the backend has 1 selector(s) "(~* &holdfast-managed:cache -@all +get)"',
+        'selectors: the backend has 1 selector(s) that allow calls, "(~* &holdfast-managed:cache -@all +get)"',
       ) as unknown,
     });
     const beside = compareUser(
       user([{ channels: '&holdfast-managed:cache' }, { channels: '', keys: '~secret:*', commands: '-@all +get' }]),
       expected(),
+      table,
     );
     expect(beside).toMatchObject({
       held: false,
       reason: 'rules-differ',
-      detail: expect.stringContaining('2 selector(s)') as unknown,
+      detail: expect.stringContaining('1 selector(s) that allow calls, "(~secret:* -@all +get)"') as unknown,
     });
   });
 });
