@@ -97,7 +97,7 @@ async function restarted({ f, cache }: Upgrade): Promise<{ setusers: string[]; m
       const memos = await engine.coordination.locks.checkMemos(keys);
       return keys.every((key) => (memos.get(key)?.at ?? 0) > from);
     },
-    60_000,
+    45_000,
   );
   const logins = new Set(f.consumers.map((c) => c.login));
   return {
@@ -163,7 +163,7 @@ describe('an upgrade is quiet', () => {
     const status = await f.status();
     expect(status.healthy).toBe(true);
     expect(status.consumers.filter((c) => c.state === 'held')).toHaveLength(CONSUMERS);
-  });
+  }, 180_000);
 
   it('applies nothing again under another fingerprint key, and still applies a rotation', async () => {
     const upgrade = await heldFleet(fixture);
@@ -187,5 +187,5 @@ describe('an upgrade is quiet', () => {
     await f.until('the rotated secret applied', () => f.canLogin(rotated), 30_000);
     expect(await f.canLogin(before)).toBe(false);
     await f.until('every consumer held', () => f.allHeld(), 30_000);
-  });
+  }, 180_000);
 });
