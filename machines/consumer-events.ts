@@ -35,8 +35,12 @@ export type ResultEvent =
    * change nothing. `error` is scrubbed words.
    */
   | { type: 'APPLY_REFUSED'; error: string }
-  /** `check`: the backend holds the consumer. */
-  | { type: 'HELD' }
+  /**
+   * `check`: the backend holds the consumer. `secretMac`: the grant secret's fingerprint, when the one the context keeps
+   * differs (made under another fingerprint key) and the backend, asked deeply, holds the consumer with this secret:
+   * kept from now on, nothing applied.
+   */
+  | { type: 'HELD'; secretMac?: string }
   /**
    * `check`: the backend does not hold the consumer; `reason` is the adapter's word for why (`missing`,
    * `rules-differ`…).

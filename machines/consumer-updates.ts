@@ -76,11 +76,14 @@ export function contextUpdatesFor(timing: ConsumerTiming) {
     applyRefused: update({ reason: ({ event }) => refusedReason('apply', event), reapplying: false }),
     observed: update({ reason: ({ event }) => observation(event), reapplying: false }),
 
-    // the first check after an apply that finds it held changes nothing durable (it stays `applied`): no record write
+    // the first check after an apply that finds it held changes nothing durable (it stays `applied`): no record write;
+    // a fingerprint the backend proved (`HELD` with `secretMac`) is kept, a write without an apply
     held: update({
       brakeCount: 0,
       reapplying: false,
       reason: ({ context }) => (context.reason === 'applied' ? 'applied' : 'held'),
+      appliedSecretMac: ({ context, event }) =>
+        event.type === 'HELD' && event.secretMac !== undefined ? event.secretMac : context.appliedSecretMac,
     }),
     lost: update({ reapplying: true, reason: ({ event }) => lostReason(event) }),
     lostBraking: update({ reapplying: true, reason: ({ event }) => notHeld(event) }),

@@ -319,11 +319,10 @@ async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Pro
       ...shallow,
     };
   }
-  if (secretFingerprint(deps.fingerprintKey, secret.password) !== context.appliedSecretMac) {
-    return { event: { type: 'CHANGED', what: 'grant secret rotated' }, ...shallow };
-  }
+  const secretMac = secretFingerprint(deps.fingerprintKey, secret.password);
   const { adapter } = provider;
-  if (!asks(adapter)) return { event: { type: 'HELD' }, ...shallow };
+  if (!asks(adapter))
+    return secretMac === context.appliedSecretMac ? { event: { type: 'HELD' }, ...shallow } : rotated(shallow);
   const name = provider.config.name;
   const admission = await deps.gate.admit(name, provider.config.timing.checkTimeoutMs + 1000);
   if (!admission.admitted) {
@@ -336,10 +335,43 @@ async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Pro
       ...shallow,
     };
   }
+  if (secretMac !== context.appliedSecretMac)
+    return rotatedOrRekeyed(input, adapter, secret.password, secretMac, deps, answers);
   const result = await ask(input, adapter, secret.password, deps, answers);
   if (result.event.type !== 'NOT_HELD') return result;
   const { password } = secret;
   return { ...result, secret: () => password };
+}
+
+function rotated(result: Omit<CheckResult, 'event'>): CheckResult {
+  return { event: { type: 'CHANGED', what: 'grant secret rotated' }, ...result };
+}
+
+/**
+ * A grant secret whose fingerprint is not the one the record keeps: rotated, or fingerprinted
+ * under another fingerprint key (a release started from another directory, a key file not
+ * kept), which the fingerprints alone cannot tell apart. The backend can: asked deeply with
+ * this secret, a consumer it holds keeps this fingerprint and is not applied again (an upgrade
+ * stays quiet); one it does not hold is a rotation, applied as before. A check that could not
+ * ask applies nothing: asked again at the next.
+ */
+async function rotatedOrRekeyed(
+  input: CheckInput,
+  adapter: Asking,
+  password: string,
+  secretMac: string,
+  deps: EffectDeps,
+  answers: Answers,
+): Promise<CheckResult> {
+  const result = await ask({ ...input, memo: null }, adapter, password, deps, answers);
+  switch (result.event.type) {
+    case 'HELD':
+      return { event: { type: 'HELD', secretMac }, deep: result.deep };
+    case 'NOT_HELD':
+      return rotated({ deep: result.deep });
+    default:
+      return result;
+  }
 }
 
 /** An adapter whose backend can be asked whether it holds a grant. */

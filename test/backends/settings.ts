@@ -27,6 +27,15 @@ export interface TestBackendSettings {
   };
   /** Parent directory for throw-away data directories. */
   tmpRoot: string;
+  /** What `test/integration/engine/upgrade-from-release.test.ts` measures (it runs only when `from` is given). */
+  upgrade: {
+    /** `HOLDFAST_UPGRADE_FROM`: a checkout of the earlier release (with its `node_modules`). */
+    from: string | undefined;
+    /** `HOLDFAST_UPGRADE_TO`: the checkout started second (default: this one). */
+    to: string | undefined;
+    /** `HOLDFAST_UPGRADE_NEW_KEY=1`: the fingerprint key file made anew between the two. */
+    newKey: boolean;
+  };
 }
 
 function modeFrom(value: string | undefined): BackendMode {
@@ -71,6 +80,11 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): TestBackendS
       promtool: env.HOLDFAST_PROMTOOL ?? 'promtool',
     },
     tmpRoot: env.TMPDIR ?? '/tmp',
+    upgrade: {
+      from: env.HOLDFAST_UPGRADE_FROM || undefined,
+      to: env.HOLDFAST_UPGRADE_TO || undefined,
+      newKey: env.HOLDFAST_UPGRADE_NEW_KEY === '1',
+    },
   };
 }
 

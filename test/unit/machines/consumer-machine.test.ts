@@ -132,6 +132,21 @@ describe('first apply and routine checks', () => {
     expect(d.send(applied)).toMatchObject({ state: 'held' });
     expect(d.context.brakeCount).toBe(0);
   });
+
+  it("keeps the fingerprint a check proved held (another fingerprint key's), applying nothing", () => {
+    const d = Driver.held();
+    d.send(AFTER.verify('held'));
+    expect(d.send({ type: 'HELD', secretMac: 'mac-under-another-key' })).toMatchObject({
+      state: 'held',
+      effects: [],
+      said: [],
+    });
+    expect(d.context).toMatchObject({ appliedSecretMac: 'mac-under-another-key', appliedSpecHash: 'spec-1' });
+    // a check that proves nothing new keeps what was kept
+    d.send(AFTER.verify('held'));
+    d.send({ type: 'HELD' });
+    expect(d.context.appliedSecretMac).toBe('mac-under-another-key');
+  });
 });
 
 describe('ask, do not remember (rule 1)', () => {
