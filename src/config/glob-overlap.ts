@@ -80,32 +80,55 @@ function meet(a: Exclude<Step, { run: true }>, b: Exclude<Step, { run: true }>):
   return false;
 }
 
-/** Whether some name matches both `a` and `b` (Redis glob patterns). */
+/** Whether a step can take some byte (a class may be empty: `[]`). */
+const takes = (step: Step) => step.run || 'byte' in step || step.bytes.includes(1);
+
+/** `at` with every position a run of `x` reaches without a byte added (a run may be empty). */
+function closed(x: readonly Step[], at: Uint8Array): Uint8Array {
+  for (let i = 0; i < x.length; i++) if (at[i] && x[i]!.run) at[i + 1] = 1;
+  return at;
+}
+
+/**
+ * Whether some name matches both `a` and `b` (Redis glob patterns): `a`'s steps walked along
+ * `b`'s, keeping the set of positions `a` can be at (one sweep of `a` per step of `b`).
+ */
 export function globsMeet(a: string, b: string): boolean {
-  const [x, y] = [globSteps(a), globSteps(b)];
-  const width = y.length + 1;
-  const seen = new Uint8Array((x.length + 1) * width);
-  const todo: number[] = [0];
-  seen[0] = 1;
-  const visit = (i: number, j: number) => {
-    if (seen[i * width + j]) return;
-    seen[i * width + j] = 1;
-    todo.push(i * width + j);
-  };
-  while (todo.length > 0) {
-    const at = todo.pop()!;
-    const [i, j] = [Math.floor(at / width), at % width];
-    if (i === x.length && j === y.length) return true;
-    const [s, t] = [x[i], y[j]];
-    if (s?.run) visit(i + 1, j); // a run may be empty
-    if (t?.run) visit(i, j + 1);
-    if (s === undefined || t === undefined) continue;
-    if (s.run && !t.run)
-      visit(i, j + 1); // the run takes t's byte
-    else if (!s.run && t.run) visit(i + 1, j);
-    else if (!s.run && !t.run && meet(s, t)) visit(i + 1, j + 1);
+  return stepsMeet(globSteps(a), globSteps(b));
+}
+
+/** The first of `globs` that `pattern` meets (see {@link globsMeet}), `pattern` read once; undefined when none. */
+export function firstMet(pattern: string, globs: readonly string[]): string | undefined {
+  const x = globSteps(pattern);
+  return globs.find((glob) => stepsMeet(x, globSteps(glob)));
+}
+
+function stepsMeet(x: readonly Step[], y: readonly Step[]): boolean {
+  const start = new Uint8Array(x.length + 1);
+  start[0] = 1;
+  let at = closed(x, start);
+  for (const t of y) {
+    const next = new Uint8Array(x.length + 1);
+    if (t.run) {
+      // any bytes: `a` goes on through every step that takes one
+      for (let i = 0, open = false; i <= x.length; i++) {
+        if (at[i]) open = true;
+        if (open) next[i] = 1;
+        if (i < x.length && !takes(x[i]!)) open = false;
+      }
+    } else {
+      for (let i = 0; i < x.length; i++) {
+        if (!at[i]) continue;
+        const s = x[i]!;
+        if (s.run)
+          next[i] = 1; // the run takes t's byte
+        else if (meet(s, t)) next[i + 1] = 1;
+      }
+    }
+    at = closed(x, next);
+    if (!at.includes(1)) return false;
   }
-  return false;
+  return at[x.length] === 1;
 }
 
 /** A pattern matching exactly the names that start with `prefix` (its glob characters escaped). */

@@ -8,7 +8,7 @@
  */
 import type { AddressedNames, AdapterKind } from '../adapters/adapter.js';
 import type { OwnNames } from '../config/config.js';
-import { globsMeet } from '../config/glob-overlap.js';
+import { firstMet } from '../config/glob-overlap.js';
 
 /** One sentence per name the consumer's values address among holdfast's own; empty when none. */
 export function ownNameProblems(
@@ -21,7 +21,7 @@ export function ownNameProblems(
   const problems: string[] = [];
   const patterns = (field: 'keys' | 'channels') =>
     (asked[field] ?? []).forEach((pattern, i) => {
-      const theirs = own[field].find((glob) => globsMeet(pattern, glob));
+      const theirs = firstMet(pattern, own[field]);
       if (theirs === undefined) return;
       problems.push(
         `values.${field}[${i}]: ${JSON.stringify(pattern)} can name holdfast's own ${field} (${JSON.stringify(theirs)}) on ${own.server}, which this provider shares: ` +
