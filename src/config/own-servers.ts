@@ -124,16 +124,22 @@ function shardsGlob(prefix: string, shards: number): string[] {
  */
 export async function judgeOwnServers(source: YamlSource, config: OwnServerFields): Promise<OwnServerJudgement> {
   const local = localAddresses();
-  const widen = async (addresses: readonly string[]) =>
-    new Set((await Promise.all(addresses.map((a) => spellings(a, local)))).flat());
+  // each address looked up once, all at once: a name that does not resolve costs LOOKUP_MS once
+  const looked = new Map<string, Promise<string[]>>();
+  const spelled = (a: string) => looked.get(a) ?? looked.set(a, spellings(a, local)).get(a)!;
+  const widen = async (addresses: readonly string[]) => new Set((await Promise.all(addresses.map(spelled))).flat());
   const servers = await Promise.all(
     ownServers(config).map(async (server) => ({ ...server, reach: await widen(server.addresses) })),
   );
   const judgement: OwnServerJudgement = { problems: [], ownNames: new Map() };
+  // a Sentinel is not the server it names (see the file's comment)
+  const reaches = await Promise.all(
+    config.providers.map((p) =>
+      widen((p.admin.sentinels === undefined ? adminAddresses(p.admin) : []).filter((a) => !a.includes('://'))),
+    ),
+  );
   for (const [index, provider] of config.providers.entries()) {
-    // a Sentinel is not the server it names (see the file's comment)
-    const listed = provider.admin.sentinels === undefined ? adminAddresses(provider.admin) : [];
-    const reach = await widen(listed.filter((a) => !a.includes('://')));
+    const reach = reaches[index]!;
     const shared = servers.flatMap((server) => {
       const address = [...reach].find((a) => server.reach.has(a));
       return address === undefined ? [] : [{ server, address }];
