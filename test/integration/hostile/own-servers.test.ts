@@ -92,12 +92,50 @@ describe("holdfast's own servers", () => {
     expect(await tenant.set('c0000:mine', 'ok')).toBe('OK');
     await expect(tenant.call('SCAN', '0', 'MATCH', `${prefix}:*`)).rejects.toThrow(/^NOPERM/);
     await expect(tenant.call('RANDOMKEY')).rejects.toThrow(/^NOPERM/);
+    await expect(tenant.call('DBSIZE')).rejects.toThrow(/^NOPERM/);
+    await expect(tenant.call('CLUSTER', 'GETKEYSINSLOT', '0', '10')).rejects.toThrow(/^NOPERM/);
     await expect(tenant.hget(states, held.key)).rejects.toThrow(/^NOPERM/);
     await expect(tenant.get(`${prefix}:holdfast:alive`)).rejects.toThrow(/^NOPERM/);
     await expect(tenant.hset(states, greedy[0]!.key, 'held 99')).rejects.toThrow(/^NOPERM/);
     await expect(tenant.hset(states, held.key, 'held 99')).rejects.toThrow(/^NOPERM/);
     expect(await admin.hget(states, held.key)).toMatch(/^held \d+$/);
     expect(await admin.hget(states, greedy[0]!.key)).not.toBe('held 99');
+  });
+
+  it("said, even an operator's open policy (every command, no deny list) gives a tenant no way to list, count or erase holdfast's keys", async () => {
+    const f = await fixture({
+      consumers: 1,
+      policy: '{ allowAllKeys: true, allowAllCommands: true, deniedCommands: [] }',
+    });
+    f.writeContributions(
+      f.consumers,
+      (c) => `${c.id}:*`,
+      () => ['+@all'],
+    );
+    await f.startHeld();
+    const c = f.consumers[0]!;
+    const tenant = new Redis({
+      host: f.provider.host,
+      port: f.provider.port,
+      username: c.login,
+      password: c.password,
+      maxRetriesPerRequest: 0,
+    });
+    clients.push(tenant);
+    expect(await tenant.set(`${c.id}:mine`, 'ok')).toBe('OK');
+    for (const args of [
+      ['SCAN', '0'],
+      ['RANDOMKEY'],
+      ['DBSIZE'],
+      ['KEYS', '*'],
+      ['CLUSTER', 'GETKEYSINSLOT', '0', '10'],
+      ['CLUSTER', 'COUNTKEYSINSLOT', '0'],
+      ['FLUSHALL'],
+      ['CLIENT', 'PAUSE', '100'],
+      ['PUBSUB', 'CHANNELS'],
+    ])
+      await expect(tenant.call(args[0]!, ...args.slice(1)), args.join(' ')).rejects.toThrow(/^NOPERM/);
+    await expect(tenant.hget(`${f.config.queue.prefix}:holdfast:states`, c.key)).rejects.toThrow(/^NOPERM/);
   });
 
   it("said, a mongodb-users consumer whose database is the store's is refused, and no user is made there", async () => {

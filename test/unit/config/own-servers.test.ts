@@ -139,6 +139,8 @@ describe("holdfast's own servers", () => {
       '-scan',
       '-randomkey',
       '-dbsize',
+      '-cluster|getkeysinslot',
+      '-cluster|countkeysinslot',
     ]);
     const sharded = (await load(
       HEAD.replace('prefix: hf', 'prefix: "a*{hf}"\n  shards: 4'),
