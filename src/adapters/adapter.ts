@@ -235,6 +235,13 @@ export interface PolicyNamespace {
   allField?: string;
 }
 
+/** What a consumer's values address: key and channel glob patterns (Redis's), database names. */
+export interface AddressedNames {
+  keys?: readonly string[];
+  channels?: readonly string[];
+  databases?: readonly string[];
+}
+
 /**
  * What configuration needs of an adapter kind, without its driver: everything but `connect`
  * (each adapter's `described.ts`). A command that reads configuration only (`holdfast status`)
@@ -294,6 +301,17 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
    * checked at config load. Absent: the adapter gives none.
    */
   namespaces?(policy: Policy): readonly PolicyNamespace[];
+  /**
+   * What a consumer's values address on the backend (Redis key and channel patterns, a MongoDB
+   * database): judged against holdfast's own names where a provider shares holdfast's queue or
+   * store server (`sharesHoldfastServer`, `src/policy/own-names.ts`). Absent: the adapter addresses none.
+   */
+  addressed?(values: Values): AddressedNames;
+  /**
+   * The policy of a provider on holdfast's own server, tightened so that no consumer reaches
+   * holdfast's data by a way its names do not govern (Redis: `SCAN` and `RANDOMKEY` name every key).
+   */
+  ownServerPolicy?(policy: Policy): Policy;
   /**
    * Opens the admin connection (lazily; a backend that is down does not make this throw), acting
    * for `ownership`'s provider. `policy` is the provider's (validated): what an adapter enforces

@@ -36,7 +36,7 @@ const DEFAULT_PORTS: Readonly<Record<string, number>> = {
 };
 
 /** `localhost`, `127.0.0.0/8`, `::1` (and its long and IPv4-mapped forms): one host. */
-function normalHost(host: string): string {
+export function normalHost(host: string): string {
   const name = host
     .toLowerCase()
     .replace(/^\[(.*)\]$/, '$1')

@@ -64,6 +64,20 @@ export interface ProviderConfig {
    * Logins under `prefix` that no consumer claims are reported (and removed, when `remove`); absent: not looked for.
    */
   orphans?: OrphanPolicy | undefined;
+  /**
+   * holdfast's own names on this provider's backend, which no consumer's values may address (set
+   * with `sharesHoldfastServer`, see `own-servers.ts`); absent: the backend is none of holdfast's.
+   */
+  ownNames?: OwnNames | undefined;
+}
+
+/** holdfast's own names on a backend it shares with a provider: glob patterns (Redis) and databases (MongoDB). */
+export interface OwnNames {
+  /** What holdfast keeps there, in words for a refusal: `the queue's Redis (loopback:6379)`. */
+  server: string;
+  keys: readonly string[];
+  channels: readonly string[];
+  databases: readonly string[];
 }
 
 /** The fields that make a directory a root of a provider's grant secrets. */

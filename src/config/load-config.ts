@@ -20,6 +20,7 @@ import type { Environment } from './environment.js';
 import { nameSchema } from './names.js';
 import { backendOverlaps } from './backend-overlap.js';
 import { namespaceOverlaps } from './namespace-overlap.js';
+import { judgeOwnServers } from './own-servers.js';
 import { adminNodeFields, adminTarget, checkAdminForm } from './admin-nodes.js';
 import { adminUrlsField, adminUrlsTarget, checkAdminUrls } from './admin-urls.js';
 import { reservedLogins } from './reserved-logins.js';
@@ -65,6 +66,8 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
 
   problems.push(...backendOverlaps(source, config.providers));
   problems.push(...namespaceOverlaps(source, config.providers, policies));
+  const own = await judgeOwnServers(source, config); // holdfast's own servers: own-servers.ts
+  problems.push(...own.problems);
   const providers = config.providers.map((provider, index) => {
     const timing = resolveTiming(source, provider, index, config.defaults, problems);
     const reserved = reservedLogins({
@@ -92,7 +95,10 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
         max: provider.maxConsumers ?? config.sync.maxConsumers,
         setting: provider.maxConsumers === undefined ? 'sync.maxConsumers' : `providers[${index}].maxConsumers`,
       },
-      policy: policies.get(index),
+      policy: own.ownNames.has(index)
+        ? (provider.adapter.ownServerPolicy?.(policies.get(index)) ?? policies.get(index))
+        : policies.get(index),
+      ...(own.ownNames.has(index) ? { ownNames: own.ownNames.get(index) } : {}),
       timing,
       management: provider.management,
       removalGuard: provider.removalGuard,
@@ -257,6 +263,7 @@ export function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterK
       rotationOverlap: durationSchema.optional(),
       adopt: z.boolean().default(false),
       maxConsumers: maxConsumersSchema.optional(),
+      sharesHoldfastServer: z.boolean().default(false), // own-servers.ts
       loginPrefix: text.optional(),
       orphans: z
         .strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) })

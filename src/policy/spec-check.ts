@@ -4,7 +4,8 @@
  * the queue or the store, nothing is applied that the provider's configuration does not give.
  *
  * - `values` parse with the adapter's schema, and ask no more than the provider's policy allows
- *   (the adapter's `violations`);
+ *   (the adapter's `violations`), nor any of holdfast's own names on a server it shares
+ *   (`own-names.ts`);
  * - `login` is a plain name, none of the provider's reserved logins, and starts with its
  *   `loginPrefix` when it has one;
  * - `secret` is an absolute path lexically inside the provider's secret roots (symlinks are
@@ -18,6 +19,7 @@ import { formatPath, type FieldPath } from '../config/yaml-source.js';
 import { NAME_PATTERN } from '../config/names.js';
 import { misplaced, misplacedInWords, secretRootsOf } from '../secrets/secret-roots.js';
 import { CONTROL_OR_FORMAT } from '../adapters/value-bounds.js';
+import { ownNameProblems } from './own-names.js';
 
 /** A consumer as its spec names it; `values` as written (they are parsed here). */
 export interface SpecSubject {
@@ -54,6 +56,7 @@ type Provider = Pick<
   | 'contributionsPath'
   | 'secretsRoot'
   | 'foreignSecretRoots'
+  | 'ownNames'
 >;
 
 const NAME_RULE = 'must be 1 to 128 letters, digits, _ . or -, starting with a letter or digit';
@@ -113,6 +116,8 @@ export function checkSpec(provider: Provider, subject: SpecSubject): SpecCheck {
   )) {
     problems.push({ field: 'policy', reason });
   }
+  for (const reason of ownNameProblems(provider.adapter, provider.ownNames, parsed.data))
+    problems.push({ field: 'policy', reason });
   return { values: parsed.data, problems };
 }
 

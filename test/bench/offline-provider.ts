@@ -37,7 +37,7 @@ export async function offlineProvider(dir: string): Promise<{ config: HoldfastCo
       'providers:',
       '  - name: cache',
       '    adapter: redis-acl',
-      '    admin: { url: "redis://127.0.0.1:1", passwordFile: secrets/cache }',
+      '    admin: { url: "redis://127.0.0.1:3", passwordFile: secrets/cache }',
       '    contributions: contributions/cache.yaml',
       '    secretsRoot: grants',
       `    policy: { keyPrefix: "{id}:", allowedCommands: ${JSON.stringify(COMMANDS)} }`,

@@ -10,4 +10,6 @@ export const mongodbUsersDescribed: AdapterDescription<MongodbUsersValues, Mongo
   violations,
   // `usersInfo` with credentials: 152 ms on FerretDB at 1,000 users (far less on mongod; raise the budget there)
   deepCheckCostUs: 150_000,
+  // on holdfast's own server (src/config/own-servers.ts): the store's database is never a consumer's
+  addressed: (values) => ({ databases: [values.database] }),
 };

@@ -1,6 +1,7 @@
 /** The `redis-acl` adapter kind as configuration reads it: no driver loaded (see `index.ts` for `connect`). */
 import type { AdapterDescription } from '../adapter.js';
 import { sha256Hex } from '../../secrets/sha256.js';
+import { ownServerPolicy } from './own-server-policy.js';
 import { redisAclPolicySchema, violations, type RedisAclPolicy } from './policy.js';
 import { redisAclValuesSchema, type RedisAclValues } from './values.js';
 
@@ -32,4 +33,7 @@ export const redisAclDescribed: AdapterDescription<RedisAclValues, RedisAclPolic
   ],
   // a primary and its replicas, Sentinel, a Cluster: each login on every node (redis-nodes-adapter.ts)
   nodeForms: true,
+  // on holdfast's own server (src/config/own-servers.ts): the patterns judged, names listed by no key denied
+  addressed: (values) => ({ keys: values.keys, channels: values.channels }),
+  ownServerPolicy,
 };

@@ -117,7 +117,7 @@ describe('the holdfast command', () => {
         `queue: { url: "redis://${queue.host}:${queue.port}", username: ${queue.admin.username}, passwordFile: secrets/queue }`,
         'store: { url: "mongodb://127.0.0.1:1/", connectTimeout: 2s }',
         'providers:',
-        '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:1" }, contributions: contributions/cache.yaml }',
+        '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:2" }, contributions: contributions/cache.yaml }',
       ].join('\n'),
     );
     const { code, output } = await holdfastOnce(['run', '-c', config]);

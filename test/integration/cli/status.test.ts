@@ -167,7 +167,7 @@ describe('holdfast status is red, naming why', () => {
         `queue: { url: "redis://${queue.host}:${queue.port}", username: ${queue.admin.username}, passwordFile: secrets/queue }`,
         'store: { url: "mongodb://127.0.0.1:1/" }',
         'providers:',
-        '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:1" }, contributions: contributions/cache.yaml }',
+        '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:2" }, contributions: contributions/cache.yaml }',
       ].join('\n'),
     );
     const { code, output, ms } = await holdfastOnce(['status', '-c', config]);
@@ -187,7 +187,7 @@ describe('holdfast status is red, naming why', () => {
         'queue: { url: "redis://127.0.0.1:1" }',
         `store: { url: "mongodb://${store.host}:${store.port}/?authSource=admin", username: ${store.admin.username}, passwordFile: secrets/store }`,
         'providers:',
-        '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:1" }, contributions: contributions/cache.yaml }',
+        '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:2" }, contributions: contributions/cache.yaml }',
       ].join('\n'),
     );
     const { code, output } = await holdfastOnce(['status', '-c', config]);

@@ -150,6 +150,15 @@ export interface Consumer {
   secretPath: string;
 }
 
+/**
+ * `sharesHoldfastServer: true` for a provider on the queue's Redis or the store's server (the run's shared ones
+ * serve both): said, as an operator of a small setup would; holdfast's names are then withheld from its consumers.
+ */
+function sharesLine(server: BackendEndpoint, holdfast: { queue: BackendEndpoint; store: BackendEndpoint }): string[] {
+  const same = (b: BackendEndpoint) => b.host === server.host && b.port === server.port;
+  return same(holdfast.queue) || same(holdfast.store) ? ['    sharesHoldfastServer: true'] : [];
+}
+
 function line(file: string, text: string) {
   writeFileSync(file, `${text}\n`, { mode: 0o600 });
 }
@@ -230,6 +239,7 @@ export class EngineFixture {
         '    contributions: contributions/cache.yaml',
         '    secretsRoot: grants',
         `    policy: ${given.policy ?? FLAVORS[kind].policy(tag)}`,
+        ...(options.adminLines === undefined ? sharesLine(options.provider, options) : []),
         ...(options.providerLines ?? []).map((l) => `    ${l.replaceAll('{tag}', tag)}`),
         ...ledgerLines,
       ].join('\n'),
@@ -288,6 +298,7 @@ export class EngineFixture {
       '    contributions: contributions/ledger.yaml',
       '    secretsRoot: grants-ledger',
       `    policy: ${FLAVORS[kind].policy(this.tag)}`,
+      ...sharesLine(server, this.options),
     ];
   }
 

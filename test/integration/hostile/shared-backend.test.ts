@@ -33,7 +33,7 @@ describe('two providers on one backend', () => {
     // the same server as cache, spelled another way
     appendFileSync(
       config,
-      `\n  - name: sessions\n    adapter: redis-acl\n    admin: { url: "redis://localhost:${port}/1", passwordFile: secrets/cache }\n    contributions: contributions/sessions.yaml\n`,
+      `\n  - name: sessions\n    adapter: redis-acl\n    admin: { url: "redis://localhost:${port}/1", passwordFile: secrets/cache }\n    sharesHoldfastServer: true\n    contributions: contributions/sessions.yaml\n`,
     );
     writeFileSync(
       join(f.dir, 'contributions/sessions.yaml'),
@@ -88,7 +88,7 @@ describe('two providers on one backend', () => {
     appendFileSync(
       config,
       `\n  - name: sessions\n    adapter: redis-acl\n    admin: { url: "redis://localhost:${port}", username: ${admin.username}, passwordFile: secrets/cache }\n` +
-        `    contributions: contributions/sessions.yaml\n    secretsRoot: grants-sessions\n    loginPrefix: s${f.tag}_\n`,
+        `    contributions: contributions/sessions.yaml\n    secretsRoot: grants-sessions\n    sharesHoldfastServer: true\n    loginPrefix: s${f.tag}_\n`,
     );
     const lines = readFileSync(config, 'utf8').split('\n');
     const line = (text: string, after = 0) => lines.findIndex((l, i) => i >= after && l.includes(text)) + 1;

@@ -22,7 +22,7 @@ function refusingConfig(dir: string): string {
     'queue: { url: "redis://127.0.0.1:1", passwordFile: secrets/queue }',
     'store: { url: "mongodb://127.0.0.1:1/", passwordFile: secrets/store }',
     'providers:',
-    '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:1", passwordFile: secrets/cache }, contributions: cache.yaml }',
+    '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:3", passwordFile: secrets/cache }, contributions: cache.yaml }',
     '  - { name: pg, adapter: postgres-roles, admin: { url: "postgres://127.0.0.1:2/postgres", passwordFile: secrets/cache }, contributions: cache.yaml }',
   ];
   writeFileSync(join(dir, 'holdfast.yaml'), `${lines.join('\n')}\n`);

@@ -52,7 +52,7 @@ function unreachableConfig(dir: string): string {
     'store: { url: "mongodb://127.0.0.1:1/", passwordFile: secrets/store }',
     'fingerprintKeyFile: secrets/fingerprint.key',
     'providers:',
-    '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:1", passwordFile: secrets/cache }, contributions: cache.yaml }',
+    '  - { name: cache, adapter: redis-acl, admin: { url: "redis://127.0.0.1:3", passwordFile: secrets/cache }, contributions: cache.yaml }',
   ];
   writeFileSync(join(dir, 'holdfast.yaml'), `${lines.join('\n')}\n`);
   return join(dir, 'holdfast.yaml');
