@@ -25,6 +25,8 @@
  * - heal: the cache restarts without an ACL file; time until every consumer authenticates
  *   again, less the interval;
  * - rebuild (full run only): the queue's Redis flushed; time until every consumer has a job;
+ * - deep check (1k): what one `redis-acl` deep check and one read of a server's command table cost the
+ *   server and holdfast, alone and in batches (`deep-check-cost.ts`, run as its own process);
  * - object store: s3-identities consumers on SeaweedFS applied from nothing, then routine checks:
  *   the server's identity writes during the checks (`CreateAccessKey` among them; zero expected),
  *   its request time and CPU per check, and holdfast's.
@@ -40,6 +42,7 @@
  * three-node case alone, for N consumers (default 1000).
  */
 import { dueCounts } from '../support/due-set.js';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -632,6 +635,17 @@ let summary: Record<string, unknown> = {};
 let nodesFigures: Record<string, unknown> = {};
 
 /** The object store's case: zero access-key churn over routine checks, counted by the server. */
+/** The deep check's cost (`deep-check-cost.ts`), in a process of its own so no other case's caches count. */
+function deepCheckCase(users: number): string[] {
+  const out = execFileSync('npx', ['tsx', join(root, 'test/bench/deep-check-cost.ts'), String(users)], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  const lines = out.trimEnd().split('\n');
+  say(`\ndeep check, ${users.toLocaleString('en')} logins\n${lines.join('\n')}`);
+  return lines;
+}
+
 async function objectStoreCase(n: number, windowMs: number): Promise<ObjectStoreResult> {
   say(
     `\n== ${n.toLocaleString('en')} s3-identities consumers on SeaweedFS: first applies, then ${windowMs / 1000} s of routine checks`,
@@ -704,6 +718,7 @@ if (nodesOnly) {
       perHeal: h.perHeal,
     };
   });
+  results.deepCheck1k = deepCheckCase(1_000);
   const o = await objectStoreCase(100, 30_000);
   summary = {
     ...summary,
@@ -751,7 +766,10 @@ if (nodesOnly) {
       }
     });
   }
-  if (wanted(1_000)) await objectStoreCase(300, 60_000);
+  if (wanted(1_000)) {
+    results.deepCheck1k = deepCheckCase(1_000);
+    await objectStoreCase(300, 60_000);
+  }
   if (wanted(100_000))
     await world(100_000, async (env) => {
       const defaults = await env.configure('defaults', {});
