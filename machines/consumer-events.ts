@@ -27,8 +27,11 @@ export type CommandEvent =
 export type ResultEvent =
   /** `apply` succeeded with this spec and this secret's fingerprint. */
   | { type: 'APPLIED'; specHash: string; secretMac: string }
-  /** `apply` failed; `error` is scrubbed words. */
-  | { type: 'APPLY_FAILED'; error: string }
+  /**
+   * `apply` failed; `error` is scrubbed words; `timedOut`: its deadline passed (a backend slow under load: retried, as
+   * any failed apply).
+   */
+  | { type: 'APPLY_FAILED'; error: string; timedOut?: boolean }
   /**
    * `apply`: the backend (or the adapter, before sending anything) refuses until someone acts
    * (a role holdfast did not make, roles a server cannot grant); trying again after a wait would
@@ -81,4 +84,11 @@ export type ConsumerEvent = CommandEvent | ResultEvent;
 export interface Announcement {
   level: 'info' | 'warn' | 'error';
   message: string;
+  /** Structured fields the log line carries beside its words, for a reader that filters on kinds, not text. */
+  fields?: AnnouncedFields;
+}
+
+/** What an announcement may carry beside its words: `timedOut`, a failure whose deadline passed. */
+export interface AnnouncedFields {
+  timedOut?: true;
 }

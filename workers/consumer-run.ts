@@ -438,7 +438,7 @@ export class ConsumerRun {
   private note({ draft }: Loaded, moved: Step): void {
     draft.setWait(moved.wait);
     const state = moved.snapshot.value;
-    for (const said of moved.said) draft.say(() => this.log[said.level]({ state }, said.message));
+    for (const said of moved.said) draft.say(() => this.log[said.level]({ state, ...said.fields }, said.message));
   }
 
   /** Performs the effect a step asks for, under the lock and while the store answers; its result. */

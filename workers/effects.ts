@@ -297,7 +297,11 @@ async function apply(
     const words = scrub.describe(error);
     return isHoldfastError(error, 'BACKEND_REFUSED')
       ? { type: 'APPLY_REFUSED', error: words }
-      : { type: 'APPLY_FAILED', error: words };
+      : {
+          type: 'APPLY_FAILED',
+          error: words,
+          ...(isHoldfastError(error, 'DEADLINE_EXCEEDED') ? { timedOut: true } : {}),
+        };
   } finally {
     limit.done();
   }

@@ -108,7 +108,7 @@ export async function healQuietly(c: HealCase, deps: HealDeps): Promise<HealOutc
   // a rotation (or a changed spec) changes what is applied: written first, on the recorded path
   if (!deps.effects.isApplied(secret.password, lost.context))
     return { kind: 'recorded', why: 'its grant secret rotated since it was applied' };
-  for (const said of checked.step.said) log[said.level]({ state: lost.value }, said.message);
+  for (const said of checked.step.said) log[said.level]({ state: lost.value, ...said.fields }, said.message);
   const input = { key, provider, spec: { ...ticket.spec, values: verdict.values }, context: lost.context };
   await c.keepLock('apply');
   const applied = await deps.effects.apply({ ...input, password: secret.password });

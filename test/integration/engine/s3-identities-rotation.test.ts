@@ -79,7 +79,10 @@ describe('s3-identities: a grant-secret rotation', () => {
     expect(await keysOf(c)).toEqual([usual]);
     expect(await f.canLogin(other)).toBe(true);
     await f.until('held', () => f.allHeld(), 10_000);
-    expect(f.logsFor(c).filter((l) => l.level >= 40)).toEqual([]);
+    await f.until('nothing unserved', async () => (await f.status()).healthy, 10_000);
+    // under load an apply may miss its deadline and be retried (its warning says `timedOut`): behaviour, not a defect;
+    // any other warning or error is one
+    expect(f.logsFor(c).filter((l) => l.level >= 40 && !(l.level === 40 && l.timedOut === true))).toEqual([]);
     const moves = f
       .logsFor(c)
       .filter((l) => l.msg.includes(' → '))

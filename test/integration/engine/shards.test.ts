@@ -128,8 +128,10 @@ describe('a queue of three shards', () => {
     await f.startHeld();
     expect((await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean)).toBe(true);
 
-    await provider.restart();
+    // taken as the restart begins: the engine may reach the new server (and say what it found) before the
+    // test's own readiness probe returns
     const restarted = Date.now();
+    await provider.restart();
     expect(await f.canLogin(f.consumers[0]!)).toBe(false);
     const healMs = await f.until(
       'every consumer to authenticate again',
