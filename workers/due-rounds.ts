@@ -29,7 +29,7 @@ export const LATE_MS = 1_000;
 export const ROUNDS_AT_ONCE = 4;
 /**
  * While every job slot is taken, the process's rounds run at most this share of its limit at once: the jobs (first
- * applies) go first, as long as the checks keep their time (see `DueRounds.behind`).
+ * applies) go first.
  */
 const GIVE_WAY_SHARE = 1 / 32;
 
@@ -62,12 +62,6 @@ export class DueRounds {
   private readonly givingWay: number;
   /** Waits the process's rounds are running now. */
   private running = 0;
-  /**
-   * Whether the last round took a wait more than `LATE_MS` after it fell due: the checks are not keeping their time,
-   * and the rounds stop giving way until one takes only waits on time. So a flood of one provider's first applies
-   * (every job slot taken) never holds another provider's checks back by more than about that.
-   */
-  private behind = false;
 
   constructor(
     private readonly deps: RoundDeps,
@@ -92,12 +86,11 @@ export class DueRounds {
       late: 0,
       handedOver: 0,
     };
-    const givingWay = !this.behind && (this.deps.jobsSaturated?.() ?? false);
+    const givingWay = this.deps.jobsSaturated?.() ?? false;
     const size = this.size(shard, givingWay);
     if (size === 0) return report; // giving way, and the rounds under way use the room: they go on
     const now = Date.now();
     const { taken, nextAt } = await this.deps.due.take(shard, now, now + LEASE_MS, size);
-    this.behind = taken.some((wait) => now - wait.dueAt > LATE_MS);
     const next = { more: taken.length === size || (nextAt !== null && nextAt <= Date.now()), nextAt };
     // the next round at once, to fan out; giving way, only once this one's runs ended (one after another)
     if (!givingWay) onTaken?.(next);
@@ -118,8 +111,6 @@ export class DueRounds {
    * A round's size: its share of the limit, unless every job slot is taken (a bulk of first
    * applies), when the jobs go first and the rounds keep a small share of the limit, over all of
    * them: a consumer not applied yet is unserved, one whose check is late most likely is not.
-   * Giving way ends while the checks come late (`behind`): one provider's applies do not take
-   * another's checks.
    */
   private size(shard: number, givingWay: boolean): number {
     const size = this.sizes[shard]!;

@@ -171,21 +171,4 @@ describe('the rounds over the due set', () => {
     expect(told).toEqual([{ more: true, nextAt: expect.any(Number) as number }]);
     expect(w.ran).toHaveLength(1);
   });
-
-  it('stop giving way while the waits they take are late, and give way again once they are on time', async () => {
-    // one provider's first applies take every job slot; another's checks must still keep their time
-    const keys = keysIn(0, 8);
-    const late = Date.now() - 5_000;
-    const w = world(
-      [keys.map((k, i) => taken(k, 3, i === 0 ? late : Date.now() + 60_000)), []],
-      () => Promise.resolve(again(new Date(Date.now() + 60_000))),
-      () => true,
-    );
-    // giving way: 1 at once; the one it took fell due 5 s ago
-    expect(await w.rounds.round(0)).toMatchObject({ due: 1, late: 1 });
-    // behind: the round takes its full share (4 of 32 over two shards, 4 rounds at once), on time
-    expect(await w.rounds.round(0)).toMatchObject({ due: 4, late: 0 });
-    // on time again: giving way again
-    expect(await w.rounds.round(0)).toMatchObject({ due: 1, late: 0 });
-  });
 });
