@@ -39,7 +39,9 @@
  * `--quick` runs only the 1k throughput, three-node and heal cases and 100 object-store consumers (about five minutes);
  * `--only=<N>` runs
  * the full run's cases for N consumers (1000, 10000 or 100000) alone; `--nodes3[=<N>]` the
- * three-node case alone, for N consumers (default 1000).
+ * three-node case alone, for N consumers (default 1000); `--fairness[=<N>]` the fairness case alone
+ * (`fairness.ts`: N consumers of one provider checked every 5 s, default 1,000, while another provider's
+ * file grows by 8,000 consumers; about three minutes; with `--cpu-profile=<dir>`, the engine's V8 CPU profile there).
  */
 import { dueCounts } from '../support/due-set.js';
 import { execFileSync } from 'node:child_process';
@@ -55,6 +57,7 @@ import { EngineProcess } from './engine-process.js';
 import { checkBreakdown, type PartCost } from './check-breakdown.js';
 import { countSent, CostMeter, unitRows, type UnitCost } from './cost-meter.js';
 import { checksIn, costBetween, LatenessSampler, percentile, perCommand } from './measure.js';
+import { fairness, type FairnessResult } from './fairness.js';
 import { objectStore, type ObjectStoreResult } from './object-store.js';
 import { pipelinedAuth, type PipelinedAuthResult } from './pipelined-auth.js';
 import { plainLoop, type PlainLoopResult } from './plain-loop.js';
@@ -71,6 +74,8 @@ const wanted = (n: number) => Number.isNaN(only) || only === n;
  * 1,000).
  */
 const nodesOnly = /^--nodes3(?:=(\d+))?$/.exec(process.argv.find((a) => a.startsWith('--nodes3')) ?? '');
+/** `--fairness` or `--fairness=300`: the fairness case alone, for that many consumers of provider B (default 1,000). */
+const fairnessOnly = /^--fairness(?:=(\d+))?$/.exec(process.argv.find((a) => a.startsWith('--fairness')) ?? '');
 const root = join(import.meta.dirname, '../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** digits) / 10 ** digits : null);
@@ -669,7 +674,48 @@ async function objectStoreCase(n: number, windowMs: number): Promise<ObjectStore
   return o;
 }
 
-if (nodesOnly) {
+function showFairness(r: FairnessResult): void {
+  const windows = [r.quiet, ...r.flooding];
+  const each = (pick: (w: FairnessResult['quiet']) => unknown) => windows.map((w) => String(pick(w))).join(' / ');
+  table(
+    `fairness: provider B, ${r.consumersB.toLocaleString('en')} consumers at verifyEvery ${r.verifyEveryBMs} ms, while provider A's file grows by ${r.flood.toLocaleString('en')} (B's figures: quiet / A's first window / A's second window)`,
+    [
+      ['window s', each((w) => round(w.seconds))],
+      ['late p50 ms', each((w) => round(w.lateP50Ms))],
+      ['late p99 ms', each((w) => round(w.lateP99Ms))],
+      ['late max ms', each((w) => round(w.lateMaxMs))],
+      ['checks done/asked', each((w) => `${w.checksDone}/${w.checksExpected}`)],
+      ["A's logins at the window's end", each((w) => w.floodLogins)],
+      ...r.ratios.map((x, i): [string, unknown] => [
+        `ratio flood window ${i + 1} / quiet: late p50, p99, max; checks done`,
+        `${x.lateP50}, ${x.lateP99}, ${x.lateMax}; ${x.checksDone}`,
+      ]),
+      ["flood windows' late p99 / B's interval", r.p99OverInterval.join(' / ')],
+    ],
+  );
+}
+
+if (fairnessOnly) {
+  const n = Number(fairnessOnly[1] ?? 1_000);
+  say(`\n== fairness: ${n.toLocaleString('en')} consumers of provider B, starting servers`);
+  const env = await BenchEnv.create(n);
+  try {
+    const profileDir = process.argv.find((a) => a.startsWith('--cpu-profile='))?.slice('--cpu-profile='.length);
+    const r = await fairness(env, 30_000, profileDir);
+    showFairness(r);
+    results[`fairness${n}`] = r;
+    summary = {
+      fairnessConsumersB: n,
+      fairnessLateP99Ms: [r.quiet, ...r.flooding].map((w) => w.lateP99Ms),
+      fairnessChecksDone: [r.quiet, ...r.flooding].map((w) => w.checksDone),
+      fairnessChecksAsked: [r.quiet, ...r.flooding].map((w) => w.checksExpected),
+      fairnessRatios: r.ratios,
+      fairnessP99OverInterval: r.p99OverInterval,
+    };
+  } finally {
+    await env.close();
+  }
+} else if (nodesOnly) {
   const n = Number(nodesOnly[1] ?? 1_000);
   await world(n, async (env) => {
     const nodes = await threeNodes(env, n);
