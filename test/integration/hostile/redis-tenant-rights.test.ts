@@ -212,12 +212,14 @@ describe("redis-acl: a tenant with the example's rules", () => {
       expect(await stricter.holds(photos, within())).toMatchObject({
         held: false,
         reason: 'rules-differ',
-        detail: expect.stringContaining('-scan') as unknown,
+        detail: expect.stringContaining('the backend allows SCAN, which the deny list withholds') as unknown,
       });
       await admin.call('ACL', 'SETUSER', photos.login, '+flushall');
       const answer = await adapter.holds(photos, within());
       expect(answer).toMatchObject({ held: false, reason: 'rules-differ' });
-      expect(answer.held ? '' : answer.detail).toMatch(/^commands: .*flushall.*-@dangerous -@admin -function/);
+      expect(answer.held ? '' : answer.detail).toMatch(
+        /^commands: the backend allows FLUSHALL, which the deny list withholds/,
+      );
       await adapter.create(photos, within());
       expect(await adapter.holds(photos, within())).toEqual({ held: true });
       expect(await dryRun(photos.login, ['FLUSHALL'])).toMatch(/no permissions/);
