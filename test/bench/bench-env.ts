@@ -4,6 +4,7 @@
  * runs), and a holdfast configuration with N consumers, their grant secrets and their
  * contributions file. Started fresh for each case, removed after it.
  */
+import { DEFAULT_MAX_CONSUMERS } from '../../src/config/max-consumers.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -107,7 +108,8 @@ export class BenchEnv {
         `store: { url: "mongodb://${store.host}:${store.port}/?authSource=admin", username: ${store.admin.username}, passwordFile: secrets/store }`,
         'fingerprintKeyFile: secrets/fingerprint.key',
         `worker: { concurrency: ${concurrency} }`,
-        ...(sync ? [`sync: { ${sync} }`] : []),
+        // a world larger than the default bound on one file's consumers says its own (config/max-consumers.ts)
+        `sync: { maxConsumers: ${Math.max(this.consumers.length, DEFAULT_MAX_CONSUMERS)}${sync ? `, ${sync}` : ''} }`,
         'log: { level: warn, format: json }',
         `defaults: { ${Object.entries(timing)
           .map(([k, v]) => `${k}: ${v}`)
