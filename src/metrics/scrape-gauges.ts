@@ -45,7 +45,7 @@ export class ScrapeGauges {
     );
     this.brakeCount = gauge(
       'holdfast_consumer_brake_count',
-      'Successful re-applies of an unserved consumer that did not make it held (the brake engaged when above 0); named as for holdfast_consumer_unserved_since_timestamp_seconds',
+      'Successful re-applies of an unserved consumer since it was last held (1: one heal its next check has not confirmed yet; the brake engaged from 2); named as for holdfast_consumer_unserved_since_timestamp_seconds',
       ['provider', 'consumer', 'login'],
     );
     this.queueJobs = gauge(
