@@ -21,9 +21,6 @@ const KEY_BYTES = 32;
 const SEAL_CHARS = 22;
 const MARK = ' ~';
 
-/** What `open` found: the text holdfast wrote, or why there is none. */
-export type Opened = { text: string } | { text: null; unsealed: boolean };
-
 export class NoteSeal {
   private readonly key: Buffer;
   /** Values seen whose seal failed, by kind, since this process started. */
