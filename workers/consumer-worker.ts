@@ -25,6 +25,7 @@ import type { WaitScheduler } from '../src/queue/due-waits.js';
 import { runConsumerJob, type JobDeps, type JobOutcome } from './consumer-job.js';
 import { settleWait } from './wait-settlement.js';
 import { RATE_LIMIT_RECHECK_MS } from '../src/queue/queue-controls.js';
+import { closeWorkers } from './close-workers.js';
 
 export interface ConsumerWorkerOptions {
   connection: QueueConnectionConfig;
@@ -67,26 +68,6 @@ function lostJob(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'number' && LOST_JOB_CODES.has(code);
 }
-/** How long stopping waits for running jobs before it cuts the queue's connections (ms). */
-const CLOSE_GRACE_MS = 15_000;
-
-/** Whether `promise` settled within `ms` (it is left to run either way). */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([
-      promise.then(
-        () => true,
-        () => true,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Thrown to tell BullMQ the job was put back; one instance, as building an error's stack for every check costs. */
 const PUT_BACK = new DelayedError();
 
@@ -228,15 +209,7 @@ export class ConsumerWorker {
 
   /** Stops taking jobs and waits for the running ones to finish. */
   async close(): Promise<void> {
-    if (!(await settlesWithin(Promise.all(this.workers.map((w) => w.close())), CLOSE_GRACE_MS))) {
-      // a job whose command waits on a queue node that died is not waited for: its lock expires, and the sweep redoes
-      // its record
-      this.logger.warn(
-        `running jobs did not end within ${CLOSE_GRACE_MS / 1000}s of stopping: the queue's connections are cut`,
-      );
-      this.connection.end();
-      await settlesWithin(Promise.all(this.workers.map((w) => w.close(true))), CLOSE_GRACE_MS);
-    }
-    this.connection.end();
+    // a job whose command waits on a queue node that died is not waited for: its lock expires, and the sweep redoes its record
+    await closeWorkers(this.workers, this.connection, this.logger, 'running jobs');
   }
 }

@@ -20,6 +20,7 @@ import {
   type RoundQueues,
   type RoundReport,
 } from '../src/queue/round-jobs.js';
+import { CLOSE_GRACE_MS, closeWorkers, settlesWithin } from './close-workers.js';
 import { DueRounds, ROUNDS_AT_ONCE, type RoundDeps } from './due-rounds.js';
 import { RATE_LIMIT_RECHECK_MS } from '../src/queue/queue-controls.js';
 
@@ -109,8 +110,8 @@ export class RoundWorker {
   /** Stops taking rounds, waits for those under way, and sends what they settled. */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await Promise.all(this.workers.map((w) => w.close()));
-    await this.rounds.stop();
-    this.connection.end();
+    await closeWorkers(this.workers, this.connection, this.options.logger, 'rounds under way');
+    // what the last rounds settled goes to the shards that answer; a dead one's waits are taken again when their lease ends
+    await settlesWithin(this.rounds.stop(), CLOSE_GRACE_MS);
   }
 }

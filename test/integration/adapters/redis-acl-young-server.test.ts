@@ -38,26 +38,40 @@ async function setuserCalls(admin: Redis): Promise<number> {
 
 describe('redis-acl: a young server whose command tables rehash under traffic', () => {
   let b: OwnedBackend;
-  let admin: Redis;
-  let adapter: RedisAclAdapter;
+  let young: { admin: Redis; adapter: RedisAclAdapter } | undefined;
 
   beforeAll(async () => {
     b = await ownBackend('redis');
+  });
+  afterAll(async () => {
+    young?.admin.disconnect();
+    await young?.adapter.close();
+  });
+
+  /** A server restarted moments ago, and an adapter on it. */
+  async function aYoungServer(): Promise<{ admin: Redis; adapter: RedisAclAdapter }> {
+    young?.admin.disconnect();
+    await young?.adapter.close();
     await b.restart({ keepData: false });
-    admin = new Redis(b.url, { maxRetriesPerRequest: 0 });
+    const admin = new Redis(b.url, { maxRetriesPerRequest: 0 });
     const url: AdminConnection = {
       url: `redis://${b.host}:${b.port}`,
       username: b.admin.username,
       password: b.admin.password,
     };
-    adapter = new RedisAclAdapter(url, { provider: 'young', adopt: false });
-  });
-  afterAll(async () => {
-    admin.disconnect();
-    await adapter.close();
-  });
+    young = { admin, adapter: new RedisAclAdapter(url, { provider: 'young', adopt: false }) };
+    return young;
+  }
 
-  it('holds every consumer through thousands of mixed commands: no rules-differ, no re-apply', async () => {
+  /**
+   * The consumers created on a young server, then rounds of traffic, each followed by a deep check
+   * of every consumer and a heal of five: answers what was not held or re-applied, and how many
+   * ways the server spelt the first consumer's rules meanwhile.
+   */
+  async function throughTraffic({ admin, adapter }: { admin: Redis; adapter: RedisAclAdapter }): Promise<{
+    notHeld: string[];
+    spellings: number;
+  }> {
     const grants = Array.from({ length: CONSUMERS }, (_, i) => grantOf(i));
     const spellings = new Set<string>();
     const spelling = async () => {
@@ -89,9 +103,19 @@ describe('redis-acl: a young server whose command tables rehash under traffic', 
           notHeld.push(`round ${round}: ${g.login} re-applied`);
       }
     }
-    expect(notHeld.slice(0, 3)).toEqual([]);
-    expect(await setuserCalls(admin)).toBe(setusers);
+    if ((await setuserCalls(admin)) !== setusers) notHeld.push('ACL SETUSER sent after the consumers were created');
+    return { notHeld, spellings: spellings.size };
+  }
+
+  it('holds every consumer through thousands of mixed commands: no rules-differ, no re-apply', async () => {
+    // A server's hash seed is its own: about one young server in twenty spells these rules the same
+    // before and after the traffic. Restarted until one did not (at most three times).
+    const lives: Array<{ notHeld: string[]; spellings: number }> = [];
+    while (lives.length < 3 && !lives.some((l) => l.spellings > 1)) {
+      lives.push(await throughTraffic(await aYoungServer()));
+    }
+    expect(lives.flatMap((l) => l.notHeld).slice(0, 3)).toEqual([]);
     // the server did write the same rules in another order meanwhile: what this test is about
-    expect(spellings.size).toBeGreaterThan(1);
-  }, 120_000);
+    expect(lives.some((l) => l.spellings > 1)).toBe(true);
+  }, 300_000);
 });
