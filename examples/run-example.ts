@@ -15,9 +15,11 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { parseDocument } from 'yaml';
 import { freePort } from '../test/backends/ports.js';
+import { prettyLines } from '../src/logging/pretty-line.js';
 import { STORE_COLLECTIONS } from '../src/store/consumer-store.js';
 import { indexFerretDb, prepareFerretDbStore } from '../test/backends/ferretdb-index.js';
 import { postgresLogin, redisLogin, s3Login } from '../test/backends/logins.js';
@@ -33,14 +35,19 @@ const main = join(here, '../src/cli/main.ts');
 const say = (text: string) => process.stdout.write(`\n\x1b[1m▶ ${text}\x1b[0m\n`);
 
 /**
- * `holdfast` with the given arguments; `shown`: its output goes to this terminal (its log lines to stdout, copied as
- * they come).
+ * `holdfast` with the given arguments; `shown`: its output goes to this terminal, its log lines (JSON, its stdout being
+ * a pipe) shown as `holdfast run` shows them on a terminal, each as it comes, inert (`src/logging/pretty-line.ts`).
  */
 function holdfast(args: string[], shown = false): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
     stdio: shown ? ['ignore', 'pipe', 'inherit'] : 'pipe',
   });
-  if (shown) child.stdout!.pipe(process.stdout);
+  if (shown) {
+    const pretty = prettyLines({ colorize: process.stdout.isTTY === true });
+    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line) =>
+      process.stdout.write(pretty(line)),
+    );
+  }
   return child;
 }
 

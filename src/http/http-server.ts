@@ -38,6 +38,7 @@ import { consumerPage, PAGE_CSP, statusPage } from './status-page.js';
 import { readContest } from './contest-read.js';
 import { readTimelines } from '../history/timeline-read.js';
 import { HISTORY_ROUTE, historyAnswer } from './history-route.js';
+import { chosenScale, SCALE_REFUSED } from './timeline-scale.js';
 
 export interface HttpServerOptions {
   listen: { host: string; port: number };
@@ -85,6 +86,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const app: FastifyInstance = Fastify({ logger: false });
   const boardPolicy = boardCsp();
   const authorized = auth ? basicAuthChecker(auth) : () => true;
+  // a young dashboard's timelines show the last hour by default (`timeline-scale.ts`)
+  const startedAt = Date.now();
   // set once listening (the port may be 0 until then)
   let knownHost: (header: string | undefined) => boolean = () => false;
 
@@ -161,7 +164,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   });
 
   app.get('/', async (request, reply) => {
-    const query = request.query as { provider?: string; state?: string };
+    const query = request.query as { provider?: string; state?: string; scale?: unknown };
+    const scale = chosenScale(query.scale);
+    if (scale === null) return reply.code(400).type('text/plain; charset=utf-8').send(SCALE_REFUSED);
     let r = await report(false);
     // (a store that did not answer leaves nothing to list: not asked twice)
     if (r.total > 0 && r.total <= PAGE_LISTS_ALL_UP_TO) r = await report(true);
@@ -175,7 +180,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       .send(
         statusPage(
           r,
-          { provider: query.provider || undefined, state: query.state || undefined },
+          { provider: query.provider || undefined, state: query.state || undefined, scale, startedAt },
           redReasons(r),
           timelines,
         ),
@@ -184,6 +189,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   app.get('/consumer', async (request, reply) => {
     const key = (request.query as { key?: string }).key ?? '';
+    const scale = chosenScale((request.query as { scale?: unknown }).scale);
+    if (scale === null) return reply.code(400).type('text/plain; charset=utf-8').send(SCALE_REFUSED);
     const now = new Date();
     const [record, r, timelines, contest] = await Promise.all([
       store.get(key),
@@ -196,7 +203,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     return reply
       .code(record ? 200 : 404)
       .type('text/html; charset=utf-8')
-      .send(consumerPage(key, status, record, now, own, contest));
+      .send(consumerPage(key, status, record, now, own, contest, { scale, startedAt }));
   });
 
   app.get(HISTORY_ROUTE, async (request, reply) => {

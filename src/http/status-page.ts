@@ -1,6 +1,7 @@
 /**
  * The status page (`/`) and a consumer's page: plain server-rendered HTML that refreshes itself,
- * each with a picture of the last 24 h (inline SVG, `timeline-svg.ts`: no script, no style of its own).
+ * each with a picture of the last hour or 24 h (inline SVG, `timeline-svg.ts`: no script, no style of its own; links
+ * choose the scale, `timeline-scale.ts`).
  * Its one style sheet and one script are inline and fixed, allowed by their hashes
  * ({@link PAGE_CSP}); nothing else runs (no inline handlers).
  */
@@ -13,6 +14,7 @@ import { isUnreadable, type StoredConsumer } from '../store/consumer-record.js';
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
 import { consumerTimelineSvg, providerTimelineSvg } from './timeline-svg.js';
+import { defaultScale, SCALE_PARAMETER, TIMELINE_SCALES, type TimelineScale } from './timeline-scale.js';
 import { recentTransitions } from '../history/recent-transitions.js';
 
 const REFRESH_SECONDS = 5;
@@ -96,15 +98,50 @@ function unservedNow(states: Record<string, number>): number {
   }, 0);
 }
 
-/** The providers' pictures of the last 24 h. */
-function timelineSection(report: StatusReport, timelines: Timelines, now: number): string {
+/**
+ * The links to each scale of the timelines (`query`: the page's other parameters, kept), the one shown not a link; with
+ * whether it was chosen or the default.
+ */
+function scaleChoice(shown: TimelineScale, chosen: boolean, query: Record<string, string | undefined>): string {
+  const links = (Object.keys(TIMELINE_SCALES) as TimelineScale[]).map((scale) => {
+    const { words } = TIMELINE_SCALES[scale];
+    if (scale === shown) return `<strong aria-current="true" data-scale="${scale}">${words}</strong>`;
+    const all: Record<string, string | undefined> = { ...query, [SCALE_PARAMETER]: scale };
+    const params = Object.entries(all)
+      .filter((pair): pair is [string, string] => pair[1] !== undefined && pair[1] !== '')
+      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+    return `<a href="${escapeHtml(`?${params.join('&')}`)}" data-scale="${scale}">${words}</a>`;
+  });
+  return `<nav id="timeline-scale">scale: ${links.join(' ')}${chosen ? '' : ' <small>(by default: the last hour while something happened in it or the run is young)</small>'}</nav>`;
+}
+
+/** The scale shown: the one chosen, else the default for these events. */
+function shownScale(
+  chosen: TimelineScale | undefined,
+  events: Iterable<TimelineEvent>,
+  now: number,
+  startedAt?: number,
+) {
+  return chosen ?? defaultScale(events, now, startedAt);
+}
+
+/** The providers' pictures of the last hour or 24 h. */
+function timelineSection(report: StatusReport, timelines: Timelines, now: number, filter: PageFilter): string {
+  const scale = shownScale(filter.scale, timelines ? [...timelines.values()].flat() : [], now, filter.startedAt);
+  const heading = `<h2>${TIMELINE_SCALES[scale].heading}</h2>`;
+  // the filter kept in the links only as the page knows it: a provider it shows, a state it has a meaning for
+  const kept = {
+    provider: report.providers.some((p) => p.provider === filter.provider) ? filter.provider : undefined,
+    state: filter.state !== undefined && Object.hasOwn(STATE_MEANINGS, filter.state) ? filter.state : undefined,
+  };
+  const choice = scaleChoice(scale, filter.scale !== undefined, kept);
   if (timelines === null)
-    return `<h2>Last 24 hours</h2><p class="mark" id="timelines">The timelines could not be read from the queue's Redis.</p>`;
+    return `${heading}${choice}<p class="mark" id="timelines">The timelines could not be read from the queue's Redis.</p>`;
   const pictures = report.providers.map(
     (p) =>
-      `<h3>${escapeHtml(p.provider)}</h3>${providerTimelineSvg(p.provider, timelines.get(p.provider) ?? [], unservedNow(p.states), now)}`,
+      `<h3>${escapeHtml(p.provider)}</h3>${providerTimelineSvg(p.provider, timelines.get(p.provider) ?? [], unservedNow(p.states), now, scale)}`,
   );
-  return `<h2>Last 24 hours</h2><div id="timelines">${pictures.join('') || '<p>no providers</p>'}</div>`;
+  return `${heading}${choice}<div id="timelines">${pictures.join('') || '<p>no providers</p>'}</div>`;
 }
 
 /** A provider's contested consumers: how many, each linked with its line as a tooltip. */
@@ -120,6 +157,10 @@ function contestedCell({ contested }: StatusReport['providers'][number]): string
 export interface PageFilter {
   provider?: string | undefined;
   state?: string | undefined;
+  /** The timelines' scale chosen (validated: `timeline-scale.ts`); none: the default. */
+  scale?: TimelineScale | undefined;
+  /** When the dashboard started (ms): a young run's timelines default to the last hour. */
+  startedAt?: number | undefined;
 }
 
 /** The status page: verdict and reasons, providers, then the consumers (unserved first, marked), filtered. */
@@ -164,14 +205,14 @@ export function statusPage(
     `<h1>holdfast</h1>${verdict}
 <h2>Providers</h2>
 <table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>contested</th><th>problems</th></tr>${providers}</table>
-${timelineSection(report, timelines, now)}
+${timelineSection(report, timelines, now, filter)}
 <h2>Consumers</h2>${listing}
 <form method="get" action="/">${select(
       'provider',
       'provider',
       report.providers.map((p) => p.provider),
       filter.provider,
-    )} ${select('state', 'state', states, filter.state)} <noscript><button>filter</button></noscript></form>
+    )} ${select('state', 'state', states, filter.state)}${filter.scale ? `<input type="hidden" name="${SCALE_PARAMETER}" value="${filter.scale}">` : ''} <noscript><button>filter</button></noscript></form>
 <table id="consumers"><tr><th>consumer</th><th>state</th><th>since</th><th>last check</th><th>next check</th><th>brake</th><th>reason</th></tr>${shown.map((c) => consumerRow(c, now)).join('')}</table>`,
   );
 }
@@ -182,10 +223,20 @@ function contestFact(contest: ContestedStatus | null | 'unknown'): string {
   return contest ? contestedLine(contest) : 'no';
 }
 
+/** A consumer's picture of the last hour or 24 h (`scale`: as chosen, else its default), with the links to each. */
+function consumerTimeline(key: string, events: readonly TimelineEvent[] | null, now: number, filter: PageFilter) {
+  const scale = shownScale(filter.scale, events ?? [], now, filter.startedAt);
+  const picture =
+    events === null
+      ? `<p class="mark" id="timeline">Its timeline could not be read from the queue's Redis.</p>`
+      : consumerTimelineSvg(key, events, now, scale);
+  return `<h2>${TIMELINE_SCALES[scale].heading}</h2>${scaleChoice(scale, filter.scale !== undefined, { key })}${picture}`;
+}
+
 /**
- * One consumer: what the status says, whether it is contested, its last 24 h (`events`: its own
- * timeline events; null: unreadable) and its recent transitions (its record's, and the heals only
- * its timeline holds).
+ * One consumer: what the status says, whether it is contested, its last hour or 24 h (`events`: its own
+ * timeline events; null: unreadable; `timeline`: the scale chosen) and its recent transitions (its record's, and the
+ * heals only its timeline holds).
  */
 export function consumerPage(
   key: string,
@@ -194,6 +245,7 @@ export function consumerPage(
   at: Date,
   events: readonly TimelineEvent[] | null = [],
   contest: ContestedStatus | null | 'unknown' = null,
+  timeline: PageFilter = {},
 ): string {
   const now = at.getTime();
   if (!record)
@@ -234,7 +286,7 @@ export function consumerPage(
     `holdfast: ${key}`,
     `<h1>${escapeHtml(key)}</h1>
 <table id="facts">${facts.map(([k, v]) => `<tr${k === 'contested' && contest !== null ? ' class="bad" id="contested"' : ''}><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>
-<h2>Last 24 hours</h2>${events === null ? `<p class="mark" id="timeline">Its timeline could not be read from the queue's Redis.</p>` : consumerTimelineSvg(key, events, now)}
+${consumerTimeline(key, events, now, timeline)}
 <h2>Recent transitions</h2>
 <table id="history"><tr><th>at</th><th></th><th>transition</th><th>reason</th></tr>${history || '<tr><td colspan="4">none yet</td></tr>'}</table>`,
   );

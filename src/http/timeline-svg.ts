@@ -1,5 +1,5 @@
 /**
- * The last 24 hours as a picture, server-rendered SVG (no script, no style sheet of its own:
+ * The last hour or the last 24 hours (`timeline-scale.ts`) as a picture, server-rendered SVG (no script, no style sheet of its own:
  * presentation attributes only, so the pages' Content-Security-Policy needs nothing more).
  *
  * - A provider's: how many of its consumers were not served over time (bars, each the most at
@@ -7,12 +7,14 @@
  *   heal after a loss as a green one, each brake engagement as an orange one.
  * - A consumer's: when it was not served (red bands), its losses, heals and brakes as marks.
  *
- * Both on the same axis: the 24 h up to now, labelled in UTC hours. Marks falling in one pixel
- * column are drawn once, their count and details in the mark's `<title>` (shown on hover).
+ * Both on the same axis: the hour or the 24 h up to now, labelled in UTC (every 10 min, every 3 h); nothing before it
+ * is drawn. Marks falling in one pixel column are drawn once, their count and details in the mark's `<title>` (shown on
+ * hover).
  */
 import { TIMELINE_SPAN_MS } from '../history/timeline-read.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
 import { escapeHtml } from './escape-html.js';
+import { TIMELINE_SCALES, type TimelineScale } from './timeline-scale.js';
 
 const WIDTH = 720;
 const LEFT = 56;
@@ -22,25 +24,29 @@ const CHART_BOTTOM = 78;
 const LANES = { lost: 89, healed: 101, brake: 113 } as const;
 const AXIS = 130;
 const HEIGHT = 138;
-/** The bars' width (px): each shows the most not served at once in its stretch of time (about 9 min). */
+/** The bars' width (px): each shows the most not served at once in its stretch of time (about 22 s, 9 min). */
 const BAR = 4;
-const TICK_MS = 3 * 3_600_000;
 const COLOURS = { lost: '#b00', healed: '#070', brake: '#d60' } as const;
 const NAMES = { lost: 'lost', healed: 'healed', brake: 'brake engaged' } as const;
 
-/** Where on the x axis the 24 h up to `now` put a moment. */
-function axisOf(now: number): (t: number) => number {
-  const start = now - TIMELINE_SPAN_MS;
-  return (t) => LEFT + ((Math.min(Math.max(t, start), now) - start) / TIMELINE_SPAN_MS) * (WIDTH - LEFT - RIGHT);
+/** Where on the x axis the `spanMs` up to `now` put a moment. */
+function axisOf(now: number, spanMs: number): (t: number) => number {
+  const start = now - spanMs;
+  return (t) => LEFT + ((Math.min(Math.max(t, start), now) - start) / spanMs) * (WIDTH - LEFT - RIGHT);
 }
+
+/** The events of the `spanMs` up to `now`: what the picture draws. */
+const within = (events: readonly TimelineEvent[], now: number, spanMs: number) =>
+  events.filter((e) => e.at >= now - spanMs && e.at <= now);
 
 const fixed = (n: number) => n.toFixed(1);
 
-/** The UTC hour lines every 3 h, labelled `HH:00`, and the axis' name. */
-function hourAxis(now: number, x: (t: number) => number): string {
+/** The scale's UTC time lines (every 3 h or every 10 min), labelled `HH:MM`, and the axis' name. */
+function hourAxis(now: number, x: (t: number) => number, scale: TimelineScale): string {
+  const { spanMs, tickMs } = TIMELINE_SCALES[scale];
   const ticks: string[] = [];
-  for (let t = Math.ceil((now - TIMELINE_SPAN_MS) / TICK_MS) * TICK_MS; t <= now; t += TICK_MS) {
-    const label = `${String(new Date(t).getUTCHours()).padStart(2, '0')}:00`;
+  for (let t = Math.ceil((now - spanMs) / tickMs) * tickMs; t <= now; t += tickMs) {
+    const label = new Date(t).toISOString().slice(11, 16);
     ticks.push(
       `<line x1="${fixed(x(t))}" y1="${TOP}" x2="${fixed(x(t))}" y2="${LANES.brake + 6}" stroke="#ddd"/><text x="${fixed(x(t))}" y="${AXIS}" font-size="10" text-anchor="middle" fill="#555" data-tick>${label}</text>`,
     );
@@ -80,23 +86,25 @@ function marks(kind: TimelineEvent['kind'], events: readonly TimelineEvent[], x:
 }
 
 /**
- * How many were not served, as steps `[from, count]` oldest first: counted back from `unservedNow`
- * over the events (a loss adds one from its moment on, a heal takes one away), never below 0.
+ * How many were not served over the `spanMs` up to `now`, as steps `[from, count]` oldest first: counted back from
+ * `unservedNow` over the events in it (a loss adds one from its moment on, a heal takes one away), never below 0.
  */
 export function unservedSteps(
   events: readonly TimelineEvent[],
   unservedNow: number,
   now: number,
+  spanMs = TIMELINE_SPAN_MS,
 ): Array<[at: number, count: number]> {
   const steps: Array<[number, number]> = [];
+  const shown = within(events, now, spanMs);
   let count = unservedNow;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]!;
+  for (let i = shown.length - 1; i >= 0; i--) {
+    const e = shown[i]!;
     if (e.kind === 'brake') continue;
     steps.push([e.at, Math.max(0, count)]);
     count += e.kind === 'lost' ? -1 : 1;
   }
-  steps.push([now - TIMELINE_SPAN_MS, Math.max(0, count)]);
+  steps.push([now - spanMs, Math.max(0, count)]);
   return steps.reverse();
 }
 
@@ -137,56 +145,74 @@ function svg(label: string, data: string, body: string): string {
   return `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeHtml(label)}" ${data}><title>${escapeHtml(label)}</title>${body}</svg>`;
 }
 
+/** The marks of every kind, of the events in the scale's span. */
+function allMarks(events: readonly TimelineEvent[], x: (t: number) => number): string {
+  return `${laneLabels()}${marks('lost', events, x)}${marks('healed', events, x)}${marks('brake', events, x)}`;
+}
+
 /**
- * A provider's last 24 h: its consumers not served over time, heals and brakes; `unservedNow`: how many are not served
- * now.
+ * A provider's last hour or 24 h (`scale`): its consumers not served over time, heals and brakes; `unservedNow`: how
+ * many are not served now.
  */
 export function providerTimelineSvg(
   provider: string,
   events: readonly TimelineEvent[],
   unservedNow: number,
   now: number,
+  scale: TimelineScale = '24h',
 ): string {
-  const x = axisOf(now);
-  const body = `${hourAxis(now, x)}${barChart(unservedSteps(events, unservedNow, now), x)}${laneLabels()}${marks('lost', events, x)}${marks('healed', events, x)}${marks('brake', events, x)}`;
+  const { spanMs, words } = TIMELINE_SCALES[scale];
+  const x = axisOf(now, spanMs);
+  const body = `${hourAxis(now, x, scale)}${barChart(unservedSteps(events, unservedNow, now, spanMs), x)}${allMarks(within(events, now, spanMs), x)}`;
   return svg(
-    `${provider}: consumers not served, heals and brakes over the last 24 h (UTC)`,
-    `data-provider="${escapeHtml(provider)}"`,
+    `${provider}: consumers not served, heals and brakes over ${words} (UTC)`,
+    `data-provider="${escapeHtml(provider)}" data-scale="${scale}"`,
     body,
   );
 }
 
 /**
- * Its spans not served, `[from, to]`: from a loss (or the window's start, for a heal that began before) to its heal or
- * now.
+ * Its spans not served within the `spanMs` up to `now`, `[from, to]`: from a loss (or the window's start, for a loss
+ * before it or a heal that began before) to its heal or now.
  */
-export function unservedSpans(events: readonly TimelineEvent[], now: number): Array<[from: number, to: number]> {
+export function unservedSpans(
+  events: readonly TimelineEvent[],
+  now: number,
+  spanMs = TIMELINE_SPAN_MS,
+): Array<[from: number, to: number]> {
+  const start = now - spanMs;
   const spans: Array<[number, number]> = [];
   let from: number | null = null;
   for (const e of events) {
     if (e.kind === 'lost' && from === null) from = e.at;
     if (e.kind === 'healed') {
-      spans.push([from ?? Math.max(now - TIMELINE_SPAN_MS, e.at - (e.tookMs ?? 0)), e.at]);
+      spans.push([from ?? e.at - (e.tookMs ?? 0), e.at]);
       from = null;
     }
   }
   if (from !== null) spans.push([from, now]);
-  return spans;
+  return spans.filter(([, to]) => to >= start).map(([from, to]) => [Math.max(start, from), to]);
 }
 
-/** One consumer's last 24 h (its own events): when it was not served, and its marks. */
-export function consumerTimelineSvg(key: string, events: readonly TimelineEvent[], now: number): string {
-  const x = axisOf(now);
-  const bands = unservedSpans(events, now)
+/** One consumer's last hour or 24 h (`scale`; its own events): when it was not served, and its marks. */
+export function consumerTimelineSvg(
+  key: string,
+  events: readonly TimelineEvent[],
+  now: number,
+  scale: TimelineScale = '24h',
+): string {
+  const { spanMs, words } = TIMELINE_SCALES[scale];
+  const x = axisOf(now, spanMs);
+  const bands = unservedSpans(events, now, spanMs)
     .map(
       ([from, to]) =>
         `<rect data-unserved-from="${from}" data-unserved-to="${to}" x="${fixed(x(from))}" y="${TOP}" width="${fixed(Math.max(BAR, x(to) - x(from)))}" height="${CHART_BOTTOM - TOP}" fill="#d33"/>`,
     )
     .join('');
-  const body = `${hourAxis(now, x)}${bands}<text x="${LEFT + 2}" y="${TOP + 8}" font-size="10" fill="#555">not served</text>${laneLabels()}${marks('lost', events, x)}${marks('healed', events, x)}${marks('brake', events, x)}`;
+  const body = `${hourAxis(now, x, scale)}${bands}<text x="${LEFT + 2}" y="${TOP + 8}" font-size="10" fill="#555">not served</text>${allMarks(within(events, now, spanMs), x)}`;
   return svg(
-    `${key}: when it was not served, its heals and brakes over the last 24 h (UTC)`,
-    `data-consumer="${escapeHtml(key)}"`,
+    `${key}: when it was not served, its heals and brakes over ${words} (UTC)`,
+    `data-consumer="${escapeHtml(key)}" data-scale="${scale}"`,
     body,
   );
 }

@@ -1,10 +1,10 @@
 /**
- * pino, JSON by default and pretty in a terminal. Every line is scrubbed of the admin
- * secrets on its way out; grant secrets never reach the logger unscrubbed (effects scrub
- * what they report with the one secret they read).
+ * pino, JSON by default and pretty in a terminal (`pretty-line.ts`: its human form, every string inert). Every line
+ * is scrubbed of the admin secrets on its way out; grant secrets never reach the logger unscrubbed (effects scrub what
+ * they report with the one secret they read).
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import { prettyLines } from './pretty-line.js';
 import type { Scrubber } from './scrubber.js';
 
 export type { Logger } from 'pino';
@@ -18,15 +18,9 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions): Logger {
-  const sink: DestinationStream =
-    options.format === 'pretty'
-      ? pretty({
-          destination: options.destination ?? 1,
-          colorize: options.destination === undefined,
-          translateTime: 'SYS:HH:MM:ss.l',
-          ignore: 'pid,hostname',
-        })
-      : (options.destination ?? pino.destination(1));
-  const scrubbing: DestinationStream = { write: (line: string) => sink.write(options.scrubber.scrub(line)) };
+  const sink: DestinationStream = options.destination ?? pino.destination(1);
+  const shown =
+    options.format === 'pretty' ? prettyLines({ colorize: options.destination === undefined }) : (line: string) => line;
+  const scrubbing: DestinationStream = { write: (line: string) => sink.write(shown(options.scrubber.scrub(line))) };
   return pino({ level: options.level, base: { name: 'holdfast' } }, scrubbing);
 }

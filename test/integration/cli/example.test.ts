@@ -34,5 +34,11 @@ describe('npm run example', () => {
     expect(output).toMatch(/healed \d+\.\d s after the object store came back empty/);
     expect(output).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\//);
     expect(output).not.toMatch(/--pass '/);
+    // holdfast's log as `holdfast run` shows it in a terminal, not JSON lines
+    expect(output).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(holdfast\): dashboard at http:\/\/127\.0\.0\.1:\d+\//m);
+    expect(output).not.toMatch(/^\{"level":/m);
+    // and no control character but the newline and the example's own bold headings reaches the terminal
+    // eslint-disable-next-line no-control-regex
+    expect(output.replace(/\x1b\[[01]m/g, '')).not.toMatch(/(?!\n)[\p{Cc}\p{Cf}]/u);
   }, 240_000);
 });

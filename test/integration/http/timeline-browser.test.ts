@@ -2,8 +2,9 @@
  * The status page's timeline in a real browser (Debian's chromium through playwright-core): a
  * running `holdfast run --http` whose cache restarts without an ACL file draws, on the status
  * page, the dip (every consumer not served for a moment) and the heals; a consumer's page draws
- * its own loss and heal on the same axis. No script beyond the page's own, no CSP violation.
- * Screenshots: docs/screenshots/status-timeline.png and docs/screenshots/consumer-timeline.png.
+ * its own loss and heal on the same axis; the last hour by default (a young run), the 24 h through the page's link, the
+ * heals that the hour spreads gathered in fewer marks. No script beyond the page's own, no CSP violation.
+ * Screenshots: docs/screenshots/status-timeline.png (the last hour), status-timeline-24h.png and consumer-timeline.png.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,7 +64,17 @@ describe('the timeline in a browser', () => {
     expect(Math.max(...dip)).toBeGreaterThanOrEqual(1);
     expect(Math.max(...dip)).toBeLessThanOrEqual(f.consumers.length);
     await expect(page.locator('#verdict').textContent()).resolves.toContain('Every consumer served');
+    await expect(page.locator(picture).getAttribute('data-scale')).resolves.toBe('1h');
+    const hourly = await page.locator(`${picture} g[data-kind="healed"]`).count();
     await page.screenshot({ path: join(SHOTS, 'status-timeline.png'), fullPage: true });
+
+    // the 24 h, through the page's own link: the same heals, in as many marks or fewer
+    await page.click('#timeline-scale a[data-scale="24h"]');
+    await expect(page.locator(picture).getAttribute('data-scale')).resolves.toBe('24h');
+    expect(new URL(page.url()).search).toBe('?scale=24h');
+    expect(await marks(page, picture, 'healed')).toBe(f.consumers.length);
+    expect(await page.locator(`${picture} g[data-kind="healed"]`).count()).toBeLessThanOrEqual(hourly);
+    await page.screenshot({ path: join(SHOTS, 'status-timeline-24h.png'), fullPage: true });
 
     const victim = f.consumers[0]!;
     await page.goto(`${url}/consumer?key=${encodeURIComponent(victim.key)}`);
