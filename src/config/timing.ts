@@ -126,3 +126,10 @@ export const timingFields = Object.fromEntries(
 ) as {
   [F in Field as Settings[F]['key']]: z.ZodOptional<Settings[F]['schema']>;
 };
+
+/** The timing settings as options of the file (on a provider or under `defaults:`), each optional. */
+export const TIMING_OPTIONS = Object.fromEntries(
+  TIMING_ENTRIES.map(([, setting]) => [setting.key, { schema: () => setting.schema.optional(), doc: setting.doc }]),
+) as {
+  [F in Field as Settings[F]['key']]: { schema: () => z.ZodOptional<Settings[F]['schema']>; doc: string };
+};
