@@ -1,7 +1,9 @@
 /**
- * Reads holdfast's configuration file. Every option, its default and its meaning are in
- * docs/configuration.md, which `test/unit/docs/configuration-doc.test.ts` checks against
- * {@link configSchema}, each adapter's policy schema and TIMING_SETTINGS (src/config/timing.ts).
+ * Reads holdfast's configuration file: the one place a file becomes a {@link HoldfastConfig}. Each
+ * option is declared once (its schema, default, field and meaning) in the tables `config-options.ts`
+ * lists and in TIMING_SETTINGS (src/config/timing.ts); docs/configuration.md documents them, checked
+ * by `test/unit/docs/configuration-doc.test.ts` (against {@link configSchema} and each adapter's
+ * policy schema) and `configuration-rows.test.ts` (each row against its declaration).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
