@@ -11,7 +11,7 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AdapterKind } from '../adapters/adapter.js';
 import type { HoldfastConfig, HttpConfig, ProviderConfig, QueueConnectionConfig, Timing } from './config.js';
-import { DEFAULT_TIMING, TIMING_ENTRIES, TIMING_OPTIONS, timingFields, type TimingKey } from './timing.js';
+import { DEFAULT_TIMING, TIMING_ENTRIES, TIMING_OPTIONS, type TimingKey } from './timing.js';
 import { formatDuration } from './duration.js';
 import type { Environment } from './environment.js';
 import { backendOverlaps } from './backend-overlap.js';
@@ -250,7 +250,7 @@ export function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterK
     worker: section(WORKER_OPTIONS).prefault({}),
     sync: section(SYNC_OPTIONS).prefault({}),
     log: section(LOG_OPTIONS).prefault({}),
-    defaults: z.strictObject(timingFields).prefault({}),
+    defaults: section(TIMING_OPTIONS).prefault({}),
     providers: z.array(provider).min(1, 'at least one provider is required'),
   });
 }

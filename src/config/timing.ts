@@ -124,13 +124,6 @@ export const DEFAULT_TIMING: Readonly<Timing> = (() => {
   return defaults as { [F in Field]: Settings[F]['default'] };
 })();
 
-/** The configuration's timing keys, each optional. */
-export const timingFields = Object.fromEntries(
-  TIMING_ENTRIES.map(([, setting]) => [setting.key, setting.schema.optional()]),
-) as {
-  [F in Field as Settings[F]['key']]: z.ZodOptional<Settings[F]['schema']>;
-};
-
 /** The timing settings as options of the file (on a provider or under `defaults:`), each optional. */
 export const TIMING_OPTIONS = Object.fromEntries(
   TIMING_ENTRIES.map(([, setting]) => [setting.key, { schema: () => setting.schema.optional(), doc: setting.doc }]),
