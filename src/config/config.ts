@@ -7,31 +7,15 @@ import type { Timing } from './timing.js';
 import type { Resolved } from './option.js';
 import type { HTTP_OPTIONS } from './http-options.js';
 import type { LOG_OPTIONS, SYNC_OPTIONS, WORKER_OPTIONS } from './process-options.js';
-import type { ORPHAN_OPTIONS, PROVIDER_OPTIONS } from './provider-options.js';
+import type { ORPHAN_OPTIONS, PROVIDER_FIELDS } from './provider-options.js';
 import type { QUEUE_OPTIONS } from './queue-options.js';
 import type { STORE_OPTIONS } from './store-options.js';
 
 /** Per-provider timing, in milliseconds: each setting is declared once, in `timing.ts`. */
 export type { Timing };
 
-/**
- * The options a provider's file gives as they are (`name`, `adapter`, `contributionsPath`, `management`, `removalGuard`,
- * `secretsRoot`, `adopt`, `loginPrefix`, `rotationOverlapMs`): their meanings are declared in `provider-options.ts`.
- */
-type ProviderFields = Resolved<
-  Pick<
-    typeof PROVIDER_OPTIONS,
-    | 'name'
-    | 'adapter'
-    | 'contributions'
-    | 'management'
-    | 'removalGuard'
-    | 'secretsRoot'
-    | 'adopt'
-    | 'loginPrefix'
-    | 'rotationOverlap'
-  >
->;
+/** The options a provider's file gives as they are, each under its field: declared in `provider-options.ts`. */
+type ProviderFields = Resolved<typeof PROVIDER_FIELDS>;
 
 export interface ProviderConfig extends ProviderFields {
   admin: AdminConnection;

@@ -23,14 +23,14 @@ import { reservedLogins } from './reserved-logins.js';
 import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
 import { shardPrefixProblem } from './shard-prefixes.js';
-import { omitOptions, resolveFields, shapeOf, type Options } from './option.js';
+import { omitOptions, pickOptions, resolveFields, shapeOf, type Options } from './option.js';
 import { valueKinds } from './value-kinds.js';
 import type { ParsedRedisUrl } from './redis-url.js';
 import { QUEUE_OPTIONS } from './queue-options.js';
 import { STORE_OPTIONS } from './store-options.js';
 import { HTTP_OPTIONS } from './http-options.js';
 import { LOG_FORMATS, LOG_LEVELS, LOG_OPTIONS, SYNC_OPTIONS, TOP_OPTIONS, WORKER_OPTIONS } from './process-options.js';
-import { ORPHAN_OPTIONS, PROVIDER_OPTIONS } from './provider-options.js';
+import { ADMIN_OPTIONS, ORPHAN_OPTIONS, PROVIDER_FIELDS, PROVIDER_OPTIONS } from './provider-options.js';
 
 /** `host:port` where the HTTP server listens (declared in `listen-address.ts`; `--http` parses it too). */
 export { parseListen } from './listen-address.js';
@@ -119,16 +119,12 @@ function resolveProvider({ source, config, index, policies, own, problems }: Pro
     queueUsername: config.queue.username,
     storeUsername: config.store.username,
   });
-  const { orphans, maxConsumers, loginPrefix, rotationOverlapMs, ...plain } = resolveFields(PROVIDER_FIELDS, provider);
+  const { maxConsumers, orphans } = provider;
   return {
-    ...plain,
+    ...resolveFields(PROVIDER_FIELDS, provider),
     admin: {
       ...(provider.admin.urls !== undefined ? adminUrlsTarget(provider.admin) : adminTarget(provider.admin)),
-      username: provider.admin.username,
-      password: provider.admin.passwordFile,
-      ...(provider.admin.maxConcurrentCalls === undefined
-        ? {}
-        : { maxConcurrentCalls: provider.admin.maxConcurrentCalls }),
+      ...resolveFields(ADMIN_FIELDS, provider.admin),
       ...(provider.adapter.nodeForms
         ? { pace: { verifyEveryMs: timing.verifyEveryMs, checkTimeoutMs: timing.checkTimeoutMs } }
         : {}),
@@ -144,10 +140,8 @@ function resolveProvider({ source, config, index, policies, own, problems }: Pro
     ...(own.ownNames.has(index) ? { ownNames: own.ownNames.get(index) } : {}),
     timing,
     foreignSecretRoots: foreignSecretRoots(config.providers, index),
-    ...(loginPrefix !== undefined ? { loginPrefix } : {}),
     reservedLogins: reserved.logins,
     reservedReasons: reserved.reasons,
-    ...(rotationOverlapMs !== undefined ? { rotationOverlapMs } : {}),
     ...(orphans ? { orphans: resolveFields(ORPHAN_OPTIONS, orphans) } : {}),
   };
 }
@@ -156,14 +150,8 @@ function resolveProvider({ source, config, index, policies, own, problems }: Pro
 const QUEUE_FIELDS = omitOptions(QUEUE_OPTIONS, 'url', 'cluster', 'username', 'passwordFile');
 /** `sync.maxConsumers` resolves per provider, into {@link ProviderConfig.maxConsumers}. */
 const SYNC_FIELDS = omitOptions(SYNC_OPTIONS, 'maxConsumers');
-/** A provider's options resolved as they are (its admin and policy are built from theirs; timing apart). */
-const PROVIDER_FIELDS = omitOptions(
-  PROVIDER_OPTIONS,
-  'admin',
-  'policy',
-  'sharesHoldfastServer',
-  ...(Object.keys(TIMING_OPTIONS) as TimingKey[]),
-);
+/** The admin's options resolved as they are (its target is built from the others: `admin-nodes.ts`, `admin-urls.ts`). */
+const ADMIN_FIELDS = pickOptions(ADMIN_OPTIONS, 'username', 'passwordFile', 'maxConcurrentCalls');
 
 /** The HTTP server's settings: basic auth when a password file is given. */
 function httpSettings(http: { username: string; passwordFile?: string | undefined } & Omit<HttpConfig, 'auth'>) {

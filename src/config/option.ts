@@ -76,3 +76,8 @@ export function omitOptions<T extends Options, K extends keyof T & string>(optio
     Object.entries(options).filter(([key]) => !(omitted as string[]).includes(key)),
   ) as unknown as Omit<T, K>;
 }
+
+/** Only the keys `picked` of `options`. */
+export function pickOptions<T extends Options, K extends keyof T & string>(options: T, ...picked: K[]): Pick<T, K> {
+  return Object.fromEntries(picked.map((key) => [key, options[key]])) as unknown as Pick<T, K>;
+}

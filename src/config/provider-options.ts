@@ -8,7 +8,7 @@ import { ADMIN_URLS_OPTION } from './admin-urls.js';
 import { durationSchema } from './duration.js';
 import { maxConsumersSchema } from './max-consumers.js';
 import { nameSchema } from './names.js';
-import { shapeOf, type Options } from './option.js';
+import { pickOptions, shapeOf, type Options } from './option.js';
 import { TIMING_OPTIONS } from './timing.js';
 
 export const ADMIN_OPTIONS = {
@@ -18,7 +18,11 @@ export const ADMIN_OPTIONS = {
   },
   urls: ADMIN_URLS_OPTION, // several hosts (postgres-roles): see admin-urls.ts
   username: { schema: (kinds) => kinds.text.optional(), doc: 'the admin login' },
-  passwordFile: { schema: (kinds) => kinds.password.optional(), doc: 'the file holding the admin password' },
+  passwordFile: {
+    schema: (kinds) => kinds.password.optional(),
+    field: 'password',
+    doc: 'the file holding the admin password',
+  },
   maxConcurrentCalls: {
     schema: () =>
       z.int().positive().max(64, 'must be at most 64: it bounds the admin connections a provider opens').optional(),
@@ -118,3 +122,20 @@ export const PROVIDER_OPTIONS = {
     options: ORPHAN_OPTIONS,
   },
 } as const satisfies Options;
+
+/**
+ * The provider's options resolved as they are, each under its field (`ProviderConfig`); its admin, policy, timing,
+ * `maxConsumers` and `orphans` are resolved with what else `loadConfig` knows.
+ */
+export const PROVIDER_FIELDS = pickOptions(
+  PROVIDER_OPTIONS,
+  'name',
+  'adapter',
+  'contributions',
+  'management',
+  'removalGuard',
+  'secretsRoot',
+  'adopt',
+  'loginPrefix',
+  'rotationOverlap',
+);
