@@ -19,25 +19,44 @@
  */
 import { z } from 'zod';
 import type { AdapterKind, AdminTopology } from '../adapters/adapter.js';
+import type { Options } from './option.js';
+import type { ValueKinds } from './value-kinds.js';
 
-/** The fields a node form adds to `admin`, each optional. */
-export function adminNodeFields<U extends z.ZodType<string>, P extends z.ZodType<string>>(
-  url: U,
-  password: P,
-  text: z.ZodType<string>,
-) {
-  const redisUrl = url.refine((value) => /^rediss?:\/\//.test(value), 'expected a redis:// or rediss:// URL');
-  const list = (what: string) =>
-    z.array(redisUrl).min(1, `list at least one ${what}`).max(64, 'must list at most 64 addresses');
-  return {
-    sentinels: list('Sentinel').optional(),
-    master: text.optional(),
-    sentinelUsername: text.optional(),
-    sentinelPasswordFile: password.optional(),
-    cluster: list('node of the cluster').optional(),
-    nodes: z.enum(['discover', 'only']).optional(),
-  };
-}
+/** A list of Redis addresses (Sentinels, cluster nodes), at most 64. */
+const redisList = (kinds: ValueKinds, what: string) =>
+  z
+    .array(kinds.url.refine((value) => /^rediss?:\/\//.test(value), 'expected a redis:// or rediss:// URL'))
+    .min(1, `list at least one ${what}`)
+    .max(64, 'must list at most 64 addresses');
+
+/** The options a node form adds to `admin`, each optional (declared once: see `option.ts`). */
+export const ADMIN_NODE_OPTIONS = {
+  sentinels: {
+    schema: (kinds) => redisList(kinds, 'Sentinel').optional(),
+    doc: '`redis-acl` only: Sentinels (at most 64) instead of `url`; with `master`',
+  },
+  master: {
+    schema: (kinds) => kinds.text.optional(),
+    doc: 'the master the Sentinels monitor (e.g. `mymaster`); with `sentinels` only',
+  },
+  sentinelUsername: {
+    schema: (kinds) => kinds.text.optional(),
+    doc: "the Sentinels' user, if they need one; with `sentinels` only",
+  },
+  sentinelPasswordFile: {
+    schema: (kinds) => kinds.password.optional(),
+    doc: "the Sentinels' password file, if they need one; with `sentinels` only",
+  },
+  cluster: {
+    schema: (kinds) => redisList(kinds, 'node of the cluster').optional(),
+    doc: '`redis-acl` only: some nodes of a Redis Cluster (at most 64) instead of `url`; every master and replica is held',
+  },
+  nodes: {
+    schema: () => z.enum(['discover', 'only']).optional(),
+    shown: '`discover`',
+    doc: '`redis-acl` only: `discover` finds every node of the backend; `only` holds the named node(s) alone',
+  },
+} as const satisfies Options;
 
 /** The fields {@link checkAdminForm} judges. */
 export interface AdminFormFields {

@@ -14,14 +14,18 @@
 import { z } from 'zod';
 import type { AdapterKind } from '../adapters/adapter.js';
 import { backendAddresses } from './backend-overlap.js';
+import type { Option } from './option.js';
+import type { ValueKinds } from './value-kinds.js';
 
 /** Hosts one provider may list: a primary and its standbys. */
 const MAX_URLS = 16;
 
-/** The `urls` field of `admin`, its items checked as `url`'s. */
-export function adminUrlsField(url: z.ZodType<string>) {
-  return z.array(url).min(1, 'list at least one host').max(MAX_URLS, `must list at most ${MAX_URLS} hosts`).optional();
-}
+/** The `urls` option of `admin`, its items checked as `url`'s (declared once: see `option.ts`). */
+export const ADMIN_URLS_OPTION = {
+  schema: (kinds: ValueKinds) =>
+    z.array(kinds.url).min(1, 'list at least one host').max(MAX_URLS, `must list at most ${MAX_URLS} hosts`).optional(),
+  doc: `\`postgres-roles\` only: a primary and its standbys (at most ${MAX_URLS}), instead of \`url\`; holdfast writes to the one not in recovery ([topologies](topologies.md#postgresql-a-primary-and-its-standbys))`,
+} as const satisfies Option;
 
 export interface AdminUrlFields {
   url?: string | undefined;

@@ -2,48 +2,31 @@
  * The resolved configuration: validated, defaults applied, paths absolute, admin passwords
  * read from their files. Built only by `loadConfig`; everything else receives it.
  */
-import type { Adapter, AdapterKind, AdminConnection, Ownership } from '../adapters/adapter.js';
+import type { Adapter, AdminConnection, Ownership } from '../adapters/adapter.js';
 import type { Timing } from './timing.js';
+import type { Resolved } from './option.js';
+import type { HTTP_OPTIONS } from './http-options.js';
+import type { LOG_OPTIONS, SYNC_OPTIONS, WORKER_OPTIONS } from './process-options.js';
+import type { ORPHAN_OPTIONS, PROVIDER_FIELDS } from './provider-options.js';
+import type { QUEUE_OPTIONS } from './queue-options.js';
+import type { STORE_OPTIONS } from './store-options.js';
 
 /** Per-provider timing, in milliseconds: each setting is declared once, in `timing.ts`. */
 export type { Timing };
 
-export interface ProviderConfig {
-  name: string;
-  adapter: AdapterKind;
+/** The options a provider's file gives as they are, each under its field: declared in `provider-options.ts`. */
+type ProviderFields = Resolved<typeof PROVIDER_FIELDS>;
+
+export interface ProviderConfig extends ProviderFields {
   admin: AdminConnection;
-  /** Absolute path of the contributions file. */
-  contributionsPath: string;
   /** Validated by the adapter's policy schema. */
   policy: unknown;
   timing: Timing;
-  /**
-   * What holdfast may do on the backend: `manage` (create, change, remove; the default),
-   * `observe` (check and report only) or `no-delete` (a consumer no longer declared stops being
-   * managed; its login is left on the backend).
-   */
-  management: Management;
-  /**
-   * A change removing more than `share` of the provider's consumers, and more than `floor` of them, waits for `holdfast
-   * confirm-removals`.
-   */
-  removalGuard: { share: number; floor: number };
-  /** Absolute directory grant secrets may be in besides the contributions file's own; undefined: only the latter. */
-  secretsRoot: string | undefined;
   /**
    * The grant-secret roots (contributions file's directory, `secretsRoot`) of every other
    * provider: no grant secret of this provider may be inside one (filled in by `loadConfig`).
    */
   foreignSecretRoots: readonly ForeignSecretRoot[];
-  /**
-   * A rotated grant secret's old password stays accepted beside the new one this long (backends that hold several);
-   * absent: replaced at once.
-   */
-  rotationOverlapMs?: number | undefined;
-  /** Take over logins that exist on the backend without this provider's mark (default false; said at start-up). */
-  adopt: boolean;
-  /** Every consumer's login starts with this; providers sharing a backend are kept apart by it. Absent: any login. */
-  loginPrefix?: string | undefined;
   /**
    * Logins no consumer may have: the provider's admin, the queue's and the store's users, `default`, holdfast's own.
    */
@@ -91,18 +74,11 @@ export interface ForeignSecretRoot {
   path: string;
 }
 
-export interface OrphanPolicy {
-  /** Only logins starting with this are holdfast's to judge. */
-  prefix: string;
-  /** The backend's logins are listed this often. */
-  everyMs: number;
-  /**
-   * Remove orphans (seen on two listings in a row) rather than only report them; never under `observe` or `no-delete`.
-   */
-  remove: boolean;
-}
+/** Logins under `prefix` that no consumer claims: listed every `everyMs`, reported (and removed, when `remove`). */
+export type OrphanPolicy = Resolved<typeof ORPHAN_OPTIONS>;
 
-export type Management = 'manage' | 'observe' | 'no-delete';
+/** What holdfast may do on a provider's backend: `manage`, `observe` or `no-delete` (see `provider-options.ts`). */
+export type Management = ProviderConfig['management'];
 
 export interface RedisConnectionConfig {
   host: string;
@@ -132,70 +108,29 @@ export function isRedisCluster(connection: QueueConnectionConfig): connection is
   return 'nodes' in connection;
 }
 
+/** Each section's options are declared once, in the `*-options.ts` files: their meanings, defaults and fields. */
 export interface HoldfastConfig {
   /** Absolute path of the configuration file. */
   source: string;
-  queue: {
-    connection: QueueConnectionConfig;
-    /**
-     * BullMQ key prefix (default `holdfast`); on a Redis Cluster it must hold a hash tag, e.g. `{holdfast}` (checked).
-     */
-    prefix: string;
-    /** Queue name (default `consumers`). */
-    name: string;
-    /**
-     * How many shards (hash tags, each its own BullMQ queue) consumers are spread over (default 1:
-     * the prefix as given). See `queue/shard-prefixes.ts` and `queue/shard-of.ts`.
-     */
-    shards: number;
-  };
-  store: {
-    /** MongoDB URL without credentials. */
-    url: string;
-    username?: string | undefined;
-    password?: string | undefined;
-    /** Database for holdfast's records (default `holdfast`). */
-    database: string;
-    /** How long a process waits at start-up (and `status`) for the store to answer before giving up (default 5 s). */
-    connectTimeoutMs: number;
-  };
-  /** Key of the HMAC that fingerprints applied secrets. */
+  queue: { connection: QueueConnectionConfig } & Resolved<Pick<typeof QUEUE_OPTIONS, 'prefix' | 'name' | 'shards'>>;
+  store: Resolved<typeof STORE_OPTIONS>;
+  /** Key of the HMAC that fingerprints applied secrets (read from `fingerprintKeyFile`). */
   fingerprintKey: Buffer;
-  worker: {
-    /** Jobs one worker process runs at once (default 32). */
-    concurrency: number;
-  };
-  sync: {
-    /** Contributions files are re-read at least this often, besides file-change events (default 5 s). */
-    pollEveryMs: number;
-    /**
-     * The queue's Redis is asked this often whether it forgot everything (default 5 s, one EXISTS); if so, every job is
-     * re-created.
-     */
-    resyncEveryMs: number;
-    /** Every record is read and any job the queue lost re-created this often (default 30 min); also at start-up. */
-    sweepEveryMs: number;
-    /** A contributions file larger than this is refused before it is read (default 64 MiB). */
-    contributionsMaxBytes: number;
-  };
-  log: {
-    level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
-    format: 'json' | 'pretty';
-  };
+  worker: Resolved<typeof WORKER_OPTIONS>;
+  /** `sync.maxConsumers` resolves per provider, into {@link ProviderConfig.maxConsumers}. */
+  sync: Resolved<Omit<typeof SYNC_OPTIONS, 'maxConsumers'>>;
+  /** The file's, or the environment's, which wins. */
+  log: Required<Resolved<typeof LOG_OPTIONS>>;
   providers: ProviderConfig[];
   /** The HTTP server (dashboard, /status, /healthz, /metrics): off unless `listen` is given here or by `--http`. */
   http: HttpConfig;
 }
 
-export interface HttpConfig {
-  listen?: { host: string; port: number } | undefined;
+/** The HTTP server's settings: `http.username` and `http.passwordFile` resolve into `auth`. */
+export type HttpConfig = Resolved<Pick<typeof HTTP_OPTIONS, 'listen' | 'readOnly' | 'hosts'>> & {
   /** Basic auth, when a password file is given. */
   auth?: { username: string; password: string } | undefined;
-  /** Only GET and HEAD are answered (default true). */
-  readOnly: boolean;
-  /** `Host` names accepted besides the listen address (and loopback names); others get 421. */
-  hosts: readonly string[];
-}
+};
 
 /** Connects `provider`'s adapter (lazily) for its provider: its ownership and its policy. */
 export function connectAdapter(

@@ -1,32 +1,39 @@
 /**
- * Reads holdfast's configuration file. Every option, its default and its meaning are in
- * docs/configuration.md, which `test/unit/docs/configuration-doc.test.ts` checks against
- * {@link configSchema}, each adapter's policy schema and TIMING_SETTINGS (src/config/timing.ts).
+ * Reads holdfast's configuration file: the one place a file becomes a {@link HoldfastConfig}. Each
+ * option is declared once (its schema, default, field and meaning) in the tables `config-options.ts`
+ * lists and in TIMING_SETTINGS (src/config/timing.ts); docs/configuration.md documents them, checked
+ * by `test/unit/docs/configuration-doc.test.ts` (against {@link configSchema} and each adapter's
+ * policy schema) and `configuration-rows.test.ts` (each row against its declaration).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AdapterKind } from '../adapters/adapter.js';
-import type { HoldfastConfig, QueueConnectionConfig, RedisConnectionConfig, Timing } from './config.js';
-import { DEFAULT_TIMING, TIMING_ENTRIES, timingFields, type TimingKey } from './timing.js';
-import { shortAdminSecret } from './admin-secret.js';
-import { durationSchema, formatDuration } from './duration.js';
-import { hostEntrySchema } from './http-hosts.js';
-import { DEFAULT_CONTRIBUTIONS_MAX_BYTES, sizeSchema } from './size.js';
-import { DEFAULT_MAX_CONSUMERS, maxConsumersSchema } from './max-consumers.js';
-import { readSecretFile } from '../secrets/secret-file.js';
+import type { HoldfastConfig, HttpConfig, ProviderConfig, QueueConnectionConfig, Timing } from './config.js';
+import { DEFAULT_TIMING, TIMING_ENTRIES, TIMING_OPTIONS, type TimingKey } from './timing.js';
+import { formatDuration } from './duration.js';
 import type { Environment } from './environment.js';
-import { nameSchema } from './names.js';
 import { backendOverlaps } from './backend-overlap.js';
 import { namespaceOverlaps } from './namespace-overlap.js';
 import { judgeOwnServers } from './own-servers.js';
-import { adminNodeFields, adminTarget, checkAdminForm } from './admin-nodes.js';
-import { adminUrlsField, adminUrlsTarget, checkAdminUrls } from './admin-urls.js';
+import { adminTarget, checkAdminForm } from './admin-nodes.js';
+import { adminUrlsTarget, checkAdminUrls } from './admin-urls.js';
 import { reservedLogins } from './reserved-logins.js';
 import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
-import { MAX_SHARDS, shardPrefixProblem } from './shard-prefixes.js';
+import { shardPrefixProblem } from './shard-prefixes.js';
+import { omitOptions, pickOptions, resolveFields, shapeOf, type Options } from './option.js';
+import { valueKinds } from './value-kinds.js';
+import type { ParsedRedisUrl } from './redis-url.js';
+import { QUEUE_OPTIONS } from './queue-options.js';
+import { STORE_OPTIONS } from './store-options.js';
+import { HTTP_OPTIONS } from './http-options.js';
+import { LOG_FORMATS, LOG_LEVELS, LOG_OPTIONS, SYNC_OPTIONS, TOP_OPTIONS, WORKER_OPTIONS } from './process-options.js';
+import { ADMIN_OPTIONS, ORPHAN_OPTIONS, PROVIDER_FIELDS, PROVIDER_OPTIONS } from './provider-options.js';
+
+/** `host:port` where the HTTP server listens (declared in `listen-address.ts`; `--http` parses it too). */
+export { parseListen } from './listen-address.js';
 
 export interface LoadConfigOptions {
   /** The adapters holdfast has, by the name configuration uses. */
@@ -36,12 +43,9 @@ export interface LoadConfigOptions {
   readOnly?: boolean;
 }
 
-const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-const LOG_FORMATS = ['json', 'pretty'] as const;
 /** Timing when neither the provider nor `defaults` says otherwise (declared in `timing.ts`). */
 export { DEFAULT_TIMING };
 const FINGERPRINT_KEY_BYTES = 32;
-const NOT_EMPTY = 'must not be empty';
 
 /**
  * Loads, validates and resolves the configuration at `path`. Every problem found is listed in
@@ -68,58 +72,9 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
   problems.push(...namespaceOverlaps(source, config.providers, policies));
   const own = await judgeOwnServers(source, config); // holdfast's own servers: own-servers.ts
   problems.push(...own.problems);
-  const providers = config.providers.map((provider, index) => {
-    const timing = resolveTiming(source, provider, index, config.defaults, problems);
-    const reserved = reservedLogins({
-      provider,
-      queueUsername: config.queue.username,
-      storeUsername: config.store.username,
-    });
-    return {
-      name: provider.name,
-      adapter: provider.adapter,
-      admin: {
-        ...(provider.admin.urls !== undefined ? adminUrlsTarget(provider.admin) : adminTarget(provider.admin)),
-        username: provider.admin.username,
-        password: provider.admin.passwordFile,
-        ...(provider.admin.maxConcurrentCalls === undefined
-          ? {}
-          : { maxConcurrentCalls: provider.admin.maxConcurrentCalls }),
-        ...(provider.adapter.nodeForms
-          ? { pace: { verifyEveryMs: timing.verifyEveryMs, checkTimeoutMs: timing.checkTimeoutMs } }
-          : {}),
-      },
-      contributionsPath: provider.contributions,
-      contributionsMaxBytes: config.sync.contributionsMaxBytes,
-      maxConsumers: {
-        max: provider.maxConsumers ?? config.sync.maxConsumers,
-        setting: provider.maxConsumers === undefined ? 'sync.maxConsumers' : `providers[${index}].maxConsumers`,
-      },
-      policy: own.ownNames.has(index)
-        ? (provider.adapter.ownServerPolicy?.(policies.get(index)) ?? policies.get(index))
-        : policies.get(index),
-      ...(own.ownNames.has(index) ? { ownNames: own.ownNames.get(index) } : {}),
-      timing,
-      management: provider.management,
-      removalGuard: provider.removalGuard,
-      secretsRoot: provider.secretsRoot,
-      foreignSecretRoots: foreignSecretRoots(config.providers, index),
-      adopt: provider.adopt,
-      ...(provider.loginPrefix !== undefined ? { loginPrefix: provider.loginPrefix } : {}),
-      reservedLogins: reserved.logins,
-      reservedReasons: reserved.reasons,
-      ...(provider.rotationOverlap !== undefined ? { rotationOverlapMs: provider.rotationOverlap } : {}),
-      ...(provider.orphans
-        ? {
-            orphans: {
-              prefix: provider.orphans.prefix,
-              everyMs: provider.orphans.every,
-              remove: provider.orphans.remove,
-            },
-          }
-        : {}),
-    };
-  });
+  const providers = config.providers.map((_, index) =>
+    resolveProvider({ source, config, index, policies, own, problems }),
+  );
   problems.push(...(await secretRootOverlaps(source, config.providers)));
   if (problems.length > 0) throw invalidFile('CONFIG_INVALID', 'configuration', file, problems);
 
@@ -132,31 +87,76 @@ export async function loadConfig(path: string, options: LoadConfigOptions): Prom
 
   return {
     source: file,
-    queue: {
-      connection: queueConnection(config.queue),
-      prefix: config.queue.prefix,
-      name: config.queue.name,
-      shards: config.queue.shards,
-    },
-    store: {
-      url: config.store.url,
-      username: config.store.username,
-      password: config.store.passwordFile,
-      database: config.store.database,
-      connectTimeoutMs: config.store.connectTimeout,
-    },
+    queue: { connection: queueConnection(config.queue), ...resolveFields(QUEUE_FIELDS, config.queue) },
+    store: resolveFields(STORE_OPTIONS, config.store),
     fingerprintKey,
-    worker: config.worker,
-    sync: {
-      pollEveryMs: config.sync.pollEvery,
-      resyncEveryMs: config.sync.resyncEvery,
-      sweepEveryMs: config.sync.sweepEvery,
-      contributionsMaxBytes: config.sync.contributionsMaxBytes,
-    },
+    worker: resolveFields(WORKER_OPTIONS, config.worker),
+    sync: resolveFields(SYNC_FIELDS, config.sync),
     log,
     providers,
-    http: config.http,
+    http: httpSettings(config.http),
   };
+}
+
+/** What {@link resolveProvider} needs: the parsed file, and what was judged across its providers. */
+interface ProviderContext {
+  source: YamlSource;
+  config: ParsedConfig;
+  index: number;
+  policies: ReadonlyMap<number, unknown>;
+  own: Awaited<ReturnType<typeof judgeOwnServers>>;
+  problems: string[];
+}
+
+type ParsedConfig = z.output<ReturnType<typeof configSchema>>;
+
+/** The provider at `index`, resolved: its options, admin connection, timing, bounds and reserved logins. */
+function resolveProvider({ source, config, index, policies, own, problems }: ProviderContext): ProviderConfig {
+  const provider = config.providers[index]!;
+  const timing = resolveTiming(source, provider, index, config.defaults, problems);
+  const reserved = reservedLogins({
+    provider,
+    queueUsername: config.queue.username,
+    storeUsername: config.store.username,
+  });
+  const { maxConsumers, orphans } = provider;
+  return {
+    ...resolveFields(PROVIDER_FIELDS, provider),
+    admin: {
+      ...(provider.admin.urls !== undefined ? adminUrlsTarget(provider.admin) : adminTarget(provider.admin)),
+      ...resolveFields(ADMIN_FIELDS, provider.admin),
+      ...(provider.adapter.nodeForms
+        ? { pace: { verifyEveryMs: timing.verifyEveryMs, checkTimeoutMs: timing.checkTimeoutMs } }
+        : {}),
+    },
+    contributionsMaxBytes: config.sync.contributionsMaxBytes,
+    maxConsumers: {
+      max: maxConsumers ?? config.sync.maxConsumers,
+      setting: maxConsumers === undefined ? 'sync.maxConsumers' : `providers[${index}].maxConsumers`,
+    },
+    policy: own.ownNames.has(index)
+      ? (provider.adapter.ownServerPolicy?.(policies.get(index)) ?? policies.get(index))
+      : policies.get(index),
+    ...(own.ownNames.has(index) ? { ownNames: own.ownNames.get(index) } : {}),
+    timing,
+    foreignSecretRoots: foreignSecretRoots(config.providers, index),
+    reservedLogins: reserved.logins,
+    reservedReasons: reserved.reasons,
+    ...(orphans ? { orphans: resolveFields(ORPHAN_OPTIONS, orphans) } : {}),
+  };
+}
+
+/** The queue's options resolved as they are (its connection is built from the others). */
+const QUEUE_FIELDS = omitOptions(QUEUE_OPTIONS, 'url', 'cluster', 'username', 'passwordFile');
+/** `sync.maxConsumers` resolves per provider, into {@link ProviderConfig.maxConsumers}. */
+const SYNC_FIELDS = omitOptions(SYNC_OPTIONS, 'maxConsumers');
+/** The admin's options resolved as they are (its target is built from the others: `admin-nodes.ts`, `admin-urls.ts`). */
+const ADMIN_FIELDS = pickOptions(ADMIN_OPTIONS, 'username', 'passwordFile', 'maxConcurrentCalls');
+
+/** The HTTP server's settings: basic auth when a password file is given. */
+function httpSettings(http: { username: string; passwordFile?: string | undefined } & Omit<HttpConfig, 'auth'>) {
+  const { listen, username, passwordFile, readOnly, hosts } = http;
+  return { listen, auth: passwordFile ? { username, password: passwordFile } : undefined, readOnly, hosts };
 }
 
 type TimingFields = Partial<Record<TimingKey, number>>;
@@ -212,173 +212,38 @@ function firstSet(fields: TimingFields, keys: TimingKey[], at: FieldPath): Field
   return key === undefined ? undefined : [...at, key];
 }
 
-/** The configuration file's schema; `dir` is the file's directory (relative paths resolve there). */
+/**
+ * The configuration file's schema, built from the options' declarations (`config-options.ts`) and
+ * the checks that span several options; `dir` is the file's directory (relative paths resolve there).
+ */
 export function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterKind>) {
-  const text = z.string().min(1, NOT_EMPTY);
-  const filePath = text.transform((path) => resolve(dir, path));
-  const password = filePath.transform(readPassword);
-  const url = text.superRefine((value, ctx) => {
-    const problem = urlProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  const kinds = valueKinds(dir, adapters);
+  const section = <T extends Options>(options: T) => z.strictObject(shapeOf(options, kinds));
+  const provider = section(PROVIDER_OPTIONS).superRefine((p, ctx) => {
+    const adapter = typeof p.adapter === 'object' ? p.adapter : undefined;
+    checkAdminForm(p.admin, adapter, ctx);
+    // a backend of several nodes is named by its node fields; one of several PostgreSQL hosts by urls
+    if (adapter?.nodeForms !== true) checkAdminUrls(p.admin, adapter, ctx);
   });
-  const mongoUrl = url.refine(
-    (value) => /^mongodb(\+srv)?:\/\//.test(value),
-    'expected a mongodb:// or mongodb+srv:// URL',
-  );
-  const known = [...adapters.keys()].sort().join(', ') || '(none)';
-  const provider = z
-    .strictObject({
-      name: nameSchema,
-      adapter: z.string().transform((kind, ctx) => {
-        const adapter = adapters.get(kind);
-        if (adapter) return adapter;
-        ctx.addIssue({ code: 'custom', message: `unknown adapter "${kind}"; known adapters: ${known}` });
-        return z.NEVER;
-      }),
-      admin: z.strictObject({
-        url: url.optional(),
-        urls: adminUrlsField(url), // several hosts (postgres-roles): see admin-urls.ts
-        username: text.optional(),
-        passwordFile: password.optional(),
-        maxConcurrentCalls: z
-          .int()
-          .positive()
-          .max(64, 'must be at most 64: it bounds the admin connections a provider opens')
-          .optional(),
-        // a backend of several nodes (redis-acl): see admin-nodes.ts
-        ...adminNodeFields(url, password, text),
-      }),
-      contributions: filePath,
-      /** Validated by the adapter's policy schema in {@link checkPolicies}. */
-      policy: z.unknown().optional(),
-      ...timingFields,
-      management: z.enum(['manage', 'observe', 'no-delete']).default('manage'),
-      removalGuard: z
-        .strictObject({
-          share: z.number().gt(0, 'must be more than 0').lte(1, 'must be at most 1').default(0.25),
-          floor: z.int().min(0, 'must be at least 0').default(2),
-        })
-        .prefault({}),
-      secretsRoot: filePath.optional(),
-      rotationOverlap: durationSchema.optional(),
-      adopt: z.boolean().default(false),
-      maxConsumers: maxConsumersSchema.optional(),
-      sharesHoldfastServer: z.boolean().default(false), // own-servers.ts
-      loginPrefix: text.optional(),
-      orphans: z
-        .strictObject({ prefix: text, every: durationSchema.default(300_000), remove: z.boolean().default(false) })
-        .optional(),
-    })
-    .superRefine((p, ctx) => {
-      const adapter = typeof p.adapter === 'object' ? p.adapter : undefined;
-      checkAdminForm(p.admin, adapter, ctx);
-      // a backend of several nodes is named by its node fields; one of several PostgreSQL hosts by urls
-      if (adapter?.nodeForms !== true) checkAdminUrls(p.admin, adapter, ctx);
-    });
   return z.strictObject({
-    queue: z
-      .strictObject({
-        url: url.transform(parseRedisUrl).optional(),
-        cluster: z.array(url.transform(parseRedisUrl)).min(1, 'list at least one node of the cluster').optional(),
-        username: text.optional(),
-        passwordFile: password.optional(),
-        prefix: text.default('holdfast'),
-        name: text.default('consumers'),
-        shards: z.int().min(1, 'must be at least 1').max(MAX_SHARDS, `must be at most ${MAX_SHARDS}`).default(1),
-      })
+    queue: section(QUEUE_OPTIONS)
       .superRefine(checkQueueTarget)
       .superRefine(({ prefix, shards }, ctx) => {
         const problem = shardPrefixProblem(prefix, shards);
         if (problem) ctx.addIssue({ code: 'custom', path: ['prefix'], message: problem });
       }),
-    store: z.strictObject({
-      url: mongoUrl,
-      username: text.optional(),
-      passwordFile: password.optional(),
-      database: text.default('holdfast'),
-      connectTimeout: durationSchema.default(5_000),
-    }),
-    http: z
-      .strictObject({
-        listen: text.transform(parseListen).optional(),
-        username: text.default('holdfast'),
-        passwordFile: password.optional(),
-        readOnly: z.boolean().default(true),
-        hosts: z.array(hostEntrySchema).default([]),
-      })
-      .transform(({ listen, username, passwordFile, readOnly, hosts }) => ({
-        listen,
-        auth: passwordFile ? { username, password: passwordFile } : undefined,
-        readOnly,
-        hosts,
-      }))
-      .prefault({}),
-    fingerprintKeyFile: filePath.prefault('.holdfast/fingerprint.key'),
-    worker: z.strictObject({ concurrency: z.int().positive().default(32) }).prefault({}),
-    sync: z
-      .strictObject({
-        pollEvery: durationSchema.default(5_000),
-        resyncEvery: durationSchema.default(5_000),
-        sweepEvery: durationSchema.default(1_800_000),
-        contributionsMaxBytes: sizeSchema.default(DEFAULT_CONTRIBUTIONS_MAX_BYTES),
-        maxConsumers: maxConsumersSchema.default(DEFAULT_MAX_CONSUMERS),
-      })
-      .prefault({}),
-    log: z.strictObject({ level: z.enum(LOG_LEVELS).optional(), format: z.enum(LOG_FORMATS).optional() }).prefault({}),
-    defaults: z.strictObject(timingFields).prefault({}),
+    store: section(STORE_OPTIONS),
+    http: section(HTTP_OPTIONS).prefault({}),
+    ...shapeOf(TOP_OPTIONS, kinds),
+    worker: section(WORKER_OPTIONS).prefault({}),
+    sync: section(SYNC_OPTIONS).prefault({}),
+    log: section(LOG_OPTIONS).prefault({}),
+    defaults: section(TIMING_OPTIONS).prefault({}),
     providers: z.array(provider).min(1, 'at least one provider is required'),
   });
 }
 
-/** `host:port` (`[::1]:9100` for IPv6; a port alone means loopback) where the HTTP server listens. */
-export function parseListen(text: string, ctx?: z.RefinementCtx): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text) ?? /^()()(\d{1,5})$/.exec(text);
-  const port = match ? Number(match[3]) : NaN;
-  if (!match || port > 65535) {
-    const message = `expected host:port, e.g. 127.0.0.1:9100; got ${JSON.stringify(text)}`;
-    if (!ctx) throw new Error(message);
-    ctx.addIssue({ code: 'custom', message });
-    return z.NEVER;
-  }
-  return { host: match[1] || match[2] || '127.0.0.1', port };
-}
-
-/** Why `url` is unusable (not a URL, or carrying credentials), without repeating it. */
-function urlProblem(url: string): string | undefined {
-  const match = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:([^/?#]*)@)?/.exec(url);
-  if (!match) return 'expected a URL such as redis://127.0.0.1:6379';
-  const userinfo = match[1];
-  if (userinfo === undefined) return undefined;
-  return userinfo.includes(':')
-    ? 'the URL must not carry a password: put it in passwordFile'
-    : 'the URL must not carry a username: put it in username';
-}
-
-function parseRedisUrl(text: string, ctx: z.RefinementCtx): ParsedRedisUrl {
-  const fail = (message: string) => {
-    ctx.addIssue({ code: 'custom', message });
-    return z.NEVER;
-  };
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return fail('expected a URL such as redis://127.0.0.1:6379/0');
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return fail('expected a redis:// or rediss:// URL');
-  if (url.hostname === '') return fail('the URL has no host');
-  const db = url.pathname === '' || url.pathname === '/' ? 0 : Number(url.pathname.slice(1));
-  if (!Number.isInteger(db) || db < 0) return fail('the path must be a database number, e.g. redis://127.0.0.1:6379/0');
-  return {
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-    port: url.port === '' ? 6379 : Number(url.port),
-    db,
-    tls: url.protocol === 'rediss:',
-  };
-}
-
 type QueueFields = { url?: ParsedRedisUrl | undefined; cluster?: ParsedRedisUrl[] | undefined; prefix: string };
-type ParsedRedisUrl = Omit<RedisConnectionConfig, 'username' | 'password'>;
 
 /**
  * `queue` names one Redis (`url`) or a Redis Cluster (`cluster`), not both. On a cluster the
@@ -427,21 +292,6 @@ function queueConnection(
   return { ...queue.url!, ...credentials };
 }
 
-/** The password in `path`, less one trailing newline. Messages name the path, never the content. */
-function readPassword(path: string, ctx: z.RefinementCtx): string {
-  let password: string;
-  try {
-    password = readSecretFile(path);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: `cannot read ${path} (${errnoCode(error)})` });
-    return z.NEVER;
-  }
-  const problem = password === '' ? `${path} is empty` : shortAdminSecret(path, password);
-  if (problem === undefined) return password;
-  ctx.addIssue({ code: 'custom', message: problem });
-  return z.NEVER;
-}
-
 /** Each provider's policy, validated by its adapter's schema (an absent policy is `{}`). */
 async function checkPolicies(
   source: YamlSource,
@@ -481,7 +331,7 @@ function logSettings(
     return undefined;
   };
   return {
-    level: pick('HOLDFAST_LOG_LEVEL', environment.logLevel, LOG_LEVELS) ?? file.level ?? 'info',
+    level: pick('HOLDFAST_LOG_LEVEL', environment.logLevel, LOG_LEVELS) ?? file.level ?? LOG_OPTIONS.level.default,
     format:
       pick('HOLDFAST_LOG_FORMAT', environment.logFormat, LOG_FORMATS) ??
       file.format ??

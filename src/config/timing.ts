@@ -3,7 +3,8 @@
  * or a provider, which wins), the field it resolves to, its default, its schema, the bound it
  * keeps to another setting, and what it means. The {@link Timing} type, {@link DEFAULT_TIMING},
  * the configuration's schema and the bounds checked all derive from {@link TIMING_SETTINGS}: a
- * new setting is one entry, and a row of docs/configuration.md's Timing table (a test asks for it).
+ * new setting is one entry, and a row of docs/configuration.md's Timing table, which `option-rows.ts`
+ * renders from it (a test compares the page with it).
  */
 import { z } from 'zod';
 import type { ConsumerTiming } from '../../machines/delays.js';
@@ -19,7 +20,7 @@ interface Setting {
   /** Another setting's key this one may not be less (`atLeast`) or more (`atMost`) than. */
   atLeast?: string;
   atMost?: string;
-  /** What it means, in words. */
+  /** What it means, as docs/configuration.md's Timing row says it after its bound (markdown; a test compares them). */
   doc: string;
 }
 
@@ -39,7 +40,7 @@ export const TIMING_SETTINGS = {
     schema: durationSchema,
     default: 30_000,
     atMost: 'verifyEvery',
-    doc: 'a check or an apply that takes longer counts as could-not-ask',
+    doc: "a check or an apply that takes longer counts as could-not-ask (and pauses the provider's other checks until a probe gets an answer)",
   },
   brakeMaxMs: {
     key: 'brakeMax',
@@ -52,7 +53,7 @@ export const TIMING_SETTINGS = {
     key: 'retryBase',
     schema: durationSchema,
     default: 1_000,
-    doc: 'first retry of a failed apply or remove; doubles, never beyond verifyEvery',
+    doc: 'first retry of a failed apply or remove; doubles, never beyond `verifyEvery`',
   },
   jitter: {
     key: 'jitter',
@@ -71,26 +72,29 @@ export const TIMING_SETTINGS = {
     schema: durationSchema,
     default: 3_600_000,
     atLeast: 'verifyEvery',
-    doc: 'a deep check (rules compared) at least this often, whatever deepCheckBudget allows; light ones between',
+    doc: 'a deep check (rules compared) at least this often, whatever `deepCheckBudget` allows; light ones between',
   },
   deepCheckBudget: {
     key: 'deepCheckBudget',
     schema: shareSchema,
     default: 0.01,
-    doc: "share of one core of the backend's CPU deep checks may use, in [0, 1]: each consumer's deep check comes every (consumers × the adapter's deep-check cost) / deepCheckBudget, between verifyEvery and deepCheckEvery (0: every deepCheckEvery)",
+    // each consumer's deep check comes every (consumers × the adapter's deep-check cost) / deepCheckBudget, between
+    // verifyEvery and deepCheckEvery (0: every deepCheckEvery): deep-check-interval.ts, and the page's paragraph below
+    doc: "share of one core of the backend's CPU deep checks may use, in [0, 1] (below)",
   },
   quarantineAfterMs: {
     key: 'quarantineAfter',
     schema: durationSchema,
     default: undefined,
-    doc: 'rules still differing after braking at brakeMax this long: quarantined, not applied until someone acts (off by default)',
+    doc: 'rules still differing after braking at `brakeMax` this long: quarantined, not applied until someone acts',
   },
   contestedWindowMs: {
     key: 'contestedWindow',
     schema: durationSchema,
     default: 3_600_000,
     atLeast: 'verifyEvery',
-    doc: 'a consumer healed 3 times within this long (found changed after holdfast put it back) is contested: said once, counted, shown; it stays so until this long passes without such a heal (see src/queue/contest.ts)',
+    // see src/queue/contest.ts
+    doc: 'a consumer healed 3 times within this long (found changed after holdfast put it back) is contested: said once, counted, shown; it stays so until this long passes without such a heal',
   },
 } as const satisfies Record<string, Setting>;
 
@@ -120,9 +124,9 @@ export const DEFAULT_TIMING: Readonly<Timing> = (() => {
   return defaults as { [F in Field]: Settings[F]['default'] };
 })();
 
-/** The configuration's timing keys, each optional. */
-export const timingFields = Object.fromEntries(
-  TIMING_ENTRIES.map(([, setting]) => [setting.key, setting.schema.optional()]),
+/** The timing settings as options of the file (on a provider or under `defaults:`), each optional. */
+export const TIMING_OPTIONS = Object.fromEntries(
+  TIMING_ENTRIES.map(([, setting]) => [setting.key, { schema: () => setting.schema.optional(), doc: setting.doc }]),
 ) as {
-  [F in Field as Settings[F]['key']]: z.ZodOptional<Settings[F]['schema']>;
+  [F in Field as Settings[F]['key']]: { schema: () => z.ZodOptional<Settings[F]['schema']>; doc: string };
 };
