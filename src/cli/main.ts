@@ -16,7 +16,7 @@ const { parseListen } = await import('../config/load-config.js');
 const { parseDuration } = await import('../config/duration.js');
 const { isHoldfastError } = await import('../errors/holdfast-error.js');
 const { processScrubber } = await import('./load.js');
-const { printErr } = await import('../status/terminal-text.js');
+const { printErr } = await import('../text/terminal-text.js');
 
 /** holdfast's own package.json, found upwards from here (src/cli or dist/src/cli). */
 function version(): string {

@@ -4,7 +4,7 @@ import { HoldfastError } from '../errors/holdfast-error.js';
 import { ConsumerQueue, type JobCommand } from '../queue/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
 import { load } from './load.js';
-import { printOut } from '../status/terminal-text.js';
+import { printOut } from '../text/terminal-text.js';
 
 export async function sendCommand(consumer: string, event: JobCommand, options: { config?: string }): Promise<void> {
   const { config } = await load(options.config);

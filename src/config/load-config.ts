@@ -13,11 +13,11 @@ import { DEFAULT_TIMING, TIMING_ENTRIES, timingFields, type TimingKey } from './
 import { shortAdminSecret } from './admin-secret.js';
 import { durationSchema, formatDuration } from './duration.js';
 import { hostEntrySchema } from './http-hosts.js';
-import { DEFAULT_CONTRIBUTIONS_MAX_BYTES, sizeSchema } from './size.js';
+import { DEFAULT_CONTRIBUTIONS_MAX_BYTES, sizeSchema } from '../text/size.js';
 import { DEFAULT_MAX_CONSUMERS, maxConsumersSchema } from './max-consumers.js';
 import { readSecretFile } from '../secrets/secret-file.js';
 import type { Environment } from './environment.js';
-import { nameSchema } from './names.js';
+import { nameSchema } from '../text/names.js';
 import { backendOverlaps } from './backend-overlap.js';
 import { namespaceOverlaps } from './namespace-overlap.js';
 import { judgeOwnServers } from './own-servers.js';
