@@ -18,7 +18,7 @@ import type { CouldNotAskSignals } from '../src/queue/coordination.js';
 export interface ProviderRecoveryDeps {
   coordination: { readonly signals: CouldNotAskSignals };
   queue: Pick<ConsumerQueue, 'send' | 'sendLater'>;
-  /** Each provider's verify interval, by name. */
+  /** Each provider's `verifyEvery`, by name. */
   verifyEveryMs: ReadonlyMap<string, number>;
   logger: Logger;
 }

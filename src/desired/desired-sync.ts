@@ -145,7 +145,7 @@ export class DesiredSync {
   }
 
   /**
-   * Whether a record the resync sweep read is of a consumer its provider's last good desired
+   * Whether a record the sweep read is of a consumer its provider's last good desired
    * state does not declare (and that is not being removed already): only once the provider's
    * file was read and valid, so bad input never deletes, and a change held back still declares
    * what it would remove. Such a record is a removal lost (a spec older than the removal made

@@ -68,7 +68,7 @@ export type ConsumerJobData =
 export const JOB_COMMANDS = ['CHECK_NOW', 'REAPPLY', 'SUSPEND', 'RESUME'] as const;
 export type JobCommand = Extract<CommandEvent, { type: (typeof JOB_COMMANDS)[number] }>;
 
-/** A wait to schedule: the record's timer and the ticket its job carries. */
+/** A wait to schedule: the record's wait (`timer`) and the ticket its job carries. */
 export interface ScheduledWait {
   key: string;
   timer: WaitRecord;
@@ -155,7 +155,7 @@ export class ConsumerQueue {
   }
 
   /**
-   * Queues waits as timer jobs (a job with the same id already there, the same wait, is left
+   * Queues waits as wait jobs (kind `timer`) (a job with the same id already there, the same wait, is left
    * alone): what a round hands over when a wait's run failed, with the seal it was taken with
    * (`seal`; a ticket is sealed here only when none is given: one written by hand must not get a
    * seal it never had). Waits are scheduled in the due set (`due-waits.ts`), not here.

@@ -48,7 +48,7 @@ const WAITS: ReadonlySet<string> = new Set(WAIT_NAMES);
 
 /**
  * The timer job a stored wait stands for. One holdfast did not write (damaged, or written by
- * hand) is a verify wait whose ticket carries no seal: the worker does not use it and goes by
+ * hand) is a `verify` wait whose ticket carries no seal: the worker does not use it and goes by
  * the record, which puts the record's own wait back (a stored revision that is not a count is taken
  * for one later than any, so that the record's replaces it).
  */

@@ -4,7 +4,7 @@
  *
  * - the record's wait, in the due set at the record's revision (one there at that revision or a
  *   later one is left alone); a wait
- *   already overdue is spread over one verify interval, not all due at once;
+ *   already overdue is spread over one `verifyEvery`, not all due at once;
  * - for a record left mid-effect past its deadline (its worker died), a job that resumes it.
  *
  * Each record read is also noted in brief in the queue's Redis, for the status. A record this
@@ -206,7 +206,7 @@ export class Resync {
     );
   }
 
-  /** The record's wait as a job; overdue waits are spread over one verify interval. */
+  /** The record's wait as a job; overdue waits are spread over one `verifyEvery`. */
   private waitOf(record: ConsumerRecord, now: Date): ScheduledWait | undefined {
     const { timer, desired } = record;
     if (!timer) return undefined;

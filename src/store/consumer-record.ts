@@ -83,7 +83,7 @@ export interface ConsumerRecord {
   /** The machine, in this version's shape. */
   machine: PersistedConsumer;
   stateSince: Date;
-  /** Counts the record's writes; a timer of another revision is stale. */
+  /** Counts the record's writes; a wait of another revision is stale. */
   rev: number;
   /** When the spec was last applied successfully. */
   appliedAt: Date | null;
