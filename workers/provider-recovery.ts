@@ -12,7 +12,7 @@
  */
 import { unitHash } from '../machines/delays.js';
 import type { Logger } from '../src/logging/logger.js';
-import type { ConsumerQueue } from '../src/queue/consumer-queue.js';
+import type { ConsumerQueue } from '../src/schedule/consumer-queue.js';
 import type { CouldNotAskSignals } from '../src/queue/coordination.js';
 
 export interface ProviderRecoveryDeps {

@@ -7,7 +7,7 @@
 import './heap-first.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { JobCommand } from '../queue/consumer-queue.js';
+import type { JobCommand } from '../schedule/consumer-queue.js';
 
 // loaded once heap-first has run: a static import is loaded and compiled before any line here
 // runs, and loading these grew V8's young generation to 8 MB before its bound was set (2 MB now)

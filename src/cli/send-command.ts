@@ -1,7 +1,7 @@
 /** `holdfast check <consumer>` and `holdfast reapply <consumer>`: a command event for one consumer. */
 import { connectStore } from '../engine/engine.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
-import { ConsumerQueue, type JobCommand } from '../queue/consumer-queue.js';
+import { ConsumerQueue, type JobCommand } from '../schedule/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
 import { load } from './load.js';
 import { printOut } from '../text/terminal-text.js';

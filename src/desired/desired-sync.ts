@@ -22,7 +22,7 @@ import { basename, dirname } from 'node:path';
 import type { ProviderConfig } from '../config/config.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Logger } from '../logging/logger.js';
-import type { ConsumerQueue } from '../queue/consumer-queue.js';
+import type { ConsumerQueue } from '../schedule/consumer-queue.js';
 import type { RemovalConfirmations } from '../queue/coordination.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';

@@ -26,6 +26,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/policy', 'src/store'],
   // the queue's Redis: connections, coordination, seals, shards
   ['src/queue'],
+  // the schedule: the jobs, the due set of every consumer's wait, the rounds
+  ['src/schedule'],
   // what reads and writes the records and the queue
   ['src/desired', 'src/history', 'src/metrics', 'src/orphans', 'src/resync'],
   // what a BullMQ worker runs; the read-only reports
@@ -151,7 +153,7 @@ describe('import rules', () => {
       expect.arrayContaining(['machines/machine-step.js', 'node:crypto']),
     );
     // `import type { DueWaits, … }` only
-    expect(importsOf('workers/due-rounds.ts')).toContain('src/queue/due-waits.js');
+    expect(importsOf('workers/due-rounds.ts')).toContain('src/schedule/due-waits.js');
     expect(all.length).toBeGreaterThan(40);
   });
 
