@@ -7,7 +7,7 @@
  * States:
  * - `pending`: declared, never applied.
  * - `applying`: applying the spec (first time, changed, rotated secret or asked to).
- * - `held`: applied; asked again every verify interval.
+ * - `held`: applied; asked again every `verifyEvery`.
  * - `verifying`: asking the backend whether it still holds the consumer.
  * - `lost`: the backend does not hold it; applying again at once.
  * - `backoff`: still not held after successful re-applies; the brake waits 2v, 4v, … ≤ brakeMax.

@@ -11,7 +11,7 @@ export interface ConsumerTiming {
   brakeMaxMs: number;
   /** First retry of a failed apply or remove; doubles, never beyond `verifyEveryMs`. */
   retryBaseMs: number;
-  /** Fraction of the verify interval by which consumers are spread, in [0, 1). */
+  /** Fraction of `verifyEvery` by which consumers are spread, in [0, 1). */
   jitter: number;
   /** A missing grant secret is a quiet wait this long, then a warning. */
   secretGraceMs: number;
@@ -34,7 +34,7 @@ export function jittered(ms: number, spread: number, unit: number): number {
   return ms * (1 + spread * (unit - 0.5));
 }
 
-/** The wait between checks: the verify interval, shifted by up to ±jitter/2 of it. */
+/** The wait between checks: `verifyEvery`, shifted by up to ±jitter/2 of it. */
 export function verifyDelay(key: string, t: ConsumerTiming): number {
   return Math.round(jittered(t.verifyEveryMs, t.jitter, unitHash(key)));
 }
@@ -53,7 +53,7 @@ export function brakeDelay(brakeCount: number, t: ConsumerTiming): number {
   return Math.min(t.verifyEveryMs * 2 ** Math.max(brakeCount - 1, 0), t.brakeMaxMs);
 }
 
-/** The wait before the n-th retry of a failed apply or remove (n ≥ 1): doubling, never beyond the verify interval. */
+/** The wait before the n-th retry of a failed apply or remove (n ≥ 1): doubling, never beyond `verifyEvery`. */
 export function retryDelay(attempt: number, t: ConsumerTiming): number {
   return Math.min(t.retryBaseMs * 2 ** Math.max(attempt - 1, 0), t.verifyEveryMs);
 }

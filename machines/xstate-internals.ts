@@ -15,12 +15,15 @@ import {
   createActor,
   type ActorScope,
   type ExecutableActionObject,
+  type SnapshotFrom,
   type SpecialExecutableAction,
   type StateNode,
 } from 'xstate';
 import type { ConsumerEvent } from './consumer-events.js';
 import type { ConsumerMachine, ConsumerStateName } from './consumer-machine.js';
-import type { ConsumerSnapshot } from './machine-step.js';
+
+/** A snapshot of the chart, as `machine-step.ts` names it (which imports this file, so not the other way). */
+type ConsumerSnapshot = SnapshotFrom<ConsumerMachine>;
 
 /** One action a transition yielded, in the terms holdfast reads. */
 export type YieldedAction =

@@ -10,7 +10,7 @@
  * throws failed for what retries cannot fix.
  */
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
-import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
+import type { ConsumerJobData } from '../src/schedule/consumer-queue.js';
 import { providerOf } from '../src/store/consumer-key.js';
 import { ConsumerRun, type RunDeps } from './consumer-run.js';
 import type { JobTrust } from './job-trust.js';

@@ -43,7 +43,7 @@ import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { Asked, CheckMemo, Claim, ConsumerLocks, TimelineNotes } from '../src/queue/coordination.js';
-import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
+import type { ConsumerJobData } from '../src/schedule/consumer-queue.js';
 import { consumerIdOf } from '../src/store/consumer-key.js';
 import { isUnreadable, type ConsumerRecord, type DesiredSpec } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';

@@ -1,5 +1,5 @@
 /**
- * A round over the due set (`src/queue/due-waits.ts`): it takes one shard's waits that fell
+ * A round over the due set (`src/schedule/due-waits.ts`): it takes one shard's waits that fell
  * due, up to its size, and runs each as its timer job would run (`consumer-job.ts`: the same
  * trust, lock and routine check), all at once; their locks' claims and releases and their
  * `AUTH`s share round trips. Each run's outcome settles its wait (`wait-settlement.ts`), and the
@@ -13,9 +13,9 @@
  */
 import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
-import type { ConsumerQueue } from '../src/queue/consumer-queue.js';
-import type { DueWaits, Settled, TakenWait } from '../src/queue/due-waits.js';
-import type { RoundReport } from '../src/queue/round-jobs.js';
+import type { ConsumerQueue } from '../src/schedule/consumer-queue.js';
+import type { DueWaits, Settled, TakenWait } from '../src/schedule/due-waits.js';
+import type { RoundReport } from '../src/schedule/round-jobs.js';
 import { shardOf } from '../src/queue/shard-of.js';
 import type { JobOutcome } from './job-outcome.js';
 import { concurrencyPerShard } from './consumer-worker.js';

@@ -2,7 +2,7 @@
  * What became of a job. "Try later" is one outcome, whatever its reason: the worker puts the job
  * back, delayed, without using an attempt. A job that throws failed for what retries cannot fix.
  */
-import type { CheckTicket } from '../src/queue/consumer-queue.js';
+import type { CheckTicket } from '../src/schedule/consumer-queue.js';
 import { putBackAt } from './put-back.js';
 
 /** Why a job is put back. */

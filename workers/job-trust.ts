@@ -15,7 +15,7 @@
  */
 import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
-import { JOB_COMMANDS, type ConsumerJobData } from '../src/queue/consumer-queue.js';
+import { JOB_COMMANDS, type ConsumerJobData } from '../src/schedule/consumer-queue.js';
 import type { JobSeal } from '../src/queue/job-seal.js';
 
 /** How far a worker trusts a job: whole, all but its ticket, or not at all. */

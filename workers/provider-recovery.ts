@@ -12,13 +12,13 @@
  */
 import { unitHash } from '../machines/delays.js';
 import type { Logger } from '../src/logging/logger.js';
-import type { ConsumerQueue } from '../src/queue/consumer-queue.js';
+import type { ConsumerQueue } from '../src/schedule/consumer-queue.js';
 import type { CouldNotAskSignals } from '../src/queue/coordination.js';
 
 export interface ProviderRecoveryDeps {
   coordination: { readonly signals: CouldNotAskSignals };
   queue: Pick<ConsumerQueue, 'send' | 'sendLater'>;
-  /** Each provider's verify interval, by name. */
+  /** Each provider's `verifyEvery`, by name. */
   verifyEveryMs: ReadonlyMap<string, number>;
   logger: Logger;
 }

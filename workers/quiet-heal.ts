@@ -28,7 +28,7 @@ import { duration } from '../machines/consumer-words.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { TimelineNotes } from '../src/queue/coordination.js';
-import type { CheckTicket } from '../src/queue/consumer-queue.js';
+import type { CheckTicket } from '../src/schedule/consumer-queue.js';
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import { contestedWords, findingWords, lossWaveMs, type Finding } from '../src/queue/contest.js';
 import { timelineEventsOf } from '../src/queue/timeline-event.js';

@@ -23,8 +23,8 @@ import {
 } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { RecordNotes } from '../src/queue/coordination.js';
-import { checkTicket, type CheckTicket } from '../src/queue/consumer-queue.js';
-import type { WaitScheduler } from '../src/queue/due-waits.js';
+import { checkTicket, type CheckTicket } from '../src/schedule/consumer-queue.js';
+import type { WaitScheduler } from '../src/schedule/due-waits.js';
 import type {
   ConsumerRecord,
   DesiredSpec,

@@ -1,5 +1,5 @@
 /**
- * The worker of the rounds' jobs (`src/queue/round-jobs.ts`): per shard, a BullMQ worker whose
+ * The worker of the rounds' jobs (`src/schedule/round-jobs.ts`): per shard, a BullMQ worker whose
  * job runs one round (`due-rounds.ts`) and returns what it did. BullMQ schedules the rounds: its
  * job scheduler makes one a second per shard; a round that left waits due behind adds the next
  * at once, before it runs its own, and any process's free slot takes it (so the rounds fan out
@@ -19,7 +19,7 @@ import {
   type RoundJobData,
   type RoundQueues,
   type RoundReport,
-} from '../src/queue/round-jobs.js';
+} from '../src/schedule/round-jobs.js';
 import { CLOSE_GRACE_MS, closeWorkers, settlesWithin } from './close-workers.js';
 import { DueRounds, ROUNDS_AT_ONCE, type RoundDeps } from './due-rounds.js';
 import { RATE_LIMIT_RECHECK_MS } from '../src/queue/queue-controls.js';

@@ -17,7 +17,7 @@ import {
   type Step,
 } from '../machines/machine-step.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
-import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
+import type { ConsumerJobData } from '../src/schedule/consumer-queue.js';
 import type { LastCheck } from '../src/store/consumer-record.js';
 import { decodeMachine } from '../src/store/record-codec.js';
 import type { CheckResult, Effects } from './effects.js';

@@ -10,7 +10,7 @@
  * the record's ticket from now on when the record was read (sealed anew); else the ticket and the
  * seal it was run with (a ticket not judged whole here is never sealed here).
  */
-import type { WaitScheduler } from '../src/queue/due-waits.js';
+import type { WaitScheduler } from '../src/schedule/due-waits.js';
 import type { JobOutcome } from './job-outcome.js';
 import type { WaitJob } from './routine-check.js';
 

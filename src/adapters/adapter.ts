@@ -297,7 +297,7 @@ export interface AdapterKind<Values = unknown, Policy = unknown> {
   /**
    * The names the policy gives its consumers on the backend, beside their logins (Redis keys
    * and channels, S3 buckets), each from a template in the policy's `field`
-   * (`src/config/name-templates.ts`). Two providers on one backend must give disjoint names:
+   * (`src/adapters/name-templates.ts`). Two providers on one backend must give disjoint names:
    * checked at config load. Absent: the adapter gives none.
    */
   namespaces?(policy: Policy): readonly PolicyNamespace[];

@@ -9,7 +9,7 @@
  * list over its count is refused before any of its items is looked at, in one problem.
  */
 import { z } from 'zod';
-import { formatSize } from '../config/size.js';
+import { formatSize } from '../text/size.js';
 
 /** At most `maxItems` items, together at most `maxBytes` bytes (UTF-8). */
 export interface ListBound {

@@ -11,7 +11,7 @@ import { connectCoordination, connectStore } from '../engine/engine.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import type { HeldRemovals } from '../store/consumer-store.js';
 import { load } from './load.js';
-import { printOut } from '../status/terminal-text.js';
+import { printOut } from '../text/terminal-text.js';
 
 /** The held change in words: what `status` says of it (`what`: `would be removed`, `to be removed`). */
 function heldWords(provider: string, held: HeldRemovals, what: string): string {

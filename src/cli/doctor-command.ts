@@ -6,7 +6,7 @@
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import { doctorProblems } from '../doctor/doctor.js';
 import { load, processScrubber } from './load.js';
-import { printOut } from '../status/terminal-text.js';
+import { printOut } from '../text/terminal-text.js';
 
 export async function doctorCommand(options: { config?: string }): Promise<number> {
   const uid = process.getuid?.() ?? -1;

@@ -9,7 +9,7 @@ import { connectCoordination, connectStore } from '../engine/connect.js';
 import { formatHistory } from '../history/format-history.js';
 import { readHistory } from '../history/read-history.js';
 import { consumerKeyInput } from '../store/consumer-key-input.js';
-import { printOut } from '../status/terminal-text.js';
+import { printOut } from '../text/terminal-text.js';
 import { load } from './load.js';
 
 export async function historyCommand(

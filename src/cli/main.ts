@@ -7,7 +7,7 @@
 import './heap-first.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { JobCommand } from '../queue/consumer-queue.js';
+import type { JobCommand } from '../schedule/consumer-queue.js';
 
 // loaded once heap-first has run: a static import is loaded and compiled before any line here
 // runs, and loading these grew V8's young generation to 8 MB before its bound was set (2 MB now)
@@ -16,7 +16,7 @@ const { parseListen } = await import('../config/load-config.js');
 const { parseDuration } = await import('../config/duration.js');
 const { isHoldfastError } = await import('../errors/holdfast-error.js');
 const { processScrubber } = await import('./load.js');
-const { printErr } = await import('../status/terminal-text.js');
+const { printErr } = await import('../text/terminal-text.js');
 
 /** holdfast's own package.json, found upwards from here (src/cli or dist/src/cli). */
 function version(): string {

@@ -15,7 +15,7 @@ import type { RemovalConfirmations } from '../queue/coordination.js';
 import type { QueueRedis } from '../queue/bull-connection.js';
 import { plan } from '../plan/plan.js';
 import { formatPlan } from '../plan/format-plan.js';
-import { printOut } from '../status/terminal-text.js';
+import { printOut } from '../text/terminal-text.js';
 import { load } from './load.js';
 
 export interface PlanOptions {

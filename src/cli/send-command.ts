@@ -1,10 +1,10 @@
 /** `holdfast check <consumer>` and `holdfast reapply <consumer>`: a command event for one consumer. */
 import { connectStore } from '../engine/engine.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
-import { ConsumerQueue, type JobCommand } from '../queue/consumer-queue.js';
+import { ConsumerQueue, type JobCommand } from '../schedule/consumer-queue.js';
 import { JobSeal } from '../queue/job-seal.js';
 import { load } from './load.js';
-import { printOut } from '../status/terminal-text.js';
+import { printOut } from '../text/terminal-text.js';
 
 export async function sendCommand(consumer: string, event: JobCommand, options: { config?: string }): Promise<void> {
   const { config } = await load(options.config);

@@ -12,7 +12,7 @@ import { DependencyWatch } from '../status/dependency-watch.js';
 import { formatStatus } from '../status/format-status.js';
 import type { StatusReport } from '../status/status-report.js';
 import { load } from './load.js';
-import { printOut } from '../status/terminal-text.js';
+import { printOut } from '../text/terminal-text.js';
 
 /** The status as read from the configured store and queue Redis; red naming either when it cannot be read in time. */
 export async function readStatus(config: HoldfastConfig, options: { all?: boolean }): Promise<StatusReport> {

@@ -4,7 +4,7 @@
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { formatSize } from './size.js';
+import { formatSize } from '../text/size.js';
 
 /** The bound and the setting that sets it, for the message. */
 export interface SizeLimit {

@@ -3,6 +3,7 @@
  * read from their files. Built only by `loadConfig`; everything else receives it.
  */
 import type { Adapter, AdminConnection, Ownership } from '../adapters/adapter.js';
+import type { ForeignSecretRoot } from '../secrets/secret-roots.js';
 import type { Timing } from './timing.js';
 import type { Resolved } from './option.js';
 import type { HTTP_OPTIONS } from './http-options.js';
@@ -61,17 +62,6 @@ export interface OwnNames {
   keys: readonly string[];
   channels: readonly string[];
   databases: readonly string[];
-}
-
-/** The fields that make a directory a root of a provider's grant secrets. */
-export type SecretRootField = 'contributions' | 'secretsRoot';
-
-/** A directory where another provider's grant secrets may be. */
-export interface ForeignSecretRoot {
-  provider: string;
-  field: SecretRootField;
-  /** Absolute. */
-  path: string;
 }
 
 /** Logins under `prefix` that no consumer claims: listed every `everyMs`, reported (and removed, when `remove`). */

@@ -3,12 +3,12 @@
  * judges it) must give their consumers disjoint names (Redis keys and channels, S3 buckets),
  * or a consumer id declared on both (two teams' `photos`) would read and overwrite one
  * another's data. Each template's text before `{id}`/`{login}` must not be the start of the
- * other's (`name-templates.ts`), and neither may give every name (`allowAllKeys`). Refused at
+ * other's (`src/adapters/name-templates.ts`), and neither may give every name (`allowAllKeys`). Refused at
  * config load, naming both providers.
  */
 import type { AdapterKind, PolicyNamespace } from '../adapters/adapter.js';
 import { sharedBackends, type ProviderAddress } from './backend-overlap.js';
-import { leadsOverlap, templateShape } from './name-templates.js';
+import { leadsOverlap, templateShape } from '../adapters/name-templates.js';
 import type { YamlSource } from './yaml-source.js';
 
 /** What the check needs of a provider, as the configuration gives it. */

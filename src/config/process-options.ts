@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Options } from './option.js';
 import { durationSchema } from './duration.js';
 import { maxConsumersSchema, DEFAULT_MAX_CONSUMERS } from './max-consumers.js';
-import { sizeSchema } from './size.js';
+import { sizeSchema } from '../text/size.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 export const LOG_FORMATS = ['json', 'pretty'] as const;

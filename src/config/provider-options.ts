@@ -7,7 +7,7 @@ import { ADMIN_NODE_OPTIONS } from './admin-nodes.js';
 import { ADMIN_URLS_OPTION } from './admin-urls.js';
 import { durationSchema } from './duration.js';
 import { maxConsumersSchema } from './max-consumers.js';
-import { nameSchema } from './names.js';
+import { nameSchema } from '../text/names.js';
 import { pickOptions, shapeOf, type Options } from './option.js';
 import { TIMING_OPTIONS } from './timing.js';
 

@@ -6,7 +6,7 @@
  * loader and the reader of grant secrets refuse (a shared contributions directory holds no secret).
  */
 import { realpath } from 'node:fs/promises';
-import type { ForeignSecretRoot } from './config.js';
+import type { ForeignSecretRoot } from '../secrets/secret-roots.js';
 import type { YamlSource } from './yaml-source.js';
 import { inside, rootsOfFields, type SecretRoot } from '../secrets/secret-roots.js';
 

@@ -59,7 +59,7 @@ export const TIMING_SETTINGS = {
     key: 'jitter',
     schema: jitterSchema,
     default: 0.1,
-    doc: 'fraction of the verify interval by which checks are spread, in [0, 1)',
+    doc: 'fraction of `verifyEvery` by which checks are spread, in [0, 1)',
   },
   secretGraceMs: {
     key: 'secretGrace',

@@ -19,17 +19,6 @@ export interface DesiredState {
 }
 
 /**
- * One declared consumer in brief, as the sync keeps it between reading a file and delivering
- * what changed: what tells its spec from another's (`spec-digest.ts`), and its place.
- */
-export interface DeclaredBrief {
-  key: string;
-  digest: string;
-  /** Its item's index in `consumers:`. */
-  index: number;
-}
-
-/**
  * A contributions file read and validated whole, holding each consumer in brief; the full specs are read again on
  * demand.
  */

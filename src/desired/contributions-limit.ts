@@ -6,7 +6,7 @@
 import type { ProviderConfig } from '../config/config.js';
 import type { SizeLimit } from '../config/bounded-read.js';
 import { DEFAULT_MAX_CONSUMERS } from '../config/max-consumers.js';
-import { DEFAULT_CONTRIBUTIONS_MAX_BYTES } from '../config/size.js';
+import { DEFAULT_CONTRIBUTIONS_MAX_BYTES } from '../text/size.js';
 import { DOCUMENT_BOUNDS, type YamlBounds } from '../config/yaml-bounds.js';
 
 export function contributionsLimit(provider: Pick<ProviderConfig, 'contributionsMaxBytes'>): SizeLimit {

@@ -4,8 +4,18 @@
  * (`spec-digest.ts`), in the order of the file's list (a consumer's place is its index here).
  * Kept as a list of keys and one byte array, not an object and a string per consumer.
  */
-import type { DeclaredBrief } from './consumer-spec.js';
 import { DIGEST_BYTES, digestText } from './spec-digest.js';
+
+/**
+ * One declared consumer in brief, as the sync keeps it between reading a file and delivering
+ * what changed: what tells its spec from another's (`spec-digest.ts`), and its place.
+ */
+export interface DeclaredBrief {
+  key: string;
+  digest: string;
+  /** Its item's index in `consumers:`. */
+  index: number;
+}
 
 export class DeclaredBriefs {
   private readonly keys: string[] = [];

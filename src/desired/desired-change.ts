@@ -6,7 +6,7 @@
 import type { ProviderConfig } from '../config/config.js';
 import { sha256Hex } from '../secrets/sha256.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../text/canonical-json.js';
 import type { DeclaredBriefs } from './declared-briefs.js';
 import { specDigest } from './spec-digest.js';
 

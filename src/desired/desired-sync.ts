@@ -22,7 +22,7 @@ import { basename, dirname } from 'node:path';
 import type { ProviderConfig } from '../config/config.js';
 import { isHoldfastError } from '../errors/holdfast-error.js';
 import type { Logger } from '../logging/logger.js';
-import type { ConsumerQueue } from '../queue/consumer-queue.js';
+import type { ConsumerQueue } from '../schedule/consumer-queue.js';
 import type { RemovalConfirmations } from '../queue/coordination.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
@@ -145,7 +145,7 @@ export class DesiredSync {
   }
 
   /**
-   * Whether a record the resync sweep read is of a consumer its provider's last good desired
+   * Whether a record the sweep read is of a consumer its provider's last good desired
    * state does not declare (and that is not being removed already): only once the provider's
    * file was read and valid, so bad input never deletes, and a change held back still declares
    * what it would remove. Such a record is a removal lost (a spec older than the removal made

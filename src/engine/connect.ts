@@ -9,7 +9,7 @@ import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { queueRedis, queueWhereOf, type QueueRedis } from '../queue/bull-connection.js';
 import { NoteSeal, type Coordination, type NoteKind } from '../queue/coordination.js';
-import { queuedChecks, queueKeysNamed, type QueuedChecks } from '../queue/queued-checks.js';
+import { queuedChecks, queueKeysNamed, type QueuedChecks } from '../schedule/queued-checks.js';
 import { holdfastQueueMetas, queueControlsRead, type QueueControlsRead } from '../queue/queue-controls.js';
 import { queueCoordination, type QueueCoordination } from '../queue/sharded-coordination.js';
 import { ConsumerStore } from '../store/consumer-store.js';

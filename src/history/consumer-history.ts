@@ -6,7 +6,8 @@
  * - the record's history: its last {@link HISTORY_LENGTH} transitions, each written with the record;
  * - the provider's timeline in the queue's Redis (about the last {@link TIMELINE_CAP} losses, heals
  *   and brakes of all its consumers): the heals a record is not told of (a heal of what the record
- *   says was applied writes no record, DESIGN rule 3) are listed from there
+ *   says was applied writes no record: the record is written when what is applied changes, not
+ *   when a heal restores it) are listed from there
  *   (`recent-transitions.ts`: a transition both hold is listed once).
  *
  * Never a secret: states, reasons (the status's words), causes, nodes and times.

@@ -1,7 +1,7 @@
 /**
  * A consumer's history as `holdfast history` prints it: a headline, how far back it goes, then
  * one line per transition, oldest first (time, transition, cause, node, reason). The caller
- * prints it inert (`status/terminal-text.ts`): reasons and nodes come from backends and files.
+ * prints it inert (`text/terminal-text.ts`): reasons and nodes come from backends and files.
  */
 import type { ConsumerHistory, HistoryLine } from './consumer-history.js';
 

@@ -1,8 +1,9 @@
 /**
  * A consumer's recent transitions, as its page lists them: its record's history and the heals its
  * record was not told of. A heal that restores what the record says was applied writes no record
- * (DESIGN rule 3): its two transitions (`held → lost`, `lost → held`) live in the provider's
- * timeline only, and are listed from there; a transition both hold is listed once.
+ * (the record is written when what is applied changes; such a heal is an event): its two
+ * transitions (`held → lost`, `lost → held`) live in the provider's timeline only, and are listed
+ * from there; a transition both hold is listed once.
  */
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';

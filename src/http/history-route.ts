@@ -8,7 +8,7 @@
 import { parseDuration } from '../config/duration.js';
 import { HoldfastError, isHoldfastError, type ErrorCode } from '../errors/holdfast-error.js';
 import { readHistory, type HistorySources } from '../history/read-history.js';
-import { inertText } from '../status/terminal-text.js';
+import { inertText } from '../text/terminal-text.js';
 import type { ConsumerHistory } from '../history/consumer-history.js';
 
 /** Where it is mounted: `/consumers/*`. */

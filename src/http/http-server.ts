@@ -5,9 +5,9 @@
  * history (`/consumers/<provider>/<id>/history`, the JSON of `holdfast history --json`), `/healthz`
  * (200 only when everything is served, else 503 with the reasons) and `/metrics`.
  *
- * Read-only unless `http.readOnly: false`: only GET and HEAD are answered; even then, of Bull
+ * Read-only unless `http.readOnly: false`: only GET and HEAD are served; even then, of Bull
  * Board's writes only retrying, promoting and removing one job, resuming a queue and releasing its
- * rate limit are answered, everything else refused with 403 ({@link refusedWrite}). Basic auth, required off
+ * rate limit are served, everything else refused with 403 ({@link refusedWrite}). Basic auth, required off
  * loopback ({@link refuseExposedDashboard}). A request whose `Host` is not one it answers to gets
  * 421 ({@link hostMatcher}). Every response carries a Content-Security-Policy, `X-Frame-Options:
  * DENY`, `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.
@@ -21,9 +21,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { HttpConfig } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { scrapeDeadlineMs, type Metrics } from '../metrics/metrics.js';
-import type { ConsumerQueue } from '../queue/consumer-queue.js';
+import type { ConsumerQueue } from '../schedule/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
-import type { QueuedChecks } from '../queue/queued-checks.js';
+import type { QueuedChecks } from '../schedule/queued-checks.js';
 import type { QueueControlsRead } from '../queue/queue-controls.js';
 import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
 import { redReasons, type StatusReport, type StatusSources } from '../status/status-report.js';

@@ -8,7 +8,7 @@
  * one place a value is several lines. The only escape sequences left are the formatter's own colours.
  */
 import { prettyFactory } from 'pino-pretty';
-import { inertLines, inertText } from '../status/terminal-text.js';
+import { inertLines, inertText } from '../text/terminal-text.js';
 
 /** How holdfast's lines are shown (the time of day, no pid nor host). */
 export const PRETTY_OPTIONS = { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } as const;

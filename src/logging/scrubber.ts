@@ -23,9 +23,9 @@ function formsOf(secret: string, derivations: Iterable<SecretForms>): string[] {
 
 export class Scrubber {
   private forms: string[];
-  /** The secrets given to this scrubber, kept to derive their forms again when a derivation is learnt. */
+  /** The secrets given to this scrubber, kept to derive their forms again when a derivation is learned. */
   private readonly secrets: string[];
-  /** Derivations learnt by this (root) scrubber; children use their root's. */
+  /** Derivations learned by this (root) scrubber; children use their root's. */
   private readonly derivations = new Set<SecretForms>();
 
   constructor(
@@ -36,7 +36,7 @@ export class Scrubber {
     this.forms = this.derive(this.secrets);
   }
 
-  /** A scrubber that also removes `secrets` (in every form the root has learnt) and `forms` as given. */
+  /** A scrubber that also removes `secrets` (in every form the root has learned) and `forms` as given. */
   with(...secrets: string[]): Scrubber {
     return new Scrubber(secrets, this);
   }

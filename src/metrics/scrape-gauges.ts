@@ -1,6 +1,6 @@
 /**
  * The gauges `/metrics` sets when scraped, from its {@link ScrapeSources}: consumers by state,
- * the unserved consumers by name and since when, each provider's intervals (verify, deep check) and its last check,
+ * the unserved consumers by name and since when, each provider's intervals (`verifyEvery`, deep check) and its last check,
  * orphans, contested consumers, removals held back, the queue's depth, and whether the record store and the queue's
  * Redis answer. Each source is read once per scrape within the scrape's deadline; one that does
  * not answer in time is said down (`holdfast_store_up`, `holdfast_queue_up`) and what it last

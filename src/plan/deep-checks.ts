@@ -79,10 +79,10 @@ export async function deepChecks(
   for (let i = 0; i < grants.length; i += limit) chunks.push(grants.slice(i, i + limit));
   const asking = { holdsMany: holdsMany.bind(adapter), batch: adapter.batch } as Adapter &
     Required<Pick<Adapter, 'holdsMany'>>;
-  const answered = await mapBounded(chunks, BATCHES_AT_ONCE, (chunk) =>
+  const answers = await mapBounded(chunks, BATCHES_AT_ONCE, (chunk) =>
     withDeadline(timeoutMs, (options) => holdsEach(asking, chunk, options)),
   );
-  return answered.flat();
+  return answers.flat();
 }
 
 /**

@@ -16,7 +16,7 @@
 import { isAbsolute } from 'node:path';
 import type { ProviderConfig } from '../config/config.js';
 import { formatPath, type FieldPath } from '../config/yaml-source.js';
-import { NAME_PATTERN } from '../config/names.js';
+import { NAME_PATTERN } from '../text/names.js';
 import { misplaced, misplacedInWords, secretRootsOf } from '../secrets/secret-roots.js';
 import { CONTROL_OR_FORMAT } from '../adapters/value-bounds.js';
 import { ownNameProblems } from './own-names.js';

@@ -9,7 +9,7 @@ import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import type { LastCheck } from '../store/consumer-record.js';
 
 export interface ConsumerSummary {
-  /** The record's revision: an older summary never replaces a newer one. */
+  /** The record's revision: an older brief never replaces a newer one. */
   rev: number;
   /** `unreadable`: a record this holdfast cannot read (a newer machine version); `reason` says why. */
   state: ConsumerStateName | 'unreadable';
@@ -18,7 +18,7 @@ export interface ConsumerSummary {
   /**
    * Since when the consumer has not been served (ms), through every unserved state since it
    * left a served one (or since its oldest remembered transition); absent while it is served,
-   * and in summaries written before this field existed.
+   * and in briefs written before this field existed.
    */
   unservedSince?: number;
   login: string;
@@ -33,7 +33,7 @@ export interface ConsumerSummary {
 }
 
 /**
- * The summary's state as noted beside its revision: a consumer keeping its accepted spec over a refused one is marked
+ * The brief's state as noted beside its revision: a consumer keeping its accepted spec over a refused one is marked
  * `!`.
  */
 export function stateToken(summary: Pick<ConsumerSummary, 'state' | 'refused'>): string {

@@ -55,7 +55,7 @@ export interface Finding {
   waveMs: number;
 }
 
-/** What the script answered of a finding. */
+/** What the script returned of a finding. */
 export type FindingOutcome =
   /** Part of a loss wave: not counted. */
   | { counted: false }
@@ -79,7 +79,7 @@ export interface ContestedConsumer {
 }
 
 /**
- * Two logins of a provider found missing within this of each other are a loss wave: twice its verify interval (its
+ * Two logins of a provider found missing within this of each other are a loss wave: twice its `verifyEvery` (its
  * checks are spread over one).
  */
 export function lossWaveMs(verifyEveryMs: number): number {

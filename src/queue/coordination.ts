@@ -2,7 +2,7 @@
  * What workers share besides jobs, in the queue's Redis, and all of holdfast's own knowledge
  * of it (BullMQ keeps its own). A {@link Coordination} holds its parts side by side, each a
  * class in `coordination/` behind a narrow interface, and each shard has its due set (`due.ts`,
- * sealed and read through `due-waits.ts`):
+ * sealed and read through `src/schedule/due-waits.ts`):
  *
  * - **`locks`** (`locks.ts`): each consumer's lock, its revision as last written and what its
  *   checks learned;
@@ -99,14 +99,14 @@ export function createCoordination(redis: QueueRedis, prefix: string, seal: Note
   };
 }
 
-/** The due set of one shard, on `redis` under `prefix` (see `holdfastPrefix` and `due-waits.ts`). */
+/** The due set of one shard, on `redis` under `prefix` (see `holdfastPrefix` and `src/schedule/due-waits.ts`). */
 export function createDueSet(redis: QueueRedis, prefix: string): DueSet {
   const keys = coordinationKeys(prefix);
   return new DueSet({ redis, keys, scripts: new ScriptRunner(redis, keys) });
 }
 
 /**
- * The key of the due set's revisions under `prefix`: what the status asks, beside BullMQ's keys (`queued-checks.ts`).
+ * The key of the due set's revisions under `prefix`: what the status asks, beside BullMQ's keys (`src/schedule/queued-checks.ts`).
  */
 export function dueRevsKey(prefix: string): string {
   return coordinationKeys(prefix).dueRevs;

@@ -14,7 +14,7 @@
  */
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { WaitName } from '../../machines/machine-step.js';
-import { canonicalJson } from '../desired/canonical-json.js';
+import { canonicalJson } from '../text/canonical-json.js';
 import type { DesiredSpec } from '../store/consumer-record.js';
 
 const SEAL_BYTES = 32;

@@ -48,7 +48,7 @@ export interface QueueMetaKey {
 
 /**
  * The meta keys of holdfast's queues under `prefix` in `shards` shards: the consumers' queue `name`
- * and the rounds' queue beside it (`round-jobs.ts`'s `roundQueueName`), as BullMQ names them.
+ * and the rounds' queue beside it (`src/schedule/round-jobs.ts`'s `roundQueueName`), as BullMQ names them.
  */
 export function holdfastQueueMetas(prefix: string, name: string, shards: number): QueueMetaKey[] {
   return shardPrefixes(prefix, shards).flatMap((shard) =>

@@ -7,7 +7,7 @@
  *   during the failover says nothing;
  * - when another node that answers serves the slot (a replica promoted), that is said once, and `moved` is
  *   called: replication is asynchronous, so the promoted replica may lack the last jobs written
- *   before the failover, and the resync's sweep re-creates whatever it lacks (its sentinel
+ *   before the failover, and the sweep re-creates whatever it lacks (its sentinel
  *   survived, so nothing else would notice).
  *
  * A single Redis is not watched here: its restart empty is the sentinel's to notice.

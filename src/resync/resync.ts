@@ -4,7 +4,7 @@
  *
  * - the record's wait, in the due set at the record's revision (one there at that revision or a
  *   later one is left alone); a wait
- *   already overdue is spread over one verify interval, not all due at once;
+ *   already overdue is spread over one `verifyEvery`, not all due at once;
  * - for a record left mid-effect past its deadline (its worker died), a job that resumes it.
  *
  * Each record read is also noted in brief in the queue's Redis, for the status. A record this
@@ -25,8 +25,8 @@ import type { Timing } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { QueueSentinel, SummaryNotes } from '../queue/coordination.js';
 import type { LayoutSettling } from '../queue/sharded-coordination.js';
-import { checkTicket, type ConsumerQueue, type ScheduledWait } from '../queue/consumer-queue.js';
-import type { WaitScheduler } from '../queue/due-waits.js';
+import { checkTicket, type ConsumerQueue, type ScheduledWait } from '../schedule/consumer-queue.js';
+import type { WaitScheduler } from '../schedule/due-waits.js';
 import type { ConsumerSummary } from '../queue/consumer-summary.js';
 import { summaryOf, unreadableSummary } from '../queue/summarize.js';
 import { isUnreadable, type ConsumerRecord, type UnreadableRecord } from '../store/consumer-record.js';
@@ -206,7 +206,7 @@ export class Resync {
     );
   }
 
-  /** The record's wait as a job; overdue waits are spread over one verify interval. */
+  /** The record's wait as a job; overdue waits are spread over one `verifyEvery`. */
   private waitOf(record: ConsumerRecord, now: Date): ScheduledWait | undefined {
     const { timer, desired } = record;
     if (!timer) return undefined;

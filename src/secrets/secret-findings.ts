@@ -4,7 +4,7 @@
  * read (`secret-warnings.ts`). A finding names its kind and where (a byte offset), never the
  * secret: nothing here returns or says a byte of it.
  *
- * What a finding does (DESIGN rule 7, issue 28): a finding holdfast already refused before these
+ * What a finding does (say what is wrong once, in words that fit; issue 28): a finding holdfast already refused before these
  * checks stays refused (`grant-secret.ts`: a second line, a carriage return elsewhere than a last
  * CRLF, bytes that are not UTF-8); every other one is a warning: the secret is used as it is, as
  * holdfast always used it, because the backend and the apps may already hold that very password.

@@ -7,7 +7,27 @@
  */
 import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative } from 'node:path';
-import type { ForeignSecretRoot, ProviderConfig, SecretRootField } from '../config/config.js';
+
+/** The fields that make a directory a root of a provider's grant secrets. */
+export type SecretRootField = 'contributions' | 'secretsRoot';
+
+/** A directory where another provider's grant secrets may be. */
+export interface ForeignSecretRoot {
+  provider: string;
+  field: SecretRootField;
+  /** Absolute. */
+  path: string;
+}
+
+/** What a provider's configuration says of its grant secrets' roots (`ProviderConfig` holds these fields). */
+export interface ProviderSecretRoots {
+  /** Absolute path of the contributions file. */
+  contributionsPath: string;
+  /** Absolute directory grant secrets may be in besides the contributions file's own; undefined: only the latter. */
+  secretsRoot?: string | undefined;
+  /** The grant-secret roots of every other provider (filled in by `loadConfig`). */
+  foreignSecretRoots: readonly ForeignSecretRoot[];
+}
 
 /** One root: a directory, and which field of its provider makes it one. */
 export interface SecretRoot {
@@ -25,7 +45,7 @@ export interface SecretRoots {
 export type Misplaced = { kind: 'outside'; outside: string } | { kind: 'foreign'; foreign: ForeignSecretRoot };
 
 /** The roots a provider's fields make: its contributions file's directory, then its `secretsRoot`. */
-export function rootsOfFields(provider: Pick<ProviderConfig, 'contributionsPath' | 'secretsRoot'>): SecretRoot[] {
+export function rootsOfFields(provider: Pick<ProviderSecretRoots, 'contributionsPath' | 'secretsRoot'>): SecretRoot[] {
   const roots: SecretRoot[] = [{ field: 'contributions', path: dirname(provider.contributionsPath) }];
   if (provider.secretsRoot !== undefined) roots.push({ field: 'secretsRoot', path: provider.secretsRoot });
   return roots;
@@ -33,7 +53,7 @@ export function rootsOfFields(provider: Pick<ProviderConfig, 'contributionsPath'
 
 /** `provider`'s grant-secret roots, and the other providers' (filled in by `loadConfig`). */
 export function secretRootsOf(
-  provider: Pick<ProviderConfig, 'contributionsPath' | 'secretsRoot' | 'foreignSecretRoots'>,
+  provider: Pick<ProviderSecretRoots, 'contributionsPath' | 'secretsRoot' | 'foreignSecretRoots'>,
 ): SecretRoots {
   return { own: rootsOfFields(provider), foreign: provider.foreignSecretRoots };
 }

@@ -2,7 +2,7 @@
 import { formatDuration } from '../config/duration.js';
 import { contestedLine } from './contested-status.js';
 import { reportLines, type StatusReport } from './status-report.js';
-import { inertLines, inertText } from './terminal-text.js';
+import { inertLines, inertText } from '../text/terminal-text.js';
 
 export function ago(iso: string, now: number): string {
   const s = Math.round((now - Date.parse(iso)) / 1000);

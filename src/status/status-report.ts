@@ -25,7 +25,7 @@ import { shortChange } from '../desired/desired-change.js';
 import { formatDuration } from '../config/duration.js';
 import type { CheckMemo, NodesNote, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
 import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
-import type { QueuedChecks } from '../queue/queued-checks.js';
+import type { QueuedChecks } from '../schedule/queued-checks.js';
 import { controlLine, type QueueControlsRead } from '../queue/queue-controls.js';
 import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';

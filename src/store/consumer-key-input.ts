@@ -1,12 +1,12 @@
 /**
  * A consumer key as someone typed it (`holdfast history <key>`, `/consumers/<provider>/<id>/…`):
  * checked before anything is asked with it. Bounded first, then every character, then its shape:
- * `<provider>/<id>`, each a name of `config/names.ts`, so `../x`, an empty part or a second `/`
+ * `<provider>/<id>`, each a name of `text/names.ts`, so `../x`, an empty part or a second `/`
  * is refused. What is said of a refused key never holds a control or format character of it.
  */
-import { NAME_PATTERN } from '../config/names.js';
+import { NAME_PATTERN } from '../text/names.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
-import { inertText } from '../status/terminal-text.js';
+import { inertText } from '../text/terminal-text.js';
 import { consumerKey } from './consumer-key.js';
 
 /** The longest key: two names of 128 characters and the `/`. */

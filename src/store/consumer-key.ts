@@ -1,7 +1,7 @@
 /**
  * A consumer's key, `<provider>/<id>`: its record's `_id`, its jobs' and its entries in the
  * queue's Redis, its name in logs, the CLI and the API. Neither part holds a `/`
- * (see `config/names.ts`).
+ * (see `text/names.ts`).
  */
 
 export function consumerKey(provider: string, id: string): string {

@@ -34,7 +34,7 @@ export interface RefusedSpec {
   problems: string[];
 }
 
-/** A wait the machine asked for, kept in the due set at `rev` (see `src/queue/due-waits.ts`). */
+/** A wait the machine asked for, kept in the due set at `rev` (see `src/schedule/due-waits.ts`). */
 export interface WaitRecord {
   /** The revision that scheduled it: a job carrying another revision is stale. */
   rev: number;
@@ -83,7 +83,7 @@ export interface ConsumerRecord {
   /** The machine, in this version's shape. */
   machine: PersistedConsumer;
   stateSince: Date;
-  /** Counts the record's writes; a timer of another revision is stale. */
+  /** Counts the record's writes; a wait of another revision is stale. */
   rev: number;
   /** When the spec was last applied successfully. */
   appliedAt: Date | null;

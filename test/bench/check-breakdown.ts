@@ -24,7 +24,7 @@ import type { Logger } from '../../src/logging/logger.js';
 import { Scrubber } from '../../src/logging/scrubber.js';
 import { bullConnection } from '../../src/queue/bull-connection.js';
 import type { Coordination } from '../../src/queue/coordination.js';
-import type { ConsumerJobData } from '../../src/queue/consumer-queue.js';
+import type { ConsumerJobData } from '../../src/schedule/consumer-queue.js';
 import { JobSeal } from '../../src/queue/job-seal.js';
 import { secretFingerprint } from '../../src/secrets/fingerprint.js';
 import { readGrantSecret } from '../../src/secrets/grant-secret.js';

@@ -1,10 +1,10 @@
 /**
- * What the due set (`src/queue/due-waits.ts`) holds, read and changed by hand as a test needs: by each shard's prefix.
+ * What the due set (`src/schedule/due-waits.ts`) holds, read and changed by hand as a test needs: by each shard's prefix.
  */
 import type { Redis } from 'ioredis';
 import { holdfastPrefix } from '../../src/queue/coordination.js';
 import { coordinationKeys } from '../../src/queue/coordination/keys.js';
-import { takenWait, type TakenWait } from '../../src/queue/due-waits.js';
+import { takenWait, type TakenWait } from '../../src/schedule/due-waits.js';
 
 /** The due set's keys under the queue prefix `prefix`, from the one key table. */
 function dueKeys(prefix: string) {

@@ -10,7 +10,8 @@ import { ownedBy } from '../claim-login.js';
 import { allowsNothing, differences, evaluateRules, evaluateText, permits, type CommandSet } from './acl-evaluate.js';
 import { effectivePatterns, type AclSelector, type AclUser } from './acl-rules.js';
 import type { CommandTable } from './command-table.js';
-import { markChannel, ownersOf } from './ownership.js';
+import { markChannel } from './acl-mark.js';
+import { ownersOf } from './ownership.js';
 
 /** What a grant should look like in `ACL GETUSER`. */
 export interface ExpectedUser {

@@ -3,7 +3,7 @@
  * password's SHA-256 is sent) and the reading of an `ACL GETUSER` reply. What they mean is
  * compared in `acl-compare.ts`.
  */
-import { markSelector } from './ownership.js';
+import { markSelector } from './acl-mark.js';
 
 /**
  * The patterns as Redis keeps them: `*` covers every name (and Redis refuses a pattern after

@@ -1,17 +1,10 @@
 /**
- * Holdfast's mark on the ACL users it makes, and who may claim a login. The mark is a
- * selector that holds one channel pattern, `&holdfast-managed:<provider>`, and no command: it
- * grants nothing, and it lives beside the user's own rules whatever they are (a channel
- * pattern in the user's own list would be lost to `&*`, which Redis keeps alone). It is on the
- * backend, so a lost record store cannot erase it; a consumer cannot forge one, since its
- * values cannot express a selector (their patterns get their `~`/`&` from holdfast).
+ * Who may claim a login: the providers whose mark (`acl-mark.ts`) an ACL user carries.
  */
 import type { Ownership } from '../adapter.js';
 import { claimRefusal } from '../claim-login.js';
+import { MARK_PREFIX, markChannel } from './acl-mark.js';
 import type { AclUser } from './acl-rules.js';
-
-/** What a mark's channel pattern starts with; the provider's name follows. */
-export const MARK_PREFIX = 'holdfast-managed:';
 
 /**
  * Logins earlier releases of holdfast made and deleted as scratch users (to learn how a server
@@ -19,18 +12,6 @@ export const MARK_PREFIX = 'holdfast-managed:';
  * it, running beside this one during an upgrade, would delete a consumer's login of that name.
  */
 export const SCRATCH_PREFIX = 'holdfast-canon-';
-
-export function markChannel(provider: string): string {
-  return `${MARK_PREFIX}${provider}`;
-}
-
-/**
- * The mark as an `ACL SETUSER` argument. `resetchannels` first: where `acl-pubsub-default`
- * is `allchannels`, a new selector starts with every channel and refuses a pattern.
- */
-export function markSelector(provider: string): string {
-  return `(resetchannels &${markChannel(provider)})`;
-}
 
 /** The providers whose marks a user carries, read from its selectors only. */
 export function ownersOf(user: AclUser): string[] {

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { PolicySubject } from '../adapter.js';
-import { separatorProblems, templateProblem } from '../../config/name-templates.js';
+import { separatorProblems, templateProblem } from '../name-templates.js';
 import { SCRATCH_PREFIX } from './ownership.js';
 import { commandRule, type RedisAclValues } from './values.js';
 

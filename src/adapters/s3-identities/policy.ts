@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { PolicySubject } from '../adapter.js';
-import { separatorProblems, templateProblem } from '../../config/name-templates.js';
+import { separatorProblems, templateProblem } from '../name-templates.js';
 import { ACTIONS, DEFAULT_ACTIONS, type S3Action, type S3IdentitiesValues } from './values.js';
 
 /** SeaweedFS refuses a secret key outside 8-128 characters. */

@@ -1,6 +1,6 @@
 /**
  * The due set of one shard: every consumer's wait by when it falls due, its revision and its
- * job's data (see `due-waits.ts`, which seals and reads what is kept here).
+ * job's data (see `src/schedule/due-waits.ts`, which seals and reads what is kept here).
  */
 import { CoordinationPart } from './context.js';
 import type { DueEntry, SettledEntry, TakenEntry } from './scripts.js';

@@ -61,7 +61,7 @@ export function coordinationKeys(prefix: string) {
     lossWave: (provider: string) => `${prefix}:loss-wave:${provider}`,
     /**
      * Each consumer's routine wait by when it falls due, ms (a sorted set of consumer keys): what
-     * the worker's rounds take; a wait taken is pushed to the end of its lease (see `due-waits.ts`).
+     * the worker's rounds take; a wait taken is pushed to the end of its lease (see `src/schedule/due-waits.ts`).
      */
     due: `${prefix}:due`,
     /**

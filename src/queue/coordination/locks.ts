@@ -1,7 +1,7 @@
 /**
  * Locks and check memos: each consumer's lock (one actor at a time; it expires by itself when
  * its holder dies), its record revision as last written (so a routine check tells a current
- * timer from a stale one without reading the store) and what its checks learned (so a check
+ * wait from a stale one without reading the store) and what its checks learned (so a check
  * that finds it held writes nothing to the store). A memo is sealed (`../note-seal.ts`): one whose
  * seal fails reads as none (the next check is deep; nothing is applied for it).
  */
@@ -16,7 +16,7 @@ import { checkMemoCodec, decodeJson, decodeRevision, type CheckMemo } from './va
 /**
  * How long a removal's mark is kept (ms): far longer than a desired job waits in the queue (put
  * back while its consumer is busy, a few hundred ms at a time, or while the store does not
- * answer). An older job (or a mark the queue's Redis forgot) is the resync sweep's to repair:
+ * answer). An older job (or a mark the queue's Redis forgot) is the sweep's to repair:
  * it removes any record whose key is no longer declared (`DesiredSync.removeUndeclared`).
  */
 export const REMOVAL_MARK_MS = 24 * 3_600_000;

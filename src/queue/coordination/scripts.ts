@@ -141,7 +141,7 @@ export interface ReleaseEntry {
  * Releases each lock (if still its `token`'s); keeps the check memo and when the check ended in
  * the provider's sorted set; `asked` moves the consumer in or out of the provider's could-not-ask
  * set. Replies, for each, how many consumers its provider's sorted set holds (its consumers asked
- * about): what sets the pace of its deep checks, learnt without another round trip. Many
+ * about): what sets the pace of its deep checks, learned without another round trip. Many
  * consumers of one shard in one call (`locks.ts`).
  *
  * KEYS[1]       check memos (hash: consumer key → memo, JSON)

@@ -14,7 +14,7 @@ import { loadConfig } from '../../../src/config/load-config.js';
 import { connectStore, startEngine, type Engine, type EngineOptions } from '../../../src/engine/engine.js';
 import { startHttpServer, type HttpServer, type HttpServerOptions } from '../../../src/http/http-server.js';
 import { createLogger } from '../../../src/logging/logger.js';
-import { checkTicket, ConsumerQueue } from '../../../src/queue/consumer-queue.js';
+import { checkTicket, ConsumerQueue } from '../../../src/schedule/consumer-queue.js';
 import { JobSeal } from '../../../src/queue/job-seal.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import { statusReport, type StatusReport } from '../../../src/status/status-report.js';

@@ -1,8 +1,9 @@
 /**
- * A heal that restores what the record says was applied writes no record (DESIGN rule 3): it is
- * an event (log, timeline, metrics, check memo), so it sends nothing to the record store, works
- * while the store is frozen, and a worker killed in the middle of one leaves nothing lost. A
- * rotation in the same period is still written before it is applied.
+ * A heal that restores what the record says was applied writes no record (the record is written
+ * when what is applied changes, and such a heal changes nothing applied): it is an event (log,
+ * timeline, metrics, check memo), so it sends nothing to the record store, works while the store
+ * is frozen, and a worker killed in the middle of one leaves nothing lost. A rotation in the same
+ * period is still written before it is applied.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { BackendNodeEvent } from '../../../src/adapters/adapter.js';
 import { redisAcl, RedisNodesAdapter } from '../../../src/adapters/redis-acl/index.js';
-import { markSelector } from '../../../src/adapters/redis-acl/ownership.js';
+import { markSelector } from '../../../src/adapters/redis-acl/acl-mark.js';
 import { ownRedisReplicas } from '../../backends/index.js';
 import { redisLogin } from '../../backends/logins.js';
 import { nodeAddress, type LocalRedisReplicas, type NodeAddress } from '../../backends/redis-replicas.js';

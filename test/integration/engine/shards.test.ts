@@ -12,7 +12,7 @@ import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { ownershipOf } from '../../../src/config/config.js';
 import { shardPrefixes } from '../../../src/config/shard-prefixes.js';
 import { Metrics } from '../../../src/metrics/metrics.js';
-import type { ConsumerQueue } from '../../../src/queue/consumer-queue.js';
+import type { ConsumerQueue } from '../../../src/schedule/consumer-queue.js';
 import { shardOf } from '../../../src/queue/shard-of.js';
 import { ownBackend, sharedBackend } from '../../backends/index.js';
 import { dueWaitsPerShard } from '../../support/due-set.js';

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { AdapterKind } from '../../../src/adapters/adapter.js';
 import { loadConfig } from '../../../src/config/load-config.js';
-import { formatSize, parseSize } from '../../../src/config/size.js';
+import { formatSize, parseSize } from '../../../src/text/size.js';
 import { HoldfastError } from '../../../src/errors/holdfast-error.js';
 
 const fakeKind: AdapterKind = {

@@ -25,7 +25,7 @@ import type { PostgresRolesPolicy } from '../../../src/adapters/postgres-roles/p
 import { POSTGRES_ROLES_BOUNDS, type PostgresRolesValues } from '../../../src/adapters/postgres-roles/values.js';
 import { effectiveCommands, userRules } from '../../../src/adapters/redis-acl/acl-rules.js';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
-import { markSelector } from '../../../src/adapters/redis-acl/ownership.js';
+import { markSelector } from '../../../src/adapters/redis-acl/acl-mark.js';
 import type { RedisAclPolicy } from '../../../src/adapters/redis-acl/policy.js';
 import { COMMAND_RULE, REDIS_ACL_BOUNDS, type RedisAclValues } from '../../../src/adapters/redis-acl/values.js';
 import { policyDocument } from '../../../src/adapters/s3-identities/identity.js';

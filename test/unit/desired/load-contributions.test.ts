@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { AdapterKind } from '../../../src/adapters/adapter.js';
 import type { ProviderConfig } from '../../../src/config/config.js';
 import { HoldfastError } from '../../../src/errors/holdfast-error.js';
-import { canonicalJson } from '../../../src/desired/canonical-json.js';
+import { canonicalJson } from '../../../src/text/canonical-json.js';
 import { sha256Hex } from '../../../src/secrets/sha256.js';
 import { loadContributions } from '../../../src/desired/load-contributions.js';
 import { providerConfig } from '../../support/provider-config.js';

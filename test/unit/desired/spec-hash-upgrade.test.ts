@@ -12,7 +12,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DESCRIBED_ADAPTERS } from '../../../src/adapters/described-registry.js';
-import { canonicalJson } from '../../../src/desired/canonical-json.js';
+import { canonicalJson } from '../../../src/text/canonical-json.js';
 import { loadContributions } from '../../../src/desired/load-contributions.js';
 import { sha256Hex } from '../../../src/secrets/sha256.js';
 import { providerConfig } from '../../support/provider-config.js';

@@ -3,11 +3,12 @@
  * holdfast's words and naming the file(s) that own it (a link), and the words the code uses
  * everywhere are among them. Whether the linked files exist is the doc links' test's to say.
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const glossary = readFileSync(resolve(import.meta.dirname, '../../../docs/glossary.md'), 'utf8');
+const root = resolve(import.meta.dirname, '../../..');
+const glossary = readFileSync(join(root, 'docs/glossary.md'), 'utf8');
 
 /** Each entry: its term (what is in bold at the start of its paragraph) and its text. */
 const entries = glossary
@@ -63,5 +64,36 @@ describe('the glossary', () => {
       'deep check',
     ];
     expect(words.filter((word) => !terms.includes(word))).toEqual([]);
+  });
+
+  it('says one name per concept: the docs write none of the retired words outside code', () => {
+    /** A retired word, and the glossary's word for what it meant. */
+    const retired: readonly (readonly [RegExp, string])[] = [
+      [/\bsummar(y|ies)\b/i, 'brief'],
+      [/\btimers?\b/i, 'wait (a wait job: kind `timer`)'],
+      [/\bresync\b/i, 'sweep'],
+      [/\blearnt\b/i, 'learned'],
+      [/\bverif(y|ies|ied|ying)\b/i, 'check (`verifyEvery`, `verifying`, the `verify` wait in code)'],
+    ];
+    const pages = [
+      'README.md',
+      ...readdirSync(join(root, 'docs'))
+        .filter((name) => name.endsWith('.md'))
+        .map((name) => `docs/${name}`),
+    ];
+    const found = pages.flatMap((page) => {
+      const prose = readFileSync(join(root, page), 'utf8')
+        .replace(/```[\s\S]*?```/g, (block) => block.replace(/[^\n]/g, ''))
+        .replace(/`[^`\n]*`/g, '``')
+        .replace(/\]\([^)]*\)/g, ']()');
+      return prose
+        .split('\n')
+        .flatMap((line, i) =>
+          retired
+            .filter(([word]) => word.test(line))
+            .map(([word, instead]) => `${page}:${i + 1}: ${word.exec(line)![0]} (say: ${instead})`),
+        );
+    });
+    expect(found).toEqual([]);
   });
 });

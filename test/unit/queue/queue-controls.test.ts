@@ -16,7 +16,7 @@ import {
   type QueueControl,
   type UndoableQueue,
 } from '../../../src/queue/queue-controls.js';
-import { roundQueueName } from '../../../src/queue/round-jobs.js';
+import { roundQueueName } from '../../../src/schedule/round-jobs.js';
 
 describe('the controls of holdfast’s queues', () => {
   it.each([1, 3])(

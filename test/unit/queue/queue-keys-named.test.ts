@@ -4,7 +4,7 @@
 import { QueueKeys } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { shardPrefixes } from '../../../src/config/shard-prefixes.js';
-import { queueKeysNamed } from '../../../src/queue/queued-checks.js';
+import { queueKeysNamed } from '../../../src/schedule/queued-checks.js';
 
 describe('the queue keys the status reads', () => {
   it.each([1, 4])('are BullMQ’s own keys in each of %i shard(s)', (shards) => {

@@ -16,7 +16,7 @@ import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import type { Finding, FindingOutcome } from '../../../src/queue/contest.js';
 import type { CheckMemo, Claim } from '../../../src/queue/coordination.js';
-import type { ConsumerJobData, ScheduledWait } from '../../../src/queue/consumer-queue.js';
+import type { ConsumerJobData, ScheduledWait } from '../../../src/schedule/consumer-queue.js';
 import { JobSeal } from '../../../src/queue/job-seal.js';
 import type * as GrantSecret from '../../../src/secrets/grant-secret.js';
 import { readGrantSecret } from '../../../src/secrets/grant-secret.js';

@@ -6,8 +6,8 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Scrubber } from '../../../src/logging/scrubber.js';
-import type { CheckTicket, ScheduledWait } from '../../../src/queue/consumer-queue.js';
-import type { Settled, TakenWait } from '../../../src/queue/due-waits.js';
+import type { CheckTicket, ScheduledWait } from '../../../src/schedule/consumer-queue.js';
+import type { Settled, TakenWait } from '../../../src/schedule/due-waits.js';
 import { shardOf } from '../../../src/queue/shard-of.js';
 import { DueRounds } from '../../../workers/due-rounds.js';
 import { again, type JobOutcome } from '../../../workers/job-outcome.js';

@@ -4,7 +4,7 @@
  * anything but "later".
  */
 import { describe, expect, it } from 'vitest';
-import type { CheckTicket, ScheduledWait } from '../../../src/queue/consumer-queue.js';
+import type { CheckTicket, ScheduledWait } from '../../../src/schedule/consumer-queue.js';
 import { again, retryLater } from '../../../workers/job-outcome.js';
 import type { WaitJob } from '../../../workers/routine-check.js';
 import { settleWait } from '../../../workers/wait-settlement.js';

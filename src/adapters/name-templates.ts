@@ -17,7 +17,7 @@
  * lead) must not be the start of the other's ({@link leadsOverlap}): expansions that differ
  * within both leads can never be the start of one another.
  */
-import { NAME_CHARACTER } from './names.js';
+import { NAME_CHARACTER } from '../text/names.js';
 
 export type Placeholder = 'id' | 'login';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../../src/desired/canonical-json.js';
+import { canonicalJson } from '../../../src/text/canonical-json.js';
 import { sha256Hex } from '../../../src/secrets/sha256.js';
 
 describe('canonicalJson', () => {

@@ -7,9 +7,9 @@
  */
 import type { Redis } from 'ioredis';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import { dueRevsKey, holdfastPrefix } from './coordination.js';
+import { dueRevsKey, holdfastPrefix } from '../queue/coordination.js';
 import { waitJobId } from './wait-job-id.js';
-import { byShard } from './shard-of.js';
+import { byShard } from '../queue/shard-of.js';
 
 export interface QueuedChecks {
   /** For each `[consumer key, revision]`, whether its wait's job at that revision is in the queue. */

@@ -7,7 +7,7 @@
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import type { BullConnection } from './bull-connection.js';
+import type { BullConnection } from '../queue/bull-connection.js';
 
 /** What a round job carries: the shard it runs a round of. */
 export interface RoundJobData {

@@ -4,7 +4,7 @@
  * instead of one BullMQ job each. A routine check then costs no job of its own: BullMQ's take and
  * put-back were the largest part of its cost.
  *
- * Per shard, three keys of its slot (`coordination/keys.ts`): the waits by due time, each
+ * Per shard, three keys of its slot (`src/queue/coordination/keys.ts`): the waits by due time, each
  * one's revision, and each one's data, as its timer job would carry it (the ticket and its seal:
  * no secret). One wait per consumer: a wait of a later revision replaces an earlier one, one of
  * the same revision is left alone (the same wait, as a job id is). A round takes a wait by pushing
@@ -15,11 +15,17 @@
  */
 import { WAIT_NAMES, type WaitName } from '../../machines/machine-step.js';
 import { shardPrefixes } from '../config/shard-prefixes.js';
-import type { QueueRedis } from './bull-connection.js';
-import { createDueSet, holdfastPrefix, type DueSet, type SettledEntry, type TakenEntry } from './coordination.js';
+import type { QueueRedis } from '../queue/bull-connection.js';
+import {
+  createDueSet,
+  holdfastPrefix,
+  type DueSet,
+  type SettledEntry,
+  type TakenEntry,
+} from '../queue/coordination.js';
 import type { CheckTicket, ConsumerJobData, ScheduledWait } from './consumer-queue.js';
-import type { JobSeal } from './job-seal.js';
-import { byShard } from './shard-of.js';
+import type { JobSeal } from '../queue/job-seal.js';
+import { byShard } from '../queue/shard-of.js';
 
 /** Where waits are scheduled: the due set (the records' writers and the sweep know no more of it). */
 export interface WaitScheduler {
@@ -48,7 +54,7 @@ const WAITS: ReadonlySet<string> = new Set(WAIT_NAMES);
 
 /**
  * The timer job a stored wait stands for. One holdfast did not write (damaged, or written by
- * hand) is a verify wait whose ticket carries no seal: the worker does not use it and goes by
+ * hand) is a `verify` wait whose ticket carries no seal: the worker does not use it and goes by
  * the record, which puts the record's own wait back (a stored revision that is not a count is taken
  * for one later than any, so that the record's replaces it).
  */

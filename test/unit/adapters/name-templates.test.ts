@@ -5,8 +5,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { leadsOverlap, separatorProblems, templateProblem, templateShape } from '../../../src/config/name-templates.js';
-import { NAME_PATTERN } from '../../../src/config/names.js';
+import {
+  leadsOverlap,
+  separatorProblems,
+  templateProblem,
+  templateShape,
+} from '../../../src/adapters/name-templates.js';
+import { NAME_PATTERN } from '../../../src/text/names.js';
 
 const subject = (id: string, login = `app_${id}`) => ({ id, login });
 

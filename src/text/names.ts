@@ -6,7 +6,7 @@ export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 /**
  * Every character a consumer id or login may hold (logins have the same alphabet,
  * `src/adapters/login-shape.ts`): name templates rely on it to keep consumers apart
- * (`name-templates.ts`).
+ * (`src/adapters/name-templates.ts`).
  */
 export const NAME_CHARACTER = /^[A-Za-z0-9_.-]$/;
 

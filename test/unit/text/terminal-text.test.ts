@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatPath } from '../../../src/config/yaml-source.js';
-import { inertLines, inertText } from '../../../src/status/terminal-text.js';
+import { inertLines, inertText } from '../../../src/text/terminal-text.js';
 
 const UNSAFE = /[\p{Cc}\p{Cf}]/u;
 

@@ -3,23 +3,23 @@
  * secret. Job ids are deterministic where a duplicate must collapse: a wait is
  * `<key>@<rev>`, so a sweep can re-create a lost one without doubling it. What a worker would
  * otherwise take on a job's word (a desired spec, a routine check's ticket) is sealed (see
- * `job-seal.ts`); a command job carries only an event a person may send, a redo job a revision.
+ * `src/queue/job-seal.ts`); a command job carries only an event a person may send, a redo job a revision.
  *
  * With `queue.shards: N` the queue is N BullMQ queues of the same name, one under each shard's
  * prefix (`config/shard-prefixes.ts`), and every job goes to its consumer's shard
- * (`shard-of.ts`): a consumer's jobs are all in one shard, and each shard's keys in one slot.
+ * (`src/queue/shard-of.ts`): a consumer's jobs are all in one shard, and each shard's keys in one slot.
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import { shardPrefixes } from '../config/shard-prefixes.js';
 import type { CommandEvent } from '../../machines/consumer-events.js';
 import type { PersistedConsumer, WaitName } from '../../machines/machine-step.js';
 import type { QueueConnectionConfig } from '../config/config.js';
-import { bullConnection, type BullConnection } from './bull-connection.js';
+import { bullConnection, type BullConnection } from '../queue/bull-connection.js';
 import type { DesiredSpec, MachineRecord, WaitRecord } from '../store/consumer-record.js';
 import { encodeMachine } from '../store/record-codec.js';
-import type { JobSeal } from './job-seal.js';
+import type { JobSeal } from '../queue/job-seal.js';
 import { RoundQueues } from './round-jobs.js';
-import { byShard, shardOf } from './shard-of.js';
+import { byShard, shardOf } from '../queue/shard-of.js';
 import { waitJobId } from './wait-job-id.js';
 
 /**
@@ -68,7 +68,7 @@ export type ConsumerJobData =
 export const JOB_COMMANDS = ['CHECK_NOW', 'REAPPLY', 'SUSPEND', 'RESUME'] as const;
 export type JobCommand = Extract<CommandEvent, { type: (typeof JOB_COMMANDS)[number] }>;
 
-/** A wait to schedule: the record's timer and the ticket its job carries. */
+/** A wait to schedule: the record's wait (`timer`) and the ticket its job carries. */
 export interface ScheduledWait {
   key: string;
   timer: WaitRecord;
@@ -155,7 +155,7 @@ export class ConsumerQueue {
   }
 
   /**
-   * Queues waits as timer jobs (a job with the same id already there, the same wait, is left
+   * Queues waits as wait jobs (kind `timer`) (a job with the same id already there, the same wait, is left
    * alone): what a round hands over when a wait's run failed, with the seal it was taken with
    * (`seal`; a ticket is sealed here only when none is given: one written by hand must not get a
    * seal it never had). Waits are scheduled in the due set (`due-waits.ts`), not here.
