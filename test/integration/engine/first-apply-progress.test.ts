@@ -5,10 +5,24 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { engineFixtures, readable, type LogLine } from './engine-fixture.js';
+import { Metrics } from '../../../src/metrics/metrics.js';
 import type { StatusReport } from '../../../src/status/status-report.js';
 
 const INFO = 30;
 const DEBUG = 20;
+
+/** How many applies went to the cache's adapter, in how many batches (`holdfast_backend_batch_size`). */
+async function createBatches(metrics: Metrics): Promise<{ sum: number; count: number }> {
+  const lines = (await metrics.text()).split('\n').filter((l) => l.includes('call="create"'));
+  const value = (suffix: string) =>
+    Number(
+      lines
+        .find((l) => l.startsWith(`holdfast_backend_batch_size_${suffix}{`))
+        ?.split(' ')
+        .at(-1) ?? 0,
+    );
+  return { sum: value('sum'), count: value('count') };
+}
 
 /** The progress lines said of the provider `cache`. */
 const progressLines = (logs: LogLine[]) => logs.filter((l) => l.msg.startsWith('first applies of cache: '));
@@ -24,7 +38,8 @@ describe('engine: a few hundred first applies', () => {
     // 60 consumers cannot be applied yet (their grant secrets come later): the first applies stay outstanding
     const late = f.consumers.slice(240);
     for (const c of late) rmSync(c.secretPath);
-    const engine = await f.start();
+    const metrics = new Metrics();
+    const engine = await f.start(undefined, undefined, { metrics });
 
     await f.until(
       'a progress line saying 240 of 300 applied',
@@ -45,6 +60,11 @@ describe('engine: a few hundred first applies', () => {
     const counts = lines.map((l) => l.applied as number);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
     expect(new Set(counts).size).toBe(counts.length);
+
+    // the first applies went to the backend in batches (pipelines), not one call each
+    const batched = await createBatches(metrics);
+    expect(batched.sum).toBe(240);
+    expect(batched.count).toBeLessThan(batched.sum);
 
     // no consumer says its first apply at info; each says it at debug, and its record keeps it
     const applied = f.consumers.slice(0, 240);
