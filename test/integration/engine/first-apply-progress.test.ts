@@ -102,4 +102,17 @@ describe('engine: a few hundred first applies', () => {
     );
     expect(cache(await f.status())?.firstApplies).toBeNull();
   }, 180_000);
+
+  it('counts them over every shard of a sharded queue', async () => {
+    const f = await fixture({ consumers: 60, shards: 3, timing: { verifyEvery: '30s', secretGrace: '60s' } });
+    for (const c of f.consumers.slice(40)) rmSync(c.secretPath);
+    await f.start();
+    await f.until(
+      'a progress line saying 40 of 60 applied',
+      () => progressLines(f.logs).some((l) => l.applied === 40),
+      60_000,
+    );
+    const cache = (await f.status()).providers.find((p) => p.provider === 'cache');
+    expect(cache?.firstApplies).toMatchObject({ applied: 40, declared: 60 });
+  });
 });
