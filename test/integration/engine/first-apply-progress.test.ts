@@ -110,9 +110,9 @@ describe('engine: a few hundred first applies', () => {
     await f.until(
       'a progress line saying 40 of 60 applied',
       () => progressLines(f.logs).some((l) => l.applied === 40),
-      60_000,
+      45_000,
     );
     const cache = (await f.status()).providers.find((p) => p.provider === 'cache');
     expect(cache?.firstApplies).toMatchObject({ applied: 40, declared: 60 });
-  });
+  }, 120_000);
 });
