@@ -45,6 +45,7 @@ export class FirstApplyReports {
   private readonly said = new Map<string, Said>();
   private timer: NodeJS.Timeout | undefined;
   private looking: Promise<void> = Promise.resolve();
+  private busy = false;
 
   constructor(private readonly options: FirstApplyReportsOptions) {}
 
@@ -62,7 +63,11 @@ export class FirstApplyReports {
 
   /** One look, unless the last has not ended; a look that fails says nothing (the status names what does not answer). */
   private look(): void {
-    this.looking = this.looking.then(() => this.lookOnce()).catch(() => undefined);
+    if (this.busy) return;
+    this.busy = true;
+    this.looking = this.lookOnce()
+      .catch(() => undefined)
+      .finally(() => (this.busy = false));
   }
 
   private async lookOnce(): Promise<void> {
