@@ -311,7 +311,13 @@ export class RecordDraft {
       this.deps.observer?.transition(this.record.provider, transition, history);
       history = [...history, transition];
       const { from, to, reason } = transition;
-      this.sayings.push(() => this.log.info({ from, to, reason }, `${from} → ${to}${reason ? `: ${reason}` : ''}`));
+      // a first apply's moves at debug: the progress line (`src/status/first-apply-reports.ts`) says them together
+      this.sayings.push(() =>
+        this.log[this.isNew && (to === 'applying' || to === 'held') ? 'debug' : 'info'](
+          { from, to, reason },
+          `${from} → ${to}${reason ? `: ${reason}` : ''}`,
+        ),
+      );
     }
     this.written = { rev, machine, history, since, check, refusal };
     this.wait = timer;

@@ -87,6 +87,11 @@ export class DesiredSync {
     return new Set(this.logins.get(provider)?.values());
   }
 
+  /** Each provider's declared consumers, as its contributions were last read (a provider not read yet: absent). */
+  declaredCounts(): Map<string, number> {
+    return new Map([...this.known].map((name) => [name, this.delivered.get(name)?.size ?? 0]));
+  }
+
   /** Learns what a record holds (at start-up, before {@link start}). */
   remember(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired' | 'refused'>): void {
     const digest = deliveredDigest(record);

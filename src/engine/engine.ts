@@ -17,6 +17,7 @@ import type { Adapter } from '../adapters/adapter.js';
 import type { HoldfastConfig } from '../config/config.js';
 import { configSecrets } from '../config/config-secrets.js';
 import { DesiredSync } from '../desired/desired-sync.js';
+import { FirstApplyReports } from '../status/first-apply-reports.js';
 import { SecretWarnings } from '../secrets/secret-warnings.js';
 import { boundHeapGrowth, releaseYoungGeneration } from './heap-growth.js';
 import type { Logger } from '../logging/logger.js';
@@ -442,6 +443,14 @@ async function startSync(
   await resync.sweep((record) => desired.remember(record));
   await desired.start();
   resync.start(desired);
+  // long first applies said as they go, a line every few seconds, for every worker at once
+  const firstApplies = new FirstApplyReports({
+    notes: coordination.notes,
+    declared: () => desired.declaredCounts(),
+    logger,
+  });
+  firstApplies.start();
+  releasers.push(() => firstApplies.stop());
   const orphans = new OrphanWatch({
     providers: [...providers.values()],
     claimed: (name) => desired.claimedLogins(name),

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { contestedLine, type ContestedStatus } from '../status/contested-status.js';
 import { ago } from '../status/format-status.js';
+import { progressWords } from '../status/first-apply-progress.js';
 import { escapeHtml } from './escape-html.js';
 import type { ConsumerStatus, StatusReport } from '../status/status-report.js';
 import { isUnreadable, type StoredConsumer } from '../store/consumer-record.js';
@@ -163,6 +164,18 @@ export interface PageFilter {
   startedAt?: number | undefined;
 }
 
+/** The providers' first applies still outstanding, each with its pace: a line and a bar each; empty when none is. */
+function firstAppliesSection(report: StatusReport): string {
+  const lines = report.providers.flatMap((p) =>
+    !p.firstApplies
+      ? []
+      : [
+          `<li><progress value="${p.firstApplies.applied}" max="${p.firstApplies.declared}"></progress> ${escapeHtml(p.provider)}: ${escapeHtml(progressWords(p.firstApplies))}</li>`,
+        ],
+  );
+  return lines.length === 0 ? '' : `<h2>First applies</h2><ul id="first-applies">${lines.join('')}</ul>`;
+}
+
 /** The status page: verdict and reasons, providers, then the consumers (unserved first, marked), filtered. */
 export function statusPage(
   report: StatusReport,
@@ -203,6 +216,7 @@ export function statusPage(
   return page(
     `holdfast: ${report.healthy ? 'served' : 'NOT SERVED'}`,
     `<h1>holdfast</h1>${verdict}
+${firstAppliesSection(report)}
 <h2>Providers</h2>
 <table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>contested</th><th>problems</th></tr>${providers}</table>
 ${timelineSection(report, timelines, now, filter)}

@@ -21,6 +21,7 @@ import {
   type StatusSources,
 } from './status-report.js';
 import { inWords } from './status-words.js';
+import { FirstApplyPace } from './first-apply-progress.js';
 
 export { inWords } from './status-words.js';
 
@@ -62,6 +63,8 @@ export class BoundedStatus {
   private readonly sharded: ShardedCoordination | null;
   private readonly watch: DependencyWatch;
   private readonly budgetMs: number;
+  /** The pace of each provider's first applies, over the reports read. */
+  private readonly pace = new FirstApplyPace();
   private shared: Partial<Record<'all' | 'unserved', { report: Promise<StatusReport>; settledAt: number | null }>> = {};
 
   constructor(
@@ -109,11 +112,24 @@ export class BoundedStatus {
         }),
     );
     const read = await within(Promise.race([noted, reported]), until - Date.now());
-    if (read.kind === 'answered') return read.value;
+    if (read.kind === 'answered') return this.paced(read.value);
     const reasons = this.reasons();
     if (reasons.length > 0) return unreachableReport(new Date(), reasons);
     if (read.kind === 'failed') throw read.error;
     return unreachableReport(new Date(), [`the status could not be read within ${inSeconds(this.budgetMs)}`]);
+  }
+
+  /** The report with the pace of its providers' first applies, from the reports read before it. */
+  private paced(report: StatusReport): StatusReport {
+    const at = Date.parse(report.at);
+    const providers = report.providers.map((p) => {
+      if (!p.firstApplies) {
+        this.pace.forget(p.provider);
+        return p;
+      }
+      return { ...p, firstApplies: this.pace.observe(p.provider, p.firstApplies, at) };
+    });
+    return { ...report, providers };
   }
 
   /** The queue's reads, each part's watched. */

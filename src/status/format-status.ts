@@ -1,6 +1,7 @@
 /** `holdfast status` for a terminal: counts per provider and state, what is wrong, and the consumers listed. */
 import { formatDuration } from '../config/duration.js';
 import { contestedLine } from './contested-status.js';
+import { progressWords } from './first-apply-progress.js';
 import { reportLines, type StatusReport } from './status-report.js';
 import { inertLines, inertText } from '../text/terminal-text.js';
 
@@ -55,6 +56,7 @@ export function formatStatus(report: StatusReport): string {
     lines.push(
       `provider ${p.provider}: ${p.consumers} consumer${p.consumers === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${p.declared !== null ? `, ${p.declared} declared` : ''}${deep}`,
     );
+    if (p.firstApplies) lines.push(`  first applies: ${progressWords(p.firstApplies)}`);
     lines.push(...contestedLines(p));
   }
   if (report.consumers.length > 0) {

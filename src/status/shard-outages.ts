@@ -36,6 +36,7 @@ const NOTHING: { readonly [P in keyof StatusReads]: Nothing<StatusReads[P]> } = 
     allStates: () => ({ states: {}, unsealed: [] }),
     summariesOf: () => new Map(),
     lastCheckedAt: () => new Map(),
+    askedCounts: () => new Map(),
     checkedBefore: () => [],
     orphans: () => new Map(),
     nodes: () => new Map(),

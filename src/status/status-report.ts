@@ -31,6 +31,7 @@ import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
 import { CONTESTED_LISTED, contestedOf, type ContestedStatus } from './contested-status.js';
+import { firstApplyCount, outstanding, type FirstApplyProgress } from './first-apply-progress.js';
 import {
   readsForReport,
   unreadableShardLine,
@@ -70,6 +71,11 @@ export interface ProviderHealth {
   declared: number | null;
   /** Consumers by state. */
   states: Record<string, number>;
+  /**
+   * While fewer declared consumers are applied than declared: how many are, and at what pace (the pace where the
+   * status is read again and again, as the status page is; null otherwise). Null when none is outstanding.
+   */
+  firstApplies: FirstApplyProgress | null;
   contributionsError: string | null;
   paused: { since: string; reason: string } | null;
   /** When any of its consumers was last checked. */
@@ -500,11 +506,12 @@ export async function statusReport(
   const names = [
     ...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys(), ...unsealedOf.keys()]),
   ].sort();
-  const [alive, paused, couldNotAsk, lastCheckAt, orphans, nodes, contests] = await Promise.all([
+  const [alive, paused, couldNotAsk, lastCheckAt, asked, orphans, nodes, contests] = await Promise.all([
     coordination.signals.alive(),
     coordination.signals.pauses(names),
     coordination.signals.couldNotAskCounts(names),
     coordination.notes.lastCheckedAt(names),
+    coordination.notes.askedCounts(names),
     coordination.notes.orphans(names),
     coordination.notes.nodes(names),
     coordination.contests.contested(names, at, CONTESTED_LISTED),
@@ -577,13 +584,16 @@ export async function statusReport(
     const deepCheckEveryMs = facts.timing
       ? deepCheckIntervalMs({ timing: facts.timing, costUs: deepCostUs.get(name), consumers })
       : null;
+    const declared = facts.status && facts.status.lastGoodAt !== null ? facts.status.consumers : null;
+    const applies = declared === null ? null : firstApplyCount(asked.get(name) ?? 0, declared);
     return {
       provider: name,
       // red only with a line saying why: every unserved state and every silent consumer has one above
       healthy: found.length === 0,
       consumers,
-      declared: facts.status && facts.status.lastGoodAt !== null ? facts.status.consumers : null,
+      declared,
       states: facts.states,
+      firstApplies: applies && outstanding(applies) ? { ...applies, perSecond: null, leftS: null } : null,
       contributionsError: facts.status?.contributionsError ?? null,
       paused: facts.pause,
       lastCheckAt: facts.lastCheckAt === null ? null : new Date(facts.lastCheckAt).toISOString(),

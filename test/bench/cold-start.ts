@@ -6,7 +6,8 @@
  * Redis's memory, the jobs waiting `--after` seconds after the last consumer was held, the
  * store's CPU over the run, and the load average beside it (`--cpu-prof <dir>`: the engine's
  * V8 CPU profile; `--workers N`: N − 1 `holdfast worker` processes beside the run, started
- * first, their peak RSS reported apart). Last line: one JSON object.
+ * first, their peak RSS reported apart; `--concurrency N`: the engine's `worker.concurrency`). Last line: one JSON
+ * object.
  */
 import { dueCounts } from '../support/due-set.js';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -31,6 +32,8 @@ const verifyEvery = arg('verify', '60s');
 const afterMs = Number(arg('after', '120')) * 1000;
 const limitMs = Number(arg('limit', '1800')) * 1000;
 const workers = Number(arg('workers', '1'));
+/** `--concurrency N`: the engine's `worker.concurrency` (default 32, the configuration's default). */
+const concurrency = Number(arg('concurrency', '32'));
 /** `--cpu-prof <dir>`: the engine's V8 CPU profile, written there as it exits (read with `cpu-profile-top.ts`). */
 const cpuProfileDir = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -74,7 +77,7 @@ function pidNaming(needle: string): number | undefined {
 const env = await BenchEnv.create(n);
 say(`${n} consumers written; load ${load()}`);
 try {
-  const { path, config } = await env.configure('cold', { verifyEvery });
+  const { path, config } = await env.configure('cold', { verifyEvery }, concurrency);
   await prepareFerretDbStore(env.store, config.store.database, Object.values(STORE_COLLECTIONS));
   const ferret = env.store.sqliteDir ? pidNaming(env.store.sqliteDir) : undefined;
   const ferretCpu0 = ferret ? cpuMs(ferret) : NaN;
@@ -141,6 +144,7 @@ try {
   const usedMemory = Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
   const result = {
     consumers: n,
+    concurrency,
     verifyEvery,
     startMs: engine.startMs,
     allHeldS: secs(allHeldAt),

@@ -105,6 +105,11 @@ export interface NoteReads {
   summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>>;
   /** When any consumer of each provider was last checked (ms since the epoch), by provider. */
   lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * How many consumers of each provider were held or asked at least once (the size of its asked-at set), by provider:
+   * what a first apply's progress counts.
+   */
+  askedCounts(providers: readonly string[]): Promise<Map<string, number>>;
   /** Up to `limit` consumers of `provider` whose checks last ended before `beforeMs`, oldest first, with when. */
   checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>>;
   /** The orphans last found among `providers`. */
@@ -260,6 +265,11 @@ export class Notes extends CoordinationPart implements NotesPart {
     return new Map(
       providers.flatMap((p, i) => (latest[i]?.[1] === undefined ? [] : [[p, Number(latest[i][1])] as const])),
     );
+  }
+
+  async askedCounts(providers: readonly string[]): Promise<Map<string, number>> {
+    const counts = await Promise.all(providers.map((p) => this.redis.zcard(this.keys.checked(p))));
+    return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
   }
 
   async checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>> {

@@ -83,6 +83,11 @@ export class ShardedNotes implements NotesPart {
     return latest;
   }
 
+  async askedCounts(providers: readonly string[]): Promise<Map<string, number>> {
+    const counts = await this.shards.all((s) => s.askedCounts(providers));
+    return new Map(providers.map((p) => [p, counts.reduce((sum, c) => sum + (c.get(p) ?? 0), 0)]));
+  }
+
   async checkedBefore(provider: string, beforeMs: number, limit: number): Promise<Array<[key: string, at: number]>> {
     const each = await this.shards.all((s) => s.checkedBefore(provider, beforeMs, limit));
     return each

@@ -25,6 +25,7 @@ describe('contested consumers on the dashboard', () => {
       consumers: 3,
       declared: 3,
       states: { held: 3 },
+      firstApplies: null,
       contributionsError: null,
       paused: null,
       lastCheckAt: null,

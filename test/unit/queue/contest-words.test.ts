@@ -68,6 +68,7 @@ describe('contested logins in words', () => {
       consumers: 3,
       declared: 3,
       states: { held: 3 },
+      firstApplies: null,
       contributionsError: null,
       paused: null,
       lastCheckAt: null,

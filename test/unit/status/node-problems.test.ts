@@ -13,6 +13,7 @@ function sources(note: NodesNote | undefined): StatusSources {
       allStates: () => ({ states: { 'cache/a': 'held 1' }, unsealed: [] }),
       summariesOf: () => new Map(),
       lastCheckedAt: () => new Map([['cache', now.getTime()]]),
+      askedCounts: () => new Map(),
       checkedBefore: () => [],
       orphans: () => new Map(),
       nodes: () => new Map(note ? [['cache', note]] : []),

@@ -150,6 +150,7 @@ function sources(world: World): StatusSources {
       summariesOf: (asked: readonly string[]) =>
         new Map(asked.flatMap((k) => (briefs.has(k) ? [[k, briefs.get(k)!] as const] : []))),
       lastCheckedAt: () => new Map(lastCheckAt === undefined ? [] : [['cache', lastCheckAt]]),
+      askedCounts: () => new Map(),
       checkedBefore: (_provider: string, before: number, limit: number) =>
         checked.filter(([, t]) => t < before).slice(0, limit),
       orphans: () => new Map(world.orphans ? [['cache', orphans]] : []),

@@ -22,6 +22,7 @@ function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coo
       allStates: () => ({ states: statesOf(index), unsealed: [] }),
       summariesOf: () => new Map(),
       lastCheckedAt: () => new Map([['cache', Date.now()]]),
+      askedCounts: () => new Map(),
       checkedBefore: () => [],
       orphans: () => new Map(),
       nodes: () => new Map(),
