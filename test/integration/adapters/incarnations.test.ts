@@ -4,7 +4,8 @@
  *
  * - Redis: a restart is `new-run-id`, the old and new `run_id` differ; on a primary with replicas,
  *   the restarted replica alone.
- * - PostgreSQL: a restart is `new-run-id` (a new postmaster start time), the system identifier kept.
+ * - PostgreSQL: a restart is `new-run-id` (a new postmaster start time), the system identifier kept;
+ *   one on a data directory made again is `new-system-id`; a standby promoted is `promoted`.
  * - FerretDB: a restart is `new-run-id` (`serverStatus`: another pid, a later start).
  * - SeaweedFS: a restart is `answers-again` (its gateway names no run).
  */
@@ -15,7 +16,7 @@ import { mongodbUsers } from '../../../src/adapters/mongodb-users/index.js';
 import { postgresRoles } from '../../../src/adapters/postgres-roles/index.js';
 import { RedisNodesAdapter, redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { s3Identities } from '../../../src/adapters/s3-identities/index.js';
-import { ownBackend, ownRedisReplicas, type OwnedBackend } from '../../backends/index.js';
+import { ownBackend, ownPostgresPair, ownRedisReplicas, type OwnedBackend } from '../../backends/index.js';
 import { nodeAddress, type LocalRedisReplicas } from '../../backends/redis-replicas.js';
 import { until } from '../../support/until.js';
 
@@ -102,6 +103,43 @@ describe('incarnations: a restart seen by each adapter', () => {
     expect(Date.parse(change.current.runId!)).toBeGreaterThan(Date.parse(before.runId!));
     expect(change.current.systemId).toBe(before.systemId);
     expect(change.detail).not.toContain(b.admin.password);
+  }, 90_000);
+
+  it('PostgreSQL: a restart on a data directory made again (initdb) is new-system-id', async () => {
+    const b = await own('postgres');
+    const adapter = postgresRoles.connect(
+      { url: `postgres://${b.host}:${b.port}/postgres`, ...credentials(b) },
+      ownership,
+    );
+    adapters.push(adapter);
+    const node = `${b.host}:${b.port}`;
+    const changes = watched(adapter);
+    await firstRead(adapter, [node]);
+    const before = adapter.incarnations!().get(node)!;
+    await b.restart({ keepData: false });
+    const change = await aChange(changes, node);
+    expect(change.why).toBe('new-system-id');
+    expect(change.current.systemId).toMatch(/^\d+$/);
+    expect(change.current.systemId).not.toBe(before.systemId);
+  }, 90_000);
+
+  it('PostgreSQL: a standby promoted is promoted, its primary unchanged', async () => {
+    const { primary, standby } = await ownPostgresPair();
+    backends.push(primary, standby);
+    const urls = [primary, standby].map((s) => `postgres://${s.host}:${s.port}/postgres`);
+    const adapter = postgresRoles.connect({ url: urls[0]!, urls, ...credentials(primary) }, ownership);
+    adapters.push(adapter);
+    const [p, s] = [primary, standby].map((x) => `${x.host}:${x.port}`) as [string, string];
+    const changes = watched(adapter);
+    await firstRead(adapter, [p, s]);
+    expect(adapter.incarnations!().get(s)?.role).toBe('replica');
+    // a standby made by pg_basebackup is its primary's system
+    expect(adapter.incarnations!().get(s)?.systemId).toBe(adapter.incarnations!().get(p)?.systemId);
+    await standby.promote();
+    const change = await aChange(changes, s);
+    expect(change.why).toBe('promoted');
+    expect(change.current.role).toBe('primary');
+    expect(changes.filter((c) => c.node === p)).toEqual([]);
   }, 90_000);
 
   it('FerretDB: a restart is new-run-id (serverStatus: another pid, a later start)', async () => {
