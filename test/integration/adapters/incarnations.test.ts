@@ -8,6 +8,14 @@
  *   one on a data directory made again is `new-system-id`; a standby promoted is `promoted`.
  * - FerretDB: a restart is `new-run-id` (`serverStatus`: another pid, a later start).
  * - SeaweedFS: a restart is `answers-again` (its gateway names no run).
+ * - Sentinel: the replica promoted by a failover is `promoted`, its run id the same.
+ *
+ * Fail-without (each guard of `incarnation-tracker.ts`'s `changeOf` removed in turn): without the
+ * run-id comparison, the Redis, replica and PostgreSQL restarts time out with "changes: []" (no
+ * ping or read failed during those restarts: only the run id shows them); without the system
+ * identifier, the initdb test gets "expected 'new-run-id' to be 'new-system-id'"; without the
+ * promotion, the standby and Sentinel tests time out (the Sentinel one seeing only the other
+ * replica's `answers-again`); without answers-again, the SeaweedFS restart times out, "changes: []".
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Adapter } from '../../../src/adapters/adapter.js';
@@ -220,4 +228,39 @@ describe('incarnations: every node of a Redis primary and its replicas', () => {
     );
     expect(changes.filter((c) => c.node !== nodeAddress(replica))).toEqual([]);
   }, 90_000);
+});
+
+describe('incarnations: a Sentinel failover', () => {
+  let set: LocalRedisReplicas;
+  let adapter: RedisNodesAdapter;
+  const changes: IncarnationChange[] = [];
+
+  beforeAll(async () => {
+    set = await ownRedisReplicas({ replicas: 2, sentinels: 3, downAfterMs: 1_000 });
+    adapter = new RedisNodesAdapter(
+      { url: set.sentinelUrls[0]!, username: set.admin.username, password: set.admin.password },
+      { form: 'sentinel', sentinels: set.sentinelUrls, master: 'mymaster', nodes: 'discover' },
+      ownership,
+      { rediscoverEveryMs: 500, healthEveryMs: 200, nodeTimeoutMs: 1_000 },
+    );
+    adapter.onIncarnation((change) => changes.push(change));
+  }, 60_000);
+  afterAll(async () => {
+    await adapter?.close();
+    await set?.stop();
+  });
+
+  it('the master killed: the replica the Sentinels promote is promoted, its run id the same', async () => {
+    const all = set.nodes.map(nodeAddress);
+    await firstRead(adapter, all);
+    const old = await set.currentMaster();
+    const before = adapter.incarnations();
+    set.kill(old);
+    const promoted = nodeAddress(await set.waitForNewMaster(old));
+    expect(before.get(promoted)?.role).toBe('replica');
+    const change = await aChange(changes, promoted);
+    expect(change.why).toBe('promoted');
+    expect(change.current.role).toBe('primary');
+    expect(change.current.runId).toBe(before.get(promoted)?.runId);
+  }, 120_000);
 });
