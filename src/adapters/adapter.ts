@@ -5,6 +5,7 @@
  * whatever the backend is doing.
  */
 import type { z } from 'zod';
+import type { Incarnation, IncarnationChange } from './incarnation.js';
 
 /** What an adapter applies for one consumer. `password` was just read from the grant file. */
 export interface Grant<Values = unknown> {
@@ -124,6 +125,13 @@ export interface Adapter<Values = unknown> {
   onNodeEvent?(listener: (event: BackendNodeEvent) => void): () => void;
   /** A backend of several nodes: each node now, its role, whether it answers and how many consumers it lacks. */
   nodeReport?(): BackendNodeReport[];
+  /**
+   * Each node's incarnation (`host:port` → what identifies this run of its server: `incarnation.ts`), read when
+   * first asked, then at each health ping. Absent: the adapter cannot tell.
+   */
+  incarnations?(): ReadonlyMap<string, Incarnation>;
+  /** Tells `listener` of each node seen as a new incarnation (`why`: a kind). Returns the unsubscribe. */
+  onIncarnation?(listener: (change: IncarnationChange) => void): () => void;
   /** Closes the admin connection. */
   close(): Promise<void>;
 }

@@ -10,6 +10,9 @@
 import { MongoClient, MongoNetworkError, MongoServerError, MongoServerSelectionError, type Document } from 'mongodb';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
+import type { Incarnation, IncarnationChange } from '../incarnation.js';
+import { IncarnationWatch, incarnationPace } from '../incarnation-watch.js';
+import { readMongoRun } from './mongodb-run.js';
 import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import { mongoSha1Password, prepared, sameKeys, scramKeys, type ScramHash, type ScramKeys } from '../scram.js';
@@ -64,6 +67,8 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
   private usersReadable: boolean | undefined;
   /** Digests of (user, password, stored keys) known to match: a check compares text, not PBKDF2. */
   private readonly verified = new Remembered(VERIFIED_CACHE);
+  /** The server's incarnation (mongodb-run.ts), read every second once asked; a failed heartbeat marks it silent. */
+  private readonly watch: IncarnationWatch;
 
   constructor(
     admin: AdminConnection,
@@ -90,8 +95,16 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
       retryWrites: false,
       appName: 'holdfast',
     });
+    const node = hostOf(admin.url, 'mongodb');
+    const pace = incarnationPace(admin);
+    this.watch = new IncarnationWatch({
+      ...pace,
+      nodes: () => [node],
+      read: (_node, signal) => readMongoRun(this.client.db('admin'), signal, pace.timeoutMs),
+    });
     this.client.on('serverHeartbeatFailed', (event) => {
       this.down = this.calls.scrubber.scrub(event.failure.message);
+      this.watch.failed(node, 'heartbeat-failed');
     });
     this.client.on('serverHeartbeatSucceeded', () => {
       this.down = undefined;
@@ -276,7 +289,17 @@ export class MongodbUsersAdapter implements Adapter<MongodbUsersValues> {
     });
   }
 
+  /** The server's incarnation: mongod's process id, or FerretDB's pid and start time. */
+  incarnations(): ReadonlyMap<string, Incarnation> {
+    return this.watch.incarnations();
+  }
+
+  onIncarnation(listener: (change: IncarnationChange) => void): () => void {
+    return this.watch.onIncarnation(listener);
+  }
+
   async close(): Promise<void> {
+    this.watch.close();
     await this.client.close().catch(() => undefined);
   }
 

@@ -17,6 +17,9 @@ import type {
   Ownership,
 } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
+import type { Incarnation, IncarnationChange } from '../incarnation.js';
+import { IncarnationWatch, incarnationPace } from '../incarnation-watch.js';
+import { PostgresRuns } from './postgres-run.js';
 import { Remembered } from '../remembered.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import {
@@ -143,6 +146,9 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   private readonly connectionLimit: number;
   private readonly publicScope: Omit<PublicGrantsScope, 'adminDatabase'>;
   private readonly adminPassword: string | undefined;
+  /** Each host's start time and system identifier (postgres-run.ts), read once asked. */
+  private readonly runs: PostgresRuns;
+  private readonly watch: IncarnationWatch;
 
   constructor(
     admin: AdminConnection,
@@ -192,6 +198,23 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       max,
       application_name: 'holdfast',
     });
+    const pace = incarnationPace(admin);
+    const hosts = (admin.urls ?? [admin.url]).map(postgresHost);
+    this.runs = new PostgresRuns(hosts, { user: this.adminRole, password: admin.password, max: 1 }, pace.timeoutMs);
+    this.watch = new IncarnationWatch({
+      ...pace,
+      nodes: () => this.runs.nodes(),
+      read: (n, s) => this.runs.read(n, s),
+    });
+  }
+
+  /** Each host's incarnation: its postmaster's start time and system identifier, read every second once asked. */
+  incarnations(): ReadonlyMap<string, Incarnation> {
+    return this.watch.incarnations();
+  }
+
+  onIncarnation(listener: (change: IncarnationChange) => void): () => void {
+    return this.watch.onIncarnation(listener);
   }
 
   /** Where a login as a consumer goes: the primary. */
@@ -449,7 +472,8 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
   }
 
   async close(): Promise<void> {
-    await this.sessions.end();
+    this.watch.close();
+    await Promise.all([this.sessions.end(), this.runs.close()]);
   }
 
   /** Compares the verifier the server keeps with the grant's password. */

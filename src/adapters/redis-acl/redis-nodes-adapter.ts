@@ -25,6 +25,7 @@ import type {
   Ownership,
 } from '../adapter.js';
 import { BackendCalls } from '../backend-calls.js';
+import type { Incarnation, IncarnationChange } from '../incarnation.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
 import type { RedisAclAdapterOptions } from './redis-acl-adapter.js';
 import { RedisNodes, type NodeEvent, type NodeReport, type RedisNode, type RedisNodesOptions } from './redis-nodes.js';
@@ -105,6 +106,15 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
 
   nodeReport(): NodeReport[] {
     return this.nodes.report();
+  }
+
+  /** Each node's `run_id` (`INFO server`), read at each health ping once asked. */
+  incarnations(): ReadonlyMap<string, Incarnation> {
+    return this.nodes.incarnations();
+  }
+
+  onIncarnation(listener: (change: IncarnationChange) => void): () => void {
+    return this.nodes.onIncarnation(listener);
   }
 
   async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {

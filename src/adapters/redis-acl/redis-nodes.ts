@@ -13,13 +13,18 @@
  * and at once when a node stops answering. Every node is pinged every `healthEveryMs`: one that
  * does not answer within `nodeTimeoutMs` is *not answering* (said once, naming it) and its
  * calls in flight are abandoned, so that the other nodes' answers stand; it answers again, and
- * that is said too.
+ * that is said too. Once asked for ({@link RedisNodes.incarnations}), each ping that answers is
+ * followed by an `INFO server`: the node's `run_id` (redis-run.ts), its incarnation.
  */
 import { Redis } from 'ioredis';
 import type { AdminConnection, AdminTopology, BackendNodeEvent, BackendNodeReport, Ownership } from '../adapter.js';
 import { isHoldfastError } from '../../errors/holdfast-error.js';
+import type { Incarnation, IncarnationChange, IncarnationSource } from '../incarnation.js';
+import { IncarnationTracker } from '../incarnation-tracker.js';
+import { failureCode } from '../incarnation-watch.js';
 import { MissingLogins } from './missing-logins.js';
 import { RedisAclAdapter, type RedisAclAdapterOptions } from './redis-acl-adapter.js';
+import { redisRunOf } from './redis-run.js';
 
 export type NodeRole = 'master' | 'replica' | 'node';
 
@@ -124,7 +129,7 @@ function fields(reply: unknown): Record<string, string> {
   return out;
 }
 
-export class RedisNodes {
+export class RedisNodes implements IncarnationSource {
   private readonly nodes = new Map<string, RedisNode>();
   private readonly scheme: string;
   private readonly sentinels: Redis[] = [];
@@ -137,6 +142,9 @@ export class RedisNodes {
   /** Each node's `masteruser` (node address → login), where it has one. */
   private readonly masterUsers = new Map<string, string>();
   private closed = false;
+  /** Each node's run, read at each ping once {@link incarnations} or {@link onIncarnation} was called. */
+  private readonly runs = new IncarnationTracker();
+  private runsWatched = false;
   /** The first discovery: calls made meanwhile wait for it. */
   readonly first: Promise<void>;
   /** A node that does not answer within this is not answering. */
@@ -188,6 +196,16 @@ export class RedisNodes {
         ...(missingWhy !== undefined ? { missingWhy } : {}),
       };
     });
+  }
+
+  incarnations(): ReadonlyMap<string, Incarnation> {
+    this.watchRuns();
+    return this.runs.incarnations();
+  }
+
+  onIncarnation(listener: (change: IncarnationChange) => void): () => void {
+    this.watchRuns();
+    return this.runs.onIncarnation(listener);
   }
 
   onEvent(listener: (event: NodeEvent) => void): () => void {
@@ -364,6 +382,7 @@ export class RedisNodes {
     for (const node of this.all()) {
       if (seen.has(node.address)) continue;
       this.nodes.delete(node.address);
+      this.runs.forget(node.address);
       node.gone.abort();
       void node.acl.close();
       this.say('info', `node ${node.address} is no longer part of the backend: not held there any more`, node.address);
@@ -417,6 +436,28 @@ export class RedisNodes {
     }
   }
 
+  /** From now on, each ping that answers reads the node's run; every node is read at once. */
+  private watchRuns(): void {
+    if (this.runsWatched) return;
+    this.runsWatched = true;
+    void this.checkHealth();
+  }
+
+  /**
+   * `INFO server` on `node`, told to {@link runs}. A node that will not say (`INFO` not permitted) is read as a run
+   * without id: only its answering again is seen.
+   */
+  private async readRun(node: RedisNode): Promise<void> {
+    try {
+      const signal = AbortSignal.any([AbortSignal.timeout(this.nodeTimeoutMs), node.gone.signal]);
+      const info = String(await node.acl.command(signal, 'INFO', 'server'));
+      this.runs.answered(node.address, redisRunOf(info, node.role));
+    } catch (error) {
+      if (isHoldfastError(error, 'BACKEND_ERROR')) this.runs.answered(node.address, redisRunOf('', node.role));
+      else this.runs.failed(node.address, failureCode(error));
+    }
+  }
+
   private async checkHealth(): Promise<void> {
     await Promise.all(this.all().map((node) => this.ping(node)));
   }
@@ -440,7 +481,9 @@ export class RedisNodes {
             node.address,
           );
       }
+      if (this.runsWatched && this.nodes.get(node.address) === node) await this.readRun(node);
     } catch (error) {
+      this.runs.failed(node.address, failureCode(error));
       const why = error instanceof Error ? error.message : String(error);
       if (node.answering && this.nodes.get(node.address) === node) {
         node.answering = false;

@@ -6,6 +6,9 @@
  */
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
+import type { Incarnation, IncarnationChange } from '../incarnation.js';
+import { IncarnationWatch, incarnationPace } from '../incarnation-watch.js';
+import { readS3Run } from './s3-run.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import { accessKeyIdOf, MARK_TAG, overlapKeyIdOf, POLICY_NAME, policyDocument } from './identity.js';
 import { policyDifference } from './policy-meaning.js';
@@ -54,6 +57,8 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   private readonly requests: S3Requests;
   private readonly admin: Credentials;
   private createAccessKeys = 0;
+  /** The gateway's answering (s3-run.ts), read every second once asked. */
+  private readonly watch: IncarnationWatch;
 
   constructor(
     admin: AdminConnection,
@@ -69,6 +74,21 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
       answered: (error) => isReply(error) && !ADMIN_REFUSED.has(error.code),
       describe,
     });
+    const node = hostOf(admin.url, 's3');
+    this.watch = new IncarnationWatch({
+      ...incarnationPace(admin),
+      nodes: () => [node],
+      read: (_node, signal) => readS3Run(admin.url, signal),
+    });
+  }
+
+  /** The gateway's incarnation: SeaweedFS names none, so a new one is its answering again after not answering. */
+  incarnations(): ReadonlyMap<string, Incarnation> {
+    return this.watch.incarnations();
+  }
+
+  onIncarnation(listener: (change: IncarnationChange) => void): () => void {
+    return this.watch.onIncarnation(listener);
   }
 
   /** How many `CreateAccessKey` requests this adapter has sent: routine checks send none. */
@@ -209,6 +229,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   }
 
   close(): Promise<void> {
+    this.watch.close();
     return Promise.resolve();
   }
 

@@ -1,0 +1,106 @@
+/**
+ * Each node's incarnation, from what the reads found: a node that answers with another identity,
+ * is promoted, or answers again after not answering, is a new incarnation, told once to the
+ * listeners. The first read of a node is its first incarnation (no change told). Pure but for the
+ * clock it is given: no I/O.
+ */
+import type { Incarnation, IncarnationChange, IncarnationKind, IncarnationSource, NodeRun } from './incarnation.js';
+
+/**
+ * Two start times read from uptimes (FerretDB: `localTime - uptimeMillis`) of the same run differ by
+ * a few milliseconds; another run started later than the first one's whole life.
+ */
+export const START_TOLERANCE_MS = 2_000;
+
+/** Why `run` is another incarnation than `previous`, if it is; `silent`: the node did not answer meanwhile. */
+export function changeOf(previous: NodeRun, run: NodeRun, silent: boolean): IncarnationKind | undefined {
+  const differs = (a: string | undefined, b: string | undefined) => a !== undefined && b !== undefined && a !== b;
+  if (differs(previous.systemId, run.systemId)) return 'new-system-id';
+  if (differs(previous.runId, run.runId)) return 'new-run-id';
+  const was = previous.startedAt;
+  if (was !== undefined && run.startedAt !== undefined && Math.abs(run.startedAt - was) > START_TOLERANCE_MS)
+    return 'new-run-id';
+  if (previous.role === 'replica' && run.role === 'primary') return 'promoted';
+  return silent ? 'answers-again' : undefined;
+}
+
+function words(kind: IncarnationKind, previous: Incarnation, current: Incarnation, silentWhy: string | undefined) {
+  const at = (startedAt: number | undefined) => (startedAt === undefined ? '?' : new Date(startedAt).toISOString());
+  switch (kind) {
+    case 'new-system-id':
+      return `system identifier ${current.systemId ?? '?'} (was ${previous.systemId ?? '?'})`;
+    case 'new-run-id':
+      return previous.runId !== current.runId
+        ? `run ${current.runId ?? '?'} (was ${previous.runId ?? '?'})`
+        : `started ${at(current.startedAt)} (the run seen before started ${at(previous.startedAt)})`;
+    case 'promoted':
+      return 'a replica before, a primary now';
+    case 'answers-again':
+      return `answers again after not answering (${silentWhy ?? 'no answer'})`;
+  }
+}
+
+export class IncarnationTracker implements IncarnationSource {
+  private readonly current = new Map<string, Incarnation>();
+  /** The nodes that did not answer since their last read, and why (a code, never a server's words). */
+  private readonly silent = new Map<string, string>();
+  private readonly listeners = new Set<(change: IncarnationChange) => void>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  incarnations(): ReadonlyMap<string, Incarnation> {
+    return new Map(this.current);
+  }
+
+  onIncarnation(listener: (change: IncarnationChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** `node` answered a read with `run`. */
+  answered(node: string, run: NodeRun): void {
+    const previous = this.current.get(node);
+    const silentWhy = this.silent.get(node);
+    this.silent.delete(node);
+    if (previous === undefined) {
+      this.current.set(node, this.incarnation(node, run, 1));
+      return;
+    }
+    const why = changeOf(previous, run, silentWhy !== undefined);
+    if (why === undefined) {
+      // the same run: what it says now (a role, an id a degraded read lacked) kept, its count and first sight too
+      this.current.set(node, { ...previous, ...defined(run) });
+      return;
+    }
+    const current = this.incarnation(node, run, previous.seq + 1);
+    this.current.set(node, current);
+    const change: IncarnationChange = {
+      node,
+      previous,
+      current,
+      why,
+      detail: words(why, previous, current, silentWhy),
+    };
+    for (const listener of this.listeners) listener(change);
+  }
+
+  /** `node` did not answer; `why` is a code or a driver's error name, never a server's words. */
+  failed(node: string, why: string): void {
+    if (!this.silent.has(node)) this.silent.set(node, why);
+  }
+
+  /** `node` is no longer one of the backend's: forgotten. */
+  forget(node: string): void {
+    this.current.delete(node);
+    this.silent.delete(node);
+  }
+
+  private incarnation(node: string, run: NodeRun, seq: number): Incarnation {
+    return { ...defined(run), node, seq, seenAt: new Date(this.now()).toISOString() };
+  }
+}
+
+/** `run` without its undefined fields. */
+function defined(run: NodeRun): NodeRun {
+  return Object.fromEntries(Object.entries(run).filter(([, v]) => v !== undefined));
+}
