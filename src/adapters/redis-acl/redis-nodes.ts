@@ -26,7 +26,9 @@ import { MissingLogins } from './missing-logins.js';
 import { RedisAclAdapter, type RedisAclAdapterOptions } from './redis-acl-adapter.js';
 import { redisRunOf } from './redis-run.js';
 
-export type NodeRole = 'master' | 'replica' | 'node';
+import type { NodeRole } from './redis-run.js';
+
+export type { NodeRole };
 
 /** One node of the set, as the adapter uses it. */
 export interface RedisNode {

@@ -5,7 +5,6 @@
  * node is read, replicas and Cluster nodes alike.
  */
 import type { NodeRun } from '../incarnation.js';
-import type { NodeRole } from './redis-nodes.js';
 
 /** The fields of an `INFO` reply (`key:value` lines; `#` sections skipped). */
 export function infoFields(info: string): Map<string, string> {
@@ -18,6 +17,9 @@ export function infoFields(info: string): Map<string, string> {
 }
 
 /** What `INFO server` says of the run, with the role discovery last found for the node. */
+/** What a node is to holdfast: a master, a replica (of a master it found), or a Cluster's node. */
+export type NodeRole = 'master' | 'replica' | 'node';
+
 export function redisRunOf(info: string, role: NodeRole): NodeRun {
   const runId = infoFields(info).get('run_id');
   return {

@@ -18,8 +18,9 @@ const root = resolve(import.meta.dirname, '../../..');
  * folders of one layer know nothing of one another.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  // the pure chart and the leaves everything shares
-  ['machines', 'src/errors', 'src/logging', 'src/text'],
+  // the text every layer shares, then the pure chart and the leaves everything shares
+  ['src/text'],
+  ['machines', 'src/errors', 'src/logging'],
   ['src/secrets'],
   ['src/adapters'],
   ['src/config'],
