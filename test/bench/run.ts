@@ -222,7 +222,9 @@ async function throughput(
 ): Promise<ThroughputResult> {
   const n = env.consumers.length;
   const logs = join(env.dir, 'engine');
-  const run = await EngineProcess.start(config.path, 'run', `${logs}-run.log`);
+  // `--cpu-profile=<dir>`: the run's V8 CPU profile there; its measured window is the last 15 s before it stops
+  const cpuProfileDir = process.argv.find((a) => a.startsWith('--cpu-profile='))?.slice('--cpu-profile='.length);
+  const run = await EngineProcess.start(config.path, 'run', `${logs}-run.log`, { cpuProfileDir });
   try {
     const settleMs = await settled(env, run);
     const alone = await measure(env, [run], n >= 50_000 ? 30_000 : 15_000);
