@@ -68,12 +68,31 @@ function knownRealRoot(path: string, now: number): string | undefined {
   return known && known.until > now ? known.real : undefined;
 }
 
+/**
+ * Roots being resolved: the checks in flight when a root's time runs out wait for one `realpath`, not one each. Cleared
+ * with {@link realRoots}: a resolution begun before is then neither waited for nor kept.
+ */
+const resolving = new Map<string, Promise<string>>();
+
 async function realRoot(path: string): Promise<string> {
   const known = knownRealRoot(path, Date.now());
   if (known !== undefined) return known;
-  const real = await realpath(path).catch(() => path); // not there (yet): as written
-  realRoots.set(path, { real, until: Date.now() + REAL_ROOT_TTL_MS });
+  const pending = resolving.get(path);
+  if (pending !== undefined) return pending;
+  const resolved = realpath(path).catch(() => path); // not there (yet): as written
+  resolving.set(path, resolved);
+  const real = await resolved;
+  if (resolving.get(path) === resolved) {
+    resolving.delete(path);
+    realRoots.set(path, { real, until: Date.now() + REAL_ROOT_TTL_MS });
+  }
   return real;
+}
+
+/** Forgets where every root really is: each is resolved again. */
+function forgetRealRoots(): void {
+  realRoots.clear();
+  resolving.clear();
 }
 
 /** Where the file open on `fd` (opened as `path`) really is: the kernel's name for it, else `realpath`. */
@@ -112,7 +131,7 @@ async function refusal(path: string, s: Stats, real: string, roots: SecretRoots)
   }
   let where = misplaced(real, await resolveRoots(roots, realRoot));
   if (where) {
-    realRoots.clear(); // a root moved since it was last resolved? judged again before refusing
+    forgetRealRoots(); // a root moved since it was last resolved? judged again before refusing
     where = misplaced(real, await resolveRoots(roots, realRoot));
   }
   if (!where) return undefined;

@@ -14,6 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import type * as fs from 'node:fs';
+import type * as fsPromises from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -31,6 +32,17 @@ vi.mock('node:fs', async (importOriginal) => {
     return (real.open as (...a: unknown[]) => void)(path, ...rest);
   }) as typeof real.open;
   return { ...real, open, default: { ...real, open } };
+});
+
+/** Every path `realpath` resolved, in order: where a root really is, asked once for the reads in flight. */
+const resolved = vi.hoisted(() => [] as string[]);
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const real = await importOriginal<typeof fsPromises>();
+  const realpath = ((path: string, ...rest: unknown[]) => {
+    resolved.push(path);
+    return (real.realpath as (...a: unknown[]) => Promise<string>)(path, ...rest);
+  }) as typeof real.realpath;
+  return { ...real, realpath, default: { ...real, realpath } };
 });
 
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-known-'));
@@ -104,6 +116,19 @@ describe('a grant secret known', () => {
     expect(await read(path)).toBe('read changed-password');
     expect(await read(path)).toBe('read changed-password');
     expect(opens()).toBe(2);
+  });
+});
+
+describe('where a root really is', () => {
+  it('is resolved once for the reads in flight, not once for each', async () => {
+    const root = join(dir, 'crowd');
+    mkdirSync(root);
+    const paths = Array.from({ length: 20 }, (_, i) => join(root, `c${i}.secret`));
+    for (const path of paths) writeFileSync(path, `crowd-password-${path.length}\n`);
+    const within: SecretRoots = { own: [{ field: 'contributions', path: root }], foreign: [] };
+    const reads = await Promise.all(paths.map((path) => read(path, within)));
+    expect(reads.every((r) => r.startsWith('read crowd-password-'))).toBe(true);
+    expect(resolved.filter((p) => p === root)).toHaveLength(1);
   });
 });
 
