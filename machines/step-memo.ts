@@ -77,9 +77,9 @@ function valueKey(value: unknown): string | undefined {
 /** The fields of `fields` but `skip`, as text; undefined when one of them is not kept. */
 function fieldsKey(fields: object, skip: string | undefined): string | undefined {
   let text = '';
-  for (const [name, value] of Object.entries(fields)) {
-    if (name === skip) continue;
-    const v = valueKey(value);
+  for (const name in fields) {
+    if (name === skip || !Object.hasOwn(fields, name)) continue;
+    const v = valueKey((fields as Record<string, unknown>)[name]);
     if (v === undefined) return undefined;
     text += `\0${name}=${v}`;
   }
@@ -137,7 +137,7 @@ export function keptStep(
     consumer: { state: answer.state, context },
     effect: answer.effect,
     wait: answer.wait ? { name: answer.wait, ms: delayOf(machine, answer.wait, context, event) } : answer.wait,
-    said: answer.said.slice(),
+    said: answer.said.length === 0 ? [] : answer.said.slice(),
   };
 }
 
