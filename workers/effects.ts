@@ -23,7 +23,7 @@ import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ProviderGate } from './provider-gate.js';
-import { secretFingerprint } from '../src/secrets/fingerprint.js';
+import { fingerprintAt, secretFingerprint } from '../src/secrets/fingerprint.js';
 import { readGrantSecret, type FindingsHeed } from '../src/secrets/grant-secret.js';
 import { secretRootsOf } from '../src/secrets/secret-roots.js';
 import type { DesiredSpec } from '../src/store/consumer-record.js';
@@ -323,7 +323,7 @@ async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Pro
       ...shallow,
     };
   }
-  const secretMac = secretFingerprint(deps.fingerprintKey, secret.password);
+  const secretMac = fingerprintAt(deps.fingerprintKey, spec.secretPath, secret.password);
   const { adapter } = provider;
   if (!asks(adapter))
     return secretMac === context.appliedSecretMac ? { event: { type: 'HELD' }, ...shallow } : rotated(shallow);

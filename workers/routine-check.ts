@@ -15,7 +15,9 @@ import {
   waitEnded,
   type PersistedConsumer,
   type Step,
+  type Wait,
 } from '../machines/machine-step.js';
+import { keepStep, keptStep, persistedStep } from '../machines/step-memo.js';
 import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/schedule/consumer-queue.js';
 import type { LastCheck } from '../src/store/consumer-record.js';
@@ -104,19 +106,41 @@ export async function routineCheck(
   const read = decodeMachine(job.ticket.machine);
   if (!('consumer' in read)) return { kind: 'unreadable' };
   const from = read.consumer;
-  const ticketed = restore(machine, from);
-  const ended = step(machine, ticketed, waitEnded(job.wait, ticketed.value));
-  if (ended.effect !== 'check') return { kind: 'taken', taken: { from, ended } };
+  // the chart's answers, kept (`machines/step-memo.ts`); each event stepped at most once, when not answered before
+  const waitEnd = waitEnded(job.wait, from.state);
+  let stepped: Step | undefined;
+  const ended = () => (stepped ??= step(machine, restore(machine, from), waitEnd));
+  const ending = keptStep(machine, from, waitEnd) ?? keptFrom(machine, from, waitEnd, ended());
+  if (ending.effect !== 'check') return { kind: 'taken', taken: { from, ended: ended() } };
 
   const result = await effects.check({
     key: job.key,
     provider,
     spec: job.ticket.spec,
-    context: ended.snapshot.context,
+    context: ending.consumer.context,
     appliedAt: job.ticket.appliedAt,
     memo,
   });
-  return answered(machine, job.rev, from, ended, result, memo, now());
+  const at = now();
+  const answer = keptStep(machine, ending.consumer, result.event);
+  if (answer?.wait && rests(answer, answer.consumer, from)) return again(answer.wait, result, job.rev, memo, at);
+  return answered(machine, job.rev, from, ended(), result, memo, at);
+}
+
+/** `stepped`, kept as the chart's answer to `event` for `from`. */
+function keptFrom(machine: ProviderRuntime['machine'], from: PersistedConsumer, event: ConsumerEvent, stepped: Step) {
+  keepStep(machine, from, event, stepped);
+  return persistedStep(stepped);
+}
+
+/** Whether a check's step, leading to `after`, leaves the consumer as it was `from`, waiting: nothing durable changed. */
+function rests(answer: Pick<Step, 'effect' | 'said' | 'wait'>, after: PersistedConsumer, from: PersistedConsumer) {
+  return !answer.effect && answer.said.length === 0 && samePersisted(after, from);
+}
+
+function again(wait: Wait, result: CheckResult, rev: number, memo: CheckMemo | null, at: Date): Checked {
+  const learned = memoOf(result, rev, memo, at);
+  return { kind: 'again', again: new Date(at.getTime() + wait.ms), event: result.event, memo: learned };
 }
 
 /**
@@ -132,11 +156,10 @@ export function answered(
   memo: CheckMemo | null,
   at: Date,
 ): Checked {
-  const learned = memoOf(result, rev, memo, at);
   const answer = step(machine, ended.snapshot, result.event);
-  if (!answer.effect && answer.said.length === 0 && answer.wait && samePersisted(persist(answer.snapshot), from)) {
-    return { kind: 'again', again: new Date(at.getTime() + answer.wait.ms), event: result.event, memo: learned };
-  }
+  keepStep(machine, persist(ended.snapshot), result.event, answer);
+  if (answer.wait && rests(answer, persist(answer.snapshot), from)) return again(answer.wait, result, rev, memo, at);
+  const learned = memoOf(result, rev, memo, at);
   const checked = {
     event: result.event,
     lastCheck: lastCheckOf(result.event, at),

@@ -62,12 +62,37 @@ const realRoots = new Map<string, { real: string; until: number }>();
 /** The secrets read and judged, known again while nothing judged changed. */
 const knownSecrets = new KnownSecrets();
 
-async function realRoot(path: string): Promise<string> {
+/** Where a root really is, when known and fresh: no trip through the thread pool. */
+function knownRealRoot(path: string, now: number): string | undefined {
   const known = realRoots.get(path);
-  if (known && known.until > Date.now()) return known.real;
-  const real = await realpath(path).catch(() => path); // not there (yet): as written
-  realRoots.set(path, { real, until: Date.now() + REAL_ROOT_TTL_MS });
+  return known && known.until > now ? known.real : undefined;
+}
+
+/**
+ * Roots being resolved: the checks in flight when a root's time runs out wait for one `realpath`, not one each. Cleared
+ * with {@link realRoots}: a resolution begun before is then neither waited for nor kept.
+ */
+const resolving = new Map<string, Promise<string>>();
+
+async function realRoot(path: string): Promise<string> {
+  const known = knownRealRoot(path, Date.now());
+  if (known !== undefined) return known;
+  const pending = resolving.get(path);
+  if (pending !== undefined) return pending;
+  const resolved = realpath(path).catch(() => path); // not there (yet): as written
+  resolving.set(path, resolved);
+  const real = await resolved;
+  if (resolving.get(path) === resolved) {
+    resolving.delete(path);
+    realRoots.set(path, { real, until: Date.now() + REAL_ROOT_TTL_MS });
+  }
   return real;
+}
+
+/** Forgets where every root really is: each is resolved again. */
+function forgetRealRoots(): void {
+  realRoots.clear();
+  resolving.clear();
 }
 
 /** Where the file open on `fd` (opened as `path`) really is: the kernel's name for it, else `realpath`. */
@@ -106,7 +131,7 @@ async function refusal(path: string, s: Stats, real: string, roots: SecretRoots)
   }
   let where = misplaced(real, await resolveRoots(roots, realRoot));
   if (where) {
-    realRoots.clear(); // a root moved since it was last resolved? judged again before refusing
+    forgetRealRoots(); // a root moved since it was last resolved? judged again before refusing
     where = misplaced(real, await resolveRoots(roots, realRoot));
   }
   if (!where) return undefined;
@@ -188,14 +213,15 @@ function password(path: string, read: ReturnType<typeof decode>): string {
  * grant secret of this provider's (`SECRET_INVALID`, with what it is), or unusable.
  *
  * A secret read and judged before is known again while one `lstat` of its path (and where the
- * roots really are) says nothing changed (`known-secrets.ts`): one trip through the thread pool.
- * Else the full read: five trips (open; fstat beside readlink; read; close), 52 to 58 µs of CPU
- * with 32 in flight on a loaded 2-core machine (`test/bench/grant-secret-read.ts`). Where the
- * roots really are is kept for ten seconds.
+ * roots really are) says nothing changed (`known-secrets.ts`): one system call, on the event loop.
+ * Else the full read: five trips through the thread pool (open; fstat beside readlink; read;
+ * close), 52 to 58 µs of CPU with 32 in flight on a loaded 2-core machine
+ * (`test/bench/grant-secret-read.ts`). Where the roots really are is kept for ten seconds.
  */
 export async function readGrantSecret(path: string, roots: SecretRoots, heed?: FindingsHeed): Promise<string> {
   // taken before the read: a file changed while it is read is not known again at the next
-  const [stat, where] = await Promise.all([statSignature(path), rootsKey(roots)]);
+  const stat = statSignature(path);
+  const where = knownRootsKey(roots) ?? (await rootsKey(roots));
   const known = stat === undefined ? undefined : knownSecrets.get(path, stat, where);
   if (known !== undefined) return known;
   try {
@@ -216,6 +242,22 @@ async function rootsKey(roots: SecretRoots): Promise<string> {
   const paths = [...roots.own, ...roots.foreign].map((root) => root.path);
   const real = await Promise.all(paths.map(realRoot));
   return interned(`${paths.join('\0')}\0\0${real.join('\0')}`);
+}
+
+/** {@link rootsKey} when where every root really is is known and fresh (nearly always); else undefined. */
+function knownRootsKey(roots: SecretRoots): string | undefined {
+  const now = Date.now();
+  const written: string[] = [];
+  const real: string[] = [];
+  for (const list of [roots.own, roots.foreign]) {
+    for (const root of list) {
+      const known = knownRealRoot(root.path, now);
+      if (known === undefined) return undefined;
+      written.push(root.path);
+      real.push(known);
+    }
+  }
+  return interned(`${written.join('\0')}\0\0${real.join('\0')}`);
 }
 
 /** One string per distinct roots key, so that every secret known under it shares it (a few, bounded). */

@@ -42,6 +42,7 @@
  * three-node case alone, for N consumers (default 1000); `--fairness[=<N>]` the fairness case alone
  * (`fairness.ts`: N consumers of one provider checked every 5 s, default 1,000, while another provider's
  * file grows by 8,000 consumers; about three minutes; with `--cpu-profile=<dir>`, the engine's V8 CPU profile there).
+ * `--cpu-profile=<dir>` also writes the throughput case's `holdfast run` profile there.
  */
 import { dueCounts } from '../support/due-set.js';
 import { execFileSync } from 'node:child_process';
@@ -222,7 +223,10 @@ async function throughput(
 ): Promise<ThroughputResult> {
   const n = env.consumers.length;
   const logs = join(env.dir, 'engine');
-  const run = await EngineProcess.start(config.path, 'run', `${logs}-run.log`);
+  // `--cpu-profile=<dir>`: the run's V8 CPU profile there; without a worker (`--quick`), the measured window is the last
+  // 15 s before it stops (`cpu-profile-top.ts <file> 40 --window 15 0`)
+  const cpuProfileDir = process.argv.find((a) => a.startsWith('--cpu-profile='))?.slice('--cpu-profile='.length);
+  const run = await EngineProcess.start(config.path, 'run', `${logs}-run.log`, { cpuProfileDir });
   try {
     const settleMs = await settled(env, run);
     const alone = await measure(env, [run], n >= 50_000 ? 30_000 : 15_000);

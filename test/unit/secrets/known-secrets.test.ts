@@ -13,13 +13,37 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
+import type * as fs from 'node:fs';
+import type * as fsPromises from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { readGrantSecret } from '../../../src/secrets/grant-secret.js';
-import { KnownSecrets } from '../../../src/secrets/known-secrets.js';
+import { KnownSecrets, type StatSignature } from '../../../src/secrets/known-secrets.js';
 import type { SecretRoots } from '../../../src/secrets/secret-roots.js';
+
+/** Every path `readGrantSecret` opens, in order: a file known again is not among them. */
+const opened = vi.hoisted(() => [] as string[]);
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof fs>();
+  const open = ((path: string, ...rest: unknown[]) => {
+    opened.push(path);
+    return (real.open as (...a: unknown[]) => void)(path, ...rest);
+  }) as typeof real.open;
+  return { ...real, open, default: { ...real, open } };
+});
+
+/** Every path `realpath` resolved, in order: where a root really is, asked once for the reads in flight. */
+const resolved = vi.hoisted(() => [] as string[]);
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const real = await importOriginal<typeof fsPromises>();
+  const realpath = ((path: string, ...rest: unknown[]) => {
+    resolved.push(path);
+    return (real.realpath as (...a: unknown[]) => Promise<string>)(path, ...rest);
+  }) as typeof real.realpath;
+  return { ...real, realpath, default: { ...real, realpath } };
+});
 
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-known-'));
 chmodSync(dir, 0o755);
@@ -79,19 +103,60 @@ describe('a grant secret read again', () => {
   });
 });
 
+describe('a grant secret known', () => {
+  it('is not opened again while its file is unchanged, and is read again once it changes', async () => {
+    const path = join(dir, 'opened.secret');
+    writeFileSync(path, 'opened-password\n');
+    const opens = () => opened.filter((p) => p === path).length;
+    expect(await read(path)).toBe('read opened-password');
+    expect(await read(path)).toBe('read opened-password');
+    expect(await read(path)).toBe('read opened-password');
+    expect(opens()).toBe(1);
+    writeFileSync(path, 'changed-password\n');
+    expect(await read(path)).toBe('read changed-password');
+    expect(await read(path)).toBe('read changed-password');
+    expect(opens()).toBe(2);
+  });
+});
+
+describe('where a root really is', () => {
+  it('is resolved once for the reads in flight, not once for each', async () => {
+    const root = join(dir, 'crowd');
+    mkdirSync(root);
+    const paths = Array.from({ length: 20 }, (_, i) => join(root, `c${i}.secret`));
+    for (const path of paths) writeFileSync(path, `crowd-password-${path.length}\n`);
+    const within: SecretRoots = { own: [{ field: 'contributions', path: root }], foreign: [] };
+    const reads = await Promise.all(paths.map((path) => read(path, within)));
+    expect(reads.every((r) => r.startsWith('read crowd-password-'))).toBe(true);
+    expect(resolved.filter((p) => p === root)).toHaveLength(1);
+  });
+});
+
 describe('the secrets known', () => {
   it('are at most their bound, the least recently used let go first', () => {
+    const signature = (n: number): StatSignature => ({
+      dev: 1n,
+      ino: BigInt(n),
+      size: 9n,
+      mode: 0o100600n,
+      uid: 0n,
+      gid: 0n,
+      mtimeNs: 5n,
+      ctimeNs: 5n,
+    });
+    const s = signature(1);
     const known = new KnownSecrets(2);
-    known.set('a', 's', 'r', 'pa');
-    known.set('b', 's', 'r', 'pb');
-    expect(known.get('a', 's', 'r')).toBe('pa');
-    known.set('c', 's', 'r', 'pc');
-    expect([known.get('a', 's', 'r'), known.get('b', 's', 'r'), known.get('c', 's', 'r'), known.size]).toEqual([
+    known.set('a', s, 'r', 'pa');
+    known.set('b', s, 'r', 'pb');
+    expect(known.get('a', s, 'r')).toBe('pa');
+    known.set('c', s, 'r', 'pc');
+    expect([known.get('a', s, 'r'), known.get('b', s, 'r'), known.get('c', s, 'r'), known.size]).toEqual([
       'pa',
       undefined,
       'pc',
       2,
     ]);
-    expect(known.get('a', 'changed', 'r')).toBeUndefined();
+    expect(known.get('a', signature(2), 'r')).toBeUndefined();
+    expect(known.get('c', { ...s, ctimeNs: 6n }, 'r')).toBeUndefined();
   });
 });

@@ -1,0 +1,148 @@
+/**
+ * The chart's answer to an event, computed once and reused: a routine check steps every held
+ * consumer through the same two transitions (the verify wait's end, then `HELD`), and XState's
+ * pure transition (restore, microsteps, a new snapshot) cost a routine check more than the rest of
+ * the machine's work. The chart stays the only authority: every answer here is one it gave, by
+ * {@link step}, for a consumer that differed at most in its key.
+ *
+ * An answer is kept under everything the transition reads: the state, every field of the context
+ * but the key, and the event. The key is read by one thing only, the verify wait's jitter
+ * (`delays.ts`), so an answer is given to another consumer with its own key put back and the
+ * length of the wait asked for computed again by the chart's own delay for that consumer. A
+ * context or an event holding anything but text, numbers, booleans and null is stepped, not
+ * kept. That the answers are the chart's, for any consumer and any history, is shown by a
+ * generated test (`test/unit/machines/step-memo.test.ts`); a chart that came to read the key
+ * elsewhere would fail it.
+ */
+import type { Announcement, ConsumerEvent } from './consumer-events.js';
+import type { ConsumerContext, ConsumerMachine } from './consumer-machine.js';
+import {
+  persist,
+  restore,
+  step,
+  type EffectType,
+  type PersistedConsumer,
+  type Step,
+  type Wait,
+  type WaitName,
+} from './machine-step.js';
+
+/** What one event did to a persisted consumer: {@link Step} without XState's snapshot. */
+export interface PersistedStep {
+  consumer: PersistedConsumer;
+  effect: EffectType | undefined;
+  /** The wait the new state asks for; `null` when the step cancelled the wait; `undefined` when it left it alone. */
+  wait: Wait | null | undefined;
+  said: Announcement[];
+}
+
+/** An answer kept: the step's outcome for the consumer it was computed for, the key aside. */
+interface Answer {
+  state: PersistedConsumer['state'];
+  context: ConsumerContext;
+  effect: EffectType | undefined;
+  wait: WaitName | null | undefined;
+  said: readonly Announcement[];
+}
+
+/** How many answers a machine keeps at most; all let go when full (a healthy fleet needs a handful). */
+export const MAX_ANSWERS = 4096;
+
+type Delay = number | ((args: { context: ConsumerContext; event: ConsumerEvent }) => number);
+
+const answers = new WeakMap<ConsumerMachine, Map<string, Answer>>();
+
+function answersOf(machine: ConsumerMachine): Map<string, Answer> {
+  let found = answers.get(machine);
+  if (!found) answers.set(machine, (found = new Map<string, Answer>()));
+  return found;
+}
+
+/** One value as text that tells it from any other value; undefined for what is not kept (an object, an array). */
+function valueKey(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return `s${value.length}:${value}`;
+    case 'number':
+      return `n${value}`;
+    case 'boolean':
+      return value ? 't' : 'f';
+    case 'undefined':
+      return 'u';
+    default:
+      return value === null ? 'z' : undefined;
+  }
+}
+
+/** The fields of `fields` but `skip`, as text; undefined when one of them is not kept. */
+function fieldsKey(fields: object, skip: string | undefined): string | undefined {
+  let text = '';
+  for (const name in fields) {
+    if (name === skip || !Object.hasOwn(fields, name)) continue;
+    const v = valueKey((fields as Record<string, unknown>)[name]);
+    if (v === undefined) return undefined;
+    text += `\0${name}=${v}`;
+  }
+  return text;
+}
+
+/** What the answer to `event` for `from` is kept under; undefined when it is not kept. */
+function answerKey(from: PersistedConsumer, event: ConsumerEvent): string | undefined {
+  const context = fieldsKey(from.context, 'key');
+  const happened = context === undefined ? undefined : fieldsKey(event, undefined);
+  return happened === undefined ? undefined : `${from.state}\0${context}\0\0${happened}`;
+}
+
+/** The chart's step on `event` for a consumer persisted as `from`: {@link step}, on the restored snapshot. */
+export function stepPersisted(machine: ConsumerMachine, from: PersistedConsumer, event: ConsumerEvent): PersistedStep {
+  const stepped = step(machine, restore(machine, from), event);
+  keepStep(machine, from, event, stepped);
+  return persistedStep(stepped);
+}
+
+/** {@link stepPersisted}, answered from what the chart answered before for a consumer that differed only in its key. */
+export function memoStep(machine: ConsumerMachine, from: PersistedConsumer, event: ConsumerEvent): PersistedStep {
+  return keptStep(machine, from, event) ?? stepPersisted(machine, from, event);
+}
+
+/** A step as {@link PersistedStep}. */
+export function persistedStep({ snapshot, effect, wait, said }: Step): PersistedStep {
+  return { consumer: persist(snapshot), effect, wait, said };
+}
+
+/** Keeps `stepped`, the chart's step on `event` for a consumer persisted as `from`. */
+export function keepStep(machine: ConsumerMachine, from: PersistedConsumer, event: ConsumerEvent, stepped: Step): void {
+  const key = answerKey(from, event);
+  if (key === undefined) return;
+  const kept = answersOf(machine);
+  if (kept.size >= MAX_ANSWERS) kept.clear();
+  const { snapshot, effect, wait, said } = stepped;
+  kept.set(key, { state: snapshot.value, context: snapshot.context, effect, wait: wait ? wait.name : wait, said });
+}
+
+/**
+ * The chart's step on `event` for a consumer persisted as `from`, as it answered it before for a consumer that differed
+ * at most in its key; undefined when it has not (the chart not stepped).
+ */
+export function keptStep(
+  machine: ConsumerMachine,
+  from: PersistedConsumer,
+  event: ConsumerEvent,
+): PersistedStep | undefined {
+  const key = answerKey(from, event);
+  const answer = key === undefined ? undefined : answers.get(machine)?.get(key);
+  if (answer === undefined) return undefined;
+  const context = { ...answer.context, key: from.context.key };
+  return {
+    consumer: { state: answer.state, context },
+    effect: answer.effect,
+    wait: answer.wait ? { name: answer.wait, ms: delayOf(machine, answer.wait, context, event) } : answer.wait,
+    said: answer.said.length === 0 ? [] : answer.said.slice(),
+  };
+}
+
+/** The length of the wait `name` the chart asks of a consumer entering a state with `context`, on `event`. */
+function delayOf(machine: ConsumerMachine, name: WaitName, context: ConsumerContext, event: ConsumerEvent): number {
+  const delay = (machine.implementations.delays as Record<WaitName, Delay>)[name];
+  return typeof delay === 'number' ? delay : delay({ context, event });
+}
