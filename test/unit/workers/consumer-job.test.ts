@@ -324,6 +324,41 @@ describe('a consumer job', () => {
       expect(memo!.deepAt).toBe(memo!.at);
     });
 
+    it("tells the heal as the chart stepped it: every event stepped, each transition and its reason the chart's", async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      const real = vi.mocked(step).getMockImplementation()!;
+      // the chart as another version might word it: the heal's words are whatever the chart's step says
+      vi.mocked(step).mockImplementation((machine, snapshot, event) => {
+        const moved = real(machine, snapshot, event);
+        if (event.type !== 'APPLIED') return moved;
+        const context = { ...moved.snapshot.context, reason: 'put back as the chart says' };
+        return { ...moved, snapshot: machine.resolveState({ value: moved.snapshot.value, context }) };
+      });
+      const told: HistoryEntry[] = [];
+      deps.observer = { transition: (_provider, transition) => void told.push(transition) };
+      const events: Array<{ kind: string; reason: string | null }> = [];
+      stand.coordination.notes.noteTimeline = (added) => Promise.resolve(void events.push(...added));
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      vi.mocked(step).mockClear();
+      try {
+        expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
+      } finally {
+        vi.mocked(step).mockImplementation(real);
+      }
+      // the wait's end, the check's finding, the apply, the confirmation asked and its answer
+      const fed = vi.mocked(step).mock.calls.map(([, , event]) => event.type);
+      expect(fed).toEqual([expect.stringContaining('verify'), 'NOT_HELD', 'APPLIED', 'CHECK_NOW', 'HELD']);
+      expect(told.map(({ from, to, reason, by }) => ({ from, to, reason, by }))).toEqual([
+        { from: 'held', to: 'lost', reason: 'missing: no such user', by: 'check' },
+        { from: 'lost', to: 'held', reason: 'put back as the chart says', by: 'heal' },
+      ]);
+      expect(events.map(({ kind, reason }) => [kind, reason])).toEqual([
+        ['lost', 'missing: no such user'],
+        ['healed', 'put back as the chart says'],
+      ]);
+    });
+
     it("counts the heal's finding with its timeline note (one call: the same round trip), and says once that the consumer became contested", async () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       const said: Array<{ level: number; msg: string }> = [];
