@@ -27,12 +27,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ConsumerEvent } from '../machines/consumer-events.js';
-import { STATE_MEANINGS } from '../machines/consumer-health.js';
 import { EFFECT_STATES, type EffectType } from '../machines/consumer-machine.js';
 import { verifyDelay } from '../machines/delays.js';
 import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
 import {
-  firstSnapshot,
   persist,
   restore,
   samePersisted,
@@ -47,8 +45,7 @@ import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { Claim, ConsumerLocks, TimelineNotes } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/queue/consumer-queue.js';
-import { consumerIdOf } from '../src/store/consumer-key.js';
-import { isUnreadable, type ConsumerRecord, type DesiredSpec, type LastCheck } from '../src/store/consumer-record.js';
+import { isUnreadable, type ConsumerRecord, type LastCheck } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
 import { decodeMachine } from '../src/store/record-codec.js';
 import { jobCause, type TransitionCause } from '../src/store/transition-cause.js';
@@ -58,9 +55,10 @@ import { learn, type Learned, type RunOutcome } from './consumer-outcome.js';
 import type { CheckResult, EffectInput, Effects, EffectSpec } from './effects.js';
 import { retryLater, type JobOutcome } from './job-outcome.js';
 import type { ProviderRuntime } from './provider-runtime.js';
-import { RecordDraft } from './record-draft.js';
+import { newRecord, RecordDraft } from './record-draft.js';
 import { RunTrail } from './run-trail.js';
 import { guardSpec } from './spec-guard.js';
+import { healOf, healsQuietly, type TicketHeal } from './ticket-heal.js';
 import { TicketNotes, type StepNotes } from './step-notes.js';
 import type { WaitJob } from './wait-job.js';
 
@@ -119,8 +117,8 @@ interface OnTicket {
   trail: RunTrail;
   /** The check performed on the ticket, and what the record keeps of it. */
   check?: { result: CheckResult; last: LastCheck | undefined };
-  /** A heal applied on the ticket, to confirm: its input and the password it was given (never kept beyond the run). */
-  heal?: { input: EffectInput; password: string };
+  /** A heal applied on the ticket, to confirm (its password never kept beyond the run). */
+  heal?: TicketHeal;
 }
 
 /** The step a run on the ticket reached when it needed the record: carried on against it. */
@@ -268,7 +266,7 @@ export class ConsumerRun {
    * not find it held is not stepped: the apply is carried on against the record, where the brake counts it (rule 2)
    * and its next check comes after the brake's wait.
    */
-  private async confirmed(last: Step, heal: NonNullable<OnTicket['heal']>): Promise<RunOutcome | Carried> {
+  private async confirmed(last: Step, heal: TicketHeal): Promise<RunOutcome | Carried> {
     const { job, from, check, trail, notes } = this.ticket!;
     const found = check!.result.event;
     await this.keepLock('check');
@@ -324,7 +322,7 @@ export class ConsumerRun {
       if (job.kind !== 'desired') return this.stopped({ kind: 'absent' });
       const made = this.made(job);
       if (made) return made;
-      record = newRecord(job, provider, job.desired!, now);
+      record = newRecord(job.key, provider, job.desired!, job.at, now);
     }
     if (isUnreadable(record))
       throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${record.unreadable}`);
@@ -476,8 +474,9 @@ export class ConsumerRun {
    */
   private async healOnTicket(lost: ConsumerSnapshot): Promise<ConsumerEvent | undefined> {
     const ticket = this.ticket!;
-    if (!this.healsQuietly(ticket)) return undefined;
-    const heal = await this.healOf(ticket, lost);
+    const { job, from, check } = ticket;
+    if (!healsQuietly(this.provider, job, from, check?.result)) return undefined;
+    const heal = await healOf(this.provider, this.deps.effects, job, check?.result, lost);
     if (typeof heal === 'string') {
       this.log.debug({ state: ticket.from.state }, `not healed without the record: ${heal}; carried on against it`);
       return undefined;
@@ -489,41 +488,6 @@ export class ConsumerRun {
     ticket.notes.applied(this.deps.now());
     ticket.heal = heal;
     return applied;
-  }
-
-  /**
-   * Whether a heal on the ticket may go without the record: a served consumer its check found not held, its brake not
-   * engaged, on a provider that manages its logins, with the spec the ticket says was applied.
-   */
-  private healsQuietly({ job, from, check }: OnTicket): boolean {
-    return (
-      this.provider.config.management === 'manage' &&
-      check?.result.event.type === 'NOT_HELD' &&
-      STATE_MEANINGS[from.state].healthy &&
-      from.context.brakeCount === 0 &&
-      job.ticket.spec.specHash === from.context.appliedSpecHash
-    );
-  }
-
-  /**
-   * What a heal on the ticket applies: the spec as the provider's configuration allows it now, and the grant secret
-   * the check read (else read now) while it is still the one applied; else why not, in words.
-   */
-  private async healOf(
-    { job, check }: OnTicket,
-    lost: ConsumerSnapshot,
-  ): Promise<NonNullable<OnTicket['heal']> | string> {
-    const { provider, deps } = this;
-    const spec = job.ticket.spec;
-    const verdict = guardSpec(provider, job.key, spec, 'apply');
-    if (verdict.kind === 'refused') return 'its spec is not what the provider configuration gives now';
-    const read = check?.result.secret;
-    const secret = read ? ({ kind: 'read', password: read() } as const) : await deps.effects.secretFor(spec, provider);
-    if (secret.kind === 'unusable') return `its grant secret cannot be used (${secret.event.type})`;
-    // a rotation (or a changed spec) changes what is applied: written first, on the record
-    if (!deps.effects.isApplied(secret.password, lost.context)) return 'its grant secret rotated since it was applied';
-    const input = { key: job.key, provider, spec: { ...spec, values: verdict.values }, context: lost.context };
-    return { input, password: secret.password };
   }
 
   /**
@@ -635,26 +599,4 @@ export class ConsumerRun {
 /** Whether a heal's rest is the consumer the ticket holds, but for the words of its reason: nothing durable changed. */
 function restores(rest: ConsumerSnapshot, from: PersistedConsumer): boolean {
   return samePersisted({ state: rest.value, context: { ...rest.context, reason: from.context.reason } }, from);
-}
-
-/** A newly declared consumer's record, not stored yet. */
-function newRecord(job: JobOf<'desired'>, provider: ProviderRuntime, desired: DesiredSpec, now: Date): ConsumerRecord {
-  const snapshot = firstSnapshot(provider.machine, job.key);
-  return {
-    _id: job.key,
-    provider: provider.config.name,
-    consumerId: consumerIdOf(job.key),
-    desired,
-    desiredAt: job.at,
-    machine: persist(snapshot),
-    stateSince: now,
-    rev: 0,
-    appliedAt: null,
-    timer: null,
-    effectUntil: null,
-    lastCheck: null,
-    history: [],
-    createdAt: now,
-    updatedAt: now,
-  };
 }

@@ -13,6 +13,7 @@
 import type { ConsumerStateName } from '../machines/consumer-machine.js';
 import { firstCheckDelay } from '../machines/delays.js';
 import {
+  firstSnapshot,
   persist,
   samePersisted,
   type ConsumerSnapshot,
@@ -34,6 +35,8 @@ import type { ConsumerSummary } from '../src/queue/consumer-summary.js';
 import { summaryOf } from '../src/queue/summarize.js';
 import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js';
 import { causeAfter, nodeOf, type TransitionCause } from '../src/store/transition-cause.js';
+import { consumerIdOf } from '../src/store/consumer-key.js';
+import type { ProviderRuntime } from './provider-runtime.js';
 import type { StepNotes } from './step-notes.js';
 
 export interface DraftDeps {
@@ -355,4 +358,31 @@ export class RecordDraft implements StepNotes {
     await this.deps.coordination.locks.forgetConsumer(this.key, this.record.provider);
     this.speak();
   }
+}
+
+/** A newly declared consumer's record (read at `at`), not stored yet. */
+export function newRecord(
+  key: string,
+  provider: ProviderRuntime,
+  desired: DesiredSpec,
+  at: number,
+  now: Date,
+): ConsumerRecord {
+  return {
+    _id: key,
+    provider: provider.config.name,
+    consumerId: consumerIdOf(key),
+    desired,
+    desiredAt: at,
+    machine: persist(firstSnapshot(provider.machine, key)),
+    stateSince: now,
+    rev: 0,
+    appliedAt: null,
+    timer: null,
+    effectUntil: null,
+    lastCheck: null,
+    history: [],
+    createdAt: now,
+    updatedAt: now,
+  };
 }
