@@ -263,6 +263,28 @@ describe('a consumer job', () => {
     expect(stand.records.get(key)).toBeUndefined();
   });
 
+  it("costs a routine check one claim and one release of the queue's Redis and nothing of the store; a heal, one timeline note more", async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    const calls: string[] = [];
+    /** Every call of `part`'s methods from now on, in `calls` as `name.method`. */
+    const counted = (part: object, name: string) => {
+      const methods = part as Record<string, (...args: unknown[]) => unknown>;
+      for (const [method, real] of Object.entries(methods))
+        methods[method] = (...args: unknown[]) => (calls.push(`${name}.${method}`), real(...args));
+    };
+    counted(stand.coordination.locks, 'locks');
+    counted(stand.coordination.notes, 'notes');
+    counted(deps.store, 'store');
+    counted(stand.scheduler, 'waits');
+    expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'held' });
+    expect(calls).toEqual(['locks.claim', 'locks.release']);
+    calls.length = 0;
+    backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+    expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
+    expect(calls).toEqual(['locks.claim', 'notes.noteTimeline', 'locks.release']);
+  });
+
   describe('a heal of what the record says was applied', () => {
     /** Every store call from now on, in `calls` beside the backend's. */
     function watchStore(deps: JobDeps, calls: string[]): void {
