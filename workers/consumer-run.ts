@@ -1,27 +1,29 @@
 /**
- * One job's work on one consumer, under the consumer's lock ({@link ConsumerRun.underLock}: the
- * lock tells what the queue's Redis knows, the record's revision and what its checks learned,
- * and its release keeps what this job's checks learn), in named steps:
+ * A consumer's run: one job's work on one consumer, under the consumer's lock, as one loop. Every
+ * event the consumer meets (a wait's end, a check's result, an apply's, a desired spec, a command,
+ * a redo, a heal's confirmation) steps the chart; every effect a step asks for is performed and its
+ * result is the next event; as the machine rests the run hands one outcome (`consumer-outcome.ts`)
+ * to the persistence edge (`consumer-edge.ts`), which alone writes, notes and schedules.
  *
- * 1. {@link ConsumerRun.routine}: a wait's job whose ticket is current runs a routine check on
- *    the ticket (`routine-check.ts`); when nothing durable changed, the same job runs again later;
- *    a check that finds a served consumer not held heals it there when what it applies again is
- *    what the record says was applied (`quiet-heal.ts`): no store read or write either;
- *    nothing past this step runs while the record store does not answer;
- * 2. {@link ConsumerRun.load}: the record is read (or a newly declared consumer's is made);
- * 3. {@link ConsumerRun.eventsFor}: what the job tells the machine, by the job's kind;
- * 4. {@link ConsumerRun.drive}: the machine steps one event at a time until it rests;
- *    {@link ConsumerRun.perform} performs the effect a step asks for (writing the record first,
- *    but for a check) and its result is the next event;
- * 5. {@link ConsumerRun.rest}: the record is written as the machine rests and its wait becomes
- *    a job carrying the new revision; a removed consumer's record is deleted.
+ * Where the loop starts:
  *
- * Each event is stepped once: what a routine check already stepped on the ticket is carried on
- * against the record, when the record still holds what the ticket holds.
+ * - **on the ticket**, for a wait whose ticket is current (its revision is the one the lock's claim
+ *   tells) and trusted: the record is not read unless something durable would change. A check that
+ *   changes nothing rests as `unchanged`; a served consumer found not held whose heal restores what
+ *   the ticket says was applied (its provider manages its logins, its brake not engaged, the same
+ *   spec and grant secret) is applied again there and confirmed, and rests as `healed` (the chart's
+ *   own steps say `held → lost → held`). Anything else reads the record and carries on against it
+ *   from the step reached, when the record still holds what the ticket holds ({@link TicketNotes}
+ *   hands it what the steps noted), so that no event is stepped twice; else it starts over from the
+ *   record. Nothing on the ticket asks the record store, so a backend that forgot is healed while
+ *   the store does not answer;
+ * - **on the record**, for every other job: the record is read (or a newly declared consumer's is
+ *   made) and the job's kind says what the machine is told ({@link ConsumerRun.eventsFor}), `REDO`
+ *   first for a record left mid-effect.
  *
  * Before any apply or removal the spec acted on is checked against its provider's configuration
  * (`spec-guard.ts`): a spec it refuses is an `APPLY_REFUSED`, a removal it refuses leaves the
- * login alone.
+ * login alone. Before any effect but a check, the record is written with the effect's horizon.
  */
 import { randomUUID } from 'node:crypto';
 import type { ConsumerEvent } from '../machines/consumer-events.js';
@@ -29,7 +31,6 @@ import { EFFECT_STATES, type EffectType } from '../machines/consumer-machine.js'
 import { verifyDelay } from '../machines/delays.js';
 import { desiredEvent, keepsAccepted } from '../machines/desired-event.js';
 import {
-  firstSnapshot,
   persist,
   restore,
   samePersisted,
@@ -39,30 +40,28 @@ import {
   type PersistedConsumer,
   type Step,
 } from '../machines/machine-step.js';
+import { keepStep, keptStep, type PersistedStep } from '../machines/step-memo.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
-import type { Asked, CheckMemo, Claim, ConsumerLocks, TimelineNotes } from '../src/queue/coordination.js';
+import type { Claim, ConsumerLocks, TimelineNotes } from '../src/queue/coordination.js';
 import type { ConsumerJobData } from '../src/schedule/consumer-queue.js';
-import { consumerIdOf } from '../src/store/consumer-key.js';
-import { isUnreadable, type ConsumerRecord, type DesiredSpec } from '../src/store/consumer-record.js';
+import { isUnreadable, type ConsumerRecord, type LastCheck } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
-import type { EffectInput, Effects } from './effects.js';
-import { again, retryLater, type Found, type JobOutcome } from './job-outcome.js';
-import type { ProviderRuntime } from './provider-runtime.js';
-import { RecordDraft, type DraftDeps } from './record-draft.js';
-import { healQuietly, healsQuietly } from './quiet-heal.js';
-import {
-  answered,
-  lastCheckOf,
-  memoOf,
-  routineCheck,
-  type Checked,
-  type Taken,
-  type WaitJob,
-} from './routine-check.js';
-import { guardSpec } from './spec-guard.js';
+import { decodeMachine } from '../src/store/record-codec.js';
 import { jobCause, type TransitionCause } from '../src/store/transition-cause.js';
+import { lastCheckOf, memoOf } from './check-memo.js';
+import { ConsumerEdge, type EdgeDeps } from './consumer-edge.js';
+import { learn, type Learned, type RunOutcome } from './consumer-outcome.js';
+import type { CheckResult, EffectInput, Effects, EffectSpec } from './effects.js';
+import { retryLater, type JobOutcome } from './job-outcome.js';
+import type { ProviderRuntime } from './provider-runtime.js';
+import { newRecord, RecordDraft } from './record-draft.js';
+import { RunTrail } from './run-trail.js';
+import { guardSpec } from './spec-guard.js';
+import { healOf, healsQuietly, type TicketHeal } from './ticket-heal.js';
+import { TicketNotes, type StepNotes } from './step-notes.js';
+import type { WaitJob } from './wait-job.js';
 
 /** Time added to an effect's deadline for the lock (and the record's effect horizon) that covers it. */
 export const LOCK_MARGIN_MS = 10_000;
@@ -80,14 +79,14 @@ export function lockMsOf(provider: ProviderRuntime): number {
   return provider.config.timing.checkTimeoutMs + LOCK_MARGIN_MS;
 }
 
-export interface RunDeps extends DraftDeps {
-  store: DraftDeps['store'] & Pick<ConsumerStore, 'get'>;
-  coordination: DraftDeps['coordination'] & { readonly locks: ConsumerLocks; readonly notes: TimelineNotes };
+export interface RunDeps extends EdgeDeps {
+  store: EdgeDeps['store'] & Pick<ConsumerStore, 'get'>;
+  coordination: EdgeDeps['coordination'] & { readonly locks: ConsumerLocks; readonly notes: TimelineNotes };
   effects: Effects;
   logger: Logger;
   /** Whether the record store is known not to answer (see `src/store/store-watch.ts`). */
   storeDown?: () => boolean;
-  observer?: DraftDeps['observer'] & Partial<Pick<WorkObserver, 'lateness'>>;
+  observer?: EdgeDeps['observer'] & Partial<Pick<WorkObserver, 'lateness'>>;
 }
 
 /** The consumer's lock, as the job took it. */
@@ -100,14 +99,6 @@ export interface Lock {
   heldSince: number;
 }
 
-/** What a run's checks learned, for the lock's release. */
-interface Learned {
-  memo?: CheckMemo | undefined;
-  asked?: Asked;
-  /** What the run's last check found, for the round that ran it to count. */
-  found?: Found;
-}
-
 /** The record as loaded, and the draft of what the run writes to it. */
 interface Loaded {
   kind: 'loaded';
@@ -118,43 +109,50 @@ interface Loaded {
   inEffect: boolean;
 }
 
-/** What the machine is told: events, or the steps a routine check took already. */
-type Start = { kind: 'events'; events: ConsumerEvent[] } | { kind: 'taken'; taken: Taken };
+/** A wait's run on its ticket, before (or without) the record. */
+interface OnTicket {
+  job: WaitJob;
+  /** The consumer as the ticket holds it (the record at the job's revision). */
+  from: PersistedConsumer;
+  notes: TicketNotes;
+  trail: RunTrail;
+  /** The check performed on the ticket, and what the record keeps of it. */
+  check?: { result: CheckResult; last: LastCheck | undefined };
+  /** A heal applied on the ticket, to confirm (its password never kept beyond the run). */
+  heal?: TicketHeal;
+}
+
+/** The step a run on the ticket reached when it needed the record: carried on against it. */
+interface Carried {
+  kind: 'carried';
+  last: Step;
+}
+
+/** What the machine is told on the record: events, or the steps taken on the ticket to carry on from. */
+type Start = { kind: 'events'; events: ConsumerEvent[] } | Carried;
 
 type JobOf<K extends ConsumerJobData['kind']> = Extract<ConsumerJobData, { kind: K }>;
 type StartFor<K extends ConsumerJobData['kind']> = (
   job: JobOf<K>,
   at: Loaded,
-) => Promise<Start | JobOutcome> | Start | JobOutcome;
-
-function foundOf(event: ConsumerEvent): Found | undefined {
-  switch (event.type) {
-    case 'HELD':
-      return 'held';
-    case 'CHECK_FAILED':
-      return 'could-not-ask';
-    case 'NOT_HELD':
-    case 'NOT_APPLIED':
-    case 'CHANGED':
-      return 'lost';
-    default:
-      return undefined;
-  }
-}
-
-function askedOf(event: ConsumerEvent): Asked {
-  if (event.type === 'CHECK_FAILED') return 'could-not-ask';
-  return event.type === 'HELD' || event.type === 'NOT_HELD' ? 'asked' : undefined;
-}
+) => Promise<Start | RunOutcome> | Start | RunOutcome;
 
 const REDO: ConsumerEvent = { type: 'REDO' };
+/** What a heal's confirmation is to the chart: a check asked at once. */
+const CONFIRM: ConsumerEvent = { type: 'CHECK_NOW' };
 
 export class ConsumerRun {
   private readonly learnt: Learned = {};
-  /** The consumer's logger, made when the record is loaded (a routine check says nothing). */
+  /** The consumer's logger, made when first needed (a routine check says nothing). */
   private logger: Logger | undefined;
-  /** What a routine check stepped on the ticket, for `eventsFor.timer`. */
-  private taken: Taken | undefined;
+  /** Where each step is noted: the ticket's notes until the record is read, then the record's draft. */
+  private notes: StepNotes | undefined;
+  /** The run on the wait's ticket, if it began there. */
+  private ticket: OnTicket | undefined;
+  /** The step the run on the ticket reached when it needed the record. */
+  private carried: Carried | undefined;
+  /** The record, once read. */
+  private loaded: Loaded | undefined;
   /** Why a removal left the login on the backend, if it did. */
   private leftBehind: string | undefined;
 
@@ -165,6 +163,7 @@ export class ConsumerRun {
     private readonly provider: ProviderRuntime,
     private readonly deps: RunDeps,
     private readonly lock: Lock,
+    private readonly edge: ConsumerEdge,
   ) {}
 
   private get log(): Logger {
@@ -173,8 +172,8 @@ export class ConsumerRun {
   }
 
   /**
-   * Takes the consumer's lock (busy: later), runs the job under it, and releases it with what
-   * the run's checks learned, whether the run ends or throws.
+   * Takes the consumer's lock (busy: later), runs the job under it, hands its outcome to the edge,
+   * and releases the lock with what the run's checks learned, whether the run ends or throws.
    */
   static async underLock(
     job: ConsumerJobData,
@@ -187,103 +186,140 @@ export class ConsumerRun {
     const asked = deps.now().getTime();
     const claim = await deps.coordination.locks.claim(job.key, token, lockMs);
     if (!claim) return retryLater('busy', deps.now());
-    const run = new ConsumerRun(job, ticketTrusted, provider, deps, {
-      claim,
-      extend: () => deps.coordination.locks.extend(job.key, token, lockMs),
-      heldSince: asked,
-    });
+    const edge = new ConsumerEdge(deps);
+    const extend = () => deps.coordination.locks.extend(job.key, token, lockMs);
+    const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend, heldSince: asked }, edge);
     try {
-      const outcome = await run.run();
+      const outcome = await edge.settle(await run.run());
       return run.learnt.found ? { ...outcome, found: run.learnt.found } : outcome;
     } finally {
-      const { memo, asked } = run.learnt;
-      const askedAbout = await deps.coordination.locks.release(job.key, provider.config.name, token, memo, asked);
-      if (askedAbout !== undefined) provider.fleet.consumers = askedAbout; // the pace of its deep checks
+      await edge.release(job.key, provider, token, run.learnt);
     }
   }
 
-  private async run(): Promise<JobOutcome> {
+  /** The loop, on the ticket while it can be, else (or then) on the record; its outcome as the machine rests. */
+  private async run(): Promise<RunOutcome> {
     const { job, lock } = this;
-    if (job.kind === 'timer' && lock.claim.rev !== null && lock.claim.rev > job.rev) return { kind: 'stale' };
-    const routine = await this.routine();
-    if (routine) return routine;
-    if (this.deps.storeDown?.()) return this.storeDown();
+    if (job.kind === 'timer' && lock.claim.rev !== null && lock.claim.rev > job.rev)
+      return this.stopped({ kind: 'stale' });
+    if (job.kind === 'timer') {
+      const reached = await this.onTheTicket(job);
+      if (reached && reached.kind !== 'carried') return reached;
+      this.carried = reached;
+    }
+    if (this.deps.storeDown?.()) return this.stopped(this.storeDown());
     const at = await this.load();
     if (at.kind !== 'loaded') return at;
+    this.loaded = at;
+    this.notes = at.draft;
     const start = await (this.eventsFor[job.kind] as StartFor<typeof job.kind>)(job, at);
-    if (start.kind !== 'events' && start.kind !== 'taken') return start;
+    if (start.kind !== 'events' && start.kind !== 'carried') return start;
     return this.rest(at, await this.drive(at, start));
   }
 
-  /** A routine check, when the job's ticket is current: the job's outcome if it is all the job does. */
-  private async routine(): Promise<JobOutcome | undefined> {
-    const { job, lock, provider, deps } = this;
-    if (job.kind !== 'timer' || lock.claim.rev !== job.rev || !this.ticketTrusted) return undefined;
-    const { memo } = lock.claim;
-    // how late a routine check began (in process, from what the lock told)
-    if (memo && job.wait === 'verify')
-      deps.observer?.lateness?.(
-        provider.config.name,
-        deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing),
-      );
-    const checked = await routineCheck(job, provider, memo, deps.effects, deps.now);
-    if (checked.kind === 'unreadable') return undefined;
-    const routine: Checked =
-      checked.kind === 'taken' && healsQuietly(provider, checked.taken, job.ticket)
-        ? await this.healed(job, checked.taken, checked.memo)
-        : checked;
-    if (routine.kind === 'again') {
-      this.learn(routine.memo, routine.event);
-      if (routine !== checked) this.learnt.found = 'healed'; // the quiet heal's confirmation
-      return again(routine.again);
-    }
-    if (routine.taken.checked) this.learn(routine.memo, routine.taken.checked.event);
-    this.taken = routine.taken;
-    return undefined;
+  /**
+   * A wait's run on its ticket, when the ticket is current and trusted: at rest without the record
+   * (unchanged, healed), the step reached when the record is needed, or undefined (the ticket cannot be used).
+   */
+  private async onTheTicket(job: WaitJob): Promise<RunOutcome | Carried | undefined> {
+    const { lock, provider } = this;
+    if (lock.claim.rev !== job.rev || !this.ticketTrusted) return undefined;
+    this.lateness(job);
+    const read = decodeMachine(job.ticket.machine);
+    if (!('consumer' in read)) return undefined;
+    const from = read.consumer;
+    const notes = new TicketNotes();
+    this.ticket = { job, from, notes, trail: new RunTrail(from.state, this.cause) };
+    this.notes = notes;
+    const waitEnd = waitEnded(job.wait, from.state);
+    // the chart's kept answers (`machines/step-memo.ts`): a routine check that changes nothing needs no step of its own
+    const ending = keptStep(provider.machine, from, waitEnd);
+    const found =
+      ending?.effect === 'check' && ending.said.length === 0 ? await this.check(ending.consumer) : undefined;
+    const answer = found && keptStep(provider.machine, ending!.consumer, found);
+    const unchanged = answer && this.unchangedOnTicket(answer);
+    if (unchanged) return unchanged;
+    // else stepped for real and noted, each event once (the wait's end; the check's result when it was asked), and kept
+    const ended = this.move(restore(provider.machine, from), waitEnd);
+    keepStep(provider.machine, from, waitEnd, ended);
+    const answered = found && this.move(ended.snapshot, found);
+    if (answered) keepStep(provider.machine, persist(ended.snapshot), found, answered);
+    const last = await this.follow(answered || ended);
+    return last.effect ? { kind: 'carried', last } : this.restOnTicket(last);
   }
 
   /**
-   * A consumer the routine check found not held, applied again as the record says it was
-   * (`quiet-heal.ts`): confirmed, the routine check's outcome as if it had found it held (its
-   * memo says it was healed); else the steps to carry on against the record.
+   * A routine check that changed nothing durable, told by the chart's kept answers (`machines/step-memo.ts`) without
+   * restoring the machine: `unchanged`, its wait due again; undefined when the check's step must be taken for real.
    */
-  private async healed(job: WaitJob, taken: Taken, memo: CheckMemo | undefined): Promise<Checked> {
-    const { provider, deps, lock } = this;
-    const heal = await healQuietly(
-      { key: job.key, provider, ticket: job.ticket, taken, keepLock: (effect) => this.keepLock(effect), log: this.log },
-      deps,
-    );
-    if (heal.kind === 'recorded') {
-      this.log.debug({ state: taken.from.state }, `not healed without the record: ${heal.why}; carried on against it`);
-      return { kind: 'taken', taken, memo };
-    }
-    if (heal.kind === 'applied') {
-      // the apply's result, fed to the machine against the record as if performed there
-      this.log.debug(
-        { state: taken.from.state, applied: heal.applied.type },
-        'applied again but not confirmed held: carried on against the record',
+  private unchangedOnTicket(answer: PersistedStep): RunOutcome | undefined {
+    const { job, from, notes } = this.ticket!;
+    if (answer.effect || answer.said.length > 0 || !answer.wait || notes.saysAnything) return undefined;
+    if (!samePersisted(answer.consumer, from)) return undefined;
+    const at = new Date(this.deps.now().getTime() + answer.wait.ms);
+    return { key: job.key, provider: this.provider, kind: 'unchanged', at };
+  }
+
+  /** How late a routine check began (in process, from what the lock told). */
+  private lateness(job: WaitJob): void {
+    const { memo } = this.lock.claim;
+    const { config } = this.provider;
+    if (memo && job.wait === 'verify')
+      this.deps.observer?.lateness?.(
+        config.name,
+        this.deps.now().getTime() - memo.at - verifyDelay(job.key, config.timing),
       );
-      const learned = heal.confirmation ? (memoOf(heal.confirmation, job.rev, lock.claim.memo, heal.at) ?? memo) : memo;
-      return {
-        kind: 'taken',
-        taken: { ...taken, checked: { ...taken.checked!, said: true, performed: heal.applied } },
-        memo: learned,
-      };
+  }
+
+  /**
+   * The machine rests on the ticket: a check that changed nothing durable (said nothing, asked its wait, the consumer
+   * as the ticket holds it) is `unchanged`; a heal is confirmed; anything else is carried on against the record.
+   */
+  private restOnTicket(last: Step): Promise<RunOutcome | Carried> | RunOutcome | Carried {
+    const { job, from, notes, check, heal } = this.ticket!;
+    if (heal) return this.confirmed(last, heal);
+    if (check && !notes.saysAnything && last.wait && samePersisted(persist(last.snapshot), from)) {
+      const at = new Date(this.deps.now().getTime() + last.wait.ms);
+      return { key: job.key, provider: this.provider, kind: 'unchanged', at };
     }
-    const outcome = answered(
-      provider.machine,
-      job.rev,
-      taken.from,
-      taken.ended,
-      heal.confirmed,
-      lock.claim.memo,
-      heal.at,
-    );
-    if (!outcome.memo) return outcome;
+    return { kind: 'carried', last };
+  }
+
+  /**
+   * A heal applied on the ticket, confirmed by a check with the password it was given: stepped (a check asked at once,
+   * its result) and `healed`, nothing written, when the consumer rests as the ticket holds it. A confirmation that does
+   * not find it held is not stepped: the apply is carried on against the record, where the brake counts it (rule 2)
+   * and its next check comes after the brake's wait.
+   */
+  private async confirmed(last: Step, heal: TicketHeal): Promise<RunOutcome | Carried> {
+    const { job, from, check, trail, notes } = this.ticket!;
+    const found = check!.result.event;
+    await this.keepLock('check');
+    const asking = { ...heal.input, spec: job.ticket.spec, appliedAt: job.ticket.appliedAt, memo: null };
+    const reason = found.type === 'NOT_HELD' ? found.reason : undefined;
+    const confirmation = await this.deps.effects.confirm(asking, heal.password, reason);
+    const at = this.deps.now();
+    const memo = memoOf(confirmation, job.rev, this.lock.claim.memo, at);
+    if (confirmation.event.type !== 'HELD') {
+      this.learnt.memo = memo ?? this.learnt.memo;
+      this.log.debug({ state: from.state }, 'applied again but not confirmed held: carried on against the record');
+      return { kind: 'carried', last };
+    }
     // the last check's outcome as the status shows it: held, healed from what was found
+    const healed = memo && { ...memo, detail: `healed: ${check!.last?.detail ?? 'not held'}; applied again` };
+    learn(this.learnt, healed, confirmation.event);
+    const held = this.move(this.move(last.snapshot, CONFIRM).snapshot, confirmation.event);
+    if (!held.wait || !restores(held.snapshot, from)) return { kind: 'carried', last: held };
+    notes.sayNow();
+    const again = new Date(at.getTime() + held.wait.ms);
     return {
-      ...outcome,
-      memo: { ...outcome.memo, detail: `healed: ${taken.checked!.lastCheck?.detail ?? 'not held'}; applied again` },
+      key: job.key,
+      provider: this.provider,
+      kind: 'healed',
+      at: again,
+      trail: trail.entries,
+      found,
+      log: this.log,
     };
   }
 
@@ -295,30 +331,30 @@ export class ConsumerRun {
   private storeDown(): JobOutcome {
     const { job, provider, deps } = this;
     const now = deps.now();
-    if (!this.taken) return retryLater('store-down', now);
+    if (!this.carried) return retryLater('store-down', now);
     return retryLater('store-down', now, {
       until: new Date(now.getTime() + verifyDelay(job.key, provider.config.timing)),
     });
   }
 
-  /** The record (a newly declared consumer's, not stored yet), or why the job stops here. */
-  private async load(): Promise<Loaded | JobOutcome> {
+  /** The record (a newly declared consumer's, not stored yet), or why the run stops here. */
+  private async load(): Promise<Loaded | RunOutcome> {
     const { job, provider, deps } = this;
     const now = deps.now();
     let record = await deps.store.get(job.key);
     const isNew = record === null;
     if (record === null) {
-      if (job.kind !== 'desired') return { kind: 'absent' };
-      const made = await this.made(job);
+      if (job.kind !== 'desired') return this.stopped({ kind: 'absent' });
+      const made = this.made(job);
       if (made) return made;
-      record = newRecord(job, provider, job.desired!, now);
+      record = newRecord(job.key, provider, job.desired!, job.at, now);
     }
     if (isUnreadable(record))
       throw new HoldfastError('RECORD_UNREADABLE', `the record of ${job.key} cannot be read: ${record.unreadable}`);
     const consumer = record.machine;
     const inEffect = EFFECT_STATES.has(consumer.state);
     if (inEffect && record.effectUntil && record.effectUntil > now)
-      return retryLater('busy', now, { until: record.effectUntil });
+      return this.stopped(retryLater('busy', now, { until: record.effectUntil }));
     const marked = isNew && this.lock.claim.removedAt !== null;
     const draft = new RecordDraft(record, isNew, deps, this.log, marked);
     draft.causedBy(this.cause);
@@ -331,18 +367,15 @@ export class ConsumerRun {
    * is: jobs for one consumer do not keep their order (a busy one is put back), and a removal
    * deletes the record that would tell. Undefined: the spec makes the record.
    */
-  private async made(job: JobOf<'desired'>): Promise<JobOutcome | undefined> {
-    if (job.desired === null) {
-      await this.deps.coordination.locks.markRemoved(job.key, job.at);
-      return { kind: 'absent' };
-    }
+  private made(job: JobOf<'desired'>): RunOutcome | undefined {
+    if (job.desired === null) return { key: job.key, provider: this.provider, kind: 'marked', at: job.at };
     const { removedAt } = this.lock.claim;
     if (removedAt === null || job.at > removedAt) return undefined;
     this.log.info(
       { specAt: new Date(job.at).toISOString(), removedAt: new Date(removedAt).toISOString() },
       'a spec read before the consumer was removed came late: dropped; the consumer stays removed',
     );
-    return { kind: 'stale' };
+    return this.stopped({ kind: 'stale' });
   }
 
   /** What each kind of job tells the machine; a record left mid-effect is told `REDO` first. */
@@ -350,24 +383,25 @@ export class ConsumerRun {
     timer: async (job, at) => {
       if (at.record.rev !== job.rev) {
         // stale, but the record's own wait may be what a dead worker did not schedule
-        await at.draft.reschedule();
-        return at.inEffect ? { kind: 'events', events: [REDO] } : { kind: 'stale' };
+        await this.edge.metStale(at.draft);
+        return at.inEffect ? { kind: 'events', events: [REDO] } : this.stopped({ kind: 'stale' });
       }
-      const { taken } = this;
-      if (taken && !at.inEffect && samePersisted(taken.from, at.consumer)) return { kind: 'taken', taken };
+      const { carried, ticket } = this;
+      if (carried && !at.inEffect && samePersisted(ticket!.from, at.consumer)) return carried;
       return { kind: 'events', events: [...(at.inEffect ? [REDO] : []), waitEnded(job.wait, at.consumer.state)] };
     },
     desired: (job, at) => this.delivered(job, at),
     command: (job, at) => ({ kind: 'events', events: [...(at.inEffect ? [REDO] : []), job.event] }),
     redo: (job, at) => {
-      if (!at.inEffect) return at.record.rev !== job.rev ? { kind: 'stale' } : { kind: 'events', events: [] };
+      if (!at.inEffect)
+        return at.record.rev !== job.rev ? this.stopped({ kind: 'stale' }) : { kind: 'events', events: [] };
       return { kind: 'events', events: [REDO] };
     },
   };
 
   /** A desired spec the sync delivered: the machine's event for it, or kept aside when the policy refuses it. */
-  private delivered(job: JobOf<'desired'>, { draft, consumer, inEffect }: Loaded): Start | JobOutcome {
-    if (job.at < draft.desiredReadAt) return { kind: 'stale' };
+  private delivered(job: JobOf<'desired'>, { draft, consumer, inEffect }: Loaded): Start | RunOutcome {
+    if (job.at < draft.desiredReadAt) return this.stopped({ kind: 'stale' });
     const redo = inEffect ? [REDO] : [];
     const desired = job.desired ?? { ...draft.desired, removed: true };
     if (keepsAccepted(desired, consumer) && !draft.desired.removed) {
@@ -392,59 +426,93 @@ export class ConsumerRun {
     return jobCause(job.kind, job.kind === 'timer' ? job.wait : undefined);
   }
 
-  /** Steps the machine through what it is told, performing each effect it asks for, until it rests. */
+  /** Steps the machine on the record through what it is told, performing each effect it asks for, until it rests. */
   private async drive(at: Loaded, start: Start): Promise<ConsumerSnapshot> {
-    if (start.kind === 'taken') return this.follow(at, await this.carryOn(at, start.taken));
+    if (start.kind === 'carried') return (await this.follow(await this.carryOn(at, start.last))).snapshot;
     let snapshot = restore(this.provider.machine, at.consumer);
     for (const event of start.events) {
       // an effect a dead worker left is performed again first (a recovery), then what the job says
       at.draft.causedBy(event.type === 'REDO' ? 'recovery' : this.cause);
-      snapshot = await this.follow(at, this.move(at, snapshot, event));
+      snapshot = (await this.follow(this.move(snapshot, event))).snapshot;
     }
     return snapshot;
   }
 
-  /** The steps a routine check took, noted in the draft as if taken here; the last of them. */
-  private async carryOn(at: Loaded, { ended, checked }: Taken): Promise<Step> {
-    this.note(at, ended);
-    if (!checked) return ended;
-    // the check was performed before the record was read: its result is fed on the same terms as any effect's
-    await this.stillOurs('check');
-    if (checked.lastCheck) at.draft.checked(checked.lastCheck);
-    if (checked.event.type === 'NOT_HELD' && checked.event.node !== undefined) at.draft.concerns(checked.event.node);
-    this.note(at, checked.said ? { ...checked.step, said: [] } : checked.step);
-    const { performed } = checked;
-    if (!performed) return checked.step;
-    // its effect was performed already (a heal not confirmed): its result is fed, not performed again
-    if (performed.type === 'APPLIED') at.draft.applied(this.deps.now());
-    return this.move(at, checked.step.snapshot, performed);
+  /** The steps taken on the ticket, handed to the record's draft as if taken on it; the step to carry on from. */
+  private async carryOn(at: Loaded, last: Step): Promise<Step> {
+    const { check, notes } = this.ticket!;
+    // a check performed before the record was read: its result is fed on the same terms as any effect's
+    if (check) await this.stillOurs('check');
+    notes.replayInto(at.draft);
+    return last;
   }
 
-  /** Performs what each step asks for and steps on its result, until the machine rests. */
-  private async follow(at: Loaded, moved: Step): Promise<ConsumerSnapshot> {
+  /**
+   * Performs what each step asks for and steps on its result, until the machine rests, or (on the
+   * ticket) a step asks for what needs the record: that step, its effect not performed.
+   */
+  private async follow(moved: Step): Promise<Step> {
     let last = moved;
-    while (last.effect) last = this.move(at, last.snapshot, await this.perform(at, last.effect, last.snapshot));
-    return last.snapshot;
+    while (last.effect) {
+      const result = await this.perform(last.effect, last.snapshot);
+      if (result === undefined) return last;
+      last = this.move(last.snapshot, result);
+    }
+    return last;
   }
 
-  private move(at: Loaded, snapshot: ConsumerSnapshot, event: ConsumerEvent): Step {
-    if (event.type === 'NOT_HELD' && event.node !== undefined) at.draft.concerns(event.node);
+  /** One event stepped: noted (the record's draft, or the ticket's notes and trail). */
+  private move(snapshot: ConsumerSnapshot, event: ConsumerEvent): Step {
+    const notes = this.notes!;
+    const onTicket = this.loaded ? undefined : this.ticket;
+    if (event.type === 'NOT_HELD' && event.node !== undefined) {
+      notes.concerns(event.node);
+      onTicket?.trail.concerns(event.node);
+    }
     const moved = step(this.provider.machine, snapshot, event);
-    this.note(at, moved);
+    notes.setWait(moved.wait);
+    const state = moved.snapshot.value;
+    for (const said of moved.said) notes.say(() => this.log[said.level]({ state, ...said.fields }, said.message));
+    onTicket?.trail.mark(moved, this.deps);
     return moved;
   }
 
-  /** What a step asks of the record: its wait, and its words, said once the record says so. */
-  private note({ draft }: Loaded, moved: Step): void {
-    draft.setWait(moved.wait);
-    const state = moved.snapshot.value;
-    for (const said of moved.said) draft.say(() => this.log[said.level]({ state, ...said.fields }, said.message));
+  /**
+   * Performs the effect a step asks for, under the lock and while the store answers; its result. On the ticket: its
+   * one check, and an apply only as a heal of what the ticket says was applied; undefined for anything else (the
+   * record is read first).
+   */
+  private async perform(effect: EffectType, snapshot: ConsumerSnapshot): Promise<ConsumerEvent | undefined> {
+    const { loaded, ticket } = this;
+    if (!loaded) {
+      if (effect === 'check' && !ticket!.check) return this.check(snapshot);
+      return effect === 'apply' && !ticket!.heal ? this.healOnTicket(snapshot) : undefined;
+    }
+    await this.stillOurs(effect);
+    return effect === 'check' ? this.check(snapshot) : this.change(loaded, effect, snapshot);
   }
 
-  /** Performs the effect a step asks for, under the lock and while the store answers; its result. */
-  private async perform(at: Loaded, effect: EffectType, snapshot: ConsumerSnapshot): Promise<ConsumerEvent> {
-    await this.stillOurs(effect);
-    return effect === 'check' ? this.check(at, snapshot) : this.change(at, effect, snapshot);
+  /**
+   * An apply the ticket's steps ask for: a heal of what the ticket says was applied (DESIGN rule 3), applied there,
+   * without the record (the spec guarded as every apply is, the grant secret the check read); its result. Undefined:
+   * the record is read, and written before the apply, as every change is.
+   */
+  private async healOnTicket(lost: ConsumerSnapshot): Promise<ConsumerEvent | undefined> {
+    const ticket = this.ticket!;
+    const { job, from, check } = ticket;
+    if (!healsQuietly(this.provider, job, from, check?.result)) return undefined;
+    const heal = await healOf(this.provider, this.deps.effects, job, check?.result, lost);
+    if (typeof heal === 'string') {
+      this.log.debug({ state: ticket.from.state }, `not healed without the record: ${heal}; carried on against it`);
+      return undefined;
+    }
+    ticket.notes.sayNow(); // what the loss says, said as the heal begins
+    await this.keepLock('apply');
+    const applied = await this.deps.effects.apply({ ...heal.input, password: heal.password });
+    if (applied.type !== 'APPLIED') return applied; // carried on against the record: retried on its own backoff
+    ticket.notes.applied(this.deps.now());
+    ticket.heal = heal;
+    return applied;
   }
 
   /**
@@ -473,20 +541,31 @@ export class ConsumerRun {
     lock.heldSince = asked;
   }
 
-  private async check({ draft }: Loaded, snapshot: ConsumerSnapshot): Promise<ConsumerEvent> {
+  /** What an effect works on: the ticket's spec and revision until the record is read, then the record's. */
+  private get basis(): { spec: EffectSpec; appliedAt: number | null; rev: number } {
+    const { loaded, ticket } = this;
+    if (loaded) return { spec: loaded.draft.desired, appliedAt: loaded.draft.appliedAtMs, rev: loaded.draft.rev };
+    const { job } = ticket!;
+    return { spec: job.ticket.spec, appliedAt: job.ticket.appliedAt, rev: job.rev };
+  }
+
+  private async check(snapshot: Pick<ConsumerSnapshot, 'context'>): Promise<ConsumerEvent> {
     const { memo } = this.lock.claim;
+    const { spec, appliedAt, rev } = this.basis;
+    const { key } = this.job;
     const result = await this.deps.effects.check({
-      key: this.job.key,
+      key,
       provider: this.provider,
-      spec: draft.desired,
+      spec,
       context: snapshot.context,
-      appliedAt: draft.appliedAtMs,
+      appliedAt,
       memo,
     });
     const at = this.deps.now();
-    const check = lastCheckOf(result.event, at);
-    if (check) draft.checked(check);
-    this.learn(memoOf(result, draft.rev, memo, at), result.event);
+    const last = lastCheckOf(result.event, at);
+    if (last) this.notes!.checked(last);
+    if (!this.loaded) this.ticket!.check = { result, last };
+    learn(this.learnt, memoOf(result, rev, memo, at), result.event);
     return result.event;
   }
 
@@ -514,85 +593,35 @@ export class ConsumerRun {
     };
     const horizon = () => new Date(deps.now().getTime() + lockMsOf(provider));
     if (effect === 'remove') {
-      await draft.save(snapshot, horizon());
+      await this.edge.ahead(draft, snapshot, horizon());
       return deps.effects.remove(input);
     }
     const secret = await deps.effects.secretFor(draft.desired, provider);
     if (secret.kind === 'unusable') return secret.event; // nothing attempted: nothing to write down before it
     // an observe-only provider's apply only asks: nothing to write down before it either
-    if (provider.config.management !== 'observe') await draft.save(snapshot, horizon());
+    if (provider.config.management !== 'observe') await this.edge.ahead(draft, snapshot, horizon());
     const event = await deps.effects.apply({ ...input, password: secret.password });
     if (event.type === 'APPLIED') draft.applied(deps.now());
     return event;
   }
 
-  /** The machine rests: the record deleted (removed) or written, and what the job's outcome is. */
-  private async rest(at: Loaded, snapshot: ConsumerSnapshot): Promise<JobOutcome> {
-    const { job, deps } = this;
+  /** The machine rests on the record: removed, or at rest; the outcome the edge persists. */
+  private rest(at: Loaded, snapshot: ConsumerSnapshot): RunOutcome {
+    const { job, provider, lock } = this;
     const { draft } = at;
-    if (snapshot.status === 'done') return this.removed(draft);
-    await draft.save(snapshot, null);
-    if (draft.wrote) {
-      await draft.finish();
-      return { kind: 'done' };
-    }
-    // nothing durable changed: the revision is what the queue's Redis should know, and a wait's
-    // own job carries on (its id is taken while it runs, so it cannot be added anew)
-    if (this.lock.claim.rev !== draft.rev) await deps.coordination.locks.rememberRevision(job.key, draft.rev);
-    const next = draft.pendingWait;
-    return job.kind === 'timer' && at.record.rev === job.rev && next
-      ? again(next.dueAt, draft.ticket())
-      : { kind: 'done' };
+    if (snapshot.status === 'done')
+      return { key: job.key, provider, kind: 'removed', draft, leftBehind: this.leftBehind, log: this.log };
+    const sameWait = job.kind === 'timer' && at.record.rev === job.rev;
+    return { key: job.key, provider, kind: 'rested', draft, snapshot, claimedRev: lock.claim.rev, sameWait };
   }
 
-  private async removed(draft: RecordDraft): Promise<JobOutcome> {
-    await draft.delete();
-    const { management, name } = this.provider.config;
-    const { state } = draft;
-    const login = draft.desired.login;
-    const moved = { from: state, to: 'removed' };
-    if (this.leftBehind !== undefined)
-      this.log.warn(
-        moved,
-        `${state} → removed: login ${login} left on ${name}, not removed: ${this.leftBehind}; record deleted`,
-      );
-    else if (management === 'manage')
-      this.log.info(moved, `${state} → removed: login ${login} is gone from ${name}; record deleted`);
-    else
-      this.log.info(
-        moved,
-        `${state} → removed: no longer managed; login ${login} left on ${name} (management: ${management}); record deleted`,
-      );
-    return { kind: 'done' };
-  }
-
-  private learn(memo: CheckMemo | undefined, event: ConsumerEvent): void {
-    this.learnt.memo = memo ?? this.learnt.memo;
-    this.learnt.asked = askedOf(event) ?? this.learnt.asked;
-    const found = foundOf(event);
-    // found not held, then held after the run's apply: healed
-    if (found) this.learnt.found = found === 'held' && this.learnt.found === 'lost' ? 'healed' : found;
+  /** The run stops with `outcome`, nothing to persist. */
+  private stopped(outcome: JobOutcome): RunOutcome {
+    return { key: this.job.key, provider: this.provider, kind: 'stopped', job: outcome };
   }
 }
 
-/** A newly declared consumer's record, not stored yet. */
-function newRecord(job: JobOf<'desired'>, provider: ProviderRuntime, desired: DesiredSpec, now: Date): ConsumerRecord {
-  const snapshot = firstSnapshot(provider.machine, job.key);
-  return {
-    _id: job.key,
-    provider: provider.config.name,
-    consumerId: consumerIdOf(job.key),
-    desired,
-    desiredAt: job.at,
-    machine: persist(snapshot),
-    stateSince: now,
-    rev: 0,
-    appliedAt: null,
-    timer: null,
-    effectUntil: null,
-    lastCheck: null,
-    history: [],
-    createdAt: now,
-    updatedAt: now,
-  };
+/** Whether a heal's rest is the consumer the ticket holds, but for the words of its reason: nothing durable changed. */
+function restores(rest: ConsumerSnapshot, from: PersistedConsumer): boolean {
+  return samePersisted({ state: rest.value, context: { ...rest.context, reason: from.context.reason } }, from);
 }

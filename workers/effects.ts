@@ -54,7 +54,7 @@ export interface CheckResult {
   deep: boolean;
   /**
    * A check that found the consumer not held: the grant secret it read, for the heal that follows
-   * in the same job (`quiet-heal.ts`), so that a heal reads it once. A function, so that nothing
+   * in the same run (`consumer-run.ts`), so that a heal reads it once. A function, so that nothing
    * that copies or serializes the result carries the secret; never kept beyond the job.
    */
   secret?: () => string;
@@ -88,7 +88,7 @@ export interface Effects {
   isApplied(password: string, context: ConsumerContext): boolean;
   /**
    * A check with the password an apply was just given, not read again: what confirms a heal
-   * (`workers/quiet-heal.ts`); light when what the heal's check `found` is one it shows put right.
+   * (`workers/consumer-run.ts`); light when what the heal's check `found` is one it shows put right.
    */
   confirm(input: CheckInput, password: string, found?: NotHeldReason): Promise<CheckResult>;
 }

@@ -1,6 +1,6 @@
 /** Effects that tell a {@link WorkObserver} (the metrics) what each check and apply did; in process only. */
 import type { WorkObserver } from '../src/metrics/metrics.js';
-import { lastCheckOf } from './routine-check.js';
+import { lastCheckOf } from './check-memo.js';
 import type { Effects } from './effects.js';
 
 export function observedEffects(effects: Effects, observer: WorkObserver): Effects {

@@ -1,20 +1,19 @@
 /**
- * A job's working copy of one consumer's record, and the order in which it is written:
+ * A run's working copy of one consumer's record: what its steps changed ({@link StepNotes}), and
+ * how the record is written when the persistence edge (`consumer-edge.ts`, its only writer) says so:
  *
  * 1. the queue's Redis forgets the record's revision (a routine check that comes meanwhile
  *    reads the record instead of trusting its ticket);
  * 2. the record is written (created, the first time), only when something durable changed:
- *    the machine, the desired spec, or an effect about to start;
- *    and then its summary (for the status) in the queue's Redis, with the timeline's events of
- *    its transition;
- * 3. once the job is done, the wait the machine asked for is scheduled in the due set at the
- *    new revision, and the revision is remembered again.
+ *    the machine, the desired spec, or an effect about to start; what was written is handed
+ *    back ({@link Wrote}) for the edge to note (the summary, the timeline, the metrics).
  *
  * What the log says about a change is said once the record says so.
  */
 import type { ConsumerStateName } from '../machines/consumer-machine.js';
 import { firstCheckDelay } from '../machines/delays.js';
 import {
+  firstSnapshot,
   persist,
   samePersisted,
   type ConsumerSnapshot,
@@ -22,9 +21,8 @@ import {
   type Wait,
 } from '../machines/machine-step.js';
 import type { Logger } from '../src/logging/logger.js';
-import type { RecordNotes } from '../src/queue/coordination.js';
+import type { RevisionNotes } from '../src/queue/coordination.js';
 import { checkTicket, type CheckTicket } from '../src/schedule/consumer-queue.js';
-import type { WaitScheduler } from '../src/schedule/due-waits.js';
 import type {
   ConsumerRecord,
   DesiredSpec,
@@ -33,20 +31,27 @@ import type {
   RefusedSpec,
   WaitRecord,
 } from '../src/store/consumer-record.js';
+import type { ConsumerSummary } from '../src/queue/consumer-summary.js';
 import { summaryOf } from '../src/queue/summarize.js';
-import { timelineEventsOf } from '../src/queue/timeline-event.js';
-import type { WorkObserver } from '../src/metrics/metrics.js';
 import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js';
 import { causeAfter, nodeOf, type TransitionCause } from '../src/store/transition-cause.js';
+import { consumerIdOf } from '../src/store/consumer-key.js';
+import type { ProviderRuntime } from './provider-runtime.js';
+import type { StepNotes } from './step-notes.js';
 
 export interface DraftDeps {
   store: Pick<ConsumerStore, 'insert' | 'save' | 'delete'>;
-  /** Where the wait the machine asks for is scheduled (the due set). */
-  waits: WaitScheduler;
-  coordination: RecordNotes;
+  coordination: { readonly locks: RevisionNotes };
   now: () => Date;
-  /** Told of every state change (the metrics); in process. */
-  observer?: Pick<WorkObserver, 'transition'>;
+}
+
+/** A write made: what the edge notes of it. */
+export interface Wrote {
+  /** The record's summary, for the status. */
+  summary: ConsumerSummary;
+  /** The transition written, if the state changed, and the history before it. */
+  transition: HistoryEntry | undefined;
+  history: readonly HistoryEntry[];
 }
 
 /** What this job changed and has not written yet. */
@@ -79,7 +84,7 @@ interface Write {
   now: Date;
 }
 
-export class RecordDraft {
+export class RecordDraft implements StepNotes {
   private written: Written;
   private pending: Pending = {};
   /** The wait the machine rests in: as written, or as it asked since. */
@@ -129,6 +134,11 @@ export class RecordDraft {
 
   get key(): string {
     return this.record._id;
+  }
+
+  /** The consumer's provider, by name. */
+  get provider(): string {
+    return this.record.provider;
   }
 
   get state(): ConsumerStateName {
@@ -215,15 +225,17 @@ export class RecordDraft {
 
   /**
    * Writes the record if anything durable changed (or an effect follows: `effectUntil`), then
-   * says what it recorded.
+   * says what it recorded; what was written, or undefined when nothing was. Called by the edge.
    */
-  async save(snapshot: ConsumerSnapshot, effectUntil: Date | null): Promise<void> {
+  async save(snapshot: ConsumerSnapshot, effectUntil: Date | null): Promise<Wrote | undefined> {
     const machine = persist(snapshot);
     const before = this.written.machine;
     const moved = !samePersisted(machine, before);
     const { delivered, appliedAt, refusal } = this.pending;
-    if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined)
-      return this.speak();
+    if (!moved && !delivered && !appliedAt && effectUntil === null && !this.isNewUnsaved && refusal === undefined) {
+      this.speak();
+      return undefined;
+    }
     const now = this.deps.now();
     if (!this.hasWritten) await this.deps.coordination.locks.forgetRevision(this.key);
     const transition = machine.state !== before.state ? this.transition(before.state, machine, now) : undefined;
@@ -231,7 +243,7 @@ export class RecordDraft {
     const write: Write = { machine, moved, transition, timer, effectUntil, now };
     const first = this.isNewUnsaved;
     const rev = first ? await this.insert(write) : await this.update(write);
-    await this.wroteDown(rev, write, first);
+    return this.wroteDown(rev, write, first);
   }
 
   /** The transition to `machine` from `from`: its reason, who caused it and where. */
@@ -285,8 +297,8 @@ export class RecordDraft {
     return this.deps.store.save(this.key, this.written.rev, change, this.written.history, now);
   }
 
-  /** The record is written: its summary noted (from the consumer in hand), its transition told and said. */
-  private async wroteDown(rev: number, { machine, transition, timer, now }: Write, first: boolean): Promise<void> {
+  /** The record is written: its summary (from the consumer in hand) and its transition, for the edge; said. */
+  private wroteDown(rev: number, { machine, transition, timer, now }: Write, first: boolean): Wrote {
     const { written, pending } = this;
     this.hasWritten = true;
     const since = transition || first ? now : written.since;
@@ -302,13 +314,8 @@ export class RecordDraft {
       refused: refusal,
       history: transition ? [...written.history, transition] : written.history,
     });
-    // the transition's losses, heals and brakes go to the provider's timeline with the brief
-    await this.deps.coordination.notes.noteSummaries([
-      [this.key, summary, transition ? timelineEventsOf(this.key, transition, written.history) : []],
-    ]);
     let history = written.history;
     if (transition) {
-      this.deps.observer?.transition(this.record.provider, transition, history);
       history = [...history, transition];
       const { from, to, reason } = transition;
       // a first apply's moves at debug: the progress line (`src/status/first-apply-reports.ts`) says them together
@@ -323,6 +330,7 @@ export class RecordDraft {
     this.wait = timer;
     this.pending = {};
     this.speak();
+    return { summary, transition, history: written.history };
   }
 
   private get isNewUnsaved(): boolean {
@@ -334,30 +342,15 @@ export class RecordDraft {
     this.sayings = [];
   }
 
-  /** After the last save: the wait's job at the new revision, then the revision remembered. */
-  async finish(): Promise<void> {
-    if (!this.hasWritten) return;
-    await this.scheduleWait(this.wait);
-    await this.deps.coordination.locks.rememberRevision(this.key, this.written.rev);
-  }
-
-  /**
-   * A stale job met this record: makes sure the record's own wait has its job (a worker that
-   * died between writing the record and scheduling it left none), and remembers the revision.
-   */
-  async reschedule(): Promise<void> {
-    if (this.record.effectUntil === null) await this.scheduleWait(this.record.timer);
-    await this.deps.coordination.locks.rememberRevision(this.key, this.written.rev);
+  /** The wait the record says, as this run last wrote it (or read it: a wait a stale job makes sure of). */
+  get writtenWait(): WaitRecord | null {
+    if (!this.hasWritten) return this.record.effectUntil === null ? this.record.timer : null;
+    return this.wait;
   }
 
   /** The ticket of the record as written: what its wait carries. */
   ticket(): CheckTicket {
     return checkTicket(this.written.machine, this.desired, this.lastApplied);
-  }
-
-  private async scheduleWait(wait: WaitRecord | null): Promise<void> {
-    if (!wait) return;
-    await this.deps.waits.scheduleWaits([{ key: this.key, timer: wait, ticket: this.ticket() }]);
   }
 
   /**
@@ -371,4 +364,31 @@ export class RecordDraft {
     await this.deps.coordination.locks.forgetConsumer(this.key, this.record.provider);
     this.speak();
   }
+}
+
+/** A newly declared consumer's record (read at `at`), not stored yet. */
+export function newRecord(
+  key: string,
+  provider: ProviderRuntime,
+  desired: DesiredSpec,
+  at: number,
+  now: Date,
+): ConsumerRecord {
+  return {
+    _id: key,
+    provider: provider.config.name,
+    consumerId: consumerIdOf(key),
+    desired,
+    desiredAt: at,
+    machine: persist(firstSnapshot(provider.machine, key)),
+    stateSince: now,
+    rev: 0,
+    appliedAt: null,
+    timer: null,
+    effectUntil: null,
+    lastCheck: null,
+    history: [],
+    createdAt: now,
+    updatedAt: now,
+  };
 }

@@ -12,7 +12,7 @@
  */
 import type { WaitScheduler } from '../src/schedule/due-waits.js';
 import type { JobOutcome } from './job-outcome.js';
-import type { WaitJob } from './routine-check.js';
+import type { WaitJob } from './wait-job.js';
 
 /**
  * Settles `job`'s wait by `outcome`; when it is due again (ms), or null. `inDueSet`: whether

@@ -2,7 +2,7 @@
  * Contested logins: a consumer someone else manages too. holdfast is the owner and keeps
  * restoring what is declared; when it keeps finding its work undone, it says so.
  *
- * **What counts (a finding).** A quiet heal (`workers/quiet-heal.ts`): a routine check found a
+ * **What counts (a finding).** A quiet heal (`workers/consumer-run.ts`): a routine check found a
  * consumer that was served, its brake not engaged, with the spec and grant secret the record
  * says were applied, not held; holdfast applied it again and a check confirmed it held. So the
  * login was as holdfast applied it, then changed outside holdfast. Its reason (`kind`) decides:

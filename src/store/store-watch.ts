@@ -3,7 +3,7 @@
  * nothing is done from a record that may be stale: a job that needs its record is put back
  * (before it calls a backend, or after a routine check, an interval later), and no job uses up
  * its attempts (its consumer's next step stays in the queue). Routine checks on trusted tickets
- * go on, and a heal of what the record says was applied needs no store (`workers/quiet-heal.ts`):
+ * go on, and a heal of what the record says was applied needs no store (`workers/consumer-run.ts`):
  * a backend that forgot is healed all the same. Said once when the store stops answering, once
  * when it answers again.
  */

@@ -11,7 +11,7 @@ export const TRANSITION_CAUSES = [
   'command',
   /** A check found it: held, not held, changed, could not ask. */
   'check',
-  /** Applied again after a check found it not held (written or not: `workers/quiet-heal.ts`). */
+  /** Applied again after a check found it not held (written or not: `workers/consumer-run.ts`). */
   'heal',
   /** A wait ended: a retry, the brake, a wait for a grant secret. */
   'wait',

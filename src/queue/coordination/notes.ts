@@ -44,7 +44,7 @@ export interface SummaryNotes {
 }
 
 /**
- * Timeline events that come from no record write: a heal of what the record says was applied (`workers/quiet-heal.ts`).
+ * Timeline events that come from no record write: a heal of what the record says was applied (`workers/heal-noted.ts`).
  */
 export interface TimelineNotes {
   /**

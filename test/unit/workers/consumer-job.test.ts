@@ -263,6 +263,38 @@ describe('a consumer job', () => {
     expect(stand.records.get(key)).toBeUndefined();
   });
 
+  it("costs a routine check one claim and one release of the queue's Redis and nothing of the store; a heal, one timeline note more", async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    const calls: string[] = [];
+    /** Every call of `part`'s methods from now on, in `calls` as `name.method`. */
+    const counted = (part: object, name: string) => {
+      const methods = part as Record<string, (...args: unknown[]) => unknown>;
+      for (const [method, real] of Object.entries(methods))
+        methods[method] = (...args: unknown[]) => (calls.push(`${name}.${method}`), real(...args));
+    };
+    counted(stand.coordination.locks, 'locks');
+    counted(stand.coordination.notes, 'notes');
+    counted(deps.store, 'store');
+    counted(stand.scheduler, 'waits');
+    expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'held' });
+    expect(calls).toEqual(['locks.claim', 'locks.release']);
+    calls.length = 0;
+    backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+    expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
+    expect(calls).toEqual(['locks.claim', 'notes.noteTimeline', 'locks.release']);
+  });
+
+  it("answers a held consumer's routine check from the chart's kept answers: the chart is not stepped again", async () => {
+    const { deps, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    // the first checks step the chart, and keep its answers (the wait's end, then the check's result)
+    for (let i = 0; i < 2; i += 1) await runConsumerJob(waitJob(), deps);
+    vi.mocked(step).mockClear();
+    expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'held' });
+    expect(vi.mocked(step)).not.toHaveBeenCalled();
+  });
+
   describe('a heal of what the record says was applied', () => {
     /** Every store call from now on, in `calls` beside the backend's. */
     function watchStore(deps: JobDeps, calls: string[]): void {
@@ -322,6 +354,41 @@ describe('a consumer job', () => {
         rev: before.rev,
       });
       expect(memo!.deepAt).toBe(memo!.at);
+    });
+
+    it("tells the heal as the chart stepped it: every event stepped, each transition and its reason the chart's", async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      const real = vi.mocked(step).getMockImplementation()!;
+      // the chart as another version might word it: the heal's words are whatever the chart's step says
+      vi.mocked(step).mockImplementation((machine, snapshot, event) => {
+        const moved = real(machine, snapshot, event);
+        if (event.type !== 'APPLIED') return moved;
+        const context = { ...moved.snapshot.context, reason: 'put back as the chart says' };
+        return { ...moved, snapshot: machine.resolveState({ value: moved.snapshot.value, context }) };
+      });
+      const told: HistoryEntry[] = [];
+      deps.observer = { transition: (_provider, transition) => void told.push(transition) };
+      const events: Array<{ kind: string; reason: string | null }> = [];
+      stand.coordination.notes.noteTimeline = (added) => Promise.resolve(void events.push(...added));
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      vi.mocked(step).mockClear();
+      try {
+        expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
+      } finally {
+        vi.mocked(step).mockImplementation(real);
+      }
+      // the wait's end, the check's finding, the apply, the confirmation asked and its answer
+      const fed = vi.mocked(step).mock.calls.map(([, , event]) => event.type);
+      expect(fed).toEqual([expect.stringContaining('verify'), 'NOT_HELD', 'APPLIED', 'CHECK_NOW', 'HELD']);
+      expect(told.map(({ from, to, reason, by }) => ({ from, to, reason, by }))).toEqual([
+        { from: 'held', to: 'lost', reason: 'missing: no such user', by: 'check' },
+        { from: 'lost', to: 'held', reason: 'put back as the chart says', by: 'heal' },
+      ]);
+      expect(events.map(({ kind, reason }) => [kind, reason])).toEqual([
+        ['lost', 'missing: no such user'],
+        ['healed', 'put back as the chart says'],
+      ]);
     });
 
     it("counts the heal's finding with its timeline note (one call: the same round trip), and says once that the consumer became contested", async () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckTicket, ScheduledWait } from '../../../src/schedule/consumer-queue.js';
 import { again, retryLater } from '../../../workers/job-outcome.js';
-import type { WaitJob } from '../../../workers/routine-check.js';
+import type { WaitJob } from '../../../workers/wait-job.js';
 import { settleWait } from '../../../workers/wait-settlement.js';
 
 const own = {
