@@ -1,0 +1,135 @@
+/**
+ * The locks and the due set in batches, on a real Redis of this file's own: what a round does to
+ * the queue's Redis (take its waits, claim their locks, release them, settle the waits) costs a
+ * number of commands that does not grow with the round's size (`INFO commandstats` counts those
+ * run inside scripts too), and batching keeps every rule of the lock: one holder at a time, until
+ * it releases or its time runs out; only the holder extends or releases it; a lock of the release
+ * before the locks were batched (a key of its own) is honoured until it goes; a lock value written
+ * by hand is no lock.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownBackend, type OwnedBackend } from '../../backends/index.js';
+import { createCoordination, createDueSet, holdfastPrefix, type CheckMemo } from '../../../src/queue/coordination.js';
+import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
+import { NoteSeal } from '../../../src/queue/note-seal.js';
+
+let server: OwnedBackend;
+let redis: Redis;
+let admin: Redis;
+
+beforeAll(async () => {
+  server = await ownBackend('redis');
+  redis = new Redis(server.url);
+  admin = new Redis(server.url);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  admin?.disconnect();
+  await server?.stop();
+});
+
+function fresh() {
+  const prefix = holdfastPrefix(`{locks-${randomBytes(4).toString('hex')}}`);
+  return {
+    coordination: createCoordination(redis, prefix, new NoteSeal(randomBytes(32))),
+    due: createDueSet(redis, prefix),
+    keys: coordinationKeys(prefix),
+  };
+}
+
+/** Every command the server ran (inside scripts too) since its counts were last reset, but the counting's own. */
+async function commandsRun(): Promise<number> {
+  const stats = (await admin.info('commandstats')).split('\n');
+  let calls = 0;
+  for (const line of stats) {
+    const [, name, n] = /^cmdstat_([^:]+):calls=(\d+)/.exec(line) ?? [];
+    if (name && n && name !== 'info' && !name.startsWith('config')) calls += Number(n);
+  }
+  return calls;
+}
+
+const memo = (at: number): CheckMemo => ({ at, outcome: 'held', detail: null, rev: 1, deepAt: null });
+
+/** One round of `n` consumers, as `due-rounds.ts` and `consumer-run.ts` do it: the commands it cost the server. */
+async function roundOf(n: number): Promise<number> {
+  const { coordination, due } = fresh();
+  const keys = Array.from({ length: n }, (_, i) => `cache/c${i}`);
+  const now = Date.now();
+  await due.schedule(keys.map((key) => ({ key, rev: 1, dueAt: now - 1, text: '{}' })));
+  await coordination.locks.rememberRevision(keys[0]!, 1);
+  await admin.config('RESETSTAT');
+
+  const { taken } = await due.take(now, now + 30_000, n);
+  const claims = await Promise.all(taken.map((t) => coordination.locks.claim(t.key, `token-${t.key}`, 10_000)));
+  const released = await Promise.all(
+    taken.map((t, i) =>
+      coordination.locks.release(t.key, 'cache', `token-${t.key}`, memo(now), i % 2 ? 'asked' : 'could-not-ask'),
+    ),
+  );
+  await due.settle(taken.map((t) => ({ key: t.key, rev: t.rev, at: now + 60_000 })));
+  const run = await commandsRun();
+
+  expect(taken.map((t) => t.key).sort()).toEqual([...keys].sort());
+  expect(claims.every((c) => c !== null)).toBe(true);
+  expect(Math.max(...released.map(Number))).toBe(n); // the provider's consumers asked about
+  return run;
+}
+
+describe('a round in the queue’s Redis', () => {
+  it('costs as many commands for 128 consumers as for 2: each script works on the batch, not on each consumer', async () => {
+    await roundOf(2); // the scripts loaded
+    const small = await roundOf(2);
+    const large = await roundOf(128);
+    expect({ small, large }).toEqual({ small, large: small });
+    expect(small).toBeLessThanOrEqual(32);
+  });
+});
+
+describe('a batch of claims', () => {
+  it('takes a free lock once, even when claimed twice in one turn; a held one only once released or run out', async () => {
+    const { coordination } = fresh();
+    const { locks } = coordination;
+    const [first, second] = await Promise.all([
+      locks.claim('cache/a', 'one', 10_000),
+      locks.claim('cache/a', 'two', 10_000),
+    ]);
+    expect([first !== null, second !== null]).toEqual([true, false]);
+    expect(await locks.claim('cache/a', 'three', 10_000)).toBeNull();
+
+    // only the holder extends or releases it
+    expect(await locks.extend('cache/a', 'two', 10_000)).toBe(false);
+    expect(await locks.extend('cache/a', 'one', 10_000)).toBe(true);
+    await locks.release('cache/a', 'cache', 'two');
+    expect(await locks.claim('cache/a', 'three', 10_000)).toBeNull();
+    await locks.release('cache/a', 'cache', 'one');
+    expect(await locks.claim('cache/a', 'three', 50)).not.toBeNull();
+
+    // a lock whose time ran out is free, and its former holder cannot extend it
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(await locks.extend('cache/a', 'three', 10_000)).toBe(false);
+    expect(await locks.claim('cache/a', 'four', 10_000)).not.toBeNull();
+  });
+
+  it('honours a lock of the release before the locks were batched until it goes, and reads the removal mark', async () => {
+    const { coordination, keys } = fresh();
+    const { locks } = coordination;
+    await redis.set(keys.lock('cache/old'), 'an older worker', 'PX', 10_000);
+    await locks.markRemoved('cache/gone', 1_700);
+    const [old, gone] = await Promise.all([
+      locks.claim('cache/old', 'one', 10_000),
+      locks.claim('cache/gone', 'one', 10_000),
+    ]);
+    expect(old).toBeNull();
+    expect(gone?.removedAt).toBe(1_700);
+    await redis.del(keys.lock('cache/old'));
+    expect(await locks.claim('cache/old', 'one', 10_000)).not.toBeNull();
+  });
+
+  it('takes over a lock value written by hand', async () => {
+    const { coordination, keys } = fresh();
+    await redis.hset(keys.locks, 'cache/forged', 'not a lock');
+    await expect(coordination.locks.claim('cache/forged', 'one', 10_000)).resolves.not.toBeNull();
+  });
+});
