@@ -362,7 +362,8 @@ export interface DueEntry {
  * Schedules each wait unless one of the same or a later revision is there (the same wait, or one
  * that replaced it); one whose revision is past the consumer's as last written (no
  * record had it: written by hand) is replaced too. A wait of the same revision keeps its due time
- * and gets this data (the same, unless written by hand).
+ * and gets this data (the same, unless written by hand). Entries are judged in order (a consumer's
+ * second entry against its first), at a cost that does not grow with them: six commands at most.
  *
  * KEYS[1]       due (sorted set: consumer key → when its wait falls due, ms)
  * KEYS[2]       due revisions (hash: consumer key → the revision of its wait)
@@ -372,30 +373,43 @@ export interface DueEntry {
  * ARGV[4i - 2]  its revision
  * ARGV[4i - 1]  when it falls due (ms)
  * ARGV[4i]      its data, JSON
- * Returns       how many were scheduled (data rewritten at the same revision not counted)
+ * Returns       per wait, 1 when it was scheduled, else 0 (data rewritten at the same revision is not)
  */
-const scheduleDue: Script<{ entries: readonly DueEntry[] }, number> = {
+const scheduleDue: Script<{ entries: readonly DueEntry[] }, number[]> = {
   keyCount: 4,
-  lua: `
-local n = 0
-for i = 1, #ARGV, 4 do
-  local old = tonumber(redis.call('hget', KEYS[2], ARGV[i]))
-  local known = tonumber(redis.call('hget', KEYS[4], ARGV[i]))
-  if not old or old < tonumber(ARGV[i + 1]) or (known and old > known) then
-    redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 1])
-    redis.call('hset', KEYS[3], ARGV[i], ARGV[i + 3])
-    redis.call('zadd', KEYS[1], ARGV[i + 2], ARGV[i])
-    n = n + 1
-  elseif old == tonumber(ARGV[i + 1]) and redis.call('hget', KEYS[3], ARGV[i]) ~= ARGV[i + 3] then
-    redis.call('hset', KEYS[3], ARGV[i], ARGV[i + 3])
+  lua: `${OVER}
+local keys = {}
+for i = 1, #ARGV, 4 do keys[#keys + 1] = ARGV[i] end
+local olds, knowns = over('hmget', KEYS[2], keys), over('hmget', KEYS[4], keys)
+local seen, revs, data, due, out = {}, {}, {}, {}, {}
+for j = 1, #keys do
+  local key, rev = keys[j], tonumber(ARGV[4 * j - 2])
+  local old, known = seen[key] or tonumber(olds[j]), tonumber(knowns[j])
+  out[j] = 0
+  if not old or old < rev or (known and old > known) then
+    seen[key] = rev
+    revs[#revs + 1] = key
+    revs[#revs + 1] = ARGV[4 * j - 2]
+    due[#due + 1] = ARGV[4 * j - 1]
+    due[#due + 1] = key
+    out[j] = 1
+  end
+  if out[j] == 1 or old == rev then
+    data[#data + 1] = key
+    data[#data + 1] = ARGV[4 * j]
   end
 end
-return n`,
+if #revs > 0 then
+  over('hset', KEYS[2], revs)
+  over('zadd', KEYS[1], due)
+end
+if #data > 0 then over('hset', KEYS[3], data) end
+return out`,
   build: (k, a) => ({
     keys: [k.due, k.dueRevs, k.dueWaits, k.revs],
     argv: a.entries.flatMap((e) => [e.key, e.rev, e.dueAt, e.text]),
   }),
-  reply: (raw) => (typeof raw === 'number' ? raw : 0),
+  reply: (raw) => (Array.isArray(raw) ? (raw as unknown[]).map((n) => (n === 1 ? 1 : 0)) : []),
 };
 
 /**

@@ -52,15 +52,19 @@ async function commandsRun(): Promise<number> {
 
 const memo = (at: number): CheckMemo => ({ at, outcome: 'held', detail: null, rev: 1, deepAt: null });
 
-/** One round of `n` consumers, as `due-rounds.ts` and `consumer-run.ts` do it: the commands it cost the server. */
+/**
+ * The waits of `n` consumers scheduled, each on its own as its record's writer does it, then one round of them as
+ * `due-rounds.ts` and `consumer-run.ts` do it: the commands it cost the server.
+ */
 async function roundOf(n: number): Promise<number> {
   const { coordination, due } = fresh();
   const keys = Array.from({ length: n }, (_, i) => `cache/c${i}`);
   const now = Date.now();
-  await due.schedule(keys.map((key) => ({ key, rev: 1, dueAt: now - 1, text: '{}' })));
   await coordination.locks.rememberRevision(keys[0]!, 1);
   await admin.config('RESETSTAT');
 
+  const scheduled = await Promise.all(keys.map((key) => due.schedule([{ key, rev: 1, dueAt: now - 1, text: '{}' }])));
+  expect(scheduled.every((one) => one === 1)).toBe(true);
   const { taken } = await due.take(now, now + 30_000, n);
   const claims = await Promise.all(taken.map((t) => coordination.locks.claim(t.key, `token-${t.key}`, 10_000)));
   const released = await Promise.all(
@@ -131,5 +135,47 @@ describe('a batch of claims', () => {
     const { coordination, keys } = fresh();
     await redis.hset(keys.locks, 'cache/forged', 'not a lock');
     await expect(coordination.locks.claim('cache/forged', 'one', 10_000)).resolves.not.toBeNull();
+  });
+});
+
+describe('the due set in batches', () => {
+  it('judges a consumer’s waits of one turn in order, and takes the due ones up to the limit with when the next falls due', async () => {
+    const { due } = fresh();
+    const now = Date.now();
+    const wait = (key: string, rev: number, dueAt: number, text = `{"rev":${rev}}`) => ({ key, rev, dueAt, text });
+    const scheduled = await Promise.all([
+      due.schedule([wait('cache/a', 2, now - 30)]),
+      due.schedule([wait('cache/a', 1, now - 40)]), // an older revision after a newer one: left alone
+      due.schedule([wait('cache/a', 2, now - 50, '{"again":2}')]), // the same revision: its data only
+      due.schedule([wait('cache/b', 1, now - 20), wait('cache/c', 1, now - 10), wait('cache/d', 1, now + 60_000)]),
+    ]);
+    expect(scheduled).toEqual([1, 0, 0, 3]);
+
+    const first = await due.take(now, now + 30_000, 2);
+    expect(first.taken.map((t) => [t.key, t.rev, t.text, t.dueAt])).toEqual([
+      ['cache/a', '2', '{"again":2}', now - 30],
+      ['cache/b', '1', '{"rev":1}', now - 20],
+    ]);
+    expect(first.nextAt).toBe(now - 10); // one still due
+    const second = await due.take(now, now + 30_000, 5);
+    expect(second.taken.map((t) => t.key)).toEqual(['cache/c']);
+    expect(second.nextAt).toBe(now + 30_000); // the leases end before cache/d falls due
+    const third = await due.take(now + 100_000, now + 130_000, 5);
+    expect(third.taken.map((t) => t.key)).toEqual(['cache/a', 'cache/b', 'cache/c', 'cache/d']);
+    expect(third.nextAt).toBe(now + 130_000);
+
+    // settled: only at the revision taken; done with, or due again
+    await due.settle([
+      { key: 'cache/a', rev: '2', at: null },
+      { key: 'cache/b', rev: '7', at: null },
+      { key: 'cache/c', rev: '1', at: now + 1_000 },
+    ]);
+    const left = await due.take(now + 200_000, now + 230_000, 5);
+    expect(left.taken.map((t) => [t.key, t.dueAt])).toEqual([
+      ['cache/c', now + 1_000],
+      ['cache/b', now + 130_000],
+      ['cache/d', now + 130_000],
+    ]);
+    expect(await due.take(now + 200_000, now + 230_000, 5)).toEqual({ taken: [], nextAt: now + 230_000 });
   });
 });
