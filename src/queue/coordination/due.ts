@@ -15,9 +15,15 @@ export class DueSet extends CoordinationPart {
     this.scripts.run('scheduleDue', { entries }),
   );
 
-  /** Schedules each entry unless one of the same or a later revision is there; how many were. */
+  /**
+   * Schedules each entry unless one of the same or a later revision is there; how many were. A single entry joins the
+   * others of its turn; a list (the sweep's) is a batch already, sent as it is.
+   */
   async schedule(entries: readonly DueEntry[]): Promise<number> {
-    const scheduled = await Promise.all(entries.map((entry) => this.schedules.call(entry)));
+    const scheduled =
+      entries.length === 1
+        ? [await this.schedules.call(entries[0]!)]
+        : await this.scripts.run('scheduleDue', { entries });
     return scheduled.reduce((n, one) => n + one, 0);
   }
 

@@ -298,8 +298,10 @@ export interface NotedSummary {
 }
 
 /**
- * Notes each consumer's state and brief unless a newer revision is noted; a consumer held
- * since `heldSince` counts as asked then, unless it was asked later. One provider per call.
+ * Notes each consumer's state and brief unless a newer revision is noted (entries judged in
+ * order); a consumer held since `heldSince` counts as asked then, unless it was asked later. One
+ * provider per call, at a cost that grows only by one command per consumer held (its asked-at
+ * time read: `ZADD GT` would need Redis 6.2, BullMQ asks for 5).
  *
  * KEYS[1]       states (hash: consumer key → `<state token> <revision>`)
  * KEYS[2]       briefs (hash: consumer key → its record in brief)
@@ -313,19 +315,37 @@ export interface NotedSummary {
  */
 const noteSummaries: Script<{ provider: string; entries: readonly NotedSummary[] }, void> = {
   keyCount: 3,
-  lua: `
-for i = 1, #ARGV, 5 do
-  local old = redis.call('hget', KEYS[1], ARGV[i])
-  local rev = old and tonumber(string.match(old, '^%S+ (%d+)'))
-  if not rev or rev <= tonumber(ARGV[i + 1]) then
-    redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 2])
-    redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 3])
-    if ARGV[i + 4] ~= '' then
-      local asked = tonumber(redis.call('zscore', KEYS[3], ARGV[i]))
-      if not asked or asked < tonumber(ARGV[i + 4]) then redis.call('zadd', KEYS[3], ARGV[i + 4], ARGV[i]) end
+  lua: `${OVER}
+local keys = {}
+for i = 1, #ARGV, 5 do keys[#keys + 1] = ARGV[i] end
+local olds = over('hmget', KEYS[1], keys)
+local seen, asked, states, briefs, held = {}, {}, {}, {}, {}
+for j = 1, #keys do
+  local key, rev, since = keys[j], tonumber(ARGV[5 * j - 3]), ARGV[5 * j]
+  local old = seen[key] or (olds[j] and tonumber(string.match(olds[j], '^%S+ (%d+)')))
+  if not old or old <= rev then
+    seen[key] = rev
+    states[#states + 1] = key
+    states[#states + 1] = ARGV[5 * j - 2]
+    briefs[#briefs + 1] = key
+    briefs[#briefs + 1] = ARGV[5 * j - 1]
+    if since ~= '' then
+      if asked[key] == nil then
+        asked[key] = tonumber(redis.call('zscore', KEYS[3], key)) or false
+      end
+      if not asked[key] or asked[key] < tonumber(since) then
+        asked[key] = tonumber(since)
+        held[#held + 1] = since
+        held[#held + 1] = key
+      end
     end
   end
 end
+if #states > 0 then
+  over('hset', KEYS[1], states)
+  over('hset', KEYS[2], briefs)
+end
+if #held > 0 then over('zadd', KEYS[3], held) end
 return 1`,
   build: (k, a) => ({
     keys: [k.states, k.briefs, k.checked(a.provider)],

@@ -14,6 +14,7 @@ import { ownBackend, type OwnedBackend } from '../../backends/index.js';
 import { createCoordination, createDueSet, holdfastPrefix, type CheckMemo } from '../../../src/queue/coordination.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import { NoteSeal } from '../../../src/queue/note-seal.js';
+import type { ConsumerSummary } from '../../../src/queue/consumer-summary.js';
 
 let server: OwnedBackend;
 let redis: Redis;
@@ -177,5 +178,46 @@ describe('the due set in batches', () => {
       ['cache/d', now + 130_000],
     ]);
     expect(await due.take(now + 200_000, now + 230_000, 5)).toEqual({ taken: [], nextAt: now + 230_000 });
+  });
+});
+
+describe('records in brief noted together, as the sweep notes them', () => {
+  const summary = (rev: number, since: number): ConsumerSummary => ({
+    rev,
+    state: 'held',
+    since,
+    login: 'app',
+    brakeCount: 0,
+    reason: null,
+    dueAt: null,
+    lastCheck: null,
+  });
+
+  /** `n` consumers noted in one call: the commands it cost the server. */
+  async function notesOf(n: number): Promise<number> {
+    const { coordination } = fresh();
+    await admin.config('RESETSTAT');
+    await coordination.notes.noteSummaries(Array.from({ length: n }, (_, i) => [`cache/c${i}`, summary(1, 1_000)]));
+    return commandsRun();
+  }
+
+  it('cost one script call, and one command more per consumer held (its asked-at time read)', async () => {
+    await notesOf(2);
+    const small = await notesOf(2);
+    const large = await notesOf(128);
+    expect(large - small).toBe(126);
+  });
+
+  it('are judged in order: an older revision after a newer one is ignored; held since counts as asked unless asked later', async () => {
+    const { coordination, keys } = fresh();
+    await redis.zadd(keys.checked('cache'), 5_000, 'cache/later');
+    await coordination.notes.noteSummaries([
+      ['cache/a', summary(2, 2_000)],
+      ['cache/a', summary(1, 3_000)],
+      ['cache/later', summary(1, 4_000)],
+    ]);
+    expect(await redis.hget(keys.states, 'cache/a')).toMatch(/^held 2\b/);
+    expect(await redis.zscore(keys.checked('cache'), 'cache/a')).toBe('2000');
+    expect(await redis.zscore(keys.checked('cache'), 'cache/later')).toBe('5000');
   });
 });
