@@ -4,14 +4,27 @@
  */
 import { CoordinationPart } from './context.js';
 import type { DueEntry, SettledEntry, TakenEntry } from './scripts.js';
+import { TurnBatch } from './turn-batch.js';
 
 export type { DueEntry, SettledEntry, TakenEntry } from './scripts.js';
 
 /** One shard's due set, on one connection, under one key table. */
 export class DueSet extends CoordinationPart {
-  /** Schedules each entry unless one of the same or a later revision is there; how many were. */
-  schedule(entries: readonly DueEntry[]): Promise<number> {
-    return this.scripts.run('scheduleDue', { entries });
+  /** The waits scheduled in one turn of the event loop (a heal's, each its consumer's), one script call (`turn-batch.ts`). */
+  private readonly schedules = new TurnBatch<DueEntry, number>((entries) =>
+    this.scripts.run('scheduleDue', { entries }),
+  );
+
+  /**
+   * Schedules each entry unless one of the same or a later revision is there; how many were. A single entry joins the
+   * others of its turn; a list (the sweep's) is a batch already, sent as it is.
+   */
+  async schedule(entries: readonly DueEntry[]): Promise<number> {
+    const scheduled =
+      entries.length === 1
+        ? [await this.schedules.call(entries[0]!)]
+        : await this.scripts.run('scheduleDue', { entries });
+    return scheduled.reduce((n, one) => n + one, 0);
   }
 
   /** Takes up to `limit` entries due by `now`, each leased until `leaseUntil`; and when the next falls due. */

@@ -15,7 +15,16 @@ export function holdfastPrefix(queuePrefix: string): string {
 /** The keys under `prefix` (see {@link holdfastPrefix}). */
 export function coordinationKeys(prefix: string) {
   return {
-    /** A consumer's lock: one actor at a time (a string with a TTL). */
+    /**
+     * Every consumer's lock: one actor at a time (a hash by consumer key: `<until, ms> <holder's token>`, the
+     * field deleted when released, free once `until` is past by the queue's Redis clock). One hash, so that a batch of
+     * claims or releases is one command, not one per consumer.
+     */
+    locks: `${prefix}:locks`,
+    /**
+     * A consumer's lock as releases before {@link locks} kept it (a string with a TTL): still honoured by a claim
+     * while one is there (see docs/operating.md, upgrading), never written.
+     */
     lock: (key: string) => `${prefix}:lock:${key}`,
     /**
      * A removed consumer's mark: when the sync read the removal, ms (a string with a TTL, see

@@ -1,7 +1,9 @@
 /**
- * Locks and check memos: each consumer's lock (one actor at a time; it expires by itself when
- * its holder dies), its record revision as last written (so a routine check tells a current
- * wait from a stale one without reading the store) and what its checks learned (so a check
+ * Locks and check memos: each consumer's lock (one actor at a time; a field of one hash per
+ * shard, so that a turn's claims or releases are one script call of a few commands, not a few
+ * per consumer; it ends by itself when its holder dies, by the queue's Redis clock), its record
+ * revision as last written (so a routine check tells a current wait from a stale one without
+ * reading the store) and what its checks learned (so a check
  * that finds it held writes nothing to the store). A memo is sealed (`../note-seal.ts`): one whose
  * seal fails reads as none (the next check is deep; nothing is applied for it).
  */

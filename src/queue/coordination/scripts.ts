@@ -36,6 +36,38 @@ export function scriptArgs<A>(
 
 const text = (raw: unknown): string | null => (typeof raw === 'string' ? raw : null);
 
+/**
+ * Lua a script over many consumers starts with: `over` runs one command on a key with a batch's arguments (at most
+ * 4,000 at a time: Lua's `unpack` is bounded), so that a batch costs one command, not one per consumer (Redis counts
+ * each command a script runs); its replies are joined.
+ */
+const OVER = `
+local function over(command, key, args)
+  local out = {}
+  for i = 1, #args, 4000 do
+    local reply = redis.call(command, key, unpack(args, i, math.min(i + 3999, #args)))
+    if type(reply) == 'table' then for j = 1, #reply do out[#out + 1] = reply[j] end end
+  end
+  return out
+end`;
+
+/**
+ * Lua for the locks (a hash, `keys.ts`): the queue's Redis clock in ms (one clock for every worker, as a key's TTL
+ * was), and a lock value read as its end (ms) and its holder's token; nil for a value holdfast did not write (no lock).
+ */
+const LOCK = `
+local function nowMs()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function lockOf(value)
+  if not value then return nil end
+  local untilMs, token = string.match(value, '^(%d+) (.+)$')
+  if not untilMs then return nil end
+  return tonumber(untilMs), token
+end
+local function lockValue(untilMs, token) return string.format('%d', untilMs) .. ' ' .. token end`;
+
 /** A consumer's claim as {@link claim} replies it, undecoded. */
 export interface ClaimReply {
   taken: boolean;
@@ -45,14 +77,18 @@ export interface ClaimReply {
 }
 
 /**
- * Takes each consumer's lock if free; then its revision, check memo and removal mark, as stored
- * (undecoded): the mark is read with the claim, so no removal can come between them. Many
- * consumers of one shard in one call (the claims of one turn of the event loop: `locks.ts`).
+ * Takes each consumer's lock if free (no holder, or its time past by the queue's Redis clock; and
+ * no lock of a release before locks were one hash: `keys.ts`); then its revision, check memo and
+ * removal mark, as stored (undecoded): the mark is read with the claim, so no removal can come
+ * between them. A consumer claimed twice in one call is taken once. Many consumers of one shard
+ * in one call (the claims of one turn of the event loop: `locks.ts`), at a cost that does not
+ * grow with them: seven commands, or three when none is free.
  *
- * KEYS[1]       revisions (hash: consumer key → revision as last written)
- * KEYS[2]       check memos (hash: consumer key → memo, JSON)
- * KEYS[1 + 2i]  the `i`th consumer's lock (string: its holder's token, PX)
- * KEYS[2 + 2i]  the `i`th consumer's removal mark (string: ms, PX)
+ * KEYS[1]       locks (hash: consumer key → `<until, ms> <holder's token>`)
+ * KEYS[2]       revisions (hash: consumer key → revision as last written)
+ * KEYS[3]       check memos (hash: consumer key → memo, JSON)
+ * KEYS[2 + 2i]  the `i`th consumer's lock as earlier releases kept it (string: its holder's token, PX)
+ * KEYS[3 + 2i]  the `i`th consumer's removal mark (string: ms, PX)
  * ARGV[3i - 2]  the `i`th consumer's token
  * ARGV[3i - 1]  the `i`th consumer's key
  * ARGV[3i]      the `i`th consumer's lock time (ms)
@@ -61,15 +97,42 @@ export interface ClaimReply {
  */
 const claim: Script<{ claims: ReadonlyArray<{ key: string; token: string; ttlMs: number }> }, ClaimReply[]> = {
   keyCount: 'varies',
-  lua: `
+  lua: `${OVER}${LOCK}
+local n = #ARGV / 3
+local now = nowMs()
+local fields, strings = {}, {}
+for i = 1, n do
+  fields[i] = ARGV[3 * i - 1]
+  strings[i] = KEYS[2 + 2 * i]
+  strings[n + i] = KEYS[3 + 2 * i]
+end
+local held = over('hmget', KEYS[1], fields)
+local read = redis.call('mget', unpack(strings))
+local taken, set, keys, at = {}, {}, {}, {}
+for i = 1, n do
+  local key, untilMs = fields[i], lockOf(held[i])
+  if not read[i] and not taken[key] and (not untilMs or untilMs <= now) then
+    taken[key] = true
+    set[#set + 1] = key
+    set[#set + 1] = lockValue(now + tonumber(ARGV[3 * i]), ARGV[3 * i - 2])
+    keys[#keys + 1] = key
+    at[i] = #keys
+  end
+end
+local revs, memos = {}, {}
+if #keys > 0 then
+  over('hset', KEYS[1], set)
+  revs = over('hmget', KEYS[2], keys)
+  memos = over('hmget', KEYS[3], keys)
+end
 local out = {}
-for i = 1, #ARGV / 3 do
-  local token, key, ttl = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
-  if redis.call('set', KEYS[1 + 2 * i], token, 'PX', ttl, 'NX') then
+for i = 1, n do
+  local j = at[i]
+  if j then
     out[#out + 1] = 1
-    out[#out + 1] = redis.call('hget', KEYS[1], key)
-    out[#out + 1] = redis.call('hget', KEYS[2], key)
-    out[#out + 1] = redis.call('get', KEYS[2 + 2 * i])
+    out[#out + 1] = revs[j]
+    out[#out + 1] = memos[j]
+    out[#out + 1] = read[n + i]
   else
     out[#out + 1] = 0
     out[#out + 1] = false
@@ -79,7 +142,7 @@ for i = 1, #ARGV / 3 do
 end
 return out`,
   build: (k, a) => ({
-    keys: [k.revs, k.memos, ...a.claims.flatMap((c) => [k.lock(c.key), k.removed(c.key)])],
+    keys: [k.locks, k.revs, k.memos, ...a.claims.flatMap((c) => [k.lock(c.key), k.removed(c.key)])],
     argv: a.claims.flatMap((c) => [c.token, c.key, c.ttlMs]),
   }),
   reply: (raw) => {
@@ -111,19 +174,23 @@ return 1`,
 };
 
 /**
- * Extends the lock while `token` holds it; false when it expired.
+ * Extends the lock while `token` holds it; false when its time is past (someone else may hold it).
  *
- * KEYS[1]  the consumer's lock (string: its holder's token, PX)
+ * KEYS[1]  locks (hash: consumer key → `<until, ms> <holder's token>`)
  * ARGV[1]  the token
- * ARGV[2]  the lock's new time (ms, from now)
- * Returns  1 when extended; 0 when the lock is gone or another's
+ * ARGV[2]  the consumer's key
+ * ARGV[3]  the lock's new time (ms, from now)
+ * Returns  1 when extended; 0 when the lock is gone, past or another's
  */
 const extend: Script<{ key: string; token: string; ttlMs: number }, boolean> = {
   keyCount: 1,
-  lua: `
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
-return 0`,
-  build: (k, a) => ({ keys: [k.lock(a.key)], argv: [a.token, a.ttlMs] }),
+  lua: `${LOCK}
+local untilMs, token = lockOf(redis.call('hget', KEYS[1], ARGV[2]))
+local now = nowMs()
+if token ~= ARGV[1] or untilMs <= now then return 0 end
+redis.call('hset', KEYS[1], ARGV[2], lockValue(now + tonumber(ARGV[3]), token))
+return 1`,
+  build: (k, a) => ({ keys: [k.locks], argv: [a.token, a.key, a.ttlMs] }),
   reply: (raw) => raw === 1,
 };
 
@@ -140,14 +207,16 @@ export interface ReleaseEntry {
 /**
  * Releases each lock (if still its `token`'s); keeps the check memo and when the check ended in
  * the provider's sorted set; `asked` moves the consumer in or out of the provider's could-not-ask
- * set. Replies, for each, how many consumers its provider's sorted set holds (its consumers asked
- * about): what sets the pace of its deep checks, learned without another round trip. Many
- * consumers of one shard in one call (`locks.ts`).
+ * set (the last said of a consumer wins). Replies, for each, how many consumers its provider's
+ * sorted set holds once the call's are in (its consumers asked about): what sets the pace of its
+ * deep checks, learned without another round trip. Many consumers of one shard in one call
+ * (`locks.ts`), at a cost that does not grow with them: one command per lock hash, memo hash and
+ * set touched, and two per provider's sorted set.
  *
- * KEYS[1]       check memos (hash: consumer key → memo, JSON)
- * KEYS[3i - 1]  the `i`th consumer's lock (string: its holder's token, PX)
- * KEYS[3i]      its provider's could-not-ask set (set of consumer keys)
- * KEYS[3i + 1]  its provider's checked set (sorted set: consumer key → when its check ended, ms)
+ * KEYS[1]       locks (hash: consumer key → `<until, ms> <holder's token>`)
+ * KEYS[2]       check memos (hash: consumer key → memo, JSON)
+ * KEYS[2i + 1]  the `i`th consumer's provider's could-not-ask set (set of consumer keys)
+ * KEYS[2i + 2]  its provider's checked set (sorted set: consumer key → when its check ended, ms)
  * ARGV[5i - 4]  the `i`th consumer's token
  * ARGV[5i - 3]  the `i`th consumer's key
  * ARGV[5i - 2]  its memo, JSON ('' for none: the memo kept is left alone)
@@ -157,20 +226,57 @@ export interface ReleaseEntry {
  */
 const release: Script<{ releases: readonly ReleaseEntry[] }, number[]> = {
   keyCount: 'varies',
-  lua: `
-local out = {}
-for i = 1, #ARGV / 5 do
-  local lock, couldNotAsk, checked = KEYS[3 * i - 1], KEYS[3 * i], KEYS[3 * i + 1]
-  local token, key, memo, asked, at = ARGV[5 * i - 4], ARGV[5 * i - 3], ARGV[5 * i - 2], ARGV[5 * i - 1], ARGV[5 * i]
-  if redis.call('get', lock) == token then redis.call('del', lock) end
-  if memo ~= '' then redis.call('hset', KEYS[1], key, memo) end
-  if asked == 'could-not-ask' then redis.call('sadd', couldNotAsk, key) elseif asked == 'asked' then redis.call('srem', couldNotAsk, key) end
-  if at ~= '' then redis.call('zadd', checked, at, key) end
-  out[#out + 1] = redis.call('zcard', checked)
+  lua: `${OVER}${LOCK}
+local n = #ARGV / 5
+local fields = {}
+for i = 1, n do fields[i] = ARGV[5 * i - 3] end
+local held = over('hmget', KEYS[1], fields)
+local free, memos, sets, setsSeen, checked, checkedSeen = {}, {}, {}, {}, {}, {}
+for i = 1, n do
+  local token, key, memo, asked, at = ARGV[5 * i - 4], fields[i], ARGV[5 * i - 2], ARGV[5 * i - 1], ARGV[5 * i]
+  local couldNotAsk, sorted = KEYS[2 * i + 1], KEYS[2 * i + 2]
+  local _, holder = lockOf(held[i])
+  if holder == token then free[#free + 1] = key end
+  if memo ~= '' then
+    memos[#memos + 1] = key
+    memos[#memos + 1] = memo
+  end
+  if asked ~= '' then
+    if not sets[couldNotAsk] then
+      sets[couldNotAsk] = {}
+      setsSeen[#setsSeen + 1] = couldNotAsk
+    end
+    sets[couldNotAsk][key] = asked == 'could-not-ask'
+  end
+  if not checked[sorted] then
+    checked[sorted] = {}
+    checkedSeen[#checkedSeen + 1] = sorted
+  end
+  if at ~= '' then
+    checked[sorted][#checked[sorted] + 1] = at
+    checked[sorted][#checked[sorted] + 1] = key
+  end
 end
+if #free > 0 then over('hdel', KEYS[1], free) end
+if #memos > 0 then over('hset', KEYS[2], memos) end
+for _, set in ipairs(setsSeen) do
+  local add, remove = {}, {}
+  for key, couldNotAsk in pairs(sets[set]) do
+    if couldNotAsk then add[#add + 1] = key else remove[#remove + 1] = key end
+  end
+  if #add > 0 then over('sadd', set, add) end
+  if #remove > 0 then over('srem', set, remove) end
+end
+local counts = {}
+for _, sorted in ipairs(checkedSeen) do
+  if #checked[sorted] > 0 then over('zadd', sorted, checked[sorted]) end
+  counts[sorted] = redis.call('zcard', sorted)
+end
+local out = {}
+for i = 1, n do out[i] = counts[KEYS[2 * i + 2]] end
 return out`,
   build: (k, a) => ({
-    keys: [k.memos, ...a.releases.flatMap((r) => [k.lock(r.key), k.couldNotAsk(r.provider), k.checked(r.provider)])],
+    keys: [k.locks, k.memos, ...a.releases.flatMap((r) => [k.couldNotAsk(r.provider), k.checked(r.provider)])],
     argv: a.releases.flatMap((r) => [
       r.token,
       r.key,
@@ -192,8 +298,10 @@ export interface NotedSummary {
 }
 
 /**
- * Notes each consumer's state and brief unless a newer revision is noted; a consumer held
- * since `heldSince` counts as asked then, unless it was asked later. One provider per call.
+ * Notes each consumer's state and brief unless a newer revision is noted (entries judged in
+ * order); a consumer held since `heldSince` counts as asked then, unless it was asked later. One
+ * provider per call, at a cost that grows only by one command per consumer held (its asked-at
+ * time read: `ZADD GT` would need Redis 6.2, BullMQ asks for 5).
  *
  * KEYS[1]       states (hash: consumer key → `<state token> <revision>`)
  * KEYS[2]       briefs (hash: consumer key → its record in brief)
@@ -207,19 +315,37 @@ export interface NotedSummary {
  */
 const noteSummaries: Script<{ provider: string; entries: readonly NotedSummary[] }, void> = {
   keyCount: 3,
-  lua: `
-for i = 1, #ARGV, 5 do
-  local old = redis.call('hget', KEYS[1], ARGV[i])
-  local rev = old and tonumber(string.match(old, '^%S+ (%d+)'))
-  if not rev or rev <= tonumber(ARGV[i + 1]) then
-    redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 2])
-    redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 3])
-    if ARGV[i + 4] ~= '' then
-      local asked = tonumber(redis.call('zscore', KEYS[3], ARGV[i]))
-      if not asked or asked < tonumber(ARGV[i + 4]) then redis.call('zadd', KEYS[3], ARGV[i + 4], ARGV[i]) end
+  lua: `${OVER}
+local keys = {}
+for i = 1, #ARGV, 5 do keys[#keys + 1] = ARGV[i] end
+local olds = over('hmget', KEYS[1], keys)
+local seen, asked, states, briefs, held = {}, {}, {}, {}, {}
+for j = 1, #keys do
+  local key, rev, since = keys[j], tonumber(ARGV[5 * j - 3]), ARGV[5 * j]
+  local old = seen[key] or (olds[j] and tonumber(string.match(olds[j], '^%S+ (%d+)')))
+  if not old or old <= rev then
+    seen[key] = rev
+    states[#states + 1] = key
+    states[#states + 1] = ARGV[5 * j - 2]
+    briefs[#briefs + 1] = key
+    briefs[#briefs + 1] = ARGV[5 * j - 1]
+    if since ~= '' then
+      if asked[key] == nil then
+        asked[key] = tonumber(redis.call('zscore', KEYS[3], key)) or false
+      end
+      if not asked[key] or asked[key] < tonumber(since) then
+        asked[key] = tonumber(since)
+        held[#held + 1] = since
+        held[#held + 1] = key
+      end
     end
   end
 end
+if #states > 0 then
+  over('hset', KEYS[1], states)
+  over('hset', KEYS[2], briefs)
+end
+if #held > 0 then over('zadd', KEYS[3], held) end
 return 1`,
   build: (k, a) => ({
     keys: [k.states, k.briefs, k.checked(a.provider)],
@@ -256,7 +382,8 @@ export interface DueEntry {
  * Schedules each wait unless one of the same or a later revision is there (the same wait, or one
  * that replaced it); one whose revision is past the consumer's as last written (no
  * record had it: written by hand) is replaced too. A wait of the same revision keeps its due time
- * and gets this data (the same, unless written by hand).
+ * and gets this data (the same, unless written by hand). Entries are judged in order (a consumer's
+ * second entry against its first), at a cost that does not grow with them: six commands at most.
  *
  * KEYS[1]       due (sorted set: consumer key → when its wait falls due, ms)
  * KEYS[2]       due revisions (hash: consumer key → the revision of its wait)
@@ -266,30 +393,43 @@ export interface DueEntry {
  * ARGV[4i - 2]  its revision
  * ARGV[4i - 1]  when it falls due (ms)
  * ARGV[4i]      its data, JSON
- * Returns       how many were scheduled (data rewritten at the same revision not counted)
+ * Returns       per wait, 1 when it was scheduled, else 0 (data rewritten at the same revision is not)
  */
-const scheduleDue: Script<{ entries: readonly DueEntry[] }, number> = {
+const scheduleDue: Script<{ entries: readonly DueEntry[] }, number[]> = {
   keyCount: 4,
-  lua: `
-local n = 0
-for i = 1, #ARGV, 4 do
-  local old = tonumber(redis.call('hget', KEYS[2], ARGV[i]))
-  local known = tonumber(redis.call('hget', KEYS[4], ARGV[i]))
-  if not old or old < tonumber(ARGV[i + 1]) or (known and old > known) then
-    redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 1])
-    redis.call('hset', KEYS[3], ARGV[i], ARGV[i + 3])
-    redis.call('zadd', KEYS[1], ARGV[i + 2], ARGV[i])
-    n = n + 1
-  elseif old == tonumber(ARGV[i + 1]) and redis.call('hget', KEYS[3], ARGV[i]) ~= ARGV[i + 3] then
-    redis.call('hset', KEYS[3], ARGV[i], ARGV[i + 3])
+  lua: `${OVER}
+local keys = {}
+for i = 1, #ARGV, 4 do keys[#keys + 1] = ARGV[i] end
+local olds, knowns = over('hmget', KEYS[2], keys), over('hmget', KEYS[4], keys)
+local seen, revs, data, due, out = {}, {}, {}, {}, {}
+for j = 1, #keys do
+  local key, rev = keys[j], tonumber(ARGV[4 * j - 2])
+  local old, known = seen[key] or tonumber(olds[j]), tonumber(knowns[j])
+  out[j] = 0
+  if not old or old < rev or (known and old > known) then
+    seen[key] = rev
+    revs[#revs + 1] = key
+    revs[#revs + 1] = ARGV[4 * j - 2]
+    due[#due + 1] = ARGV[4 * j - 1]
+    due[#due + 1] = key
+    out[j] = 1
+  end
+  if out[j] == 1 or old == rev then
+    data[#data + 1] = key
+    data[#data + 1] = ARGV[4 * j]
   end
 end
-return n`,
+if #revs > 0 then
+  over('hset', KEYS[2], revs)
+  over('zadd', KEYS[1], due)
+end
+if #data > 0 then over('hset', KEYS[3], data) end
+return out`,
   build: (k, a) => ({
     keys: [k.due, k.dueRevs, k.dueWaits, k.revs],
     argv: a.entries.flatMap((e) => [e.key, e.rev, e.dueAt, e.text]),
   }),
-  reply: (raw) => (typeof raw === 'number' ? raw : 0),
+  reply: (raw) => (Array.isArray(raw) ? (raw as unknown[]).map((n) => (n === 1 ? 1 : 0)) : []),
 };
 
 /**
@@ -305,7 +445,9 @@ export interface TakenEntry {
 
 /**
  * Takes up to `limit` waits due by `now`, each pushed to `leaseUntil` (taken again then, unless
- * settled before); replies them, and when the next wait falls due (ms; null: none left).
+ * settled before); replies them, and when the next wait falls due (ms; null: none left). The
+ * first `limit + 1` waits are read at once: those due are taken, and the first left (or the
+ * lease's end, if sooner) is the next. Five commands, however many are taken.
  *
  * KEYS[1]  due (sorted set: consumer key → when its wait falls due, ms)
  * KEYS[2]  due revisions (hash: consumer key → the revision of its wait)
@@ -322,19 +464,30 @@ const takeDue: Script<
   { taken: TakenEntry[]; nextAt: number | null }
 > = {
   keyCount: 3,
-  lua: `
-local due = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
-local out = {}
-for i = 1, #due, 2 do
-  local key = due[i]
-  redis.call('zadd', KEYS[1], ARGV[2], key)
-  out[#out + 1] = key
-  out[#out + 1] = redis.call('hget', KEYS[2], key) or ''
-  out[#out + 1] = redis.call('hget', KEYS[3], key) or ''
-  out[#out + 1] = due[i + 1]
+  lua: `${OVER}
+local now, limit = tonumber(ARGV[1]), tonumber(ARGV[3])
+local head = redis.call('zrange', KEYS[1], 0, limit, 'WITHSCORES')
+local keys, lease, i = {}, {}, 1
+while i < #head and #keys < limit and tonumber(head[i + 1]) <= now do
+  keys[#keys + 1] = head[i]
+  lease[#lease + 1] = ARGV[2]
+  lease[#lease + 1] = head[i]
+  i = i + 2
 end
-local first = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
-table.insert(out, 1, first[2] or '')
+local nextAt = head[i + 1]
+local out = {}
+if #keys > 0 then
+  over('zadd', KEYS[1], lease)
+  local revs, waits = over('hmget', KEYS[2], keys), over('hmget', KEYS[3], keys)
+  if not nextAt or tonumber(ARGV[2]) < tonumber(nextAt) then nextAt = ARGV[2] end
+  for j = 1, #keys do
+    out[#out + 1] = keys[j]
+    out[#out + 1] = revs[j] or ''
+    out[#out + 1] = waits[j] or ''
+    out[#out + 1] = head[2 * j]
+  end
+end
+table.insert(out, 1, nextAt or '')
 return out`,
   build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits], argv: [a.now, a.leaseUntil, a.limit] }),
   reply: (raw) => {
@@ -355,7 +508,8 @@ export interface SettledEntry {
 
 /**
  * Settles taken waits, each only while its revision is still the one taken (a newer wait replaced
- * it otherwise): due again, or removed.
+ * it otherwise): due again, or removed (a wait settled twice in one call both ways is removed).
+ * At most five commands, however many are settled.
  *
  * KEYS[1]       due (sorted set: consumer key → when its wait falls due, ms)
  * KEYS[2]       due revisions (hash: consumer key → the revision of its wait)
@@ -367,17 +521,26 @@ export interface SettledEntry {
  */
 const settleDue: Script<{ settled: readonly SettledEntry[] }, void> = {
   keyCount: 3,
-  lua: `
-for i = 1, #ARGV, 3 do
-  if redis.call('hget', KEYS[2], ARGV[i]) == ARGV[i + 1] then
-    if ARGV[i + 2] == '' then
-      redis.call('zrem', KEYS[1], ARGV[i])
-      redis.call('hdel', KEYS[2], ARGV[i])
-      redis.call('hdel', KEYS[3], ARGV[i])
+  lua: `${OVER}
+local keys = {}
+for i = 1, #ARGV, 3 do keys[#keys + 1] = ARGV[i] end
+local revs = over('hmget', KEYS[2], keys)
+local again, gone = {}, {}
+for j = 1, #keys do
+  if revs[j] == ARGV[3 * j - 1] then
+    if ARGV[3 * j] == '' then
+      gone[#gone + 1] = keys[j]
     else
-      redis.call('zadd', KEYS[1], ARGV[i + 2], ARGV[i])
+      again[#again + 1] = ARGV[3 * j]
+      again[#again + 1] = keys[j]
     end
   end
+end
+if #again > 0 then over('zadd', KEYS[1], again) end
+if #gone > 0 then
+  over('zrem', KEYS[1], gone)
+  over('hdel', KEYS[2], gone)
+  over('hdel', KEYS[3], gone)
 end
 return 1`,
   build: (k, a) => ({

@@ -14,6 +14,7 @@ const keys = coordinationKeys(holdfastPrefix('{hf}'));
 describe('the key table', () => {
   it('keeps the names existing data is stored under', () => {
     expect({
+      locks: keys.locks,
       lock: keys.lock('cache/c1'),
       revs: keys.revs,
       memos: keys.memos,
@@ -28,6 +29,7 @@ describe('the key table', () => {
       alive: keys.alive,
       storeDown: keys.storeDown,
     }).toEqual({
+      locks: '{hf}:holdfast:locks',
       lock: '{hf}:holdfast:lock:cache/c1',
       revs: '{hf}:holdfast:revs',
       memos: '{hf}:holdfast:checks',
@@ -82,12 +84,11 @@ describe('the script table', () => {
       { key: 'db/c2', provider: 'db', token: 'u', memo: null, memoAt: null, asked: undefined },
     ];
     expect(scriptArgs(SCRIPTS.release, keys, { releases })).toEqual([
-      7,
+      6,
+      '{hf}:holdfast:locks',
       '{hf}:holdfast:checks',
-      '{hf}:holdfast:lock:cache/c1',
       '{hf}:holdfast:could-not-ask:cache',
       '{hf}:holdfast:checked:cache',
-      '{hf}:holdfast:lock:db/c2',
       '{hf}:holdfast:could-not-ask:db',
       '{hf}:holdfast:checked:db',
       't',
@@ -109,7 +110,8 @@ describe('the script table', () => {
         ],
       }),
     ).toEqual([
-      6,
+      7,
+      '{hf}:holdfast:locks',
       '{hf}:holdfast:revs',
       '{hf}:holdfast:checks',
       '{hf}:holdfast:lock:cache/c1',
