@@ -62,8 +62,9 @@ describe('a backend that answers again', () => {
     await f.until('every consumer could not ask', async () =>
       (await f.status()).consumers.every((c) => c.state === 'couldNotAsk'),
     );
-    await provider.up({ keepData: true });
+    // taken before: the engine may see the backend answer before `up` returns
     const upAt = Date.now();
+    await provider.up({ keepData: true });
     // their next interval is about 20 s away; asked again as the backend answers, they are held long before
     const healMs = await f.until('every consumer held again', () => f.allHeld(), 30_000);
     console.log(

@@ -30,7 +30,9 @@ describe('rotation with overlap', () => {
     await f.until('the old password refused', async () => !(await login(c, old)), 20_000);
     expect(await login(c, next)).toBe(true);
     await f.until('held', () => f.allHeld(), 10_000);
-    expect(f.logsFor(c).filter((l) => l.level >= 40)).toEqual([]);
+    // under load an apply may miss its 300 ms deadline and be retried (its warning says `timedOut`): behaviour, not a
+    // defect; anything else warned is
+    expect(f.logsFor(c).filter((l) => l.level >= 40 && !(l.level === 40 && l.timedOut === true))).toEqual([]);
     const moves = f
       .logsFor(c)
       .filter((l) => l.msg.includes(' → '))
