@@ -11,7 +11,7 @@
  *   again when nothing was written.
  *
  * Two writes come before rest, and go through here too: the record written ahead of an effect that
- * changes the backend (DESIGN rule 3: a worker killed mid-effect leaves a record that says so), and
+ * changes the backend (rule 3 of docs/architecture.md, the record is durable: a worker killed mid-effect leaves a record that says so), and
  * a stale job making sure of the record's own wait.
  */
 import type { ConsumerSnapshot } from '../machines/machine-step.js';

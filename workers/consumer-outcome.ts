@@ -31,7 +31,7 @@ export type RunOutcome = About &
   (
     | /** A routine check on the ticket changed nothing durable: nothing written; the same wait again at `at`. */
       { kind: 'unchanged'; at: Date } /**
-       * A heal of what the record says was applied, on the ticket (DESIGN rule 3): nothing written; noted (the
+       * A heal of what the record says was applied, on the ticket (rule 3 of docs/architecture.md: the record is durable): nothing written; noted (the
        * timeline, the metrics, the log) as the chart's steps marked it (`trail`), `found` its check's finding; the
        * same wait again at `at`.
        */

@@ -142,7 +142,7 @@ const REDO: ConsumerEvent = { type: 'REDO' };
 const CONFIRM: ConsumerEvent = { type: 'CHECK_NOW' };
 
 export class ConsumerRun {
-  private readonly learnt: Learned = {};
+  private readonly learned: Learned = {};
   /** The consumer's logger, made when first needed (a routine check says nothing). */
   private logger: Logger | undefined;
   /** Where each step is noted: the ticket's notes until the record is read, then the record's draft. */
@@ -191,9 +191,9 @@ export class ConsumerRun {
     const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend, heldSince: asked }, edge);
     try {
       const outcome = await edge.settle(await run.run());
-      return run.learnt.found ? { ...outcome, found: run.learnt.found } : outcome;
+      return run.learned.found ? { ...outcome, found: run.learned.found } : outcome;
     } finally {
-      await edge.release(job.key, provider, token, run.learnt);
+      await edge.release(job.key, provider, token, run.learned);
     }
   }
 
@@ -301,13 +301,13 @@ export class ConsumerRun {
     const at = this.deps.now();
     const memo = memoOf(confirmation, job.rev, this.lock.claim.memo, at);
     if (confirmation.event.type !== 'HELD') {
-      this.learnt.memo = memo ?? this.learnt.memo;
+      this.learned.memo = memo ?? this.learned.memo;
       this.log.debug({ state: from.state }, 'applied again but not confirmed held: carried on against the record');
       return { kind: 'carried', last };
     }
     // the last check's outcome as the status shows it: held, healed from what was found
     const healed = memo && { ...memo, detail: `healed: ${check!.last?.detail ?? 'not held'}; applied again` };
-    learn(this.learnt, healed, confirmation.event);
+    learn(this.learned, healed, confirmation.event);
     const held = this.move(this.move(last.snapshot, CONFIRM).snapshot, confirmation.event);
     if (!held.wait || !restores(held.snapshot, from)) return { kind: 'carried', last: held };
     notes.sayNow();
@@ -493,7 +493,7 @@ export class ConsumerRun {
   }
 
   /**
-   * An apply the ticket's steps ask for: a heal of what the ticket says was applied (DESIGN rule 3), applied there,
+   * An apply the ticket's steps ask for: a heal of what the ticket says was applied (rule 3 of docs/architecture.md: the record is durable), applied there,
    * without the record (the spec guarded as every apply is, the grant secret the check read); its result. Undefined:
    * the record is read, and written before the apply, as every change is.
    */
@@ -565,7 +565,7 @@ export class ConsumerRun {
     const last = lastCheckOf(result.event, at);
     if (last) this.notes!.checked(last);
     if (!this.loaded) this.ticket!.check = { result, last };
-    learn(this.learnt, memoOf(result, rev, memo, at), result.event);
+    learn(this.learned, memoOf(result, rev, memo, at), result.event);
     return result.event;
   }
 

@@ -1,5 +1,5 @@
 /**
- * A heal of what the record says was applied (DESIGN rule 3), noted rather than written: the
+ * A heal of what the record says was applied (rule 3 of docs/architecture.md: the record is durable), noted rather than written: the
  * transitions the chart's steps marked on the ticket (`run-trail.ts`, `held → lost → held`) told
  * as written ones would be: the provider's timeline, the metrics, the log. Its finding is counted
  * toward the consumer being contested in the same round trip as the timeline's note, and said once

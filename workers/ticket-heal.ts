@@ -1,5 +1,5 @@
 /**
- * When a heal needs no record, and what it applies (DESIGN rule 3: a heal that restores what the
+ * When a heal needs no record, and what it applies (rule 3 of docs/architecture.md, the record is durable: a heal that restores what the
  * record says was applied is an event, not a write). The run (`consumer-run.ts`) asks this when a
  * step on a wait's ticket asks for an apply; anything this refuses is applied on the record,
  * written first, as every change is.

@@ -97,3 +97,19 @@ describe('the glossary', () => {
     expect(found).toEqual([]);
   });
 });
+
+describe('the sources cite only what the repository holds', () => {
+  it('no comment cites a rule of a design file that is not in the repository ("DESIGN rule N")', () => {
+    const files = ['machines', 'workers', 'src'].flatMap((dir) =>
+      readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+        .filter((name) => name.endsWith('.ts'))
+        .map((name) => `${dir}/${name}`),
+    );
+    const cited = files.flatMap((file) =>
+      readFileSync(join(root, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (/DESIGN rule \d/.test(line) ? [`${file}:${i + 1}`] : [])),
+    );
+    expect(cited).toEqual([]);
+  });
+});
