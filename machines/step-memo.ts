@@ -46,7 +46,7 @@ interface Answer {
 }
 
 /** How many answers a machine keeps at most; all let go when full (a healthy fleet needs a handful). */
-export const MAX_ANSWERS = 4096;
+const MAX_ANSWERS = 4096;
 
 type Delay = number | ((args: { context: ConsumerContext; event: ConsumerEvent }) => number);
 
@@ -94,7 +94,7 @@ function answerKey(from: PersistedConsumer, event: ConsumerEvent): string | unde
 }
 
 /** The chart's step on `event` for a consumer persisted as `from`: {@link step}, on the restored snapshot. */
-export function stepPersisted(machine: ConsumerMachine, from: PersistedConsumer, event: ConsumerEvent): PersistedStep {
+function stepPersisted(machine: ConsumerMachine, from: PersistedConsumer, event: ConsumerEvent): PersistedStep {
   const stepped = step(machine, restore(machine, from), event);
   keepStep(machine, from, event, stepped);
   return persistedStep(stepped);
@@ -106,7 +106,7 @@ export function memoStep(machine: ConsumerMachine, from: PersistedConsumer, even
 }
 
 /** A step as {@link PersistedStep}. */
-export function persistedStep({ snapshot, effect, wait, said }: Step): PersistedStep {
+function persistedStep({ snapshot, effect, wait, said }: Step): PersistedStep {
   return { consumer: persist(snapshot), effect, wait, said };
 }
 

@@ -61,7 +61,7 @@ export type RunOutcome = About &
   );
 
 /** What a check's result found, for the round to count. */
-export function foundOf(event: ConsumerEvent): Found | undefined {
+function foundOf(event: ConsumerEvent): Found | undefined {
   switch (event.type) {
     case 'HELD':
       return 'held';
@@ -77,7 +77,7 @@ export function foundOf(event: ConsumerEvent): Found | undefined {
 }
 
 /** Whether a check's result asked the backend, for the lock's release. */
-export function askedOf(event: ConsumerEvent): Asked {
+function askedOf(event: ConsumerEvent): Asked {
   if (event.type === 'CHECK_FAILED') return 'could-not-ask';
   return event.type === 'HELD' || event.type === 'NOT_HELD' ? 'asked' : undefined;
 }
