@@ -1,11 +1,13 @@
 /**
- * `npx tsx test/bench/check-rate.ts [consumers] [verifyEvery] [--cpu-profile=<dir>] [--window=<s>]`: the routine
+ * `npx tsx test/bench/check-rate.ts [consumers] [verifyEvery] [--cpu-profile=<dir>] [--window=<s>] [--compiled]`: the routine
  * check's rate alone, for working on it: N held consumers (default 1,000) checked every `verifyEvery` (default 250ms,
  * the quick bench's; `checkTimeout` the same), `holdfast run` alone measured for a window (default 15 s) after it
  * settles, against the pipelined `AUTH` loop measured in the same world just before. Prints checks/s, the ratio to
  * the pipelined loop, the rate the interval asks for (N / verifyEvery: a rate near it is bound by the interval, not
  * by the engine) and everything one check cost (`cost-meter.ts`). With `--cpu-profile=<dir>` the run's V8 CPU profile
  * is written there as it stops: its last window is the measured one (`cpu-profile-top.ts <file> 40 --window <s> 0`).
+ * `--compiled`: the engine runs as plain JavaScript, as the compiled `holdfast run` does (under tsx, every function
+ * made inside another is also named at run time: a cost the operator's process does not have).
  */
 import { join } from 'node:path';
 import { parseDuration } from '../../src/config/duration.js';
@@ -22,6 +24,7 @@ const consumers = Number(consumersArg ?? 1_000);
 const every = everyArg ?? '250ms';
 const windowMs = Number(flag('window') ?? 15) * 1000;
 const cpuProfileDir = flag('cpu-profile');
+const compiled = process.argv.includes('--compiled');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
@@ -42,7 +45,7 @@ try {
   await seedHeld(env, (await env.configure('seed', { verifyEvery: '60s' })).config);
   const fast = await env.configure('fast', { verifyEvery: every, checkTimeout: every });
   const pipelined = await pipelinedAuth(env, 5_000);
-  const run = await EngineProcess.start(fast.path, 'run', join(env.dir, 'engine-run.log'), { cpuProfileDir });
+  const run = await EngineProcess.start(fast.path, 'run', join(env.dir, 'engine-run.log'), { cpuProfileDir, compiled });
   try {
     for (let i = 0; i < 90; i++) {
       const w = await window(env, run, 2_000);
