@@ -1,7 +1,7 @@
 /**
- * `npx tsx test/bench/check-rate.ts [consumers] [verifyEvery] [--cpu-profile=<dir>] [--window=<s>] [--compiled]`: the routine
- * check's rate alone, for working on it: N held consumers (default 1,000) checked every `verifyEvery` (default 250ms,
- * the quick bench's; `checkTimeout` the same), `holdfast run` alone measured for a window (default 15 s) after it
+ * `npx tsx test/bench/check-rate.ts [consumers] [verifyEvery] [--cpu-profile=<dir>] [--window=<s>] [--compiled]`:
+ * the routine check's rate alone, for working on it: N held consumers (default 1,000) checked every `verifyEvery`
+ * (default 250ms, the quick bench's; `checkTimeout` the same), `holdfast run` alone measured for a window (default 15 s) after it
  * settles, against the pipelined `AUTH` loop measured in the same world just before. Prints checks/s, the ratio to
  * the pipelined loop, the rate the interval asks for (N / verifyEvery: a rate near it is bound by the interval, not
  * by the engine) and everything one check cost (`cost-meter.ts`). With `--cpu-profile=<dir>` the run's V8 CPU profile
