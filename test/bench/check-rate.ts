@@ -1,13 +1,14 @@
 /**
  * `npx tsx test/bench/check-rate.ts [consumers] [verifyEvery] [--cpu-profile=<dir>] [--window=<s>] [--compiled]`:
- * the routine check's rate alone, for working on it: N held consumers (default 1,000) checked every `verifyEvery`
- * (default 250ms, the quick bench's; `checkTimeout` the same), `holdfast run` alone measured for a window (default 15 s) after it
- * settles, against the pipelined `AUTH` loop measured in the same world just before. Prints checks/s, the ratio to
- * the pipelined loop, the rate the interval asks for (N / verifyEvery: a rate near it is bound by the interval, not
- * by the engine) and everything one check cost (`cost-meter.ts`). With `--cpu-profile=<dir>` the run's V8 CPU profile
- * is written there as it stops: its last window is the measured one (`cpu-profile-top.ts <file> 40 --window <s> 0`).
- * `--compiled`: the engine runs as plain JavaScript, as the compiled `holdfast run` does (under tsx, every function
- * made inside another is also named at run time: a cost the operator's process does not have).
+ * the routine check's rate alone, for working on it: N held consumers (default 1,000) checked every
+ * `verifyEvery` (default 250ms, the quick bench's; `checkTimeout` the same), `holdfast run` alone measured for a
+ * window (default 15 s) after it settles, against the pipelined `AUTH` loop measured in the same world just
+ * before. Prints checks/s, the ratio to the pipelined loop, the rate the interval asks for (N / verifyEvery: a
+ * rate near it is bound by the interval, not by the engine) and everything one check cost (`cost-meter.ts`).
+ * With `--cpu-profile=<dir>` the run's V8 CPU profile is written there as it stops: its last window is the
+ * measured one (`cpu-profile-top.ts <file> 40 --window <s> 0`). `--compiled`: the engine runs as plain
+ * JavaScript, as the compiled `holdfast run` does (under tsx, every function made inside another is also named
+ * at run time: a cost the operator's process does not have).
  */
 import { join } from 'node:path';
 import { parseDuration } from '../../src/config/duration.js';
