@@ -60,6 +60,7 @@ try {
     say(`ratio to pipelined       ${((w.perSec / pipelined.authsPerSec) * 100).toFixed(2)} %`);
     say(`share of the asked rate  ${((w.perSec / asked) * 100).toFixed(1)} %`);
     for (const [k, v] of unitRows('check', w.perCheck)) say(`${k.padEnd(52)} ${v}`);
+    say(`${'run RSS MB'.padEnd(52)} ${Math.round((await run.fresh()).rss / 1e6)}`);
   } finally {
     await run.stop();
   }
