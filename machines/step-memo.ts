@@ -8,11 +8,17 @@
  * An answer is kept under everything the transition reads: the state, every field of the context
  * but the key, and the event. The key is read by one thing only, the verify wait's jitter
  * (`delays.ts`), so an answer is given to another consumer with its own key put back and the
- * length of the wait asked for computed again by the chart's own delay for that consumer. A
+ * length of the wait asked for computed again by the chart's own delay for that consumer. The
+ * fingerprints ({@link FINGERPRINTS}: what was applied, and what an event says was) are each
+ * consumer's own, and the chart only tells whether one is there and whether two are the same: an
+ * answer is kept under which of them are null and which are equal, not their values, and given
+ * with the consumer's own put back; an answer whose fingerprint is none of those it was asked with,
+ * or whose other words or announcements hold one, is stepped, not kept. Else every consumer would
+ * have answers of its own, and a fleet larger than the table would never be answered from it. A
  * context or an event holding anything but text, numbers, booleans and null is stepped, not
  * kept. That the answers are the chart's, for any consumer and any history, is shown by a
  * generated test (`test/unit/machines/step-memo.test.ts`); a chart that came to read the key
- * elsewhere would fail it.
+ * elsewhere, or a fingerprint otherwise than by its presence and its equality, would fail it.
  */
 import type { Announcement, ConsumerEvent } from './consumer-events.js';
 import type { ConsumerContext, ConsumerMachine } from './consumer-machine.js';
@@ -39,10 +45,24 @@ export interface PersistedStep {
 /** An answer kept: the step's outcome for the consumer it was computed for, the key aside. */
 interface Answer {
   state: PersistedConsumer['state'];
+  /** Its fingerprints null: see {@link fingerprints}. */
   context: ConsumerContext;
+  /** Each fingerprint of the context: null, or which of the fingerprints asked with it is ({@link Asked.values}). */
+  fingerprints: Array<number | null>;
   effect: EffectType | undefined;
   wait: WaitName | null | undefined;
   said: readonly Announcement[];
+}
+
+/** The context's fields and the events' fields that are fingerprints: compared by the chart, never read otherwise. */
+const FINGERPRINTS = ['appliedSpecHash', 'appliedSecretMac'] as const;
+const EVENT_FINGERPRINTS: ReadonlySet<string> = new Set(['specHash', 'secretMac']);
+const CONTEXT_FINGERPRINTS: ReadonlySet<string> = new Set(FINGERPRINTS);
+
+/** What an answer is kept under, and the fingerprints it was asked with, in the order the key names them. */
+interface Asked {
+  key: string;
+  values: string[];
 }
 
 /** How many answers a machine keeps at most; all let go when full (a healthy fleet needs a handful). */
@@ -74,12 +94,29 @@ function valueKey(value: unknown): string | undefined {
   }
 }
 
-/** The fields of `fields` but `skip`, as text; undefined when one of them is not kept. */
-function fieldsKey(fields: object, skip: string | undefined): string | undefined {
+/** A fingerprint as text: which of `values` it is (added when new); null as any null. */
+function fingerprintKey(value: unknown, values: string[]): string | undefined {
+  if (typeof value !== 'string') return value === null ? 'z' : undefined;
+  let at = values.indexOf(value);
+  if (at < 0) at = values.push(value) - 1;
+  return `#${at}`;
+}
+
+/**
+ * The fields of `fields` but `skip`, as text, its fingerprints (`opaque`) by {@link fingerprintKey}; undefined when
+ * one of them is not kept.
+ */
+function fieldsKey(
+  fields: object,
+  skip: string | undefined,
+  opaque: ReadonlySet<string>,
+  values: string[],
+): string | undefined {
   let text = '';
   for (const name in fields) {
     if (name === skip || !Object.hasOwn(fields, name)) continue;
-    const v = valueKey((fields as Record<string, unknown>)[name]);
+    const value = (fields as Record<string, unknown>)[name];
+    const v = opaque.has(name) ? fingerprintKey(value, values) : valueKey(value);
     if (v === undefined) return undefined;
     text += `\0${name}=${v}`;
   }
@@ -87,10 +124,11 @@ function fieldsKey(fields: object, skip: string | undefined): string | undefined
 }
 
 /** What the answer to `event` for `from` is kept under; undefined when it is not kept. */
-function answerKey(from: PersistedConsumer, event: ConsumerEvent): string | undefined {
-  const context = fieldsKey(from.context, 'key');
-  const happened = context === undefined ? undefined : fieldsKey(event, undefined);
-  return happened === undefined ? undefined : `${from.state}\0${context}\0\0${happened}`;
+function answerKey(from: PersistedConsumer, event: ConsumerEvent): Asked | undefined {
+  const values: string[] = [];
+  const context = fieldsKey(from.context, 'key', CONTEXT_FINGERPRINTS, values);
+  const happened = context === undefined ? undefined : fieldsKey(event, undefined, EVENT_FINGERPRINTS, values);
+  return happened === undefined ? undefined : { key: `${from.state}\0${context}\0\0${happened}`, values };
 }
 
 /** The chart's step on `event` for a consumer persisted as `from`: {@link step}, on the restored snapshot. */
@@ -112,12 +150,36 @@ function persistedStep({ snapshot, effect, wait, said }: Step): PersistedStep {
 
 /** Keeps `stepped`, the chart's step on `event` for a consumer persisted as `from`. */
 export function keepStep(machine: ConsumerMachine, from: PersistedConsumer, event: ConsumerEvent, stepped: Step): void {
-  const key = answerKey(from, event);
-  if (key === undefined) return;
+  const asked = answerKey(from, event);
+  if (asked === undefined) return;
+  const { snapshot, effect, wait, said } = stepped;
+  const answer = fingerprinted(snapshot.context, said, asked.values);
+  if (answer === undefined) return;
   const kept = answersOf(machine);
   if (kept.size >= MAX_ANSWERS) kept.clear();
-  const { snapshot, effect, wait, said } = stepped;
-  kept.set(key, { state: snapshot.value, context: snapshot.context, effect, wait: wait ? wait.name : wait, said });
+  kept.set(asked.key, { state: snapshot.value, ...answer, effect, wait: wait ? wait.name : wait, said });
+}
+
+/**
+ * An answer's context with its fingerprints told as which of `values` (those it was asked with) each is, or undefined
+ * when it cannot be kept so: a fingerprint none of them, or one of them in its other words or in what it says.
+ */
+function fingerprinted(
+  context: ConsumerContext,
+  said: readonly Announcement[],
+  values: readonly string[],
+): Pick<Answer, 'context' | 'fingerprints'> | undefined {
+  const fingerprints: Array<number | null> = [];
+  for (const name of FINGERPRINTS) {
+    const value = context[name];
+    const at = value === null ? null : values.indexOf(value);
+    if (at === -1) return undefined;
+    fingerprints.push(at);
+  }
+  const kept: ConsumerContext = { ...context, appliedSpecHash: null, appliedSecretMac: null };
+  const words = JSON.stringify({ ...kept, key: null, said });
+  const holds = (value: string) => words.includes(JSON.stringify(value).slice(1, -1));
+  return values.some(holds) ? undefined : { context: kept, fingerprints };
 }
 
 /**
@@ -129,10 +191,14 @@ export function keptStep(
   from: PersistedConsumer,
   event: ConsumerEvent,
 ): PersistedStep | undefined {
-  const key = answerKey(from, event);
-  const answer = key === undefined ? undefined : answers.get(machine)?.get(key);
+  const asked = answerKey(from, event);
+  const answer = asked === undefined ? undefined : answers.get(machine)?.get(asked.key);
   if (answer === undefined) return undefined;
   const context = { ...answer.context, key: from.context.key };
+  FINGERPRINTS.forEach((name, i) => {
+    const at = answer.fingerprints[i];
+    context[name] = at === null || at === undefined ? null : asked!.values[at]!;
+  });
   return {
     consumer: { state: answer.state, context },
     effect: answer.effect,

@@ -5,6 +5,7 @@
  * kept apart from the list. Each opens with what it takes and returns, as BullMQ's do: its
  * KEYS, its ARGV (for a script over many entries, the `i`th entry's, from 1) and its reply.
  */
+import { createHash } from 'node:crypto';
 import type { QueueRedis } from '../bull-connection.js';
 import { noteFinding } from './contest-script.js';
 import type { CoordinationKeys } from './keys.js';
@@ -582,16 +583,44 @@ export class ScriptRunner {
   async run<N extends keyof Scripts>(name: N, args: ArgsOf<N>): Promise<ReplyOf<N>> {
     const script = SCRIPTS[name] as Script<ArgsOf<N>, ReplyOf<N>>;
     const sent = scriptArgs(script, this.keys, args);
-    // a script over many consumers is sent whole, as EVAL: ioredis routes (and auto-pipelines) a
-    // command it knows by its first key, and a defined command by its first argument, the count
-    if (script.keyCount === 'varies')
-      return script.reply(await this.redis.eval(script.lua, sent[0] as number, ...sent.slice(1)));
+    // a script over many consumers is sent by its digest, as EVALSHA (its text, as EVAL, only when
+    // the server does not know it yet): ioredis routes (and auto-pipelines) a command it knows by its
+    // first key, and a defined command by its first argument, the count
+    if (script.keyCount === 'varies') return script.reply(await this.evalBatch(script.lua, sent));
     const command = (this.redis as unknown as Record<string, (...argv: Array<string | number>) => Promise<unknown>>)[
       commandName(name)
     ]!;
     // a fixed count is the command's own (`keyCount`): what is sent then starts with the first key
     return script.reply(await command.apply(this.redis, sent.slice(1)));
   }
+
+  /**
+   * `lua` run on `sent` (the key count first) by its SHA-1 digest; by its text when the server answers that it does
+   * not know it (`NOSCRIPT`: a new server, a restart, `SCRIPT FLUSH`), which loads it for the next calls.
+   */
+  private async evalBatch(lua: string, sent: Array<string | number>): Promise<unknown> {
+    const [count, ...rest] = sent as [number, ...Array<string | number>];
+    try {
+      return await this.redis.evalsha(digestOf(lua), count, ...rest);
+    } catch (error) {
+      if (replyCode(error) !== 'NOSCRIPT') throw error;
+      return this.redis.eval(lua, count, ...rest);
+    }
+  }
+}
+
+const digests = new Map<string, string>();
+
+/** A script's SHA-1 digest, as Redis names it (computed once per script). */
+function digestOf(lua: string): string {
+  let digest = digests.get(lua);
+  if (digest === undefined) digests.set(lua, (digest = createHash('sha1').update(lua).digest('hex')));
+  return digest;
+}
+
+/** The error code a Redis error reply starts with (`NOSCRIPT`…); undefined for other errors. */
+function replyCode(error: unknown): string | undefined {
+  return error instanceof Error && error.name === 'ReplyError' ? error.message.split(' ', 1)[0] : undefined;
 }
 
 function commandName(name: string): string {

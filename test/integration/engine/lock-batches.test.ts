@@ -92,6 +92,35 @@ describe('a round in the queue’s Redis', () => {
   });
 });
 
+/** How many times the server ran `command` since its counts were last reset. */
+async function callsOf(command: string): Promise<number> {
+  const line = (await admin.info('commandstats')).split('\n').find((l) => l.startsWith(`cmdstat_${command}:`));
+  return Number(/calls=(\d+)/.exec(line ?? '')?.[1] ?? 0);
+}
+
+describe('a round’s scripts on the wire', () => {
+  it('are sent by their digest once the server knows them, and by their text again after it forgot them', async () => {
+    const { locks } = fresh().coordination;
+    const keys = Array.from({ length: 8 }, (_, i) => `cache/c${i}`);
+    /** Every lock of `keys` claimed and released as one turn's batch each: whether each claim took its lock. */
+    const claimAndRelease = async (): Promise<boolean[]> => {
+      const claims = await Promise.all(keys.map((key) => locks.claim(key, `token-${key}`, 10_000)));
+      await Promise.all(keys.map((key) => locks.release(key, 'cache', `token-${key}`, memo(Date.now()), 'asked')));
+      return claims.map((claim) => claim !== null);
+    };
+    await claimAndRelease(); // the scripts loaded
+    await admin.config('RESETSTAT');
+    expect(await claimAndRelease()).toEqual(keys.map(() => true));
+    expect({ eval: await callsOf('eval'), evalsha: await callsOf('evalsha') }).toEqual({ eval: 0, evalsha: 2 });
+
+    await admin.script('FLUSH');
+    await admin.config('RESETSTAT');
+    expect(await claimAndRelease()).toEqual(keys.map(() => true)); // and free again: taken once more
+    expect(await claimAndRelease()).toEqual(keys.map(() => true));
+    expect({ eval: await callsOf('eval'), evalsha: await callsOf('evalsha') }).toEqual({ eval: 2, evalsha: 4 });
+  });
+});
+
 describe('a batch of claims', () => {
   it('takes a free lock once, even when claimed twice in one turn; a held one only once released or run out', async () => {
     const { coordination } = fresh();

@@ -39,8 +39,8 @@ const machines = timings.map((timing) => createConsumerMachine(timing));
 type Happening = { wait: WaitName } | { event: ConsumerEvent };
 
 const pick = <T>(...values: T[]) => fc.constantFrom(...values);
-const spec = pick('spec-1', 'spec-2');
-const mac = pick('mac-1', 'mac-2');
+const spec = pick('spec-1', 'spec-2', 'spec-3');
+const mac = pick('mac-1', 'mac-2', 'mac-3');
 const words = pick('refused', 'timed out', 'connection reset');
 const result: fc.Arbitrary<ConsumerEvent> = fc.oneof(
   fc.record({ type: fc.constant('APPLIED' as const), specHash: spec, secretMac: mac }),
@@ -150,5 +150,62 @@ describe('a kept answer', () => {
       said: [],
     });
     expect(verifyDelay('cache/app-b', timings[0]!)).not.toBe(verifyDelay('cache/app-a', timings[0]!));
+  });
+
+  it("answers a held consumer's routine check for consumers applied with fingerprints of their own", () => {
+    const machine = createConsumerMachine(timings[1]!);
+    const held = (key: string, spec: string, mac: string) => {
+      let snapshot = firstSnapshot(machine, key);
+      for (const event of [
+        { type: 'DESIRED', specHash: spec },
+        { type: 'APPLIED', specHash: spec, secretMac: mac },
+      ] as ConsumerEvent[])
+        snapshot = step(machine, snapshot, event).snapshot;
+      return carried(persist(snapshot));
+    };
+    const routine = (from: PersistedConsumer, secretMac?: string) => {
+      const ended = memoStep(machine, from, waitEnded('verify', from.state));
+      return memoStep(
+        machine,
+        ended.consumer,
+        secretMac === undefined ? { type: 'HELD' } : { type: 'HELD', secretMac },
+      );
+    };
+    routine(held('cache/app-a', 'spec-a', 'mac-a'));
+    routine(held('cache/app-a', 'spec-a', 'mac-a'), 'mac-a');
+    const transition = vi.spyOn(machine, 'transition');
+    const consumers = Array.from({ length: 50 }, (_, i) => held(`cache/app-${i}`, `spec-${i}`, `mac-${i}`));
+    transition.mockClear();
+    const answered = consumers.map((c) => routine(c));
+    const learned = consumers.map((c, i) => routine(c, `mac-${i}`));
+    expect(transition).not.toHaveBeenCalled();
+    expect(answered.map((a) => a.consumer)).toStrictEqual(consumers);
+    expect(learned.map((a) => a.consumer)).toStrictEqual(consumers);
+    expect(answered[7]!.wait).toStrictEqual({ name: 'verify', ms: verifyDelay('cache/app-7', timings[1]!) });
+  });
+
+  it('tells a fingerprint that changed from one that did not, whatever their values', () => {
+    const machine = createConsumerMachine(timings[0]!);
+    const events: ConsumerEvent[] = [];
+    for (const spec of ['spec-1', 'spec-2', 'spec-3'])
+      events.push(
+        { type: 'DESIRED', specHash: spec },
+        { type: 'APPLIED', specHash: spec, secretMac: `mac-of-${spec}` },
+      );
+    for (const applied of ['spec-1', 'spec-2', 'spec-3']) {
+      let snapshot = firstSnapshot(machine, `cache/${applied}`);
+      for (const event of [events[0]!, { type: 'APPLIED', specHash: applied, secretMac: 'mac-1' }] as ConsumerEvent[])
+        snapshot = step(machine, snapshot, event).snapshot;
+      const from = carried(persist(snapshot));
+      for (const event of events) {
+        const real = step(machine, restore(machine, from), event);
+        expect(memoStep(machine, from, event)).toStrictEqual({
+          consumer: persist(real.snapshot),
+          effect: real.effect,
+          wait: real.wait,
+          said: real.said,
+        });
+      }
+    }
   });
 });
