@@ -6,7 +6,9 @@
  * Redis's memory, the jobs waiting `--after` seconds after the last consumer was held, the
  * store's CPU over the run, and the load average beside it (`--cpu-prof <dir>`: the engine's
  * V8 CPU profile; `--workers N`: N − 1 `holdfast worker` processes beside the run, started
- * first, their peak RSS reported apart; `--concurrency N`: the engine's `worker.concurrency`). Last line: one JSON
+ * first, their peak RSS reported apart; `--concurrency N`: the engine's `worker.concurrency`). The CPU each process
+ * spent per first apply (engine, store, queue's Redis, from its start until every consumer is held) is reported beside
+ * the rate: on a loaded machine the rate says the load, the CPU per apply what the engine costs. Last line: one JSON
  * object.
  */
 import { dueCounts } from '../support/due-set.js';
@@ -100,7 +102,17 @@ try {
       EngineProcess.start(path, 'worker', join(env.dir, `engine-worker-${i}.log`)),
     ),
   );
-  const engine = await EngineProcess.start(path, 'run', join(env.dir, 'engine-run.log'), { cpuProfileDir });
+  const engine = await EngineProcess.start(path, 'run', join(env.dir, 'engine-run.log'), {
+    cpuProfileDir,
+    compiled: true,
+  });
+  const queueCpu = async () => {
+    const info = await queueRedis.info('cpu');
+    const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+    return (field('used_cpu_sys') + field('used_cpu_user')) * 1000;
+  };
+  const cpu0 = { engine: cpuMs(engine.pid), store: ferret ? cpuMs(ferret) : NaN, queue: await queueCpu() };
+  let cpuPerApply: Record<string, number> | null = null;
   const secs = (at: number | null) => (at === null ? null : Math.round((at - t0) / 100) / 10);
   say(`started in ${engine.startMs} ms (configuration, sweep, first sync); load ${load()}`);
   let allHeldAt: number | null = null;
@@ -113,7 +125,18 @@ try {
     const held = Object.values((await coordination.notes.allStates()).states).filter((s) =>
       s.startsWith('held '),
     ).length;
-    if (allHeldAt === null && held >= n) allHeldAt = Date.now();
+    if (allHeldAt === null && held >= n) {
+      allHeldAt = Date.now();
+      const per = (ms: number) => Math.round((ms / n) * 1000) / 1000;
+      cpuPerApply = {
+        engine: per(cpuMs(engine.pid) - cpu0.engine),
+        store: per((ferret ? cpuMs(ferret) : NaN) - cpu0.store),
+        queueRedis: per((await queueCpu()) - cpu0.queue),
+      };
+      say(
+        `all held at t=${secs(allHeldAt)}s (${Math.round(n / ((allHeldAt - t0) / 1000))} first applies/s); CPU ms per first apply: ${JSON.stringify(cpuPerApply)}; load ${load()}`,
+      );
+    }
     const rss = Math.round(procKb(engine.pid, 'VmRSS') / 1024);
     if (greenAt === null && Date.now() - lastStatus > 10_000) {
       lastStatus = Date.now();
@@ -148,6 +171,8 @@ try {
     verifyEvery,
     startMs: engine.startMs,
     allHeldS: secs(allHeldAt),
+    appliesPerS: allHeldAt === null ? null : Math.round(n / ((allHeldAt - t0) / 1000)),
+    cpuMsPerApply: cpuPerApply,
     greenS: secs(greenAt),
     peakRssMb: Math.round(procKb(engine.pid, 'VmHWM') / 1024),
     ...(others.length > 0
