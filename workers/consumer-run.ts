@@ -356,7 +356,8 @@ export class ConsumerRun {
     if (inEffect && record.effectUntil && record.effectUntil > now)
       return this.stopped(retryLater('busy', now, { until: record.effectUntil }));
     const marked = isNew && this.lock.claim.removedAt !== null;
-    const draft = new RecordDraft(record, isNew, deps, this.log, marked);
+    // the lock is held: no revision the claim did not find can be written meanwhile
+    const draft = new RecordDraft(record, isNew, deps, this.log, marked, !isNew || this.lock.claim.rev !== null);
     draft.causedBy(this.cause);
     return { kind: 'loaded', record, consumer, draft, inEffect };
   }

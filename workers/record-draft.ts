@@ -117,6 +117,11 @@ export class RecordDraft implements StepNotes {
      * written.
      */
     private readonly removalMarked = false,
+    /**
+     * Whether the queue's Redis may know a revision of the record, to forget before the first write; false when the
+     * claim found none for a record not stored yet (a cold start's new consumers: one command fewer each).
+     */
+    private readonly revisionKnown = true,
   ) {
     this.written = {
       rev: record.rev,
@@ -237,7 +242,7 @@ export class RecordDraft implements StepNotes {
       return undefined;
     }
     const now = this.deps.now();
-    if (!this.hasWritten) await this.deps.coordination.locks.forgetRevision(this.key);
+    if (!this.hasWritten && this.revisionKnown) await this.deps.coordination.locks.forgetRevision(this.key);
     const transition = machine.state !== before.state ? this.transition(before.state, machine, now) : undefined;
     const timer = effectUntil === null && this.wait ? { ...this.wait, rev: this.written.rev + 1 } : null;
     const write: Write = { machine, moved, transition, timer, effectUntil, now };
