@@ -1,6 +1,6 @@
 /**
  * The scale bench's plot (`docs/scaling.svg`), drawn as SVG text: checks per second (asked and done) and the engine's
- * CPU per check (`holdfast run`, `holdfast worker`, both) against the number of consumers, on log axes. The points it
+ * CPU per check (`holdfast run`, `holdfast worker`, both) against the number of consumers, all on log axes. The points it
  * was drawn from are kept in the file itself (`<metadata>`, as JSON), so that a run of some sizes redraws the plot with
  * the others' points kept.
  */
@@ -65,15 +65,6 @@ function logAxis(values: readonly number[], from: number, length: number, upward
   };
   const ticks = Array.from({ length: span + 1 }, (_, i) => 10 ** (low + i));
   return { at, ticks, label: countText };
-}
-
-function linearAxis(values: readonly number[], top: number, height: number): Axis {
-  const max = Math.max(...values, 1e-6) * 1.15;
-  const step = 10 ** Math.floor(Math.log10(max / 4));
-  const tick = [1, 2, 5, 10].map((k) => k * step).find((s) => max / s <= 6)!;
-  const ticks = Array.from({ length: Math.floor(max / tick) + 1 }, (_, i) => Number((i * tick).toPrecision(6)));
-  const highest = ticks.at(-1)! < max ? ticks.at(-1)! + tick : ticks.at(-1)!;
-  return { at: (v) => fixed(top + height - (v / highest) * height), ticks, label: (v) => String(v) };
 }
 
 function frame(top: number, x: Axis, y: Axis, title: string): string[] {
@@ -165,10 +156,11 @@ export function drawPlot(points: readonly ScalePoint[]): string {
     PANEL.height,
     true,
   );
-  const cpuAxis = linearAxis(
+  const cpuAxis = logAxis(
     points.flatMap((p) => [p.cpuMsPerCheck.engine, p.cpuMsPerCheck.run, p.cpuMsPerCheck.worker]),
     secondTop,
     PANEL.height,
+    true,
   );
   const days = [...new Set(points.map((p) => `${p.day} (${p.commit})`))].join(', ');
   const json = JSON.stringify(points).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
@@ -178,7 +170,13 @@ export function drawPlot(points: readonly ScalePoint[]): string {
     '<style>.frame{fill:none;stroke:#444}.grid{stroke:#ddd}.title{font-size:14px;font-weight:bold}</style>',
     `<rect width="${WIDTH}" height="${height}" fill="white"/>`,
     ...panel(points, PANEL.top, rateAxis, 'Routine checks per second, verifyEvery 60 s (log scale)', rates),
-    ...panel(points, secondTop, cpuAxis, 'Engine CPU per check, ms', cpu),
+    ...panel(
+      points,
+      secondTop,
+      cpuAxis,
+      "Engine CPU per check, ms (log scale): each process's CPU over the checks done",
+      cpu,
+    ),
     `<text x="${PANEL.left}" y="${height - 12}" fill="#666">holdfast run + one holdfast worker on 2 cores; measured ${esc(days)}; npx tsx test/bench/scale.ts</text>`,
     '</svg>',
     '',
