@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { processCpuMs } from './measure.js';
 
 /** The compiled CLI's entry in this checkout. */
 export const DIST_MAIN = join(import.meta.dirname, '../../dist/src/cli/main.js');
@@ -20,6 +21,8 @@ export class CliProcess {
     readonly role: 'run' | 'worker',
     /** From its spawn to its line saying it runs. */
     readonly startMs: number,
+    /** The CPU it used by then (its start-up's cost, whatever the machine's load stretched it to in time). */
+    readonly startCpuMs: number,
   ) {}
 
   static async start(
@@ -39,7 +42,8 @@ export class CliProcess {
     });
     closeSync(log);
     await untilReady(child, role, logFile);
-    return new CliProcess(child, role, Date.now() - started);
+    const cpuMs = processCpuMs(new Map([[role, child.pid ?? NaN]])).get(role)!;
+    return new CliProcess(child, role, Date.now() - started, cpuMs);
   }
 
   get pid(): number {

@@ -44,7 +44,8 @@ interface SizeResult extends WindowFigures {
   consumers: number;
   askedPerSec: number;
   seedS: number;
-  startS: { run: number; worker: number };
+  /** Wall time from spawn to running, and the CPU seconds used by then. */
+  startS: { run: number; worker: number; runCpu: number; workerCpu: number };
   queueBytesPerConsumer: number;
   bound: string;
 }
@@ -110,7 +111,9 @@ async function oneSize(n: number): Promise<SizeResult> {
     const { run, worker } = await startEngine(env, path, n);
     const since = Date.now();
     try {
-      say(`  run ready in ${run.startMs} ms, worker in ${worker.startMs} ms; warming up ${warmUpMs / 1000} s`);
+      say(
+        `  run ready in ${run.startMs} ms (${run.startCpuMs} ms CPU), worker in ${worker.startMs} ms (${worker.startCpuMs} ms CPU); warming up ${warmUpMs / 1000} s`,
+      );
       await sleep(warmUpMs);
       const pids = new Map([
         ['run', run.pid],
@@ -122,7 +125,12 @@ async function oneSize(n: number): Promise<SizeResult> {
       const w = await measureWindow(env, config, pids, { ms: windowMs, since });
       const askedPerSec = round(n / (config.providers[0]!.timing.verifyEveryMs / 1000), 1);
       const queueBytesPerConsumer = Math.round(((w.queueUsedMemoryMb - emptyMb) * 2 ** 20) / n);
-      const startS = { run: round(run.startMs / 1000, 1), worker: round(worker.startMs / 1000, 1) };
+      const startS = {
+        run: round(run.startMs / 1000, 1),
+        worker: round(worker.startMs / 1000, 1),
+        runCpu: round(run.startCpuMs / 1000, 1),
+        workerCpu: round(worker.startCpuMs / 1000, 1),
+      };
       const result = { consumers: n, askedPerSec, seedS, startS, queueBytesPerConsumer, ...w };
       return { ...result, bound: bound(result) };
     } finally {
@@ -135,7 +143,11 @@ async function oneSize(n: number): Promise<SizeResult> {
 
 function show(r: SizeResult): void {
   const rows: Array<[string, unknown]> = [
-    ['seeded in s; start-up s (run, worker)', `${r.seedS}; ${r.startS.run}, ${r.startS.worker}`],
+    ['seeded in s', r.seedS],
+    [
+      'start-up s (CPU s): run; worker',
+      `${r.startS.run} (${r.startS.runCpu}); ${r.startS.worker} (${r.startS.workerCpu})`,
+    ],
     ['window s', r.seconds],
     ['checks/s asked; done (deep share)', `${r.askedPerSec}; ${r.donePerSec} (${r.deepShare})`],
     [
