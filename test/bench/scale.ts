@@ -52,8 +52,8 @@ interface SizeResult extends WindowFigures {
 
 /**
  * Kept up: at least 97 % of the asked checks done, p99 lateness under 5 s and every sampled consumer checked. Else the
- * process nearest a whole core, or the machine's two cores when the processes together fill them, or the engine's
- * pacing when neither.
+ * process nearest a whole core, or the machine's two cores when the processes together fill them, or the machine's
+ * load (other processes' too) when it leaves each a small share, or the engine's pacing when none of these.
  */
 function bound(r: Omit<SizeResult, 'bound'>): string {
   const [busiest, share] = Object.entries(r.coreShare).sort((a, b) => b[1] - a[1])[0]!;
@@ -68,6 +68,9 @@ function bound(r: Omit<SizeResult, 'bound'>): string {
   if (share >= 0.8) return `${kept}; bound by ${busiest} (${share} of a core; all together ${total} of 2 cores)`;
   if (total >= 1.7) return `${kept}; bound by the machine's 2 cores (all together ${total}; load ${r.load.end[0]})`;
   if (keeps) return `${kept}; no bound reached (busiest: ${busiest}, ${share} of a core; all together ${total})`;
+  // more runnable processes than two cores' worth: each of these gets only a share of a core, whatever it asks
+  if (r.load.end[0]! > 4)
+    return `${kept}; bound by the machine's load (${r.load.end[0]} on 2 cores, others' processes too): ${busiest} got ${share} of a core`;
   return `${kept}; no process near a core (busiest: ${busiest} ${share}): bound by the engine's pacing`;
 }
 
