@@ -6,7 +6,7 @@
  * KEYS, its ARGV (for a script over many entries, the `i`th entry's, from 1) and its reply.
  */
 import type { QueueRedis } from '../bull-connection.js';
-import { noteFinding } from './contest-script.js';
+import { noteHeals } from './contest-script.js';
 import type { CoordinationKeys } from './keys.js';
 
 interface Script<A, R> {
@@ -561,7 +561,7 @@ export const SCRIPTS = {
   scheduleDue,
   takeDue,
   settleDue,
-  noteFinding,
+  noteHeals,
 };
 
 type Scripts = typeof SCRIPTS;
