@@ -356,6 +356,26 @@ describe('a consumer job', () => {
       expect(memo!.deepAt).toBe(memo!.at);
     });
 
+    it("sends the heal's note and the lock's release together: the release does not wait for the note's reply", async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      const sent: string[] = [];
+      let answer: (() => void) | undefined;
+      stand.coordination.notes.noteTimeline = () => {
+        sent.push('note');
+        return new Promise((resolve) => (answer = () => resolve(undefined)));
+      };
+      stand.coordination.locks.release = () => Promise.resolve(void sent.push('release'));
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      let ended = false;
+      const running = runConsumerJob(waitJob(), deps).finally(() => (ended = true));
+      await vi.waitUntil(() => sent.includes('release'), { timeout: 60_000 });
+      expect(sent).toEqual(['note', 'release']); // the note first, on the same connection
+      expect(ended).toBe(false); // the job ends once the note is answered
+      answer!();
+      expect(await running).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
+    });
+
     it("tells the heal as the chart stepped it: every event stepped, each transition and its reason the chart's", async () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       await runConsumerJob(desiredJob(), deps);
