@@ -17,7 +17,7 @@
  * Each call forgets up to 100 findings older than the window of its earliest finding and
  * contests that ended by then (those of later findings are judged by their times, as they were),
  * keeps each set within the cap (the oldest go), and keeps the four keys twice the window past
- * the provider's last finding. Heals are counted in the order given, as one call each would.
+ * the provider's last finding counted (one in a loss wave, not counted, does not keep them). Heals are counted in the order given, as one call each would.
  */
 import type { FindingOutcome } from '../contest.js';
 import type { CoordinationKeys } from './keys.js';
@@ -84,7 +84,6 @@ for _, h in ipairs(heals) do
   if ARGV[h.at] ~= '' then
     local now, window = tonumber(ARGV[h.at + 1]), tonumber(ARGV[h.at + 2])
     if not earliest or now - window < earliest.old then earliest = { old = now - window, now = now } end
-    if not latestWindow or window > latestWindow then latestWindow = window end
   end
 end
 if earliest then
@@ -125,6 +124,7 @@ local function count(at)
     end
     wave = now .. ' ' .. key
   end
+  if not latestWindow or window > latestWindow then latestWindow = window end
   local list = times(key)
   list[#list + 1] = now
   while #list > need do table.remove(list, 1) end
