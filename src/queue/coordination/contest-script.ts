@@ -17,7 +17,8 @@
  * Each call forgets up to 100 findings older than the window of its earliest finding and
  * contests that ended by then (those of later findings are judged by their times, as they were),
  * keeps each set within the cap (the oldest go), and keeps the four keys twice the window past
- * the provider's last finding counted (one in a loss wave, not counted, does not keep them). Heals are counted in the order given, as one call each would.
+ * the provider's last finding counted (one in a loss wave, not counted, does not keep them).
+ * Heals are counted in the order given, as one call each would.
  */
 import type { FindingOutcome } from '../contest.js';
 import type { CoordinationKeys } from './keys.js';
