@@ -36,6 +36,9 @@ export interface EdgeDeps extends DraftDeps {
 type Of<K extends RunOutcome['kind']> = Extract<RunOutcome, { kind: K }>;
 
 export class ConsumerEdge {
+  /** A heal's note, sent as the run settled, awaited with the lock's release (sent in the same turn: one round trip). */
+  private noting: Promise<void> | undefined;
+
   constructor(private readonly deps: EdgeDeps) {}
 
   /** The run at rest: its outcome written, noted and scheduled; what becomes of its job. */
@@ -44,7 +47,7 @@ export class ConsumerEdge {
       case 'unchanged':
         return again(outcome.at);
       case 'healed':
-        await noteHeal(outcome, this.deps);
+        this.noting = noteHeal(outcome, this.deps);
         return again(outcome.at);
       case 'rested':
         return this.rested(outcome);
@@ -72,10 +75,14 @@ export class ConsumerEdge {
     await this.deps.coordination.locks.rememberRevision(draft.key, draft.rev);
   }
 
-  /** The lock released with what the run's checks learned (the check memo, noted). */
+  /**
+   * The lock released with what the run's checks learned (the check memo, noted); a heal's note awaited with it (sent
+   * first, on the same connection: the queue's Redis runs it before the release).
+   */
   async release(key: string, provider: ProviderRuntime, token: string, learned: Learned): Promise<void> {
     const { memo, asked } = learned;
-    const askedAbout = await this.deps.coordination.locks.release(key, provider.config.name, token, memo, asked);
+    const releasing = this.deps.coordination.locks.release(key, provider.config.name, token, memo, asked);
+    const [askedAbout] = await Promise.all([releasing, this.noting]);
     if (askedAbout !== undefined) provider.fleet.consumers = askedAbout; // the pace of its deep checks
   }
 

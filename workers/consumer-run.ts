@@ -243,7 +243,10 @@ export class ConsumerRun {
     const ended = this.move(restore(provider.machine, from), waitEnd);
     keepStep(provider.machine, from, waitEnd, ended);
     const answered = found && this.move(ended.snapshot, found);
-    if (answered) keepStep(provider.machine, persist(ended.snapshot), found, answered);
+    // kept only where it can serve (`unchangedOnTicket`): a finding that asks for an effect or says something, as a
+    // heal's does, is stepped each time, and keeping it would only push out the routine checks' answers
+    if (answered && !answered.effect && answered.said.length === 0)
+      keepStep(provider.machine, persist(ended.snapshot), found, answered);
     const last = await this.follow(answered || ended);
     return last.effect ? { kind: 'carried', last } : this.restOnTicket(last);
   }

@@ -20,8 +20,9 @@
  * heal at that pace, each run's wall time and exit code reported.
  *
  * Options: `--consumers N` (default 10000), `--verify-every 10s`, `--check-timeout 5s`,
- * `--concurrency 32`, `--give-up 300s`, `--cold`, `--compiled`, `--cpu-prof <dir>` (the engine's V8 CPU profile, for
- * `cpu-profile-top.ts`).
+ * `--concurrency 32`, `--give-up 300s`, `--cold`, `--compiled`, `--cpu-prof <dir>` (the engines' V8 CPU profiles, for
+ * `cpu-profile-top.ts`), `--workers N` (`holdfast worker` processes beside `holdfast run`, default 0: their CPU counted
+ * with the engine's, per process too).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -52,6 +53,7 @@ const cold = process.argv.includes('--cold');
 /** `--compiled`: the engine runs as plain JavaScript, as the compiled `holdfast run` does (see `engine-process.ts`). */
 const compiled = process.argv.includes('--compiled');
 const cpuProfileDir = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
+const workers = Number(arg('workers', '0'));
 /**
  * `--status-every 5s`: the compiled CLI's `holdfast status` run one after another at this pace from the restart on, as
  * an operator watching would.
@@ -178,6 +180,11 @@ try {
     cpuProfileDir,
     compiled,
   });
+  const extra = await Promise.all(
+    Array.from({ length: workers }, (_, i) =>
+      EngineProcess.start(path, 'worker', join(env.dir, `engine-heal-worker-${i}.log`), { cpuProfileDir, compiled }),
+    ),
+  );
   const probe = new Redis({
     host: env.cache.host,
     port: env.cache.port,
@@ -210,6 +217,7 @@ try {
     const pids = new Map(
       [
         ['engine', run.pid],
+        ...extra.map((w, i): [string, number | undefined] => [`worker ${i}`, w.pid]),
         ['store', env.store.pid],
         ['queue Redis', env.queue.pid],
         ['cache Redis', env.cache.pid],
@@ -217,7 +225,7 @@ try {
     );
     const cpuBefore = processCpuMs(pids);
     const restarted = Date.now();
-    const meter = new CostMeter(env, [run]);
+    const meter = new CostMeter(env, [run, ...extra]);
     const [cacheBefore, meterBefore] = [await redisCost(cache), await meter.snapshot()];
     const [probeBefore, cacheSentBefore] = [probeSent(), cacheSent()];
     const statuses = statusEveryMs === undefined ? undefined : new StatusLoop(path, statusEveryMs);
@@ -277,6 +285,7 @@ try {
         consumers,
         verifyEvery,
         concurrency,
+        workers,
         compiled,
         ...(coldMs === undefined ? {} : { coldMs }),
         ...(statusRuns ? { statusRuns } : {}),
@@ -294,7 +303,7 @@ try {
     );
   } finally {
     probe.disconnect();
-    await run.stop();
+    await Promise.all([run, ...extra].map((engine) => engine.stop()));
   }
 } finally {
   await env.close();

@@ -18,8 +18,8 @@ import { hashFields, perProvider } from './reads.js';
 import type { NotedSummary } from './scripts.js';
 import type { TimelineEvent } from '../timeline-event.js';
 import { boundedNote, mergeMissing } from './nodes-note-merge.js';
-import { CONTEST_CAP, CONTESTED_AFTER, mayBeLossWave, type Finding, type FindingOutcome } from '../contest.js';
-import type { FindingArgs } from './contest-script.js';
+import type { Finding, FindingOutcome } from '../contest.js';
+import { HealNotes } from './heal-notes.js';
 import {
   decodeJson,
   nodesNoteCodec,
@@ -49,8 +49,9 @@ export interface SummaryNotes {
 export interface TimelineNotes {
   /**
    * Adds `events` to their providers' timelines (no brief: the record did not change), and counts
-   * the heal's `finding` toward its consumer being contested (`../contest.ts`), sent with them
-   * before any reply: the same round trip. `finding`'s consumer is the events' (one shard).
+   * the heal's `finding` toward its consumer being contested (`../contest.ts`), in one script call
+   * with them and with the other heals of the turn (`heal-notes.ts`). `finding`'s consumer is the
+   * events' (one shard).
    */
   noteTimeline(events: readonly TimelineEvent[], finding?: Finding): Promise<FindingOutcome | undefined>;
 }
@@ -135,22 +136,6 @@ export const TIMELINE_READ = TIMELINE_CAP;
 /** How long a confirmation is kept (s). */
 const CONFIRMATION_TTL_S = 86_400;
 
-/** A finding as the counting script takes it. */
-function findingArgs(f: Finding): FindingArgs {
-  const { key, at, windowMs, words, waveMs } = f;
-  return {
-    provider: providerOf(key),
-    key,
-    now: at,
-    windowMs,
-    needed: CONTESTED_AFTER,
-    lossWave: mayBeLossWave(f.reason),
-    words,
-    waveMs,
-    cap: CONTEST_CAP,
-  };
-}
-
 function noted(seal: NoteSeal, key: string, summary: ConsumerSummary): NotedSummary {
   return {
     key,
@@ -193,11 +178,15 @@ function scored(flat: readonly string[]): Array<[string, number]> {
 
 /** Status notes on one connection, under one key table. */
 export class Notes extends CoordinationPart implements NotesPart {
+  /** The quiet heals' notes of a turn, one script call per provider (`heal-notes.ts`). */
+  private readonly heals: HealNotes;
+
   constructor(
     context: CoordinationContext,
     private readonly seal: NoteSeal,
   ) {
     super(context);
+    this.heals = new HealNotes(this.scripts, TIMELINE_CAP);
   }
 
   async noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void> {
@@ -211,14 +200,8 @@ export class Notes extends CoordinationPart implements NotesPart {
     }
   }
 
-  async noteTimeline(events: readonly TimelineEvent[], finding?: Finding): Promise<FindingOutcome | undefined> {
-    const added = events.map((e) =>
-      this.redis.xadd(this.keys.events(providerOf(e.key)), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e)),
-    );
-    // sent right behind the events, before any reply: no round trip of its own
-    const counted = finding ? this.scripts.run('noteFinding', findingArgs(finding)) : undefined;
-    const [outcome] = await Promise.all([counted, ...added]);
-    return outcome;
+  noteTimeline(events: readonly TimelineEvent[], finding?: Finding): Promise<FindingOutcome | undefined> {
+    return this.heals.note(events, finding);
   }
 
   private async noteBriefs(provider: string, notes: readonly NotedSummary[]): Promise<void> {

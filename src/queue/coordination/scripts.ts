@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { QueueRedis } from '../bull-connection.js';
-import { noteFinding } from './contest-script.js';
+import { noteHeals } from './contest-script.js';
 import type { CoordinationKeys } from './keys.js';
 
 interface Script<A, R> {
@@ -562,7 +562,7 @@ export const SCRIPTS = {
   scheduleDue,
   takeDue,
   settleDue,
-  noteFinding,
+  noteHeals,
 };
 
 type Scripts = typeof SCRIPTS;

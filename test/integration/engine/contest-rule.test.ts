@@ -13,6 +13,7 @@ import { createCoordination, holdfastPrefix } from '../../../src/queue/coordinat
 import { NoteSeal } from '../../../src/queue/note-seal.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import type { Finding } from '../../../src/queue/contest.js';
+import type { TimelineEvent } from '../../../src/queue/timeline-event.js';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -165,6 +166,36 @@ describe('the contested-login count, in a real Redis', () => {
       expect(ttl, key).toBeGreaterThan(0);
       expect(ttl, key).toBeLessThanOrEqual(2 * HOUR);
     }
+  });
+
+  it("counts the heals of one turn (one call) as it counts them one by one, and adds each heal's events to the timeline", async () => {
+    // the same findings, a real change counted three times and a loss wave, one call each and all in one turn
+    const findings = [
+      finding('cache/photos', t0),
+      finding('cache/photos', t0 + MINUTE),
+      finding('cache/photos', t0 + 2 * MINUTE),
+      ...['cache/a', 'cache/b', 'cache/c'].map((key, i) => finding(key, t0 + 3 * MINUTE + i * 1000, 'missing')),
+      finding('cache/photos', t0 + 4 * MINUTE),
+    ];
+    const one = fresh();
+    const oneByOne = [];
+    for (const f of findings) oneByOne.push(await one.coordination.notes.noteTimeline([], f));
+    const turn = fresh();
+    const events = findings.map((f): TimelineEvent => ({
+      at: f.at,
+      kind: 'lost',
+      key: f.key,
+      state: 'lost',
+      reason: f.reason,
+    }));
+    const together = await Promise.all(findings.map((f, i) => turn.coordination.notes.noteTimeline([events[i]!], f)));
+    expect(together).toEqual(oneByOne);
+    expect(together.map((o) => o?.counted && o.became)).toEqual([false, false, true, false, false, false, false]);
+    expect(await turn.coordination.notes.timeline('cache', t0)).toEqual(events);
+    for (const at of [t0 + 5 * MINUTE, t0 + 2 * HOUR])
+      expect(await turn.coordination.contests.contested(['cache'], at, 10)).toEqual(
+        await one.coordination.contests.contested(['cache'], at, 10),
+      );
   });
 
   it('forgets findings older than the window as new ones come', async () => {

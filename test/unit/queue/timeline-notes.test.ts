@@ -71,7 +71,7 @@ describe("the timeline's notes", () => {
     await noting;
   });
 
-  it("counts a quiet heal's finding in the same round trip as its events: all sent before any reply", async () => {
+  it("notes a turn's quiet heals in one call per provider: their events added and their findings counted", async () => {
     const { redis, sent, answerAll } = recording();
     const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }, new NoteSeal(Buffer.alloc(32)));
     const healed: TimelineEvent = {
@@ -89,36 +89,37 @@ describe("the timeline's notes", () => {
       at: 1000,
       windowMs: 3_600_000,
       waveMs: 120_000,
-    };
-    const noting = notes.noteTimeline([lost, healed], finding);
-    expect(sent.map(([name]) => name)).toEqual(['xadd', 'xadd', 'hfNoteFinding']);
-    expect(sent[2]).toEqual([
-      'hfNoteFinding',
+    } as const;
+    const other: TimelineEvent = { ...lost, key: 'cache/c2' };
+    const noting = [
+      notes.noteTimeline([lost, healed], finding),
+      notes.noteTimeline([other]),
+      notes.noteTimeline([{ ...lost, key: 'db/d1' }]),
+    ];
+    expect(sent).toEqual([]); // sent as the turn ends, together
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent.map(([name]) => name)).toEqual(['hfNoteHeals', 'hfNoteHeals']);
+    expect(sent[0]).toEqual([
+      'hfNoteHeals',
+      '{hf}:holdfast:events:cache',
       '{hf}:holdfast:findings:cache',
       '{hf}:holdfast:findings-at:cache',
       '{hf}:holdfast:contested:cache',
       '{hf}:holdfast:contested-why:cache',
       '{hf}:holdfast:loss-wave:cache',
-      'cache/c1',
-      1000,
-      3_600_000,
-      3,
-      '1',
-      'missing (no such ACL user)',
-      120_000,
-      10_000,
+      TIMELINE_CAP,
+      ...['cache/c1', 1000, 3_600_000, 3, '1', 'missing (no such ACL user)', 120_000, 10_000, 2],
+      JSON.stringify(lost),
+      JSON.stringify(healed),
+      ...['', '', '', '', '', '', '', '', 1],
+      JSON.stringify(other),
     ]);
+    expect(sent[1]!.slice(0, 2)).toEqual(['hfNoteHeals', '{hf}:holdfast:events:db']);
     answerAll();
-    await noting;
-    // a heal told without a finding sends its events alone
-    const alone = recording();
-    const noted = new Notes(
-      { redis: alone.redis, keys, scripts: new ScriptRunner(alone.redis, keys) },
-      new NoteSeal(Buffer.alloc(32)),
-    ).noteTimeline([lost]);
-    expect(alone.sent.map(([name]) => name)).toEqual(['xadd']);
-    alone.answerAll();
-    expect(await noted).toBeUndefined();
+    await Promise.all(noting);
+    // nothing to note: nothing sent
+    expect(await notes.noteTimeline([])).toBeUndefined();
+    expect(sent).toHaveLength(2);
   });
 
   it('sends nothing more for a brief without events', async () => {

@@ -11,6 +11,8 @@ import pino from 'pino';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type * as MachineStep from '../../../machines/machine-step.js';
 import { step } from '../../../machines/machine-step.js';
+import type * as StepMemo from '../../../machines/step-memo.js';
+import { keepStep } from '../../../machines/step-memo.js';
 import type { Adapter, Grant, HoldsAnswer } from '../../../src/adapters/adapter.js';
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
@@ -33,6 +35,10 @@ import type { ProviderConfig } from '../../../src/config/config.js';
 vi.mock('../../../machines/machine-step.js', async (original) => {
   const real = await original<typeof MachineStep>();
   return { ...real, step: vi.fn(real.step) };
+});
+vi.mock('../../../machines/step-memo.js', async (original) => {
+  const real = await original<typeof StepMemo>();
+  return { ...real, keepStep: vi.fn(real.keepStep) };
 });
 vi.mock('../../../src/secrets/grant-secret.js', async (original) => {
   const real = await original<typeof GrantSecret>();
@@ -354,6 +360,42 @@ describe('a consumer job', () => {
         rev: before.rev,
       });
       expect(memo!.deepAt).toBe(memo!.at);
+    });
+
+    it("keeps no answer of the chart's for the heal's finding (it could never serve, and would push out the checks')", async () => {
+      const { backend, deps, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      // a first check keeps the wait's end: the next one is asked from the chart's kept answers, then stepped
+      expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ found: 'held' });
+      vi.mocked(keepStep).mockClear();
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ found: 'healed' });
+      const kept = vi.mocked(keepStep).mock.calls.map(([, , event]) => event.type);
+      expect(kept).not.toContain('NOT_HELD');
+      // a check that finds it held keeps its answer, for the next one
+      vi.mocked(keepStep).mockClear();
+      expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ found: 'held' });
+      expect(vi.mocked(keepStep).mock.calls.map(([, , event]) => event.type)).toContain('HELD');
+    });
+
+    it("sends the heal's note and the lock's release together: the release does not wait for the note's reply", async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      const sent: string[] = [];
+      let answer: (() => void) | undefined;
+      stand.coordination.notes.noteTimeline = () => {
+        sent.push('note');
+        return new Promise((resolve) => (answer = () => resolve(undefined)));
+      };
+      stand.coordination.locks.release = () => Promise.resolve(void sent.push('release'));
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      let ended = false;
+      const running = runConsumerJob(waitJob(), deps).finally(() => (ended = true));
+      await vi.waitUntil(() => sent.includes('release'), { timeout: 60_000 });
+      expect(sent).toEqual(['note', 'release']); // the note first, on the same connection
+      expect(ended).toBe(false); // the job ends once the note is answered
+      answer!();
+      expect(await running).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
     });
 
     it("tells the heal as the chart stepped it: every event stepped, each transition and its reason the chart's", async () => {
