@@ -5,6 +5,7 @@
  * provider only; a grouped entry read again is not counted again; and an `ACL LOG` grown past its
  * length loses no attribution holdfast had read (and says entries may have been missed).
  */
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { Metrics } from '../../../src/metrics/metrics.js';
@@ -106,4 +107,35 @@ describe('failed logins, attributed', () => {
     expect(formatStatus(status)).toContain('failed logins may have been missed on');
     expect(f.logs.filter((l) => l.msg.includes('ACL LOG was full')).length).toBe(1);
   });
+
+  it("holdfast's own light check refused (a password changed by hand, healed) is not the app's failed login", async () => {
+    const f = await fixture({ consumers: 1, timing: { verifyEvery: '1s', checkTimeout: '1s', deepCheckBudget: 0 } });
+    const [a] = f.consumers as [Consumer];
+    await f.start(); // its checks light (deep only every deepCheckEvery, an hour): AUTH as the consumer
+    await f.until('every consumer settled', () => f.settled());
+    const admin = new Redis(f.provider.url);
+    try {
+      const refusedBefore = await authFailures(admin, a.login);
+      await admin.call('ACL', 'SETUSER', a.login, 'resetpass', '>changed-by-hand-0123456789');
+      // healed: asked as the admin (a login tried here would be a failed login of its own)
+      const hash = createHash('sha256').update(a.password).digest('hex');
+      await f.until('healed', async () => JSON.stringify(await admin.call('ACL', 'GETUSER', a.login)).includes(hash));
+      // its light check was refused and logged by Redis: what is left out here
+      expect(await authFailures(admin, a.login)).toBeGreaterThan(refusedBefore);
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(turnedAway(await f.status(), a)).toBeUndefined();
+      expect(f.logs.some((l) => l.msg.includes('failed login'))).toBe(false);
+    } finally {
+      admin.disconnect();
+    }
+  });
 });
+
+/** The failed logins `ACL LOG` holds for `login`. */
+async function authFailures(admin: Redis, login: string): Promise<number> {
+  const log = (await admin.call('ACL', 'LOG', '128')) as unknown[][];
+  return log
+    .map((e) => new Map(Array.from({ length: e.length / 2 }, (_, i) => [String(e[2 * i]), e[2 * i + 1]])))
+    .filter((e) => e.get('reason') === 'auth' && e.get('username') === login)
+    .reduce((n, e) => n + Number(e.get('count')), 0);
+}
