@@ -1,9 +1,8 @@
 /**
  * Failed logins a backend recorded (Redis: `ACL LOG`, reason `auth`), as an adapter reads them
- * ({@link FailedLoginsReader}): only what is new since its last read of each node, every field
+ * (`Adapter.failedLogins`): only what is new since its last read of each node, every field
  * bounded and made inert (the login tried and the client's address are a tenant's text).
  */
-import type { CallOptions } from './adapter.js';
 import { inertText } from '../text/terminal-text.js';
 
 /** A login as recorded, in characters at most (longer is cut; a login holdfast manages is far shorter). */
@@ -35,15 +34,6 @@ export interface FailedLoginsRead {
    * failed logins there were not seen.
    */
   lost: string[];
-}
-
-/** What an adapter offers when its backend records failed logins (Redis: `ACL LOG`). */
-export interface FailedLoginsReader {
-  /**
-   * Read-only (never clears the backend's log): each node's failed logins new since this adapter last read it. The
-   * first read of a node learns where its log stands and reports none. Throws when no node can be asked.
-   */
-  failedLogins(options: CallOptions): Promise<FailedLoginsRead>;
 }
 
 /** `text` made inert (control and format characters escaped) and cut to `chars`. */
