@@ -13,14 +13,15 @@ import type { ProviderConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
-import type { FailedLoginEvent, FailedLoginNotes } from '../queue/coordination.js';
+import type { FailedLoginEvent, FailedLoginNotes, TimelineNotes, TurnedAwayConsumer } from '../queue/coordination.js';
 import { FailedLoginTally } from './failed-logins-tally.js';
 
 export interface FailedLoginsWatchOptions {
   providers: ReadonlyArray<{ config: ProviderConfig; adapter: Adapter }>;
   /** Login → the consumer key that claims it, per provider; undefined until its contributions were read. */
   owners: (provider: string) => ReadonlyMap<string, string> | undefined;
-  notes: FailedLoginNotes;
+  /** Where the note goes, and the consumer's timeline (its history: `by: backend`). */
+  notes: FailedLoginNotes & Pick<TimelineNotes, 'noteTimeline'>;
   logger: Logger;
   scrubber: Scrubber;
   /** Counts each read's failed logins (`holdfast_failed_logins_total`). */
@@ -89,13 +90,14 @@ export class FailedLoginsWatch {
     const step = tally.add(read, owners, now);
     this.options.counted?.(config.name, step.attributed, step.unattributed);
     const note = tally.note(now);
-    for (const consumer of note.consumers) {
-      if (before.has(consumer.key) || !step.byConsumer.has(consumer.key)) continue;
+    const becoming = note.consumers.filter((c) => !before.has(c.key) && step.byConsumer.has(c.key));
+    for (const consumer of becoming) {
       logger.warn(
         { provider: config.name, consumer: consumer.key, failedLogins: consumer.count },
         `${turnedAwayLine(consumer.key, consumer.events, note.windowMs)}: its login is held, so its app logs in with another password (turned away; repeats are counted)`,
       );
     }
+    await this.noteHistory(becoming, note.windowMs, now);
     const after = tally.turnedAway();
     for (const key of before) {
       if (!after.has(key))
@@ -112,6 +114,21 @@ export class FailedLoginsWatch {
         `the failed logins of ${config.name} could not be noted: ${scrubber.describe(error)}`,
       );
     });
+  }
+
+  /** Each consumer becoming turned away, in its history (`by: backend`; its state stays held). */
+  private async noteHistory(consumers: readonly TurnedAwayConsumer[], windowMs: number, now: number): Promise<void> {
+    if (consumers.length === 0) return;
+    const events = consumers.map((c) => ({
+      at: now,
+      kind: 'turnedAway' as const,
+      key: c.key,
+      state: 'held' as const,
+      from: 'held' as const,
+      reason: `turned away: ${turnedAwayLine(c.key, c.events, windowMs).slice(c.key.length + 2)}`,
+      by: 'backend' as const,
+    }));
+    await this.options.notes.noteTimeline(events).catch(() => undefined);
   }
 
   /** A node whose log dropped entries before they were read: said once while it stays within the window. */

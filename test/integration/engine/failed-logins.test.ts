@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { Metrics } from '../../../src/metrics/metrics.js';
 import { failedLoginsSince } from '../../../src/queue/failed-logins-since.js';
 import { formatStatus } from '../../../src/status/format-status.js';
+import { readHistory } from '../../../src/history/read-history.js';
 import type { StatusReport } from '../../../src/status/status-report.js';
 import { engineFixtures, type Consumer, type EngineFixture } from './engine-fixture.js';
 
@@ -75,6 +76,15 @@ describe('failed logins, attributed', () => {
       known: true,
     });
     expect((await failedLoginsSince(engine.coordination.notes, b.key, before)).count).toBe(0);
+    // its history says it, by the backend, its state held
+    const history = await readHistory({ store: engine.store, reads: engine.coordination.notes }, a.key, before);
+    expect(history.transitions.filter((t) => t.by === 'backend')).toEqual([
+      expect.objectContaining({
+        from: 'held',
+        to: 'held',
+        reason: 'turned away: 3 failed logins from 127.0.0.1 in the last 5m (wrong password)',
+      }),
+    ]);
 
     // the grouped entry is read again at every interval: counted once
     await new Promise((r) => setTimeout(r, 3_000));
