@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { Incarnation, IncarnationChange } from './incarnation.js';
+import type { FailedLoginsRead } from './login-failures.js';
 
 /** What an adapter applies for one consumer. `password` was just read from the grant file. */
 export interface Grant<Values = unknown> {
@@ -132,6 +133,11 @@ export interface Adapter<Values = unknown> {
   incarnations?(): ReadonlyMap<string, Incarnation>;
   /** Tells `listener` of each node seen as a new incarnation (`why`: a kind). Returns the unsubscribe. */
   onIncarnation?(listener: (change: IncarnationChange) => void): () => void;
+  /**
+   * Where the backend records failed logins (Redis: `ACL LOG`): each node's failed logins new since this adapter last
+   * read it, read-only (`login-failures.ts`). Absent: the adapter cannot tell.
+   */
+  failedLogins?(options: CallOptions): Promise<FailedLoginsRead>;
   /** Closes the admin connection. */
   close(): Promise<void>;
 }

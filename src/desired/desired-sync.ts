@@ -87,6 +87,12 @@ export class DesiredSync {
     return new Set(this.logins.get(provider)?.values());
   }
 
+  /** Login → the consumer key that claims it, for `provider`'s consumers; undefined before its file was first read. */
+  loginOwners(provider: string): ReadonlyMap<string, string> | undefined {
+    if (!this.known.has(provider)) return undefined;
+    return new Map([...(this.logins.get(provider) ?? [])].map(([key, login]) => [login, key]));
+  }
+
   /** Each provider's declared consumers, as its contributions were last read (a provider not read yet: absent). */
   declaredCounts(): Map<string, number> {
     return new Map([...this.known].map((name) => [name, this.delivered.get(name)?.size ?? 0]));

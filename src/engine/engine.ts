@@ -46,6 +46,7 @@ import { Resync } from '../resync/resync.js';
 import { warnPublicRights } from './public-rights-warning.js';
 import { startNodeNotes } from './node-notes.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
+import { FailedLoginsWatch } from './failed-logins-watch.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { StoreWatch } from '../store/store-watch.js';
 
@@ -414,7 +415,7 @@ function newResync({ config, logger, metrics }: EngineOptions, shared: Shared, n
  * then the resync and the orphan watch.
  */
 async function startSync(
-  { config, logger, scrubber }: EngineOptions,
+  { config, logger, scrubber, metrics }: EngineOptions,
   shared: Shared,
   resync: Resync,
   now: () => Date,
@@ -464,5 +465,18 @@ async function startSync(
   });
   orphans.start();
   releasers.push(() => orphans.stop());
+  // the consumer's side: failed logins read from each backend's log, attributed to the consumers that claim the login
+  const failedLogins = new FailedLoginsWatch({
+    providers: [...providers.values()],
+    owners: (name) => desired.loginOwners(name),
+    notes: coordination.notes,
+    logger,
+    scrubber,
+    ...(metrics ? { counted: (name: string, a: number, u: number) => metrics.failedLogins(name, a, u) } : {}),
+    paused: () => storeWatch.down !== null,
+    now,
+  });
+  failedLogins.start();
+  releasers.push(() => failedLogins.stop());
   return desired;
 }

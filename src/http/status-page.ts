@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { contestedLine, type ContestedStatus } from '../status/contested-status.js';
+import { turnedAwaySection } from './turned-away-section.js';
 import { ago } from '../status/format-status.js';
 import { progressWords } from '../status/first-apply-progress.js';
 import { escapeHtml } from './escape-html.js';
@@ -219,6 +220,7 @@ export function statusPage(
 ${firstAppliesSection(report)}
 <h2>Providers</h2>
 <table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>contested</th><th>problems</th></tr>${providers}</table>
+${turnedAwaySection(report)}
 ${timelineSection(report, timelines, now, filter)}
 <h2>Consumers</h2>${listing}
 <form method="get" action="/">${select(

@@ -21,13 +21,13 @@ const LEFT = 56;
 const RIGHT = 12;
 const TOP = 8;
 const CHART_BOTTOM = 78;
-const LANES = { lost: 89, healed: 101, brake: 113 } as const;
+const LANES = { lost: 89, healed: 101, brake: 113, turnedAway: 113 } as const;
 const AXIS = 130;
 const HEIGHT = 138;
 /** The bars' width (px): each shows the most not served at once in its stretch of time (about 22 s, 9 min). */
 const BAR = 4;
-const COLOURS = { lost: '#b00', healed: '#070', brake: '#d60' } as const;
-const NAMES = { lost: 'lost', healed: 'healed', brake: 'brake engaged' } as const;
+const COLOURS = { lost: '#b00', healed: '#070', brake: '#d60', turnedAway: '#d60' } as const;
+const NAMES = { lost: 'lost', healed: 'healed', brake: 'brake engaged', turnedAway: 'turned away' } as const;
 
 /** Where on the x axis the `spanMs` up to `now` put a moment. */
 function axisOf(now: number, spanMs: number): (t: number) => number {
@@ -100,7 +100,7 @@ export function unservedSteps(
   let count = unservedNow;
   for (let i = shown.length - 1; i >= 0; i--) {
     const e = shown[i]!;
-    if (e.kind === 'brake') continue;
+    if (e.kind === 'brake' || e.kind === 'turnedAway') continue;
     steps.push([e.at, Math.max(0, count)]);
     count += e.kind === 'lost' ? -1 : 1;
   }

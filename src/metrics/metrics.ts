@@ -66,6 +66,7 @@ export class Metrics implements WorkObserver {
   private readonly unexpected: Counter<'kind'>;
   private readonly controlsUndone: Counter<'queue' | 'control'>;
   private readonly unsealed: Counter<'kind'>;
+  private readonly failed: Counter<'provider' | 'to'>;
   private readonly gauges: ScrapeGauges;
 
   constructor() {
@@ -146,7 +147,20 @@ export class Metrics implements WorkObserver {
       labelNames: ['kind'],
       registers,
     });
+    this.failed = new Counter({
+      name: 'holdfast_failed_logins_total',
+      help: "Failed logins the backend recorded (Redis's ACL LOG, reason auth), by provider and to whom they count: consumer (a consumer's login: its app fails to log in), provider (a login no consumer claims); counted by the process that runs the desired-state sync",
+      labelNames: ['provider', 'to'],
+      registers,
+    });
     this.gauges = new ScrapeGauges(this.registry);
+  }
+
+  /** Failed logins read from a provider's backend: `attributed` to its consumers, the rest to the provider only. */
+  failedLogins(provider: string, attributed: number, unattributed: number): void {
+    // both series exist once read, so that an alert's increase() sees the first failures
+    this.failed.inc({ provider, to: 'consumer' }, attributed);
+    this.failed.inc({ provider, to: 'provider' }, unattributed);
   }
 
   /** A control set on a queue from outside was undone (see queue/queue-controls.ts). */

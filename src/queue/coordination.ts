@@ -31,6 +31,7 @@ import type { NoteSeal } from './note-seal.js';
 
 export type { Asked, Claim, ConsumerLocks, LocksPart, MemoReads, RevisionNotes } from './coordination/locks.js';
 export type {
+  FailedLoginNotes,
   NodeNotes,
   NotedEntry,
   NotedStates,
@@ -50,7 +51,17 @@ export type {
   SignalsPart,
   StoreOutageSignal,
 } from './coordination/signals.js';
-export type { CheckMemo, NodesNote, NoteNode, OrphanReport, Pause } from './coordination/values.js';
+export type {
+  CheckMemo,
+  FailedLoginEvent,
+  FailedLoginsNote,
+  NodesNote,
+  NoteNode,
+  OrphanReport,
+  Pause,
+  TurnedAwayConsumer,
+} from './coordination/values.js';
+export { FAILED_LOGIN_EVENTS, FAILED_LOGINS_LISTED } from './coordination/values.js';
 export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
 export type { ContestReads, ProviderContests } from './coordination/contests.js';
 export { holdfastPrefix } from './coordination/keys.js';

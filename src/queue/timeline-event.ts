@@ -11,7 +11,11 @@ import { HISTORY_LENGTH, type HistoryEntry } from '../store/consumer-record.js';
 import type { TransitionCause } from '../store/transition-cause.js';
 import { leftServedAt } from './summarize.js';
 
-export const TIMELINE_KINDS = ['lost', 'healed', 'brake'] as const;
+/**
+ * `turnedAway`: a held consumer's app began failing to log in (its backend's log of failed logins, `by: backend`); not
+ * a change of its state, and not drawn.
+ */
+export const TIMELINE_KINDS = ['lost', 'healed', 'brake', 'turnedAway'] as const;
 
 export interface TimelineEvent {
   /** When (ms since the epoch). */

@@ -1,6 +1,7 @@
 /** `holdfast status` for a terminal: counts per provider and state, what is wrong, and the consumers listed. */
 import { formatDuration } from '../config/duration.js';
 import { contestedLine } from './contested-status.js';
+import { failedLoginsLines } from './failed-logins-status.js';
 import { progressWords } from './first-apply-progress.js';
 import { reportLines, type StatusReport } from './status-report.js';
 import { inertLines, inertText } from '../text/terminal-text.js';
@@ -58,6 +59,8 @@ export function formatStatus(report: StatusReport): string {
     );
     if (p.firstApplies) lines.push(`  first applies: ${progressWords(p.firstApplies)}`);
     lines.push(...contestedLines(p));
+    // the addresses and logins come from the backend's log (a tenant's text): made inert
+    lines.push(...failedLoginsLines(p.failedLogins ?? null).map(inertText));
   }
   if (report.consumers.length > 0) {
     lines.push('');

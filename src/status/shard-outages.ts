@@ -40,6 +40,7 @@ const NOTHING: { readonly [P in keyof StatusReads]: Nothing<StatusReads[P]> } = 
     checkedBefore: () => [],
     orphans: () => new Map(),
     nodes: () => new Map(),
+    failedLogins: () => new Map(),
     timeline: () => [],
   },
   signals: {

@@ -31,6 +31,7 @@ import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
 import { CONTESTED_LISTED, contestedOf, type ContestedStatus } from './contested-status.js';
+import { failedLoginsOf, type FailedLoginsStatus } from './failed-logins-status.js';
 import { firstApplyCount, outstanding, type FirstApplyProgress } from './first-apply-progress.js';
 import {
   readsForReport,
@@ -98,6 +99,11 @@ export interface ProviderHealth {
    * Its contested consumers (held, but changed outside holdfast again and again): counted, the first listed; not red.
    */
   contested: { count: number; consumers: ContestedStatus[] };
+  /**
+   * The consumer's side: its consumers turned away (held, their app failing to log in) and the failed logins no consumer
+   * claims, as its backend's log was last read; null where that log is not read. Not red.
+   */
+  failedLogins?: FailedLoginsStatus | null;
 }
 
 export type { UnreadableShard } from './shard-outages.js';
@@ -506,7 +512,7 @@ export async function statusReport(
   const names = [
     ...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys(), ...unsealedOf.keys()]),
   ].sort();
-  const [alive, paused, couldNotAsk, lastCheckAt, asked, orphans, nodes, contests] = await Promise.all([
+  const [alive, paused, couldNotAsk, lastCheckAt, asked, orphans, nodes, contests, failedLogins] = await Promise.all([
     coordination.signals.alive(),
     coordination.signals.pauses(names),
     coordination.signals.couldNotAskCounts(names),
@@ -515,6 +521,7 @@ export async function statusReport(
     coordination.notes.orphans(names),
     coordination.notes.nodes(names),
     coordination.contests.contested(names, at, CONTESTED_LISTED),
+    coordination.notes.failedLogins(names),
   ]);
   /**
    * Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED
@@ -607,6 +614,7 @@ export async function statusReport(
       })),
       problems: found.map((p) => p.text),
       contested: contestedOf(contests.get(name)),
+      failedLogins: failedLoginsOf(failedLogins.get(name)),
     };
   });
 

@@ -17,6 +17,8 @@ export const TRANSITION_CAUSES = [
   'wait',
   /** A worker died in the middle of an effect; it was performed again. */
   'recovery',
+  /** The backend's own log said it (its app's failed logins: turned away); not a change of state. */
+  'backend',
 ] as const;
 
 export type TransitionCause = (typeof TRANSITION_CAUSES)[number];

@@ -18,6 +18,9 @@ import { claimProblem, ownersOf, SCRATCH_PREFIX } from './ownership.js';
 import { DEFAULT_DENIED_COMMANDS } from './policy.js';
 import { sha256Hex } from '../../secrets/sha256.js';
 import type { RedisAclValues } from './values.js';
+import { AclLogCursor } from './acl-log-cursor.js';
+import { authEntries } from './acl-log.js';
+import type { FailedLoginsRead } from '../login-failures.js';
 
 export interface RedisAclAdapterOptions {
   /** The provider's deny list, applied after every consumer's rules (default the policy's default). */
@@ -98,6 +101,10 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   /** Logins never a consumer's, adopt or not: Redis's `default` and the admin's own. */
   private readonly never: ReadonlySet<string>;
   private pipelines = 0;
+  /** Where this node's `ACL LOG` was last read, and how many entries it keeps (`acllog-max-len`, read once). */
+  private readonly aclLog = new AclLogCursor();
+  private aclLogLength: number | undefined;
+  private readonly where: string;
 
   constructor(
     admin: AdminConnection,
@@ -114,6 +121,7 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
         return code !== undefined && code !== 'NOAUTH' && code !== 'WRONGPASS';
       },
     });
+    this.where = options.where ?? hostOf(admin.url, 'redis');
     this.denied = options.deniedCommands ?? DEFAULT_DENIED_COMMANDS;
     this.granted = options.grantedCommands ?? [];
     this.never = new Set(['default', admin.username ?? 'default']);
@@ -495,6 +503,38 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       });
     }
     return ours;
+  }
+
+  /**
+   * This node's failed logins since its last read: one `ACL LOG <acllog-max-len>` (never `ACL LOG RESET`: the log is
+   * the operators' too). Failures of holdfast's own light checks (its probe connection's address) are left out.
+   */
+  async failedLogins({ signal }: CallOptions): Promise<FailedLoginsRead> {
+    const length = await this.aclLogLengthOf(signal);
+    const reply = await this.send(signal, 'ACL LOG', [], () => this.client.call('ACL', 'LOG', String(length)));
+    const probe = this.prober.stream as { localAddress?: string; localPort?: number } | undefined;
+    const own = probe?.localPort === undefined ? '' : `${probe.localAddress ?? ''}:${probe.localPort}`;
+    const entries = authEntries(reply, Date.now()).filter((e) => e.address !== own);
+    const { fresh, lost } = this.aclLog.read(entries, Array.isArray(reply) && reply.length >= length);
+    const failures = fresh.map(({ entry, count }) => ({
+      login: entry.username,
+      address: entry.address,
+      count,
+      at: entry.lastUpdated,
+      node: this.where,
+    }));
+    return { failures, nodes: [this.where], lost: lost ? [this.where] : [] };
+  }
+
+  /** `acllog-max-len`, read once (128, Redis's default, where `CONFIG GET` is not allowed); at most 1024 read. */
+  private async aclLogLengthOf(signal: AbortSignal): Promise<number> {
+    if (this.aclLogLength !== undefined) return this.aclLogLength;
+    const reply = await this.send(signal, 'CONFIG GET acllog-max-len', [], () =>
+      this.client.call('CONFIG', 'GET', 'acllog-max-len'),
+    ).catch(() => undefined);
+    const n = Array.isArray(reply) ? Number(reply[1]) : NaN;
+    this.aclLogLength = Number.isInteger(n) && n > 0 ? Math.min(n, 1024) : 128;
+    return this.aclLogLength;
   }
 
   close(): Promise<void> {

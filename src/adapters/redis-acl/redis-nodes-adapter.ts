@@ -30,6 +30,7 @@ import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
 import type { RedisAclAdapterOptions } from './redis-acl-adapter.js';
 import { RedisNodes, type NodeEvent, type NodeReport, type RedisNode, type RedisNodesOptions } from './redis-nodes.js';
 import type { RedisAclValues } from './values.js';
+import type { FailedLoginsRead } from '../login-failures.js';
 
 /**
  * `AUTH`s in flight at most on a node's probe connection while it is unauthenticated (no AUTH
@@ -293,6 +294,17 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
     // a replica's masteruser is never an orphan, even where it carries this provider's mark
     const ours = (logins: string[]) => logins.filter((login) => this.nodes.masterUserReason(login) === undefined);
     return new Map(this.answeredSomewhere(results, signal).map((r) => [r.node.address, ours(r.value)]));
+  }
+
+  /** Every answering node's failed logins since its last read (`ACL LOG` per node: ACL users are per node). */
+  async failedLogins({ signal }: CallOptions): Promise<FailedLoginsRead> {
+    const results = await this.onEvery(signal, (node, s) => node.acl.failedLogins({ signal: s }));
+    const reads = this.answeredSomewhere(results, signal).map((r) => r.value);
+    return {
+      failures: reads.flatMap((r) => r.failures),
+      nodes: reads.flatMap((r) => r.nodes),
+      lost: reads.flatMap((r) => r.lost),
+    };
   }
 
   close(): Promise<void> {

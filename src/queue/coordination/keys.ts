@@ -49,6 +49,8 @@ export function coordinationKeys(prefix: string) {
     probe: (provider: string) => `${prefix}:probe:${provider}`,
     /** The provider's backend nodes as a worker last saw them, a JSON nodes note (a string with a TTL). */
     nodes: (provider: string) => `${prefix}:nodes:${provider}`,
+    /** The provider's failed logins within a window, a JSON failed-logins note (a string with a TTL). */
+    failedLogins: (provider: string) => `${prefix}:failed-logins:${provider}`,
     /** The provider's orphans, a JSON orphan report (a string). */
     orphans: (provider: string) => `${prefix}:orphans:${provider}`,
     /** The provider's held-back change a person confirmed (a string with a TTL). */

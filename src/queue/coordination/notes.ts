@@ -22,9 +22,11 @@ import type { Finding, FindingOutcome } from '../contest.js';
 import { HealNotes } from './heal-notes.js';
 import {
   decodeJson,
+  failedLoginsNoteCodec,
   nodesNoteCodec,
   orphanReportCodec,
   timelineEventCodec,
+  type FailedLoginsNote,
   type NodesNote,
   type OrphanReport,
 } from './values.js';
@@ -66,6 +68,12 @@ export interface OrphanNotes {
 export interface NodeNotes {
   /** The nodes of `provider`'s backend as this worker sees them now, kept `ttlMs` unless noted again. */
   setNodes(provider: string, note: NodesNote, ttlMs: number): Promise<void>;
+}
+
+/** A provider's failed logins, as the reader of its backend's log notes them for the status and the rotations. */
+export interface FailedLoginNotes {
+  /** The failed logins of `provider` within the note's window, kept `ttlMs` unless noted again. */
+  setFailedLogins(provider: string, note: FailedLoginsNote, ttlMs: number): Promise<void>;
 }
 
 /** A person's confirmation: exactly the change held back, as held back since `since` (ms; the provider's status's). */
@@ -117,6 +125,8 @@ export interface NoteReads {
   orphans(providers: readonly string[]): Promise<Map<string, OrphanReport>>;
   /** The backend nodes last noted among `providers` (a provider of one node, or none noted lately, is absent). */
   nodes(providers: readonly string[]): Promise<Map<string, NodesNote>>;
+  /** The failed logins last noted among `providers` (none read lately: absent). */
+  failedLogins(providers: readonly string[]): Promise<Map<string, FailedLoginsNote>>;
   /** `provider`'s timeline events at or after `sinceMs`, oldest first (the newest {@link TIMELINE_READ} at most). */
   timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]>;
 }
@@ -125,7 +135,7 @@ export interface NoteReads {
  * The notes part of coordination (`coordination.notes`): every slice above, as one shard or a sharded queue serves it.
  */
 export interface NotesPart
-  extends SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, RemovalConfirmations, NoteReads {}
+  extends SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, FailedLoginNotes, RemovalConfirmations, NoteReads {}
 
 /** Consumers noted per script call: a sweep of 100k consumers never sends one call of them all. */
 const NOTED_PER_CALL = 1000;
@@ -288,6 +298,15 @@ export class Notes extends CoordinationPart implements NotesPart {
 
   nodes(providers: readonly string[]): Promise<Map<string, NodesNote>> {
     return perProvider(this.redis, providers, this.keys.nodes, (raw) => decodeJson(nodesNoteCodec, raw));
+  }
+
+  async setFailedLogins(provider: string, note: FailedLoginsNote, ttlMs: number): Promise<void> {
+    const key = this.keys.failedLogins(provider);
+    await this.redis.set(key, JSON.stringify(note), 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+
+  failedLogins(providers: readonly string[]): Promise<Map<string, FailedLoginsNote>> {
+    return perProvider(this.redis, providers, this.keys.failedLogins, (raw) => decodeJson(failedLoginsNoteCodec, raw));
   }
 
   async confirmRemovals(provider: string, { change, since }: RemovalConfirmation): Promise<void> {

@@ -137,6 +137,69 @@ export const timelineEventCodec: z.ZodType<TimelineEvent> = z.object({
   node: z.string().max(NODE_NAME_BYTES).optional().catch(undefined),
 });
 
+/** Failed logins of one consumer's login from one client address, in one read of its backend's log. */
+export interface FailedLoginEvent {
+  /** When the last of them was recorded (ms since the epoch). */
+  at: number;
+  address: string;
+  count: number;
+}
+
+/** A consumer whose app fails to log in (its login held): its failed logins within the note's window, newest first. */
+export interface TurnedAwayConsumer {
+  key: string;
+  count: number;
+  events: FailedLoginEvent[];
+}
+
+/**
+ * A provider's failed logins within the last `windowMs`, as the reader of its backend's log last noted them (kept a
+ * few intervals: a reader that stops leaves none).
+ */
+export interface FailedLoginsNote {
+  at: string;
+  windowMs: number;
+  /** Nodes whose log was read. */
+  nodes: number;
+  /** Nodes whose log may have dropped entries before they were read, within the window. */
+  lost: string[];
+  /** Failed logins of logins no consumer of the provider claims (counted, never attributed). */
+  unattributed: number;
+  /** The consumers turned away, most failed logins first ({@link FAILED_LOGINS_LISTED} at most). */
+  consumers: TurnedAwayConsumer[];
+  /** Consumers turned away beyond those listed. */
+  more: number;
+}
+
+/** Consumers listed per provider in a failed-logins note, at most. */
+export const FAILED_LOGINS_LISTED = 100;
+/** Events kept per consumer listed, at most. */
+export const FAILED_LOGIN_EVENTS = 32;
+
+const failedLoginEventCodec = z.object({
+  at: z.number(),
+  address: z.string().max(80),
+  count: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
+
+export const failedLoginsNoteCodec: z.ZodType<FailedLoginsNote> = z.object({
+  at: z.string().max(40),
+  windowMs: z.number().int().min(0),
+  nodes: z.number().int().min(0).max(NODES_NOTED),
+  lost: z.array(noteAddress).max(NODES_NOTED),
+  unattributed: z.number().int().min(0),
+  consumers: z
+    .array(
+      z.object({
+        key: z.string().max(300),
+        count: z.number().int().min(0),
+        events: z.array(failedLoginEventCodec).max(FAILED_LOGIN_EVENTS),
+      }),
+    )
+    .max(FAILED_LOGINS_LISTED),
+  more: z.number().int().min(0),
+});
+
 /** `raw` (JSON) checked against `codec`; null when absent or not what it should be. */
 export function decodeJson<T>(codec: z.ZodType<T>, raw: string | null | undefined): T | null {
   if (!raw) return null;

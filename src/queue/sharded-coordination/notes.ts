@@ -1,10 +1,11 @@
 /**
  * The notes of a sharded queue (`../sharded-coordination.ts`): each consumer's brief, state,
  * asked-at time and timeline events in its shard, read over every shard and merged; orphans,
- * backend nodes and confirmed removals in the home shard.
+ * backend nodes, failed logins and confirmed removals in the home shard.
  */
 import {
   TIMELINE_READ,
+  type FailedLoginsNote,
   type NotedEntry,
   type NotedStates,
   type NodesNote,
@@ -48,6 +49,14 @@ export class ShardedNotes implements NotesPart {
 
   nodes(providers: readonly string[]): Promise<Map<string, NodesNote>> {
     return this.shards.home.nodes(providers);
+  }
+
+  setFailedLogins(provider: string, note: FailedLoginsNote, ttlMs: number): Promise<void> {
+    return this.shards.home.setFailedLogins(provider, note, ttlMs);
+  }
+
+  failedLogins(providers: readonly string[]): Promise<Map<string, FailedLoginsNote>> {
+    return this.shards.home.failedLogins(providers);
   }
 
   confirmRemovals(provider: string, confirmation: RemovalConfirmation): Promise<void> {

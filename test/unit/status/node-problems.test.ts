@@ -17,6 +17,7 @@ function sources(note: NodesNote | undefined): StatusSources {
       checkedBefore: () => [],
       orphans: () => new Map(),
       nodes: () => new Map(note ? [['cache', note]] : []),
+      failedLogins: () => new Map(),
       timeline: () => [],
     },
     signals: {

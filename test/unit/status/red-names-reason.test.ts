@@ -155,6 +155,7 @@ function sources(world: World): StatusSources {
         checked.filter(([, t]) => t < before).slice(0, limit),
       orphans: () => new Map(world.orphans ? [['cache', orphans]] : []),
       nodes: () => new Map(nodes ? [['cache', nodes]] : []),
+      failedLogins: () => new Map(),
       timeline: () => [],
     },
     locks: {

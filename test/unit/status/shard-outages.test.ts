@@ -26,6 +26,7 @@ function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coo
       checkedBefore: () => [],
       orphans: () => new Map(),
       nodes: () => new Map(),
+      failedLogins: () => new Map(),
       timeline: () => [],
     },
     signals: {

@@ -1,0 +1,146 @@
+/**
+ * The consumer's side: where a provider's backend records failed logins (its adapter's
+ * `failedLogins`, Redis's `ACL LOG`), they are read every `verifyEvery`, one read per node
+ * whatever the number of consumers, by the process that runs the desired-state sync (it knows
+ * which consumer claims which login). Each failure is attributed to the consumer whose login it
+ * names, or counted to the provider only; a consumer whose app fails to log in while its login
+ * is held is *turned away*: said once when it becomes so (repeats counted), noted for the status
+ * and the rotations (`FailedLoginsNote`, kept a few intervals), counted in the metrics. Nothing is
+ * written to a backend, and nothing is read while the record store does not answer.
+ */
+import type { Adapter } from '../adapters/adapter.js';
+import type { ProviderConfig } from '../config/config.js';
+import { formatDuration } from '../config/duration.js';
+import type { Logger } from '../logging/logger.js';
+import type { Scrubber } from '../logging/scrubber.js';
+import type { FailedLoginEvent, FailedLoginNotes, TimelineNotes, TurnedAwayConsumer } from '../queue/coordination.js';
+import { FailedLoginTally } from './failed-logins-tally.js';
+
+export interface FailedLoginsWatchOptions {
+  providers: ReadonlyArray<{ config: ProviderConfig; adapter: Adapter }>;
+  /** Login → the consumer key that claims it, per provider; undefined until its contributions were read. */
+  owners: (provider: string) => ReadonlyMap<string, string> | undefined;
+  /** Where the note goes, and the consumer's timeline (its history: `by: backend`). */
+  notes: FailedLoginNotes & Pick<TimelineNotes, 'noteTimeline'>;
+  logger: Logger;
+  scrubber: Scrubber;
+  /** Counts each read's failed logins (`holdfast_failed_logins_total`). */
+  counted?: (provider: string, attributed: number, unattributed: number) => void;
+  /** True while nothing may be asked of a backend (the record store does not answer). */
+  paused: () => boolean;
+  now: () => Date;
+}
+
+/** `cache/photos: 37 failed logins from 10.0.0.7, 10.0.0.8 in the last 5m (wrong password)`. */
+export function turnedAwayLine(key: string, events: readonly FailedLoginEvent[], windowMs: number): string {
+  const count = events.reduce((n, e) => n + e.count, 0);
+  const from = [...new Set(events.map((e) => e.address))];
+  const shown = `${from.slice(0, 5).join(', ')}${from.length > 5 ? `, … ${from.length - 5} more` : ''}`;
+  return `${key}: ${count} failed login${count === 1 ? '' : 's'} from ${shown} in the last ${formatDuration(windowMs)} (wrong password)`;
+}
+
+export class FailedLoginsWatch {
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly tallies = new Map<string, FailedLoginTally>();
+  private readonly running = new Set<Promise<void>>();
+  /** Per provider: the nodes whose lost entries were said, within the window. */
+  private readonly lostSaid = new Map<string, Set<string>>();
+
+  constructor(private readonly options: FailedLoginsWatchOptions) {}
+
+  start(): void {
+    for (const provider of this.options.providers) {
+      if (!provider.adapter.failedLogins) continue;
+      this.tallies.set(provider.config.name, new FailedLoginTally());
+      const run = (): void => {
+        const pass = this.pass(provider).finally(() => this.running.delete(pass));
+        this.running.add(pass);
+      };
+      const timer = setInterval(run, provider.config.timing.verifyEveryMs);
+      timer.unref();
+      this.timers.push(timer);
+      run(); // the first read learns where each node's log stands
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    await Promise.allSettled(this.running);
+  }
+
+  /** Reads one provider's failed logins, attributes them, says and notes what changed. */
+  async pass({ config, adapter }: { config: ProviderConfig; adapter: Adapter }): Promise<void> {
+    const { logger, scrubber, notes } = this.options;
+    const tally = this.tallies.get(config.name);
+    const owners = this.options.owners(config.name);
+    if (!tally || !adapter.failedLogins || !owners || this.options.paused()) return;
+    const timeout = config.timing.checkTimeoutMs;
+    let read;
+    try {
+      read = await adapter.failedLogins({ signal: AbortSignal.timeout(timeout), deadline: Date.now() + timeout });
+    } catch (error) {
+      logger.debug(
+        { provider: config.name },
+        `could not read the failed logins of ${config.name}: ${scrubber.describe(error)}`,
+      );
+      return;
+    }
+    const now = this.options.now().getTime();
+    const before = tally.turnedAway();
+    const step = tally.add(read, owners, now);
+    this.options.counted?.(config.name, step.attributed, step.unattributed);
+    const note = tally.note(now);
+    const becoming = note.consumers.filter((c) => !before.has(c.key) && step.byConsumer.has(c.key));
+    for (const consumer of becoming) {
+      logger.warn(
+        { provider: config.name, consumer: consumer.key, failedLogins: consumer.count },
+        `${turnedAwayLine(consumer.key, consumer.events, note.windowMs)}: its login is held, so its app logs in with another password (turned away; repeats are counted)`,
+      );
+    }
+    await this.noteHistory(becoming, note.windowMs, now);
+    const after = tally.turnedAway();
+    for (const key of before) {
+      if (!after.has(key))
+        logger.info(
+          { provider: config.name, consumer: key },
+          `${key}: no failed login in the last ${formatDuration(note.windowMs)} (no longer turned away)`,
+        );
+    }
+    this.sayLost(config.name, note.lost);
+    const ttl = 3 * config.timing.verifyEveryMs + timeout;
+    await notes.setFailedLogins(config.name, note, ttl).catch((error: unknown) => {
+      logger.debug(
+        { provider: config.name },
+        `the failed logins of ${config.name} could not be noted: ${scrubber.describe(error)}`,
+      );
+    });
+  }
+
+  /** Each consumer becoming turned away, in its history (`by: backend`; its state stays held). */
+  private async noteHistory(consumers: readonly TurnedAwayConsumer[], windowMs: number, now: number): Promise<void> {
+    if (consumers.length === 0) return;
+    const events = consumers.map((c) => ({
+      at: now,
+      kind: 'turnedAway' as const,
+      key: c.key,
+      state: 'held' as const,
+      from: 'held' as const,
+      reason: `turned away: ${turnedAwayLine(c.key, c.events, windowMs).slice(c.key.length + 2)}`,
+      by: 'backend' as const,
+    }));
+    await this.options.notes.noteTimeline(events).catch(() => undefined);
+  }
+
+  /** A node whose log dropped entries before they were read: said once while it stays within the window. */
+  private sayLost(provider: string, lost: readonly string[]): void {
+    const said = this.lostSaid.get(provider) ?? new Set<string>();
+    for (const node of lost) {
+      if (said.has(node)) continue;
+      this.options.logger.warn(
+        { provider, node },
+        `${provider}: node ${node}'s ACL LOG was full and held no entry already read: failed logins there may have been dropped before holdfast read them; raise its acllog-max-len or lower verifyEvery`,
+      );
+    }
+    this.lostSaid.set(provider, new Set(lost));
+  }
+}
