@@ -21,6 +21,7 @@ export function incarnationWords(why: IncarnationKind): { happened: string; show
 /** `restarted (new run id)`, or with `at` (ISO), `restarted at 06:05:10 (new run id)` (UTC). */
 export function nodeEventWords(why: IncarnationKind, at?: string): string {
   const { happened, shown } = incarnationWords(why);
-  const time = at !== undefined && Number.isFinite(Date.parse(at)) ? ` at ${new Date(at).toISOString().slice(11, 19)}` : '';
+  const time =
+    at !== undefined && Number.isFinite(Date.parse(at)) ? ` at ${new Date(at).toISOString().slice(11, 19)}` : '';
   return `${happened}${time} (${shown})`;
 }

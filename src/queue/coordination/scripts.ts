@@ -406,7 +406,10 @@ for _, key in ipairs(all) do if not already[key] then fresh[#fresh + 1] = key en
 if #fresh > 0 then over('sadd', KEYS[2], fresh) end
 redis.call('set', KEYS[3], string.sub(ARGV[1], 1, -2) .. ',"of":' .. #all .. '}')
 return fresh`,
-  build: (k, a) => ({ keys: [k.checked(a.provider), k.suspects(a.provider), k.suspectEvent(a.provider)], argv: [a.event] }),
+  build: (k, a) => ({
+    keys: [k.checked(a.provider), k.suspects(a.provider), k.suspectEvent(a.provider)],
+    argv: [a.event],
+  }),
   reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),
 };
 

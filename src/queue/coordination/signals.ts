@@ -84,12 +84,7 @@ export interface SignalReads {
  * it.
  */
 export interface SignalsPart
-  extends PauseSignals,
-    CouldNotAskSignals,
-    SuspectSignals,
-    QueueSentinel,
-    StoreOutageSignal,
-    SignalReads {}
+  extends PauseSignals, CouldNotAskSignals, SuspectSignals, QueueSentinel, StoreOutageSignal, SignalReads {}
 
 const decodePause = (raw: string | null) => decodeJson(pauseCodec, raw);
 
