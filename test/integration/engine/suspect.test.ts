@@ -3,8 +3,12 @@
  * restart is seen on holdfast's own connections (a new run id), every consumer becomes suspect and is asked now, and
  * the status is red until all are.
  */
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { createCoordination, holdfastPrefix } from '../../../src/queue/coordination.js';
+import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
+import { NoteSeal } from '../../../src/queue/note-seal.js';
 import { ownBackend } from '../../backends/index.js';
 import type { BackendEndpoint } from '../../backends/types.js';
 import { engineFixtures, type EngineFixture, type LogLine } from './engine-fixture.js';
@@ -77,5 +81,48 @@ describe('a cache restarted empty, seen on holdfast’s own connections', () => 
       expect(heals).toHaveLength(1);
     }
     expect(f.logs.filter((l) => (l.time as number) >= restarted && l.level >= 50).map((l) => l.msg)).toEqual([]);
+  });
+});
+
+describe("the suspects in the queue's Redis", () => {
+  /** How many times the server ran `command` (inside scripts too) since its counts were reset. */
+  async function calls(admin: Redis, command: string): Promise<number> {
+    const stats = await admin.info('commandstats');
+    return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  }
+
+  it('are made in one SADD, cleared as each is asked in one SREM per batch, and a second event asks only those asked since', async () => {
+    const server = await ownBackend('redis');
+    const [redis, admin] = [new Redis(server.url), new Redis(server.url)];
+    const prefix = holdfastPrefix(`{suspects-${randomBytes(4).toString('hex')}}`);
+    const coordination = createCoordination(redis, prefix, new NoteSeal(randomBytes(32)));
+    const keys = Array.from({ length: 100 }, (_, i) => `cache/c${String(i).padStart(3, '0')}`);
+    // the provider's consumers asked about, as their checks' releases note them
+    await admin.zadd(coordinationKeys(prefix).checked('cache'), ...keys.flatMap((k, i) => [i, k]));
+    const event = { node: '127.0.0.1:6379', why: 'new-run-id' as const, at: new Date().toISOString() };
+
+    await admin.config('RESETSTAT');
+    expect((await coordination.signals.markSuspects('cache', event)).sort()).toEqual(keys);
+    expect(await calls(admin, 'sadd')).toBe(1);
+    expect((await coordination.signals.suspects(['cache'])).get('cache')).toEqual({
+      count: 100,
+      event: { ...event, of: 100 },
+    });
+
+    // 40 asked (their checks released in one turn), 10 could not ask: those stay suspect
+    await admin.config('RESETSTAT');
+    await Promise.all([
+      ...keys.slice(0, 40).map((k) => coordination.locks.release(k, 'cache', 't', undefined, 'asked')),
+      ...keys.slice(40, 50).map((k) => coordination.locks.release(k, 'cache', 't', undefined, 'could-not-ask')),
+    ]);
+    expect(await calls(admin, 'srem')).toBeLessThanOrEqual(2);
+    expect((await coordination.signals.suspects(['cache'])).get('cache')?.count).toBe(60);
+
+    // the node flaps: only the 40 asked since are asked again, the 60 whose asking is under way are not
+    const again = await coordination.signals.markSuspects('cache', { ...event, at: new Date().toISOString() });
+    expect(again.sort()).toEqual(keys.slice(0, 40));
+    expect((await coordination.signals.suspects(['cache'])).get('cache')?.count).toBe(100);
+    redis.disconnect();
+    admin.disconnect();
   });
 });
