@@ -57,8 +57,11 @@ export class ProviderSuspects {
     });
     this.deps.logger.info(
       { provider, node: change.node, why: change.why, consumers: keys.length, detail: change.detail },
-      `${what}: asking its ${keys.length} consumers now`,
+      keys.length > 0
+        ? `${what}: asking its ${keys.length} consumers now`
+        : `${what}: none of its consumers to ask now (those not asked since an earlier event are being asked)`,
     );
+    if (keys.length === 0) return;
     const interval = this.deps.verifyEveryMs.get(provider) ?? 60_000;
     const spreadMs = Math.min(Math.max(500, keys.length * SPREAD_PER_CONSUMER_MS), interval / 10);
     await this.deps.queue.sendLater(
