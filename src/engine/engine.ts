@@ -12,6 +12,7 @@ import { DueWaits, type TakenWait } from '../schedule/due-waits.js';
 import { createEffects, type Effects } from '../../workers/effects.js';
 import { JobTrust } from '../../workers/job-trust.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
+import { ProviderSuspects } from '../../workers/provider-suspects.js';
 import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
 import type { Adapter } from '../adapters/adapter.js';
 import type { HoldfastConfig } from '../config/config.js';
@@ -136,6 +137,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const resync = options.roles.sync ? newResync(options, shared, now) : undefined;
     if (resync) for (const watch of shared.queueWatch) watch.onMoved(() => resync.sweep());
     const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
+    if (options.roles.worker) startSuspects(options, shared, now, releasers);
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
     // the start-up's peak is behind (its contributions read and delivered): checks and heals get V8's young generation
     releaseYoungGeneration();
@@ -316,6 +318,25 @@ function startEffects(
     }),
   );
   return observedEffects(effects, metrics);
+}
+
+/**
+ * Each provider's node events (a node seen as a new incarnation) make its consumers suspect, asked now (rule 13): a
+ * worker's part, so that a process that asks nothing reads no incarnation.
+ */
+function startSuspects(
+  { config, logger }: EngineOptions,
+  { coordination, queue, providers }: Shared,
+  now: () => Date,
+  releasers: Releasers,
+): void {
+  const verifyEveryMs = new Map(config.providers.map((p) => [p.name, p.timing.verifyEveryMs]));
+  const suspects = new ProviderSuspects({ coordination, queue, verifyEveryMs, logger, now });
+  releasers.push(() => suspects.stop());
+  for (const [provider, { adapter }] of providers) {
+    const stop = adapter.onIncarnation?.((change) => suspects.nodeChanged(provider, change));
+    if (stop) releasers.push(() => Promise.resolve(stop()));
+  }
 }
 
 /**

@@ -25,6 +25,7 @@ export class ScrapeGauges {
   private readonly lastCheck: Gauge<'provider'>;
   private readonly orphans: Gauge<'provider'>;
   private readonly contested: Gauge<'provider'>;
+  private readonly suspects: Gauge<'provider'>;
   private readonly heldRemovals: Gauge<'provider'>;
   private readonly backendNodes: Gauge<'provider' | 'role' | 'state'>;
   private readonly nodeMissing: Gauge<'provider' | 'node' | 'role'>;
@@ -86,6 +87,11 @@ export class ScrapeGauges {
     this.contested = gauge(
       'holdfast_contested_consumers',
       "Consumers found changed outside holdfast (and put back) 3 times within the provider's contestedWindow, until a window passes without such a change: someone else manages them too",
+      ['provider'],
+    );
+    this.suspects = gauge(
+      'holdfast_suspect_consumers',
+      "Consumers made suspect by a node event of the provider's backend (a node restarted, re-initialised, promoted or answering again) and not asked since: asked now, red until none is",
       ['provider'],
     );
     this.heldRemovals = gauge(
@@ -161,6 +167,7 @@ export class ScrapeGauges {
     for (const [provider, at] of facts.lastCheckAt) this.lastCheck.set({ provider }, at / 1000);
     for (const [provider, count] of facts.orphans) this.orphans.set({ provider }, count);
     for (const [provider, count] of facts.contested) this.contested.set({ provider }, count);
+    for (const [provider, count] of facts.suspects) this.suspects.set({ provider }, count);
     this.showDeepChecks(facts);
   }
 

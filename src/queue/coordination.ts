@@ -49,8 +49,10 @@ export type {
   SignalReads,
   SignalsPart,
   StoreOutageSignal,
+  SuspectSignals,
+  Suspects,
 } from './coordination/signals.js';
-export type { CheckMemo, NodesNote, NoteNode, OrphanReport, Pause } from './coordination/values.js';
+export type { CheckMemo, NodesNote, NoteNode, OrphanReport, Pause, SuspectEvent } from './coordination/values.js';
 export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
 export type { ContestReads, ProviderContests } from './coordination/contests.js';
 export { holdfastPrefix } from './coordination/keys.js';

@@ -207,7 +207,8 @@ export interface ReleaseEntry {
 /**
  * Releases each lock (if still its `token`'s); keeps the check memo and when the check ended in
  * the provider's sorted set; `asked` moves the consumer in or out of the provider's could-not-ask
- * set (the last said of a consumer wins). Replies, for each, how many consumers its provider's
+ * set (the last said of a consumer wins), and a consumer `asked` is no longer suspect (one SREM per provider's suspect
+ * set). Replies, for each, how many consumers its provider's
  * sorted set holds once the call's are in (its consumers asked about): what sets the pace of its
  * deep checks, learned without another round trip. Many consumers of one shard in one call
  * (`locks.ts`), at a cost that does not grow with them: one command per lock hash, memo hash and
@@ -215,8 +216,9 @@ export interface ReleaseEntry {
  *
  * KEYS[1]       locks (hash: consumer key → `<until, ms> <holder's token>`)
  * KEYS[2]       check memos (hash: consumer key → memo, JSON)
- * KEYS[2i + 1]  the `i`th consumer's provider's could-not-ask set (set of consumer keys)
- * KEYS[2i + 2]  its provider's checked set (sorted set: consumer key → when its check ended, ms)
+ * KEYS[3i]      the `i`th consumer's provider's could-not-ask set (set of consumer keys)
+ * KEYS[3i + 1]  its provider's checked set (sorted set: consumer key → when its check ended, ms)
+ * KEYS[3i + 2]  its provider's suspect set (set of consumer keys)
  * ARGV[5i - 4]  the `i`th consumer's token
  * ARGV[5i - 3]  the `i`th consumer's key
  * ARGV[5i - 2]  its memo, JSON ('' for none: the memo kept is left alone)
@@ -231,10 +233,10 @@ local n = #ARGV / 5
 local fields = {}
 for i = 1, n do fields[i] = ARGV[5 * i - 3] end
 local held = over('hmget', KEYS[1], fields)
-local free, memos, sets, setsSeen, checked, checkedSeen = {}, {}, {}, {}, {}, {}
+local free, memos, sets, setsSeen, checked, checkedSeen, suspects, suspectsSeen = {}, {}, {}, {}, {}, {}, {}, {}
 for i = 1, n do
   local token, key, memo, asked, at = ARGV[5 * i - 4], fields[i], ARGV[5 * i - 2], ARGV[5 * i - 1], ARGV[5 * i]
-  local couldNotAsk, sorted = KEYS[2 * i + 1], KEYS[2 * i + 2]
+  local couldNotAsk, sorted, suspect = KEYS[3 * i], KEYS[3 * i + 1], KEYS[3 * i + 2]
   local _, holder = lockOf(held[i])
   if holder == token then free[#free + 1] = key end
   if memo ~= '' then
@@ -247,6 +249,13 @@ for i = 1, n do
       setsSeen[#setsSeen + 1] = couldNotAsk
     end
     sets[couldNotAsk][key] = asked == 'could-not-ask'
+  end
+  if asked == 'asked' then
+    if not suspects[suspect] then
+      suspects[suspect] = {}
+      suspectsSeen[#suspectsSeen + 1] = suspect
+    end
+    suspects[suspect][#suspects[suspect] + 1] = key
   end
   if not checked[sorted] then
     checked[sorted] = {}
@@ -267,16 +276,21 @@ for _, set in ipairs(setsSeen) do
   if #add > 0 then over('sadd', set, add) end
   if #remove > 0 then over('srem', set, remove) end
 end
+for _, suspect in ipairs(suspectsSeen) do over('srem', suspect, suspects[suspect]) end
 local counts = {}
 for _, sorted in ipairs(checkedSeen) do
   if #checked[sorted] > 0 then over('zadd', sorted, checked[sorted]) end
   counts[sorted] = redis.call('zcard', sorted)
 end
 local out = {}
-for i = 1, n do out[i] = counts[KEYS[2 * i + 2]] end
+for i = 1, n do out[i] = counts[KEYS[3 * i + 1]] end
 return out`,
   build: (k, a) => ({
-    keys: [k.locks, k.memos, ...a.releases.flatMap((r) => [k.couldNotAsk(r.provider), k.checked(r.provider)])],
+    keys: [
+      k.locks,
+      k.memos,
+      ...a.releases.flatMap((r) => [k.couldNotAsk(r.provider), k.checked(r.provider), k.suspects(r.provider)]),
+    ],
     argv: a.releases.flatMap((r) => [
       r.token,
       r.key,
@@ -367,6 +381,35 @@ local members = redis.call('smembers', KEYS[1])
 redis.call('del', KEYS[1])
 return members`,
   build: (k, a) => ({ keys: [k.couldNotAsk(a.provider)], argv: [] }),
+  reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),
+};
+
+/**
+ * Makes every consumer of the provider asked about (its checked set) suspect, and notes the event; replies the
+ * consumers that were not suspect already (those to ask now: a consumer whose asking is under way is not asked twice).
+ * One SADD per batch of 4,000, whatever the number of consumers.
+ *
+ * KEYS[1]  the provider's checked set (sorted set: consumer key → when its check ended, ms)
+ * KEYS[2]  its suspect set (set of consumer keys)
+ * KEYS[3]  its suspect event (a string, JSON)
+ * ARGV[1]  the event, JSON, without its count (`"of":` and the count are appended)
+ * Returns  the consumers newly suspect
+ */
+const markSuspects: Script<{ provider: string; event: string }, string[]> = {
+  keyCount: 3,
+  lua: `${OVER}
+local all = redis.call('zrange', KEYS[1], 0, -1)
+local already = {}
+for _, key in ipairs(redis.call('smembers', KEYS[2])) do already[key] = true end
+local fresh = {}
+for _, key in ipairs(all) do if not already[key] then fresh[#fresh + 1] = key end end
+if #fresh > 0 then over('sadd', KEYS[2], fresh) end
+redis.call('set', KEYS[3], string.sub(ARGV[1], 1, -2) .. ',"of":' .. #all .. '}')
+return fresh`,
+  build: (k, a) => ({
+    keys: [k.checked(a.provider), k.suspects(a.provider), k.suspectEvent(a.provider)],
+    argv: [a.event],
+  }),
   reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),
 };
 
@@ -558,6 +601,7 @@ export const SCRIPTS = {
   release,
   noteSummaries,
   takeCouldNotAsk,
+  markSuspects,
   scheduleDue,
   takeDue,
   settleDue,

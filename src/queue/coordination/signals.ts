@@ -2,12 +2,12 @@
  * Provider signals, what workers tell each other about the backends and the queue: each
  * provider's **pause** (its checks timed out) and the one probe a pause lets through, the
  * consumers each provider **could not be asked** about (to ask them again promptly when it
- * answers), the record store's **outage** as a worker's watch last saw it (it expires by
+ * answers) and the consumers each provider's node event made **suspect** (to ask them now), the record store's **outage** as a worker's watch last saw it (it expires by
  * itself), and the **sentinel** whose absence says the queue's Redis forgot everything.
  */
 import { CoordinationPart } from './context.js';
 import { perProvider } from './reads.js';
-import { decodeJson, pauseCodec, type Pause } from './values.js';
+import { decodeJson, pauseCodec, suspectEventCodec, type Pause, type SuspectEvent } from './values.js';
 
 /** A provider's pause, as the checks on it take and lift it. */
 export interface PauseSignals {
@@ -27,6 +27,23 @@ export interface CouldNotAskSignals {
   oneCouldNotAsk(provider: string): Promise<string | null>;
   /** The consumers of `provider` last found could-not-ask, removed from the set as they are returned. */
   takeCouldNotAsk(provider: string): Promise<string[]>;
+}
+
+/** The consumers a node event made suspect (rule 13), as the workers ask them and the status reads them. */
+export interface SuspectSignals {
+  /**
+   * Makes every consumer of `provider` asked about suspect and notes `event` (its count is the number made suspect);
+   * replies the consumers that were not suspect already: those to ask now.
+   */
+  markSuspects(provider: string, event: Omit<SuspectEvent, 'of'>): Promise<string[]>;
+  /** How many consumers of each provider are suspect, with the last event that made them so. */
+  suspects(providers: readonly string[]): Promise<Map<string, Suspects>>;
+}
+
+/** A provider's suspect consumers: how many, and the node event that made them so (null when not known). */
+export interface Suspects {
+  count: number;
+  event: SuspectEvent | null;
 }
 
 /** Whether the queue's Redis still remembers (see {@link markAlive}). */
@@ -57,6 +74,8 @@ export interface SignalReads {
   pauses(providers: readonly string[]): Promise<Map<string, Pause>>;
   /** How many consumers of each provider were last found could-not-ask. */
   couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>>;
+  /** How many consumers of each provider are suspect, and why. */
+  suspects(providers: readonly string[]): Promise<Map<string, Suspects>>;
   alive(): Promise<boolean>;
 }
 
@@ -64,7 +83,8 @@ export interface SignalReads {
  * The signals part of coordination (`coordination.signals`): every slice above, as one shard or a sharded queue serves
  * it.
  */
-export interface SignalsPart extends PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads {}
+export interface SignalsPart
+  extends PauseSignals, CouldNotAskSignals, SuspectSignals, QueueSentinel, StoreOutageSignal, SignalReads {}
 
 const decodePause = (raw: string | null) => decodeJson(pauseCodec, raw);
 
@@ -106,6 +126,29 @@ export class Signals extends CoordinationPart implements SignalsPart {
   async couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>> {
     const counts = await Promise.all(providers.map((p) => this.redis.scard(this.keys.couldNotAsk(p))));
     return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
+  }
+
+  markSuspects(provider: string, event: Omit<SuspectEvent, 'of'>): Promise<string[]> {
+    const { node, why, at } = event;
+    return this.scripts.run('markSuspects', { provider, event: JSON.stringify({ node, why, at }) });
+  }
+
+  async suspects(providers: readonly string[]): Promise<Map<string, Suspects>> {
+    const read = this.redis.pipeline();
+    for (const p of providers) read.scard(this.keys.suspects(p)).get(this.keys.suspectEvent(p));
+    const replies = (await read.exec()) ?? [];
+    return new Map(
+      providers.map((p, i) => {
+        const [count, event] = [replies[2 * i]?.[1], replies[2 * i + 1]?.[1]];
+        return [
+          p,
+          {
+            count: typeof count === 'number' ? count : 0,
+            event: decodeJson(suspectEventCodec, typeof event === 'string' ? event : null),
+          },
+        ];
+      }),
+    );
   }
 
   async setStoreOutage(outage: Pause | null, ttlMs = 5_000): Promise<void> {

@@ -115,6 +115,27 @@ export const checkMemoCodec: z.ZodType<CheckMemo> = z.preprocess(
 
 export const pauseCodec: z.ZodType<Pause> = z.object({ since: z.string(), reason: z.string() });
 
+/** Why a node's consumers were made suspect (the kinds of an incarnation change, `src/adapters/incarnation.ts`). */
+export const SUSPECT_WHYS = ['new-system-id', 'new-run-id', 'promoted', 'answers-again'] as const;
+
+/** The node event that made a provider's consumers suspect, as the queue's Redis keeps it. No secret in it. */
+export interface SuspectEvent {
+  /** `host:port`. */
+  node: string;
+  why: (typeof SUSPECT_WHYS)[number];
+  /** When a worker saw it (ISO). */
+  at: string;
+  /** How many consumers it made suspect (those asked about then). */
+  of: number;
+}
+
+export const suspectEventCodec: z.ZodType<SuspectEvent> = z.object({
+  node: noteAddress,
+  why: z.enum(SUSPECT_WHYS),
+  at: z.string().max(40),
+  of: z.number().int().nonnegative(),
+});
+
 export const orphanReportCodec: z.ZodType<OrphanReport> = z.object({
   at: z.string(),
   prefix: z.string(),

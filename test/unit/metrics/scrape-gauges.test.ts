@@ -28,6 +28,7 @@ const facts: QueueFacts = {
   lastCheckAt: new Map([['cache', 1_700_000_100_000]]),
   orphans: new Map([['cache', 2]]),
   contested: new Map([['cache', 1]]),
+  suspects: new Map([['cache', 4]]),
 };
 
 function sources(over: Partial<ScrapeSources> = {}): ScrapeSources {
@@ -47,7 +48,7 @@ async function scraped(metrics: Metrics, deadlineMs?: number): Promise<string[]>
 }
 
 describe('the gauges read when scraped', () => {
-  it('show the consumers by state, the unserved by name and since when, intervals, last checks, orphans, contested consumers and held-back removals', async () => {
+  it('show the consumers by state, the unserved by name and since when, intervals, last checks, orphans, contested and suspect consumers and held-back removals', async () => {
     const metrics = new Metrics();
     metrics.scrapeFrom(sources());
     expect(await scraped(metrics)).toEqual(
@@ -62,6 +63,7 @@ describe('the gauges read when scraped', () => {
         'holdfast_last_check_timestamp_seconds{provider="cache"} 1700000100',
         'holdfast_orphan_logins{provider="cache"} 2',
         'holdfast_contested_consumers{provider="cache"} 1',
+        'holdfast_suspect_consumers{provider="cache"} 4',
         'holdfast_removals_held_back{provider="cache"} 7',
         'holdfast_queue_jobs{state="delayed"} 3',
         'holdfast_store_up 1',
