@@ -1,35 +1,46 @@
 /**
- * A node of a provider's backend seen as a new incarnation (restarted, re-initialised, promoted, answering again) may
- * have forgotten every login it held: every consumer of the provider becomes *suspect* and is asked now, not at its
- * next interval (rule 13). The suspects are kept in the queue's Redis, so that the status of any process says them
- * and each check that asks removes its consumer; a consumer still suspect from an earlier event is not asked twice
- * (a flapping node does not multiply the work). One line per event, and one when all its consumers were asked.
+ * A node of a provider's backend seen as a new incarnation (restarted, re-initialised, promoted, answering again), or a
+ * provider showing a wave of logins found `missing`, may have forgotten every login it held: every consumer that node
+ * serves becomes *suspect* and is asked now, not at its next interval (rule 13). Every node of a provider serves every
+ * one of its consumers (rule 11: Redis holds each consumer on every node; PostgreSQL, MongoDB and SeaweedFS are one
+ * server), so a node's suspects are its provider's consumers.
+ *
+ * Asked now means the consumer's routine wait brought forward in the due set (`src/queue/coordination/signals.ts`):
+ * the ordinary rounds check it on its ticket and heal it quietly, as a routine check that finds a loss does (a heal is
+ * an event, not a write: rule 3). The suspects are kept in the queue's Redis, so that the status of any process says
+ * them and each check that asks removes its consumer; one still suspect from an earlier event is not asked twice (a
+ * flapping node does not multiply the work). One line per event, and one when all its consumers were asked.
  */
-import { unitHash } from '../machines/delays.js';
 import type { IncarnationChange } from '../src/adapters/incarnation.js';
-import { nodeEventWords } from '../src/adapters/incarnation-words.js';
+import { nodeEventWords, type NodeEventKind } from '../src/adapters/incarnation-words.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { SuspectSignals } from '../src/queue/coordination.js';
-import type { ConsumerQueue } from '../src/schedule/consumer-queue.js';
 
 export interface ProviderSuspectsDeps {
   coordination: { readonly signals: SuspectSignals };
-  queue: Pick<ConsumerQueue, 'sendLater'>;
-  /** Each provider's `verifyEvery`, by name. */
-  verifyEveryMs: ReadonlyMap<string, number>;
+  /** Starts a round of every shard now, so that the waits brought forward are taken at once (not at the next tick). */
+  startRounds?: () => Promise<void>;
+  /** The provider's node a loss wave is said of when its finding named none (its one node), by provider name. */
+  nodeOf?: (provider: string) => string | undefined;
   logger: Logger;
   now: () => Date;
   /** How often the suspects left are counted, until none is (default 500 ms). */
   drainEveryMs?: number;
 }
 
-/** The checks of this many suspects are spread over a millisecond each (at least half a second, at most a tenth of an interval). */
-const SPREAD_PER_CONSUMER_MS = 1;
+/** A node event to make suspects of. */
+interface NodeEvent {
+  node: string;
+  why: NodeEventKind;
+  detail?: string | undefined;
+}
 
 interface Draining {
   timer: NodeJS.Timeout;
   since: number;
   what: string;
+  /** Whether this process made consumers suspect (and so says when all were asked). */
+  say: boolean;
 }
 
 export class ProviderSuspects {
@@ -39,64 +50,79 @@ export class ProviderSuspects {
 
   /** `change` was seen on a node of `provider`'s backend: its consumers are suspect, and asked now. */
   nodeChanged(provider: string, change: IncarnationChange): void {
-    void this.suspect(provider, change).catch((error: unknown) =>
-      this.deps.logger.warn(
-        { provider, node: change.node, err: String(error) },
-        `could not make ${provider}'s consumers suspect after ${change.node} ${nodeEventWords(change.why)}: ${String(error)}; they are asked at their next interval`,
-      ),
+    this.start(provider, { node: change.node, why: change.why, detail: change.detail });
+  }
+
+  /**
+   * `provider` showed a loss wave (`src/queue/contest.ts`), seen on `node` when its finding named one: its other
+   * consumers are suspect too, unless a node event's are being asked already (the wave is that event's).
+   */
+  lossWave(provider: string, node: string | undefined): void {
+    const where = node ?? this.deps.nodeOf?.(provider) ?? provider;
+    void this.deps.coordination.signals
+      .suspects([provider])
+      .then((read) => {
+        if ((read.get(provider)?.count ?? 0) > 0) return;
+        this.start(provider, { node: where, why: 'loss-wave' });
+      })
+      .catch((error: unknown) => this.failed(provider, where, 'loss-wave', error));
+  }
+
+  private start(provider: string, event: NodeEvent): void {
+    void this.suspect(provider, event).catch((error: unknown) => this.failed(provider, event.node, event.why, error));
+  }
+
+  private failed(provider: string, node: string, why: NodeEventKind, error: unknown): void {
+    this.deps.logger.warn(
+      { provider, node, err: String(error) },
+      `could not make ${provider}'s consumers suspect after ${node} ${nodeEventWords(why)}: ${String(error)}; they are asked at their next interval`,
     );
   }
 
-  private async suspect(provider: string, change: IncarnationChange): Promise<void> {
+  private async suspect(provider: string, { node, why, detail }: NodeEvent): Promise<void> {
     const at = this.deps.now();
-    const what = `${provider} ${change.node} ${nodeEventWords(change.why)}`;
-    const keys = await this.deps.coordination.signals.markSuspects(provider, {
-      node: change.node,
-      why: change.why,
-      at: at.toISOString(),
-    });
+    const what = `${provider} ${node} ${nodeEventWords(why)}`;
+    const keys = await this.deps.coordination.signals.markSuspects(provider, { node, why, at: at.toISOString() });
+    if (keys.length > 0) await this.deps.startRounds?.().catch(() => undefined); // else at the rounds' next tick
     this.deps.logger.info(
-      { provider, node: change.node, why: change.why, consumers: keys.length, detail: change.detail },
+      { provider, node, why, consumers: keys.length, detail },
       keys.length > 0
         ? `${what}: asking its ${keys.length} consumers now`
         : `${what}: none of its consumers to ask now (those not asked since an earlier event are being asked)`,
     );
-    if (keys.length === 0) return;
-    const interval = this.deps.verifyEveryMs.get(provider) ?? 60_000;
-    const spreadMs = Math.min(Math.max(500, keys.length * SPREAD_PER_CONSUMER_MS), interval / 10);
-    await this.deps.queue.sendLater(
-      keys.map((key) => ({ key, delayMs: unitHash(key) * spreadMs })),
-      { type: 'CHECK_NOW' },
-    );
-    this.watchDrain(provider, what, at.getTime());
+    this.watchDrain(provider, what, at, keys.length > 0);
   }
 
-  /** Counts the suspects left every so often; says once when none is, and how long it took since the first event. */
-  private watchDrain(provider: string, what: string, since: number): void {
+  /**
+   * Counts the suspects left every so often; once none is, notes on the event when (for the metrics) and, if this
+   * process made them suspect, says how long it took since the first event.
+   */
+  private watchDrain(provider: string, what: string, at: Date, say: boolean): void {
     const watching = this.draining.get(provider);
     if (watching) {
       watching.what = what;
+      watching.say ||= say;
       return;
     }
-    const timer = setInterval(() => {
-      void this.deps.coordination.signals.suspects([provider]).then(
-        (read) => {
-          const left = read.get(provider)?.count ?? 0;
-          const draining = this.draining.get(provider);
-          if (left > 0 || !draining) return;
-          clearInterval(draining.timer);
-          this.draining.delete(provider);
-          const tookS = Math.round((this.deps.now().getTime() - draining.since) / 100) / 10;
-          this.deps.logger.info(
-            { provider, tookMs: this.deps.now().getTime() - draining.since },
-            `${draining.what}: all its consumers asked again, ${tookS} s after it was seen`,
-          );
-        },
-        () => undefined,
-      );
-    }, this.deps.drainEveryMs ?? 500);
+    const timer = setInterval(() => void this.drained(provider), this.deps.drainEveryMs ?? 500);
     timer.unref();
-    this.draining.set(provider, { timer, since, what });
+    this.draining.set(provider, { timer, since: at.getTime(), what, say });
+  }
+
+  private async drained(provider: string): Promise<void> {
+    const read = await this.deps.coordination.signals.suspects([provider]).catch(() => undefined);
+    const draining = this.draining.get(provider);
+    if (!read || (read.get(provider)?.count ?? 0) > 0 || !draining) return;
+    clearInterval(draining.timer);
+    this.draining.delete(provider);
+    const asked = this.deps.now();
+    await this.deps.coordination.signals.suspectsAsked(provider, asked.toISOString()).catch(() => undefined);
+    if (!draining.say) return;
+    const tookMs = asked.getTime() - draining.since;
+    this.deps.logger.info(
+      { provider, tookMs },
+      `${draining.what}: all its consumers asked again, ${Math.round(tookMs / 100) / 10} s after it was seen`,
+    );
   }
 
   stop(): void {

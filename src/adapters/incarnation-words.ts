@@ -4,9 +4,17 @@
  */
 import type { IncarnationKind } from './incarnation.js';
 
+/**
+ * What makes a node's consumers suspect: a new incarnation, or `loss-wave`, logins of the provider found missing one
+ * after another (`src/queue/contest.ts`).
+ */
+export type NodeEventKind = IncarnationKind | 'loss-wave';
+
 /** What happened to the node (`restarted`) and what showed it (`new run id`), for `why`. */
-export function incarnationWords(why: IncarnationKind): { happened: string; shown: string } {
+export function incarnationWords(why: NodeEventKind): { happened: string; shown: string } {
   switch (why) {
+    case 'loss-wave':
+      return { happened: 'lost logins', shown: 'a wave of logins found missing' };
     case 'new-system-id':
       return { happened: 'was re-initialised', shown: 'new system id' };
     case 'new-run-id':
@@ -19,7 +27,7 @@ export function incarnationWords(why: IncarnationKind): { happened: string; show
 }
 
 /** `restarted (new run id)`, or with `at` (ISO), `restarted at 06:05:10 (new run id)` (UTC). */
-export function nodeEventWords(why: IncarnationKind, at?: string): string {
+export function nodeEventWords(why: NodeEventKind, at?: string): string {
   const { happened, shown } = incarnationWords(why);
   const time =
     at !== undefined && Number.isFinite(Date.parse(at)) ? ` at ${new Date(at).toISOString().slice(11, 19)}` : '';

@@ -136,8 +136,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     // made before the worker, which asks it to check the queue; started after it, with the sync
     const resync = options.roles.sync ? newResync(options, shared, now) : undefined;
     if (resync) for (const watch of shared.queueWatch) watch.onMoved(() => resync.sweep());
-    const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
-    if (options.roles.worker) startSuspects(options, shared, now, releasers);
+    const suspects = options.roles.worker ? startSuspects(options, shared, now, releasers) : undefined;
+    const worker = options.roles.worker
+      ? startWorker(options, shared, effects, resync, now, releasers, suspects)
+      : undefined;
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
     // the start-up's peak is behind (its contributions read and delivered): checks and heals get V8's young generation
     releaseYoungGeneration();
@@ -321,22 +323,29 @@ function startEffects(
 }
 
 /**
- * Each provider's node events (a node seen as a new incarnation) make its consumers suspect, asked now (rule 13): a
- * worker's part, so that a process that asks nothing reads no incarnation.
+ * Each provider's node events (a node seen as a new incarnation) make its consumers suspect, their waits brought
+ * forward (rule 13): a worker's part, so that a process that asks nothing reads no incarnation.
  */
 function startSuspects(
-  { config, logger }: EngineOptions,
+  { logger }: EngineOptions,
   { coordination, queue, providers }: Shared,
   now: () => Date,
   releasers: Releasers,
-): void {
-  const verifyEveryMs = new Map(config.providers.map((p) => [p.name, p.timing.verifyEveryMs]));
-  const suspects = new ProviderSuspects({ coordination, queue, verifyEveryMs, logger, now });
+): ProviderSuspects {
+  const startRounds = async () => {
+    await Promise.all(queue.rounds.queues.map((_, shard) => queue.rounds.add(shard)));
+  };
+  const nodeOf = (provider: string) => {
+    const nodes = [...(providers.get(provider)?.adapter.incarnations?.().keys() ?? [])];
+    return nodes.length === 1 ? nodes[0] : undefined;
+  };
+  const suspects = new ProviderSuspects({ coordination, startRounds, nodeOf, logger, now });
   releasers.push(() => suspects.stop());
   for (const [provider, { adapter }] of providers) {
     const stop = adapter.onIncarnation?.((change) => suspects.nodeChanged(provider, change));
     if (stop) releasers.push(() => Promise.resolve(stop()));
   }
+  return suspects;
 }
 
 /**
@@ -352,6 +361,7 @@ function startWorker(
   resync: Resync | undefined,
   now: () => Date,
   releasers: Releasers,
+  suspects: ProviderSuspects | undefined,
 ): ConsumerWorker {
   const { config, logger, scrubber, metrics } = options;
   const { store, queue, due, coordination, providers, storeWatch, seal } = shared;
@@ -374,6 +384,7 @@ function startWorker(
     now,
     storeDown: () => storeWatch.down !== null,
     ...(metrics ? { observer: metrics } : {}),
+    ...(suspects ? { onLossWave: (provider: string, node?: string) => suspects.lossWave(provider, node) } : {}),
   };
   const worker = new ConsumerWorker(
     job,

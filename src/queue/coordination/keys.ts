@@ -48,6 +48,8 @@ export function coordinationKeys(prefix: string) {
     suspects: (provider: string) => `${prefix}:suspects:${provider}`,
     /** The provider's last node event that made its consumers suspect, a JSON suspect event (a string). */
     suspectEvent: (provider: string) => `${prefix}:suspect-event:${provider}`,
+    /** The provider's last node events, newest first (a list of JSON suspect events, capped): what histories read. */
+    suspectEvents: (provider: string) => `${prefix}:suspect-events:${provider}`,
     /** The provider's consumers by when their checks last ended, ms (a sorted set). */
     checked: (provider: string) => `${prefix}:checked:${provider}`,
     /** The provider's pause, a JSON pause (a string). */

@@ -385,30 +385,44 @@ return members`,
 };
 
 /**
- * Makes every consumer of the provider asked about (its checked set) suspect, and notes the event; replies the
- * consumers that were not suspect already (those to ask now: a consumer whose asking is under way is not asked twice).
- * One SADD per batch of 4,000, whatever the number of consumers.
+ * Makes a batch of the provider's consumers suspect and asks them now: each one whose routine wait (`verify`) is in
+ * the due set and that is not suspect already has that wait brought forward to `now` (never later than it was), for
+ * the ordinary rounds to check it on its ticket, and joins the suspect set. A consumer already suspect (its asking is
+ * under way: a flapping node) is left alone, as is one with no routine wait (being applied, braked, retried: asked by
+ * its own wait). One SMISMEMBER, HMGET, ZADD and SADD per batch.
  *
- * KEYS[1]  the provider's checked set (sorted set: consumer key → when its check ended, ms)
- * KEYS[2]  its suspect set (set of consumer keys)
- * KEYS[3]  its suspect event (a string, JSON)
- * ARGV[1]  the event, JSON, without its count (`"of":` and the count are appended)
- * Returns  the consumers newly suspect
+ * KEYS[1]     the provider's suspect set (set of consumer keys)
+ * KEYS[2]     due (sorted set: consumer key → when its wait falls due, ms)
+ * KEYS[3]     due waits (hash: consumer key → its wait's data, JSON)
+ * ARGV[1]     now (ms)
+ * ARGV[2..]   the consumers
+ * Returns     the consumers made suspect by this call
  */
-const markSuspects: Script<{ provider: string; event: string }, string[]> = {
+const suspectWaits: Script<{ provider: string; now: number; keys: readonly string[] }, string[]> = {
   keyCount: 3,
-  lua: `${OVER}
-local all = redis.call('zrange', KEYS[1], 0, -1)
-local already = {}
-for _, key in ipairs(redis.call('smembers', KEYS[2])) do already[key] = true end
-local fresh = {}
-for _, key in ipairs(all) do if not already[key] then fresh[#fresh + 1] = key end end
-if #fresh > 0 then over('sadd', KEYS[2], fresh) end
-redis.call('set', KEYS[3], string.sub(ARGV[1], 1, -2) .. ',"of":' .. #all .. '}')
+  lua: `
+local keys = {}
+for i = 2, #ARGV do keys[#keys + 1] = ARGV[i] end
+if #keys == 0 then return {} end
+local already = redis.call('smismember', KEYS[1], unpack(keys))
+local waits = redis.call('hmget', KEYS[3], unpack(keys))
+local fresh, forward = {}, {}
+for j = 1, #keys do
+  local wait = waits[j]
+  if already[j] == 0 and wait and string.sub(wait, 1, 16) == '{"wait":"verify"' then
+    fresh[#fresh + 1] = keys[j]
+    forward[#forward + 1] = ARGV[1]
+    forward[#forward + 1] = keys[j]
+  end
+end
+if #fresh > 0 then
+  redis.call('zadd', KEYS[2], 'XX', 'LT', unpack(forward))
+  redis.call('sadd', KEYS[1], unpack(fresh))
+end
 return fresh`,
   build: (k, a) => ({
-    keys: [k.checked(a.provider), k.suspects(a.provider), k.suspectEvent(a.provider)],
-    argv: [a.event],
+    keys: [k.suspects(a.provider), k.due, k.dueWaits],
+    argv: [a.now, ...a.keys],
   }),
   reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),
 };
@@ -601,7 +615,7 @@ export const SCRIPTS = {
   release,
   noteSummaries,
   takeCouldNotAsk,
-  markSuspects,
+  suspectWaits,
   scheduleDue,
   takeDue,
   settleDue,

@@ -32,13 +32,23 @@ export interface CouldNotAskSignals {
 /** The consumers a node event made suspect (rule 13), as the workers ask them and the status reads them. */
 export interface SuspectSignals {
   /**
-   * Makes every consumer of `provider` asked about suspect and notes `event` (its count is the number made suspect);
-   * replies the consumers that were not suspect already: those to ask now.
+   * Makes every consumer of `provider` asked about suspect, each by bringing its routine wait forward to now (the
+   * ordinary rounds then check it on its ticket), and notes `event` (`of`: the consumers it concerns); replies the
+   * consumers made suspect now (one already suspect, whose asking is under way, is not asked twice).
    */
-  markSuspects(provider: string, event: Omit<SuspectEvent, 'of'>): Promise<string[]>;
+  markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>): Promise<string[]>;
   /** How many consumers of each provider are suspect, with the last event that made them so. */
   suspects(providers: readonly string[]): Promise<Map<string, Suspects>>;
+  /** Notes on `provider`'s last event that all its suspects were asked by `asked` (ISO), unless noted already. */
+  suspectsAsked(provider: string, asked: string): Promise<void>;
+  /** The provider's last node events, newest first (at most {@link SUSPECT_EVENTS_KEPT}). */
+  suspectEvents(provider: string): Promise<SuspectEvent[]>;
 }
+
+/** How many of a provider's node events its list keeps (for the consumers' histories). */
+export const SUSPECT_EVENTS_KEPT = 50;
+/** How many consumers one call of the suspect script brings forward (a batch; the batches are pipelined). */
+export const SUSPECT_BATCH = 1_000;
 
 /** A provider's suspect consumers: how many, and the node event that made them so (null when not known). */
 export interface Suspects {
@@ -128,9 +138,34 @@ export class Signals extends CoordinationPart implements SignalsPart {
     return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
   }
 
-  markSuspects(provider: string, event: Omit<SuspectEvent, 'of'>): Promise<string[]> {
+  async markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>): Promise<string[]> {
+    const all = await this.redis.zrange(this.keys.checked(provider), 0, -1);
+    // the rounds take what is due by their own clock: brought forward to this one's now
+    const now = Date.now();
+    const batches: string[][] = [];
+    for (let i = 0; i < all.length; i += SUSPECT_BATCH) batches.push(all.slice(i, i + SUSPECT_BATCH));
+    const fresh = await Promise.all(batches.map((keys) => this.scripts.run('suspectWaits', { provider, now, keys })));
     const { node, why, at } = event;
-    return this.scripts.run('markSuspects', { provider, event: JSON.stringify({ node, why, at }) });
+    const text = JSON.stringify({ node, why, at, of: all.length });
+    const events = this.keys.suspectEvents(provider);
+    await this.redis
+      .multi()
+      .set(this.keys.suspectEvent(provider), text)
+      .lpush(events, text)
+      .ltrim(events, 0, SUSPECT_EVENTS_KEPT - 1)
+      .exec();
+    return fresh.flat();
+  }
+
+  async suspectsAsked(provider: string, asked: string): Promise<void> {
+    const key = this.keys.suspectEvent(provider);
+    const event = decodeJson(suspectEventCodec, await this.redis.get(key));
+    if (event && !event.asked) await this.redis.set(key, JSON.stringify({ ...event, asked }));
+  }
+
+  async suspectEvents(provider: string): Promise<SuspectEvent[]> {
+    const raw = await this.redis.lrange(this.keys.suspectEvents(provider), 0, SUSPECT_EVENTS_KEPT - 1);
+    return raw.flatMap((text) => decodeJson(suspectEventCodec, text) ?? []);
   }
 
   async suspects(providers: readonly string[]): Promise<Map<string, Suspects>> {

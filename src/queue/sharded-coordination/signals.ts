@@ -45,8 +45,18 @@ export class ShardedSignals implements SignalsPart {
     return new Map(providers.map((p) => [p, counts.reduce((sum, c) => sum + (c.get(p) ?? 0), 0)]));
   }
 
-  async markSuspects(provider: string, event: Omit<SuspectEvent, 'of'>): Promise<string[]> {
+  async markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>): Promise<string[]> {
     return (await this.shards.all((s) => s.markSuspects(provider, event))).flat();
+  }
+
+  async suspectsAsked(provider: string, asked: string): Promise<void> {
+    await this.shards.all((s) => s.suspectsAsked(provider, asked));
+  }
+
+  /** The home shard's (each shard keeps the same events, its own count in `of`). */
+  async suspectEvents(provider: string): Promise<SuspectEvent[]> {
+    const each = await this.shards.all((s) => s.suspectEvents(provider));
+    return each[0] ?? [];
   }
 
   /** Summed over the shards; the event the newest shard noted, its count the shards' sum. */

@@ -103,8 +103,9 @@ describe('the contested-login count, in a real Redis', () => {
             finding(key, t0 + restart * MINUTE + i * 15_000, 'missing', 'missing (the backend has no such ACL user)'),
           ),
         );
-      // the first one found is counted until the second shows the wave: then taken back
-      expect(outcomes.slice(1)).toEqual([{ counted: false }, { counted: false }, { counted: false }]);
+      // the first one found is counted until the second shows the wave (said once: its consumers become suspect):
+      // then taken back
+      expect(outcomes.slice(1)).toEqual([{ counted: false, waveBegan: true }, { counted: false }, { counted: false }]);
     }
     expect((await coordination.contests.contested(['cache'], t0 + 41 * MINUTE, 10)).get('cache')!.count).toBe(0);
     // the first of each wave had its finding taken back: a real change later is its first
@@ -136,6 +137,7 @@ describe('the contested-login count, in a real Redis', () => {
     });
     expect(await coordination.notes.noteTimeline([], finding('cache/b', t0 + 20 * MINUTE + 5000, 'missing'))).toEqual({
       counted: false,
+      waveBegan: true,
     });
     expect(await coordination.contests.contestOf('cache/a', t0 + 21 * MINUTE)).toBeNull();
   });
