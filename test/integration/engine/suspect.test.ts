@@ -13,7 +13,7 @@ import { ownBackend } from '../../backends/index.js';
 import type { BackendEndpoint } from '../../backends/types.js';
 import { engineFixtures, type EngineFixture, type LogLine } from './engine-fixture.js';
 
-const CONSUMERS = 60;
+const CONSUMERS = 200;
 
 /** How many `ACL SETUSER` the server ran since it started (its command stats start empty with it). */
 async function setUsers(provider: BackendEndpoint): Promise<number> {
@@ -40,9 +40,11 @@ describe('a cache restarted empty, seen on holdfast’s own connections', () => 
   it('makes every consumer suspect and asks it now, not at its next interval a minute away; red until all are asked', async () => {
     const provider = await ownBackend('redis');
     const f = await fixture({ provider, consumers: CONSUMERS, timing: { verifyEvery: '60s', checkTimeout: '1s' } });
-    await f.startHeld();
-    await f.until('status healthy', async () => (await f.status()).healthy);
+    const engine = await f.startHeld();
+    await f.until('status healthy', async () => (await f.status()).healthy, 60_000);
     const node = new URL(provider.url).host;
+    const revs = async () => new Map((await engine.store.list()).map((r) => [r._id, 'rev' in r ? r.rev : -1]));
+    const revsBefore = await revs();
 
     // taken before: the engine may see the new run before restart() returns
     const restarted = Date.now();
@@ -72,14 +74,14 @@ describe('a cache restarted empty, seen on holdfast’s own connections', () => 
     const drained = await lineSaid(f, restarted, (l) => l.msg.startsWith(`cache ${node} restarted (new run id): all`));
     expect(drained.msg).toMatch(/: all its consumers asked again, [\d.]+ s after it was seen$/);
 
-    // each healed once: one login written per consumer for the one restart, and the log says why for each
+    // each healed once, on its ticket: one login written per consumer for the one restart, the log says why for each,
+    // and no record written (the heal restored what the record says was applied: an event, not a write)
     expect(await setUsers(provider)).toBe(CONSUMERS);
     for (const c of f.consumers) {
-      const heals = f
-        .logsFor(c)
-        .filter((l) => (l.time as number) >= restarted && l.msg.startsWith('not held (missing'));
-      expect(heals).toHaveLength(1);
+      const heals = f.logsFor(c).filter((l) => (l.time as number) >= restarted && / → lost → /.test(l.msg));
+      expect(heals.map((l) => [l.reason, l.recorded])).toEqual([['missing: the backend has no such ACL user', false]]);
     }
+    expect(await revs()).toEqual(revsBefore);
     expect(f.logs.filter((l) => (l.time as number) >= restarted && l.level >= 50).map((l) => l.msg)).toEqual([]);
   });
 });
@@ -91,37 +93,65 @@ describe("the suspects in the queue's Redis", () => {
     return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
   }
 
-  it('are made in one SADD, cleared as each is asked in one SREM per batch, and a second event asks only those asked since', async () => {
+  it('are made by bringing their routine waits forward, in batches; cleared as each is asked; a second event asks only those asked since', async () => {
     const server = await ownBackend('redis');
     const [redis, admin] = [new Redis(server.url), new Redis(server.url)];
     const prefix = holdfastPrefix(`{suspects-${randomBytes(4).toString('hex')}}`);
     const coordination = createCoordination(redis, prefix, new NoteSeal(randomBytes(32)));
-    const keys = Array.from({ length: 100 }, (_, i) => `cache/c${String(i).padStart(3, '0')}`);
-    // the provider's consumers asked about, as their checks' releases note them
-    await admin.zadd(coordinationKeys(prefix).checked('cache'), ...keys.flatMap((k, i) => [i, k]));
+    const k = coordinationKeys(prefix);
+    const keys = Array.from({ length: 2500 }, (_, i) => `cache/c${String(i).padStart(4, '0')}`);
+    const later = Date.now() + 3_600_000;
+    // the provider's consumers asked about, as their checks' releases note them; each with its routine wait an hour
+    // away, but the last 100: braked (their own wait, not brought forward)
+    await admin.zadd(k.checked('cache'), ...keys.flatMap((key, i) => [i, key]));
+    await admin.zadd(k.due, ...keys.flatMap((key) => [later, key]));
+    await admin.hset(
+      k.dueWaits,
+      ...keys.flatMap((key, i) => [
+        key,
+        JSON.stringify({ wait: i < 2400 ? 'verify' : 'brake', ticket: {}, seal: 's' }),
+      ]),
+    );
+    const routine = keys.slice(0, 2400);
     const event = { node: '127.0.0.1:6379', why: 'new-run-id' as const, at: new Date().toISOString() };
 
     await admin.config('RESETSTAT');
-    expect((await coordination.signals.markSuspects('cache', event)).sort()).toEqual(keys);
-    expect(await calls(admin, 'sadd')).toBe(1);
+    const before = Date.now();
+    expect((await coordination.signals.markSuspects('cache', event)).sort()).toEqual(routine);
+    // three batches of at most 1,000: one SADD and one ZADD each
+    expect(await calls(admin, 'sadd')).toBe(3);
+    expect(await calls(admin, 'zadd')).toBe(3);
+    const due = await admin.zrange(k.due, 0, -1, 'WITHSCORES');
+    const dueAt = new Map<string, number>();
+    for (let i = 0; i < due.length; i += 2) dueAt.set(due[i]!, Number(due[i + 1]));
+    expect(routine.every((key) => dueAt.get(key)! >= before && dueAt.get(key)! <= Date.now())).toBe(true);
+    expect(keys.slice(2400).every((key) => dueAt.get(key) === later)).toBe(true);
     expect((await coordination.signals.suspects(['cache'])).get('cache')).toEqual({
-      count: 100,
-      event: { ...event, of: 100 },
+      count: 2400,
+      event: { ...event, of: 2500 },
     });
 
     // 40 asked (their checks released in one turn), 10 could not ask: those stay suspect
     await admin.config('RESETSTAT');
     await Promise.all([
-      ...keys.slice(0, 40).map((k) => coordination.locks.release(k, 'cache', 't', undefined, 'asked')),
-      ...keys.slice(40, 50).map((k) => coordination.locks.release(k, 'cache', 't', undefined, 'could-not-ask')),
+      ...keys.slice(0, 40).map((key) => coordination.locks.release(key, 'cache', 't', undefined, 'asked')),
+      ...keys.slice(40, 50).map((key) => coordination.locks.release(key, 'cache', 't', undefined, 'could-not-ask')),
     ]);
     expect(await calls(admin, 'srem')).toBeLessThanOrEqual(2);
-    expect((await coordination.signals.suspects(['cache'])).get('cache')?.count).toBe(60);
+    expect((await coordination.signals.suspects(['cache'])).get('cache')?.count).toBe(2360);
 
-    // the node flaps: only the 40 asked since are asked again, the 60 whose asking is under way are not
+    // the node flaps: only the 40 asked since are asked again, those whose asking is under way are not
     const again = await coordination.signals.markSuspects('cache', { ...event, at: new Date().toISOString() });
     expect(again.sort()).toEqual(keys.slice(0, 40));
-    expect((await coordination.signals.suspects(['cache'])).get('cache')?.count).toBe(100);
+    expect((await coordination.signals.suspects(['cache'])).get('cache')?.count).toBe(2400);
+
+    // all asked: the last event notes when, and both events are kept for the consumers' histories
+    await admin.del(k.suspects('cache'));
+    await coordination.signals.suspectsAsked('cache', '2026-12-07T06:05:12.000Z');
+    const read = (await coordination.signals.suspects(['cache'])).get('cache');
+    expect(read?.count).toBe(0);
+    expect(read?.event?.asked).toBe('2026-12-07T06:05:12.000Z');
+    expect((await coordination.signals.suspectEvents('cache')).map((e) => e.at)).toEqual([read!.event!.at, event.at]);
     redis.disconnect();
     admin.disconnect();
   });
