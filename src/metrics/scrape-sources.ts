@@ -10,7 +10,7 @@ import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { BackendNodeReport } from '../adapters/adapter.js';
 import type { ProviderConfig } from '../config/config.js';
 import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
-import type { ContestReads, NoteReads, SignalReads } from '../queue/coordination.js';
+import type { ContestReads, NoteReads, SignalReads, Suspects } from '../queue/coordination.js';
 import type { ConsumerQueue } from '../schedule/consumer-queue.js';
 import type { DueWaits } from '../schedule/due-waits.js';
 import { summaryState } from '../queue/consumer-summary.js';
@@ -46,8 +46,8 @@ export interface QueueFacts {
   orphans: ReadonlyMap<string, number>;
   /** Consumers contested now (`src/queue/contest.ts`), by provider. */
   contested: ReadonlyMap<string, number>;
-  /** Consumers a node event made suspect, not asked since, by provider. */
-  suspects: ReadonlyMap<string, number>;
+  /** Consumers a node event made suspect, not asked since, and that event, by provider. */
+  suspects: ReadonlyMap<string, Suspects>;
 }
 
 /** What the record store tells, read once per scrape. */
@@ -205,7 +205,7 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
         lastCheckAt,
         orphans: orphanCounts,
         contested,
-        suspects: new Map(names.map((name) => [name, suspects.get(name)?.count ?? 0])),
+        suspects: new Map(names.map((name) => [name, suspects.get(name) ?? { count: 0, event: null }])),
       };
     },
     async store() {
