@@ -41,7 +41,16 @@ interface Draining {
   what: string;
   /** Whether this process made consumers suspect (and so says when all were asked). */
   say: boolean;
+  /** How many were left at the last count that saw fewer, and when (ms). */
+  left: number;
+  movedAt: number;
+  /** How long without one asked before the stragglers are asked again (ms): doubles at each re-ask. */
+  stuckMs: number;
 }
+
+/** Suspects none of which was asked for this long are asked again; then twice as long, up to a minute. */
+const STUCK_FIRST_MS = 5_000;
+const STUCK_MAX_MS = 60_000;
 
 export class ProviderSuspects {
   private readonly draining = new Map<string, Draining>();
@@ -106,13 +115,16 @@ export class ProviderSuspects {
     }
     const timer = setInterval(() => void this.drained(provider), this.deps.drainEveryMs ?? 500);
     timer.unref();
-    this.draining.set(provider, { timer, since: at.getTime(), what, say });
+    const since = at.getTime();
+    this.draining.set(provider, { timer, since, what, say, left: Infinity, movedAt: since, stuckMs: STUCK_FIRST_MS });
   }
 
   private async drained(provider: string): Promise<void> {
     const read = await this.deps.coordination.signals.suspects([provider]).catch(() => undefined);
     const draining = this.draining.get(provider);
-    if (!read || (read.get(provider)?.count ?? 0) > 0 || !draining) return;
+    if (!read || !draining) return;
+    const left = read.get(provider)?.count ?? 0;
+    if (left > 0) return this.stragglers(provider, draining, left);
     clearInterval(draining.timer);
     this.draining.delete(provider);
     const asked = this.deps.now();
@@ -122,6 +134,24 @@ export class ProviderSuspects {
     this.deps.logger.info(
       { provider, tookMs },
       `${draining.what}: all its consumers asked again, ${Math.round(tookMs / 100) / 10} s after it was seen`,
+    );
+  }
+
+  /**
+   * Some still suspect: when none was asked for a while (their checks could not ask, or a check was missed), their
+   * waits are brought forward again, at doubling intervals (a node that does not answer is not hammered).
+   */
+  private async stragglers(provider: string, draining: Draining, left: number): Promise<void> {
+    const now = this.deps.now().getTime();
+    if (left < draining.left) [draining.left, draining.movedAt] = [left, now];
+    if (now - draining.movedAt < draining.stuckMs) return;
+    draining.movedAt = now;
+    draining.stuckMs = Math.min(2 * draining.stuckMs, STUCK_MAX_MS);
+    const asked = await this.deps.coordination.signals.askSuspectsAgain(provider).catch(() => 0);
+    if (asked > 0) await this.deps.startRounds?.().catch(() => undefined);
+    this.deps.logger.debug(
+      { provider, left, asked },
+      `${draining.what}: ${left} consumers still not asked, asking again`,
     );
   }
 

@@ -17,6 +17,11 @@ export const TRANSITION_CAUSES = [
   'wait',
   /** A worker died in the middle of an effect; it was performed again. */
   'recovery',
+  /**
+   * A node event of its provider's backend (restarted, re-initialised, promoted, answering again, a loss wave) made it
+   * suspect, asked at once: a line of its history read from the provider's node events, never written to the record.
+   */
+  'node',
 ] as const;
 
 export type TransitionCause = (typeof TRANSITION_CAUSES)[number];

@@ -391,25 +391,30 @@ return members`,
  * under way: a flapping node) is left alone, as is one with no routine wait (being applied, braked, retried: asked by
  * its own wait). One SMISMEMBER, HMGET, ZADD and SADD per batch.
  *
+ * `again`: the consumers are suspect already and not asked since a while (a straggler, its check could not ask):
+ * their waits are brought forward once more, whether suspect or not.
+ *
  * KEYS[1]     the provider's suspect set (set of consumer keys)
  * KEYS[2]     due (sorted set: consumer key → when its wait falls due, ms)
  * KEYS[3]     due waits (hash: consumer key → its wait's data, JSON)
  * ARGV[1]     now (ms)
- * ARGV[2..]   the consumers
- * Returns     the consumers made suspect by this call
+ * ARGV[2]     '1' to ask again those suspect already, else ''
+ * ARGV[3..]   the consumers
+ * Returns     the consumers made suspect (or asked again) by this call
  */
-const suspectWaits: Script<{ provider: string; now: number; keys: readonly string[] }, string[]> = {
+const suspectWaits: Script<{ provider: string; now: number; again?: boolean; keys: readonly string[] }, string[]> = {
   keyCount: 3,
   lua: `
 local keys = {}
-for i = 2, #ARGV do keys[#keys + 1] = ARGV[i] end
+for i = 3, #ARGV do keys[#keys + 1] = ARGV[i] end
 if #keys == 0 then return {} end
+local again = ARGV[2] == '1'
 local already = redis.call('smismember', KEYS[1], unpack(keys))
 local waits = redis.call('hmget', KEYS[3], unpack(keys))
 local fresh, forward = {}, {}
 for j = 1, #keys do
   local wait = waits[j]
-  if already[j] == 0 and wait and string.sub(wait, 1, 16) == '{"wait":"verify"' then
+  if (again or already[j] == 0) and wait and string.sub(wait, 1, 16) == '{"wait":"verify"' then
     fresh[#fresh + 1] = keys[j]
     forward[#forward + 1] = ARGV[1]
     forward[#forward + 1] = keys[j]
@@ -422,7 +427,7 @@ end
 return fresh`,
   build: (k, a) => ({
     keys: [k.suspects(a.provider), k.due, k.dueWaits],
-    argv: [a.now, ...a.keys],
+    argv: [a.now, a.again ? '1' : '', ...a.keys],
   }),
   reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),
 };

@@ -39,6 +39,11 @@ export interface SuspectSignals {
   markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>): Promise<string[]>;
   /** How many consumers of each provider are suspect, with the last event that made them so. */
   suspects(providers: readonly string[]): Promise<Map<string, Suspects>>;
+  /**
+   * Brings forward once more the waits of `provider`'s consumers still suspect (stragglers: their checks could not ask,
+   * or were missed); replies how many.
+   */
+  askSuspectsAgain(provider: string): Promise<number>;
   /** Notes on `provider`'s last event that all its suspects were asked by `asked` (ISO), unless noted already. */
   suspectsAsked(provider: string, asked: string): Promise<void>;
   /** The provider's last node events, newest first (at most {@link SUSPECT_EVENTS_KEPT}). */
@@ -49,6 +54,12 @@ export interface SuspectSignals {
 export const SUSPECT_EVENTS_KEPT = 50;
 /** How many consumers one call of the suspect script brings forward (a batch; the batches are pipelined). */
 export const SUSPECT_BATCH = 1_000;
+
+function batchesOf(keys: readonly string[]): string[][] {
+  const batches: string[][] = [];
+  for (let i = 0; i < keys.length; i += SUSPECT_BATCH) batches.push(keys.slice(i, i + SUSPECT_BATCH));
+  return batches;
+}
 
 /** A provider's suspect consumers: how many, and the node event that made them so (null when not known). */
 export interface Suspects {
@@ -142,9 +153,9 @@ export class Signals extends CoordinationPart implements SignalsPart {
     const all = await this.redis.zrange(this.keys.checked(provider), 0, -1);
     // the rounds take what is due by their own clock: brought forward to this one's now
     const now = Date.now();
-    const batches: string[][] = [];
-    for (let i = 0; i < all.length; i += SUSPECT_BATCH) batches.push(all.slice(i, i + SUSPECT_BATCH));
-    const fresh = await Promise.all(batches.map((keys) => this.scripts.run('suspectWaits', { provider, now, keys })));
+    const fresh = await Promise.all(
+      batchesOf(all).map((keys) => this.scripts.run('suspectWaits', { provider, now, keys })),
+    );
     const { node, why, at } = event;
     const text = JSON.stringify({ node, why, at, of: all.length });
     const events = this.keys.suspectEvents(provider);
@@ -155,6 +166,15 @@ export class Signals extends CoordinationPart implements SignalsPart {
       .ltrim(events, 0, SUSPECT_EVENTS_KEPT - 1)
       .exec();
     return fresh.flat();
+  }
+
+  async askSuspectsAgain(provider: string): Promise<number> {
+    const left = await this.redis.smembers(this.keys.suspects(provider));
+    const now = Date.now();
+    const asked = await Promise.all(
+      batchesOf(left).map((keys) => this.scripts.run('suspectWaits', { provider, now, again: true, keys })),
+    );
+    return asked.reduce((n, keys) => n + keys.length, 0);
   }
 
   async suspectsAsked(provider: string, asked: string): Promise<void> {

@@ -49,6 +49,10 @@ export class ShardedSignals implements SignalsPart {
     return (await this.shards.all((s) => s.markSuspects(provider, event))).flat();
   }
 
+  async askSuspectsAgain(provider: string): Promise<number> {
+    return (await this.shards.all((s) => s.askSuspectsAgain(provider))).reduce((n, m) => n + m, 0);
+  }
+
   async suspectsAsked(provider: string, asked: string): Promise<void> {
     await this.shards.all((s) => s.suspectsAsked(provider, asked));
   }

@@ -11,6 +11,7 @@ import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import { NoteSeal } from '../../../src/queue/note-seal.js';
 import { ownBackend } from '../../backends/index.js';
 import type { BackendEndpoint } from '../../backends/types.js';
+import { readHistory } from '../../../src/history/read-history.js';
 import { engineFixtures, type EngineFixture, type LogLine } from './engine-fixture.js';
 
 const CONSUMERS = 200;
@@ -29,7 +30,7 @@ async function lineSaid(f: EngineFixture, since: number, matches: (l: LogLine) =
   for (;;) {
     const line = f.logs.find((l) => (l.time as number) >= since && matches(l));
     if (line) return line;
-    if (Date.now() > limit) throw new Error('the restart was not said within 20 s');
+    if (Date.now() > limit) throw new Error('the line looked for was not said within 20 s');
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -71,7 +72,8 @@ describe('a cache restarted empty, seen on holdfast’s own connections', () => 
     );
     console.log(`[suspect] ${CONSUMERS} consumers authenticate again ${backMs} ms after the restart was said`);
     await f.until('status healthy once every suspect is asked', async () => (await f.status()).healthy, 30_000);
-    const drained = await lineSaid(f, restarted, (l) => l.msg.startsWith(`cache ${node} restarted (new run id): all`));
+    // said once all are asked, naming the provider's last event (a loss wave the heals showed may come after it)
+    const drained = await lineSaid(f, restarted, (l) => l.msg.startsWith(`cache ${node} `) && l.msg.includes(': all'));
     expect(drained.msg).toMatch(/: all its consumers asked again, [\d.]+ s after it was seen$/);
 
     // each healed once, on its ticket: one login written per consumer for the one restart, the log says why for each,
@@ -82,8 +84,46 @@ describe('a cache restarted empty, seen on holdfast’s own connections', () => 
       expect(heals.map((l) => [l.reason, l.recorded])).toEqual([['missing: the backend has no such ACL user', false]]);
     }
     expect(await revs()).toEqual(revsBefore);
+    // the event in each consumer's history, by node, with no write per consumer
+    const history = await readHistory(
+      { store: engine.store, reads: engine.coordination.notes, nodeEvents: engine.coordination.signals },
+      f.consumers[7]!.key,
+      restarted,
+    );
+    expect(history.transitions.map((t) => [t.by, t.node, t.to])[0]).toEqual(['node', node, 'held']);
+    expect(history.transitions[0]!.reason).toMatch(
+      /restarted at \d\d:\d\d:\d\d \(new run id\): suspect, asked at once$/,
+    );
     expect(f.logs.filter((l) => (l.time as number) >= restarted && l.level >= 50).map((l) => l.msg)).toEqual([]);
-  });
+  }, 180_000);
+});
+
+describe('a loss wave', () => {
+  const fixture = engineFixtures();
+
+  it("makes the provider's other consumers suspect: asked at once, only the lost ones written", async () => {
+    const provider = await ownBackend('redis');
+    const f = await fixture({ provider, consumers: 20, timing: { verifyEvery: '2s', checkTimeout: '1s' } });
+    await f.startHeld();
+    await f.until('status healthy', async () => (await f.status()).healthy, 60_000);
+    const node = new URL(provider.url).host;
+    const admin = new Redis(provider.url);
+    await admin.config('RESETSTAT');
+    const dropped = Date.now();
+    // three logins dropped, the server not restarted: no incarnation change, a wave of missing findings
+    for (const c of f.consumers.slice(0, 3)) await admin.call('ACL', 'DELUSER', c.login);
+    admin.disconnect();
+    const said = await lineSaid(f, dropped, (l) => l.msg.startsWith(`cache ${node} lost logins`));
+    expect(said.msg).toMatch(
+      new RegExp(`^cache ${node} lost logins \\(a wave of logins found missing\\): asking its \\d+ consumers now$`),
+    );
+    await f.until('every consumer authenticates again', async () =>
+      (await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean),
+    );
+    await f.until('status healthy once every suspect is asked', async () => (await f.status()).healthy, 30_000);
+    // the held ones were asked, not healed: one login written per dropped consumer
+    expect(await setUsers(provider)).toBe(3);
+  }, 180_000);
 });
 
 describe("the suspects in the queue's Redis", () => {
@@ -139,6 +179,12 @@ describe("the suspects in the queue's Redis", () => {
     ]);
     expect(await calls(admin, 'srem')).toBeLessThanOrEqual(2);
     expect((await coordination.signals.suspects(['cache'])).get('cache')?.count).toBe(2360);
+
+    // stragglers (their checks could not ask): the waits of those still suspect brought forward once more
+    await admin.zadd(k.due, ...routine.flatMap((key) => [later, key]));
+    expect(await coordination.signals.askSuspectsAgain('cache')).toBe(2360);
+    const forward = await admin.zrangebyscore(k.due, 0, Date.now());
+    expect(forward.sort()).toEqual(routine.slice(40));
 
     // the node flaps: only the 40 asked since are asked again, those whose asking is under way are not
     const again = await coordination.signals.markSuspects('cache', { ...event, at: new Date().toISOString() });
