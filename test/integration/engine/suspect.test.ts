@@ -98,6 +98,37 @@ describe('a cache restarted empty, seen on holdfast’s own connections', () => 
   }, 180_000);
 });
 
+describe('a PostgreSQL re-initialised empty', () => {
+  const fixture = engineFixtures();
+
+  it('makes every role suspect and applies each again at once, at verifyEvery 60s', async () => {
+    const provider = await ownBackend('postgres');
+    const f = await fixture({
+      provider,
+      adapterKind: 'postgres-roles',
+      consumers: 30,
+      timing: { verifyEvery: '60s', checkTimeout: '2s' },
+    });
+    await f.startHeld();
+    const node = `${provider.host}:${provider.port}`;
+    const restarted = Date.now();
+    await provider.restart({ keepData: false });
+    expect(await f.canLogin(f.consumers[0]!)).toBe(false);
+    const said = await lineSaid(f, restarted, (l) => l.msg.startsWith(`cache ${node} `) && l.msg.includes(': asking'));
+    expect(said.msg).toMatch(
+      new RegExp(
+        `^cache ${node} (was re-initialised \\(new system id\\)|restarted \\(new run id\\)): asking its 30 consumers now$`,
+      ),
+    );
+    await f.until(
+      'every role logs in again',
+      async () => (await Promise.all(f.consumers.map((c) => f.canLogin(c)))).every(Boolean),
+      30_000,
+    );
+    await f.until('status healthy once every suspect is asked', async () => (await f.status()).healthy, 30_000);
+  }, 180_000);
+});
+
 describe('a loss wave', () => {
   const fixture = engineFixtures();
 
