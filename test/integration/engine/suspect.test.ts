@@ -9,10 +9,12 @@ import { describe, expect, it } from 'vitest';
 import { createCoordination, holdfastPrefix } from '../../../src/queue/coordination.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import { NoteSeal } from '../../../src/queue/note-seal.js';
-import { ownBackend } from '../../backends/index.js';
+import { ownBackend, ownRedisReplicas } from '../../backends/index.js';
+import { redisLogin } from '../../backends/logins.js';
+import { nodeAddress, SENTINEL_MASTER } from '../../backends/redis-replicas.js';
 import type { BackendEndpoint } from '../../backends/types.js';
 import { readHistory } from '../../../src/history/read-history.js';
-import { engineFixtures, type EngineFixture, type LogLine } from './engine-fixture.js';
+import { engineFixtures, type Consumer, type EngineFixture, type LogLine } from './engine-fixture.js';
 
 const CONSUMERS = 200;
 
@@ -126,6 +128,39 @@ describe('a PostgreSQL re-initialised empty', () => {
       30_000,
     );
     await f.until('status healthy once every suspect is asked', async () => (await f.status()).healthy, 30_000);
+  }, 180_000);
+});
+
+describe('a Sentinel failover, the old master back empty', () => {
+  const fixture = engineFixtures();
+
+  it('is healed on the old master long before its next interval (verifyEvery 60s)', async () => {
+    const set = await ownRedisReplicas({ replicas: 2, sentinels: 3, downAfterMs: 1_000 });
+    const f = await fixture({
+      provider: set.endpoint(set.nodes[0]!),
+      adminLines: [`sentinels: [${set.sentinelUrls.join(', ')}]`, `master: ${SENTINEL_MASTER}`],
+      consumers: 12,
+      timing: { verifyEvery: '60s', checkTimeout: '3s' },
+    });
+    await f.startHeld();
+    const old = await set.currentMaster();
+    set.kill(old);
+    await set.waitForNewMaster(old);
+    const restarted = Date.now();
+    await set.restartEmpty(old);
+    const on = (c: Consumer) => redisLogin(old, c.login, c.password).catch(() => false);
+    const backMs = await f.until(
+      'every consumer on the old master, back empty as a replica',
+      async () => (await Promise.all(f.consumers.map(on))).every(Boolean),
+      30_000,
+    );
+    // made suspect by a node event of the old master (back with a new run id, or answering again)
+    const events = f.logs.filter(
+      (l) => (l.time as number) >= restarted && l.msg.startsWith(`cache ${nodeAddress(old)} `),
+    );
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    await f.until('status healthy once every suspect is asked', async () => (await f.status()).healthy, 30_000);
+    console.log(`[suspect] sentinel: the old master back empty, every consumer on it ${backMs} ms after its restart`);
   }, 180_000);
 });
 
