@@ -1,7 +1,7 @@
 /**
  * A node of a provider's backend seen as a new incarnation (restarted, re-initialised, promoted, answering again), or a
  * provider showing a wave of logins found `missing`, may have forgotten every login it held: every consumer that node
- * serves becomes *suspect* and is asked now, not at its next interval (rule 13). Every node of a provider serves every
+ * serves (for a wave: not asked since its first finding) becomes *suspect* and is asked now, not at its next interval (rule 13). Every node of a provider serves every
  * one of its consumers (rule 11: Redis holds each consumer on every node; PostgreSQL, MongoDB and SeaweedFS are one
  * server), so a node's suspects are its provider's consumers.
  *
@@ -33,6 +33,8 @@ interface NodeEvent {
   node: string;
   why: NodeEventKind;
   detail?: string | undefined;
+  /** Only the consumers whose last check ended before this (ms): a loss wave's start. */
+  askedBefore?: number | undefined;
 }
 
 interface Draining {
@@ -66,13 +68,13 @@ export class ProviderSuspects {
    * `provider` showed a loss wave (`src/queue/contest.ts`), seen on `node` when its finding named one: its other
    * consumers are suspect too, unless a node event's are being asked already (the wave is that event's).
    */
-  lossWave(provider: string, node: string | undefined): void {
+  lossWave(provider: string, node: string | undefined, since: number): void {
     const where = node ?? this.deps.nodeOf?.(provider) ?? provider;
     void this.deps.coordination.signals
       .suspects([provider])
       .then((read) => {
         if ((read.get(provider)?.count ?? 0) > 0) return;
-        this.start(provider, { node: where, why: 'loss-wave' });
+        this.start(provider, { node: where, why: 'loss-wave', askedBefore: since });
       })
       .catch((error: unknown) => this.failed(provider, where, 'loss-wave', error));
   }
@@ -88,10 +90,14 @@ export class ProviderSuspects {
     );
   }
 
-  private async suspect(provider: string, { node, why, detail }: NodeEvent): Promise<void> {
+  private async suspect(provider: string, { node, why, detail, askedBefore }: NodeEvent): Promise<void> {
     const at = this.deps.now();
     const what = `${provider} ${node} ${nodeEventWords(why)}`;
-    const keys = await this.deps.coordination.signals.markSuspects(provider, { node, why, at: at.toISOString() });
+    const keys = await this.deps.coordination.signals.markSuspects(
+      provider,
+      { node, why, at: at.toISOString() },
+      askedBefore,
+    );
     if (keys.length > 0) await this.deps.startRounds?.().catch(() => undefined); // else at the rounds' next tick
     this.deps.logger.info(
       { provider, node, why, consumers: keys.length, detail },

@@ -384,7 +384,12 @@ function startWorker(
     now,
     storeDown: () => storeWatch.down !== null,
     ...(metrics ? { observer: metrics } : {}),
-    ...(suspects ? { onLossWave: (provider: string, node?: string) => suspects.lossWave(provider, node) } : {}),
+    ...(suspects
+      ? {
+          onLossWave: (provider: string, node: string | undefined, since: number) =>
+            suspects.lossWave(provider, node, since),
+        }
+      : {}),
   };
   const worker = new ConsumerWorker(
     job,

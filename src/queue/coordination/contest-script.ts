@@ -47,7 +47,7 @@ export interface FindingArgs {
  * ARGV[7]  a loss wave's span (ms)
  * ARGV[8]  the cap of each set
  * Returns  {0, 0} when the finding is part of a loss wave (not counted, and the wave's first one
- *          taken back), {0, 1} when it is the one that shows the wave; else {state, findings}: state 1 counted, 2 became contested, 3 still
+ *          taken back), {0, 1, <the wave's first finding, ms>} when it is the one that shows the wave; else {state, findings}: state 1 counted, 2 became contested, 3 still
  *          contested; findings: those in the window (at most ARGV[4]), or, still contested,
  *          the contest's count with this one
  */
@@ -81,7 +81,7 @@ if wavy then
       if why and cjson.decode(why).since == tonumber(at) then forget(KEYS[3], KEYS[4], {first}) end
     end
     redis.call('set', KEYS[5], at .. ' ', 'PX', waveMs)
-    if first ~= '' then return {0, 1} end
+    if first ~= '' then return {0, 1, tonumber(at)} end
     return {0, 0}
   end
   redis.call('set', KEYS[5], now .. ' ' .. key, 'PX', waveMs)
@@ -128,8 +128,8 @@ export const noteFinding = {
     argv: [a.key, a.now, a.windowMs, a.needed, a.lossWave ? '1' : '', a.words, a.waveMs, a.cap],
   }),
   reply: (raw: unknown): FindingOutcome => {
-    const [state, n] = Array.isArray(raw) ? (raw as unknown[]).map(Number) : [0, 0];
-    if (!state) return n === 1 ? { counted: false, waveBegan: true } : { counted: false };
+    const [state, n, since] = Array.isArray(raw) ? (raw as unknown[]).map(Number) : [0, 0];
+    if (!state) return n === 1 ? { counted: false, waveBegan: true, waveSince: since ?? 0 } : { counted: false };
     return { counted: true, findings: n ?? 0, contested: state >= 2, became: state === 2 };
   },
 };

@@ -397,36 +397,40 @@ return members`,
  * KEYS[1]     the provider's suspect set (set of consumer keys)
  * KEYS[2]     due (sorted set: consumer key → when its wait falls due, ms)
  * KEYS[3]     due waits (hash: consumer key → its wait's data, JSON)
+ * KEYS[4]     locks (hash: consumer key → `<until, ms> <holder's token>`): a consumer locked now is being checked; it is
+ *             made suspect but its wait is left alone (taken again, it would only find its consumer busy)
  * ARGV[1]     now (ms)
  * ARGV[2]     '1' to ask again those suspect already, else ''
  * ARGV[3..]   the consumers
  * Returns     the consumers made suspect (or asked again) by this call
  */
 const suspectWaits: Script<{ provider: string; now: number; again?: boolean; keys: readonly string[] }, string[]> = {
-  keyCount: 3,
+  keyCount: 4,
   lua: `
 local keys = {}
 for i = 3, #ARGV do keys[#keys + 1] = ARGV[i] end
 if #keys == 0 then return {} end
-local again = ARGV[2] == '1'
+local now, again = tonumber(ARGV[1]), ARGV[2] == '1'
 local already = redis.call('smismember', KEYS[1], unpack(keys))
 local waits = redis.call('hmget', KEYS[3], unpack(keys))
+local locks = redis.call('hmget', KEYS[4], unpack(keys))
 local fresh, forward = {}, {}
 for j = 1, #keys do
   local wait = waits[j]
   if (again or already[j] == 0) and wait and string.sub(wait, 1, 16) == '{"wait":"verify"' then
     fresh[#fresh + 1] = keys[j]
-    forward[#forward + 1] = ARGV[1]
-    forward[#forward + 1] = keys[j]
+    local lockedUntil = tonumber(string.match(locks[j] or '', '^(%d+) '))
+    if not lockedUntil or lockedUntil <= now then
+      forward[#forward + 1] = ARGV[1]
+      forward[#forward + 1] = keys[j]
+    end
   end
 end
-if #fresh > 0 then
-  redis.call('zadd', KEYS[2], 'XX', 'LT', unpack(forward))
-  redis.call('sadd', KEYS[1], unpack(fresh))
-end
+if #forward > 0 then redis.call('zadd', KEYS[2], 'XX', 'LT', unpack(forward)) end
+if #fresh > 0 then redis.call('sadd', KEYS[1], unpack(fresh)) end
 return fresh`,
   build: (k, a) => ({
-    keys: [k.suspects(a.provider), k.due, k.dueWaits],
+    keys: [k.suspects(a.provider), k.due, k.dueWaits, k.locks],
     argv: [a.now, a.again ? '1' : '', ...a.keys],
   }),
   reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),

@@ -36,7 +36,7 @@ export interface SuspectSignals {
    * ordinary rounds then check it on its ticket), and notes `event` (`of`: the consumers it concerns); replies the
    * consumers made suspect now (one already suspect, whose asking is under way, is not asked twice).
    */
-  markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>): Promise<string[]>;
+  markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>, askedBefore?: number): Promise<string[]>;
   /** How many consumers of each provider are suspect, with the last event that made them so. */
   suspects(providers: readonly string[]): Promise<Map<string, Suspects>>;
   /**
@@ -149,8 +149,16 @@ export class Signals extends CoordinationPart implements SignalsPart {
     return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
   }
 
-  async markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>): Promise<string[]> {
-    const all = await this.redis.zrange(this.keys.checked(provider), 0, -1);
+  async markSuspects(
+    provider: string,
+    event: Omit<SuspectEvent, 'of' | 'asked'>,
+    askedBefore?: number,
+  ): Promise<string[]> {
+    const checked = this.keys.checked(provider);
+    const all =
+      askedBefore === undefined
+        ? await this.redis.zrange(checked, 0, -1)
+        : await this.redis.zrangebyscore(checked, '-inf', `(${askedBefore}`);
     // the rounds take what is due by their own clock: brought forward to this one's now
     const now = Date.now();
     const fresh = await Promise.all(

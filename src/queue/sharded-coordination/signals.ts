@@ -45,8 +45,12 @@ export class ShardedSignals implements SignalsPart {
     return new Map(providers.map((p) => [p, counts.reduce((sum, c) => sum + (c.get(p) ?? 0), 0)]));
   }
 
-  async markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>): Promise<string[]> {
-    return (await this.shards.all((s) => s.markSuspects(provider, event))).flat();
+  async markSuspects(
+    provider: string,
+    event: Omit<SuspectEvent, 'of' | 'asked'>,
+    askedBefore?: number,
+  ): Promise<string[]> {
+    return (await this.shards.all((s) => s.markSuspects(provider, event, askedBefore))).flat();
   }
 
   async askSuspectsAgain(provider: string): Promise<number> {
