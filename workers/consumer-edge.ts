@@ -20,7 +20,7 @@ import type { ConsumerLocks, RecordNotes, TimelineNotes } from '../src/queue/coo
 import type { WaitScheduler } from '../src/schedule/due-waits.js';
 import { timelineEventsOf } from '../src/queue/timeline-event.js';
 import type { Learned, RunOutcome } from './consumer-outcome.js';
-import { noteHeal } from './heal-noted.js';
+import { noteHeal, type HealNoteDeps } from './heal-noted.js';
 import { again, type JobOutcome } from './job-outcome.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import type { DraftDeps, RecordDraft, Wrote } from './record-draft.js';
@@ -31,6 +31,8 @@ export interface EdgeDeps extends DraftDeps {
   coordination: RecordNotes & { readonly locks: ConsumerLocks; readonly notes: TimelineNotes };
   /** Told of every state change (the metrics); in process. */
   observer?: Pick<WorkObserver, 'transition'>;
+  /** Told when a heal's finding shows a loss wave (`heal-noted.ts`). */
+  onLossWave?: HealNoteDeps['onLossWave'];
 }
 
 type Of<K extends RunOutcome['kind']> = Extract<RunOutcome, { kind: K }>;

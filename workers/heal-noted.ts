@@ -17,6 +17,11 @@ import type { ProviderRuntime } from './provider-runtime.js';
 export interface HealNoteDeps {
   coordination: { readonly notes: TimelineNotes };
   observer?: Pick<WorkObserver, 'transition'> | undefined;
+  /**
+   * Told once per loss wave a heal's finding shows (its provider, the node it named, when the wave's first finding was):
+   * its consumers not asked since become suspect.
+   */
+  onLossWave?: ((provider: string, node: string | undefined, since: number) => void) | undefined;
 }
 
 type Healed = Extract<RunOutcome, { kind: 'healed' }>;
@@ -39,6 +44,12 @@ export async function noteHeal(healed: Healed, deps: HealNoteDeps): Promise<void
     { from: first.from, to: last.to, via: states.slice(1, -1).join(' → '), reason, tookMs, recorded: false },
     `${states.join(' → ')}: ${reason ?? 'not held'}; applied again in ${duration(tookMs)} (not written: the record already says this spec and grant secret are applied)`,
   );
+  if (counted && !counted.counted && counted.waveBegan)
+    deps.onLossWave?.(
+      provider.config.name,
+      healed.found.type === 'NOT_HELD' ? healed.found.node : undefined,
+      counted.waveSince ?? first.at.getTime(),
+    );
   // said once: as it becomes contested, not at each further finding
   if (finding && counted?.counted && counted.became) {
     log.warn(

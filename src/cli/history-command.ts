@@ -25,7 +25,11 @@ export async function historyCommand(
   });
   try {
     const since = options.sinceMs === undefined ? null : Date.now() - options.sinceMs;
-    const history = await readHistory({ store, reads: coordination.notes }, consumer, since);
+    const history = await readHistory(
+      { store, reads: coordination.notes, nodeEvents: coordination.signals },
+      consumer,
+      since,
+    );
     printOut(options.json ? `${JSON.stringify(history, null, 2)}\n` : `${formatHistory(history)}\n`);
   } finally {
     redis.disconnect();

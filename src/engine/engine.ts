@@ -12,6 +12,7 @@ import { DueWaits, type TakenWait } from '../schedule/due-waits.js';
 import { createEffects, type Effects } from '../../workers/effects.js';
 import { JobTrust } from '../../workers/job-trust.js';
 import { ProviderRecovery } from '../../workers/provider-recovery.js';
+import { ProviderSuspects } from '../../workers/provider-suspects.js';
 import { providerRuntime, type ProviderRuntime } from '../../workers/provider-runtime.js';
 import type { Adapter } from '../adapters/adapter.js';
 import type { HoldfastConfig } from '../config/config.js';
@@ -136,7 +137,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     // made before the worker, which asks it to check the queue; started after it, with the sync
     const resync = options.roles.sync ? newResync(options, shared, now) : undefined;
     if (resync) for (const watch of shared.queueWatch) watch.onMoved(() => resync.sweep());
-    const worker = options.roles.worker ? startWorker(options, shared, effects, resync, now, releasers) : undefined;
+    const suspects = options.roles.worker ? startSuspects(options, shared, now, releasers) : undefined;
+    const worker = options.roles.worker
+      ? startWorker(options, shared, effects, resync, now, releasers, suspects)
+      : undefined;
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
     // the start-up's peak is behind (its contributions read and delivered): checks and heals get V8's young generation
     releaseYoungGeneration();
@@ -320,6 +324,32 @@ function startEffects(
 }
 
 /**
+ * Each provider's node events (a node seen as a new incarnation) make its consumers suspect, their waits brought
+ * forward (rule 13): a worker's part, so that a process that asks nothing reads no incarnation.
+ */
+function startSuspects(
+  { logger }: EngineOptions,
+  { coordination, queue, providers }: Shared,
+  now: () => Date,
+  releasers: Releasers,
+): ProviderSuspects {
+  const startRounds = async () => {
+    await Promise.all(queue.rounds.queues.map((_, shard) => queue.rounds.add(shard)));
+  };
+  const nodeOf = (provider: string) => {
+    const nodes = [...(providers.get(provider)?.adapter.incarnations?.().keys() ?? [])];
+    return nodes.length === 1 ? nodes[0] : undefined;
+  };
+  const suspects = new ProviderSuspects({ coordination, startRounds, nodeOf, logger, now });
+  releasers.push(() => suspects.stop());
+  for (const [provider, { adapter }] of providers) {
+    const stop = adapter.onIncarnation?.((change) => suspects.nodeChanged(provider, change));
+    if (stop) releasers.push(() => Promise.resolve(stop()));
+  }
+  return suspects;
+}
+
+/**
  * How many due waits a worker process runs at once, per job it runs at once (`worker.concurrency`): a routine check
  * mostly waits on Redis. 16 (512 at the default concurrency: 4 rounds of 128 per shard): against 8, at 4,000
  * consumers asking 16,000 checks/s on a loaded machine, 1.49 times the checks a second at the same CPU per check, and
@@ -334,6 +364,7 @@ function startWorker(
   resync: Resync | undefined,
   now: () => Date,
   releasers: Releasers,
+  suspects: ProviderSuspects | undefined,
 ): ConsumerWorker {
   const { config, logger, scrubber, metrics } = options;
   const { store, queue, due, coordination, providers, storeWatch, seal } = shared;
@@ -356,6 +387,12 @@ function startWorker(
     now,
     storeDown: () => storeWatch.down !== null,
     ...(metrics ? { observer: metrics } : {}),
+    ...(suspects
+      ? {
+          onLossWave: (provider: string, node: string | undefined, since: number) =>
+            suspects.lossWave(provider, node, since),
+        }
+      : {}),
   };
   const worker = new ConsumerWorker(
     job,

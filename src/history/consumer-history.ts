@@ -8,12 +8,16 @@
  *   and brakes of all its consumers): the heals a record is not told of (a heal of what the record
  *   says was applied writes no record: the record is written when what is applied changes, not
  *   when a heal restores it) are listed from there
- *   (`recent-transitions.ts`: a transition both hold is listed once).
+ *   (`recent-transitions.ts`: a transition both hold is listed once);
+ * - the provider's node events (its last 50, in the queue's Redis: `SuspectSignals.suspectEvents`): each made every
+ *   consumer of the provider then suspect, and is listed as a line `by: node` in the state it found the consumer in
+ *   (one entry per event per provider, not one write per consumer).
  *
  * Never a secret: states, reasons (the status's words), causes, nodes and times.
  */
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
-import { TIMELINE_CAP } from '../queue/coordination.js';
+import { nodeEventWords } from '../adapters/incarnation-words.js';
+import { TIMELINE_CAP, type SuspectEvent } from '../queue/coordination.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
 import { HISTORY_LENGTH, type ConsumerRecord, type HistoryEntry } from '../store/consumer-record.js';
 import type { TransitionCause } from '../store/transition-cause.js';
@@ -77,6 +81,24 @@ function line(entry: HistoryEntry, recorded: boolean): HistoryLine {
   };
 }
 
+/**
+ * The provider's node events since the record was made, each as a line `by: node` in the state the consumer was in
+ * then (the last of `recent`, newest first, before it; else its state now): made suspect, asked at once.
+ */
+function suspectedBy(
+  nodeEvents: readonly SuspectEvent[],
+  recent: readonly HistoryEntry[],
+  record: ConsumerRecord,
+): HistoryEntry[] {
+  return nodeEvents.flatMap((e) => {
+    const at = Date.parse(e.at);
+    if (!Number.isFinite(at) || at < record.createdAt.getTime()) return [];
+    const state = recent.find((h) => h.at.getTime() <= at)?.to ?? record.machine.state;
+    const reason = `${e.node} ${nodeEventWords(e.why, e.at)}: suspect, asked at once`;
+    return [{ at: new Date(at), from: state, to: state, reason, by: 'node' as const, node: e.node }];
+  });
+}
+
 /** The reach in words: what each source keeps and from when. */
 function reachWords(r: Omit<HistoryReach, 'words'>, provider: string): string {
   const record = r.recordFull
@@ -96,6 +118,7 @@ export function consumerHistory(
   record: ConsumerRecord,
   events: readonly TimelineEvent[] | null,
   sinceMs: number | null,
+  nodeEvents: readonly SuspectEvent[] = [],
 ): ConsumerHistory {
   const made = record.createdAt.getTime();
   // a consumer removed and declared again: its earlier life's events are not this record's
@@ -103,7 +126,8 @@ export function consumerHistory(
   const written = new Map<HistoryEntry, number>(record.history.map((h, i) => [h, i]));
   // oldest first; two of the same millisecond in the record's order
   const rank = (h: HistoryEntry) => written.get(h) ?? HISTORY_LENGTH;
-  const transitions = recentTransitions(record, own)
+  const recent = recentTransitions(record, own);
+  const transitions = [...recent, ...suspectedBy(nodeEvents, recent, record)]
     .sort((a, b) => a.at.getTime() - b.at.getTime() || rank(a) - rank(b))
     .filter((h) => sinceMs === null || h.at.getTime() >= sinceMs)
     .map((h) => line(h, written.has(h)));

@@ -13,7 +13,8 @@ function cells(l: HistoryLine): string[] {
     `${l.from} → ${l.to}`,
     l.by ?? '-',
     l.node ?? '-',
-    `${l.reason ?? ''}${l.recorded ? '' : ' (not written to the record: from the timeline)'}`,
+    // a node event is no transition written anywhere: its words say what it is
+    `${l.reason ?? ''}${l.recorded || l.by === 'node' ? '' : ' (not written to the record: from the timeline)'}`,
   ];
 }
 

@@ -4,7 +4,7 @@
  * history to the record, and says so). Two reads, for a person asking; nothing on any routine path.
  */
 import { HoldfastError } from '../errors/holdfast-error.js';
-import type { NoteReads } from '../queue/coordination.js';
+import type { NoteReads, SuspectSignals } from '../queue/coordination.js';
 import { isUnreadable } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { consumerKeyInput } from '../store/consumer-key-input.js';
@@ -14,6 +14,8 @@ import { readTimelines } from './timeline-read.js';
 export interface HistorySources {
   store: Pick<ConsumerStore, 'get'>;
   reads: Pick<NoteReads, 'timeline'>;
+  /** The provider's node events (each made its consumers suspect); absent: none listed. */
+  nodeEvents?: Pick<SuspectSignals, 'suspectEvents'>;
 }
 
 /**
@@ -28,9 +30,11 @@ export async function readHistory(
   now = Date.now(),
 ): Promise<ConsumerHistory> {
   const { key, provider } = consumerKeyInput(given);
-  const [record, timelines] = await Promise.all([
+  const [record, timelines, nodeEvents] = await Promise.all([
     sources.store.get(key),
     readTimelines(sources.reads, [provider], now, undefined, Infinity),
+    // within the timeline's deadline, as it is read: none listed when the queue's Redis does not answer
+    sources.nodeEvents?.suspectEvents(provider).catch(() => []) ?? [],
   ]);
   if (record === null)
     throw new HoldfastError(
@@ -39,5 +43,5 @@ export async function readHistory(
     );
   if (isUnreadable(record))
     throw new HoldfastError('RECORD_UNREADABLE', `the record of ${key} cannot be read: ${record.unreadable}`);
-  return consumerHistory(record, timelines ? (timelines.get(provider) ?? []) : null, sinceMs);
+  return consumerHistory(record, timelines ? (timelines.get(provider) ?? []) : null, sinceMs, nodeEvents);
 }

@@ -210,7 +210,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const since = (request.query as { since?: unknown }).since;
     // a since given twice (or as anything but one string) is refused as an empty one
     const answer = await historyAnswer(
-      { store, reads: coordination.notes },
+      { store, reads: coordination.notes, nodeEvents: coordination.signals },
       (request.params as { '*': string })['*'],
       since === undefined || typeof since === 'string' ? since : '',
     );

@@ -25,6 +25,9 @@ export class ScrapeGauges {
   private readonly lastCheck: Gauge<'provider'>;
   private readonly orphans: Gauge<'provider'>;
   private readonly contested: Gauge<'provider'>;
+  private readonly suspects: Gauge<'provider' | 'node'>;
+  private readonly suspectEventAt: Gauge<'provider' | 'node' | 'why'>;
+  private readonly suspectsAskedIn: Gauge<'provider' | 'node'>;
   private readonly heldRemovals: Gauge<'provider'>;
   private readonly backendNodes: Gauge<'provider' | 'role' | 'state'>;
   private readonly nodeMissing: Gauge<'provider' | 'node' | 'role'>;
@@ -87,6 +90,21 @@ export class ScrapeGauges {
       'holdfast_contested_consumers',
       "Consumers found changed outside holdfast (and put back) 3 times within the provider's contestedWindow, until a window passes without such a change: someone else manages them too",
       ['provider'],
+    );
+    this.suspects = gauge(
+      'holdfast_suspect_consumers',
+      "Consumers made suspect by a node event of the provider's backend (a node restarted, re-initialised, promoted, answering again, or a wave of logins found missing) and not asked since, by the node of its last event: asked now, red until none is",
+      ['provider', 'node'],
+    );
+    this.suspectEventAt = gauge(
+      'holdfast_suspect_event_timestamp_seconds',
+      "When the provider's last node event that made its consumers suspect was seen (why: new-run-id, new-system-id, promoted, answers-again, loss-wave)",
+      ['provider', 'node', 'why'],
+    );
+    this.suspectsAskedIn = gauge(
+      'holdfast_suspect_asked_seconds',
+      "Seconds from the provider's last node event to all the consumers it made suspect asked again (absent while some are not)",
+      ['provider', 'node'],
     );
     this.heldRemovals = gauge(
       'holdfast_removals_held_back',
@@ -161,7 +179,23 @@ export class ScrapeGauges {
     for (const [provider, at] of facts.lastCheckAt) this.lastCheck.set({ provider }, at / 1000);
     for (const [provider, count] of facts.orphans) this.orphans.set({ provider }, count);
     for (const [provider, count] of facts.contested) this.contested.set({ provider }, count);
+    this.showSuspects(facts);
     this.showDeepChecks(facts);
+  }
+
+  /** Each provider's suspect consumers, by the node of its last event, when that was seen and how long all took. */
+  private showSuspects(facts: QueueFacts): void {
+    for (const gauge of [this.suspects, this.suspectEventAt, this.suspectsAskedIn]) gauge.reset();
+    for (const [provider, { count, event }] of facts.suspects) {
+      const node = event?.node ?? '';
+      this.suspects.set({ provider, node }, count);
+      if (!event) continue;
+      const at = Date.parse(event.at);
+      if (Number.isFinite(at)) this.suspectEventAt.set({ provider, node, why: event.why }, at / 1000);
+      const asked = event.asked === undefined ? NaN : Date.parse(event.asked);
+      if (Number.isFinite(at) && Number.isFinite(asked))
+        this.suspectsAskedIn.set({ provider, node }, Math.max(0, asked - at) / 1000);
+    }
   }
 
   /** Each provider's nodes by role and state (what its adapter knows in process: no I/O). */

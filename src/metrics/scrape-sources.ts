@@ -10,7 +10,7 @@ import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { BackendNodeReport } from '../adapters/adapter.js';
 import type { ProviderConfig } from '../config/config.js';
 import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
-import type { ContestReads, NoteReads } from '../queue/coordination.js';
+import type { ContestReads, NoteReads, SignalReads, Suspects } from '../queue/coordination.js';
 import type { ConsumerQueue } from '../schedule/consumer-queue.js';
 import type { DueWaits } from '../schedule/due-waits.js';
 import { summaryState } from '../queue/consumer-summary.js';
@@ -46,6 +46,8 @@ export interface QueueFacts {
   orphans: ReadonlyMap<string, number>;
   /** Consumers contested now (`src/queue/contest.ts`), by provider. */
   contested: ReadonlyMap<string, number>;
+  /** Consumers a node event made suspect, not asked since, and that event, by provider. */
+  suspects: ReadonlyMap<string, Suspects>;
 }
 
 /** What the record store tells, read once per scrape. */
@@ -135,6 +137,7 @@ export interface EngineScrapeDeps {
   coordination: {
     readonly notes: Pick<NoteReads, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>;
     readonly contests: Pick<ContestReads, 'contested'>;
+    readonly signals: Pick<SignalReads, 'suspects'>;
   };
   queue: Pick<ConsumerQueue, 'queues'>;
   due: Pick<DueWaits, 'counts'>;
@@ -159,7 +162,7 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
     storeUp: () => deps.storeUp(),
     async queue() {
       const now = Date.now();
-      const [states, queueDepth, dueWaits, lastCheckAt, orphans, contests] = await Promise.all([
+      const [states, queueDepth, dueWaits, lastCheckAt, orphans, contests, suspects] = await Promise.all([
         deps.coordination.notes.allStates(),
         jobCounts(deps.queue.queues),
         deps.due.counts(now),
@@ -167,6 +170,7 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
         deps.coordination.notes.orphans(names),
         // counted, none listed: one ZCOUNT per provider (and shard)
         deps.coordination.contests.contested(names, now, 0),
+        deps.coordination.signals.suspects(names),
       ]);
       const counted = countStates(states.states);
       const { listed } = counted;
@@ -193,7 +197,16 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
       });
       const orphanCounts = new Map(names.map((name) => [name, orphans.get(name)?.logins.length ?? 0]));
       const contested = new Map(names.map((name) => [name, contests.get(name)?.count ?? 0]));
-      return { consumers: counts, unserved, queueDepth, dueWaits, lastCheckAt, orphans: orphanCounts, contested };
+      return {
+        consumers: counts,
+        unserved,
+        queueDepth,
+        dueWaits,
+        lastCheckAt,
+        orphans: orphanCounts,
+        contested,
+        suspects: new Map(names.map((name) => [name, suspects.get(name) ?? { count: 0, event: null }])),
+      };
     },
     async store() {
       const statuses = await deps.store.providerStatuses();

@@ -57,8 +57,11 @@ export interface Finding {
 
 /** What the script returned of a finding. */
 export type FindingOutcome =
-  /** Part of a loss wave: not counted. */
-  | { counted: false }
+  /**
+   * Part of a loss wave: not counted; `waveBegan`: this finding is the one that showed the wave (once per wave), whose
+   * first finding was at `waveSince` (ms).
+   */
+  | { counted: false; waveBegan?: boolean; waveSince?: number }
   /**
    * Counted: `findings` within the window (or, contested, since it became so); `became`: this one made it contested.
    */

@@ -50,6 +50,8 @@ export type {
   SignalReads,
   SignalsPart,
   StoreOutageSignal,
+  SuspectSignals,
+  Suspects,
 } from './coordination/signals.js';
 export type {
   CheckMemo,
@@ -59,6 +61,7 @@ export type {
   NoteNode,
   OrphanReport,
   Pause,
+  SuspectEvent,
   TurnedAwayConsumer,
 } from './coordination/values.js';
 export { FAILED_LOGIN_EVENTS, FAILED_LOGINS_LISTED } from './coordination/values.js';

@@ -46,6 +46,7 @@ const NOTHING: { readonly [P in keyof StatusReads]: Nothing<StatusReads[P]> } = 
   signals: {
     pauses: () => new Map(),
     couldNotAskCounts: () => new Map(),
+    suspects: () => new Map(),
     // unknown is not gone: the shard's line says it could not be read
     alive: () => true,
   },

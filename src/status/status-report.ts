@@ -23,7 +23,8 @@ import type { ProviderConfig } from '../config/config.js';
 import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
 import { shortChange } from '../desired/desired-change.js';
 import { formatDuration } from '../config/duration.js';
-import type { CheckMemo, NodesNote, OrphanReport, Pause, StatusReads } from '../queue/coordination.js';
+import { nodeEventWords } from '../adapters/incarnation-words.js';
+import type { CheckMemo, NodesNote, OrphanReport, Pause, StatusReads, Suspects } from '../queue/coordination.js';
 import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
 import type { QueuedChecks } from '../schedule/queued-checks.js';
 import { controlLine, type QueueControlsRead } from '../queue/queue-controls.js';
@@ -83,6 +84,11 @@ export interface ProviderHealth {
   lastCheckAt: string | null;
   /** Consumers whose last check could not ask the backend. */
   couldNotAsk: number;
+  /**
+   * Its consumers made suspect by a node event (a node restarted, re-initialised, promoted, answering again) and not
+   * asked since, with that event; null when none is: red until all are asked.
+   */
+  suspects: Suspects | null;
   /**
    * How often each consumer is checked deeply now (ms): its `deepCheckBudget` shared by `consumers`; null when not
    * configured here.
@@ -161,6 +167,8 @@ export interface ProviderFacts {
   /** The latest sign of a worker asking about its consumers: a check ending, or a consumer becoming held. */
   lastCheckAt: number | null;
   couldNotAsk: number;
+  /** Its consumers a node event made suspect, not asked since (absent: none). */
+  suspects?: Suspects | undefined;
   /** Consumers that keep their accepted spec while a newer one is refused. */
   refused: number;
   /** Logins under the provider's orphan prefix that no consumer claims, as last listed. */
@@ -194,6 +202,8 @@ export type ProviderProblemKind =
   | 'nodeUnanswering'
   | 'nodeLacking'
   | 'couldNotAsk'
+  /** A node event made consumers suspect, not all asked since. */
+  | 'suspect'
   | 'rejected'
   | 'specRefused'
   | 'removalsHeld'
@@ -329,6 +339,7 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderPr
     nodes && nodes.nodes.length > 1
       ? problemsOf('nodeLacking', nodes.nodes.filter((n) => n.answering && (n.missing ?? 0) > 0).map(lackingLine))
       : [],
+  ({ name, suspects }) => (suspects && suspects.count > 0 ? [problem('suspect', suspectLine(name, suspects))] : []),
   ({ couldNotAsk }) =>
     couldNotAsk > 0
       ? [problem('couldNotAsk', `cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`)]
@@ -376,6 +387,13 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderPr
       : [],
   ({ states }) => problemsOf('unserved', unservedLines(states)),
 ];
+
+/** `cache 127.0.0.1:6379 restarted at 06:05:10 (new run id): 6120 of 10000 consumers not asked since`. */
+function suspectLine(provider: string, { count, event }: Suspects): string {
+  const of = event ? Math.max(event.of, count) : count;
+  const what = event ? `${provider} ${event.node} ${nodeEventWords(event.why, event.at)}` : `${provider}: a node event`;
+  return `${what}: ${count} of ${of} consumer${of === 1 ? '' : 's'} not asked since`;
+}
 
 /**
  * Consumers whose noted state fails its seal: written into the queue's Redis by another (a forged verdict), or by a
@@ -512,17 +530,19 @@ export async function statusReport(
   const names = [
     ...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys(), ...unsealedOf.keys()]),
   ].sort();
-  const [alive, paused, couldNotAsk, lastCheckAt, asked, orphans, nodes, contests, failedLogins] = await Promise.all([
-    coordination.signals.alive(),
-    coordination.signals.pauses(names),
-    coordination.signals.couldNotAskCounts(names),
-    coordination.notes.lastCheckedAt(names),
-    coordination.notes.askedCounts(names),
-    coordination.notes.orphans(names),
-    coordination.notes.nodes(names),
-    coordination.contests.contested(names, at, CONTESTED_LISTED),
-    coordination.notes.failedLogins(names),
-  ]);
+  const [alive, paused, couldNotAsk, suspects, lastCheckAt, asked, orphans, nodes, contests, failedLogins] =
+    await Promise.all([
+      coordination.signals.alive(),
+      coordination.signals.pauses(names),
+      coordination.signals.couldNotAskCounts(names),
+      coordination.signals.suspects(names),
+      coordination.notes.lastCheckedAt(names),
+      coordination.notes.askedCounts(names),
+      coordination.notes.orphans(names),
+      coordination.notes.nodes(names),
+      coordination.contests.contested(names, at, CONTESTED_LISTED),
+      coordination.notes.failedLogins(names),
+    ]);
   /**
    * Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED
    * each.
@@ -574,6 +594,7 @@ export async function statusReport(
       states: states.get(name) ?? {},
       lastCheckAt: lastCheckAt.get(name) ?? null,
       couldNotAsk: couldNotAsk.get(name) ?? 0,
+      suspects: suspects.get(name),
       refused: refused.get(name) ?? 0,
       orphans: orphans.get(name),
       unsealed: unsealedOf.get(name),
@@ -605,6 +626,7 @@ export async function statusReport(
       paused: facts.pause,
       lastCheckAt: facts.lastCheckAt === null ? null : new Date(facts.lastCheckAt).toISOString(),
       couldNotAsk: facts.couldNotAsk,
+      suspects: facts.suspects && facts.suspects.count > 0 ? facts.suspects : null,
       deepCheckEveryMs,
       nodes: (facts.nodes?.nodes ?? []).map((n) => ({
         address: n.address,

@@ -19,6 +19,11 @@ export const TRANSITION_CAUSES = [
   'recovery',
   /** The backend's own log said it (its app's failed logins: turned away); not a change of state. */
   'backend',
+  /**
+   * A node event of its provider's backend (restarted, re-initialised, promoted, answering again, a loss wave) made it
+   * suspect, asked at once: a line of its history read from the provider's node events, never written to the record.
+   */
+  'node',
 ] as const;
 
 export type TransitionCause = (typeof TRANSITION_CAUSES)[number];

@@ -62,10 +62,11 @@ const HEAD = 9;
  * time), the window (ms), how many findings within the window make it contested, '1' when the
  * finding may be part of a loss wave, the finding in words (kept as `last`), a loss wave's span
  * (ms), the cap of each set, the number of its events; then its events (JSON)
- * Returns  two values per heal, in order: {0, 0} for a heal without a finding or one part of a
- *          loss wave (not counted, and the wave's first one taken back); else {state, findings}:
- *          state 1 counted, 2 became contested, 3 still contested; findings: those in the window
- *          (at most its need), or, still contested, the contest's count with this one
+ * Returns  three values per heal, in order: {0, 0, 0} for a heal without a finding or one part of a
+ *          loss wave (not counted, and the wave's first one taken back); {0, 1, <the wave's first
+ *          finding, ms>} for the one that shows the wave; else {state, findings, 0}: state 1 counted,
+ *          2 became contested, 3 still contested; findings: those in the window (at most its need),
+ *          or, still contested, the contest's count with this one
  */
 const LUA = `
 local heals, i = {}, 2
@@ -121,7 +122,8 @@ local function count(at)
         if why and cjson.decode(why).since == tonumber(seen) then forget(KEYS[4], KEYS[5], {first}) end
       end
       wave = seen .. ' '
-      return 0, 0
+      if first ~= '' then return 0, 1, tonumber(seen) end
+      return 0, 0, 0
     end
     wave = now .. ' ' .. key
   end
@@ -150,15 +152,16 @@ local function count(at)
     redis.call('hset', KEYS[5], key, cjson.encode({since = since, n = n, last = words, at = now, w = window}))
     capped(KEYS[4], KEYS[5])
   end
-  return state, n
+  return state, n, 0
 end
 local out = {}
 for _, h in ipairs(heals) do
   for j = 1, h.n do redis.call('xadd', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[h.at + ${HEAD - 1} + j]) end
-  local state, n = 0, 0
-  if ARGV[h.at] ~= '' then state, n = count(h.at) end
+  local state, n, since = 0, 0, 0
+  if ARGV[h.at] ~= '' then state, n, since = count(h.at) end
   out[#out + 1] = state
   out[#out + 1] = n
+  out[#out + 1] = since
 end
 if waveSet then redis.call('set', KEYS[6], wave, 'PX', waveMsSet) end
 if latestWindow then for k = 2, 5 do redis.call('pexpire', KEYS[k], 2 * latestWindow) end end
@@ -179,8 +182,8 @@ export function healOutcomes(
 ): Array<FindingOutcome | undefined> {
   return heals.map((heal, i): FindingOutcome | undefined => {
     if (!heal.finding) return undefined;
-    const [state, n] = [flat[2 * i] ?? 0, flat[2 * i + 1] ?? 0];
-    if (!state) return { counted: false };
+    const [state, n, since] = [flat[3 * i] ?? 0, flat[3 * i + 1] ?? 0, flat[3 * i + 2] ?? 0];
+    if (!state) return n === 1 ? { counted: false, waveBegan: true, waveSince: since } : { counted: false };
     return { counted: true, findings: n, contested: state >= 2, became: state === 2 };
   });
 }
@@ -200,6 +203,6 @@ export const noteHeals = {
     ],
     argv: [a.timelineCap, ...a.heals.flatMap(healArgv)],
   }),
-  /** Two numbers per heal, read by {@link healOutcomes}. */
+  /** Three numbers per heal, read by {@link healOutcomes}. */
   reply: (raw: unknown): number[] => (Array.isArray(raw) ? (raw as unknown[]).map(Number) : []),
 };

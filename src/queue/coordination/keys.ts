@@ -41,6 +41,15 @@ export function coordinationKeys(prefix: string) {
     briefs: `${prefix}:briefs`,
     /** The provider's consumers last found could-not-ask (a set). */
     couldNotAsk: (provider: string) => `${prefix}:could-not-ask:${provider}`,
+    /**
+     * The provider's suspect consumers (a set): made so at once when a node of its backend comes back as a new
+     * incarnation, each removed as its check asks the backend again (rule 13).
+     */
+    suspects: (provider: string) => `${prefix}:suspects:${provider}`,
+    /** The provider's last node event that made its consumers suspect, a JSON suspect event (a string). */
+    suspectEvent: (provider: string) => `${prefix}:suspect-event:${provider}`,
+    /** The provider's last node events, newest first (a list of JSON suspect events, capped): what histories read. */
+    suspectEvents: (provider: string) => `${prefix}:suspect-events:${provider}`,
     /** The provider's consumers by when their checks last ended, ms (a sorted set). */
     checked: (provider: string) => `${prefix}:checked:${provider}`,
     /** The provider's pause, a JSON pause (a string). */
@@ -115,6 +124,7 @@ export function consumerEntries(keys: CoordinationKeys, provider: string) {
       keys.contestedWhy(provider),
     ],
     set: keys.couldNotAsk(provider),
+    suspects: keys.suspects(provider),
     sortedSets: [keys.checked(provider), keys.due, keys.findingsAt(provider), keys.contested(provider)],
   };
 }

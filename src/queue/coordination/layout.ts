@@ -57,6 +57,9 @@ export class Layout extends CoordinationPart implements LayoutMarks {
     const sets = providers.flatMap((p) => [
       this.keys.checked(p),
       this.keys.couldNotAsk(p),
+      this.keys.suspects(p),
+      this.keys.suspectEvent(p),
+      this.keys.suspectEvents(p),
       this.keys.findings(p),
       this.keys.findingsAt(p),
       this.keys.contested(p),

@@ -130,11 +130,11 @@ export class Locks extends CoordinationPart implements LocksPart {
   }
 
   async forgetConsumer(key: string, provider: string): Promise<void> {
-    const { hashes, set, sortedSets } = consumerEntries(this.keys, provider);
+    const { hashes, set, suspects, sortedSets } = consumerEntries(this.keys, provider);
     const multi = this.redis.multi();
     for (const hash of hashes) multi.hdel(hash, key);
     for (const sorted of sortedSets) multi.zrem(sorted, key);
-    await multi.srem(set, key).exec();
+    await multi.srem(set, key).srem(suspects, key).exec();
   }
 
   markRemoved(key: string, at: number): Promise<void> {

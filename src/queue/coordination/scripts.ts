@@ -208,7 +208,8 @@ export interface ReleaseEntry {
 /**
  * Releases each lock (if still its `token`'s); keeps the check memo and when the check ended in
  * the provider's sorted set; `asked` moves the consumer in or out of the provider's could-not-ask
- * set (the last said of a consumer wins). Replies, for each, how many consumers its provider's
+ * set (the last said of a consumer wins), and a consumer `asked` is no longer suspect (one SREM per provider's suspect
+ * set). Replies, for each, how many consumers its provider's
  * sorted set holds once the call's are in (its consumers asked about): what sets the pace of its
  * deep checks, learned without another round trip. Many consumers of one shard in one call
  * (`locks.ts`), at a cost that does not grow with them: one command per lock hash, memo hash and
@@ -216,8 +217,9 @@ export interface ReleaseEntry {
  *
  * KEYS[1]       locks (hash: consumer key → `<until, ms> <holder's token>`)
  * KEYS[2]       check memos (hash: consumer key → memo, JSON)
- * KEYS[2i + 1]  the `i`th consumer's provider's could-not-ask set (set of consumer keys)
- * KEYS[2i + 2]  its provider's checked set (sorted set: consumer key → when its check ended, ms)
+ * KEYS[3i]      the `i`th consumer's provider's could-not-ask set (set of consumer keys)
+ * KEYS[3i + 1]  its provider's checked set (sorted set: consumer key → when its check ended, ms)
+ * KEYS[3i + 2]  its provider's suspect set (set of consumer keys)
  * ARGV[5i - 4]  the `i`th consumer's token
  * ARGV[5i - 3]  the `i`th consumer's key
  * ARGV[5i - 2]  its memo, JSON ('' for none: the memo kept is left alone)
@@ -232,10 +234,10 @@ local n = #ARGV / 5
 local fields = {}
 for i = 1, n do fields[i] = ARGV[5 * i - 3] end
 local held = over('hmget', KEYS[1], fields)
-local free, memos, sets, setsSeen, checked, checkedSeen = {}, {}, {}, {}, {}, {}
+local free, memos, sets, setsSeen, checked, checkedSeen, suspects, suspectsSeen = {}, {}, {}, {}, {}, {}, {}, {}
 for i = 1, n do
   local token, key, memo, asked, at = ARGV[5 * i - 4], fields[i], ARGV[5 * i - 2], ARGV[5 * i - 1], ARGV[5 * i]
-  local couldNotAsk, sorted = KEYS[2 * i + 1], KEYS[2 * i + 2]
+  local couldNotAsk, sorted, suspect = KEYS[3 * i], KEYS[3 * i + 1], KEYS[3 * i + 2]
   local _, holder = lockOf(held[i])
   if holder == token then free[#free + 1] = key end
   if memo ~= '' then
@@ -248,6 +250,13 @@ for i = 1, n do
       setsSeen[#setsSeen + 1] = couldNotAsk
     end
     sets[couldNotAsk][key] = asked == 'could-not-ask'
+  end
+  if asked == 'asked' then
+    if not suspects[suspect] then
+      suspects[suspect] = {}
+      suspectsSeen[#suspectsSeen + 1] = suspect
+    end
+    suspects[suspect][#suspects[suspect] + 1] = key
   end
   if not checked[sorted] then
     checked[sorted] = {}
@@ -268,16 +277,21 @@ for _, set in ipairs(setsSeen) do
   if #add > 0 then over('sadd', set, add) end
   if #remove > 0 then over('srem', set, remove) end
 end
+for _, suspect in ipairs(suspectsSeen) do over('srem', suspect, suspects[suspect]) end
 local counts = {}
 for _, sorted in ipairs(checkedSeen) do
   if #checked[sorted] > 0 then over('zadd', sorted, checked[sorted]) end
   counts[sorted] = redis.call('zcard', sorted)
 end
 local out = {}
-for i = 1, n do out[i] = counts[KEYS[2 * i + 2]] end
+for i = 1, n do out[i] = counts[KEYS[3 * i + 1]] end
 return out`,
   build: (k, a) => ({
-    keys: [k.locks, k.memos, ...a.releases.flatMap((r) => [k.couldNotAsk(r.provider), k.checked(r.provider)])],
+    keys: [
+      k.locks,
+      k.memos,
+      ...a.releases.flatMap((r) => [k.couldNotAsk(r.provider), k.checked(r.provider), k.suspects(r.provider)]),
+    ],
     argv: a.releases.flatMap((r) => [
       r.token,
       r.key,
@@ -368,6 +382,58 @@ local members = redis.call('smembers', KEYS[1])
 redis.call('del', KEYS[1])
 return members`,
   build: (k, a) => ({ keys: [k.couldNotAsk(a.provider)], argv: [] }),
+  reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),
+};
+
+/**
+ * Makes a batch of the provider's consumers suspect and asks them now: each one whose routine wait (`verify`) is in
+ * the due set and that is not suspect already has that wait brought forward to `now` (never later than it was), for
+ * the ordinary rounds to check it on its ticket, and joins the suspect set. A consumer already suspect (its asking is
+ * under way: a flapping node) is left alone, as is one with no routine wait (being applied, braked, retried: asked by
+ * its own wait). One SMISMEMBER, HMGET, ZADD and SADD per batch.
+ *
+ * `again`: the consumers are suspect already and not asked since a while (a straggler, its check could not ask):
+ * their waits are brought forward once more, whether suspect or not.
+ *
+ * KEYS[1]     the provider's suspect set (set of consumer keys)
+ * KEYS[2]     due (sorted set: consumer key → when its wait falls due, ms)
+ * KEYS[3]     due waits (hash: consumer key → its wait's data, JSON)
+ * KEYS[4]     locks (hash: consumer key → `<until, ms> <holder's token>`): a consumer locked now is being checked; it is
+ *             made suspect but its wait is left alone (taken again, it would only find its consumer busy)
+ * ARGV[1]     now (ms)
+ * ARGV[2]     '1' to ask again those suspect already, else ''
+ * ARGV[3..]   the consumers
+ * Returns     the consumers made suspect (or asked again) by this call
+ */
+const suspectWaits: Script<{ provider: string; now: number; again?: boolean; keys: readonly string[] }, string[]> = {
+  keyCount: 4,
+  lua: `
+local keys = {}
+for i = 3, #ARGV do keys[#keys + 1] = ARGV[i] end
+if #keys == 0 then return {} end
+local now, again = tonumber(ARGV[1]), ARGV[2] == '1'
+local already = redis.call('smismember', KEYS[1], unpack(keys))
+local waits = redis.call('hmget', KEYS[3], unpack(keys))
+local locks = redis.call('hmget', KEYS[4], unpack(keys))
+local fresh, forward = {}, {}
+for j = 1, #keys do
+  local wait = waits[j]
+  if (again or already[j] == 0) and wait and string.sub(wait, 1, 16) == '{"wait":"verify"' then
+    fresh[#fresh + 1] = keys[j]
+    local lockedUntil = tonumber(string.match(locks[j] or '', '^(%d+) '))
+    if not lockedUntil or lockedUntil <= now then
+      forward[#forward + 1] = ARGV[1]
+      forward[#forward + 1] = keys[j]
+    end
+  end
+end
+if #forward > 0 then redis.call('zadd', KEYS[2], 'XX', 'LT', unpack(forward)) end
+if #fresh > 0 then redis.call('sadd', KEYS[1], unpack(fresh)) end
+return fresh`,
+  build: (k, a) => ({
+    keys: [k.suspects(a.provider), k.due, k.dueWaits, k.locks],
+    argv: [a.now, a.again ? '1' : '', ...a.keys],
+  }),
   reply: (raw) => (Array.isArray(raw) ? raw.filter((m): m is string => typeof m === 'string') : []),
 };
 
@@ -559,6 +625,7 @@ export const SCRIPTS = {
   release,
   noteSummaries,
   takeCouldNotAsk,
+  suspectWaits,
   scheduleDue,
   takeDue,
   settleDue,

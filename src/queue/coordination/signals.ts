@@ -2,12 +2,12 @@
  * Provider signals, what workers tell each other about the backends and the queue: each
  * provider's **pause** (its checks timed out) and the one probe a pause lets through, the
  * consumers each provider **could not be asked** about (to ask them again promptly when it
- * answers), the record store's **outage** as a worker's watch last saw it (it expires by
+ * answers) and the consumers each provider's node event made **suspect** (to ask them now), the record store's **outage** as a worker's watch last saw it (it expires by
  * itself), and the **sentinel** whose absence says the queue's Redis forgot everything.
  */
 import { CoordinationPart } from './context.js';
 import { perProvider } from './reads.js';
-import { decodeJson, pauseCodec, type Pause } from './values.js';
+import { decodeJson, pauseCodec, suspectEventCodec, type Pause, type SuspectEvent } from './values.js';
 
 /** A provider's pause, as the checks on it take and lift it. */
 export interface PauseSignals {
@@ -27,6 +27,44 @@ export interface CouldNotAskSignals {
   oneCouldNotAsk(provider: string): Promise<string | null>;
   /** The consumers of `provider` last found could-not-ask, removed from the set as they are returned. */
   takeCouldNotAsk(provider: string): Promise<string[]>;
+}
+
+/** The consumers a node event made suspect (rule 13), as the workers ask them and the status reads them. */
+export interface SuspectSignals {
+  /**
+   * Makes every consumer of `provider` asked about suspect, each by bringing its routine wait forward to now (the
+   * ordinary rounds then check it on its ticket), and notes `event` (`of`: the consumers it concerns); replies the
+   * consumers made suspect now (one already suspect, whose asking is under way, is not asked twice).
+   */
+  markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>, askedBefore?: number): Promise<string[]>;
+  /** How many consumers of each provider are suspect, with the last event that made them so. */
+  suspects(providers: readonly string[]): Promise<Map<string, Suspects>>;
+  /**
+   * Brings forward once more the waits of `provider`'s consumers still suspect (stragglers: their checks could not ask,
+   * or were missed); replies how many.
+   */
+  askSuspectsAgain(provider: string): Promise<number>;
+  /** Notes on `provider`'s last event that all its suspects were asked by `asked` (ISO), unless noted already. */
+  suspectsAsked(provider: string, asked: string): Promise<void>;
+  /** The provider's last node events, newest first (at most {@link SUSPECT_EVENTS_KEPT}). */
+  suspectEvents(provider: string): Promise<SuspectEvent[]>;
+}
+
+/** How many of a provider's node events its list keeps (for the consumers' histories). */
+export const SUSPECT_EVENTS_KEPT = 50;
+/** How many consumers one call of the suspect script brings forward (a batch; the batches are pipelined). */
+export const SUSPECT_BATCH = 1_000;
+
+function batchesOf(keys: readonly string[]): string[][] {
+  const batches: string[][] = [];
+  for (let i = 0; i < keys.length; i += SUSPECT_BATCH) batches.push(keys.slice(i, i + SUSPECT_BATCH));
+  return batches;
+}
+
+/** A provider's suspect consumers: how many, and the node event that made them so (null when not known). */
+export interface Suspects {
+  count: number;
+  event: SuspectEvent | null;
 }
 
 /** Whether the queue's Redis still remembers (see {@link markAlive}). */
@@ -57,6 +95,8 @@ export interface SignalReads {
   pauses(providers: readonly string[]): Promise<Map<string, Pause>>;
   /** How many consumers of each provider were last found could-not-ask. */
   couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>>;
+  /** How many consumers of each provider are suspect, and why. */
+  suspects(providers: readonly string[]): Promise<Map<string, Suspects>>;
   alive(): Promise<boolean>;
 }
 
@@ -64,7 +104,8 @@ export interface SignalReads {
  * The signals part of coordination (`coordination.signals`): every slice above, as one shard or a sharded queue serves
  * it.
  */
-export interface SignalsPart extends PauseSignals, CouldNotAskSignals, QueueSentinel, StoreOutageSignal, SignalReads {}
+export interface SignalsPart
+  extends PauseSignals, CouldNotAskSignals, SuspectSignals, QueueSentinel, StoreOutageSignal, SignalReads {}
 
 const decodePause = (raw: string | null) => decodeJson(pauseCodec, raw);
 
@@ -106,6 +147,71 @@ export class Signals extends CoordinationPart implements SignalsPart {
   async couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>> {
     const counts = await Promise.all(providers.map((p) => this.redis.scard(this.keys.couldNotAsk(p))));
     return new Map(providers.map((p, i) => [p, counts[i] ?? 0]));
+  }
+
+  async markSuspects(
+    provider: string,
+    event: Omit<SuspectEvent, 'of' | 'asked'>,
+    askedBefore?: number,
+  ): Promise<string[]> {
+    const checked = this.keys.checked(provider);
+    const all =
+      askedBefore === undefined
+        ? await this.redis.zrange(checked, 0, -1)
+        : await this.redis.zrangebyscore(checked, '-inf', `(${askedBefore}`);
+    // the rounds take what is due by their own clock: brought forward to this one's now
+    const now = Date.now();
+    const fresh = await Promise.all(
+      batchesOf(all).map((keys) => this.scripts.run('suspectWaits', { provider, now, keys })),
+    );
+    const { node, why, at } = event;
+    const text = JSON.stringify({ node, why, at, of: all.length });
+    const events = this.keys.suspectEvents(provider);
+    await this.redis
+      .multi()
+      .set(this.keys.suspectEvent(provider), text)
+      .lpush(events, text)
+      .ltrim(events, 0, SUSPECT_EVENTS_KEPT - 1)
+      .exec();
+    return fresh.flat();
+  }
+
+  async askSuspectsAgain(provider: string): Promise<number> {
+    const left = await this.redis.smembers(this.keys.suspects(provider));
+    const now = Date.now();
+    const asked = await Promise.all(
+      batchesOf(left).map((keys) => this.scripts.run('suspectWaits', { provider, now, again: true, keys })),
+    );
+    return asked.reduce((n, keys) => n + keys.length, 0);
+  }
+
+  async suspectsAsked(provider: string, asked: string): Promise<void> {
+    const key = this.keys.suspectEvent(provider);
+    const event = decodeJson(suspectEventCodec, await this.redis.get(key));
+    if (event && !event.asked) await this.redis.set(key, JSON.stringify({ ...event, asked }));
+  }
+
+  async suspectEvents(provider: string): Promise<SuspectEvent[]> {
+    const raw = await this.redis.lrange(this.keys.suspectEvents(provider), 0, SUSPECT_EVENTS_KEPT - 1);
+    return raw.flatMap((text) => decodeJson(suspectEventCodec, text) ?? []);
+  }
+
+  async suspects(providers: readonly string[]): Promise<Map<string, Suspects>> {
+    const read = this.redis.pipeline();
+    for (const p of providers) read.scard(this.keys.suspects(p)).get(this.keys.suspectEvent(p));
+    const replies = (await read.exec()) ?? [];
+    return new Map(
+      providers.map((p, i) => {
+        const [count, event] = [replies[2 * i]?.[1], replies[2 * i + 1]?.[1]];
+        return [
+          p,
+          {
+            count: typeof count === 'number' ? count : 0,
+            event: decodeJson(suspectEventCodec, typeof event === 'string' ? event : null),
+          },
+        ];
+      }),
+    );
   }
 
   async setStoreOutage(outage: Pause | null, ttlMs = 5_000): Promise<void> {

@@ -115,6 +115,35 @@ export const checkMemoCodec: z.ZodType<CheckMemo> = z.preprocess(
 
 export const pauseCodec: z.ZodType<Pause> = z.object({ since: z.string(), reason: z.string() });
 
+/**
+ * Why a node's consumers were made suspect: the kinds of an incarnation change (`src/adapters/incarnation.ts`), or
+ * `loss-wave`: the provider showed a wave of logins found `missing` (the rule `src/queue/contest.ts` keeps).
+ */
+export const SUSPECT_WHYS = ['new-system-id', 'new-run-id', 'promoted', 'answers-again', 'loss-wave'] as const;
+
+export type SuspectWhy = (typeof SUSPECT_WHYS)[number];
+
+/** The node event that made a provider's consumers suspect, as the queue's Redis keeps it. No secret in it. */
+export interface SuspectEvent {
+  /** `host:port`. */
+  node: string;
+  why: SuspectWhy;
+  /** When a worker saw it (ISO). */
+  at: string;
+  /** How many consumers it concerned (those of the provider asked about then). */
+  of: number;
+  /** When every consumer it made suspect had been asked (ISO); absent while some are not. */
+  asked?: string | undefined;
+}
+
+export const suspectEventCodec: z.ZodType<SuspectEvent> = z.object({
+  node: noteAddress,
+  why: z.enum(SUSPECT_WHYS),
+  at: z.string().max(40),
+  of: z.number().int().nonnegative(),
+  asked: z.string().max(40).optional(),
+});
+
 export const orphanReportCodec: z.ZodType<OrphanReport> = z.object({
   at: z.string(),
   prefix: z.string(),

@@ -2,7 +2,7 @@
  * The signals of a sharded queue (`../sharded-coordination.ts`): pauses, probes and the record
  * store's outage in the home shard; could-not-ask sets and the sentinel in every shard.
  */
-import type { Pause, SignalsPart } from '../coordination.js';
+import type { Pause, SignalsPart, SuspectEvent, Suspects } from '../coordination.js';
 import type { Shards } from './shards.js';
 
 export class ShardedSignals implements SignalsPart {
@@ -43,6 +43,42 @@ export class ShardedSignals implements SignalsPart {
   async couldNotAskCounts(providers: readonly string[]): Promise<Map<string, number>> {
     const counts = await this.shards.all((s) => s.couldNotAskCounts(providers));
     return new Map(providers.map((p) => [p, counts.reduce((sum, c) => sum + (c.get(p) ?? 0), 0)]));
+  }
+
+  async markSuspects(
+    provider: string,
+    event: Omit<SuspectEvent, 'of' | 'asked'>,
+    askedBefore?: number,
+  ): Promise<string[]> {
+    return (await this.shards.all((s) => s.markSuspects(provider, event, askedBefore))).flat();
+  }
+
+  async askSuspectsAgain(provider: string): Promise<number> {
+    return (await this.shards.all((s) => s.askSuspectsAgain(provider))).reduce((n, m) => n + m, 0);
+  }
+
+  async suspectsAsked(provider: string, asked: string): Promise<void> {
+    await this.shards.all((s) => s.suspectsAsked(provider, asked));
+  }
+
+  /** The home shard's (each shard keeps the same events, its own count in `of`). */
+  async suspectEvents(provider: string): Promise<SuspectEvent[]> {
+    const each = await this.shards.all((s) => s.suspectEvents(provider));
+    return each[0] ?? [];
+  }
+
+  /** Summed over the shards; the event the newest shard noted, its count the shards' sum. */
+  async suspects(providers: readonly string[]): Promise<Map<string, Suspects>> {
+    const each = await this.shards.all((s) => s.suspects(providers));
+    return new Map(
+      providers.map((p) => {
+        const found = each.map((m) => m.get(p) ?? { count: 0, event: null });
+        const events = found.flatMap((f) => (f.event ? [f.event] : []));
+        const newest = events.sort((a, b) => (a.at < b.at ? 1 : -1))[0];
+        const of = events.filter((e) => e.at === newest?.at).reduce((n, e) => n + e.of, 0);
+        return [p, { count: found.reduce((n, f) => n + f.count, 0), event: newest ? { ...newest, of } : null }];
+      }),
+    );
   }
 
   /** Alive only while every shard's sentinel is: one master restarted empty is the queue forgetting its shards. */

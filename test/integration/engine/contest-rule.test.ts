@@ -104,8 +104,11 @@ describe('the contested-login count, in a real Redis', () => {
             finding(key, t0 + restart * MINUTE + i * 15_000, 'missing', 'missing (the backend has no such ACL user)'),
           ),
         );
-      // the first one found is counted until the second shows the wave: then taken back
-      expect(outcomes.slice(1)).toEqual([{ counted: false }, { counted: false }, { counted: false }]);
+      // the first one found is counted until the second shows the wave (said once: its consumers become suspect):
+      // then taken back; the later restarts' findings are that wave going on (it is kept its span in real time, and
+      // these findings' times are made up)
+      const began = restart === 0 ? { waveBegan: true, waveSince: t0 } : {};
+      expect(outcomes.slice(1)).toEqual([{ counted: false, ...began }, { counted: false }, { counted: false }]);
     }
     expect((await coordination.contests.contested(['cache'], t0 + 41 * MINUTE, 10)).get('cache')!.count).toBe(0);
     // the first of each wave had its finding taken back: a real change later is its first
@@ -137,6 +140,8 @@ describe('the contested-login count, in a real Redis', () => {
     });
     expect(await coordination.notes.noteTimeline([], finding('cache/b', t0 + 20 * MINUTE + 5000, 'missing'))).toEqual({
       counted: false,
+      waveBegan: true,
+      waveSince: t0 + 20 * MINUTE,
     });
     expect(await coordination.contests.contestOf('cache/a', t0 + 21 * MINUTE)).toBeNull();
   });

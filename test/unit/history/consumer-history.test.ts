@@ -89,6 +89,40 @@ describe("a consumer's history", () => {
     );
   });
 
+  it("lists each of its provider's node events since it was made as a line by node, in the state it found it in", () => {
+    const event = (s: number, why: 'new-run-id' | 'loss-wave') => ({
+      node: '10.0.0.6:6379',
+      why,
+      at: at(s).toISOString(),
+      of: 200,
+    });
+    // newest first, as the provider's list keeps them; one from before the record was made is not its
+    const nodeEvents = [
+      event(25, 'loss-wave'),
+      event(9, 'new-run-id'),
+      { ...event(0, 'new-run-id'), at: '2026-12-01T00:00:00.000Z' },
+    ];
+    const h = consumerHistory(record, quietHeal(10, '10.0.0.6:6379'), null, nodeEvents);
+    expect(h.transitions.map((t) => [t.at, t.from, t.to, t.by, t.node, t.recorded])).toEqual([
+      [at(1).toISOString(), 'pending', 'applying', 'desired', null, true],
+      [at(2).toISOString(), 'applying', 'held', 'desired', null, true],
+      [at(9).toISOString(), 'held', 'held', 'node', '10.0.0.6:6379', false],
+      [at(10).toISOString(), 'held', 'lost', 'check', '10.0.0.6:6379', false],
+      [at(11).toISOString(), 'lost', 'held', 'heal', '10.0.0.6:6379', false],
+      [at(20).toISOString(), 'held', 'applying', 'check', null, true],
+      [at(21).toISOString(), 'applying', 'held', 'check', null, true],
+      [at(25).toISOString(), 'held', 'held', 'node', '10.0.0.6:6379', false],
+      [at(30).toISOString(), 'held', 'suspended', 'command', null, true],
+    ]);
+    expect(h.transitions.filter((t) => t.by === 'node').map((t) => t.reason)).toEqual([
+      '10.0.0.6:6379 restarted at 09:00:09 (new run id): suspect, asked at once',
+      '10.0.0.6:6379 lost logins at 09:00:25 (a wave of logins found missing): suspect, asked at once',
+    ]);
+    expect(formatHistory(h)).toContain(
+      `\n${at(9).toISOString()}  held → held         node     10.0.0.6:6379  10.0.0.6:6379 restarted at 09:00:09 (new run id): suspect, asked at once\n`,
+    );
+  });
+
   it('leaves out what came before --since, says older transitions are gone once the record is full, and says an unread timeline', () => {
     expect(consumerHistory(record, quietHeal(10), at(20).getTime()).transitions.map((t) => t.to)).toEqual([
       'applying',

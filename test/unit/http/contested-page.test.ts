@@ -30,6 +30,7 @@ describe('contested consumers on the dashboard', () => {
       paused: null,
       lastCheckAt: null,
       couldNotAsk: 0,
+      suspects: null,
       deepCheckEveryMs: null,
       nodes: [],
       problems: [],

@@ -15,6 +15,7 @@ const facts: QueueFacts = {
   lastCheckAt: new Map(),
   orphans: new Map(),
   contested: new Map(),
+  suspects: new Map(),
 };
 
 describe('holdfast_backend_nodes', () => {

@@ -28,6 +28,28 @@ const facts: QueueFacts = {
   lastCheckAt: new Map([['cache', 1_700_000_100_000]]),
   orphans: new Map([['cache', 2]]),
   contested: new Map([['cache', 1]]),
+  suspects: new Map([
+    [
+      'cache',
+      {
+        count: 4,
+        event: { node: '127.0.0.1:6379', why: 'new-run-id' as const, at: '2026-12-07T06:05:10.000Z', of: 10 },
+      },
+    ],
+    [
+      'ledger',
+      {
+        count: 0,
+        event: {
+          node: '127.0.0.1:5432',
+          why: 'new-system-id' as const,
+          at: '2026-12-07T06:00:00.000Z',
+          of: 3,
+          asked: '2026-12-07T06:00:02.500Z',
+        },
+      },
+    ],
+  ]),
 };
 
 function sources(over: Partial<ScrapeSources> = {}): ScrapeSources {
@@ -47,7 +69,7 @@ async function scraped(metrics: Metrics, deadlineMs?: number): Promise<string[]>
 }
 
 describe('the gauges read when scraped', () => {
-  it('show the consumers by state, the unserved by name and since when, intervals, last checks, orphans, contested consumers and held-back removals', async () => {
+  it('show the consumers by state, the unserved by name and since when, intervals, last checks, orphans, contested and suspect consumers and held-back removals', async () => {
     const metrics = new Metrics();
     metrics.scrapeFrom(sources());
     expect(await scraped(metrics)).toEqual(
@@ -62,6 +84,10 @@ describe('the gauges read when scraped', () => {
         'holdfast_last_check_timestamp_seconds{provider="cache"} 1700000100',
         'holdfast_orphan_logins{provider="cache"} 2',
         'holdfast_contested_consumers{provider="cache"} 1',
+        'holdfast_suspect_consumers{provider="cache",node="127.0.0.1:6379"} 4',
+        'holdfast_suspect_event_timestamp_seconds{provider="cache",node="127.0.0.1:6379",why="new-run-id"} 1796623510',
+        'holdfast_suspect_consumers{provider="ledger",node="127.0.0.1:5432"} 0',
+        'holdfast_suspect_asked_seconds{provider="ledger",node="127.0.0.1:5432"} 2.5',
         'holdfast_removals_held_back{provider="cache"} 7',
         'holdfast_queue_jobs{state="delayed"} 3',
         'holdfast_store_up 1',

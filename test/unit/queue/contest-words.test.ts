@@ -73,6 +73,7 @@ describe('contested logins in words', () => {
       paused: null,
       lastCheckAt: null,
       couldNotAsk: 0,
+      suspects: null,
       deepCheckEveryMs: null,
       nodes: [],
       problems: [],

@@ -23,6 +23,7 @@ function sources(note: NodesNote | undefined): StatusSources {
     signals: {
       pauses: () => new Map(),
       couldNotAskCounts: () => new Map(),
+      suspects: () => new Map(),
       alive: () => true,
     },
     contests: { contested: () => new Map() },

@@ -44,6 +44,8 @@ interface World {
   pause: boolean;
   nodes: 'none' | 'one-down' | 'lacking';
   couldNotAsk: number;
+  /** Consumers a node event made suspect, not asked since. */
+  suspects: number;
   heldRemovals: boolean;
   orphans: boolean;
   lastCheckAt: 'recent' | 'long-ago' | 'none';
@@ -76,6 +78,7 @@ const worldArb: fc.Arbitrary<World> = fc.record({
   pause: mostly(false, true),
   nodes: mostly<World['nodes']>('none', 'one-down', 'lacking'),
   couldNotAsk: mostly(0, 3),
+  suspects: mostly(0, 1, 4),
   heldRemovals: mostly(false, true),
   orphans: mostly(false, true),
   lastCheckAt: mostly<World['lastCheckAt']>('recent', 'long-ago', 'none'),
@@ -92,6 +95,7 @@ const GREEN: World = {
   pause: false,
   nodes: 'none',
   couldNotAsk: 0,
+  suspects: 0,
   heldRemovals: false,
   orphans: false,
   lastCheckAt: 'recent',
@@ -129,6 +133,7 @@ function sources(world: World): StatusSources {
     ),
   );
   const checked = world.consumers.map((c, i) => [keys[i]!, c.checkedAt] as [string, number]);
+  const restart = { node: '10.0.0.1:6379', why: 'new-run-id' as const, at: '2026-12-07T06:05:10.000Z' };
   const pause: Pause = { since: new Date(at - 30_000).toISOString(), reason: 'checks time out' };
   const nodes: NodesNote | undefined =
     world.nodes === 'none'
@@ -165,6 +170,12 @@ function sources(world: World): StatusSources {
     signals: {
       pauses: () => new Map(world.pause ? [['cache', pause]] : []),
       couldNotAskCounts: () => new Map(world.couldNotAsk > 0 ? [['cache', world.couldNotAsk]] : []),
+      suspects: () =>
+        new Map(
+          world.suspects > 0
+            ? [['cache', { count: world.suspects, event: { ...restart, of: Math.max(4, world.suspects) } }]]
+            : [],
+        ),
       alive: () => world.alive,
     },
     contests: { contested: () => new Map() },
@@ -257,6 +268,19 @@ describe('a red status names its reason', () => {
     expect(report.providers[0]!.problems).toEqual([
       "2 consumer states in the queue's Redis that holdfast did not write (cache/u0, cache/u1): unverified, taken as not asked; forged by a writer of that Redis, or left by a release before seals until the next sweep notes them again",
     ]);
+  });
+
+  it('is red while a node event has consumers not asked since, naming the node, what happened, when, and how many', async () => {
+    const report = await statusReport(sources({ ...GREEN, suspects: 3 }), now);
+    expect(report.healthy).toBe(false);
+    expect(report.providers[0]!.problems).toEqual([
+      'cache 10.0.0.1:6379 restarted at 06:05:10 (new run id): 3 of 4 consumers not asked since',
+    ]);
+    expect(report.providers[0]!.suspects).toEqual({
+      count: 3,
+      event: { node: '10.0.0.1:6379', why: 'new-run-id', at: '2026-12-07T06:05:10.000Z', of: 4 },
+    });
+    expect((await statusReport(sources(GREEN), now)).providers[0]!.suspects).toBeNull();
   });
 
   it('names its reason in every generated world that is red', async () => {

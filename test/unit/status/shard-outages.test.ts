@@ -32,6 +32,7 @@ function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coo
     signals: {
       pauses: () => new Map(),
       couldNotAskCounts: () => new Map(),
+      suspects: () => new Map(),
       alive: () => true,
     },
     contests: { contested: () => new Map() },
