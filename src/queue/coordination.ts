@@ -49,6 +49,7 @@ export type {
   SignalReads,
   SignalsPart,
   StoreOutageSignal,
+  SuspectListing,
   SuspectSignals,
   Suspects,
 } from './coordination/signals.js';
