@@ -46,8 +46,10 @@ export function nodeEventCell(p: ProviderHealth, events: NodeEvents, now: number
   }
   const title = escapeHtml(nodeEventTitle(event));
   const of = Math.max(event.of, left);
-  if (left === 0)
-    return `<span data-node-event="asked">${title}, ${escapeHtml(ago(event.at, now))}: all ${count(event.of)} asked since</span>`;
+  const when = escapeHtml(ago(event.at, now));
+  if (left === 0 && event.of === 0)
+    return `<span data-node-event="asked">${title}, ${when}: none of its consumers had been asked about before it</span>`;
+  if (left === 0) return `<span data-node-event="asked">${title}, ${when}: all ${count(event.of)} asked since</span>`;
   return (
     `<span data-node-event="suspect" data-suspects="${left}"><span class="mark">${title}</span>: ` +
     `<progress value="${of - left}" max="${of}"></progress> ${count(left)} of ${count(of)} not asked since</span>`

@@ -95,6 +95,11 @@ describe('the status page in the middle of an incident', () => {
       '<span data-node-event="asked">node 127.0.0.1:6379 restarted at 06:05:10 (new run id), 30s ago: all 10,000 asked since</span>',
     );
     expect(drained).not.toContain('id="incident"');
+    // an event when none of its consumers had been asked about yet (all just applied): not `all 0 asked`
+    const none: NodeEvents = new Map([['cache', { count: 0, event: { ...event, of: 0 }, sample: [] }]]);
+    expect(statusPage(report(provider(null)), {}, [], new Map(), none)).toContain(
+      '(new run id), 30s ago: none of its consumers had been asked about before it</span>',
+    );
     expect(statusPage(report(provider(null)), {}, [], new Map(), new Map())).toContain('<td>-</td><td>0</td>');
     const unread = statusPage(report(provider({ count: 5, event })), {}, [], new Map(), null);
     expect(unread).toContain('5 of 10,000 not asked since');
