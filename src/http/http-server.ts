@@ -37,6 +37,7 @@ import { hostPort, refuseExposedDashboard } from './listen-guard.js';
 import { consumerPage, PAGE_CSP, statusPage } from './status-page.js';
 import { readContest } from './contest-read.js';
 import { readNodeEvents } from './node-event-read.js';
+import { pageReasons } from './incident-view.js';
 import { readTimelines } from '../history/timeline-read.js';
 import { HISTORY_ROUTE, historyAnswer } from './history-route.js';
 import { chosenScale, SCALE_REFUSED } from './timeline-scale.js';
@@ -182,7 +183,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         statusPage(
           r,
           { provider: query.provider || undefined, state: query.state || undefined, scale, startedAt },
-          redReasons(r),
+          pageReasons(r),
           timelines,
           nodeEvents,
         ),

@@ -7,12 +7,20 @@
 import { nodeEventWords } from '../adapters/incarnation-words.js';
 import type { SuspectEvent } from '../queue/coordination.js';
 import { ago } from '../status/format-status.js';
-import type { ConsumerStatus, ProviderHealth, StatusReport } from '../status/status-report.js';
+import {
+  redReasons,
+  reportLines,
+  type ConsumerStatus,
+  type ProviderHealth,
+  type StatusReport,
+} from '../status/status-report.js';
 import { escapeHtml } from './escape-html.js';
 import type { NodeEvents } from './node-event-read.js';
 
 /** Consumers named per list; the others are counted. */
 export const LISTED = 50;
+/** Consumers' own lines among the reasons under the verdict; the others are listed below it. */
+export const REASONS_LISTED = 10;
 
 const count = (n: number) => n.toLocaleString('en-US');
 
@@ -95,4 +103,15 @@ export function incidentSection(report: StatusReport, events: NodeEvents): strin
       : [];
   });
   return parts.length === 0 ? '' : `<h2>To look at now</h2><div id="incident">${parts.join('')}</div>`;
+}
+
+/**
+ * The reasons under the verdict: every line of the report and its providers, then the first {@link REASONS_LISTED}
+ * consumers' own lines and how many more (a restart's hundreds of losses are listed below, not in the verdict).
+ */
+export function pageReasons(report: StatusReport): string[] {
+  const all = redReasons(report);
+  const head = reportLines(report).length + REASONS_LISTED;
+  const more = all.length - head;
+  return more > 0 ? [...all.slice(0, head), `… and ${count(more)} more consumers not served: listed below`] : all;
 }

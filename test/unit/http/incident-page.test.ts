@@ -4,7 +4,7 @@
  * event marked on the timeline; and `holdfast status` saying the same line with its numbers readable.
  */
 import { describe, expect, it } from 'vitest';
-import { LISTED } from '../../../src/http/incident-view.js';
+import { LISTED, pageReasons, REASONS_LISTED } from '../../../src/http/incident-view.js';
 import { readNodeEvents, SUSPECTS_LISTED, type NodeEvents } from '../../../src/http/node-event-read.js';
 import { statusPage } from '../../../src/http/status-page.js';
 import type { SuspectEvent, Suspects } from '../../../src/queue/coordination.js';
@@ -143,6 +143,21 @@ describe('the status page in the middle of an incident', () => {
     expect(listed).not.toContain('cache/u050');
     expect(listed).toMatch(/cache\/u049<\/a>, <span class="more">and 70 more<\/span><\/p>$/);
     expect(html).not.toContain('<script>alert');
+  });
+
+  it(`says under the verdict every provider's line and the first ${REASONS_LISTED} consumers' own, then how many more`, () => {
+    const unserved = Array.from({ length: 120 }, (_, i) => lost(`cache/u${String(i).padStart(3, '0')}`));
+    const p = provider({ count: 6120, event }, { healthy: false, states: { held: 9880, lost: 120 } });
+    const reasons = pageReasons(report(p, unserved));
+    expect(reasons).toHaveLength(1 + REASONS_LISTED + 1);
+    expect(reasons[0]).toBe(`provider cache: ${LINE}`);
+    expect(reasons[1]).toBe(`cache/u000: lost (missing ${HOSTILE})`);
+    expect(reasons.at(-1)).toBe('… and 110 more consumers not served: listed below');
+    const html = statusPage(report(p, unserved), {}, reasons, new Map(), events(6120, []));
+    expect(html.match(/<ul class="reasons">.*?<\/ul>/)?.[0].match(/<li>/g)).toHaveLength(12);
+    expect(html).not.toContain('<script>alert');
+    // a few: every one said
+    expect(pageReasons(report(p, unserved.slice(0, 3)))).toHaveLength(4);
   });
 
   it('marks the node event on the timeline, and shows the last hour by default while it is in it', () => {
