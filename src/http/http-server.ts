@@ -36,6 +36,8 @@ import { hostMatcher } from './host-check.js';
 import { hostPort, refuseExposedDashboard } from './listen-guard.js';
 import { consumerPage, PAGE_CSP, statusPage } from './status-page.js';
 import { readContest } from './contest-read.js';
+import { readNodeEvents } from './node-event-read.js';
+import { pageReasons } from './incident-view.js';
 import { readTimelines } from '../history/timeline-read.js';
 import { HISTORY_ROUTE, historyAnswer } from './history-route.js';
 import { chosenScale, SCALE_REFUSED } from './timeline-scale.js';
@@ -170,19 +172,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     let r = await report(false);
     // (a store that did not answer leaves nothing to list: not asked twice)
     if (r.total > 0 && r.total <= PAGE_LISTS_ALL_UP_TO) r = await report(true);
-    const timelines = await readTimelines(
-      coordination.notes,
-      r.providers.map((p) => p.provider),
-      Date.parse(r.at),
-    );
+    const names = r.providers.map((p) => p.provider);
+    const [timelines, nodeEvents] = await Promise.all([
+      readTimelines(coordination.notes, names, Date.parse(r.at)),
+      readNodeEvents(coordination.signals, names),
+    ]);
     return reply
       .type('text/html; charset=utf-8')
       .send(
         statusPage(
           r,
           { provider: query.provider || undefined, state: query.state || undefined, scale, startedAt },
-          redReasons(r),
+          pageReasons(r),
           timelines,
+          nodeEvents,
         ),
       );
   });

@@ -15,11 +15,16 @@ import type { ConsumerStatus, StatusReport } from '../status/status-report.js';
 import { isUnreadable, type StoredConsumer } from '../store/consumer-record.js';
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { TimelineEvent } from '../queue/timeline-event.js';
-import { consumerTimelineSvg, providerTimelineSvg } from './timeline-svg.js';
+import { consumerTimelineSvg, providerTimelineSvg, type NodeMark } from './timeline-svg.js';
+import { consumerLink, incidentSection, nodeEventCell, nodeEventTitle } from './incident-view.js';
+import type { NodeEvents } from './node-event-read.js';
 import { defaultScale, SCALE_PARAMETER, TIMELINE_SCALES, type TimelineScale } from './timeline-scale.js';
 import { recentTransitions } from '../history/recent-transitions.js';
 
 const REFRESH_SECONDS = 5;
+
+/** A count as a person reads it: `10,000`. */
+const count = (n: number) => n.toLocaleString('en-US');
 
 export { escapeHtml };
 
@@ -30,6 +35,7 @@ table { border-collapse: collapse; } th, td { text-align: left; padding: .25em .
 th { background: #f4f4f4; } .bad { background: #fde8e8; } .mark { color: #b00; font-weight: bold; }
 .ok { color: #070; font-weight: bold; } .verdict { font-size: 1.2em; margin: .5em 0; } ul.reasons { color: #b00; margin: .3em 0; }
 form { margin: .5em 0; } nav a { margin-right: 1em; } code { background: #f4f4f4; padding: 0 .2em; }
+progress { width: 6em; vertical-align: middle; } .incident p { margin: .2em 0 .2em 1em; } .more { color: #555; }
 svg.timeline { display: block; margin: .2em 0 .8em; border: 1px solid #ddd; background: #fff; } h3 { font-size: 1em; margin: .6em 0 .1em; }`;
 
 /** Submits the filter form when a choice changes (without a script, the filter button shows). */
@@ -60,10 +66,6 @@ function page(title: string, body: string): string {
 ${body}
 <p><small>refreshes every ${REFRESH_SECONDS} s</small></p><script>${SCRIPT}</script></body></html>
 `;
-}
-
-function consumerLink(key: string): string {
-  return `<a href="/consumer?key=${encodeURIComponent(key)}">${escapeHtml(key)}</a>`;
 }
 
 function consumerRow(c: ConsumerStatus, now: number): string {
@@ -120,16 +122,33 @@ function scaleChoice(shown: TimelineScale, chosen: boolean, query: Record<string
 /** The scale shown: the one chosen, else the default for these events. */
 function shownScale(
   chosen: TimelineScale | undefined,
-  events: Iterable<TimelineEvent>,
+  events: Iterable<Pick<TimelineEvent, 'at'>>,
   now: number,
   startedAt?: number,
 ) {
   return chosen ?? defaultScale(events, now, startedAt);
 }
 
-/** The providers' pictures of the last hour or 24 h. */
-function timelineSection(report: StatusReport, timelines: Timelines, now: number, filter: PageFilter): string {
-  const scale = shownScale(filter.scale, timelines ? [...timelines.values()].flat() : [], now, filter.startedAt);
+/** The provider's last node event as its timeline marks it (none when it is not known). */
+function nodeMarksOf(provider: string, nodeEvents: NodeEvents): NodeMark[] {
+  const event = nodeEvents?.get(provider)?.event;
+  const at = event ? Date.parse(event.at) : NaN;
+  if (!event || !Number.isFinite(at)) return [];
+  const made = `${event.of.toLocaleString('en-US')} consumer${event.of === 1 ? '' : 's'} made suspect`;
+  return [{ at, words: `${provider}: ${nodeEventTitle(event)}: ${made}` }];
+}
+
+/** The providers' pictures of the last hour or 24 h, each with its last node event. */
+function timelineSection(
+  report: StatusReport,
+  timelines: Timelines,
+  now: number,
+  filter: PageFilter,
+  nodeEvents: NodeEvents,
+): string {
+  const marks = new Map(report.providers.map((p) => [p.provider, nodeMarksOf(p.provider, nodeEvents)]));
+  const moments = [...(timelines ? [...timelines.values()].flat() : []), ...[...marks.values()].flat()];
+  const scale = shownScale(filter.scale, moments, now, filter.startedAt);
   const heading = `<h2>${TIMELINE_SCALES[scale].heading}</h2>`;
   // the filter kept in the links only as the page knows it: a provider it shows, a state it has a meaning for
   const kept = {
@@ -141,7 +160,7 @@ function timelineSection(report: StatusReport, timelines: Timelines, now: number
     return `${heading}${choice}<p class="mark" id="timelines">The timelines could not be read from the queue's Redis.</p>`;
   const pictures = report.providers.map(
     (p) =>
-      `<h3>${escapeHtml(p.provider)}</h3>${providerTimelineSvg(p.provider, timelines.get(p.provider) ?? [], unservedNow(p.states), now, scale)}`,
+      `<h3>${escapeHtml(p.provider)}</h3>${providerTimelineSvg(p.provider, timelines.get(p.provider) ?? [], unservedNow(p.states), now, scale, marks.get(p.provider))}`,
   );
   return `${heading}${choice}<div id="timelines">${pictures.join('') || '<p>no providers</p>'}</div>`;
 }
@@ -177,29 +196,35 @@ function firstAppliesSection(report: StatusReport): string {
   return lines.length === 0 ? '' : `<h2>First applies</h2><ul id="first-applies">${lines.join('')}</ul>`;
 }
 
-/** The status page: verdict and reasons, providers, then the consumers (unserved first, marked), filtered. */
+/**
+ * The status page: verdict and reasons, the consumers to look at now (unserved, suspect), providers (each with its last
+ * node event), timelines, then the consumers (unserved first, marked), filtered. `nodeEvents`: each provider's last
+ * node event and a few of its suspects (null: unreadable).
+ */
 export function statusPage(
   report: StatusReport,
   filter: PageFilter,
   reasons: string[],
   timelines: Timelines = new Map(),
+  nodeEvents: NodeEvents = new Map(),
 ): string {
   const now = Date.parse(report.at);
   const verdict = report.healthy
-    ? `<p class="verdict ok" id="verdict">Every consumer served: ${report.total} held</p>`
-    : `<p class="verdict mark" id="verdict">NOT SERVED: ${report.unserved} of ${report.total} consumers</p>` +
+    ? `<p class="verdict ok" id="verdict">Every consumer served: ${count(report.total)} held</p>`
+    : `<p class="verdict mark" id="verdict">NOT SERVED: ${count(report.unserved)} of ${count(report.total)} consumers</p>` +
       `<ul class="reasons">${reasons.map((r) => `<li>${escapeHtml(r)}</li>`).join('')}</ul>`;
   const providers = report.providers
     .map((p) => {
       const counts = Object.entries(p.states)
-        .map(([s, n]) => `${n} ${escapeHtml(s)}`)
+        .map(([s, n]) => `${count(n)} ${escapeHtml(s)}`)
         .join(', ');
       const cells = [
         `${p.healthy ? '' : '<span class="mark">✗ </span>'}${escapeHtml(p.provider)}`,
-        `${p.consumers}`,
-        `${p.declared ?? '-'}`,
+        count(p.consumers),
+        p.declared === null ? '-' : count(p.declared),
         counts || '-',
         p.lastCheckAt ? escapeHtml(ago(p.lastCheckAt, now)) : '-',
+        nodeEventCell(p, nodeEvents, now),
         contestedCell(p),
         p.problems.map(escapeHtml).join('<br>'),
       ];
@@ -213,15 +238,16 @@ export function statusPage(
   const listing =
     report.listing === 'all'
       ? ''
-      : `<p>Only the consumers not served are listed (${report.total} in all); <code>holdfast status --all</code> lists every one.</p>`;
+      : `<p>Only the consumers not served are listed (${count(report.total)} in all); <code>holdfast status --all</code> lists every one.</p>`;
   return page(
     `holdfast: ${report.healthy ? 'served' : 'NOT SERVED'}`,
     `<h1>holdfast</h1>${verdict}
+${incidentSection(report, nodeEvents)}
 ${firstAppliesSection(report)}
 <h2>Providers</h2>
-<table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>contested</th><th>problems</th></tr>${providers}</table>
+<table id="providers"><tr><th>provider</th><th>consumers</th><th>declared</th><th>by state</th><th>last check</th><th>node event</th><th>contested</th><th>problems</th></tr>${providers}</table>
 ${turnedAwaySection(report)}
-${timelineSection(report, timelines, now, filter)}
+${timelineSection(report, timelines, now, filter, nodeEvents)}
 <h2>Consumers</h2>${listing}
 <form method="get" action="/">${select(
       'provider',

@@ -35,10 +35,14 @@ export function chosenScale(raw: unknown): TimelineScale | undefined | null {
 }
 
 /**
- * The scale a page shows when none is chosen: the last hour when any event falls in it or the dashboard started less
+ * The scale a page shows when none is chosen: the last hour when any event (a loss, a heal, a node event) falls in it or the dashboard started less
  * than an hour before `now` (`startedAt`), else the 24 h.
  */
-export function defaultScale(events: Iterable<TimelineEvent>, now: number, startedAt = -Infinity): TimelineScale {
+export function defaultScale(
+  events: Iterable<Pick<TimelineEvent, 'at'>>,
+  now: number,
+  startedAt = -Infinity,
+): TimelineScale {
   if (startedAt > now - HOUR) return '1h';
   for (const e of events) if (e.at > now - HOUR && e.at <= now) return '1h';
   return '24h';

@@ -150,9 +150,27 @@ function allMarks(events: readonly TimelineEvent[], x: (t: number) => number): s
   return `${laneLabels()}${marks('lost', events, x)}${marks('healed', events, x)}${marks('brake', events, x)}`;
 }
 
+/** A node event drawn across a provider's timeline (a node restarted, …): when, and its words. */
+export interface NodeMark {
+  at: number;
+  /** `cache 127.0.0.1:6379 restarted at 06:05:10 (new run id): 10,000 consumers made suspect`. */
+  words: string;
+}
+
+/** Each node event within the span as a dashed blue line across the chart and the lanes, titled with its words. */
+function nodeMarks(marks: readonly NodeMark[], now: number, spanMs: number, x: (t: number) => number): string {
+  return marks
+    .filter((m) => m.at >= now - spanMs && m.at <= now)
+    .map((m) => {
+      const at = fixed(x(m.at));
+      return `<g data-kind="node-event" data-at="${m.at}"><title>${escapeHtml(m.words)}</title><line x1="${at}" y1="${TOP}" x2="${at}" y2="${LANES.brake + 6}" stroke="#15c" stroke-width="2" stroke-dasharray="4 2"/><text x="${at}" y="${TOP + 8}" dx="-3" font-size="10" text-anchor="end" fill="#15c">node event</text></g>`;
+    })
+    .join('');
+}
+
 /**
- * A provider's last hour or 24 h (`scale`): its consumers not served over time, heals and brakes; `unservedNow`: how
- * many are not served now.
+ * A provider's last hour or 24 h (`scale`): its consumers not served over time, heals and brakes, and its node events
+ * (`nodeEvents`); `unservedNow`: how many are not served now.
  */
 export function providerTimelineSvg(
   provider: string,
@@ -160,10 +178,11 @@ export function providerTimelineSvg(
   unservedNow: number,
   now: number,
   scale: TimelineScale = '24h',
+  nodeEvents: readonly NodeMark[] = [],
 ): string {
   const { spanMs, words } = TIMELINE_SCALES[scale];
   const x = axisOf(now, spanMs);
-  const body = `${hourAxis(now, x, scale)}${barChart(unservedSteps(events, unservedNow, now, spanMs), x)}${allMarks(within(events, now, spanMs), x)}`;
+  const body = `${hourAxis(now, x, scale)}${barChart(unservedSteps(events, unservedNow, now, spanMs), x)}${allMarks(within(events, now, spanMs), x)}${nodeMarks(nodeEvents, now, spanMs, x)}`;
   return svg(
     `${provider}: consumers not served, heals and brakes over ${words} (UTC)`,
     `data-provider="${escapeHtml(provider)}" data-scale="${scale}"`,

@@ -50,6 +50,7 @@ export type {
   SignalReads,
   SignalsPart,
   StoreOutageSignal,
+  SuspectListing,
   SuspectSignals,
   Suspects,
 } from './coordination/signals.js';

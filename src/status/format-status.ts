@@ -17,6 +17,9 @@ export function ago(iso: string, now: number): string {
   return s >= 0 ? `${words} ago` : `in ${words}`;
 }
 
+/** A count as a person reads it: `10,000`. */
+const count = (n: number) => n.toLocaleString('en-US');
+
 function table(rows: string[][]): string {
   // not Math.max(...cells): a table of 100,000 consumers (--all) is no argument list
   const widths = rows[0]?.map((_, i) => rows.reduce((widest, r) => Math.max(widest, (r[i] ?? '').length), 0)) ?? [];
@@ -48,14 +51,14 @@ export function formatStatus(report: StatusReport): string {
   for (const p of report.providers) {
     const counts = Object.entries(p.states)
       .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([state, n]) => `${n} ${state}`)
+      .map(([state, n]) => `${count(n)} ${state}`)
       .join(', ');
     const deep =
       p.deepCheckEveryMs !== null
         ? `, rules compared every ${formatDuration(Math.max(1000, Math.round(p.deepCheckEveryMs / 1000) * 1000))}`
         : '';
     lines.push(
-      `provider ${p.provider}: ${p.consumers} consumer${p.consumers === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${p.declared !== null ? `, ${p.declared} declared` : ''}${deep}`,
+      `provider ${p.provider}: ${count(p.consumers)} consumer${p.consumers === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${p.declared !== null ? `, ${count(p.declared)} declared` : ''}${deep}`,
     );
     if (p.firstApplies) lines.push(`  first applies: ${progressWords(p.firstApplies)}`);
     lines.push(...contestedLines(p));
@@ -81,11 +84,11 @@ export function formatStatus(report: StatusReport): string {
   }
   lines.push('');
   if (report.healthy) {
-    lines.push(`all ${report.total} consumers held`);
+    lines.push(`all ${count(report.total)} consumers held`);
   } else {
     const unread = report.unreadableShards.length;
     const shards = unread > 0 ? `${unread} queue shard${unread === 1 ? '' : 's'} could not be read` : '';
-    const counts = report.total > 0 ? `${report.unserved} of ${report.total} consumers not served` : '';
+    const counts = report.total > 0 ? `${count(report.unserved)} of ${count(report.total)} consumers not served` : '';
     const summary = [counts, shards].filter(Boolean).join('; ');
     lines.push(`NOT HEALTHY${summary ? `: ${summary}` : ''}`);
     // the consumers are in the table above; the rest is said here

@@ -339,7 +339,7 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderPr
     nodes && nodes.nodes.length > 1
       ? problemsOf('nodeLacking', nodes.nodes.filter((n) => n.answering && (n.missing ?? 0) > 0).map(lackingLine))
       : [],
-  ({ name, suspects }) => (suspects && suspects.count > 0 ? [problem('suspect', suspectLine(name, suspects))] : []),
+  ({ suspects }) => (suspects && suspects.count > 0 ? [problem('suspect', suspectLine(suspects))] : []),
   ({ couldNotAsk }) =>
     couldNotAsk > 0
       ? [problem('couldNotAsk', `cannot be asked about ${couldNotAsk} consumer${couldNotAsk === 1 ? '' : 's'}`)]
@@ -388,11 +388,15 @@ export const PROVIDER_CHECKS: ReadonlyArray<(facts: ProviderFacts) => ProviderPr
   ({ states }) => problemsOf('unserved', unservedLines(states)),
 ];
 
-/** `cache 127.0.0.1:6379 restarted at 06:05:10 (new run id): 6120 of 10000 consumers not asked since`. */
-function suspectLine(provider: string, { count, event }: Suspects): string {
+/**
+ * `node 127.0.0.1:6379 restarted at 06:05:10 (new run id): 6,120 of 10,000 consumers not asked since` (said after
+ * `provider cache:`, as every line of a provider is).
+ */
+function suspectLine({ count, event }: Suspects): string {
   const of = event ? Math.max(event.of, count) : count;
-  const what = event ? `${provider} ${event.node} ${nodeEventWords(event.why, event.at)}` : `${provider}: a node event`;
-  return `${what}: ${count} of ${of} consumer${of === 1 ? '' : 's'} not asked since`;
+  const what = event ? `node ${event.node} ${nodeEventWords(event.why, event.at)}` : 'a node event';
+  const [left, all] = [count.toLocaleString('en-US'), of.toLocaleString('en-US')];
+  return `${what}: ${left} of ${all} consumer${of === 1 ? '' : 's'} not asked since`;
 }
 
 /**

@@ -61,6 +61,12 @@ function batchesOf(keys: readonly string[]): string[][] {
   return batches;
 }
 
+/** Which consumers are suspect, a few of them: for a person to follow (the dashboard links them). */
+export interface SuspectListing {
+  /** Up to `max` of `provider`'s suspect consumers (any of them, unordered): one bounded read, never the whole set. */
+  suspectSample(provider: string, max: number): Promise<string[]>;
+}
+
 /** A provider's suspect consumers: how many, and the node event that made them so (null when not known). */
 export interface Suspects {
   count: number;
@@ -105,7 +111,14 @@ export interface SignalReads {
  * it.
  */
 export interface SignalsPart
-  extends PauseSignals, CouldNotAskSignals, SuspectSignals, QueueSentinel, StoreOutageSignal, SignalReads {}
+  extends
+    PauseSignals,
+    CouldNotAskSignals,
+    SuspectSignals,
+    SuspectListing,
+    QueueSentinel,
+    StoreOutageSignal,
+    SignalReads {}
 
 const decodePause = (raw: string | null) => decodeJson(pauseCodec, raw);
 
@@ -212,6 +225,11 @@ export class Signals extends CoordinationPart implements SignalsPart {
         ];
       }),
     );
+  }
+
+  async suspectSample(provider: string, max: number): Promise<string[]> {
+    if (max <= 0) return [];
+    return this.redis.srandmember(this.keys.suspects(provider), max);
   }
 
   async setStoreOutage(outage: Pause | null, ttlMs = 5_000): Promise<void> {

@@ -81,6 +81,11 @@ export class ShardedSignals implements SignalsPart {
     );
   }
 
+  /** Up to `max` of them, gathered from every shard (each asked for `max`). */
+  async suspectSample(provider: string, max: number): Promise<string[]> {
+    return (await this.shards.all((s) => s.suspectSample(provider, max))).flat().slice(0, Math.max(0, max));
+  }
+
   /** Alive only while every shard's sentinel is: one master restarted empty is the queue forgetting its shards. */
   async alive(): Promise<boolean> {
     return (await this.shards.all((s) => s.alive())).every(Boolean);

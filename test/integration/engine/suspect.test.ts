@@ -62,7 +62,7 @@ describe('a cache restarted empty, seen on holdfast’s own connections', () => 
     const line = red.providers.find((p) => p.provider === 'cache')!.problems.find((p) => p.includes(node));
     expect(line).toMatch(
       new RegExp(
-        `^cache ${node} restarted at \\d\\d:\\d\\d:\\d\\d \\(new run id\\): \\d+ of ${CONSUMERS} consumers not asked since$`,
+        `^node ${node} restarted at \\d\\d:\\d\\d:\\d\\d \\(new run id\\): \\d+ of ${CONSUMERS} consumers not asked since$`,
       ),
     );
 

@@ -274,7 +274,11 @@ describe('a red status names its reason', () => {
     const report = await statusReport(sources({ ...GREEN, suspects: 3 }), now);
     expect(report.healthy).toBe(false);
     expect(report.providers[0]!.problems).toEqual([
-      'cache 10.0.0.1:6379 restarted at 06:05:10 (new run id): 3 of 4 consumers not asked since',
+      'node 10.0.0.1:6379 restarted at 06:05:10 (new run id): 3 of 4 consumers not asked since',
+    ]);
+    // said after `provider cache:`, its counts with separators as a person reads them
+    expect(redReasons(await statusReport(sources({ ...GREEN, suspects: 6120 }), now))).toEqual([
+      'provider cache: node 10.0.0.1:6379 restarted at 06:05:10 (new run id): 6,120 of 6,120 consumers not asked since',
     ]);
     expect(report.providers[0]!.suspects).toEqual({
       count: 3,
