@@ -46,6 +46,10 @@ import { Resync } from '../resync/resync.js';
 import { warnPublicRights } from './public-rights-warning.js';
 import { startNodeNotes } from './node-notes.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
+import { OldConnectionsWatch } from '../old-connections/old-connections-watch.js';
+import { NO_FAILED_LOGINS_KNOWN, type FailedLoginsSince } from '../old-connections/failed-logins-since.js';
+import { RotationNotes } from '../queue/rotation-notes.js';
+import { overlapEvidence } from '../../workers/overlap-evidence.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { StoreWatch } from '../store/store-watch.js';
 
@@ -60,6 +64,8 @@ export interface EngineOptions {
   now?: () => Date;
   /** Counts work as it happens, and reads the consumers and the queue when scraped (`/metrics`). */
   metrics?: Metrics;
+  /** Failed logins since a rotation, which keep its overlap open (default: none known). */
+  failedLogins?: FailedLoginsSince;
 }
 
 export interface Engine {
@@ -76,6 +82,8 @@ export interface Engine {
   queued: QueuedChecks;
   /** What stops or throttles the queues from outside (a pause, a global rate limit), for the status. */
   controls: QueueControlsRead;
+  /** Rotations and the connections from before them, for the status. */
+  rotations: RotationNotes;
   /** Stops syncing, lets in-flight jobs finish, closes every connection. */
   stop(): Promise<void>;
 }
@@ -122,6 +130,8 @@ interface Shared {
   queueWatch: QueueWatch[];
   /** What stops or throttles the queues from outside (`queue-controls.ts`). */
   controls: QueueControlsRead;
+  /** Rotations and their old connections (`rotation-notes.ts`). */
+  rotations: RotationNotes;
 }
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
@@ -139,7 +149,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
     // the start-up's peak is behind (its contributions read and delivered): checks and heals get V8's young generation
     releaseYoungGeneration();
-    const { store, queue, coordination, providers, storeWatch, queued, controls } = shared;
+    const { store, queue, coordination, providers, storeWatch, queued, controls, rotations } = shared;
     return {
       store,
       queue,
@@ -151,6 +161,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       storeWatch,
       queued,
       controls,
+      rotations,
       stop: () => releasers.release(),
     };
   } catch (error) {
@@ -271,6 +282,7 @@ async function connectShared(
     queued,
     queueWatch,
     controls,
+    rotations: new RotationNotes(redis, holdfastPrefix(config.queue.prefix)),
   };
 }
 
@@ -279,8 +291,8 @@ async function connectShared(
  * scraped).
  */
 function startEffects(
-  { config, logger, scrubber, metrics }: EngineOptions,
-  { coordination, queue, due, gate, store, storeWatch, providers }: Shared,
+  { config, logger, scrubber, metrics, failedLogins }: EngineOptions,
+  { coordination, queue, due, gate, store, storeWatch, providers, rotations }: Shared,
   now: () => Date,
   releasers: Releasers,
 ): Effects {
@@ -295,6 +307,8 @@ function startEffects(
     answeredAgain: (name) => recovery.answeredAgain(name),
     couldNotAsk: (name) => recovery.couldNotAsk(name),
     secretFindings: new SecretWarnings(logger).heed,
+    rotated: (provider, key, login, at) => rotations.noteRotation(provider, key, { login, at }),
+    overlap: overlapEvidence(rotations, failedLogins ?? NO_FAILED_LOGINS_KNOWN),
     ...(metrics
       ? { batched: (name: string, call: 'create' | 'holds', size: number) => metrics.batched(name, call, size) }
       : {}),
@@ -462,5 +476,15 @@ async function startSync(
   });
   orphans.start();
   releasers.push(() => orphans.stop());
+  const oldConnections = new OldConnectionsWatch({
+    providers: [...providers.values()],
+    notes: shared.rotations,
+    logger,
+    scrubber,
+    paused: () => storeWatch.down !== null,
+    now,
+  });
+  oldConnections.start();
+  releasers.push(() => oldConnections.stop());
   return desired;
 }

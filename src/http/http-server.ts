@@ -25,6 +25,7 @@ import type { ConsumerQueue } from '../schedule/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
 import type { QueuedChecks } from '../schedule/queued-checks.js';
 import type { QueueControlsRead } from '../queue/queue-controls.js';
+import type { OldConnectionsReads } from '../status/old-connections-status.js';
 import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
 import { redReasons, type StatusReport, type StatusSources } from '../status/status-report.js';
 import { providerOf } from '../store/consumer-key.js';
@@ -53,6 +54,8 @@ export interface HttpServerOptions {
   queued?: QueuedChecks;
   /** What stops or throttles the queues (a pause, a global rate limit), for the status to be red naming it. */
   controls?: QueueControlsRead;
+  /** The connections from before each consumer's rotation, for the status. */
+  oldConnections?: OldConnectionsReads;
   queue: ConsumerQueue;
   providers: StatusSources['providers'];
   metrics?: Metrics | undefined;
@@ -99,6 +102,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       providers,
       ...(options.queued ? { queued: options.queued } : {}),
       ...(options.controls ? { controls: options.controls } : {}),
+      ...(options.oldConnections ? { oldConnections: options.oldConnections } : {}),
     },
     options.where ?? { store: 'the record store', queue: "the queue's Redis" },
   );

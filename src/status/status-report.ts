@@ -31,6 +31,7 @@ import type { LastCheck } from '../store/consumer-record.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
 import { CONTESTED_LISTED, contestedOf, type ContestedStatus } from './contested-status.js';
+import { oldConnectionsOf, type OldConnectionsReads, type OldConnectionsStatus } from './old-connections-status.js';
 import { firstApplyCount, outstanding, type FirstApplyProgress } from './first-apply-progress.js';
 import {
   readsForReport,
@@ -98,6 +99,8 @@ export interface ProviderHealth {
    * Its contested consumers (held, but changed outside holdfast again and again): counted, the first listed; not red.
    */
   contested: { count: number; consumers: ContestedStatus[] };
+  /** Its consumers with connections from before their rotation (the old password's clients): counted, the most listed; not red. */
+  oldConnections?: { count: number; consumers: OldConnectionsStatus[] };
 }
 
 export type { UnreadableShard } from './shard-outages.js';
@@ -132,6 +135,8 @@ export interface StatusSources {
   queued?: QueuedChecks;
   /** What stops or throttles the queues (a pause, a global rate limit or concurrency): red while any is set. */
   controls?: QueueControlsRead;
+  /** The connections from before each consumer's rotation, as the old-connections watch last listed them. */
+  oldConnections?: OldConnectionsReads;
 }
 
 export interface StatusOptions {
@@ -516,6 +521,8 @@ export async function statusReport(
     coordination.notes.nodes(names),
     coordination.contests.contested(names, at, CONTESTED_LISTED),
   ]);
+  // shown, never red: a read that fails shows none
+  const old = await (sources.oldConnections?.oldConnections(names).catch(() => undefined) ?? undefined);
   /**
    * Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED
    * each.
@@ -607,6 +614,7 @@ export async function statusReport(
       })),
       problems: found.map((p) => p.text),
       contested: contestedOf(contests.get(name)),
+      oldConnections: oldConnectionsOf(old?.get(name)),
     };
   });
 

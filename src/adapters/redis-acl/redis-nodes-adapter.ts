@@ -22,6 +22,7 @@ import type {
   Each,
   Grant,
   HoldsAnswer,
+  LoginSession,
   Ownership,
 } from '../adapter.js';
 import { BackendCalls } from '../backend-calls.js';
@@ -293,6 +294,14 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
     // a replica's masteruser is never an orphan, even where it carries this provider's mark
     const ours = (logins: string[]) => logins.filter((login) => this.nodes.masterUserReason(login) === undefined);
     return new Map(this.answeredSomewhere(results, signal).map((r) => [r.node.address, ours(r.value)]));
+  }
+
+  /** {@link RedisAclAdapter.openConnections} on every node that answers, each connection with its node. */
+  async openConnections(logins: ReadonlySet<string>, { signal }: CallOptions): Promise<LoginSession[]> {
+    const results = await this.onEvery(signal, (node, s) => node.acl.openConnections(logins, { signal: s }));
+    return this.answeredSomewhere(results, signal).flatMap((r) =>
+      r.value.map((session) => ({ ...session, node: r.node.address })),
+    );
   }
 
   close(): Promise<void> {
