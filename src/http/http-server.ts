@@ -26,6 +26,7 @@ import type { Coordination } from '../queue/coordination.js';
 import type { QueuedChecks } from '../schedule/queued-checks.js';
 import type { QueueControlsRead } from '../queue/queue-controls.js';
 import type { OldConnectionsReads } from '../status/old-connections-status.js';
+import { oldConnectionsLine } from '../old-connections/old-connections-words.js';
 import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
 import { redReasons, type StatusReport, type StatusSources } from '../status/status-report.js';
 import { providerOf } from '../store/consumer-key.js';
@@ -196,18 +197,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const scale = chosenScale((request.query as { scale?: unknown }).scale);
     if (scale === null) return reply.code(400).type('text/plain; charset=utf-8').send(SCALE_REFUSED);
     const now = new Date();
-    const [record, r, timelines, contest] = await Promise.all([
+    const [record, r, timelines, contest, old] = await Promise.all([
       store.get(key),
       report(true),
       readTimelines(coordination.notes, [providerOf(key)], now.getTime()),
       readContest(coordination.contests, key, now.getTime()),
+      oldConnectionsOf(options.oldConnections, key),
     ]);
     const status = r.consumers.find((c) => c.consumer === key);
     const own = timelines && (timelines.get(providerOf(key)) ?? []).filter((e) => e.key === key);
     return reply
       .code(record ? 200 : 404)
       .type('text/html; charset=utf-8')
-      .send(consumerPage(key, status, record, now, own, contest, { scale, startedAt }));
+      .send(consumerPage(key, status, record, now, own, contest, { scale, startedAt }, old));
   });
 
   app.get(HISTORY_ROUTE, async (request, reply) => {
@@ -259,4 +261,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     `dashboard at ${url}/ (queue: ${url}/queues; ${url}/healthz, ${url}/metrics)${auth ? '; basic auth' : ''}`,
   );
   return { url, close: () => app.close() };
+}
+
+/** A consumer's connections from before its rotation, in words (`cache/photos: 2 connections from before …`), if listed. */
+async function oldConnectionsOf(reads: OldConnectionsReads | undefined, key: string): Promise<string | null> {
+  const provider = providerOf(key);
+  const found = await reads?.oldConnections([provider]).catch(() => undefined);
+  const old = found?.get(provider)?.get(key);
+  return old && old.count > 0 ? oldConnectionsLine(key, old) : null;
 }
