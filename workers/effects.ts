@@ -335,10 +335,12 @@ async function apply(
       if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub.scrub(answer.detail) };
       return { type: 'APPLIED', specHash: spec.specHash, secretMac };
     }
+    // a rotation's moment is taken before it is sent: no client of the new password connected before it
+    const sentAt = deps.now().getTime();
     await answers.batchOf(provider).create(grant, limit);
     await answers.answered(provider.config.name);
     if (context.appliedSecretMac !== null && context.appliedSecretMac !== secretMac && provider.adapter.openConnections)
-      await deps.rotated?.(provider.config.name, key, spec.login, deps.now().getTime()).catch(() => undefined);
+      await deps.rotated?.(provider.config.name, key, spec.login, sentAt).catch(() => undefined);
     return { type: 'APPLIED', specHash: spec.specHash, secretMac };
   } catch (error) {
     const words = scrub.describe(error);

@@ -1,6 +1,7 @@
 /**
  * `CLIENT LIST TYPE normal` read for the connections of some logins (`user=`), each with its
- * client's address (`addr=`) and when it was established (`age=`, in seconds, before `now`).
+ * client's address (`addr=`) and the latest moment it can have been established (`age=` counts
+ * whole seconds of the server's clock, so a connection may be up to a second younger than it says).
  * A busy Redis has thousands of clients: the reply is read once per node and pass, line by line,
  * and only the lines of the logins asked are kept.
  */
@@ -38,7 +39,8 @@ export function sessionsOfClientList(
     const address = fields.get('addr') ?? 'unknown';
     const age = Number(fields.get('age'));
     if (own.has(address) || !Number.isFinite(age) || age < 0) continue;
-    sessions.push({ login, address, startedAt: now - age * 1000 });
+    // `age` counts whole seconds of the server's clock: the connection began at the latest (age - 1) s before now
+    sessions.push({ login, address, startedAt: now - Math.max(0, age - 1) * 1000 });
   }
   return sessions;
 }

@@ -15,6 +15,7 @@ import { holdfastPrefix } from '../../../src/queue/coordination.js';
 import { RotationNotes } from '../../../src/queue/rotation-notes.js';
 import { readStatus } from '../../../src/cli/status-command.js';
 import { formatStatus } from '../../../src/status/format-status.js';
+import type { StatusReport } from '../../../src/status/status-report.js';
 import { engineFixtures, type Consumer, type EngineFixture } from './engine-fixture.js';
 
 /** Clients the tests open as a consumer's app would, closed after each test. */
@@ -40,15 +41,15 @@ async function redisApp(c: Consumer, password: string): Promise<Redis> {
   return app;
 }
 
-/** Waits until Redis counts the app's connection at least a second old (`CLIENT LIST` tells its age in seconds). */
+/** Waits until Redis counts the app's connection two seconds old (`CLIENT LIST` tells its age in whole seconds). */
 async function agedOneSecond(f: EngineFixture, app: Redis): Promise<void> {
   const id = Number(await app.client('ID'));
   const { host, port, admin } = sharedBackend('redis');
   const adminClient = new Redis({ host, port, username: admin.username, password: admin.password });
   try {
-    await f.until('the app connection a second old', async () => {
+    await f.until('the app connection two seconds old', async () => {
       const list = String(await adminClient.call('CLIENT', 'LIST', 'ID', String(id)));
-      return Number(/ age=(\d+)/.exec(list)?.[1] ?? 0) >= 1;
+      return Number(/ age=(\d+)/.exec(list)?.[1] ?? 0) >= 2;
     });
   } finally {
     adminClient.disconnect();
@@ -89,7 +90,7 @@ describe('old connections and the cutover (redis-acl)', () => {
     const f = await fixture({
       consumers: 2,
       timing: { verifyEvery: '1s', checkTimeout: '1s' },
-      providerLines: ['rotationOverlap: 2s', 'rotationOverlapMax: 10m'],
+      providerLines: ['rotationOverlap: 5s', 'rotationOverlapMax: 10m'],
     });
     await f.startHeld();
     const [c, other] = f.consumers as [Consumer, Consumer];
@@ -100,7 +101,7 @@ describe('old connections and the cutover (redis-acl)', () => {
     const next = rotate(c);
     await f.until('the new password works', () => login(c, next));
     await redisApp(c, next); // a client of the new password: connected after the rotation, never counted
-    const kept = 'rotation overlap kept past rotationOverlap (2s): 1 connection from before the rotation at';
+    const kept = 'rotation overlap kept past rotationOverlap (5s): 1 connection from before the rotation at';
     await f.until('the overlap kept for the old client', () => f.logsFor(c).some((l) => l.msg.includes(kept)));
     // the decision is made by the checks: a few more of them, and the old password is still accepted
     const notes = notesOf(f);
@@ -131,7 +132,7 @@ describe('old connections and the cutover (redis-acl)', () => {
       timing: { verifyEvery: '1s', checkTimeout: '1s' },
       providerLines: ['rotationOverlap: 1s', 'rotationOverlapMax: 5s'],
     });
-    await f.startHeld();
+    const engine = await f.startHeld();
     const [c] = f.consumers as [Consumer];
     const app = await redisApp(c, c.password);
     await agedOneSecond(f, app);
@@ -164,6 +165,20 @@ describe('old connections and the cutover (redis-acl)', () => {
       count: 1,
       consumers: [{ consumer: c.key, login: c.login, count: 1, addresses: [address] }],
     });
+    // the same on /status and on the consumer's page
+    const http = await f.httpServer(engine, undefined, { oldConnections: engine.rotations });
+    apps.push(() => http.close());
+    const served = (await (await fetch(`${http.url}/status`)).json()) as StatusReport;
+    expect(served.providers.find((p) => p.provider === 'cache')?.oldConnections?.consumers[0]).toMatchObject({
+      consumer: c.key,
+      addresses: [address],
+    });
+    const page = await (await fetch(`${http.url}/consumer?key=${encodeURIComponent(c.key)}`)).text();
+    expect(page).toMatch(
+      new RegExp(
+        `<th>from before its rotation</th><td>${c.key}: 1 connection from before the rotation at ${clock} \\(${address}\\); the old password dropped at`,
+      ),
+    );
   });
 });
 

@@ -16,10 +16,10 @@ describe('sessionsOfClientList', () => {
     '',
   ].join('\n');
 
-  it("keeps the asked logins' connections, each with its address and when it began (age in seconds before now)", () => {
+  it("keeps the asked logins' connections, each with its address and the latest it can have begun (age: whole seconds)", () => {
     expect(sessionsOfClientList(reply, new Set(['app_photos']), now, new Set(['127.0.0.1:40000']))).toEqual([
-      { login: 'app_photos', address: '10.0.0.7:5123', startedAt: now - 30_000 },
-      { login: 'app_photos', address: '10.0.0.8:6001', startedAt: now - 2_000 },
+      { login: 'app_photos', address: '10.0.0.7:5123', startedAt: now - 29_000 },
+      { login: 'app_photos', address: '10.0.0.8:6001', startedAt: now - 1_000 },
     ]);
   });
 
