@@ -29,6 +29,7 @@ import { secretRootsOf } from '../src/secrets/secret-roots.js';
 import type { DesiredSpec } from '../src/store/consumer-record.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { CallBatch } from './call-batch.js';
+import type { OverlapEvidence, OverlapVerdict } from './overlap-evidence.js';
 
 /** The spec an effect works on: what is (or is to be) applied. */
 export type EffectSpec = Pick<DesiredSpec, 'login' | 'values' | 'secretPath' | 'specHash'>;
@@ -111,6 +112,13 @@ export interface EffectDeps {
    * `src/secrets/secret-warnings.ts`).
    */
   secretFindings?: FindingsHeed;
+  /**
+   * A rotated grant secret was applied on a provider whose adapter can list connections: noted, for the
+   * old-connections watch (`src/old-connections/old-connections-watch.ts`); `at`: ms since the epoch.
+   */
+  rotated?: (provider: string, key: string, login: string, at: number) => Promise<void>;
+  /** A rotation's overlap, once `rotationOverlap` has run: kept or cut over on evidence (`overlap-evidence.ts`). */
+  overlap?: OverlapEvidence;
 }
 
 async function readSecret(
@@ -179,6 +187,43 @@ export function deepCheckDue(
 export function deepIntervalOf(provider: ProviderRuntime): number {
   const { timing, adapter } = provider.config;
   return deepCheckIntervalMs({ timing, costUs: adapter.deepCheckCostUs, consumers: provider.fleet.consumers });
+}
+
+const NO_VERDICT: OverlapVerdict = { kind: 'none' };
+
+/**
+ * Whether `rotationOverlap` has run since the apply at `appliedAt` and no deep check followed its end yet: where a
+ * rotation's overlap is kept or cut over on evidence. After that deep check (a consumer applied without a rotation
+ * holds no other password) nothing more is asked: a routine check costs nothing more.
+ */
+function afterOverlap(
+  appliedAt: number | null,
+  memo: CheckMemo | null,
+  provider: ProviderRuntime,
+  now: number,
+): boolean {
+  const overlap = provider.config.rotationOverlapMs;
+  if (overlap === undefined || appliedAt === null || now < appliedAt + overlap) return false;
+  return memo === null || memo.deepAt === null || memo.deepAt < appliedAt + overlap;
+}
+
+/**
+ * The passwords an overlap kept are to go: `CHANGED` (the apply that follows sets the grant's alone), its reason the
+ * verdict's (on evidence, or at `rotationOverlapMax`), the cutover noted for the status.
+ */
+async function cutOver(
+  key: string,
+  provider: ProviderRuntime,
+  verdict: OverlapVerdict,
+  deps: EffectDeps,
+  now: number,
+): Promise<CheckResult> {
+  if (verdict.kind === 'cut') await deps.overlap?.cutOver(provider, key, now);
+  const what =
+    verdict.kind === 'cut'
+      ? `${verdict.why}: removing the old password`
+      : "passwords besides the grant secret's accepted (a rotation overlap over, or added by hand): removing them";
+  return { event: { type: 'CHANGED', what }, deep: true };
 }
 
 /** A check that fails this soon after its provider answered another one races the provider's recovery. */
@@ -258,7 +303,7 @@ async function confirm(
 }
 
 async function apply(
-  { provider, spec, context, password }: ApplyInput,
+  { key, provider, spec, context, password }: ApplyInput,
   deps: EffectDeps,
   answers: Answers,
 ): Promise<ConsumerEvent> {
@@ -290,8 +335,12 @@ async function apply(
       if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub.scrub(answer.detail) };
       return { type: 'APPLIED', specHash: spec.specHash, secretMac };
     }
+    // a rotation's moment is taken before it is sent: no client of the new password connected before it
+    const sentAt = deps.now().getTime();
     await answers.batchOf(provider).create(grant, limit);
     await answers.answered(provider.config.name);
+    if (context.appliedSecretMac !== null && context.appliedSecretMac !== secretMac && provider.adapter.openConnections)
+      await deps.rotated?.(provider.config.name, key, spec.login, sentAt).catch(() => undefined);
     return { type: 'APPLIED', specHash: spec.specHash, secretMac };
   } catch (error) {
     const words = scrub.describe(error);
@@ -399,7 +448,11 @@ async function ask(
 ): Promise<CheckResult> {
   const name = provider.config.name;
   const now = deps.now().getTime();
-  const overlapping = inOverlap(appliedAt, provider, now);
+  // past `rotationOverlap`, before the deep check that ends it: kept or cut over on evidence
+  const verdict = afterOverlap(appliedAt, memo, provider, now)
+    ? await (deps.overlap?.verdict(provider, key, spec.login, now) ?? NO_VERDICT)
+    : NO_VERDICT;
+  const overlapping = inOverlap(appliedAt, provider, now) || verdict.kind === 'held';
   const grant: Grant = {
     login: spec.login,
     password,
@@ -410,7 +463,10 @@ async function ask(
   const scrub = () => deps.scrubber.with(password);
   const limit = deadline(provider);
   try {
-    if (adapter.authenticates && (first === 'light first' || !deepCheckDue(key, appliedAt, memo, provider, now))) {
+    // an overlap kept on evidence is checked lightly: the deep check that ends it is still to come
+    const held = verdict.kind === 'held';
+    const light = first === 'light first' || held || !deepCheckDue(key, appliedAt, memo, provider, now);
+    if (adapter.authenticates && light) {
       // a light check that does not pass, for whatever reason, is confirmed by a deep one
       if (await adapter.authenticates(grant, limit).catch(() => false)) {
         await answers.answered(name);
@@ -419,7 +475,7 @@ async function ask(
     }
     const answer = await answers.batchOf(provider).holds(grant, limit);
     await answers.answered(name);
-    if (answer.held) return { event: { type: 'HELD' }, deep: true };
+    if (answer.held) return { event: { type: 'HELD' }, deep: !held };
     if (
       answer.reason === 'password-differs' &&
       provider.config.rotationOverlapMs !== undefined &&
@@ -428,13 +484,7 @@ async function ask(
     ) {
       // held but for passwords kept beside the grant's: what an overlap kept, now over
       if ((await adapter.holds({ ...grant, keepPasswords: true }, limit)).held)
-        return {
-          event: {
-            type: 'CHANGED',
-            what: "passwords besides the grant secret's accepted (a rotation overlap over, or added by hand): removing them",
-          },
-          deep: true,
-        };
+        return await cutOver(key, provider, verdict, deps, now);
     }
     const detail = scrub().scrub(answer.detail);
     return {

@@ -120,6 +120,13 @@ export interface Adapter<Values = unknown> {
    */
   listByNode?(prefix: string, options: CallOptions, claimed?: ReadonlySet<string>): Promise<Map<string, string[]>>;
   /**
+   * Read-only: the connections open now of the logins in `logins`, each with its client's address and when it was
+   * established (holdfast's own connections left out): who may still hold a rotated password. One read per node
+   * serves every login (Redis: `CLIENT LIST TYPE normal`; PostgreSQL: `pg_stat_activity`). Absent: the backend cannot
+   * tell when a connection began.
+   */
+  openConnections?(logins: ReadonlySet<string>, options: CallOptions): Promise<LoginSession[]>;
+  /**
    * A backend of several nodes: tells `listener` what changes among its nodes (one stops
    * answering, answers again, joins, leaves; a failover), each said once. Returns the unsubscribe.
    */
@@ -140,6 +147,17 @@ export interface Adapter<Values = unknown> {
   failedLogins?(options: CallOptions): Promise<FailedLoginsRead>;
   /** Closes the admin connection. */
   close(): Promise<void>;
+}
+
+/** One connection of a login, as the backend reports it ({@link Adapter.openConnections}). */
+export interface LoginSession {
+  login: string;
+  /** The client's address as the server sees it (`10.0.0.7:51234`, `10.0.0.7`), or `unknown` where it hides it. */
+  address: string;
+  /** When the connection was established (ms since the epoch; Redis tells it to the second). */
+  startedAt: number;
+  /** On a backend of several nodes, the node it is on (`host:port`). */
+  node?: string;
 }
 
 /** Something about a backend's nodes worth a log line (no secret in it). */

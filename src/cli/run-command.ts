@@ -39,6 +39,7 @@ export async function runCommand(
         queue: engine.queue,
         queued: engine.queued,
         controls: engine.controls,
+        oldConnections: engine.rotations,
         providers: config.providers,
         metrics,
         logger,

@@ -19,6 +19,7 @@ import { namespaceOverlaps } from './namespace-overlap.js';
 import { judgeOwnServers } from './own-servers.js';
 import { adminTarget, checkAdminForm } from './admin-nodes.js';
 import { adminUrlsTarget, checkAdminUrls } from './admin-urls.js';
+import { checkOverlapMax } from './rotation-overlap.js';
 import { reservedLogins } from './reserved-logins.js';
 import { foreignSecretRoots, secretRootOverlaps } from './secret-root-overlaps.js';
 import { invalidFile, YamlSource, type FieldPath } from './yaml-source.js';
@@ -224,6 +225,7 @@ export function configSchema(dir: string, adapters: ReadonlyMap<string, AdapterK
     checkAdminForm(p.admin, adapter, ctx);
     // a backend of several nodes is named by its node fields; one of several PostgreSQL hosts by urls
     if (adapter?.nodeForms !== true) checkAdminUrls(p.admin, adapter, ctx);
+    checkOverlapMax(p, ctx);
   });
   return z.strictObject({
     queue: section(QUEUE_OPTIONS)

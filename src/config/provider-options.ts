@@ -98,6 +98,12 @@ export const PROVIDER_OPTIONS = {
     field: 'rotationOverlapMs',
     doc: "a rotated grant secret's old password stays accepted this long beside the new one: on `redis-acl` and `s3-identities` (a PostgreSQL role or a MongoDB user has one password, so there it cannot)",
   },
+  rotationOverlapMax: {
+    schema: () => durationSchema.optional(),
+    field: 'rotationOverlapMaxMs',
+    shown: '`1h` (or `rotationOverlap`, if longer)',
+    doc: "after a rotation, its login's connections from before it are looked for this long at most (`redis-acl`, `postgres-roles`); on `redis-acl` with `rotationOverlap`, the old password is kept past `rotationOverlap` while one of them remains or a failed login was seen since, and dropped at this bound whatever remains; at least `rotationOverlap`: see [operating](operating.md#old-connections-and-the-cutover)",
+  },
   adopt: {
     schema: () => z.boolean(),
     default: false,
@@ -138,4 +144,5 @@ export const PROVIDER_FIELDS = pickOptions(
   'adopt',
   'loginPrefix',
   'rotationOverlap',
+  'rotationOverlapMax',
 );

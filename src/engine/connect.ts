@@ -8,7 +8,8 @@ import type { HoldfastConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
 import { HoldfastError } from '../errors/holdfast-error.js';
 import { queueRedis, queueWhereOf, type QueueRedis } from '../queue/bull-connection.js';
-import { NoteSeal, type Coordination, type NoteKind } from '../queue/coordination.js';
+import { NoteSeal, holdfastPrefix, type Coordination, type NoteKind } from '../queue/coordination.js';
+import { RotationNotes } from '../queue/rotation-notes.js';
 import { queuedChecks, queueKeysNamed, type QueuedChecks } from '../schedule/queued-checks.js';
 import { holdfastQueueMetas, queueControlsRead, type QueueControlsRead } from '../queue/queue-controls.js';
 import { queueCoordination, type QueueCoordination } from '../queue/sharded-coordination.js';
@@ -85,6 +86,8 @@ export interface StatusConnections {
   queued: QueuedChecks;
   /** What stops or throttles the queues (a pause, a global rate limit or concurrency). */
   controls: QueueControlsRead;
+  /** The connections from before each consumer's rotation (`rotation-notes.ts`). */
+  oldConnections: RotationNotes;
   close(): Promise<void>;
 }
 
@@ -132,6 +135,7 @@ export function statusConnections(
     // the jobs' keys as BullMQ names them, read without loading BullMQ
     queued: queuedChecks(redis, queueKeysNamed(config.queue.prefix, config.queue.name, config.queue.shards)),
     controls: queueControlsRead(redis, holdfastQueueMetas(config.queue.prefix, config.queue.name, config.queue.shards)),
+    oldConnections: new RotationNotes(redis, holdfastPrefix(config.queue.prefix)),
     close: async () => {
       redis.disconnect();
       // closing ends sessions on the server: not waited for beyond a moment when it does not answer

@@ -48,6 +48,10 @@ import { warnPublicRights } from './public-rights-warning.js';
 import { startNodeNotes } from './node-notes.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
 import { FailedLoginsWatch } from './failed-logins-watch.js';
+import { OldConnectionsWatch } from '../old-connections/old-connections-watch.js';
+import { failedLoginsSince } from '../queue/failed-logins-since.js';
+import { RotationNotes } from '../queue/rotation-notes.js';
+import { overlapEvidence } from '../../workers/overlap-evidence.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import { StoreWatch } from '../store/store-watch.js';
 
@@ -78,6 +82,8 @@ export interface Engine {
   queued: QueuedChecks;
   /** What stops or throttles the queues from outside (a pause, a global rate limit), for the status. */
   controls: QueueControlsRead;
+  /** Rotations and the connections from before them, for the status. */
+  rotations: RotationNotes;
   /** Stops syncing, lets in-flight jobs finish, closes every connection. */
   stop(): Promise<void>;
 }
@@ -124,6 +130,8 @@ interface Shared {
   queueWatch: QueueWatch[];
   /** What stops or throttles the queues from outside (`queue-controls.ts`). */
   controls: QueueControlsRead;
+  /** Rotations and their old connections (`rotation-notes.ts`). */
+  rotations: RotationNotes;
 }
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
@@ -144,7 +152,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
     // the start-up's peak is behind (its contributions read and delivered): checks and heals get V8's young generation
     releaseYoungGeneration();
-    const { store, queue, coordination, providers, storeWatch, queued, controls } = shared;
+    const { store, queue, coordination, providers, storeWatch, queued, controls, rotations } = shared;
     return {
       store,
       queue,
@@ -156,6 +164,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       storeWatch,
       queued,
       controls,
+      rotations,
       stop: () => releasers.release(),
     };
   } catch (error) {
@@ -276,6 +285,7 @@ async function connectShared(
     queued,
     queueWatch,
     controls,
+    rotations: new RotationNotes(redis, holdfastPrefix(config.queue.prefix)),
   };
 }
 
@@ -285,7 +295,7 @@ async function connectShared(
  */
 function startEffects(
   { config, logger, scrubber, metrics }: EngineOptions,
-  { coordination, queue, due, gate, store, storeWatch, providers }: Shared,
+  { coordination, queue, due, gate, store, storeWatch, providers, rotations }: Shared,
   now: () => Date,
   releasers: Releasers,
 ): Effects {
@@ -300,6 +310,8 @@ function startEffects(
     answeredAgain: (name) => recovery.answeredAgain(name),
     couldNotAsk: (name) => recovery.couldNotAsk(name),
     secretFindings: new SecretWarnings(logger).heed,
+    rotated: (provider, key, login, at) => rotations.noteRotation(provider, key, { login, at }),
+    overlap: overlapEvidence(rotations, (key, since) => failedLoginsSince(coordination.notes, key, since)),
     ...(metrics
       ? { batched: (name: string, call: 'create' | 'holds', size: number) => metrics.batched(name, call, size) }
       : {}),
@@ -515,5 +527,15 @@ async function startSync(
   });
   failedLogins.start();
   releasers.push(() => failedLogins.stop());
+  const oldConnections = new OldConnectionsWatch({
+    providers: [...providers.values()],
+    notes: shared.rotations,
+    logger,
+    scrubber,
+    paused: () => storeWatch.down !== null,
+    now,
+  });
+  oldConnections.start();
+  releasers.push(() => oldConnections.stop());
   return desired;
 }

@@ -25,6 +25,8 @@ import type { ConsumerQueue } from '../schedule/consumer-queue.js';
 import type { Coordination } from '../queue/coordination.js';
 import type { QueuedChecks } from '../schedule/queued-checks.js';
 import type { QueueControlsRead } from '../queue/queue-controls.js';
+import type { OldConnectionsReads } from '../status/old-connections-status.js';
+import { oldConnectionsLine } from '../old-connections/old-connections-words.js';
 import { BoundedStatus, type StatusWhere } from '../status/bounded-status.js';
 import { redReasons, type StatusReport, type StatusSources } from '../status/status-report.js';
 import { providerOf } from '../store/consumer-key.js';
@@ -55,6 +57,8 @@ export interface HttpServerOptions {
   queued?: QueuedChecks;
   /** What stops or throttles the queues (a pause, a global rate limit), for the status to be red naming it. */
   controls?: QueueControlsRead;
+  /** The connections from before each consumer's rotation, for the status. */
+  oldConnections?: OldConnectionsReads;
   queue: ConsumerQueue;
   providers: StatusSources['providers'];
   metrics?: Metrics | undefined;
@@ -101,6 +105,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       providers,
       ...(options.queued ? { queued: options.queued } : {}),
       ...(options.controls ? { controls: options.controls } : {}),
+      ...(options.oldConnections ? { oldConnections: options.oldConnections } : {}),
     },
     options.where ?? { store: 'the record store', queue: "the queue's Redis" },
   );
@@ -195,18 +200,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const scale = chosenScale((request.query as { scale?: unknown }).scale);
     if (scale === null) return reply.code(400).type('text/plain; charset=utf-8').send(SCALE_REFUSED);
     const now = new Date();
-    const [record, r, timelines, contest] = await Promise.all([
+    const [record, r, timelines, contest, old] = await Promise.all([
       store.get(key),
       report(true),
       readTimelines(coordination.notes, [providerOf(key)], now.getTime()),
       readContest(coordination.contests, key, now.getTime()),
+      oldConnectionsOf(options.oldConnections, key),
     ]);
     const status = r.consumers.find((c) => c.consumer === key);
     const own = timelines && (timelines.get(providerOf(key)) ?? []).filter((e) => e.key === key);
     return reply
       .code(record ? 200 : 404)
       .type('text/html; charset=utf-8')
-      .send(consumerPage(key, status, record, now, own, contest, { scale, startedAt }));
+      .send(consumerPage(key, status, record, now, own, contest, { scale, startedAt }, old));
   });
 
   app.get(HISTORY_ROUTE, async (request, reply) => {
@@ -258,4 +264,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     `dashboard at ${url}/ (queue: ${url}/queues; ${url}/healthz, ${url}/metrics)${auth ? '; basic auth' : ''}`,
   );
   return { url, close: () => app.close() };
+}
+
+/** A consumer's connections from before its rotation, in words (`cache/photos: 2 connections from before …`), if listed. */
+async function oldConnectionsOf(reads: OldConnectionsReads | undefined, key: string): Promise<string | null> {
+  const provider = providerOf(key);
+  const found = await reads?.oldConnections([provider]).catch(() => undefined);
+  const old = found?.get(provider)?.get(key);
+  return old && old.count > 0 ? oldConnectionsLine(key, old) : null;
 }

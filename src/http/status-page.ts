@@ -288,6 +288,7 @@ export function consumerPage(
   events: readonly TimelineEvent[] | null = [],
   contest: ContestedStatus | null | 'unknown' = null,
   timeline: PageFilter = {},
+  oldConnections: string | null = null,
 ): string {
   const now = at.getTime();
   if (!record)
@@ -317,6 +318,8 @@ export function consumerPage(
     ['reason', status?.problem ?? status?.reason ?? '-'],
     ['last applied', record.appliedAt ? record.appliedAt.toISOString() : 'never'],
     ['contested', contestFact(contest)],
+    // the clients that logged in with the old password, after a rotation (`src/old-connections/`): shown when listed
+    ...(oldConnections !== null ? [['from before its rotation', oldConnections] as [string, string]] : []),
   ];
   const history = recentTransitions(record, events)
     .map(

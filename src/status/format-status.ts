@@ -45,6 +45,17 @@ function contestedLines({ contested }: StatusReport['providers'][number]): strin
   ];
 }
 
+/** A provider's consumers with connections from before their rotation, one line each (made inert: addresses come from backends). */
+function oldConnectionLines({ oldConnections }: StatusReport['providers'][number]): string[] {
+  if (!oldConnections || oldConnections.count === 0) return [];
+  const more = oldConnections.count - oldConnections.consumers.length;
+  return [
+    `  connections from before a rotation (logged in with the old password): ${oldConnections.count} consumer${oldConnections.count === 1 ? '' : 's'}`,
+    ...oldConnections.consumers.map((c) => `    ${inertText(c.line)}`),
+    ...(more > 0 ? [`    … and ${more} more`] : []),
+  ];
+}
+
 export function formatStatus(report: StatusReport): string {
   const now = Date.parse(report.at);
   const lines: string[] = [];
@@ -64,6 +75,7 @@ export function formatStatus(report: StatusReport): string {
     lines.push(...contestedLines(p));
     // the addresses and logins come from the backend's log (a tenant's text): made inert
     lines.push(...failedLoginsLines(p.failedLogins ?? null).map(inertText));
+    lines.push(...oldConnectionLines(p));
   }
   if (report.consumers.length > 0) {
     lines.push('');

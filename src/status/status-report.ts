@@ -33,6 +33,7 @@ import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore, ProviderStatus } from '../store/consumer-store.js';
 import { CONTESTED_LISTED, contestedOf, type ContestedStatus } from './contested-status.js';
 import { failedLoginsOf, type FailedLoginsStatus } from './failed-logins-status.js';
+import { oldConnectionsOf, type OldConnectionsReads, type OldConnectionsStatus } from './old-connections-status.js';
 import { firstApplyCount, outstanding, type FirstApplyProgress } from './first-apply-progress.js';
 import {
   readsForReport,
@@ -110,6 +111,8 @@ export interface ProviderHealth {
    * claims, as its backend's log was last read; null where that log is not read. Not red.
    */
   failedLogins?: FailedLoginsStatus | null;
+  /** Its consumers with connections from before their rotation (the old password's clients): counted, the most listed; not red. */
+  oldConnections?: { count: number; consumers: OldConnectionsStatus[] };
 }
 
 export type { UnreadableShard } from './shard-outages.js';
@@ -144,6 +147,8 @@ export interface StatusSources {
   queued?: QueuedChecks;
   /** What stops or throttles the queues (a pause, a global rate limit or concurrency): red while any is set. */
   controls?: QueueControlsRead;
+  /** The connections from before each consumer's rotation, as the old-connections watch last listed them. */
+  oldConnections?: OldConnectionsReads;
 }
 
 export interface StatusOptions {
@@ -547,6 +552,8 @@ export async function statusReport(
       coordination.contests.contested(names, at, CONTESTED_LISTED),
       coordination.notes.failedLogins(names),
     ]);
+  // shown, never red: a read that fails shows none
+  const old = await (sources.oldConnections?.oldConnections(names).catch(() => undefined) ?? undefined);
   /**
    * Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED
    * each.
@@ -641,6 +648,7 @@ export async function statusReport(
       problems: found.map((p) => p.text),
       contested: contestedOf(contests.get(name)),
       failedLogins: failedLoginsOf(failedLogins.get(name)),
+      oldConnections: oldConnectionsOf(old?.get(name)),
     };
   });
 

@@ -14,6 +14,7 @@ import type {
   Each,
   Grant,
   HoldsAnswer,
+  LoginSession,
   Ownership,
 } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
@@ -468,6 +469,29 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
         );
         return result.rows.map((r) => r.rolname);
       }),
+    );
+  }
+
+  /**
+   * The sessions of `logins` on the primary now (`pg_stat_activity`: `usename`, `client_addr`, `backend_start`). The
+   * admin sees another role's `client_addr` and `backend_start` only as a superuser or a member of
+   * `pg_read_all_stats`; a session it cannot see so is left out. A Unix-socket session's address is `local`.
+   */
+  async openConnections(logins: ReadonlySet<string>, options: CallOptions): Promise<LoginSession[]> {
+    if (logins.size === 0) return [];
+    const rows = await this.calls.run(options.signal, 'the reading of pg_stat_activity', [], () =>
+      this.sessions.read(options, async (client) => {
+        const result = await client.query<{ usename: string; addr: string | null; started: Date | null }>(
+          "SELECT usename, host(client_addr) || coalesce(':' || client_port, '') AS addr, backend_start AS started FROM pg_catalog.pg_stat_activity WHERE backend_type = 'client backend' AND usename = ANY($1::text[]) AND pid <> pg_backend_pid()",
+          [[...logins]],
+        );
+        return result.rows;
+      }),
+    );
+    return rows.flatMap((row) =>
+      row.started === null
+        ? []
+        : [{ login: row.usename, address: row.addr ?? 'local', startedAt: row.started.getTime() }],
     );
   }
 

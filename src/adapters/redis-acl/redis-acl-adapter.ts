@@ -7,7 +7,16 @@
  */
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import type { Adapter, AdminConnection, CallOptions, Each, Grant, HoldsAnswer, Ownership } from '../adapter.js';
+import type {
+  Adapter,
+  AdminConnection,
+  CallOptions,
+  Each,
+  Grant,
+  HoldsAnswer,
+  LoginSession,
+  Ownership,
+} from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
 import { compareUser, namesUnknown, type ExpectedUser } from './acl-compare.js';
@@ -17,6 +26,7 @@ import { ownedBy } from '../claim-login.js';
 import { claimProblem, ownersOf, SCRATCH_PREFIX } from './ownership.js';
 import { DEFAULT_DENIED_COMMANDS } from './policy.js';
 import { sha256Hex } from '../../secrets/sha256.js';
+import { clientAddress, sessionsOfClientList } from './client-list.js';
 import type { RedisAclValues } from './values.js';
 import { AclLogCursor } from './acl-log-cursor.js';
 import { authEntries } from './acl-log.js';
@@ -535,6 +545,20 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     const n = Array.isArray(reply) ? Number(reply[1]) : NaN;
     this.aclLogLength = Number.isInteger(n) && n > 0 ? Math.min(n, 1024) : 128;
     return this.aclLogLength;
+  }
+
+  /**
+   * The connections of `logins` now: one `CLIENT LIST TYPE normal` (every client's line, read once for all the logins
+   * asked), less this adapter's probe connection (it authenticates as one consumer after another: its `user=` is
+   * whichever it checked last).
+   */
+  async openConnections(logins: ReadonlySet<string>, { signal }: CallOptions): Promise<LoginSession[]> {
+    const reply = await this.send(signal, 'CLIENT LIST TYPE normal', [], () =>
+      this.client.call('CLIENT', 'LIST', 'TYPE', 'normal'),
+    );
+    const probe = clientAddress(this.prober.stream?.localAddress, this.prober.stream?.localPort);
+    const own = new Set(probe === undefined ? [] : [probe]);
+    return sessionsOfClientList(typeof reply === 'string' ? reply : String(reply), logins, Date.now(), own);
   }
 
   close(): Promise<void> {

@@ -22,6 +22,7 @@ import type {
   Each,
   Grant,
   HoldsAnswer,
+  LoginSession,
   Ownership,
 } from '../adapter.js';
 import { BackendCalls } from '../backend-calls.js';
@@ -305,6 +306,14 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
       nodes: reads.flatMap((r) => r.nodes),
       lost: reads.flatMap((r) => r.lost),
     };
+  }
+
+  /** {@link RedisAclAdapter.openConnections} on every node that answers, each connection with its node. */
+  async openConnections(logins: ReadonlySet<string>, { signal }: CallOptions): Promise<LoginSession[]> {
+    const results = await this.onEvery(signal, (node, s) => node.acl.openConnections(logins, { signal: s }));
+    return this.answeredSomewhere(results, signal).flatMap((r) =>
+      r.value.map((session) => ({ ...session, node: r.node.address })),
+    );
   }
 
   close(): Promise<void> {

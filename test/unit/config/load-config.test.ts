@@ -323,6 +323,28 @@ describe('loadConfig, provider keys for bad input', () => {
   });
 });
 
+describe('loadConfig, rotationOverlapMax', () => {
+  it('defaults to an hour, or rotationOverlap when longer, and keeps its own value', async () => {
+    const { overlapMaxMs } = await import('../../../src/config/rotation-overlap.js');
+    const plain = await load(`${MINIMAL}    rotationOverlap: 10m\n`);
+    expect(plain.providers[0]?.rotationOverlapMaxMs).toBeUndefined();
+    expect(overlapMaxMs(plain.providers[0]!)).toBe(3_600_000);
+    const long = await load(`${MINIMAL}    rotationOverlap: 2h\n`);
+    expect(overlapMaxMs(long.providers[0]!)).toBe(7_200_000);
+    const given = await load(`${MINIMAL}    rotationOverlap: 10m\n    rotationOverlapMax: 30m\n`);
+    expect(overlapMaxMs(given.providers[0]!)).toBe(1_800_000);
+  });
+
+  it('is refused below rotationOverlap, naming both', async () => {
+    const lines = await problems(`${MINIMAL}    rotationOverlap: 10m\n    rotationOverlapMax: 5m\n`);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /providers\[0\]\.rotationOverlapMax: rotationOverlapMax \(5m\) must be at least rotationOverlap \(10m\)$/,
+      ),
+    ]);
+  });
+});
+
 describe("loadConfig, each provider's grant secrets apart", () => {
   const second = (lines: string) =>
     `  - name: ledger\n    adapter: fake\n    admin: { url: "redis://127.0.0.1:6390" }\n${lines}`;
