@@ -524,6 +524,7 @@ async function startSync(
     ...(metrics ? { counted: (name: string, a: number, u: number) => metrics.failedLogins(name, a, u) } : {}),
     paused: () => storeWatch.down !== null,
     now,
+    rotations: (name) => shared.rotations.rotations(name),
   });
   failedLogins.start();
   releasers.push(() => failedLogins.stop());

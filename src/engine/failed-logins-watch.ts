@@ -14,6 +14,8 @@ import { formatDuration } from '../config/duration.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
 import type { FailedLoginEvent, FailedLoginNotes, TimelineNotes, TurnedAwayConsumer } from '../queue/coordination.js';
+import type { Rotation } from '../queue/rotation-notes.js';
+import { clockOf } from '../old-connections/old-connections-words.js';
 import { FailedLoginTally } from './failed-logins-tally.js';
 
 export interface FailedLoginsWatchOptions {
@@ -29,6 +31,16 @@ export interface FailedLoginsWatchOptions {
   /** True while nothing may be asked of a backend (the record store does not answer). */
   paused: () => boolean;
   now: () => Date;
+  /** The provider's rotations as noted (`src/queue/rotation-notes.ts`): a failure after a cutover names a stale client. */
+  rotations?: (provider: string) => Promise<ReadonlyMap<string, Rotation>>;
+}
+
+/** `cache/photos: a failed login from 10.0.0.7 since its old password was dropped at 06:05:02 UTC (…)`. */
+export function staleClientLine(key: string, events: readonly FailedLoginEvent[], cutAt: number): string {
+  const from = [...new Set(events.map((e) => e.address))];
+  const count = events.reduce((n, e) => n + e.count, 0);
+  const shown = `${from.slice(0, 5).join(', ')}${from.length > 5 ? `, … ${from.length - 5} more` : ''}`;
+  return `${key}: ${count} failed login${count === 1 ? '' : 's'} from ${shown} since its old password was dropped at ${clockOf(cutAt)} (rotation cut over): likely a client still using the old password`;
 }
 
 /** `cache/photos: 37 failed logins from 10.0.0.7, 10.0.0.8 in the last 5m (wrong password)`. */
@@ -45,6 +57,8 @@ export class FailedLoginsWatch {
   private readonly running = new Set<Promise<void>>();
   /** Per provider: the nodes whose lost entries were said, within the window. */
   private readonly lostSaid = new Map<string, Set<string>>();
+  /** `<consumer key> <cutAt>`: the stale clients said, once per cutover. */
+  private readonly staleSaid = new Set<string>();
 
   constructor(private readonly options: FailedLoginsWatchOptions) {}
 
@@ -98,6 +112,7 @@ export class FailedLoginsWatch {
       );
     }
     await this.noteHistory(becoming, note.windowMs, now);
+    await this.sayStale(config.name, step.byConsumer);
     const after = tally.turnedAway();
     for (const key of before) {
       if (!after.has(key))
@@ -114,6 +129,22 @@ export class FailedLoginsWatch {
         `the failed logins of ${config.name} could not be noted: ${scrubber.describe(error)}`,
       );
     });
+  }
+
+  /**
+   * Failed logins of a consumer after its rotation was cut over (its old password dropped): said at once, naming the
+   * addresses, as the likely stale client; once per cutover.
+   */
+  private async sayStale(provider: string, fresh: ReadonlyMap<string, FailedLoginEvent[]>): Promise<void> {
+    if (fresh.size === 0 || !this.options.rotations) return;
+    const rotations = await this.options.rotations(provider).catch(() => undefined);
+    for (const [key, events] of fresh) {
+      const cutAt = rotations?.get(key)?.cutAt;
+      const after = cutAt === undefined ? [] : events.filter((e) => e.at >= cutAt);
+      if (cutAt === undefined || after.length === 0 || this.staleSaid.has(`${key} ${cutAt}`)) continue;
+      this.staleSaid.add(`${key} ${cutAt}`);
+      this.options.logger.warn({ provider, consumer: key, staleClient: true }, staleClientLine(key, after, cutAt));
+    }
   }
 
   /** Each consumer becoming turned away, in its history (`by: backend`; its state stays held). */

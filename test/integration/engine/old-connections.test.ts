@@ -124,6 +124,17 @@ describe('old connections and the cutover (redis-acl)', () => {
       ),
     ).toBe(true);
     expect((await notes.oldConnectionsOf('cache', c.key))?.count ?? 0).toBe(0);
+
+    // after the cutover, a client still holding the old password is said at once as the likely stale one
+    await redisApp(c, old).catch(() => undefined);
+    const stale = 'since its old password was dropped at';
+    await f.until('the stale client named', () => f.logsFor(c).some((l) => l.msg.includes(stale)));
+    const said = f.logsFor(c).filter((l) => l.msg.includes(stale));
+    expect(said).toHaveLength(1);
+    expect(said[0]!.level).toBe(40);
+    expect(said[0]!.msg).toMatch(
+      /^cache\/c\d+: \d+ failed logins? from 127\.0\.0\.1 since its old password was dropped at \d\d:\d\d:\d\d UTC \(rotation cut over\): likely a client still using the old password$/,
+    );
   });
 
   it('cuts over at rotationOverlapMax while the old client stays connected, and lists it', async () => {
