@@ -106,7 +106,7 @@ export class ConsumerEdge {
     if (!wrote) return;
     const { summary, transition, history } = wrote;
     // the transition's losses, heals and brakes go to the provider's timeline with the brief
-    await this.deps.coordination.notes.noteSummaries([
+    await this.deps.coordination.notes.noteBriefs([
       [draft.key, summary, transition ? timelineEventsOf(draft.key, transition, history) : []],
     ]);
     if (transition) this.deps.observer?.transition(draft.provider, transition, history);

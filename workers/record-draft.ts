@@ -31,8 +31,8 @@ import type {
   RefusedSpec,
   WaitRecord,
 } from '../src/store/consumer-record.js';
-import type { ConsumerSummary } from '../src/queue/consumer-summary.js';
-import { summaryOf } from '../src/queue/summarize.js';
+import type { ConsumerBrief } from '../src/queue/consumer-brief.js';
+import { briefOf } from '../src/queue/brief-of.js';
 import type { ConsumerStore, RecordChange } from '../src/store/consumer-store.js';
 import { causeAfter, nodeOf, type TransitionCause } from '../src/store/transition-cause.js';
 import { consumerIdOf } from '../src/store/consumer-key.js';
@@ -48,7 +48,7 @@ export interface DraftDeps {
 /** A write made: what the edge notes of it. */
 export interface Wrote {
   /** The record's summary, for the status. */
-  summary: ConsumerSummary;
+  summary: ConsumerBrief;
   /** The transition written, if the state changed, and the history before it. */
   transition: HistoryEntry | undefined;
   history: readonly HistoryEntry[];
@@ -309,7 +309,7 @@ export class RecordDraft implements StepNotes {
     const since = transition || first ? now : written.since;
     const check = pending.check ?? written.check;
     const refusal = pending.refusal !== undefined ? pending.refusal : written.refusal;
-    const summary = summaryOf({
+    const summary = briefOf({
       rev,
       machine,
       stateSince: since,

@@ -13,7 +13,7 @@ import { deepCheckIntervalMs } from '../config/deep-check-interval.js';
 import type { ContestReads, NoteReads, SignalReads, Suspects } from '../queue/coordination.js';
 import type { ConsumerQueue } from '../schedule/consumer-queue.js';
 import type { DueWaits } from '../schedule/due-waits.js';
-import { summaryState } from '../queue/consumer-summary.js';
+import { briefState } from '../queue/consumer-brief.js';
 import { providerOf } from '../store/consumer-key.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 
@@ -110,7 +110,7 @@ export function countStates(
   const named = new Map<string, string[]>();
   for (const [key, encoded] of Object.entries(states)) {
     const provider = key.slice(0, key.indexOf('/'));
-    const state = summaryState(encoded);
+    const state = briefState(encoded);
     const label = `${provider}\n${state}`;
     const entry = counts.get(label) ?? { provider, state, count: 0 };
     entry.count++;
@@ -135,7 +135,7 @@ async function jobCounts(queues: ConsumerQueue['queues']): Promise<Record<string
 
 export interface EngineScrapeDeps {
   coordination: {
-    readonly notes: Pick<NoteReads, 'allStates' | 'summariesOf' | 'lastCheckedAt' | 'orphans'>;
+    readonly notes: Pick<NoteReads, 'allStates' | 'briefsOf' | 'lastCheckedAt' | 'orphans'>;
     readonly contests: Pick<ContestReads, 'contested'>;
     readonly signals: Pick<SignalReads, 'suspects'>;
   };
@@ -179,7 +179,7 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
         ...counted.counts,
         ...[...unsealedCounts(states.unsealed)].map(([provider, count]) => ({ provider, state: UNVERIFIED, count })),
       ];
-      const briefs = await deps.coordination.notes.summariesOf(listed);
+      const briefs = await deps.coordination.notes.briefsOf(listed);
       const unserved = listed.flatMap((consumer): UnservedConsumer[] => {
         const summary = briefs.get(consumer);
         if (!summary) return [];

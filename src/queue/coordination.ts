@@ -24,7 +24,7 @@ import { coordinationKeys } from './coordination/keys.js';
 import { Contests, type ContestReads } from './coordination/contests.js';
 import { Layout, type LayoutMarks } from './coordination/layout.js';
 import { Locks, type LocksPart, type MemoReads, type RevisionNotes } from './coordination/locks.js';
-import { Notes, type NoteReads, type NotesPart, type SummaryNotes } from './coordination/notes.js';
+import { Notes, type NoteReads, type NotesPart, type BriefNotes } from './coordination/notes.js';
 import { ScriptRunner } from './coordination/scripts.js';
 import { Signals, type SignalReads, type SignalsPart } from './coordination/signals.js';
 import type { NoteSeal } from './note-seal.js';
@@ -40,7 +40,7 @@ export type {
   OrphanNotes,
   RemovalConfirmation,
   RemovalConfirmations,
-  SummaryNotes,
+  BriefNotes,
   TimelineNotes,
 } from './coordination/notes.js';
 export type {
@@ -90,7 +90,7 @@ export interface ShardCoordination extends Coordination {
 /** What a record's writer tells the coordination: its revision and its brief. */
 export interface RecordNotes {
   readonly locks: RevisionNotes;
-  readonly notes: SummaryNotes;
+  readonly notes: BriefNotes;
 }
 
 /** Everything the status reads. */

@@ -5,7 +5,7 @@
  *
  * - **in its consumer's shard** (routed by `shard-of.ts`): the lock, the revision, the check
  *   memo, the state and the brief, and the per-provider sets a script touches beside them:
- *   the asked-at sorted set (`release` and `noteSummaries` write it with the memo or the brief)
+ *   the asked-at sorted set (`release` and `noteBriefs` write it with the memo or the brief)
  *   and the could-not-ask set (`release`). A script's keys are all in one slot, so these sets
  *   exist once per shard and per provider, each holding that shard's consumers. Each
  *   consumer's timeline events go to its shard's stream too (they are written with its brief,

@@ -9,7 +9,7 @@ import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import { HISTORY_LENGTH, type HistoryEntry } from '../store/consumer-record.js';
 import type { TransitionCause } from '../store/transition-cause.js';
-import { leftServedAt } from './summarize.js';
+import { leftServedAt } from './brief-of.js';
 
 /**
  * `turnedAway`: a held consumer's app began failing to log in (its backend's log of failed logins, `by: backend`); not

@@ -23,12 +23,12 @@ import { EFFECT_STATES } from '../../machines/consumer-machine.js';
 import { unitHash } from '../../machines/delays.js';
 import type { Timing } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import type { QueueSentinel, SummaryNotes } from '../queue/coordination.js';
+import type { QueueSentinel, BriefNotes } from '../queue/coordination.js';
 import type { LayoutSettling } from '../queue/sharded-coordination.js';
 import { checkTicket, type ConsumerQueue, type ScheduledWait } from '../schedule/consumer-queue.js';
 import type { WaitScheduler } from '../schedule/due-waits.js';
-import type { ConsumerSummary } from '../queue/consumer-summary.js';
-import { summaryOf, unreadableSummary } from '../queue/summarize.js';
+import type { ConsumerBrief } from '../queue/consumer-brief.js';
+import { briefOf, unreadableBrief } from '../queue/brief-of.js';
 import { isUnreadable, type ConsumerRecord, type UnreadableRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 
@@ -47,7 +47,7 @@ export interface ResyncOptions {
   /** The sentinel, the records' briefs, and the layout written again with the sentinel. */
   coordination: {
     readonly signals: QueueSentinel;
-    readonly notes: SummaryNotes;
+    readonly notes: BriefNotes;
     readonly layout: Pick<LayoutSettling, 'markSettled'>;
   };
   /** Each provider's timing, by name. */
@@ -149,16 +149,16 @@ export class Resync {
     const { store, queue, waits: scheduler, coordination, logger, now } = this.options;
     const started = now();
     let waits: ScheduledWait[] = [];
-    let summaries: Array<[string, ConsumerSummary]> = [];
+    let summaries: Array<[string, ConsumerBrief]> = [];
     let read = 0;
     let redone = 0;
     const undeclared: ConsumerRecord[] = [];
     for await (const record of store.scan()) {
       read++;
       const at = now();
-      summaries.push([record._id, isUnreadable(record) ? unreadableSummary(record, at) : summaryOf(record)]);
+      summaries.push([record._id, isUnreadable(record) ? unreadableBrief(record, at) : briefOf(record)]);
       if (summaries.length >= BATCH) {
-        await coordination.notes.noteSummaries(summaries);
+        await coordination.notes.noteBriefs(summaries);
         summaries = [];
       }
       if (isUnreadable(record)) {
@@ -183,7 +183,7 @@ export class Resync {
       }
     }
     await scheduler.scheduleWaits(waits);
-    await coordination.notes.noteSummaries(summaries);
+    await coordination.notes.noteBriefs(summaries);
     await coordination.signals.markAlive(now());
     await coordination.layout.markSettled();
     if (this.lost) logger.info(`every consumer's next step re-created from ${read} records`);

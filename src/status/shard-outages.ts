@@ -34,7 +34,7 @@ type Nothing<Part> = {
 const NOTHING: { readonly [P in keyof StatusReads]: Nothing<StatusReads[P]> } = {
   notes: {
     allStates: () => ({ states: {}, unsealed: [] }),
-    summariesOf: () => new Map(),
+    briefsOf: () => new Map(),
     lastCheckedAt: () => new Map(),
     askedCounts: () => new Map(),
     checkedBefore: () => [],

@@ -25,7 +25,7 @@ import { shortChange } from '../desired/desired-change.js';
 import { formatDuration } from '../config/duration.js';
 import { nodeEventWords } from '../adapters/incarnation-words.js';
 import type { CheckMemo, NodesNote, OrphanReport, Pause, StatusReads, Suspects } from '../queue/coordination.js';
-import { summaryRefused, summaryState, type ConsumerSummary } from '../queue/consumer-summary.js';
+import { briefRefused, briefState, type ConsumerBrief } from '../queue/consumer-brief.js';
 import type { QueuedChecks } from '../schedule/queued-checks.js';
 import { controlLine, type QueueControlsRead } from '../queue/queue-controls.js';
 import type { LastCheck } from '../store/consumer-record.js';
@@ -48,7 +48,7 @@ export interface ConsumerStatus {
   provider: string;
   login: string;
   /** The machine's state; `unreadable` for a record this holdfast cannot read (a newer machine version). */
-  state: ConsumerSummary['state'];
+  state: ConsumerBrief['state'];
   /** The state in words, e.g. `could not ask`. */
   label: string;
   /** False when the consumer is (or may be) unserved. */
@@ -457,7 +457,7 @@ function listedLine(unserved: readonly ConsumerStatus[]): string {
 }
 
 /** The last check: the one the queue's Redis remembers when it is newer than the record's. */
-function lastCheckOf(summary: ConsumerSummary, memo: CheckMemo | undefined): ConsumerSummary['lastCheck'] {
+function lastCheckOf(summary: ConsumerBrief, memo: CheckMemo | undefined): ConsumerBrief['lastCheck'] {
   if (memo && (!summary.lastCheck || memo.at > summary.lastCheck.at))
     return { at: memo.at, outcome: memo.outcome, detail: memo.detail };
   return summary.lastCheck;
@@ -465,7 +465,7 @@ function lastCheckOf(summary: ConsumerSummary, memo: CheckMemo | undefined): Con
 
 function consumerStatus(
   key: string,
-  summary: ConsumerSummary,
+  summary: ConsumerBrief,
   memo: CheckMemo | undefined,
   timing: ProviderFacts['timing'],
   now: number,
@@ -525,11 +525,11 @@ export async function statusReport(
   const listed: string[] = [];
   for (const [key, encoded] of Object.entries(stateOf)) {
     const provider = providerOf(key);
-    const state = summaryState(encoded);
+    const state = briefState(encoded);
     const counts = states.get(provider) ?? {};
     counts[state] = (counts[state] ?? 0) + 1;
     states.set(provider, counts);
-    const refusedSpec = summaryRefused(encoded);
+    const refusedSpec = briefRefused(encoded);
     if (refusedSpec) refused.set(provider, (refused.get(provider) ?? 0) + 1);
     if (options.all || refusedSpec || state === 'unreadable' || !STATE_MEANINGS[state].healthy) listed.push(key);
   }
@@ -560,7 +560,7 @@ export async function statusReport(
    */
   const silent = new Map<string, string[]>();
   /** The briefs read so far, by key: each consumer's is read once. */
-  const known = new Map<string, ConsumerSummary>();
+  const known = new Map<string, ConsumerBrief>();
   const knownMemos = new Map<string, CheckMemo>();
   await Promise.all(
     names.map(async (name) => {
@@ -572,9 +572,9 @@ export async function statusReport(
       if (last !== undefined && last < before) return;
       const candidates = (await coordination.notes.checkedBefore(name, before, SILENT_LISTED))
         .map(([key]) => key)
-        .filter((key) => stateOf[key] !== undefined && summaryState(stateOf[key]) === 'held');
+        .filter((key) => stateOf[key] !== undefined && briefState(stateOf[key]) === 'held');
       const [briefs, memos] = await Promise.all([
-        coordination.notes.summariesOf(candidates),
+        coordination.notes.briefsOf(candidates),
         coordination.locks.checkMemos(candidates),
       ]);
       for (const [key, brief] of briefs) known.set(key, brief);
@@ -663,7 +663,7 @@ export async function statusReport(
   const silentListed = listed.filter((key) => silentKeys.has(key));
   const [memos, briefs, queued] = await Promise.all([
     coordination.locks.checkMemos(listed.filter((key) => !knownMemos.has(key))),
-    coordination.notes.summariesOf(listed.filter((key) => !known.has(key))),
+    coordination.notes.briefsOf(listed.filter((key) => !known.has(key))),
     behindBacklog(silentListed, sources, stateOf, lastCheckAt, at, outages),
   ]);
   const consumers = listed.flatMap((key) => {

@@ -21,7 +21,7 @@ import { loadContributions } from '../../src/desired/load-contributions.js';
 import type { DesiredState } from '../../src/desired/consumer-spec.js';
 import { connectCoordination } from '../../src/engine/engine.js';
 import type { Coordination } from '../../src/queue/coordination.js';
-import { summaryOf } from '../../src/queue/summarize.js';
+import { briefOf } from '../../src/queue/brief-of.js';
 import { secretFingerprint } from '../../src/secrets/fingerprint.js';
 import type { ConsumerRecord } from '../../src/store/consumer-record.js';
 import { encodeRecord, type RecordDocument } from '../../src/store/record-codec.js';
@@ -165,7 +165,7 @@ async function noteInQueue(
       deepAt,
     });
   });
-  await coordination.notes.noteSummaries(records.map((r) => [r._id, summaryOf(r)]));
+  await coordination.notes.noteBriefs(records.map((r) => [r._id, briefOf(r)]));
 }
 
 /**

@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { ADAPTERS } from '../../src/adapters/registry.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { connectCoordination, connectStore } from '../../src/engine/engine.js';
-import { encodeSummary, type ConsumerSummary } from '../../src/queue/consumer-summary.js';
+import { encodeBrief, type ConsumerBrief } from '../../src/queue/consumer-brief.js';
 import { statusReport } from '../../src/status/status-report.js';
 import { startOwned, useDocker } from '../backends/provision.js';
 import { createRunDir, instanceDir, reapRunDir } from '../backends/run-dir.js';
@@ -77,7 +77,7 @@ try {
     username: queue.admin.username,
     password: queue.admin.password,
   });
-  const summary = (i: number, state: ConsumerSummary['state']): ConsumerSummary => ({
+  const summary = (i: number, state: ConsumerBrief['state']): ConsumerBrief => ({
     rev: 3,
     state,
     since: now - 3_600_000,
@@ -92,7 +92,7 @@ try {
     const args: string[] = [];
     const states: string[] = [];
     for (let j = i; j < Math.min(n, i + 5000); j++) {
-      args.push(`cache/c${j}`, encodeSummary(summary(j, 'held')));
+      args.push(`cache/c${j}`, encodeBrief(summary(j, 'held')));
       states.push(`cache/c${j}`, 'held 3');
       await redis.hset(
         `${prefix}:checks`,
@@ -155,7 +155,7 @@ try {
   const args: string[] = [];
   const states: string[] = [];
   for (let j = 0; j < unserved; j++) {
-    args.push(`cache/c${j * 100}`, encodeSummary(summary(j * 100, 'backoff')));
+    args.push(`cache/c${j * 100}`, encodeBrief(summary(j * 100, 'backoff')));
     states.push(`cache/c${j * 100}`, 'backoff 3');
   }
   await redis.hset(`${prefix}:briefs`, ...args);
@@ -173,7 +173,7 @@ try {
     const lost: string[] = [];
     const lostStates: string[] = [];
     for (let j = i; j < Math.min(n, i + 5000); j++) {
-      lost.push(`cache/c${j}`, encodeSummary(summary(j, 'lost')));
+      lost.push(`cache/c${j}`, encodeBrief(summary(j, 'lost')));
       lostStates.push(`cache/c${j}`, 'lost 3');
     }
     await redis.hset(`${prefix}:briefs`, ...lost);

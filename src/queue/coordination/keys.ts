@@ -37,7 +37,7 @@ export function coordinationKeys(prefix: string) {
     memos: `${prefix}:checks`,
     /** Each consumer's `<state> <revision>`: all the status reads of every consumer (a hash). */
     states: `${prefix}:states`,
-    /** Each consumer's record in brief, encoded (see `consumer-summary.ts`; a hash). */
+    /** Each consumer's record in brief, encoded (see `consumer-brief.ts`; a hash). */
     briefs: `${prefix}:briefs`,
     /** The provider's consumers last found could-not-ask (a set). */
     couldNotAsk: (provider: string) => `${prefix}:could-not-ask:${provider}`,

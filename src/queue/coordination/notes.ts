@@ -1,6 +1,6 @@
 /**
  * Status notes, what the status reads instead of the records: each consumer's record **in
- * brief** (a {@link ConsumerSummary}) and state, each provider's consumers by when they were
+ * brief** (a {@link ConsumerBrief}) and state, each provider's consumers by when they were
  * last **asked**, each provider's **orphans** (logins under its prefix that no consumer claims,
  * as last listed) and its **confirmed removals** (the held-back change a person confirmed with
  * `holdfast confirm-removals`, for the running desired-state sync to apply), and each provider's
@@ -11,11 +11,11 @@
  * (`../note-seal.ts`): a value holdfast did not write reads as absent (a state: unknown, and said), never as held.
  */
 import { providerOf } from '../../store/consumer-key.js';
-import { decodeSummary, encodeSummary, stateToken, type ConsumerSummary } from '../consumer-summary.js';
+import { decodeBrief, encodeBrief, stateToken, type ConsumerBrief } from '../consumer-brief.js';
 import type { NoteSeal } from '../note-seal.js';
 import { CoordinationPart, type CoordinationContext } from './context.js';
 import { hashFields, perProvider } from './reads.js';
-import type { NotedSummary } from './scripts.js';
+import type { NotedBrief } from './scripts.js';
 import type { TimelineEvent } from '../timeline-event.js';
 import { boundedNote, mergeMissing } from './nodes-note-merge.js';
 import type { Finding, FindingOutcome } from '../contest.js';
@@ -32,17 +32,17 @@ import {
 } from './values.js';
 
 /** A record's brief as noted, and the timeline events of the transition that wrote it (if any). */
-export type NotedEntry = readonly [key: string, summary: ConsumerSummary, events?: readonly TimelineEvent[]];
+export type NotedEntry = readonly [key: string, summary: ConsumerBrief, events?: readonly TimelineEvent[]];
 
 /** Records in brief, as their writers note them. */
-export interface SummaryNotes {
+export interface BriefNotes {
   /**
    * After a record is written (or read by a sweep): its state and brief, for the status; one of
    * an older revision is ignored. A consumer becoming held counts as asked (in the provider's
    * sorted set) until its first routine check says when it was. One script per provider; the
    * events are added to the provider's timeline in the same round trip (sent before any reply).
    */
-  noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void>;
+  noteBriefs(entries: ReadonlyArray<NotedEntry>): Promise<void>;
 }
 
 /**
@@ -97,7 +97,7 @@ export interface RemovalConfirmations {
 
 /** Every consumer's noted state, and the consumers whose noted state holdfast did not write. */
 export interface NotedStates {
-  /** `<state token> <revision>` by consumer key (read the state with `summaryState`), as holdfast sealed it. */
+  /** `<state token> <revision>` by consumer key (read the state with `briefState`), as holdfast sealed it. */
   states: Record<string, string>;
   /**
    * Consumers whose state in the queue's Redis fails its seal (written there by another, or by a release before seals,
@@ -111,7 +111,7 @@ export interface NoteReads {
   /** Every consumer's noted state, by key; those holdfast did not write apart. */
   allStates(): Promise<NotedStates>;
   /** The records in brief of `keys`; absent when unknown, unreadable or not holdfast's (unsealed). */
-  summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>>;
+  briefsOf(keys: readonly string[]): Promise<Map<string, ConsumerBrief>>;
   /** When any consumer of each provider was last checked (ms since the epoch), by provider. */
   lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>>;
   /**
@@ -135,7 +135,7 @@ export interface NoteReads {
  * The notes part of coordination (`coordination.notes`): every slice above, as one shard or a sharded queue serves it.
  */
 export interface NotesPart
-  extends SummaryNotes, TimelineNotes, OrphanNotes, NodeNotes, FailedLoginNotes, RemovalConfirmations, NoteReads {}
+  extends BriefNotes, TimelineNotes, OrphanNotes, NodeNotes, FailedLoginNotes, RemovalConfirmations, NoteReads {}
 
 /** Consumers noted per script call: a sweep of 100k consumers never sends one call of them all. */
 const NOTED_PER_CALL = 1000;
@@ -146,12 +146,12 @@ export const TIMELINE_READ = TIMELINE_CAP;
 /** How long a confirmation is kept (s). */
 const CONFIRMATION_TTL_S = 86_400;
 
-function noted(seal: NoteSeal, key: string, summary: ConsumerSummary): NotedSummary {
+function noted(seal: NoteSeal, key: string, summary: ConsumerBrief): NotedBrief {
   return {
     key,
     rev: summary.rev,
     state: seal.seal('state', key, `${stateToken(summary)} ${summary.rev}`),
-    brief: seal.seal('brief', key, encodeSummary(summary)),
+    brief: seal.seal('brief', key, encodeBrief(summary)),
     heldSince: summary.state === 'held' ? summary.since : null,
   };
 }
@@ -160,8 +160,8 @@ function noted(seal: NoteSeal, key: string, summary: ConsumerSummary): NotedSumm
 function byProvider(
   seal: NoteSeal,
   entries: ReadonlyArray<NotedEntry>,
-): Map<string, { notes: NotedSummary[]; events: TimelineEvent[] }> {
-  const out = new Map<string, { notes: NotedSummary[]; events: TimelineEvent[] }>();
+): Map<string, { notes: NotedBrief[]; events: TimelineEvent[] }> {
+  const out = new Map<string, { notes: NotedBrief[]; events: TimelineEvent[] }>();
   for (const [key, summary, events] of entries) {
     const provider = providerOf(key);
     const list = out.get(provider) ?? { notes: [], events: [] };
@@ -199,9 +199,9 @@ export class Notes extends CoordinationPart implements NotesPart {
     this.heals = new HealNotes(this.scripts, TIMELINE_CAP);
   }
 
-  async noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void> {
+  async noteBriefs(entries: ReadonlyArray<NotedEntry>): Promise<void> {
     for (const [provider, { notes, events }] of byProvider(this.seal, entries)) {
-      const noting = this.noteBriefs(provider, notes);
+      const noting = this.writeBriefs(provider, notes);
       // sent right behind the briefs, before any reply: no round trip of their own
       const added = events.map((e) =>
         this.redis.xadd(this.keys.events(provider), 'MAXLEN', '~', TIMELINE_CAP, '*', 'e', JSON.stringify(e)),
@@ -214,9 +214,9 @@ export class Notes extends CoordinationPart implements NotesPart {
     return this.heals.note(events, finding);
   }
 
-  private async noteBriefs(provider: string, notes: readonly NotedSummary[]): Promise<void> {
+  private async writeBriefs(provider: string, notes: readonly NotedBrief[]): Promise<void> {
     for (let i = 0; i < notes.length; i += NOTED_PER_CALL)
-      await this.scripts.run('noteSummaries', { provider, entries: notes.slice(i, i + NOTED_PER_CALL) });
+      await this.scripts.run('noteBriefs', { provider, entries: notes.slice(i, i + NOTED_PER_CALL) });
   }
 
   async timeline(provider: string, sinceMs: number): Promise<TimelineEvent[]> {
@@ -244,10 +244,10 @@ export class Notes extends CoordinationPart implements NotesPart {
     return { states, unsealed };
   }
 
-  summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>> {
+  briefsOf(keys: readonly string[]): Promise<Map<string, ConsumerBrief>> {
     return hashFields(this.redis, this.keys.briefs, keys, (raw, key) => {
       const brief = this.seal.open('brief', key, raw);
-      return brief === null ? null : decodeSummary(brief);
+      return brief === null ? null : decodeBrief(brief);
     });
   }
 

@@ -303,8 +303,8 @@ return out`,
   reply: (raw) => (Array.isArray(raw) ? (raw as unknown[]).map((n) => (typeof n === 'number' ? n : 0)) : []),
 };
 
-/** One consumer's brief for {@link noteSummaries}: `state` is `<state token> <rev>`; `heldSince` when it is held. */
-export interface NotedSummary {
+/** One consumer's brief for {@link noteBriefs}: `state` is `<state token> <rev>`; `heldSince` when it is held. */
+export interface NotedBrief {
   key: string;
   rev: number;
   state: string;
@@ -328,7 +328,7 @@ export interface NotedSummary {
  * ARGV[5i]      since when it is held (ms; '' when it is not)
  * Returns       1
  */
-const noteSummaries: Script<{ provider: string; entries: readonly NotedSummary[] }, void> = {
+const noteBriefs: Script<{ provider: string; entries: readonly NotedBrief[] }, void> = {
   keyCount: 3,
   lua: `${OVER}
 local keys = {}
@@ -623,7 +623,7 @@ export const SCRIPTS = {
   markRemoved,
   extend,
   release,
-  noteSummaries,
+  noteBriefs,
   takeCouldNotAsk,
   suspectWaits,
   scheduleDue,

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { LastCheck } from '../../store/consumer-record.js';
 import { STATE_MEANINGS } from '../../../machines/consumer-health.js';
 import type { ConsumerStateName } from '../../../machines/consumer-machine.js';
-import { CHECK_OUTCOMES } from '../consumer-summary.js';
+import { CHECK_OUTCOMES } from '../consumer-brief.js';
 import { TIMELINE_KINDS, type TimelineEvent } from '../timeline-event.js';
 import { NODE_NAME_BYTES, TRANSITION_CAUSES } from '../../store/transition-cause.js';
 

@@ -13,7 +13,7 @@ import {
   type OrphanReport,
   type RemovalConfirmation,
 } from '../coordination.js';
-import type { ConsumerSummary } from '../consumer-summary.js';
+import type { ConsumerBrief } from '../consumer-brief.js';
 import type { Finding, FindingOutcome } from '../contest.js';
 import type { TimelineEvent } from '../timeline-event.js';
 import { merged, type Shards } from './shards.js';
@@ -21,8 +21,8 @@ import { merged, type Shards } from './shards.js';
 export class ShardedNotes implements NotesPart {
   constructor(private readonly shards: Shards<NotesPart>) {}
 
-  async noteSummaries(entries: ReadonlyArray<NotedEntry>): Promise<void> {
-    await Promise.all(this.shards.byShard(entries, ([key]) => key).map(([shard, list]) => shard.noteSummaries(list)));
+  async noteBriefs(entries: ReadonlyArray<NotedEntry>): Promise<void> {
+    await Promise.all(this.shards.byShard(entries, ([key]) => key).map(([shard, list]) => shard.noteBriefs(list)));
   }
 
   async noteTimeline(events: readonly TimelineEvent[], finding?: Finding): Promise<FindingOutcome | undefined> {
@@ -79,10 +79,8 @@ export class ShardedNotes implements NotesPart {
     };
   }
 
-  async summariesOf(keys: readonly string[]): Promise<Map<string, ConsumerSummary>> {
-    return merged(
-      await Promise.all(this.shards.byShard(keys, (k) => k).map(([shard, list]) => shard.summariesOf(list))),
-    );
+  async briefsOf(keys: readonly string[]): Promise<Map<string, ConsumerBrief>> {
+    return merged(await Promise.all(this.shards.byShard(keys, (k) => k).map(([shard, list]) => shard.briefsOf(list))));
   }
 
   async lastCheckedAt(providers: readonly string[]): Promise<Map<string, number>> {

@@ -14,7 +14,7 @@ import { ownBackend, type OwnedBackend } from '../../backends/index.js';
 import { createCoordination, createDueSet, holdfastPrefix, type CheckMemo } from '../../../src/queue/coordination.js';
 import { coordinationKeys } from '../../../src/queue/coordination/keys.js';
 import { NoteSeal } from '../../../src/queue/note-seal.js';
-import type { ConsumerSummary } from '../../../src/queue/consumer-summary.js';
+import type { ConsumerBrief } from '../../../src/queue/consumer-brief.js';
 
 let server: OwnedBackend;
 let redis: Redis;
@@ -211,7 +211,7 @@ describe('the due set in batches', () => {
 });
 
 describe('records in brief noted together, as the sweep notes them', () => {
-  const summary = (rev: number, since: number): ConsumerSummary => ({
+  const summary = (rev: number, since: number): ConsumerBrief => ({
     rev,
     state: 'held',
     since,
@@ -226,7 +226,7 @@ describe('records in brief noted together, as the sweep notes them', () => {
   async function notesOf(n: number): Promise<number> {
     const { coordination } = fresh();
     await admin.config('RESETSTAT');
-    await coordination.notes.noteSummaries(Array.from({ length: n }, (_, i) => [`cache/c${i}`, summary(1, 1_000)]));
+    await coordination.notes.noteBriefs(Array.from({ length: n }, (_, i) => [`cache/c${i}`, summary(1, 1_000)]));
     return commandsRun();
   }
 
@@ -240,7 +240,7 @@ describe('records in brief noted together, as the sweep notes them', () => {
   it('are judged in order: an older revision after a newer one is ignored; held since counts as asked unless asked later', async () => {
     const { coordination, keys } = fresh();
     await redis.zadd(keys.checked('cache'), 5_000, 'cache/later');
-    await coordination.notes.noteSummaries([
+    await coordination.notes.noteBriefs([
       ['cache/a', summary(2, 2_000)],
       ['cache/a', summary(1, 3_000)],
       ['cache/later', summary(1, 4_000)],

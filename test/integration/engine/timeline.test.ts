@@ -11,7 +11,7 @@ import { ownBackend, sharedBackend } from '../../backends/index.js';
 import { createCoordination, holdfastPrefix } from '../../../src/queue/coordination.js';
 import { NoteSeal } from '../../../src/queue/note-seal.js';
 import { TIMELINE_CAP } from '../../../src/queue/coordination/notes.js';
-import type { ConsumerSummary } from '../../../src/queue/consumer-summary.js';
+import type { ConsumerBrief } from '../../../src/queue/consumer-brief.js';
 import type { TimelineEvent } from '../../../src/queue/timeline-event.js';
 import { engineFixtures, readable } from './engine-fixture.js';
 
@@ -78,7 +78,7 @@ describe("a provider's timeline", () => {
     const redis = new Redis(sharedBackend('redis').url);
     const prefix = holdfastPrefix(`hfcap${randomBytes(3).toString('hex')}`);
     const coordination = createCoordination(redis, prefix, new NoteSeal(randomBytes(32)));
-    const brief: ConsumerSummary = {
+    const brief: ConsumerBrief = {
       rev: 1,
       state: 'lost',
       since: 0,
@@ -99,7 +99,7 @@ describe("a provider's timeline", () => {
               [{ at: Date.now(), kind: 'lost', key: `capped/c${i}`, state: 'lost', reason: 'missing' }],
             ] as const,
         );
-        await coordination.notes.noteSummaries(entries);
+        await coordination.notes.noteBriefs(entries);
       }
       const length = await redis.xlen(`${prefix}:events:capped`);
       expect(length).toBeGreaterThanOrEqual(TIMELINE_CAP);

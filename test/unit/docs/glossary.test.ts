@@ -112,4 +112,23 @@ describe('the sources cite only what the repository holds', () => {
     );
     expect(cited).toEqual([]);
   });
+
+  it("the code names a consumer's brief one way: no type, function or file named after a summary", () => {
+    const sources = ['machines', 'workers', 'src'].flatMap((dir) =>
+      readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+        .filter((name) => name.endsWith('.ts'))
+        .map((name) => `${dir}/${name}`),
+    );
+    const named = sources.flatMap((file) => [
+      ...(/summar/i.test(file) ? [file] : []),
+      ...readFileSync(join(root, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) =>
+          /\b[A-Za-z]*Summar[a-z]*\b|\bsummar(y|ies)[A-Z][A-Za-z]*|\bsummarize\b/.test(line)
+            ? [`${file}:${i + 1}`]
+            : [],
+        ),
+    ]);
+    expect(named).toEqual([]);
+  });
 });

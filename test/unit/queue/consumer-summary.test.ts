@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  decodeSummary,
-  encodeSummary,
-  summaryRefused,
-  summaryState,
-  type ConsumerSummary,
-} from '../../../src/queue/consumer-summary.js';
+  decodeBrief,
+  encodeBrief,
+  briefRefused,
+  briefState,
+  type ConsumerBrief,
+} from '../../../src/queue/consumer-brief.js';
 
 describe('a record in brief', () => {
-  const summary: ConsumerSummary = {
+  const summary: ConsumerBrief = {
     rev: 12,
     state: 'backoff',
     since: 1_700_000_000_000,
@@ -20,11 +20,11 @@ describe('a record in brief', () => {
   };
 
   it('reads back what was written, and gives its state without parsing the rest', () => {
-    const encoded = encodeSummary(summary);
+    const encoded = encodeBrief(summary);
     expect(encoded.startsWith('backoff 12 {')).toBe(true);
-    expect(summaryState(encoded)).toBe('backoff');
-    expect(decodeSummary(encoded)).toEqual(summary);
-    expect(summaryRefused(encoded)).toBe(false);
+    expect(briefState(encoded)).toBe('backoff');
+    expect(decodeBrief(encoded)).toEqual(summary);
+    expect(briefRefused(encoded)).toBe(false);
   });
 
   it('marks a consumer that keeps its accepted spec over a refused one, its state still read', () => {
@@ -33,11 +33,11 @@ describe('a record in brief', () => {
       state: 'held' as const,
       refused: 'c.yaml:2: values.commands[0]: +@all is not allowed',
     };
-    const encoded = encodeSummary(refused);
+    const encoded = encodeBrief(refused);
     expect(encoded.startsWith('held! 12 {')).toBe(true);
-    expect(summaryState(encoded)).toBe('held');
-    expect(summaryRefused(encoded)).toBe(true);
-    expect(decodeSummary(encoded)).toEqual(refused);
+    expect(briefState(encoded)).toBe('held');
+    expect(briefRefused(encoded)).toBe(true);
+    expect(decodeBrief(encoded)).toEqual(refused);
   });
 
   it('reads nothing from what it did not write', () => {
@@ -50,7 +50,7 @@ describe('a record in brief', () => {
       'held 3 {"since":"then"}',
       `held 3 ${JSON.stringify({ ...summary, rev: undefined, state: undefined, brakeCount: '3' })}`,
     ]) {
-      expect(decodeSummary(encoded)).toBeNull();
+      expect(decodeBrief(encoded)).toBeNull();
     }
   });
 });

@@ -139,7 +139,7 @@ describe('the script table', () => {
       9000,
     ]);
     expect(
-      scriptArgs(SCRIPTS.noteSummaries, keys, {
+      scriptArgs(SCRIPTS.noteBriefs, keys, {
         provider: 'cache',
         entries: [
           { key: 'cache/c1', rev: 2, state: 'held 2', brief: 'b', heldSince: 5 },

@@ -9,7 +9,7 @@ import { coordinationKeys, holdfastPrefix } from '../../../src/queue/coordinatio
 import { Notes, TIMELINE_CAP } from '../../../src/queue/coordination/notes.js';
 import { ScriptRunner } from '../../../src/queue/coordination/scripts.js';
 import { NoteSeal } from '../../../src/queue/note-seal.js';
-import type { ConsumerSummary } from '../../../src/queue/consumer-summary.js';
+import type { ConsumerBrief } from '../../../src/queue/consumer-brief.js';
 import type { TimelineEvent } from '../../../src/queue/timeline-event.js';
 
 /** A connection that records each command as it is sent, and answers only when told. */
@@ -39,7 +39,7 @@ function recording() {
 }
 
 const keys = coordinationKeys(holdfastPrefix('{hf}'));
-const brief: ConsumerSummary = {
+const brief: ConsumerBrief = {
   rev: 3,
   state: 'lost',
   since: 1,
@@ -55,7 +55,7 @@ describe("the timeline's notes", () => {
   it("sends the event right behind the brief, before any reply, capped, under the key table's name", async () => {
     const { redis, sent, answerAll } = recording();
     const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }, new NoteSeal(Buffer.alloc(32)));
-    const noting = notes.noteSummaries([['cache/c1', brief, [lost]]]);
+    const noting = notes.noteBriefs([['cache/c1', brief, [lost]]]);
     expect(sent.map(([name]) => name)).toEqual(['hfNoteSummaries', 'xadd']);
     expect(sent[1]).toEqual([
       'xadd',
@@ -127,7 +127,7 @@ describe("the timeline's notes", () => {
     const noting = new Notes(
       { redis, keys, scripts: new ScriptRunner(redis, keys) },
       new NoteSeal(Buffer.alloc(32)),
-    ).noteSummaries([['cache/c1', brief]]);
+    ).noteBriefs([['cache/c1', brief]]);
     expect(sent.map(([name]) => name)).toEqual(['hfNoteSummaries']);
     answerAll();
     await noting;

@@ -1,6 +1,6 @@
 /** Since when a consumer has not been served, as its summary says (the "not served" alert reads it). */
 import { describe, expect, it } from 'vitest';
-import { unservedSince } from '../../../src/queue/summarize.js';
+import { unservedSince } from '../../../src/queue/brief-of.js';
 import type { HistoryEntry } from '../../../src/store/consumer-record.js';
 
 const at = (s: number) => new Date(1_000_000 + s * 1000);

@@ -11,7 +11,7 @@ function sources(note: NodesNote | undefined): StatusSources {
   const coordination = fakeCoordination({
     notes: {
       allStates: () => ({ states: { 'cache/a': 'held 1' }, unsealed: [] }),
-      summariesOf: () => new Map(),
+      briefsOf: () => new Map(),
       lastCheckedAt: () => new Map([['cache', now.getTime()]]),
       askedCounts: () => new Map(),
       checkedBefore: () => [],

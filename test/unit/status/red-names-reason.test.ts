@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { STATE_MEANINGS } from '../../../machines/consumer-health.js';
 import type { ConsumerStateName } from '../../../machines/consumer-machine.js';
-import type { ConsumerSummary } from '../../../src/queue/consumer-summary.js';
+import type { ConsumerBrief } from '../../../src/queue/consumer-brief.js';
 import type { CheckMemo, NodesNote, OrphanReport, Pause } from '../../../src/queue/coordination.js';
 import { fakeCoordination } from '../../support/coordination-fake.js';
 import type { ProviderStatus } from '../../../src/store/consumer-store.js';
@@ -106,7 +106,7 @@ const GREEN: World = {
   ],
 };
 
-function brief(c: Consumer, i: number): ConsumerSummary {
+function brief(c: Consumer, i: number): ConsumerBrief {
   const state = c.brief === 'same' ? c.state : c.brief === 'lost' ? 'lost' : 'held';
   return {
     rev: 3,
@@ -152,7 +152,7 @@ function sources(world: World): StatusSources {
   const coordination = fakeCoordination({
     notes: {
       allStates: () => ({ states, unsealed: Array.from({ length: world.unsealed }, (_, i) => `cache/u${i}`) }),
-      summariesOf: (asked: readonly string[]) =>
+      briefsOf: (asked: readonly string[]) =>
         new Map(asked.flatMap((k) => (briefs.has(k) ? [[k, briefs.get(k)!] as const] : []))),
       lastCheckedAt: () => new Map(lastCheckAt === undefined ? [] : [['cache', lastCheckAt]]),
       askedCounts: () => new Map(),

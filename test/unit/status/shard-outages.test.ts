@@ -20,7 +20,7 @@ function shard(index: number, how: { fails?: Error; hangs?: boolean } = {}): Coo
   const answers = {
     notes: {
       allStates: () => ({ states: statesOf(index), unsealed: [] }),
-      summariesOf: () => new Map(),
+      briefsOf: () => new Map(),
       lastCheckedAt: () => new Map([['cache', Date.now()]]),
       askedCounts: () => new Map(),
       checkedBefore: () => [],

@@ -131,7 +131,7 @@ function standIns() {
       clearRemoved: (k) => Promise.resolve(void marks.delete(k)),
     },
     notes: {
-      noteSummaries: () => Promise.resolve(),
+      noteBriefs: () => Promise.resolve(),
       noteTimeline: () => Promise.resolve(undefined),
     },
   };

@@ -1,10 +1,10 @@
-/** A record in brief (see `consumer-summary.ts`), as workers and sweeps note it. */
+/** A record in brief (see `consumer-brief.ts`), as workers and sweeps note it. */
 import { STATE_MEANINGS } from '../../machines/consumer-health.js';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import type { ConsumerRecord, HistoryEntry, UnreadableRecord } from '../store/consumer-record.js';
-import type { ConsumerSummary } from './consumer-summary.js';
+import type { ConsumerBrief } from './consumer-brief.js';
 
-type Summarized = Pick<
+type BriefSource = Pick<
   ConsumerRecord,
   'rev' | 'machine' | 'stateSince' | 'desired' | 'timer' | 'lastCheck' | 'history'
 > &
@@ -37,7 +37,7 @@ export function unservedSince(
   return leftServedAt(history) ?? Math.min(history[0]?.at.getTime() ?? Infinity, stateSince.getTime());
 }
 
-export function summaryOf(record: Summarized): ConsumerSummary {
+export function briefOf(record: BriefSource): ConsumerBrief {
   const { lastCheck, machine } = record;
   const unserved = unservedSince(machine.state, record.history, record.stateSince);
   return {
@@ -55,7 +55,7 @@ export function summaryOf(record: Summarized): ConsumerSummary {
 }
 
 /** A record this holdfast cannot read, in brief: unserved, saying why (`seen`: when it was read). */
-export function unreadableSummary(record: UnreadableRecord, seen: Date): ConsumerSummary {
+export function unreadableBrief(record: UnreadableRecord, seen: Date): ConsumerBrief {
   return {
     rev: record.rev ?? 0,
     state: 'unreadable',

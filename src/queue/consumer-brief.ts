@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
 import type { LastCheck } from '../store/consumer-record.js';
 
-export interface ConsumerSummary {
+export interface ConsumerBrief {
   /** The record's revision: an older brief never replaces a newer one. */
   rev: number;
   /** `unreadable`: a record this holdfast cannot read (a newer machine version); `reason` says why. */
@@ -36,12 +36,12 @@ export interface ConsumerSummary {
  * The brief's state as noted beside its revision: a consumer keeping its accepted spec over a refused one is marked
  * `!`.
  */
-export function stateToken(summary: Pick<ConsumerSummary, 'state' | 'refused'>): string {
+export function stateToken(summary: Pick<ConsumerBrief, 'state' | 'refused'>): string {
   return summary.refused ? `${summary.state}!` : summary.state;
 }
 
 /** `<state> <rev> <json>`: the state can be read without parsing the rest (counting 100k consumers). */
-export function encodeSummary(summary: ConsumerSummary): string {
+export function encodeBrief(summary: ConsumerBrief): string {
   const { state: _state, rev, ...rest } = summary;
   return `${stateToken(summary)} ${rev} ${JSON.stringify(rest)}`;
 }
@@ -51,12 +51,12 @@ function tokenOf(encoded: string): string {
   return space < 0 ? encoded : encoded.slice(0, space);
 }
 
-export function summaryState(encoded: string): ConsumerSummary['state'] {
-  return tokenOf(encoded).replace(/!$/, '') as ConsumerSummary['state'];
+export function briefState(encoded: string): ConsumerBrief['state'] {
+  return tokenOf(encoded).replace(/!$/, '') as ConsumerBrief['state'];
 }
 
 /** Whether the consumer keeps its accepted spec while a newer one is refused. */
-export function summaryRefused(encoded: string): boolean {
+export function briefRefused(encoded: string): boolean {
   return tokenOf(encoded).endsWith('!');
 }
 
@@ -65,7 +65,7 @@ export const CHECK_OUTCOMES = ['held', 'not-held', 'could-not-ask', 'changed'] a
   LastCheck['outcome']
 >;
 
-const restCodec: z.ZodType<Omit<ConsumerSummary, 'state' | 'rev'>> = z.object({
+const restCodec: z.ZodType<Omit<ConsumerBrief, 'state' | 'rev'>> = z.object({
   since: z.number(),
   unservedSince: z.number().optional(),
   login: z.string(),
@@ -76,8 +76,8 @@ const restCodec: z.ZodType<Omit<ConsumerSummary, 'state' | 'rev'>> = z.object({
   refused: z.string().nullable().optional(),
 });
 
-/** The summary `encodeSummary` wrote; null when `encoded` is not one (written by hand, or garbled). */
-export function decodeSummary(encoded: string): ConsumerSummary | null {
+/** The summary `encodeBrief` wrote; null when `encoded` is not one (written by hand, or garbled). */
+export function decodeBrief(encoded: string): ConsumerBrief | null {
   const match = /^(\S+) (\d+) (.*)$/s.exec(encoded);
   if (!match) return null;
   let rest: unknown;
@@ -87,5 +87,5 @@ export function decodeSummary(encoded: string): ConsumerSummary | null {
     return null;
   }
   const decoded = restCodec.safeParse(rest);
-  return decoded.success ? { state: summaryState(match[1]!), rev: Number(match[2]), ...decoded.data } : null;
+  return decoded.success ? { state: briefState(match[1]!), rev: Number(match[2]), ...decoded.data } : null;
 }
