@@ -13,7 +13,14 @@ import type { ProviderConfig } from '../config/config.js';
 import { formatDuration } from '../config/duration.js';
 import type { Logger } from '../logging/logger.js';
 import type { Scrubber } from '../logging/scrubber.js';
-import type { FailedLoginEvent, FailedLoginNotes, TimelineNotes, TurnedAwayConsumer } from '../queue/coordination.js';
+import type {
+  FailedLoginEvent,
+  FailedLoginNotes,
+  NoteReads,
+  TimelineNotes,
+  TurnedAwayConsumer,
+} from '../queue/coordination.js';
+import type { FailedLoginsRead } from '../adapters/login-failures.js';
 import type { Rotation } from '../queue/rotation-notes.js';
 import { clockOf } from '../old-connections/old-connections-words.js';
 import { FailedLoginTally } from './failed-logins-tally.js';
@@ -22,8 +29,11 @@ export interface FailedLoginsWatchOptions {
   providers: ReadonlyArray<{ config: ProviderConfig; adapter: Adapter }>;
   /** Login → the consumer key that claims it, per provider; undefined until its contributions were read. */
   owners: (provider: string) => ReadonlyMap<string, string> | undefined;
-  /** Where the note goes, and the consumer's timeline (its history: `by: backend`). */
-  notes: FailedLoginNotes & Pick<TimelineNotes, 'noteTimeline'>;
+  /**
+   * Where the note goes, the consumer's timeline (its history: `by: backend`), and the consumers' briefs (a failure
+   * counts only while its consumer is held).
+   */
+  notes: FailedLoginNotes & Pick<TimelineNotes, 'noteTimeline'> & Pick<NoteReads, 'briefsOf'>;
   logger: Logger;
   scrubber: Scrubber;
   /** Counts each read's failed logins (`holdfast_failed_logins_total`). */
@@ -101,7 +111,7 @@ export class FailedLoginsWatch {
     }
     const now = this.options.now().getTime();
     const before = tally.turnedAway();
-    const step = tally.add(read, owners, now);
+    const step = tally.add(await this.whileHeld(read, owners), owners, now);
     this.options.counted?.(config.name, step.attributed, step.unattributed);
     const note = tally.note(now);
     const becoming = note.consumers.filter((c) => !before.has(c.key) && step.byConsumer.has(c.key));
@@ -129,6 +139,24 @@ export class FailedLoginsWatch {
         `the failed logins of ${config.name} could not be noted: ${scrubber.describe(error)}`,
       );
     });
+  }
+
+  /**
+   * The failures to count: those of logins no consumer claims, and those of a consumer while it is held (since it was
+   * last held). A consumer not held is holdfast's own finding already (its login gone, a password changed by hand):
+   * the failures then are its own checks' and the heal's, from any holdfast process, not an app turned away.
+   */
+  private async whileHeld(read: FailedLoginsRead, owners: ReadonlyMap<string, string>): Promise<FailedLoginsRead> {
+    const keys = [...new Set(read.failures.flatMap((f) => owners.get(f.login) ?? []))];
+    if (keys.length === 0) return read;
+    const briefs = await this.options.notes.briefsOf(keys).catch(() => new Map<string, never>());
+    const failures = read.failures.filter((f) => {
+      const key = owners.get(f.login);
+      if (key === undefined) return true;
+      const brief = briefs.get(key);
+      return brief?.state === 'held' && f.at >= brief.since;
+    });
+    return { ...read, failures };
   }
 
   /**

@@ -31,8 +31,11 @@ describe('rotation with overlap', () => {
     expect(await login(c, next)).toBe(true);
     await f.until('held', () => f.allHeld(), 10_000);
     // under load an apply may miss its 300 ms deadline and be retried (its warning says `timedOut`): behaviour, not a
-    // defect; anything else warned is
-    expect(f.logsFor(c).filter((l) => l.level >= 40 && !(l.level === 40 && l.timedOut === true))).toEqual([]);
+    // defect; so is this test's own old password refused after the overlap, said as the app's failed logins (turned
+    // away, or the stale client after the cutover); anything else warned is
+    const expected = (l: { level: number; [k: string]: unknown }) =>
+      l.level === 40 && (l.timedOut === true || l.failedLogins !== undefined || l.staleClient === true);
+    expect(f.logsFor(c).filter((l) => l.level >= 40 && !expected(l))).toEqual([]);
     const moves = f
       .logsFor(c)
       .filter((l) => l.msg.includes(' → '))
