@@ -123,9 +123,10 @@ export function oldConnectionsOf(rotation: Rotation, open: readonly LoginSession
 /** Whether nothing is left to look for of a rotation. */
 function finished(config: ProviderConfig, rotation: Rotation, count: number, now: number): boolean {
   const max = overlapMaxMs(config);
-  // no overlap: followed from the rotation; an overlap cut over: from the cutover (what is left is named after it)
+  // no overlap: followed from the rotation; an overlap cut over: kept the bound after the cutover, so that a failed
+  // login of a client still holding the old password is named as the stale one (`failed-logins-watch.ts`)
   if (config.rotationOverlapMs === undefined) return count === 0 || now >= rotation.at + max;
-  if (rotation.cutAt !== undefined) return count === 0 || now >= rotation.cutAt + max;
+  if (rotation.cutAt !== undefined) return now >= rotation.cutAt + max;
   // an overlap not cut yet: kept for the cutover to read, until twice the bound (a consumer no longer checked)
   return now >= rotation.at + 2 * max;
 }

@@ -45,7 +45,7 @@ describe('rotation with overlap', () => {
     // (old-connections.test.ts keeps it for one)
     expect(moves).toContainEqual(
       expect.stringMatching(
-        /^held → applying: rotation overlap ended on evidence: no connection from before the rotation at \d\d:\d\d:\d\d UTC remains: removing the old password$/,
+        /^held → applying: rotation overlap ended on evidence: no connection from before the rotation at \d\d:\d\d:\d\d UTC remains( and no failed login since)?: removing the old password$/,
       ),
     );
   });
