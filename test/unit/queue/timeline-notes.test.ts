@@ -56,7 +56,7 @@ describe("the timeline's notes", () => {
     const { redis, sent, answerAll } = recording();
     const notes = new Notes({ redis, keys, scripts: new ScriptRunner(redis, keys) }, new NoteSeal(Buffer.alloc(32)));
     const noting = notes.noteBriefs([['cache/c1', brief, [lost]]]);
-    expect(sent.map(([name]) => name)).toEqual(['hfNoteSummaries', 'xadd']);
+    expect(sent.map(([name]) => name)).toEqual(['hfNoteBriefs', 'xadd']);
     expect(sent[1]).toEqual([
       'xadd',
       '{hf}:holdfast:events:cache',
@@ -128,7 +128,7 @@ describe("the timeline's notes", () => {
       { redis, keys, scripts: new ScriptRunner(redis, keys) },
       new NoteSeal(Buffer.alloc(32)),
     ).noteBriefs([['cache/c1', brief]]);
-    expect(sent.map(([name]) => name)).toEqual(['hfNoteSummaries']);
+    expect(sent.map(([name]) => name)).toEqual(['hfNoteBriefs']);
     answerAll();
     await noting;
   });
