@@ -102,7 +102,10 @@ function series(points: readonly ScalePoint[], x: Axis, y: Axis, s: Series): str
   ];
   xy.forEach(([a, b], i) => {
     out.push(`<circle cx="${a}" cy="${b}" r="3.5" fill="${s.colour}"/>`);
-    if (s.label) out.push(`<text x="${a + 6}" y="${b - 7}" fill="${s.colour}">${esc(s.label(points[i]!))}</text>`);
+    if (s.label)
+      out.push(
+        `<text x="${a + 6}" y="${Math.round((b - 7) * 10) / 10}" fill="${s.colour}">${esc(s.label(points[i]!))}</text>`,
+      );
   });
   return out;
 }
