@@ -109,8 +109,8 @@ describe('holdfast status is red, naming why', () => {
   });
 
   it('when checks wait behind a backlog while a worker runs, saying so rather than asking whether one runs', async () => {
-    const f = await fixture({ consumers: 80, concurrency: 1, timing: { verifyEvery: '2s', checkTimeout: '1500ms' } });
-    // a backend that answers each check in 1 s: a worker of one job slot runs 8 due waits at once, so each of 80
+    const f = await fixture({ consumers: 160, concurrency: 1, timing: { verifyEvery: '2s', checkTimeout: '1500ms' } });
+    // a backend that answers each check in 1 s: a worker of one job slot runs 16 due waits at once, so each of 160
     // consumers is asked every 10 s, past twice the interval and the timeout
     const inner = redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)) as Adapter;
     const slow = <T>(answer: () => Promise<T>) => new Promise((r) => setTimeout(r, 1000)).then(answer);
