@@ -23,7 +23,7 @@ import type {
 import type { FailedLoginsRead } from '../adapters/login-failures.js';
 import type { Rotation } from '../queue/rotation-notes.js';
 import { clockOf } from '../old-connections/old-connections-words.js';
-import { FailedLoginTally } from './failed-logins-tally.js';
+import { FAILED_LOGIN_WINDOW_MS, FailedLoginTally } from './failed-logins-tally.js';
 
 export interface FailedLoginsWatchOptions {
   providers: ReadonlyArray<{ config: ProviderConfig; adapter: Adapter }>;
@@ -33,7 +33,7 @@ export interface FailedLoginsWatchOptions {
    * Where the note goes, the consumer's timeline (its history: `by: backend`), and the consumers' briefs (a failure
    * counts only while its consumer is held).
    */
-  notes: FailedLoginNotes & Pick<TimelineNotes, 'noteTimeline'> & Pick<NoteReads, 'briefsOf'>;
+  notes: FailedLoginNotes & Pick<TimelineNotes, 'noteTimeline'> & Pick<NoteReads, 'briefsOf' | 'timeline'>;
   logger: Logger;
   scrubber: Scrubber;
   /** Counts each read's failed logins (`holdfast_failed_logins_total`). */
@@ -67,6 +67,11 @@ export class FailedLoginsWatch {
   private readonly running = new Set<Promise<void>>();
   /** Per provider: the nodes whose lost entries were said, within the window. */
   private readonly lostSaid = new Map<string, Set<string>>();
+  /**
+   * Per provider: the failures read last pass, attributed this pass, once what holdfast itself found of them (a loss and
+   * its heal) is noted: its own checks' failures then are told from an app's.
+   */
+  private readonly pending = new Map<string, FailedLoginsRead['failures']>();
   /** `<consumer key> <cutAt>`: the stale clients said, once per cutover. */
   private readonly staleSaid = new Set<string>();
 
@@ -111,7 +116,9 @@ export class FailedLoginsWatch {
     }
     const now = this.options.now().getTime();
     const before = tally.turnedAway();
-    const step = tally.add(await this.whileHeld(read, owners), owners, now);
+    const ready = { ...read, failures: this.pending.get(config.name) ?? [] };
+    this.pending.set(config.name, read.failures);
+    const step = tally.add(await this.whileHeld(config.name, ready, owners, now), owners, now);
     this.options.counted?.(config.name, step.attributed, step.unattributed);
     const note = tally.note(now);
     const becoming = note.consumers.filter((c) => !before.has(c.key) && step.byConsumer.has(c.key));
@@ -146,17 +153,36 @@ export class FailedLoginsWatch {
    * last held). A consumer not held is holdfast's own finding already (its login gone, a password changed by hand):
    * the failures then are its own checks' and the heal's, from any holdfast process, not an app turned away.
    */
-  private async whileHeld(read: FailedLoginsRead, owners: ReadonlyMap<string, string>): Promise<FailedLoginsRead> {
+  private async whileHeld(
+    provider: string,
+    read: FailedLoginsRead,
+    owners: ReadonlyMap<string, string>,
+    now: number,
+  ): Promise<FailedLoginsRead> {
     const keys = [...new Set(read.failures.flatMap((f) => owners.get(f.login) ?? []))];
     if (keys.length === 0) return read;
-    const briefs = await this.options.notes.briefsOf(keys).catch(() => new Map<string, never>());
+    const [briefs, healed] = await Promise.all([
+      this.options.notes.briefsOf(keys).catch(() => new Map<string, never>()),
+      this.lastHealed(provider, now),
+    ]);
     const failures = read.failures.filter((f) => {
       const key = owners.get(f.login);
       if (key === undefined) return true;
       const brief = briefs.get(key);
-      return brief?.state === 'held' && f.at >= brief.since;
+      // a quiet heal leaves the brief's `since`: the failures up to its heal (a second's slack: the log's ages are whole
+      // seconds) are the loss's, holdfast's own checks among them
+      const heal = healed.get(key);
+      return brief?.state === 'held' && f.at >= brief.since && (heal === undefined || f.at > heal + 1_000);
     });
     return { ...read, failures };
+  }
+
+  /** When each consumer of `provider` was last healed, within the failed logins' window (its timeline). */
+  private async lastHealed(provider: string, now: number): Promise<Map<string, number>> {
+    const events = await this.options.notes.timeline(provider, now - FAILED_LOGIN_WINDOW_MS).catch(() => []);
+    const healed = new Map<string, number>();
+    for (const e of events) if (e.kind === 'healed') healed.set(e.key, Math.max(e.at, healed.get(e.key) ?? 0));
+    return healed;
   }
 
   /**
