@@ -72,7 +72,9 @@ export class IncarnationTracker implements IncarnationSource {
       this.current.set(node, { ...previous, ...defined(run) });
       return;
     }
-    const current = this.incarnation(node, run, previous.seq + 1);
+    // a read that could not say who the node is (after a restart, `INFO` refused until its users are back) keeps the
+    // identity last known: the next read that says it is compared with that, and a new run is still told
+    const current = this.incarnation(node, { ...identityOf(previous), ...defined(run) }, previous.seq + 1);
     this.current.set(node, current);
     const change: IncarnationChange = {
       node,
@@ -98,6 +100,11 @@ export class IncarnationTracker implements IncarnationSource {
   private incarnation(node: string, run: NodeRun, seq: number): Incarnation {
     return { ...defined(run), node, seq, seenAt: new Date(this.now()).toISOString() };
   }
+}
+
+/** What identifies a run of `incarnation`'s node (its ids and start), without the rest. */
+function identityOf({ runId, systemId, startedAt }: Incarnation): NodeRun {
+  return defined({ runId, systemId, startedAt });
 }
 
 /** `run` without its undefined fields. */

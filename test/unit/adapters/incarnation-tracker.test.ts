@@ -47,6 +47,19 @@ describe('incarnation tracker', () => {
     expect(changes[0]!.detail).toBe('answers again after not answering (BACKEND_UNAVAILABLE)');
   });
 
+  it('a restarted node that cannot say its run at first (INFO refused): answers-again, then new-run-id once it can', () => {
+    const { tracker, changes } = tracked();
+    tracker.answered('n:1', { runId: A });
+    tracker.failed('n:1', 'BACKEND_UNAVAILABLE');
+    tracker.answered('n:1', {});
+    tracker.answered('n:1', { runId: B });
+    tracker.answered('n:1', { runId: B });
+    expect(changes.map((c) => [c.why, c.previous.runId, c.current.runId])).toEqual([
+      ['answers-again', A, A],
+      ['new-run-id', A, B],
+    ]);
+  });
+
   it('a server that names no run: only its answering again', () => {
     const { tracker, changes } = tracked();
     tracker.answered('s3:1', {});
