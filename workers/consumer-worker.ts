@@ -182,7 +182,7 @@ export class ConsumerWorker {
 
   /**
    * A job the queue lost track of: counted, and said once a minute at most (a queue that forgot everything is said by
-   * the resync).
+   * the sweeper).
    */
   private lose(error: unknown): void {
     this.lost.count++;

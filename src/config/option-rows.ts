@@ -39,7 +39,13 @@ function rowsOf(options: Options, at: string): OptionRow[] {
     const path = at === '' ? key : `${at}.${key}`;
     if ('options' in option) return rowsOf(option.options, path);
     if (at === 'providers[]' && TIMING_KEYS.has(key)) return [];
-    return [{ key: path, row: row(path, shownDefault(option), option.doc) }];
+    const former = option.formerly && (at === '' ? option.formerly : `${at}.${option.formerly}`);
+    return [
+      { key: path, row: row(path, shownDefault(option), option.doc) },
+      ...(former
+        ? [{ key: former, row: row(former, '(renamed)', `write \`${path}\` instead: refused under this name`) }]
+        : []),
+    ];
   });
 }
 

@@ -5,7 +5,7 @@
  * resolved value ({@link resolveFields}); `option-rows.ts` renders each option's row of
  * docs/configuration.md from the same declaration (a test compares them).
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { ValueKinds } from './value-kinds.js';
 
 /** An option the file gives a value: a row of the documentation. */
@@ -20,6 +20,8 @@ export interface Leaf {
   shown?: string;
   /** What it means, as docs/configuration.md's row says it (markdown). */
   doc: string;
+  /** Its name in earlier versions: a file that still writes it is refused, told the name to write instead. */
+  formerly?: string;
 }
 
 /** An option holding options of its own (`removalGuard`), each documented under `<its key>.<theirs>`. */
@@ -47,6 +49,8 @@ export function shapeOf<T extends Options>(options: T, kinds: ValueKinds): Shape
   for (const [key, option] of Object.entries(options)) {
     const schema = option.schema(kinds);
     shape[key] = 'default' in option ? schema.prefault(option.default as never) : schema;
+    if ('formerly' in option && option.formerly)
+      shape[option.formerly] = z.undefined({ error: `renamed: write ${key} (the same value)` }).optional();
   }
   return shape as Shape<T>;
 }

@@ -35,11 +35,12 @@ export const SYNC_OPTIONS = {
     field: 'pollEveryMs',
     doc: 'how often the contributions files are looked at for changes',
   },
-  resyncEvery: {
+  sentinelEvery: {
     schema: () => durationSchema,
     default: '5s',
-    field: 'resyncEveryMs',
-    doc: "how often the queue's sentinel is looked at: a queue that forgot everything is rebuilt at once",
+    field: 'sentinelEveryMs',
+    doc: "how often the queue's sentinel is looked at: a queue that forgot everything is rebuilt at once, and a pause or rate limit set from outside is undone",
+    formerly: 'resyncEvery',
   },
   sweepEvery: {
     schema: () => durationSchema,

@@ -1,7 +1,7 @@
 /**
  * Wires one holdfast process from its resolved configuration: the record store, the queue and
  * what workers share in its Redis, the providers' adapters and machines, and the roles it runs
- * (worker; desired-state sync with the resync). Start-up is all or nothing: whatever fails,
+ * (worker; desired-state sync with the sweeper). Start-up is all or nothing: whatever fails,
  * everything started is closed again and the error is thrown.
  */
 import { connectCoordination, connectStore } from './connect.js';
@@ -43,7 +43,7 @@ import { observedEffects } from '../../workers/observed-effects.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { engineScrapeSources } from '../metrics/scrape-sources.js';
 import { reportStoreSpeed } from '../store/store-speed.js';
-import { Resync } from '../resync/resync.js';
+import { Sweeper } from '../sweep/sweeper.js';
 import { warnPublicRights } from './public-rights-warning.js';
 import { startNodeNotes } from './node-notes.js';
 import { OrphanWatch } from '../orphans/orphan-watch.js';
@@ -74,7 +74,7 @@ export interface Engine {
   coordination: Coordination;
   providers: ReadonlyMap<string, ProviderRuntime>;
   sync: DesiredSync | undefined;
-  resync: Resync | undefined;
+  sweeper: Sweeper | undefined;
   worker: ConsumerWorker | undefined;
   /** Whether the record store answers, asked every second. */
   storeWatch: StoreWatch;
@@ -143,13 +143,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const shared = await connectShared(options, now, releasers);
     const effects = startEffects(options, shared, now, releasers);
     // made before the worker, which asks it to check the queue; started after it, with the sync
-    const resync = options.roles.sync ? newResync(options, shared, now) : undefined;
-    if (resync) for (const watch of shared.queueWatch) watch.onMoved(() => resync.sweep());
+    const sweeper = options.roles.sync ? newSweeper(options, shared, now) : undefined;
+    if (sweeper) for (const watch of shared.queueWatch) watch.onMoved(() => sweeper.sweep());
     const suspects = options.roles.worker ? startSuspects(options, shared, now, releasers) : undefined;
     const worker = options.roles.worker
-      ? startWorker(options, shared, effects, resync, now, releasers, suspects)
+      ? startWorker(options, shared, effects, sweeper, now, releasers, suspects)
       : undefined;
-    const sync = resync ? await startSync(options, shared, resync, now, releasers) : undefined;
+    const sync = sweeper ? await startSync(options, shared, sweeper, now, releasers) : undefined;
     // the start-up's peak is behind (its contributions read and delivered): checks and heals get V8's young generation
     releaseYoungGeneration();
     const { store, queue, coordination, providers, storeWatch, queued, controls, rotations } = shared;
@@ -159,7 +159,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       coordination,
       providers,
       sync,
-      resync,
+      sweeper,
       worker,
       storeWatch,
       queued,
@@ -373,7 +373,7 @@ function startWorker(
   options: EngineOptions,
   shared: Shared,
   effects: Effects,
-  resync: Resync | undefined,
+  sweeper: Sweeper | undefined,
   now: () => Date,
   releasers: Releasers,
   suspects: ProviderSuspects | undefined,
@@ -381,11 +381,11 @@ function startWorker(
   const { config, logger, scrubber, metrics } = options;
   const { store, queue, due, coordination, providers, storeWatch, seal } = shared;
   /**
-   * A worker's error explained by the queue having forgotten everything: the resync (in this process) sees to it now.
+   * A worker's error explained by the queue having forgotten everything: the sweeper (in this process) sees to it now.
    */
   const queueForgot = async (): Promise<boolean> => {
     const forgot = await coordination.signals.forgot();
-    if (forgot) void resync?.checkQueue().catch(() => undefined);
+    if (forgot) void sweeper?.checkQueue().catch(() => undefined);
     return forgot;
   };
   const job = {
@@ -432,10 +432,10 @@ function startWorker(
 }
 
 /**
- * The resync; at each check of the queue it undoes what stops or throttles holdfast's queues from outside
+ * The sweeper; at each check of the queue it undoes what stops or throttles holdfast's queues from outside
  * (`queue-controls.ts`), counted in the metrics.
  */
-function newResync({ config, logger, metrics }: EngineOptions, shared: Shared, now: () => Date): Resync {
+function newSweeper({ config, logger, metrics }: EngineOptions, shared: Shared, now: () => Date): Sweeper {
   const { store, queue, due, coordination } = shared;
   const timing = new Map(config.providers.map((p) => [p.name, p.timing]));
   const bullQueues = [...queue.queues, ...queue.rounds.queues];
@@ -445,7 +445,7 @@ function newResync({ config, logger, metrics }: EngineOptions, shared: Shared, n
     logger,
     ...(metrics ? { undone: (q: string, control: string) => metrics.queueControlUndone(q, control) } : {}),
   });
-  return new Resync({
+  return new Sweeper({
     store,
     queue,
     waits: due,
@@ -454,19 +454,19 @@ function newResync({ config, logger, metrics }: EngineOptions, shared: Shared, n
     controls,
     logger,
     now,
-    resyncEveryMs: config.sync.resyncEveryMs,
+    sentinelEveryMs: config.sync.sentinelEveryMs,
     sweepEveryMs: config.sync.sweepEveryMs,
   });
 }
 
 /**
  * The desired-state sync, after one read of every record (what the sync delivered, every job the queue may have lost);
- * then the resync and the orphan watch.
+ * then the sweeper and the orphan watch.
  */
 async function startSync(
   { config, logger, scrubber, metrics }: EngineOptions,
   shared: Shared,
-  resync: Resync,
+  sweeper: Sweeper,
   now: () => Date,
   releasers: Releasers,
 ): Promise<DesiredSync> {
@@ -481,7 +481,7 @@ async function startSync(
     pollEveryMs: config.sync.pollEveryMs,
   });
   releasers.push(() => desired.stop());
-  releasers.push(() => resync.stop());
+  releasers.push(() => sweeper.stop());
   // a changed queue.shards clears the entries left in shards that are no longer their consumers'; the sweep notes them
   // again
   const layout = await coordination.layout.settleLayout(config.providers.map((p) => p.name));
@@ -491,10 +491,10 @@ async function startSync(
       `queue shards: ${layout.to.shards} (the queue's Redis knew ${layout.from.shards}); ${layout.reset} shard(s) cleared of what consumers of another layout left, every consumer's next step re-created in its own shard`,
     );
   // a queue paused or limited while holdfast was down runs again before anything is delivered to it
-  await resync.undoControls();
-  await resync.sweep((record) => desired.remember(record));
+  await sweeper.undoControls();
+  await sweeper.sweep((record) => desired.remember(record));
   await desired.start();
-  resync.start(desired);
+  sweeper.start(desired);
   // long first applies said as they go, a line every few seconds, for every worker at once
   const firstApplies = new FirstApplyReports({
     notes: coordination.notes,

@@ -8,7 +8,7 @@
  *
  * The decision: holdfast undoes it at once and says so loudly (a warning naming the queue and what
  * was set, `holdfast_queue_controls_undone_total{queue,control}`), at start-up and at every check of
- * the queue (`sync.resyncEvery`); while one is in place the status is red naming it
+ * the queue (`sync.sentinelEvery`); while one is in place the status is red naming it
  * ({@link QueueControlsRead}, read from the meta hash itself, so nothing a writer can note beside it
  * turns it green). The queues are holdfast's own: an operator who trusts a green status expects the
  * heals to run, and one who wants holdfast stopped stops its processes.
@@ -104,7 +104,7 @@ export function queueControlsRead(redis: Pick<Redis, 'hmget'>, metas: readonly Q
 
 /** A status line for a control in place. */
 export function controlLine(c: QueueControl): string {
-  return `queue ${c.queue} is ${c.what}, set outside holdfast (Bull Board or a writer of the queue's Redis): a running \`holdfast run\` undoes it within sync.resyncEvery`;
+  return `queue ${c.queue} is ${c.what}, set outside holdfast (Bull Board or a writer of the queue's Redis): a running \`holdfast run\` undoes it within sync.sentinelEvery`;
 }
 
 /** What undoing needs of one BullMQ queue (`Queue`'s methods). */

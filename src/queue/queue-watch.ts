@@ -41,7 +41,7 @@ export class QueueWatch {
     cluster.on('ready', () => void this.learnSlot());
   }
 
-  /** What to do when another node serves the slot (the resync's sweep). */
+  /** What to do when another node serves the slot (the sweep). */
   onMoved(moved: () => unknown): void {
     this.moved = moved;
   }

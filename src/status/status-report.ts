@@ -699,7 +699,7 @@ export async function statusReport(
     // the sync marks the queue alive after its first sweep; a queue without the mark forgot (or never had) every job
     ...(!alive && statuses.length > 0
       ? [
-          "the queue's Redis has forgotten every job (restarted empty, or flushed): a running `holdfast run` re-creates them within resyncEvery",
+          "the queue's Redis has forgotten every job (restarted empty, or flushed): a running `holdfast run` re-creates them within sentinelEvery",
         ]
       : []),
   ];

@@ -378,7 +378,7 @@ async function heal(env: BenchEnv, config: { path: string; config: HoldfastConfi
 
 interface RebuildResult {
   consumers: number;
-  resyncEveryMs: number;
+  sentinelEveryMs: number;
   scheduledMs: number;
 }
 
@@ -402,7 +402,7 @@ async function rebuild(env: BenchEnv, config: { path: string; config: HoldfastCo
     }
     return {
       consumers: env.consumers.length,
-      resyncEveryMs: config.config.sync.resyncEveryMs,
+      sentinelEveryMs: config.config.sync.sentinelEveryMs,
       scheduledMs: Date.now() - flushed,
     };
   } finally {
@@ -809,7 +809,7 @@ if (fairnessOnly) {
       if (n === 10_000) {
         const r = await rebuild(env, await env.configure('rebuild', {}));
         table('rebuild after the queue is flushed, 10,000 consumers', [
-          ['resyncEvery', `${r.resyncEveryMs} ms`],
+          ['sentinelEvery', `${r.sentinelEveryMs} ms`],
           ['all scheduled after', `${r.scheduledMs} ms`],
         ]);
         results.rebuild10k = r;

@@ -46,7 +46,7 @@ describe('holdfast status during a failover of one queue shard', () => {
       shards: SHARDS,
       consumers: 30,
       timing: { verifyEvery: '2s', checkTimeout: '1s' },
-      resyncEvery: '2s',
+      sentinelEvery: '2s',
     });
     await f.startHeld();
     await f.until('status healthy', async () => (await readStatus(f.config, {})).healthy, 30_000);

@@ -103,7 +103,7 @@ describe('a heal in batches', () => {
       provider,
       consumers: 300,
       timing: { verifyEvery: '2s', checkTimeout: '2s' },
-      resyncEvery: '1h',
+      sentinelEvery: '1h',
     });
     const { adapter, metrics } = await started(f);
     const address = `${provider.host}:${provider.port}`;
@@ -159,7 +159,7 @@ describe('a heal in batches', () => {
         provider: set.endpoint(primary),
         consumers: 200,
         timing: { verifyEvery: '2s', checkTimeout: '2s' },
-        resyncEvery: '1h',
+        sentinelEvery: '1h',
       });
       const { adapter, metrics } = await started(f);
       await f.until('the three nodes found', () => adapter.nodes.all().length === 3, 20_000);

@@ -48,7 +48,7 @@ export interface FixtureOptions {
   /** Adapter used instead of redis-acl (for tests that need a misbehaving one). */
   adapter?: Adapter;
   concurrency?: number;
-  resyncEvery?: string;
+  sentinelEvery?: string;
   /** The provider's `policy:` (flow YAML) instead of its kind's usual one. */
   policy?: string;
   /**
@@ -226,7 +226,7 @@ export class EngineFixture {
         '  passwordFile: secrets/store',
         `  database: hf${tag}`,
         `worker: { concurrency: ${options.concurrency ?? 16} }`,
-        `sync: { pollEvery: 200ms, resyncEvery: ${options.resyncEvery ?? '10s'} }`,
+        `sync: { pollEvery: 200ms, sentinelEvery: ${options.sentinelEvery ?? '10s'} }`,
         'log: { level: debug, format: json }',
         ...(timing ? ['defaults:', timing] : []),
         'providers:',

@@ -101,7 +101,7 @@ describe('a heal of what the record says was applied', () => {
         store: counter.endpoint,
         consumers: 40,
         timing: { verifyEvery: '2s', checkTimeout: '1s' },
-        resyncEvery: '1h',
+        sentinelEvery: '1h',
       });
       const recorder = new RecordingAdapter(
         redisAcl.connect(f.config.providers[0]!.admin, ownershipOf(f.config.providers[0]!)),

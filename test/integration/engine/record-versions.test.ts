@@ -85,7 +85,7 @@ describe('records of other versions', () => {
 
   it('applies again a version-1 record a dead worker left mid-apply', async () => {
     const queue = await ownBackend('redis');
-    const f = await fixture({ queue, consumers: 2, timing, resyncEvery: '1s' });
+    const f = await fixture({ queue, consumers: 2, timing, sentinelEvery: '1s' });
     await f.startHeld();
     const victim = f.consumers[0]!;
     await rewriteStopped(f, queue.url, async (db) => {
@@ -105,7 +105,7 @@ describe('records of other versions', () => {
 
   it('removes a version-1 record a dead worker left mid-removal', async () => {
     const queue = await ownBackend('redis');
-    const f = await fixture({ queue, consumers: 2, timing, resyncEvery: '1s' });
+    const f = await fixture({ queue, consumers: 2, timing, sentinelEvery: '1s' });
     await f.startHeld();
     const [victim, kept] = [f.consumers[0]!, f.consumers[1]!];
     f.writeContributions([kept]);
@@ -133,7 +133,7 @@ describe('records of other versions', () => {
 
   it('checks a version-1 record between checks on its version-1 wait, and heals it', async () => {
     const queue = await ownBackend('redis');
-    const f = await fixture({ queue, consumers: 2, timing, resyncEvery: '1s' });
+    const f = await fixture({ queue, consumers: 2, timing, sentinelEvery: '1s' });
     await f.startHeld();
     const victim = f.consumers[0]!;
     await rewriteStopped(f, queue.url, async (db) => {
@@ -156,7 +156,7 @@ describe('records of other versions', () => {
 
   it('reports a record it cannot read, leaves it as it is, and serves the others', async () => {
     const queue = await ownBackend('redis');
-    const f = await fixture({ queue, consumers: 4, timing, resyncEvery: '1s' });
+    const f = await fixture({ queue, consumers: 4, timing, sentinelEvery: '1s' });
     await f.startHeld();
     const [newer, damaged, other] = [f.consumers[0]!, f.consumers[1]!, f.consumers[2]!];
     const written: Document[] = [];
@@ -198,7 +198,7 @@ describe('records of other versions', () => {
       ]),
     );
     // said once each, however many sweeps read it
-    await f.engines[0]!.resync!.sweep();
+    await f.engines[0]!.sweeper!.sweep();
     for (const c of [newer, damaged])
       expect(f.logs.filter((l) => l.msg.startsWith(`the record of ${c.key} cannot be read`))).toHaveLength(1);
 

@@ -22,11 +22,11 @@ describe('recovery', () => {
       queue,
       consumers: 10,
       timing: { verifyEvery: '1s', checkTimeout: '500ms' },
-      resyncEvery: '1s',
+      sentinelEvery: '1s',
     });
     await f.startHeld();
 
-    // a key of the test's own, which nothing in holdfast writes: the engine's resync re-creates its
+    // a key of the test's own, which nothing in holdfast writes: the engine's sweep re-creates its
     // own keys within a second of the restart, so only this one tells the restart forgot everything
     const marker = 'test:recovery:marker';
     const before = new Redis(queue.url);
@@ -62,7 +62,7 @@ describe('recovery', () => {
       queue,
       consumers: 40,
       timing: { verifyEvery: '300ms', checkTimeout: '300ms' },
-      resyncEvery: '1s',
+      sentinelEvery: '1s',
     });
     await f.startHeld();
 
@@ -84,7 +84,11 @@ describe('recovery', () => {
   });
 
   it('applies again a record a dead worker left mid-apply', async () => {
-    const f = await fixture({ consumers: 2, timing: { verifyEvery: '1s', checkTimeout: '500ms' }, resyncEvery: '1s' });
+    const f = await fixture({
+      consumers: 2,
+      timing: { verifyEvery: '1s', checkTimeout: '500ms' },
+      sentinelEvery: '1s',
+    });
     const first = await f.startHeld();
     const victim = f.consumers[0]!;
     const record = readable(await first.store.get(victim.key))!;

@@ -112,7 +112,7 @@ describe('queue shards on a Redis Cluster', () => {
       shards: SHARDS,
       consumers: 45,
       timing: { verifyEvery: '1s', checkTimeout: '1s' },
-      resyncEvery: '1s',
+      sentinelEvery: '1s',
     });
     await f.startHeld();
     const sentinel = coordinationKeys(holdfastPrefix(shardPrefixes(prefix, SHARDS)[1]!)).alive;

@@ -112,7 +112,7 @@ describe('the queue on a Redis Cluster', () => {
       queueCluster: cluster.endpoint,
       consumers: 40,
       timing: { verifyEvery: '300ms', checkTimeout: '300ms' },
-      resyncEvery: '1s',
+      sentinelEvery: '1s',
     });
     await f.startHeld();
     // the masters are flushed one after another: what follows is told from when the first was
@@ -136,7 +136,7 @@ describe('the queue on a Redis Cluster', () => {
       queueCluster: cluster.endpoint,
       consumers: 40,
       timing: { verifyEvery: `${verifyEveryMs}ms`, checkTimeout: '1s' },
-      resyncEvery: '1s',
+      sentinelEvery: '1s',
     });
     await f.startHeld();
     const sentinel = coordinationKeys(holdfastPrefix(f.config.queue.prefix)).alive;
@@ -163,7 +163,7 @@ describe('the queue on a Redis Cluster', () => {
       },
       30_000,
     );
-    // nothing lost: every consumer has its next step again, checked within the resync interval and a few verify
+    // nothing lost: every consumer has its next step again, checked within the sentinel interval and a few verify
     // intervals
     const promoted = killed + promotedMs;
     const allMs =

@@ -3,7 +3,7 @@
  * on purpose. A spec read before a consumer's removal reaches a worker after it (jobs for one
  * consumer do not keep their order: a busy one is put back); the removal's mark in the queue's
  * Redis, read with the lock's claim, drops it. When the mark is gone too (past its lifetime, or
- * the queue's Redis forgot it), the resync sweep removes the record again, as the start-up
+ * the queue's Redis forgot it), the sweep removes the record again, as the start-up
  * would: only against a desired state that was read and valid, and under the removal guard.
  */
 import { writeFileSync } from 'node:fs';
@@ -126,7 +126,7 @@ describe('a removal', () => {
     // one lost removal: the spec read before it makes the consumer again; the sweep removes it again
     await deliverLate(f, a!, specs.get(a!.key)!, readBefore);
     await f.until('the lost removal undone', () => f.canLogin(a!));
-    await engine.resync!.sweep();
+    await engine.sweeper!.sweep();
     await f.until(
       'removed again by the sweep',
       async () => (await engine.store.get(a!.key)) === null && (await keysOf(a!.login)) === null,
@@ -139,8 +139,8 @@ describe('a removal', () => {
     await f.until('the three lost removals undone', async () =>
       (await Promise.all([a!, b!, c!].map((x) => f.canLogin(x)))).every(Boolean),
     );
-    await engine.resync!.sweep();
-    await engine.resync!.sweep();
+    await engine.sweeper!.sweep();
+    await engine.sweeper!.sweep();
     const held = f.logs.filter((l) => l.msg.startsWith('removals held back: the sweep found 3 records'));
     expect(held).toHaveLength(1);
     for (const x of [a!, b!, c!]) expect(await f.canLogin(x)).toBe(true);
@@ -162,7 +162,7 @@ describe('a removal', () => {
     await forgetMarks(f, [victim]);
     await deliverLate(f, victim, old, readBefore);
     await f.until('the lost removal undone', () => f.canLogin(victim));
-    await engine.resync!.sweep();
+    await engine.sweeper!.sweep();
     expect(await f.canLogin(victim)).toBe(true);
     expect(f.logsFor(victim).filter((l) => l.msg.includes('removing it again'))).toEqual([]);
 
@@ -172,7 +172,7 @@ describe('a removal', () => {
       'the file read again',
       async () => (await engine.store.providerStatus('cache'))?.contributionsError === null,
     );
-    await engine.resync!.sweep();
+    await engine.sweeper!.sweep();
     await f.until(
       'removed by the sweep',
       async () => (await engine.store.get(victim.key)) === null && (await keysOf(victim.login)) === null,

@@ -158,7 +158,7 @@ describe('a queue of three shards', () => {
       shards: 3,
       prefix: PREFIX,
       timing: { verifyEvery: '300ms', checkTimeout: '300ms' },
-      resyncEvery: '1s',
+      sentinelEvery: '1s',
     });
     await f.startHeld();
     const admin = new Redis(queue.url);

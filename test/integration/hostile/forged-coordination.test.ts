@@ -71,7 +71,7 @@ describe('coordination values written by hand', () => {
   });
 
   it('a record in brief that does not decode is left out of the status (which still answers) until it is written again', async () => {
-    const f = await fixture({ consumers: 2, timing: { verifyEvery: '1s', checkTimeout: '1s' }, resyncEvery: '5s' });
+    const f = await fixture({ consumers: 2, timing: { verifyEvery: '1s', checkTimeout: '1s' }, sentinelEvery: '5s' });
     await f.startHeld();
     const [first, second] = f.consumers as [Consumer, Consumer];
     const redis = queueRedis(f.config.queue.connection, { maxRetriesPerRequest: null });
@@ -88,7 +88,7 @@ describe('coordination values written by hand', () => {
       true,
     );
     // a held consumer's checks write nothing (not even the first after its apply): the sweep writes every brief again
-    await f.engines[0]!.resync!.sweep();
+    await f.engines[0]!.sweeper!.sweep();
     await f.until('its brief written again', () => f.allHeld(), 40_000);
     expect(f.logs.filter((l) => Number(l.time) >= writtenAt && (l.level >= 50 || l.msg.includes('failed')))).toEqual(
       [],

@@ -46,7 +46,7 @@ describe("what stops holdfast's queues from outside", () => {
       provider,
       consumers: 2,
       timing: { verifyEvery: '1s', checkTimeout: '500ms' },
-      resyncEvery: '1s',
+      sentinelEvery: '1s',
     });
     const metrics = new Metrics();
     await f.start(undefined, undefined, { metrics });
@@ -120,12 +120,12 @@ describe("what stops holdfast's queues from outside", () => {
       expect(await exitOf(status)).toBe(1);
       const said = status.output();
       expect(said).toContain(
-        `queue ${q.prefix}:consumers is paused: no job of it runs, so no check or heal, set outside holdfast (Bull Board or a writer of the queue's Redis): a running \`holdfast run\` undoes it within sync.resyncEvery`,
+        `queue ${q.prefix}:consumers is paused: no job of it runs, so no check or heal, set outside holdfast (Bull Board or a writer of the queue's Redis): a running \`holdfast run\` undoes it within sync.sentinelEvery`,
       );
       expect(said).toContain(`queue ${q.prefix}:consumers-rounds is paused`);
       expect(said).toContain(`queue ${q.prefix}:consumers is rate-limited to 1 job(s) per 10m`);
 
-      // undone as it starts (resyncEvery is 10 s here: not by the periodic check)
+      // undone as it starts (sentinelEvery is 10 s here: not by the periodic check)
       await f.start();
       expect(await anyControl(q.all)).toBe(false);
       await f.until('the login dropped while holdfast was down healed', () => f.canLogin(dropped), 20_000);
@@ -140,7 +140,7 @@ describe("what stops holdfast's queues from outside", () => {
   }, 120_000);
 
   it('on a sharded queue, in every shard: a pause of one shard’s rounds and a rate limit of another’s consumers undone', async () => {
-    const f = await fixture({ provider, consumers: 4, shards: 2, resyncEvery: '1s' });
+    const f = await fixture({ provider, consumers: 4, shards: 2, sentinelEvery: '1s' });
     await f.startHeld();
     const redis = new Redis(sharedBackend('redis').url);
     const [first, second] = shardPrefixes(f.config.queue.prefix, 2) as [string, string];

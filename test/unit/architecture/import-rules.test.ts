@@ -30,7 +30,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // the schedule: the jobs, the due set of every consumer's wait, the rounds
   ['src/schedule'],
   // what reads and writes the records and the queue
-  ['src/desired', 'src/history', 'src/metrics', 'src/old-connections', 'src/orphans', 'src/resync'],
+  ['src/desired', 'src/history', 'src/metrics', 'src/old-connections', 'src/orphans', 'src/sweep'],
   // what a BullMQ worker runs; the read-only reports
   ['workers', 'src/doctor', 'src/plan', 'src/status'],
   ['src/http'],

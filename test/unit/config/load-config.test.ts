@@ -94,7 +94,7 @@ store:
   passwordFile: secrets/mongodb-admin
   database: records
 worker: { concurrency: 8 }
-sync: { pollEvery: 2s, resyncEvery: 1m, sweepEvery: 10m, contributionsMaxBytes: 32MiB, maxConsumers: 5000 }
+sync: { pollEvery: 2s, sentinelEvery: 1m, sweepEvery: 10m, contributionsMaxBytes: 32MiB, maxConsumers: 5000 }
 log: { level: debug, format: pretty }
 defaults:
   verifyEvery: 2m
@@ -142,7 +142,7 @@ providers:
       worker: { concurrency: 8 },
       sync: {
         pollEveryMs: 2_000,
-        resyncEveryMs: 60_000,
+        sentinelEveryMs: 60_000,
         sweepEveryMs: 600_000,
         contributionsMaxBytes: 32 * 1024 * 1024,
       },
@@ -232,6 +232,13 @@ providers:
     ]);
   });
 
+  it('refuses an option under its former name, naming the one to write', async () => {
+    expect(await problems(`${MINIMAL}sync: { resyncEvery: 2s }\n`)).toEqual([
+      `${configPath}:11: sync.resyncEvery: renamed: write sentinelEvery (the same value)`,
+    ]);
+    expect((await load(`${MINIMAL}sync: { sentinelEvery: 2s }\n`)).sync.sentinelEveryMs).toBe(2000);
+  });
+
   it('creates no fingerprint key when read only (status creates nothing)', async () => {
     writeFileSync(configPath, MINIMAL);
     const config = await loadConfig(configPath, { adapters, environment: noTerminal, readOnly: true });
@@ -259,7 +266,7 @@ providers:
     expect(config.worker).toEqual({ concurrency: 32 });
     expect(config.sync).toEqual({
       pollEveryMs: 5_000,
-      resyncEveryMs: 5_000,
+      sentinelEveryMs: 5_000,
       sweepEveryMs: 1_800_000,
       contributionsMaxBytes: 64 * 1024 * 1024,
     });

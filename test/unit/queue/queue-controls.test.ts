@@ -48,7 +48,7 @@ describe('the controls of holdfast’s queues', () => {
       'limited to a value that is not a number job(s) at once across every worker',
     );
     expect(controlLine(controlsIn('hf:consumers', ['1', null, null, null])[0]!)).toBe(
-      "queue hf:consumers is paused: no job of it runs, so no check or heal, set outside holdfast (Bull Board or a writer of the queue's Redis): a running `holdfast run` undoes it within sync.resyncEvery",
+      "queue hf:consumers is paused: no job of it runs, so no check or heal, set outside holdfast (Bull Board or a writer of the queue's Redis): a running `holdfast run` undoes it within sync.sentinelEvery",
     );
   });
 

@@ -15,7 +15,7 @@
  * longer declared, for its removal to be delivered again (`DesiredSync.removeUndeclared`).
  *
  * A sweep runs at start-up, every `sweepEvery` (rare: it reads every record), and at once
- * when the queue's sentinel is gone (checked every `resyncEvery`, one cheap Redis call),
+ * when the queue's sentinel is gone (checked every `sentinelEvery`, one cheap Redis call),
  * which is said once. Each check of the queue also undoes a pause, a global rate limit or a global
  * concurrency set on holdfast's queues from outside (`queue-controls.ts`).
  */
@@ -39,7 +39,7 @@ export interface UndeclaredRecords {
   removeUndeclared(records: readonly ConsumerRecord[]): Promise<void>;
 }
 
-export interface ResyncOptions {
+export interface SweeperOptions {
   store: Pick<ConsumerStore, 'scan'>;
   /** Where the records' waits are scheduled again (the due set). */
   waits: WaitScheduler;
@@ -56,20 +56,20 @@ export interface ResyncOptions {
   controls?: { restore(): Promise<unknown> };
   logger: Logger;
   now: () => Date;
-  resyncEveryMs: number;
+  sentinelEveryMs: number;
   sweepEveryMs: number;
 }
 
 const BATCH = 500;
 
-export class Resync {
+export class Sweeper {
   private readonly timers: NodeJS.Timeout[] = [];
   private sweeping: Promise<number> | undefined;
   private lost = false;
   /** The unreadable records already said, by key (forgotten once readable). */
   private readonly saidUnreadable = new Set<string>();
 
-  constructor(private readonly options: ResyncOptions) {}
+  constructor(private readonly options: SweeperOptions) {}
 
   /** The sync, once started: each sweep then removes again the records of consumers no longer declared. */
   private undeclared: UndeclaredRecords | undefined;
@@ -88,7 +88,7 @@ export class Resync {
     this.timers.push(
       setInterval(
         safely('the check of the queue', () => this.checkQueue()),
-        this.options.resyncEveryMs,
+        this.options.sentinelEveryMs,
       ),
       setInterval(
         safely('the sweep', () => this.sweep()),
