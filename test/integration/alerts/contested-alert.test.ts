@@ -8,17 +8,13 @@
  * `HoldfastConsumerContested`; holdfast restores it every time; once a `contestedWindow` passes
  * without a change, the gauge drops and the alert resolves.
  */
-import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ownBackend } from '../../backends/index.js';
-import { freePort } from '../../backends/ports.js';
-import { LocalPrometheus, type PrometheusAlert } from '../../backends/prometheus.js';
-import { spawnHoldfast, type HoldfastProcess } from '../../support/holdfast-cli.js';
+import { startScrapedHoldfast, type ScrapedHoldfast } from '../../support/scraped-holdfast.js';
 import { EngineFixture, type Consumer } from '../engine/engine-fixture.js';
 import { until } from '../../support/until.js';
 
-const RULES = resolve(import.meta.dirname, '../../../deploy/prometheus/holdfast-rules.yml');
 const WINDOW_S = 30;
 
 interface StatusJson {
@@ -34,9 +30,9 @@ interface StatusJson {
 
 describe('a contested login, end to end', () => {
   let fixture: EngineFixture | undefined;
-  let holdfast: HoldfastProcess | undefined;
+  let scene: ScrapedHoldfast | undefined;
   afterAll(async () => {
-    holdfast?.kill('SIGKILL');
+    scene?.kill();
     await fixture?.stop();
   });
 
@@ -64,45 +60,23 @@ describe('a contested login, end to end', () => {
     });
     const f = fixture;
     const [victim, ...others] = f.consumers as [Consumer, ...Consumer[]];
-    const port = await freePort();
-    holdfast = spawnHoldfast(['run', '-c', `${f.dir}/holdfast.yaml`, '--http', String(port)]);
-    const hf = `http://127.0.0.1:${port}`;
-    const said = () => Promise.resolve(`holdfast said: ${holdfast!.output().split('\n').slice(-8).join('\n')}`);
-    const status = async () =>
-      (await (await fetch(`${hf}/status?all=1`)).json()) as StatusJson & {
-        consumers: Array<{ consumer: string; state: string }>;
-      };
-    await until(
-      'every consumer held',
-      async () => {
-        const s = await status();
-        return s.consumers.length === 3 && s.consumers.every((c) => c.state === 'held') ? true : undefined;
-      },
-      60_000,
-      said,
-    );
-    const prometheus = await LocalPrometheus.start({
-      targets: [`127.0.0.1:${port}`],
-      ruleFiles: [RULES],
-      everySeconds: 1,
-    });
-    const seen = async () =>
-      `alerts: ${JSON.stringify(await prometheus.alerts().catch(() => []))}; prometheus said: ${prometheus.logTail()}`;
+    scene = await startScrapedHoldfast(f, 3);
+    const { holdfast, hf, prometheus, said, seen } = scene;
+    const status = () => scene!.status<StatusJson & { consumers: Array<{ consumer: string; state: string }> }>();
     await until(
       'holdfast scraped, nothing contested',
       async () => ((await prometheus.query('holdfast_contested_consumers'))[0]?.value === 0 ? true : undefined),
       30_000,
       seen,
     );
-    const contested = async (): Promise<PrometheusAlert[]> =>
-      (await prometheus.alerts()).filter((a) => a.labels.alertname === 'HoldfastConsumerContested');
+    const contested = () => scene!.alertsNamed('HoldfastConsumerContested');
 
     const commandsOf = async (login: string) => {
       const reply = (await root.call('ACL', 'GETUSER', login)) as unknown[] | null;
       return reply ? String(reply[reply.indexOf('commands') + 1]) : null;
     };
     const contestLines = () =>
-      holdfast!
+      holdfast
         .output()
         .split('\n')
         .filter((l) => l.includes(' is contested: '));

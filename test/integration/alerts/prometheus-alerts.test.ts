@@ -6,23 +6,18 @@
  * alert resolves. How long each takes is printed.
  */
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ownBackend } from '../../backends/index.js';
-import { freePort } from '../../backends/ports.js';
-import { LocalPrometheus, type PrometheusAlert } from '../../backends/prometheus.js';
-import { spawnHoldfast, type HoldfastProcess } from '../../support/holdfast-cli.js';
+import { startScrapedHoldfast, type ScrapedHoldfast } from '../../support/scraped-holdfast.js';
 import { EngineFixture, type Consumer } from '../engine/engine-fixture.js';
 import { until } from '../../support/until.js';
 
-const RULES = resolve(import.meta.dirname, '../../../deploy/prometheus/holdfast-rules.yml');
-
 describe('alerts in a real Prometheus', () => {
   let fixture: EngineFixture | undefined;
-  let holdfast: HoldfastProcess | undefined;
+  let scene: ScrapedHoldfast | undefined;
   afterAll(async () => {
-    holdfast?.kill('SIGKILL');
+    scene?.kill();
     await fixture?.stop();
   });
 
@@ -46,27 +41,8 @@ describe('alerts in a real Prometheus', () => {
     });
     const f = fixture;
     const [victim, ...others] = f.consumers as [Consumer, ...Consumer[]];
-    const port = await freePort();
-    holdfast = spawnHoldfast(['run', '-c', `${f.dir}/holdfast.yaml`, '--http', String(port)]);
-    const hf = `http://127.0.0.1:${port}`;
-    const said = () => Promise.resolve(`holdfast said: ${holdfast!.output().split('\n').slice(-8).join('\n')}`);
-    await until(
-      'every consumer held',
-      async () => {
-        const status = (await (await fetch(`${hf}/status?all=1`)).json()) as { consumers: Array<{ state: string }> };
-        return status.consumers.length === 3 && status.consumers.every((c) => c.state === 'held') ? true : undefined;
-      },
-      60_000,
-      said,
-    );
-
-    const prometheus = await LocalPrometheus.start({
-      targets: [`127.0.0.1:${port}`],
-      ruleFiles: [RULES],
-      everySeconds: 1,
-    });
-    const seen = async () =>
-      `alerts: ${JSON.stringify(await prometheus.alerts().catch(() => []))}; prometheus said: ${prometheus.logTail()}`;
+    scene = await startScrapedHoldfast(f, 3);
+    const { hf, prometheus, said, seen } = scene;
     await until(
       'holdfast scraped, its consumers held',
       async () => {
@@ -76,8 +52,7 @@ describe('alerts in a real Prometheus', () => {
       30_000,
       seen,
     );
-    const notServed = async (): Promise<PrometheusAlert[]> =>
-      (await prometheus.alerts()).filter((a) => a.labels.alertname === 'HoldfastConsumerNotServed');
+    const notServed = () => scene!.alertsNamed('HoldfastConsumerNotServed');
     expect(await notServed()).toEqual([]);
 
     // the admin loses the right to create logins, and someone deletes one by hand

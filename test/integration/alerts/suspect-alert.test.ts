@@ -5,24 +5,20 @@
  * `HoldfastSuspectsNotAsked` fires once they have been for a minute; the cache answers again, every consumer is asked,
  * the gauge drops and the alert resolves.
  */
-import { resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectCoordination } from '../../../src/engine/connect.js';
 import { ownBackend } from '../../backends/index.js';
-import { freePort } from '../../backends/ports.js';
-import { LocalPrometheus, type PrometheusAlert } from '../../backends/prometheus.js';
-import { spawnHoldfast, type HoldfastProcess } from '../../support/holdfast-cli.js';
+import { startScrapedHoldfast, type ScrapedHoldfast } from '../../support/scraped-holdfast.js';
 import { EngineFixture } from '../engine/engine-fixture.js';
 import { until } from '../../support/until.js';
 
-const RULES = resolve(import.meta.dirname, '../../../deploy/prometheus/holdfast-rules.yml');
 const CONSUMERS = 5;
 
 describe('suspects not asked for a minute', () => {
   let fixture: EngineFixture | undefined;
-  let holdfast: HoldfastProcess | undefined;
+  let scene: ScrapedHoldfast | undefined;
   afterAll(async () => {
-    holdfast?.kill('SIGKILL');
+    scene?.kill();
     await fixture?.stop();
   });
 
@@ -34,31 +30,10 @@ describe('suspects not asked for a minute', () => {
       timing: { verifyEvery: '60s', checkTimeout: '1s' },
     });
     const f = fixture;
-    const port = await freePort();
-    holdfast = spawnHoldfast(['run', '-c', `${f.dir}/holdfast.yaml`, '--http', String(port)]);
-    const hf = `http://127.0.0.1:${port}`;
-    const said = () => Promise.resolve(`holdfast said: ${holdfast!.output().split('\n').slice(-8).join('\n')}`);
-    await until(
-      'every consumer held',
-      async () => {
-        const status = (await (await fetch(`${hf}/status?all=1`)).json()) as { consumers: Array<{ state: string }> };
-        return status.consumers.length === CONSUMERS && status.consumers.every((c) => c.state === 'held')
-          ? true
-          : undefined;
-      },
-      60_000,
-      said,
-    );
-    const prometheus = await LocalPrometheus.start({
-      targets: [`127.0.0.1:${port}`],
-      ruleFiles: [RULES],
-      everySeconds: 1,
-    });
-    const seen = async () =>
-      `alerts: ${JSON.stringify(await prometheus.alerts().catch(() => []))}; prometheus said: ${prometheus.logTail()}`;
+    scene = await startScrapedHoldfast(f, CONSUMERS);
+    const { prometheus, said, seen } = scene;
     const node = `${backend.host}:${backend.port}`;
-    const suspectAlerts = async (): Promise<PrometheusAlert[]> =>
-      (await prometheus.alerts()).filter((a) => a.labels.alertname === 'HoldfastSuspectsNotAsked');
+    const suspectAlerts = () => scene!.alertsNamed('HoldfastSuspectsNotAsked');
 
     // the node goes, right after an event a worker noted: its consumers are suspect and cannot be asked
     await backend.down();

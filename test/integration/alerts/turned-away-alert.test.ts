@@ -5,17 +5,12 @@
  * and fires `HoldfastConsumerTurnedAway` for its provider, while its login stays held and the
  * status green; another login's failures are counted to the provider only.
  */
-import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ownBackend } from '../../backends/index.js';
-import { freePort } from '../../backends/ports.js';
-import { LocalPrometheus } from '../../backends/prometheus.js';
-import { spawnHoldfast, type HoldfastProcess } from '../../support/holdfast-cli.js';
+import { startScrapedHoldfast, type ScrapedHoldfast } from '../../support/scraped-holdfast.js';
 import { EngineFixture, type Consumer } from '../engine/engine-fixture.js';
 import { until } from '../../support/until.js';
-
-const RULES = resolve(import.meta.dirname, '../../../deploy/prometheus/holdfast-rules.yml');
 
 interface StatusJson {
   healthy: boolean;
@@ -28,9 +23,9 @@ interface StatusJson {
 
 describe('a consumer turned away, end to end', () => {
   let fixture: EngineFixture | undefined;
-  let holdfast: HoldfastProcess | undefined;
+  let scene: ScrapedHoldfast | undefined;
   afterAll(async () => {
-    holdfast?.kill('SIGKILL');
+    scene?.kill();
     await fixture?.stop();
   });
 
@@ -43,27 +38,9 @@ describe('a consumer turned away, end to end', () => {
     });
     const f = fixture;
     const [app] = f.consumers as [Consumer, Consumer];
-    const port = await freePort();
-    holdfast = spawnHoldfast(['run', '-c', `${f.dir}/holdfast.yaml`, '--http', String(port)]);
-    const hf = `http://127.0.0.1:${port}`;
-    const said = () => Promise.resolve(`holdfast said: ${holdfast!.output().split('\n').slice(-8).join('\n')}`);
-    const status = async () => (await (await fetch(`${hf}/status?all=1`)).json()) as StatusJson;
-    await until(
-      'every consumer held',
-      async () => {
-        const s = await status().catch(() => undefined);
-        return s && s.consumers.length === 2 && s.consumers.every((c) => c.state === 'held') ? true : undefined;
-      },
-      60_000,
-      said,
-    );
-    const prometheus = await LocalPrometheus.start({
-      targets: [`127.0.0.1:${port}`],
-      ruleFiles: [RULES],
-      everySeconds: 1,
-    });
-    const seen = async () =>
-      `alerts: ${JSON.stringify(await prometheus.alerts().catch(() => []))}; prometheus said: ${prometheus.logTail()}`;
+    scene = await startScrapedHoldfast(f, 2);
+    const { hf, prometheus, said, seen } = scene;
+    const status = () => scene!.status<StatusJson>();
     await until(
       'its failed logins counted at 0',
       async () =>
