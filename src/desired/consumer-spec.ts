@@ -19,12 +19,15 @@ export interface DesiredState {
 }
 
 /**
- * A contributions file read and validated whole, holding each consumer in brief; the full specs are read again on
- * demand.
+ * A contributions file read and validated whole, holding each consumer in brief, and the full specs of those that
+ * changed against what was delivered (each item parsed once: `load-contributions.ts`).
  */
 export interface ContributionsRead {
   provider: string;
   consumers: DeclaredBriefs;
-  /** The full specs of the items at `indexes` (in that order), from the same text that was validated. */
+  /**
+   * The full specs of the items at `indexes` (in that order), as validated; only items whose digest differed from the
+   * one delivered were kept (asking for another is a RangeError).
+   */
   specs(indexes: readonly number[]): Promise<DeclaredConsumer[]>;
 }

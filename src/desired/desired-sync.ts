@@ -51,7 +51,7 @@ interface FileSeen {
   heldSince?: number;
 }
 
-/** Consumers whose specs are delivered (read again from the file) at once, at most. */
+/** Consumers whose specs are delivered (decoded from where the read kept them) at once, at most. */
 const DELIVERY_CHUNK = 1000;
 
 export class DesiredSync {
@@ -248,9 +248,11 @@ export class DesiredSync {
       if (seen.held === undefined || !(await this.confirmed(name, seen.held, seen.heldSince))) return;
     }
 
+    const delivered = this.delivered.get(name) ?? new Map<string, string>();
     let read;
     try {
-      read = await readContributions(provider);
+      // each item parsed once: the specs that changed against what was delivered are kept for the delivery
+      read = await readContributions(provider, delivered);
     } catch (error) {
       if (!isHoldfastError(error, 'CONTRIBUTIONS_INVALID', 'CONTRIBUTIONS_BEYOND_BOUNDS')) throw error;
       await this.refuse(provider, signature, error.message);
@@ -259,7 +261,6 @@ export class DesiredSync {
     if (seen?.error) logger.info({ provider: name, file: path }, 'contributions valid again');
     const wasHeld = seen?.held;
 
-    const delivered = this.delivered.get(name) ?? new Map<string, string>();
     const { changed, gone } = changesOf(read.consumers, delivered);
     let confirmed: string | undefined;
     if (removalsHeldBack(provider, gone.length, delivered.size)) {
@@ -318,8 +319,8 @@ export class DesiredSync {
   }
 
   /**
-   * Delivers the specs of the `changed` consumers (read again from the file, a chunk at a time,
-   * so that no more than a chunk of full specs is held at once), then the removals of `gone`;
+   * Delivers the specs of the `changed` consumers (decoded a chunk at a time from the JSON the read
+   * kept, so that no more than a chunk of full specs is held as objects at once), then the removals of `gone`;
    * what each chunk delivered is remembered once the queue has it.
    */
   private async deliver(

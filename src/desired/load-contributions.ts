@@ -38,7 +38,9 @@ import { nameSchema } from '../text/names.js';
 import { consumerKey } from '../store/consumer-key.js';
 import type { ContributionsRead, DeclaredConsumer, DesiredState } from './consumer-spec.js';
 import { DeclaredBriefs } from './declared-briefs.js';
-import { specDigestBytes } from './spec-digest.js';
+import { digestText, specDigestBytes } from './spec-digest.js';
+import { ownString } from './own-string.js';
+import { SpecShelf } from './spec-shelf.js';
 import { itemSpans, type ItemSpan, type ItemSpans } from './contribution-items.js';
 import { consumerItemShape } from './consumer-item.js';
 import { consumersLimit, contributionsLimit, ENTRY_BOUNDS, FILE_BOUNDS } from './contributions-limit.js';
@@ -106,30 +108,29 @@ export async function loadProposed(provider: ProviderConfig, path: string): Prom
 
 /**
  * `provider`'s contributions file read and validated whole, as {@link loadContributions} does,
- * keeping each consumer only in brief: a file of the plain shape keeps its text, and its items'
- * full specs are parsed again when asked ({@link ContributionsRead.specs}); any other file keeps
- * its specs. Throws `CONTRIBUTIONS_INVALID` as {@link loadContributions} does.
+ * each item parsed once: every consumer is kept in brief (key and digest), and the full spec of
+ * each whose digest differs from the one `delivered` names (all, when none was delivered) is kept
+ * until asked ({@link ContributionsRead.specs}), as its JSON (`spec-shelf.ts`); the text is not
+ * kept. Throws `CONTRIBUTIONS_INVALID` as {@link loadContributions} does.
  */
-export async function readContributions(provider: ProviderConfig): Promise<ContributionsRead> {
+export async function readContributions(
+  provider: ProviderConfig,
+  delivered: ReadonlyMap<string, string> = new Map(),
+): Promise<ContributionsRead> {
   const file = provider.contributionsPath;
   const read = await readBounded(file, contributionsLimit(provider));
   if (!read.ok) throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [read.problem]);
-  const { text } = read;
-  const spans = itemSpans(text);
+  const spans = itemSpans(read.text);
   const roots = await rootsOf(provider);
-  // one look at the grant secrets' directories, so that the specs read again say what the briefs did
-  const paths = new RealPaths();
-  const briefly = new ItemChecker(provider, roots, inBrief, paths);
-  const consumers = spans && (await briefly.readItems(text, spans));
-  if (consumers)
+  const shelving = new ItemChecker(provider, roots, shelvingChanged(delivered));
+  const kept = spans && (await shelving.readItems(read.text, spans));
+  if (kept)
     return {
       provider: provider.name,
-      consumers,
-      // which entry named each grant secret first is the whole file's, not the chunk's
-      specs: (indexes) =>
-        new ItemChecker(provider, roots, full, paths, undefined, briefly.secretFirsts).readAgain(text, spans, indexes),
+      consumers: kept.briefs,
+      specs: (indexes) => Promise.resolve().then(() => indexes.map((i) => kept.shelf.get(i))),
     };
-  const specs = await new ItemChecker(provider, roots, full).readDocument(text);
+  const specs = await new ItemChecker(provider, roots, full).readDocument(read.text);
   const briefs = inBrief();
   for (const consumer of specs) briefs.add(consumer);
   return {
@@ -167,6 +168,23 @@ const inBrief: Keep<DeclaredBriefs> = () => {
   const briefs = new DeclaredBriefs();
   return { add: ({ key, desired }) => briefs.push(key, specDigestBytes(desired)), result: () => briefs };
 };
+/**
+ * Every consumer in brief, and on a shelf the full spec of each whose digest differs from the one `delivered` names.
+ * The keys are copied (`own-string.ts`): cut from the file's text, they would keep all of it alive.
+ */
+const shelvingChanged =
+  (delivered: ReadonlyMap<string, string>): Keep<{ briefs: DeclaredBriefs; shelf: SpecShelf }> =>
+  () => {
+    const briefs = new DeclaredBriefs();
+    const shelf = new SpecShelf();
+    const add = (consumer: DeclaredConsumer) => {
+      const index = briefs.length;
+      const digest = specDigestBytes(consumer.desired);
+      briefs.push(ownString(consumer.key), digest);
+      if (delivered.get(consumer.key) !== digestText(digest)) shelf.put(index, consumer);
+    };
+    return { add, result: () => ({ briefs, shelf }) };
+  };
 
 /** Checks the items of one file in order: each one's problems, the ids and logins repeated, the consumers declared. */
 class ItemChecker<R> {
@@ -175,6 +193,8 @@ class ItemChecker<R> {
   private readonly first = { id: new Map<string, number>(), login: new Map<string, number>() };
   private readonly declared: Array<Promise<DeclaredConsumer>> = [];
   private readonly kept: Keeper<R>;
+  /** The first entry naming each grant secret. */
+  private readonly secretFirsts: SecretFirsts = new Map();
   constructor(
     private readonly provider: ProviderConfig,
     readonly roots: SecretRoots,
@@ -182,8 +202,6 @@ class ItemChecker<R> {
     private readonly paths = new RealPaths(),
     /** The file its problems name (the file in place, unless a proposed one is read as if it were). */
     private readonly file = provider.contributionsPath,
-    /** The first entry naming each grant secret; given when only some items are read again. */
-    readonly secretFirsts: SecretFirsts = new Map(),
   ) {
     this.kept = keep();
   }
@@ -215,22 +233,6 @@ class ItemChecker<R> {
     throw invalidFile('CONTRIBUTIONS_BEYOND_BOUNDS', 'contributions', file, [
       `${file}:${lineOfFirstBeyond()}: consumers: ${count.toLocaleString('en-US')} consumers, more than ${setting} (${max.toLocaleString('en-US')}); refused whole, before its entries are read`,
     ]);
-  }
-
-  /** The items at `indexes` of a file whose items all parsed alone and validated ({@link readItems}), read again. */
-  async readAgain(text: string, spans: ItemSpans, indexes: readonly number[]): Promise<R> {
-    const { file } = this;
-    for (const index of indexes) {
-      const span = spans.at(index);
-      const alone = itemAlone(file, text, span, index);
-      // the same text parsed alone before; said as a problem of the file should it ever not
-      if (alone === undefined)
-        throw invalidFile('CONTRIBUTIONS_INVALID', 'contributions', file, [
-          `${file}:${span.line}: consumers[${index}]: does not parse alone`,
-        ]);
-      await this.add(alone.source, alone.item, index);
-    }
-    return this.result();
   }
 
   /** The file read as one document. */

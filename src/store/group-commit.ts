@@ -27,7 +27,7 @@ import {
   type OptionalUnlessRequiredId,
   type UpdateFilter,
 } from 'mongodb';
-import { withStoreRetry } from './store-retry.js';
+import { transientWriteCode, withStoreRetry } from './store-retry.js';
 
 interface Pending<W> {
   key: string;
@@ -46,6 +46,18 @@ export const MAX_INSERTS = 1000;
 
 /** MongoDB's duplicate key error: the record exists already. */
 const DUPLICATE_KEY = 11000;
+
+/** A record by `_id` alone, the one filter FerretDB finds by index. */
+const byId = <T extends Document>(key: string) => ({ _id: key }) as Filter<T>;
+
+/** One update by `_id` alone. */
+const updateById = <T extends Document>({ key, write }: Pending<UpdateFilter<T>>): AnyBulkWriteOperation<T> => ({
+  updateOne: { filter: byId<T>(key), update: write },
+});
+
+/** The statements a bulk write refused, each with its index in the bulk. */
+const writeErrorsOf = (error: MongoBulkWriteError) =>
+  error.writeErrors instanceof Array ? error.writeErrors : [error.writeErrors];
 
 /**
  * Collects writes while bulks are in flight; `send` writes one batch and settles each of it; up to `lanes` batches at
@@ -111,21 +123,45 @@ export class GroupCommit<T extends Document & { _id: string }> {
     return this.inserts.add(document._id, document);
   }
 
+  /**
+   * One `bulkWrite` of updates, unordered: each caller learns its own record's outcome. When the
+   * server refuses a statement, each of the bulk is sent again alone: the refused one is that
+   * caller's `STORE_UNAVAILABLE` alone (its record stays as it was: what was written before the
+   * apply says `applying`, rule 3), the others are written. FerretDB 1.24 cannot be told apart
+   * otherwise: it ends an unordered bulk at the first statement it refuses, says it was the bulk's
+   * first (index 0) and counts none matched, those before it written (measured).
+   */
   private async sendUpdates(batch: Pending<UpdateFilter<T>>[]): Promise<void> {
-    const byId = (key: string) => ({ _id: key }) as Filter<T>;
-    const operations: AnyBulkWriteOperation<T>[] = batch.map(({ key, write }) => ({
-      updateOne: { filter: byId(key), update: write },
-    }));
-    // by _id alone, an update applied twice (a retry after a lost reply) writes the same fields
-    const result = await withStoreRetry(`save ${batch.length} records`, () =>
-      this.collection.bulkWrite(operations, { ordered: false }),
+    // by _id alone, an update applied twice (a retry after a lost reply, a statement sent again) writes the same fields
+    const matched = await withStoreRetry(`save ${batch.length} records`, () =>
+      this.collection.bulkWrite(batch.map(updateById), { ordered: false }).then(
+        (result) => result.matchedCount,
+        (error: unknown) => {
+          if (error instanceof MongoBulkWriteError && !transientWriteCode(error.code as number | undefined))
+            return 'refused' as const;
+          throw error;
+        },
+      ),
     );
-    if (result.matchedCount === batch.length) {
-      for (const write of batch) write.done(true);
+    if (matched !== 'refused') return this.settleWritten(batch, matched);
+    for (const write of batch) {
+      await withStoreRetry(`save the record of ${write.key}`, () =>
+        this.collection.updateOne(byId(write.key), write.write),
+      ).then(
+        (result) => write.done(result.matchedCount > 0),
+        (error: unknown) => write.failed(error),
+      );
+    }
+  }
+
+  /** Tells the callers of `writes`, all written, whether their record was there (`matched` of them were). */
+  private async settleWritten(writes: Pending<UpdateFilter<T>>[], matched: number): Promise<void> {
+    if (matched === writes.length) {
+      for (const write of writes) write.done(true);
       return;
     }
     // some record was gone: find out which (rare: a record has one writer)
-    for (const write of batch) {
+    for (const write of writes) {
       const found = await withStoreRetry(`read the record of ${write.key}`, () =>
         this.collection.findOne(byId(write.key), { projection: { _id: 1 } }),
       );
@@ -150,11 +186,7 @@ export class GroupCommit<T extends Document & { _id: string }> {
         left = [];
       } catch (error) {
         if (!(error instanceof MongoBulkWriteError)) throw error;
-        const failed = new Map(
-          error.writeErrors instanceof Array
-            ? error.writeErrors.map((e) => [e.index, e.code])
-            : [[error.writeErrors.index, error.writeErrors.code]],
-        );
+        const failed = new Map(writeErrorsOf(error).map((e) => [e.index, e.code]));
         left.forEach((write, index) => {
           const code = failed.get(index);
           if (code === undefined) write.done(true);

@@ -13,9 +13,12 @@ const BACKOFF_MS = [50, 100, 200, 400, 800, 1600];
 /** MongoDB's InternalError: FerretDB's code for a backend error such as SQLITE_BUSY. */
 const INTERNAL_ERROR = 1;
 
+/** Whether a statement a bulk write refused with `code` may take when sent again (FerretDB's `SQLITE_BUSY`). */
+export const transientWriteCode = (code: number | undefined): boolean => code === INTERNAL_ERROR;
+
 function transient(error: unknown): boolean {
   if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError) return true;
-  if (error instanceof MongoServerError && error.code === INTERNAL_ERROR) return true;
+  if (error instanceof MongoServerError && transientWriteCode(error.code as number | undefined)) return true;
   return (
     error instanceof MongoError &&
     (error.hasErrorLabel('RetryableWriteError') || error.hasErrorLabel('TransientTransactionError'))

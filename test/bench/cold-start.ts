@@ -5,7 +5,8 @@
  * the status is green, the run process's peak RSS (VmHWM) and its RSS at the end, the queue
  * Redis's memory, the jobs waiting `--after` seconds after the last consumer was held, the
  * store's CPU over the run, and the load average beside it (`--cpu-prof <dir>`: the engine's
- * V8 CPU profile; `--workers N`: N − 1 `holdfast worker` processes beside the run, started
+ * V8 CPU profile; the engine's CPU until it has started (configuration, sweep, the first sync's read of the
+ * contributions) is reported apart, as `startCpuMs`; `--workers N`: N − 1 `holdfast worker` processes beside the run, started
  * first, their peak RSS reported apart; `--concurrency N`: the engine's `worker.concurrency`). The CPU each process
  * spent per first apply (engine, store, queue's Redis, from its start until every consumer is held) is reported beside
  * the rate: on a loaded machine the rate says the load, the CPU per apply what the engine costs. Last line: one JSON
@@ -114,7 +115,9 @@ try {
   const cpu0 = { engine: cpuMs(engine.pid), store: ferret ? cpuMs(ferret) : NaN, queue: await queueCpu() };
   let cpuPerApply: Record<string, number> | null = null;
   const secs = (at: number | null) => (at === null ? null : Math.round((at - t0) / 100) / 10);
-  say(`started in ${engine.startMs} ms (configuration, sweep, first sync); load ${load()}`);
+  say(
+    `started in ${engine.startMs} ms, ${cpu0.engine} ms of the engine's CPU (configuration, sweep, first sync); load ${load()}`,
+  );
   let allHeldAt: number | null = null;
   let greenAt: number | null = null;
   let lastStatus = 0;
@@ -170,6 +173,7 @@ try {
     concurrency,
     verifyEvery,
     startMs: engine.startMs,
+    startCpuMs: cpu0.engine,
     allHeldS: secs(allHeldAt),
     appliesPerS: allHeldAt === null ? null : Math.round(n / ((allHeldAt - t0) / 1000)),
     cpuMsPerApply: cpuPerApply,

@@ -4,7 +4,8 @@
  * rest of the engine: its first pass (read, validate, deliver every consumer's spec to a queue
  * that only serializes each chunk's jobs, as BullMQ would), then a pass after one consumer
  * changed. Reports the heap and RSS sampled every 20 ms, the process's VmHWM, the heap a full
- * GC leaves after each pass (what the sync keeps), the passes' times and the load average.
+ * GC leaves after each pass (what the sync keeps), the passes' times and CPU (this process's, user + system: the
+ * sync is all it runs) and the load average.
  */
 // first, as the CLI's entry does: V8's heap bounded as in `holdfast run`
 import '../../src/cli/heap-first.js';
@@ -69,20 +70,28 @@ try {
   });
   const before = { heap: kept(), hwm: vm('VmHWM') };
   const sampler = samplePeaks();
+  const cpuMs = (since: NodeJS.CpuUsage) => {
+    const { user, system } = process.cpuUsage(since);
+    return Math.round((user + system) / 1000);
+  };
+  let cpu0 = process.cpuUsage();
   let t0 = performance.now();
   await sync.syncProvider(config.providers[0]!, true);
   const firstMs = Math.round(performance.now() - t0);
+  const firstCpuMs = cpuMs(cpu0);
   const keptAfterFirst = kept();
   const firstJobs = jobs;
   writeContributions(file, 7);
+  cpu0 = process.cpuUsage();
   t0 = performance.now();
   await sync.syncProvider(config.providers[0]!, true);
   const secondMs = Math.round(performance.now() - t0);
+  const secondCpuMs = cpuMs(cpu0);
   const peak = sampler.stop();
   const result = {
     consumers: n,
-    firstPass: { ms: firstMs, jobs: firstJobs, heapKeptMb: keptAfterFirst },
-    secondPass: { ms: secondMs, jobs: jobs - firstJobs, heapKeptMb: kept() },
+    firstPass: { ms: firstMs, cpuMs: firstCpuMs, jobs: firstJobs, heapKeptMb: keptAfterFirst },
+    secondPass: { ms: secondMs, cpuMs: secondCpuMs, jobs: jobs - firstJobs, heapKeptMb: kept() },
     largestChunk,
     peakHeapMb: mb(peak.heap),
     peakRssMb: mb(peak.rss),

@@ -4,7 +4,8 @@
  * consumer still told of its own record (one that exists already is that one's conflict alone),
  * and a burst of updates larger than FerretDB answers in one bulk is still written, every one,
  * also while three processes' stores write their bursts at once (FerretDB 1.24 hangs for good
- * once about 100 update statements are open over all its clients: `group-commit.ts`).
+ * once about 100 update statements are open over all its clients: `group-commit.ts`); and a bulk
+ * in which the server refuses one statement fails that caller alone, its record left as it was.
  */
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,9 @@ import { CHART } from '../../../machines/consumer-machine.js';
 import { firstSnapshot, persist } from '../../../machines/machine-step.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import type { ConsumerRecord } from '../../../src/store/consumer-record.js';
-import { ConsumerStore } from '../../../src/store/consumer-store.js';
+import { ConsumerStore, STORE_COLLECTIONS } from '../../../src/store/consumer-store.js';
+import { GroupCommit } from '../../../src/store/group-commit.js';
+import { stored, type RecordDocument } from '../../../src/store/record-codec.js';
 import { sharedBackend } from '../../backends/index.js';
 
 const N = 300;
@@ -122,4 +125,27 @@ describe('the record store, many consumers at once', () => {
       await Promise.all(clients.map((c) => c.close(true)));
     }
   }, 120_000);
+
+  it("a bulk of updates after first applies in which the store refuses one statement: the others are written, that consumer's record still says applying", async () => {
+    const applying = (i: number): ConsumerRecord => {
+      const r = record(1000 + i);
+      return { ...r, machine: { ...r.machine, state: 'applying' } };
+    };
+    const keys = Array.from({ length: 12 }, (_, i) => applying(i)._id);
+    await Promise.all(keys.map((_, i) => store.insert(applying(i))));
+    const group = new GroupCommit(client.db(database).collection<RecordDocument>(STORE_COLLECTIONS.records));
+    const held = (i: number) => ({
+      $set: { machine: stored.machine({ ...applying(i).machine, state: 'held' }), rev: 2 },
+    });
+    // the statement of consumer 5 is one the server refuses ($inc of a string): its record is not changed at all
+    const poisoned = (i: number) => ({ ...held(i), $inc: { consumerId: 1 } });
+    const outcomes = await Promise.allSettled(keys.map((key, i) => group.update(key, i === 5 ? poisoned(i) : held(i))));
+    expect(outcomes.map((o) => o.status)).toEqual(keys.map((_, i) => (i === 5 ? 'rejected' : 'fulfilled')));
+    const refused = (outcomes[5] as PromiseRejectedResult).reason as unknown;
+    expect(isHoldfastError(refused, 'STORE_UNAVAILABLE')).toBe(true);
+    expect((refused as Error).message).toContain(`could not save the record of ${keys[5]}`);
+    const states = await Promise.all(keys.map(async (key) => ((await store.get(key)) as ConsumerRecord).machine.state));
+    expect(states).toEqual(keys.map((_, i) => (i === 5 ? 'applying' : 'held')));
+    expect(((await store.get(keys[5]!)) as ConsumerRecord).rev).toBe(1);
+  });
 });

@@ -107,6 +107,31 @@ describe('a contributions file read one item at a time', () => {
     }
   });
 
+  it('read for the sync against what was delivered, parses each item once and keeps the specs of the changed consumers only', async () => {
+    const items = ['a', 'b', 'c', 'd'].map((id) => `  - { id: ${id}, login: app_${id}, secret: ${id}.secret }`);
+    const text = `consumers:\n${items.join('\n')}\n`;
+    writeFileSync(join(dir, 'cache.yaml'), text);
+    const declared = (await declaredIn(provider(), text)).consumers;
+    // b and d delivered as declared; a delivered with another spec; c never
+    const delivered = new Map([
+      ['cache/a', 'another-digest'],
+      ['cache/b', specDigest(declared[1]!.desired)],
+      ['cache/d', specDigest(declared[3]!.desired)],
+    ]);
+    const parsed = vi.spyOn(YamlSource, 'parseItem');
+    try {
+      const read = await readContributions(provider(), delivered);
+      expect(parsed).toHaveBeenCalledTimes(items.length);
+      expect(read.consumers.length).toBe(items.length);
+      expect(await read.specs([2, 0])).toEqual([declared[2], declared[0]]);
+      expect(parsed).toHaveBeenCalledTimes(items.length);
+      // an unchanged consumer's spec is not kept: asking for it is the caller's mistake, said as such
+      await expect(read.specs([1])).rejects.toThrow('no spec kept for item 1');
+    } finally {
+      parsed.mockRestore();
+    }
+  });
+
   it('finds each item where the whole document has it', () => {
     expect(itemSpans('consumers:\n  - id: a\n    login: b\n\n  - { id: c }\n')?.toArray()).toEqual([
       { start: 11, end: 35, line: 2 },
