@@ -242,9 +242,10 @@ async function withEngine(
   world: { path: string; config: HoldfastConfig },
   name: string,
   event: (engine: EngineProcess) => Promise<EventResult>,
+  seedWith: HoldfastConfig = world.config,
 ): Promise<CaseResult> {
   const seeded = Date.now();
-  await seedHeld(env, world.config);
+  await seedHeld(env, seedWith);
   say(`  seeded ${env.consumers.length} held in ${Date.now() - seeded} ms; load ${load()}`);
   const engine = await EngineProcess.start(world.path, 'run', join(env.dir, `engine-${name}.log`));
   try {
@@ -333,29 +334,53 @@ async function sentinelCase(env: BenchEnv): Promise<CaseResult> {
     writeContributions(env, (c) => `{ keys: ["${c.id}:*"], commands: ["+@read", "+@write", "+@connection"] }`);
     const world = await writeConfig(env, 'sentinel', {
       adapter: 'redis-acl',
-      admin: [`sentinels: [${set.sentinelUrls.map((u) => `"${u}"`).join(', ')}]`, `master: ${SENTINEL_MASTER}`],
+      admin: [
+        `sentinels: [${set.sentinelUrls.map((u) => `"${u}"`).join(', ')}]`,
+        `master: ${SENTINEL_MASTER}`,
+        `username: ${set.admin.username}`,
+      ],
       password: set.admin.password,
       policy: '{ keyPrefix: "{id}:", allowedCommands: ["+@read", "+@write", "+@connection"] }',
     });
-    return await withEngine(env, world, 'sentinel', async () => {
-      const old = await set.currentMaster();
-      for (const node of set.nodes) await set.withNode(node, (c) => c.config('RESETSTAT'));
-      set.kill(old);
-      const promoted = await set.waitForNewMaster(old);
-      const promotedAt = Date.now();
-      say(`  ${nodeAddress(old)} killed, ${nodeAddress(promoted)} promoted; load ${load()}`);
-      const onNew = await untilAllBack(env, redisAuth(promoted), promotedAt);
-      await set.restartEmpty(old);
-      const answeredAt = Date.now();
-      say(`  ${nodeAddress(old)} back empty as a replica; load ${load()}`);
-      const onOld = await untilAllBack(env, redisAuth(old), answeredAt);
-      await sleep(AFTER_MS);
-      // the server counts calls, not logins: every login authenticating and as many calls as logins means once each
-      const writes: Record<string, number> = {};
-      for (const node of set.nodes) writes[nodeAddress(node)] = await setUsers(set, node);
-      const written = Object.values(writes).reduce((a, b) => a + b, 0);
-      return { back: { newMaster: onNew, oldMasterBackEmpty: onOld }, written, writes: { aclSetuserByNode: writes } };
+    // seeded through the master named by its address (every node it lists): the same provider, records and logins; a
+    // Sentinel-configured adapter knows no node until its first discovery, which a seed's first call does not wait for
+    const seedWith = await writeConfig(env, 'sentinel-seed', {
+      adapter: 'redis-acl',
+      admin: [`url: "${set.url(set.nodes[0]!)}"`, `username: ${set.admin.username}`],
+      password: set.admin.password,
+      policy: '{ keyPrefix: "{id}:", allowedCommands: ["+@read", "+@write", "+@connection"] }',
     });
+    const seeded = (): Promise<CaseResult> =>
+      withEngine(
+        env,
+        world,
+        'sentinel',
+        async () => {
+          const old = await set.currentMaster();
+          for (const node of set.nodes) await set.withNode(node, (c) => c.config('RESETSTAT'));
+          set.kill(old);
+          const promoted = await set.waitForNewMaster(old);
+          const promotedAt = Date.now();
+          say(`  ${nodeAddress(old)} killed, ${nodeAddress(promoted)} promoted; load ${load()}`);
+          const onNew = await untilAllBack(env, redisAuth(promoted), promotedAt);
+          await set.restartEmpty(old);
+          const answeredAt = Date.now();
+          say(`  ${nodeAddress(old)} back empty as a replica; load ${load()}`);
+          const onOld = await untilAllBack(env, redisAuth(old), answeredAt);
+          await sleep(AFTER_MS);
+          // the server counts calls, not logins: every login authenticating and as many calls as logins means once each
+          const writes: Record<string, number> = {};
+          for (const node of set.nodes) writes[nodeAddress(node)] = await setUsers(set, node);
+          const written = Object.values(writes).reduce((a, b) => a + b, 0);
+          return {
+            back: { newMaster: onNew, oldMasterBackEmpty: onOld },
+            written,
+            writes: { aclSetuserByNode: writes },
+          };
+        },
+        seedWith.config,
+      );
+    return await seeded();
   } finally {
     await set.stop();
   }
