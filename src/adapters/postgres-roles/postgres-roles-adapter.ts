@@ -50,6 +50,9 @@ import {
 import { resetRoleSettings, roleSettingsDiffer, withRoleSettings } from './role-settings.js';
 import { publicDatabaseGrants, publicSchemaGrants, schemaDatabases, type PublicGrantsScope } from './public-grants.js';
 import { identifierProblem, type PostgresRolesValues } from './values.js';
+import { groupedStatements, lockObjectRows, objectStatement, type ObjectGrant } from './object-grants.js';
+
+export { ACL_ROW_LOCK } from './object-grants.js';
 
 export const DEFAULT_MAX_CONCURRENT_CALLS = 4;
 /** PostgreSQL's default SCRAM iteration count (scram_iterations). */
@@ -57,6 +60,10 @@ const ITERATIONS = 4096;
 
 /** Roles per transaction of a batch apply (each in its own savepoint). */
 export const POSTGRES_BATCH_LIMIT = 32;
+
+/** What a role holds of the grants holdfast makes. */
+type Granted = Pick<RoleRow, 'member_of' | 'databases' | 'schemas'>;
+const NOTHING_HELD: Granted = { member_of: [], databases: [], schemas: [] };
 
 /** One role's apply, computed before anything is sent. */
 interface PreparedRole {
@@ -82,15 +89,6 @@ const VERIFIED_CACHE = 10_000;
  * of the admin.
  */
 const UNAVAILABLE_CLASSES = ['08', '53', '57', '28'];
-/**
- * The advisory lock (transaction-scoped) every holdfast transaction takes before it grants or
- * revokes on a database or schema: such a grant rewrites the object's catalog row (its ACL), and
- * two transactions doing so at once make PostgreSQL fail one with `tuple concurrently updated`
- * (XX000; measured: 12 of 24 concurrent applies on one database). Waiting for it is bounded by the
- * transaction's `lock_timeout` (the call's deadline). One key for every provider on the server:
- * they share the catalog rows.
- */
-export const ACL_ROW_LOCK = 0x686f6c646661; // "holdfa"
 
 /** query_canceled (statement_timeout) and lock_not_available (lock_timeout): the server kept the call's deadline. */
 const SERVER_TIMEOUTS = ['57014', '55P03'];
@@ -260,24 +258,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
         signal,
         `the apply of ${grants.length} roles`,
         secrets,
-        () =>
-          this.sessions.transaction(options, async (client) => {
-            const each: Array<Each<void>> = [];
-            for (const [i, p] of prepared.entries()) {
-              if (!p.ok) each.push(p);
-              else
-                each.push(
-                  await this.inSavepoint(
-                    client,
-                    () => this.applyRole(client, p.value, signal),
-                    `the apply of role "${grants[i]!.login}"`,
-                    [grants[i]!.password],
-                    p.value.forms,
-                  ),
-                );
-            }
-            return each;
-          }),
+        () => this.sessions.transaction(options, (client) => this.applyBatch(client, prepared, signal)),
         forms,
       ),
     );
@@ -288,6 +269,62 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
         this.verified.add(this.verifiedKey(p.value.grant.login, p.value.grant.password, p.value.verifier));
     });
     return outcomes.value;
+  }
+
+  /**
+   * The roles of a batch, each in its own savepoint, their grants and revokes on databases and schemas sent last, one
+   * statement per object (object-grants.ts). Where one of those fails, the batch is rolled back and each role applied
+   * again with its own grants in its savepoint, so a role is still written whole or not at all.
+   */
+  private async applyBatch(
+    client: pg.PoolClient,
+    prepared: ReadonlyArray<Each<PreparedRole>>,
+    signal: AbortSignal,
+  ): Promise<Array<Each<void>>> {
+    await client.query('SAVEPOINT holdfast_batch');
+    const deferred: ObjectGrant[] = [];
+    const each = await this.applyEach(client, prepared, signal, deferred);
+    try {
+      if (deferred.length > 0) await lockObjectRows(client);
+      for (const statement of groupedStatements(deferred)) await client.query(statement);
+      await client.query('RELEASE SAVEPOINT holdfast_batch');
+      return each;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      await client.query('ROLLBACK TO SAVEPOINT holdfast_batch');
+      return this.applyEach(client, prepared, signal);
+    }
+  }
+
+  /**
+   * Each prepared role applied in its own savepoint. With `deferred`, a role's changes on databases and schemas are
+   * added there (once the role is written) instead of sent.
+   */
+  private async applyEach(
+    client: pg.PoolClient,
+    prepared: ReadonlyArray<Each<PreparedRole>>,
+    signal: AbortSignal,
+    deferred?: ObjectGrant[],
+  ): Promise<Array<Each<void>>> {
+    const each: Array<Each<void>> = [];
+    for (const p of prepared) {
+      if (!p.ok) {
+        each.push(p);
+        continue;
+      }
+      const { grant, forms } = p.value;
+      const own: ObjectGrant[] | undefined = deferred && [];
+      const outcome = await this.inSavepoint(
+        client,
+        () => this.applyRole(client, p.value, signal, own),
+        `the apply of role "${grant.login}"`,
+        [grant.password],
+        forms,
+      );
+      if (outcome.ok && own) deferred?.push(...own);
+      each.push(outcome);
+    }
+    return each;
   }
 
   /** What one role's apply sends, computed before anything is: its names checked, its verifier made. */
@@ -309,6 +346,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     client: pg.PoolClient,
     { grant, names, verifier }: PreparedRole,
     signal: AbortSignal,
+    deferred?: ObjectGrant[],
   ): Promise<void> {
     const role = client.escapeIdentifier(grant.login);
     const owner = await this.ownerOf(client, grant.login);
@@ -319,7 +357,7 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     // the settings a login gave itself (ALTER ROLE … SET): a new role has none
     if (owner) await resetRoleSettings(client, grant.login);
     if (owner?.kind !== 'ours') await client.query(`COMMENT ON ROLE ${role} IS ${client.escapeLiteral(this.mark)}`);
-    await this.grantExactly(client, grant.login, names, signal);
+    await this.grantExactly(client, grant.login, names, signal, { created: owner === undefined, deferred });
     await this.refusePrivilegedGroups(client, grant.login);
   }
 
@@ -550,41 +588,44 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     }
   }
 
-  /** Grants exactly these databases, schemas and group roles to the role; revokes any other it holds. */
+  /**
+   * Grants exactly these databases, schemas and group roles to the role; revokes any other it holds. `created`: the
+   * role was created in this transaction, and holds nothing yet (its grants are not read). `deferred`: its changes on
+   * databases and schemas are added there, not sent (the batch sends them last).
+   */
   private async grantExactly(
     client: pg.PoolClient,
     login: string,
     values: Pick<PostgresRolesValues, 'databases' | 'schemas' | 'roles'>,
     signal: AbortSignal,
+    how: { created?: boolean; deferred?: ObjectGrant[] | undefined } = {},
   ): Promise<void> {
     const role = client.escapeIdentifier(login);
-    const { rows } = await client.query<Pick<RoleRow, 'member_of' | 'databases' | 'schemas'>>(
-      `SELECT member_of, databases, schemas FROM (${roleQuery(false)}) AS role_state`,
-      [login, this.withheld],
-    );
-    const have = rows[0] ?? { member_of: [], databases: [], schemas: [] };
+    const have = how.created ? NOTHING_HELD : await this.grantsOf(client, login);
     const id = (name: string) => client.escapeIdentifier(name);
     const memberships = [
       ...have.member_of.filter((g) => !values.roles.includes(g)).map((g) => `REVOKE ${id(g)} FROM ${role}`),
       ...values.roles.filter((g) => !have.member_of.includes(g)).map((g) => `GRANT ${id(g)} TO ${role}`),
     ];
+    const change = (verb: ObjectGrant['verb'], object: string): ObjectGrant => ({ verb, object, role });
     const onObjects = [
       ...have.databases
         .filter((d) => !values.databases.includes(d))
-        .map((d) => `REVOKE CONNECT ON DATABASE ${id(d)} FROM ${role}`),
+        .map((d) => change('REVOKE', `CONNECT ON DATABASE ${id(d)}`)),
       ...values.databases
         .filter((d) => !have.databases.includes(d))
-        .map((d) => `GRANT CONNECT ON DATABASE ${id(d)} TO ${role}`),
+        .map((d) => change('GRANT', `CONNECT ON DATABASE ${id(d)}`)),
       ...have.schemas
         .filter((s) => !values.schemas.includes(s))
-        .map((s) => `REVOKE USAGE ON SCHEMA ${id(s)} FROM ${role}`),
+        .map((s) => change('REVOKE', `USAGE ON SCHEMA ${id(s)}`)),
       ...values.schemas
         .filter((s) => !have.schemas.includes(s))
-        .map((s) => `GRANT USAGE ON SCHEMA ${id(s)} TO ${role}`),
+        .map((s) => change('GRANT', `USAGE ON SCHEMA ${id(s)}`)),
     ];
+    if (how.deferred) how.deferred.push(...onObjects.splice(0));
     // a grant on a database or schema rewrites its catalog row: one at a time, or PostgreSQL fails the others
-    if (onObjects.length > 0) await client.query('SELECT pg_advisory_xact_lock($1)', [ACL_ROW_LOCK]);
-    for (const statement of [...memberships, ...onObjects]) {
+    if (onObjects.length > 0) await lockObjectRows(client);
+    for (const statement of [...memberships, ...onObjects.map(objectStatement)]) {
       if (signal.aborted)
         throw new HoldfastError(
           'DEADLINE_EXCEEDED',
@@ -592,6 +633,15 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
         );
       await client.query(statement);
     }
+  }
+
+  /** The role's memberships and its privileges on databases and schemas, as the catalogs have them. */
+  private async grantsOf(client: pg.PoolClient, login: string): Promise<Granted> {
+    const { rows } = await client.query<Granted>(
+      `SELECT member_of, databases, schemas FROM (${roleQuery(false)}) AS role_state`,
+      [login, this.withheld],
+    );
+    return rows[0] ?? NOTHING_HELD;
   }
 
   private readable(options: CallOptions): Promise<boolean> {

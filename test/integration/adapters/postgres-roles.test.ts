@@ -264,6 +264,27 @@ describe('postgres-roles: what only PostgreSQL has', () => {
     }
   });
 
+  it("sends a batch's grants on databases and schemas last; a database that does not exist fails its role alone, rolled back whole", async () => {
+    // changed roles (some privileges to take back) beside new ones: one statement per object for the batch
+    const changed = Array.from({ length: 3 }, () => fresh({ databases: [db, 'postgres'], schemas: [schema] }));
+    await adapter.createMany(changed, within());
+    const asked = { databases: [db], schemas: [schema] };
+    const ours = [
+      ...changed.map((g) => ({ ...g, values: postgresRoles.valuesSchema.parse(asked) })),
+      ...Array.from({ length: 5 }, () => fresh(asked)),
+    ];
+    const bogus = fresh({ databases: [`nosuchdb_${hex(4)}`] });
+    const outcomes = await adapter.createMany([...ours.slice(0, 4), bogus, ...ours.slice(4)], within());
+    expect(outcomes.map((o) => (o.ok ? 'ok' : (o.error as { code?: string }).code))).toEqual([
+      ...Array.from({ length: 4 }, () => 'ok'),
+      'BACKEND_ERROR',
+      ...Array.from({ length: 4 }, () => 'ok'),
+    ]);
+    for (const g of ours) expect((await answer(g)).reason, g.login).toBe('held');
+    for (const g of ours) expect(await postgresLogin(b, g.login, g.password, db), g.login).toBe(true);
+    expect(await sql(b, 'SELECT 1 FROM pg_roles WHERE rolname = $1', [bogus.login])).toHaveLength(0);
+  });
+
   it('does not drop a role that still owns objects: BACKEND_REFUSED naming them, the role kept', async () => {
     const g = fresh({ schemas: [schema] });
     await adapter.create(g, within());
