@@ -14,7 +14,11 @@
  * the consumers known, and costs the others nothing more than before. A wait done with is let go.
  */
 import type { TakenEntry } from '../queue/coordination.js';
-import type { TakenWait } from './due-waits.js';
+import { deepFreeze } from '../text/deep-freeze.js';
+import type { ConsumerJobData } from './consumer-queue.js';
+
+/** A wait's timer job, as a round hands it (`due-waits.ts`). */
+type WaitJob = Extract<ConsumerJobData, { kind: 'timer' }>;
 
 /** How many waits are known at most. */
 export const MAX_KNOWN_WAITS = 50_000;
@@ -22,7 +26,7 @@ export const MAX_KNOWN_WAITS = 50_000;
 interface Known {
   rev: string;
   text: string;
-  job: TakenWait['job'];
+  job: WaitJob;
 }
 
 export class KnownWaits {
@@ -31,13 +35,13 @@ export class KnownWaits {
   constructor(private readonly max = MAX_KNOWN_WAITS) {}
 
   /** The job read from `entry`'s text before, when its revision and text are the same; else undefined. */
-  get({ key, rev, text }: TakenEntry): TakenWait['job'] | undefined {
+  get({ key, rev, text }: TakenEntry): WaitJob | undefined {
     const known = this.known.get(key);
     return known !== undefined && known.rev === rev && known.text === text ? known.job : undefined;
   }
 
   /** Keeps `job` as what `entry` reads as (frozen), when there is room or `entry`'s consumer is known already. */
-  set({ key, rev, text }: TakenEntry, job: TakenWait['job']): TakenWait['job'] {
+  set({ key, rev, text }: TakenEntry, job: WaitJob): WaitJob {
     if (this.known.size >= this.max && !this.known.has(key)) return job;
     const frozen = deepFreeze(job);
     this.known.set(key, { rev, text, job: frozen });
@@ -51,11 +55,4 @@ export class KnownWaits {
   get size(): number {
     return this.known.size;
   }
-}
-
-/** `value` and everything it holds, made read-only (JSON's objects and arrays: no cycles). */
-function deepFreeze<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  for (const inner of Object.values(value)) deepFreeze(inner);
-  return Object.freeze(value);
 }
