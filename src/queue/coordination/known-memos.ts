@@ -6,13 +6,13 @@
  * whatever the seal says of that text, it says of the same text again. The memo handed out is
  * frozen, so that no reader changes what the next one gets.
  *
- * One memo per consumer, the last; at most {@link MAX_KNOWN_MEMOS} (about 300 bytes each): when
+ * One memo per consumer, the last; at most {@link MAX_KNOWN_MEMOS} (under half a KB each): when
  * full, a consumer not known already is opened as before and not kept.
  */
 import type { CheckMemo } from './values.js';
 
 /** How many consumers' memos are known at most. */
-export const MAX_KNOWN_MEMOS = 50_000;
+export const MAX_KNOWN_MEMOS = 10_000;
 
 export class KnownMemos {
   private readonly known = new Map<string, { raw: string; memo: CheckMemo }>();
