@@ -40,7 +40,7 @@ import {
   type PersistedConsumer,
   type Step,
 } from '../machines/machine-step.js';
-import { keepStep, keptStep, type PersistedStep } from '../machines/step-memo.js';
+import { keepStep, type PersistedStep } from '../machines/step-memo.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
@@ -48,7 +48,6 @@ import type { Claim, ConsumerLocks, TimelineNotes } from '../src/queue/coordinat
 import type { ConsumerJobData } from '../src/schedule/consumer-queue.js';
 import { isUnreadable, type ConsumerRecord, type LastCheck } from '../src/store/consumer-record.js';
 import type { ConsumerStore } from '../src/store/consumer-store.js';
-import { decodeMachine } from '../src/store/record-codec.js';
 import { jobCause, type TransitionCause } from '../src/store/transition-cause.js';
 import { lastCheckOf, memoOf } from './check-memo.js';
 import { ConsumerEdge, type EdgeDeps } from './consumer-edge.js';
@@ -61,6 +60,7 @@ import { RunTrail } from './run-trail.js';
 import { guardSpec } from './spec-guard.js';
 import { healOf, healsQuietly, type TicketHeal } from './ticket-heal.js';
 import { TicketNotes, type StepNotes } from './step-notes.js';
+import { foundAnswer, ticketStart } from './ticket-start.js';
 import type { WaitJob } from './wait-job.js';
 
 /** Time added to an effect's deadline for the lock (and the record's effect horizon) that covers it. */
@@ -225,18 +225,16 @@ export class ConsumerRun {
     const { lock, provider } = this;
     if (lock.claim.rev !== job.rev || !this.ticketTrusted) return undefined;
     this.lateness(job);
-    const read = decodeMachine(job.ticket.machine);
-    if (!('consumer' in read)) return undefined;
-    const from = read.consumer;
+    const start = ticketStart(provider.machine, job);
+    if (!start) return undefined;
+    const { from, waitEnd, ending } = start;
     const notes = new TicketNotes();
     this.ticket = { job, from, notes, trail: new RunTrail(from.state, this.cause) };
     this.notes = notes;
-    const waitEnd = waitEnded(job.wait, from.state);
     // the chart's kept answers (`machines/step-memo.ts`): a routine check that changes nothing needs no step of its own
-    const ending = keptStep(provider.machine, from, waitEnd);
     const found =
       ending?.effect === 'check' && ending.said.length === 0 ? await this.check(ending.consumer) : undefined;
-    const answer = found && keptStep(provider.machine, ending!.consumer, found);
+    const answer = found && foundAnswer(provider.machine, start, found);
     const unchanged = answer && this.unchangedOnTicket(answer);
     if (unchanged) return unchanged;
     // else stepped for real and noted, each event once (the wait's end; the check's result when it was asked), and kept

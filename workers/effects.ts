@@ -25,7 +25,7 @@ import type { CheckMemo } from '../src/queue/coordination.js';
 import type { ProviderGate } from './provider-gate.js';
 import { fingerprintAt, secretFingerprint } from '../src/secrets/fingerprint.js';
 import { readGrantSecret, type FindingsHeed } from '../src/secrets/grant-secret.js';
-import { secretRootsOf } from '../src/secrets/secret-roots.js';
+import { secretRootsOf, type SecretRoots } from '../src/secrets/secret-roots.js';
 import type { DesiredSpec } from '../src/store/consumer-record.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { CallBatch } from './call-batch.js';
@@ -121,6 +121,15 @@ export interface EffectDeps {
   overlap?: OverlapEvidence;
 }
 
+/** Each provider's grant-secret roots, one object per configuration (read at every check, so made once). */
+const secretRoots = new WeakMap<ProviderRuntime['config'], SecretRoots>();
+
+function rootsOf({ config }: ProviderRuntime): SecretRoots {
+  let roots = secretRoots.get(config);
+  if (roots === undefined) secretRoots.set(config, (roots = secretRootsOf(config)));
+  return roots;
+}
+
 async function readSecret(
   path: string,
   provider: ProviderRuntime,
@@ -128,7 +137,7 @@ async function readSecret(
   heed: FindingsHeed | undefined,
 ): Promise<SecretOutcome> {
   try {
-    const password = await readGrantSecret(path, secretRootsOf(provider.config), heed);
+    const password = await readGrantSecret(path, rootsOf(provider), heed);
     // what this backend would refuse (an S3 secret over 128 characters) is refused here, before anything is sent
     const refused = provider.config.adapter.secretProblem?.(password);
     if (refused !== undefined)

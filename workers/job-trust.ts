@@ -27,6 +27,13 @@ const COMMANDS: ReadonlySet<string> = new Set(JOB_COMMANDS);
 
 export class JobTrust {
   private readonly said = new Set<Reason>();
+  /**
+   * Timer jobs whose ticket's seal was found good, when the job is frozen (a wait known again by its stored text,
+   * `src/schedule/known-waits.ts`, hands out the same frozen job for the same text): a seal is a function of what the
+   * job says and of this process's key, and a frozen job cannot come to say anything else, so its seal is checked once
+   * per distinct sealed ticket, not at every routine check. Weak: a job let go is forgotten with it.
+   */
+  private readonly sealed = new WeakSet<object>();
 
   constructor(
     private readonly seal: JobSeal,
@@ -47,7 +54,7 @@ export class JobTrust {
               'its desired spec is not sealed by holdfast: dropped, nothing of it applied',
             );
       case 'timer':
-        return this.seal.sealsTicket(job)
+        return this.sealsTicket(job)
           ? 'whole'
           : this.reject(
               job,
@@ -67,6 +74,13 @@ export class JobTrust {
       default:
         return this.reject(job, 'not-a-holdfast-job', 'it is of no kind holdfast makes: dropped');
     }
+  }
+
+  private sealsTicket(job: Extract<ConsumerJobData, { kind: 'timer' }>): boolean {
+    if (this.sealed.has(job)) return true;
+    if (!this.seal.sealsTicket(job)) return false;
+    if (Object.isFrozen(job) && Object.isFrozen(job.ticket)) this.sealed.add(job);
+    return true;
   }
 
   private reject(job: ConsumerJobData, reason: Reason, what: string): Trust {

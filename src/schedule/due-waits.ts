@@ -26,6 +26,7 @@ import {
 import type { CheckTicket, ConsumerJobData, ScheduledWait } from './consumer-queue.js';
 import type { JobSeal } from '../queue/job-seal.js';
 import { byShard } from '../queue/shard-of.js';
+import { KnownWaits } from './known-waits.js';
 
 /** Where waits are scheduled: the due set (the records' writers and the sweep know no more of it). */
 export interface WaitScheduler {
@@ -94,6 +95,8 @@ function parsed(text: string): { wait?: unknown; ticket?: unknown; seal?: unknow
 /** The due set of every shard of the queue. */
 export class DueWaits implements WaitScheduler {
   private readonly parts: DueSet[];
+  /** Waits read already: one taken again with the same text is not parsed (nor its seal checked) again. */
+  private readonly known = new KnownWaits();
 
   constructor(
     redis: QueueRedis,
@@ -135,11 +138,21 @@ export class DueWaits implements WaitScheduler {
     limit: number,
   ): Promise<{ taken: TakenWait[]; nextAt: number | null }> {
     const { taken, nextAt } = await this.parts[shard]!.take(now, leaseUntil, limit);
-    return { taken: taken.map(takenWait), nextAt };
+    return { taken: taken.map((entry) => this.read(entry)), nextAt };
   }
 
   settle(shard: number, settled: readonly Settled[]): Promise<void> {
+    for (const { key, at } of settled) if (at === null) this.known.forget(key);
     return settled.length === 0 ? Promise.resolve() : this.parts[shard]!.settle(settled);
+  }
+
+  /** A taken entry as its timer job: the one read from the same text before, else read now (and known, if sealed). */
+  private read(entry: TakenEntry): TakenWait {
+    const { key, rev, dueAt } = entry;
+    const known = this.known.get(entry);
+    if (known) return { key, rev, dueAt, job: known };
+    const wait = takenWait(entry);
+    return wait.job.seal === '' ? wait : { ...wait, job: this.known.set(entry, wait.job) };
   }
 
   /**

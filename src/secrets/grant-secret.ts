@@ -93,6 +93,7 @@ async function realRoot(path: string): Promise<string> {
 function forgetRealRoots(): void {
   realRoots.clear();
   resolving.clear();
+  keptRootsKeys = new WeakMap();
 }
 
 /** Where the file open on `fd` (opened as `path`) really is: the kernel's name for it, else `realpath`. */
@@ -244,20 +245,32 @@ async function rootsKey(roots: SecretRoots): Promise<string> {
   return interned(`${paths.join('\0')}\0\0${real.join('\0')}`);
 }
 
+/**
+ * {@link knownRootsKey}'s answer for one roots object (a provider's, the same at every check), kept until the first of
+ * its real roots' times runs out: the key is not made again at every routine check. Let go with {@link realRoots}.
+ */
+let keptRootsKeys = new WeakMap<SecretRoots, { key: string; until: number }>();
+
 /** {@link rootsKey} when where every root really is is known and fresh (nearly always); else undefined. */
 function knownRootsKey(roots: SecretRoots): string | undefined {
   const now = Date.now();
+  const kept = keptRootsKeys.get(roots);
+  if (kept !== undefined && kept.until > now) return kept.key;
   const written: string[] = [];
   const real: string[] = [];
+  let until = Infinity;
   for (const list of [roots.own, roots.foreign]) {
     for (const root of list) {
-      const known = knownRealRoot(root.path, now);
-      if (known === undefined) return undefined;
+      const known = realRoots.get(root.path);
+      if (known === undefined || known.until <= now) return undefined;
+      until = Math.min(until, known.until);
       written.push(root.path);
-      real.push(known);
+      real.push(known.real);
     }
   }
-  return interned(`${written.join('\0')}\0\0${real.join('\0')}`);
+  const key = interned(`${written.join('\0')}\0\0${real.join('\0')}`);
+  keptRootsKeys.set(roots, { key, until });
+  return key;
 }
 
 /** One string per distinct roots key, so that every secret known under it shares it (a few, bounded). */

@@ -10,6 +10,7 @@
 import type { NoteSeal } from '../note-seal.js';
 import { CoordinationPart, type CoordinationContext } from './context.js';
 import { consumerEntries } from './keys.js';
+import { KnownMemos } from './known-memos.js';
 import { hashFields } from './reads.js';
 import type { ClaimReply, ReleaseEntry } from './scripts.js';
 import { TurnBatch } from './turn-batch.js';
@@ -86,9 +87,16 @@ export class Locks extends CoordinationPart implements LocksPart {
     super(context);
   }
 
+  /** The memos this process sealed or opened last, by consumer: a claim that reads one back does not open it again. */
+  private readonly knownMemos = new KnownMemos();
+
   /** The memo holdfast sealed for `key` (null: none, or one holdfast did not write). */
-  private readonly decodeMemo = (key: string, raw: string | null): CheckMemo | null =>
-    decodeJson(checkMemoCodec, this.seal.open('memo', key, raw));
+  private readonly decodeMemo = (key: string, raw: string | null): CheckMemo | null => {
+    const known = this.knownMemos.get(key, raw);
+    if (known) return known;
+    const memo = decodeJson(checkMemoCodec, this.seal.open('memo', key, raw));
+    return memo && raw ? this.knownMemos.set(key, raw, memo) : memo;
+  };
 
   /** The claims and releases of one turn of the event loop, one script call each (`turn-batch.ts`). */
   private readonly claims = new TurnBatch<{ key: string; token: string; ttlMs: number }, ClaimReply>((claims) =>
@@ -111,11 +119,13 @@ export class Locks extends CoordinationPart implements LocksPart {
   }
 
   release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined> {
+    const sealed = memo ? this.seal.seal('memo', key, JSON.stringify(memo)) : null;
+    if (memo && sealed) this.knownMemos.set(key, sealed, memo);
     return this.releases.call({
       key,
       provider,
       token,
-      memo: memo ? this.seal.seal('memo', key, JSON.stringify(memo)) : null,
+      memo: sealed,
       memoAt: memo ? memo.at : null,
       asked,
     });
@@ -130,6 +140,7 @@ export class Locks extends CoordinationPart implements LocksPart {
   }
 
   async forgetConsumer(key: string, provider: string): Promise<void> {
+    this.knownMemos.forget(key);
     const { hashes, set, suspects, sortedSets } = consumerEntries(this.keys, provider);
     const multi = this.redis.multi();
     for (const hash of hashes) multi.hdel(hash, key);

@@ -213,31 +213,35 @@ export interface ReleaseEntry {
  * sorted set holds once the call's are in (its consumers asked about): what sets the pace of its
  * deep checks, learned without another round trip. Many consumers of one shard in one call
  * (`locks.ts`), at a cost that does not grow with them: one command per lock hash, memo hash and
- * set touched, and two per provider's sorted set.
+ * set touched, and two per provider's sorted set. Each provider's keys are sent once per call, not
+ * once per consumer (a routine check's release was most of the bytes it sent the queue's Redis).
  *
  * KEYS[1]       locks (hash: consumer key → `<until, ms> <holder's token>`)
  * KEYS[2]       check memos (hash: consumer key → memo, JSON)
- * KEYS[3i]      the `i`th consumer's provider's could-not-ask set (set of consumer keys)
- * KEYS[3i + 1]  its provider's checked set (sorted set: consumer key → when its check ended, ms)
- * KEYS[3i + 2]  its provider's suspect set (set of consumer keys)
- * ARGV[5i - 4]  the `i`th consumer's token
- * ARGV[5i - 3]  the `i`th consumer's key
- * ARGV[5i - 2]  its memo, JSON ('' for none: the memo kept is left alone)
- * ARGV[5i - 1]  'asked', 'could-not-ask', or '' for neither
- * ARGV[5i]      when its check ended (ms; '' for none)
+ * KEYS[3p]      the `p`th provider's could-not-ask set (set of consumer keys)
+ * KEYS[3p + 1]  its checked set (sorted set: consumer key → when its check ended, ms)
+ * KEYS[3p + 2]  its suspect set (set of consumer keys)
+ * ARGV[6i - 5]  the `i`th consumer's token
+ * ARGV[6i - 4]  the `i`th consumer's key
+ * ARGV[6i - 3]  its memo, JSON ('' for none: the memo kept is left alone)
+ * ARGV[6i - 2]  'asked', 'could-not-ask', or '' for neither
+ * ARGV[6i - 1]  when its check ended (ms; '' for none)
+ * ARGV[6i]      its provider's `p`
  * Returns       per consumer, how many consumers its provider's checked set holds
  */
 const release: Script<{ releases: readonly ReleaseEntry[] }, number[]> = {
   keyCount: 'varies',
   lua: `${OVER}${LOCK}
-local n = #ARGV / 5
-local fields = {}
-for i = 1, n do fields[i] = ARGV[5 * i - 3] end
+local n = #ARGV / 6
+local fields, sortedOf = {}, {}
+for i = 1, n do fields[i] = ARGV[6 * i - 4] end
 local held = over('hmget', KEYS[1], fields)
 local free, memos, sets, setsSeen, checked, checkedSeen, suspects, suspectsSeen = {}, {}, {}, {}, {}, {}, {}, {}
 for i = 1, n do
-  local token, key, memo, asked, at = ARGV[5 * i - 4], fields[i], ARGV[5 * i - 2], ARGV[5 * i - 1], ARGV[5 * i]
-  local couldNotAsk, sorted, suspect = KEYS[3 * i], KEYS[3 * i + 1], KEYS[3 * i + 2]
+  local token, key, memo, asked, at = ARGV[6 * i - 5], fields[i], ARGV[6 * i - 3], ARGV[6 * i - 2], ARGV[6 * i - 1]
+  local p = tonumber(ARGV[6 * i])
+  local couldNotAsk, sorted, suspect = KEYS[3 * p], KEYS[3 * p + 1], KEYS[3 * p + 2]
+  sortedOf[i] = sorted
   local _, holder = lockOf(held[i])
   if holder == token then free[#free + 1] = key end
   if memo ~= '' then
@@ -284,22 +288,22 @@ for _, sorted in ipairs(checkedSeen) do
   counts[sorted] = redis.call('zcard', sorted)
 end
 local out = {}
-for i = 1, n do out[i] = counts[KEYS[3 * i + 1]] end
+for i = 1, n do out[i] = counts[sortedOf[i]] end
 return out`,
-  build: (k, a) => ({
-    keys: [
-      k.locks,
-      k.memos,
-      ...a.releases.flatMap((r) => [k.couldNotAsk(r.provider), k.checked(r.provider), k.suspects(r.provider)]),
-    ],
-    argv: a.releases.flatMap((r) => [
-      r.token,
-      r.key,
-      r.memo ?? '',
-      r.asked ?? '',
-      r.memoAt === null ? '' : String(r.memoAt),
-    ]),
-  }),
+  build: (k, a) => {
+    const keys = [k.locks, k.memos];
+    const argv: Array<string | number> = [];
+    const providers = new Map<string, number>();
+    for (const r of a.releases) {
+      let p = providers.get(r.provider);
+      if (p === undefined) {
+        providers.set(r.provider, (p = providers.size + 1));
+        keys.push(k.couldNotAsk(r.provider), k.checked(r.provider), k.suspects(r.provider));
+      }
+      argv.push(r.token, r.key, r.memo ?? '', r.asked ?? '', r.memoAt === null ? '' : String(r.memoAt), p);
+    }
+    return { keys, argv };
+  },
   reply: (raw) => (Array.isArray(raw) ? (raw as unknown[]).map((n) => (typeof n === 'number' ? n : 0)) : []),
 };
 

@@ -87,7 +87,9 @@ describe('the script table', () => {
         asked: 'asked' as const,
       },
       { key: 'db/c2', provider: 'db', token: 'u', memo: null, memoAt: null, asked: undefined },
+      { key: 'cache/c3', provider: 'cache', token: 'v', memo: null, memoAt: null, asked: 'could-not-ask' as const },
     ];
+    // each provider's keys once, its consumers naming it by its place (1, 2…)
     expect(scriptArgs(SCRIPTS.release, keys, { releases })).toEqual([
       8,
       '{hf}:holdfast:locks',
@@ -103,11 +105,19 @@ describe('the script table', () => {
       JSON.stringify(memo),
       'asked',
       '1700000000000',
+      1,
       'u',
       'db/c2',
       '',
       '',
       '',
+      2,
+      'v',
+      'cache/c3',
+      '',
+      'could-not-ask',
+      '',
+      1,
     ]);
     expect(
       scriptArgs(SCRIPTS.claim, keys, {

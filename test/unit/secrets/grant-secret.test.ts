@@ -7,7 +7,7 @@ import { chmodSync, linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, write
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
 import { readGrantSecret } from '../../../src/secrets/grant-secret.js';
 import type { SecretRoots } from '../../../src/secrets/secret-roots.js';
@@ -224,5 +224,23 @@ describe('grant secrets opened safely', () => {
     expect(
       await refusal(join(alias, 'other.secret'), { own: [{ field: 'secretsRoot', path: alias }], foreign: [] }),
     ).toBe('read');
+  });
+
+  it('judges a known secret again once where its root really is may have changed (ten seconds on)', async () => {
+    const alias = join(elsewhere, 'moving-root');
+    symlinkSync(dir, alias);
+    const moving: SecretRoots = { own: [{ field: 'secretsRoot', path: alias }], foreign: [] };
+    const path = join(dir, 'other.secret');
+    expect(await refusal(path, moving)).toBe('read');
+    expect(await refusal(path, moving)).toBe('read'); // known again, its root's real place known
+    rmSync(alias);
+    symlinkSync(ledger, alias);
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now + 11_000);
+    try {
+      expect(await refusal(path, moving)).toMatch(/^SECRET_INVALID: .* outside /);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });

@@ -20,6 +20,7 @@ import type { Finding, FindingOutcome } from '../../../src/queue/contest.js';
 import type { CheckMemo, Claim } from '../../../src/queue/coordination.js';
 import type { ConsumerJobData, ScheduledWait } from '../../../src/schedule/consumer-queue.js';
 import { JobSeal } from '../../../src/queue/job-seal.js';
+import { KnownWaits } from '../../../src/schedule/known-waits.js';
 import type * as GrantSecret from '../../../src/secrets/grant-secret.js';
 import { readGrantSecret } from '../../../src/secrets/grant-secret.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry } from '../../../src/store/consumer-record.js';
@@ -169,18 +170,22 @@ function setUp(management: ProviderConfig['management'] = 'manage') {
     desired,
     seal: seal.desired(key, at, desired),
   });
-  /** The job of the last wait scheduled, as the queue would hand it to a worker. */
+  /**
+   * The job of the last wait scheduled, as the queue would hand it to a worker: frozen, as a round hands a wait it
+   * read before (`src/schedule/known-waits.ts`), so that nothing a run does may change the ticket it ran on.
+   */
   const waitJob = (): ConsumerJobData => {
     const { timer, ticket } = stand.waits.at(-1)!;
     const carried = JSON.parse(JSON.stringify(ticket)) as typeof ticket;
-    return {
+    const job = {
       key,
-      kind: 'timer',
+      kind: 'timer' as const,
       rev: timer.rev,
       wait: timer.wait,
       ticket: carried,
       seal: seal.ticket(key, timer.rev, timer.wait, carried),
     };
+    return new KnownWaits().set({ key, rev: String(job.rev), text: JSON.stringify(job), dueAt: 0 }, job);
   };
   return { backend, deps, stand, desiredJob, waitJob };
 }
