@@ -512,7 +512,11 @@ export class ConsumerRun {
     }
     ticket.notes.sayNow(); // what the loss says, said as the heal begins
     await this.keepLock('apply');
-    const applied = await this.deps.effects.apply({ ...heal.input, password: heal.password });
+    const applied = await this.deps.effects.apply({
+      ...heal.input,
+      password: heal.password,
+      secretMac: heal.secretMac,
+    });
     if (applied.type !== 'APPLIED') return applied; // carried on against the record: retried on its own backoff
     ticket.notes.applied(this.deps.now());
     ticket.heal = heal;
