@@ -379,6 +379,17 @@ describe('a consumer job', () => {
       expect(vi.mocked(step)).not.toHaveBeenCalled();
     });
 
+    it("answers a heal's steps from the chart's kept answers: the next heal steps the chart for its finding alone", async () => {
+      const { backend, deps, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ found: 'healed' });
+      vi.mocked(step).mockClear();
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ found: 'healed' });
+      expect(vi.mocked(step).mock.calls.map(([, , event]) => event.type)).toEqual(['NOT_HELD']);
+    });
+
     it("sends the heal's note and the lock's release together: the release does not wait for the note's reply", async () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       await runConsumerJob(desiredJob(), deps);
