@@ -26,6 +26,7 @@ import {
   persist,
   restore,
   step,
+  type ConsumerSnapshot,
   type EffectType,
   type PersistedConsumer,
   type Step,
@@ -204,6 +205,30 @@ export function keptStep(
     effect: answer.effect,
     wait: answer.wait ? { name: answer.wait, ms: delayOf(machine, answer.wait, context, event) } : answer.wait,
     said: answer.said.length === 0 ? [] : answer.said.slice(),
+  };
+}
+
+/** A step on a persisted consumer: {@link Step}, with the consumer as persisted; XState's snapshot made when read. */
+export interface KeptStep extends Step {
+  readonly consumer: PersistedConsumer;
+}
+
+/** A consumer persisted as `consumer`, at rest, as a step to take the next from. */
+export function restingAt(machine: ConsumerMachine, consumer: PersistedConsumer): KeptStep {
+  return keptAsStep(machine, { consumer, effect: undefined, wait: undefined, said: [] });
+}
+
+/**
+ * A kept answer as a {@link Step}: a heal steps every consumer of a cache that forgot them through the same transitions,
+ * and XState's snapshot of each is restored only if it is read (a run carried on against the record).
+ */
+export function keptAsStep(machine: ConsumerMachine, kept: PersistedStep): KeptStep {
+  let snapshot: ConsumerSnapshot | undefined;
+  return {
+    ...kept,
+    get snapshot() {
+      return (snapshot ??= restore(machine, kept.consumer));
+    },
   };
 }
 

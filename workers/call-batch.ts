@@ -108,22 +108,24 @@ function deadline(): HoldfastError {
 
 /**
  * The batch's own options: it aborts once every one of its calls' signals aborted (each call
- * rejects at its own deadline, see {@link raced}), and its deadline is the latest of theirs.
+ * rejects at its own deadline, see {@link raced}), and its deadline is the latest of theirs. Calls
+ * begun in one turn share a signal (`turn-deadline.ts`): a batch of them all is given it as it is.
  */
 function batchOptions<T>(calls: ReadonlyArray<Pending<T>>): { options: CallOptions; done: () => void } {
+  const signals = new Set(calls.map((call) => call.options.signal));
+  const deadlines = calls.map((c) => c.options.deadline).filter((d): d is number => d !== undefined);
+  const deadline = deadlines.length === calls.length ? { deadline: Math.max(...deadlines) } : {};
+  if (signals.size === 1) return { options: { signal: calls[0]!.options.signal, ...deadline }, done: () => undefined };
   const controller = new AbortController();
-  let left = calls.length;
+  // one listener per distinct signal: a listener added twice to one signal is called once
+  let left = signals.size;
   const onAbort = () => {
     left -= 1;
     if (left === 0) controller.abort();
   };
-  for (const call of calls) call.options.signal.addEventListener('abort', onAbort, { once: true });
-  const deadlines = calls.map((c) => c.options.deadline).filter((d): d is number => d !== undefined);
-  const options: CallOptions = {
-    signal: controller.signal,
-    ...(deadlines.length === calls.length ? { deadline: Math.max(...deadlines) } : {}),
-  };
-  return { options, done: () => calls.forEach((call) => call.options.signal.removeEventListener('abort', onAbort)) };
+  for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
+  const options: CallOptions = { signal: controller.signal, ...deadline };
+  return { options, done: () => signals.forEach((signal) => signal.removeEventListener('abort', onAbort)) };
 }
 
 /** Settles with `work`, or rejects with `DEADLINE_EXCEEDED` as soon as `signal` aborts. */

@@ -40,7 +40,7 @@ import {
   type PersistedConsumer,
   type Step,
 } from '../machines/machine-step.js';
-import { keepStep, type PersistedStep } from '../machines/step-memo.js';
+import { keepStep, keptAsStep, keptStep, restingAt, type KeptStep, type PersistedStep } from '../machines/step-memo.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 import type { Logger } from '../src/logging/logger.js';
 import type { WorkObserver } from '../src/metrics/metrics.js';
@@ -237,14 +237,10 @@ export class ConsumerRun {
     const answer = found && foundAnswer(provider.machine, start, found);
     const unchanged = answer && this.unchangedOnTicket(answer);
     if (unchanged) return unchanged;
-    // else stepped for real and noted, each event once (the wait's end; the check's result when it was asked), and kept
-    const ended = this.move(restore(provider.machine, from), waitEnd);
-    keepStep(provider.machine, from, waitEnd, ended);
-    const answered = found && this.move(ended.snapshot, found);
-    // kept only where it can serve (`unchangedOnTicket`): a finding that asks for an effect or says something, as a
-    // heal's does, is stepped each time, and keeping it would only push out the routine checks' answers
-    if (answered && !answered.effect && answered.said.length === 0)
-      keepStep(provider.machine, persist(ended.snapshot), found, answered);
+    // else stepped and noted, each event once (the wait's end; the check's result when it was asked): a heal's steps
+    // from the chart's kept answers too, XState's snapshot restored only when the run is carried on against the record
+    const ended = this.move(restingAt(provider.machine, from), waitEnd);
+    const answered = found && this.move(ended, found);
     const last = await this.follow(answered || ended);
     return last.effect ? { kind: 'carried', last } : this.restOnTicket(last);
   }
@@ -279,7 +275,7 @@ export class ConsumerRun {
   private restOnTicket(last: Step): Promise<RunOutcome | Carried> | RunOutcome | Carried {
     const { job, from, notes, check, heal } = this.ticket!;
     if (heal) return this.confirmed(last, heal);
-    if (check && !notes.saysAnything && last.wait && samePersisted(persist(last.snapshot), from)) {
+    if (check && !notes.saysAnything && last.wait && samePersisted(persisted(last), from)) {
       const at = new Date(this.deps.now().getTime() + last.wait.ms);
       return { key: job.key, provider: this.provider, kind: 'unchanged', at };
     }
@@ -309,8 +305,8 @@ export class ConsumerRun {
     // the last check's outcome as the status shows it: held, healed from what was found
     const healed = memo && { ...memo, detail: `healed: ${check!.last?.detail ?? 'not held'}; applied again` };
     learn(this.learned, healed, confirmation.event);
-    const held = this.move(this.move(last.snapshot, CONFIRM).snapshot, confirmation.event);
-    if (!held.wait || !restores(held.snapshot, from)) return { kind: 'carried', last: held };
+    const held = this.move(this.move(last, CONFIRM), confirmation.event);
+    if (!held.wait || !restores(persisted(held), from)) return { kind: 'carried', last: held };
     notes.sayNow();
     const again = new Date(at.getTime() + held.wait.ms);
     return {
@@ -450,6 +446,21 @@ export class ConsumerRun {
   }
 
   /**
+   * A step on the ticket, answered from the chart's kept answers when it answered it before (else stepped, and kept):
+   * a heal steps every consumer of a cache that forgot them through the same transitions. Kept only where it can serve:
+   * a finding that says something (in the backend's words, which may name the consumer) is stepped each time, and
+   * keeping it would only push out the answers every consumer shares.
+   */
+  private stepOnTicket(from: PersistedConsumer, event: ConsumerEvent): KeptStep {
+    const { machine } = this.provider;
+    const kept = keptStep(machine, from, event);
+    if (kept !== undefined) return keptAsStep(machine, kept);
+    const stepped = step(machine, restore(machine, from), event);
+    if (stepped.said.length === 0) keepStep(machine, from, event, stepped);
+    return { ...stepped, consumer: persist(stepped.snapshot) };
+  }
+
+  /**
    * Performs what each step asks for and steps on its result, until the machine rests, or (on the
    * ticket) a step asks for what needs the record: that step, its effect not performed.
    */
@@ -458,24 +469,30 @@ export class ConsumerRun {
     while (last.effect) {
       const result = await this.perform(last.effect, last.snapshot);
       if (result === undefined) return last;
-      last = this.move(last.snapshot, result);
+      last = this.move(last, result);
     }
     return last;
   }
 
-  /** One event stepped: noted (the record's draft, or the ticket's notes and trail). */
-  private move(snapshot: ConsumerSnapshot, event: ConsumerEvent): Step {
+  /**
+   * One event stepped: noted (the record's draft, or the ticket's notes and trail). On the ticket, from the chart's
+   * kept answers (`machines/step-memo.ts`); on the record, stepped.
+   */
+  private move(from: ConsumerSnapshot | Step, event: ConsumerEvent): Step {
     const notes = this.notes!;
     const onTicket = this.loaded ? undefined : this.ticket;
     if (event.type === 'NOT_HELD' && event.node !== undefined) {
       notes.concerns(event.node);
       onTicket?.trail.concerns(event.node);
     }
-    const moved = step(this.provider.machine, snapshot, event);
+    const { machine } = this.provider;
+    const moved = onTicket
+      ? this.stepOnTicket(persisted(from), event)
+      : step(machine, 'snapshot' in from ? from.snapshot : from, event);
     notes.setWait(moved.wait);
-    const state = moved.snapshot.value;
+    const state = persisted(moved).state;
     for (const said of moved.said) notes.say(() => this.log[said.level]({ state, ...said.fields }, said.message));
-    onTicket?.trail.mark(moved, this.deps);
+    onTicket?.trail.mark(persisted(moved), moved.effect, this.deps);
     return moved;
   }
 
@@ -510,7 +527,11 @@ export class ConsumerRun {
     }
     ticket.notes.sayNow(); // what the loss says, said as the heal begins
     await this.keepLock('apply');
-    const applied = await this.deps.effects.apply({ ...heal.input, password: heal.password });
+    const applied = await this.deps.effects.apply({
+      ...heal.input,
+      password: heal.password,
+      secretMac: heal.secretMac,
+    });
     if (applied.type !== 'APPLIED') return applied; // carried on against the record: retried on its own backoff
     ticket.notes.applied(this.deps.now());
     ticket.heal = heal;
@@ -624,6 +645,12 @@ export class ConsumerRun {
 }
 
 /** Whether a heal's rest is the consumer the ticket holds, but for the words of its reason: nothing durable changed. */
-function restores(rest: ConsumerSnapshot, from: PersistedConsumer): boolean {
-  return samePersisted({ state: rest.value, context: { ...rest.context, reason: from.context.reason } }, from);
+function restores(rest: PersistedConsumer, from: PersistedConsumer): boolean {
+  return samePersisted({ state: rest.state, context: { ...rest.context, reason: from.context.reason } }, from);
+}
+
+/** A step's (or a snapshot's) consumer as persisted, without restoring a kept step's snapshot. */
+function persisted(at: ConsumerSnapshot | Step | KeptStep): PersistedConsumer {
+  if ('consumer' in at) return at.consumer;
+  return persist('snapshot' in at ? at.snapshot : at);
 }

@@ -30,6 +30,7 @@ import type { DesiredSpec } from '../src/store/consumer-record.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { CallBatch } from './call-batch.js';
 import type { OverlapEvidence, OverlapVerdict } from './overlap-evidence.js';
+import { TurnDeadlines, type CallDeadline } from './turn-deadline.js';
 
 /** The spec an effect works on: what is (or is to be) applied. */
 export type EffectSpec = Pick<DesiredSpec, 'login' | 'values' | 'secretPath' | 'specHash'>;
@@ -59,6 +60,8 @@ export interface CheckResult {
    * that copies or serializes the result carries the secret; never kept beyond the job.
    */
   secret?: () => string;
+  /** With {@link secret}: its keyed fingerprint, as the check computed it (the heal's apply needs it too). */
+  secretMac?: string;
 }
 
 /** The grant secret an apply needs, as read: the password, or the event that says why the apply cannot start. */
@@ -68,6 +71,8 @@ export type SecretOutcome = { kind: 'read'; password: string } | { kind: 'unusab
 export interface ApplyInput extends EffectInput {
   /** The grant secret, as {@link Effects.secretFor} read it for this apply; never kept. */
   password: string;
+  /** The password's keyed fingerprint, when the caller computed it already (a heal: its check did); else computed. */
+  secretMac?: string;
 }
 
 export interface Effects {
@@ -156,17 +161,6 @@ async function readSecret(
   }
 }
 
-/**
- * An effect's deadline: aborts at `checkTimeout`; `done` clears its timer (`AbortSignal.timeout` keeps one running to
- * the end).
- */
-function deadline(provider: ProviderRuntime): { signal: AbortSignal; deadline: number; done: () => void } {
-  const controller = new AbortController();
-  const ms = provider.config.timing.checkTimeoutMs;
-  const timer = setTimeout(() => controller.abort(), ms);
-  return { signal: controller.signal, deadline: Date.now() + ms, done: () => clearTimeout(timer) };
-}
-
 /** Whether `now` falls in the rotation overlap that follows an apply at `appliedAt`. */
 function inOverlap(appliedAt: number | null, provider: ProviderRuntime, now: number): boolean {
   return inRotationOverlap(appliedAt, provider.config.rotationOverlapMs, now);
@@ -241,6 +235,7 @@ const RECOVERY_RACE_MS = 2_000;
 /** Which providers this process saw answer, and last saw fail to answer. */
 class Answers {
   private readonly batches = new WeakMap<Adapter, CallBatch>();
+  private readonly deadlines = new TurnDeadlines();
   private readonly failing = new Set<string>();
   private readonly answeredAt = new Map<string, number>();
 
@@ -261,6 +256,11 @@ class Answers {
       this.batches.set(adapter, batch);
     }
     return batch;
+  }
+
+  /** An effect's deadline: aborts at `checkTimeout`, one signal shared by the calls of a turn (`turn-deadline.ts`). */
+  deadline(provider: ProviderRuntime): CallDeadline {
+    return this.deadlines.take(provider.config.timing.checkTimeoutMs);
   }
 
   failed(name: string): void {
@@ -312,14 +312,14 @@ async function confirm(
 }
 
 async function apply(
-  { key, provider, spec, context, password }: ApplyInput,
+  { key, provider, spec, context, password, secretMac: known }: ApplyInput,
   deps: EffectDeps,
   answers: Answers,
 ): Promise<ConsumerEvent> {
   const scrub = deps.scrubber.with(password);
-  const limit = deadline(provider);
+  const limit = answers.deadline(provider);
   try {
-    const secretMac = secretFingerprint(deps.fingerprintKey, password);
+    const secretMac = known ?? secretFingerprint(deps.fingerprintKey, password);
     // a rotated grant secret, with an overlap: the old password stays accepted beside the new one for a while
     const rotating =
       provider.config.rotationOverlapMs !== undefined &&
@@ -402,7 +402,7 @@ async function check(input: CheckInput, deps: EffectDeps, answers: Answers): Pro
   const result = await ask(input, adapter, secret.password, deps, answers);
   if (result.event.type !== 'NOT_HELD') return result;
   const { password } = secret;
-  return { ...result, secret: () => password };
+  return { ...result, secret: () => password, secretMac };
 }
 
 function rotated(result: Omit<CheckResult, 'event'>): CheckResult {
@@ -470,7 +470,7 @@ async function ask(
   };
   // made only when something is to be said: a routine check that passes says nothing
   const scrub = () => deps.scrubber.with(password);
-  const limit = deadline(provider);
+  const limit = answers.deadline(provider);
   try {
     // an overlap kept on evidence is checked lightly: the deep check that ends it is still to come
     const held = verdict.kind === 'held';
@@ -526,7 +526,7 @@ async function ask(
 
 async function remove({ provider, spec }: EffectInput, deps: EffectDeps, answers: Answers): Promise<ConsumerEvent> {
   if (provider.config.management !== 'manage') return { type: 'REMOVED' }; // the login is left on the backend
-  const limit = deadline(provider);
+  const limit = answers.deadline(provider);
   try {
     await provider.adapter.remove(spec.login, limit, spec.values);
     await answers.answered(provider.config.name);

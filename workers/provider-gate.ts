@@ -2,7 +2,8 @@
  * A provider whose check timed out is paused: its other checks are skipped (could not ask,
  * not lost) until one probe gets an answer. The pause lives in the queue's Redis so that every
  * worker sees it; each process keeps it for a quarter of a second so that a routine check
- * costs no extra round trip most of the time.
+ * costs no extra round trip most of the time, and the checks that find it stale together (a heal's
+ * burst: hundreds in one turn) share one read.
  */
 import type { Pause, PauseSignals } from '../src/queue/coordination.js';
 
@@ -12,15 +13,27 @@ const CACHE_MS = 250;
 
 export class ProviderGate {
   private readonly cache = new Map<string, { pause: Pause | null; at: number }>();
+  /** The read of a provider's pause under way, shared by every check that found the cache stale meanwhile. */
+  private readonly reading = new Map<string, Promise<Pause | null>>();
 
   constructor(private readonly shared: PauseSignals) {}
 
-  private async current(provider: string): Promise<Pause | null> {
+  private current(provider: string): Promise<Pause | null> | Pause | null {
     const cached = this.cache.get(provider);
     if (cached && Date.now() - cached.at < CACHE_MS) return cached.pause;
-    const pause = await this.shared.pauseOf(provider);
-    this.cache.set(provider, { pause, at: Date.now() });
-    return pause;
+    return this.reading.get(provider) ?? this.read(provider);
+  }
+
+  private read(provider: string): Promise<Pause | null> {
+    const reading = this.shared
+      .pauseOf(provider)
+      .then((pause) => {
+        this.cache.set(provider, { pause, at: Date.now() });
+        return pause;
+      })
+      .finally(() => this.reading.delete(provider));
+    this.reading.set(provider, reading);
+    return reading;
   }
 
   /** May a check on `provider` ask its backend now? While paused, one probe per `probeMs` may. */

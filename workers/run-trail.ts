@@ -6,7 +6,7 @@
  * result says where the consumer goes; nor is a step that stays in the state last marked.
  */
 import type { ConsumerStateName } from '../machines/consumer-machine.js';
-import type { Step } from '../machines/machine-step.js';
+import type { EffectType, PersistedConsumer } from '../machines/machine-step.js';
 import type { HistoryEntry } from '../src/store/consumer-record.js';
 import { causeAfter, nodeOf, type TransitionCause } from '../src/store/transition-cause.js';
 
@@ -31,15 +31,18 @@ export class RunTrail {
     this.node = nodeOf(node);
   }
 
-  /** A step of the chart, taken now: marked when it moved the consumer to another state it rests or acts in. */
-  mark(step: Step, clock: { now: () => Date }): void {
-    const to = step.snapshot.value;
-    if (to === this.last || step.effect === 'check') return;
+  /**
+   * A step of the chart, taken now (to `consumer`, asking for `effect`): marked when it moved the consumer to another
+   * state it rests or acts in.
+   */
+  mark(consumer: PersistedConsumer, effect: EffectType | undefined, clock: { now: () => Date }): void {
+    const to = consumer.state;
+    if (to === this.last || effect === 'check') return;
     this.marked.push({
       at: clock.now(),
       from: this.last,
       to,
-      reason: step.snapshot.context.reason,
+      reason: consumer.context.reason,
       by: this.cause,
       ...(this.node !== undefined ? { node: this.node } : {}),
     });

@@ -15,6 +15,8 @@ import type { WaitJob } from './wait-job.js';
 export interface TicketHeal {
   input: EffectInput;
   password: string;
+  /** The password's keyed fingerprint: the one the record says was applied. */
+  secretMac: string;
 }
 
 /**
@@ -53,8 +55,12 @@ export async function healOf(
   const read = found?.secret;
   const secret: SecretOutcome = read ? { kind: 'read', password: read() } : await effects.secretFor(spec, provider);
   if (secret.kind === 'unusable') return `its grant secret cannot be used (${secret.event.type})`;
-  // a rotation (or a changed spec) changes what is applied: written first, on the record
-  if (!effects.isApplied(secret.password, lost.context)) return 'its grant secret rotated since it was applied';
+  // a rotation (or a changed spec) changes what is applied: written first, on the record; the check that read the
+  // secret fingerprinted it already
+  const applied = lost.context.appliedSecretMac;
+  const known = read && found.secretMac !== undefined;
+  if (known ? found.secretMac !== applied : !effects.isApplied(secret.password, lost.context))
+    return 'its grant secret rotated since it was applied';
   const input = { key: job.key, provider, spec: { ...spec, values: verdict.values }, context: lost.context };
-  return { input, password: secret.password };
+  return { input, password: secret.password, secretMac: applied! };
 }

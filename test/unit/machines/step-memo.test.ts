@@ -20,7 +20,7 @@ import {
   type PersistedConsumer,
   type WaitName,
 } from '../../../machines/machine-step.js';
-import { memoStep } from '../../../machines/step-memo.js';
+import { keptAsStep, memoStep, restingAt } from '../../../machines/step-memo.js';
 
 const timings: ConsumerTiming[] = [
   { verifyEveryMs: 60_000, brakeMaxMs: 3_600_000, retryBaseMs: 1000, jitter: 0.1, secretGraceMs: 60_000 },
@@ -207,5 +207,55 @@ describe('a kept answer', () => {
         });
       }
     }
+  });
+
+  /** A consumer applied with `spec-1` and `mac-1`, held, as its ticket carries it. */
+  const heldOn = (machine: ReturnType<typeof createConsumerMachine>, key: string) => {
+    let snapshot = firstSnapshot(machine, key);
+    for (const event of [
+      { type: 'DESIRED', specHash: 'spec-1' },
+      { type: 'APPLIED', specHash: 'spec-1', secretMac: 'mac-1' },
+    ] as ConsumerEvent[])
+      snapshot = step(machine, snapshot, event).snapshot;
+    return carried(persist(snapshot));
+  };
+  /** A heal's events after its wait's end: the loss found, the apply, its confirmation asked and found held. */
+  const healEvents = (detail: string): ConsumerEvent[] => [
+    { type: 'NOT_HELD', reason: 'missing', detail, node: '10.0.0.6:6379' },
+    { type: 'APPLIED', specHash: 'spec-1', secretMac: 'mac-1' },
+    { type: 'CHECK_NOW' },
+    { type: 'HELD' },
+  ];
+
+  it("answers a heal's steps for another consumer without stepping the chart, as stepping gives, its snapshot restored when read", () => {
+    const machine = createConsumerMachine(timings[0]!);
+    const heal = (from: PersistedConsumer) => {
+      const steps = [memoStep(machine, from, waitEnded('verify', from.state))];
+      for (const event of healEvents('the backend has no such ACL user'))
+        steps.push(memoStep(machine, steps[steps.length - 1]!.consumer, event));
+      return steps.map((kept) => keptAsStep(machine, kept));
+    };
+    heal(heldOn(machine, 'cache/app-a'));
+    const b = heldOn(machine, 'cache/app-b');
+    const transition = vi.spyOn(machine, 'transition');
+    const answered = heal(b);
+    expect(transition).not.toHaveBeenCalled();
+    transition.mockRestore();
+    let real = restore(machine, b);
+    const events = [waitEnded('verify', b.state), ...healEvents('the backend has no such ACL user')];
+    expect(answered.map((a) => a.consumer.state)).toEqual(['verifying', 'lost', 'held', 'verifying', 'held']);
+    events.forEach((event, i) => {
+      const stepped = step(machine, real, event);
+      const { consumer, effect, wait, said, snapshot } = answered[i]!;
+      expect({ consumer, effect, wait, said }).toStrictEqual({
+        consumer: persist(stepped.snapshot),
+        effect: stepped.effect,
+        wait: stepped.wait,
+        said: stepped.said,
+      });
+      expect(persist(snapshot)).toStrictEqual(persist(stepped.snapshot));
+      real = stepped.snapshot;
+    });
+    expect(persist(restingAt(machine, b).snapshot)).toStrictEqual(b);
   });
 });

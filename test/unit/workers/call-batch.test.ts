@@ -105,4 +105,27 @@ describe('a batch of calls', () => {
     ]);
     expect(seen).toEqual(own.map((o) => o.signal));
   });
+
+  it('aborts a batch whose calls share one signal (the calls of one turn) when that signal aborts', async () => {
+    let sent: AbortSignal | undefined;
+    let started!: () => void;
+    const begun = new Promise<void>((resolve) => (started = resolve));
+    const adapter: Adapter = {
+      ...batching(),
+      createMany: (grants, options) => {
+        sent = options.signal;
+        started();
+        return new Promise((resolve) => options.signal.addEventListener('abort', () => resolve([]), { once: true }));
+      },
+    };
+    const turn = new AbortController();
+    const shared: CallOptions = { signal: turn.signal, deadline: Date.now() + 5_000 };
+    const calls = new CallBatch(adapter);
+    const outcomes = Promise.allSettled(['a', 'b', 'c'].map((l) => calls.create(grant(l), shared)));
+    await begun;
+    turn.abort();
+    expect(sent?.aborted).toBe(true);
+    const settled = await outcomes;
+    expect(settled.every((o) => o.status === 'rejected' && isHoldfastError(o.reason, 'DEADLINE_EXCEEDED'))).toBe(true);
+  });
 });

@@ -377,10 +377,22 @@ describe('a consumer job', () => {
       expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ found: 'healed' });
       const kept = vi.mocked(keepStep).mock.calls.map(([, , event]) => event.type);
       expect(kept).not.toContain('NOT_HELD');
-      // a check that finds it held keeps its answer, for the next one
-      vi.mocked(keepStep).mockClear();
+      // the checks' answers are still there: a check that finds it held is answered from them (the heal's own steps,
+      // but its finding, were kept too), the chart not stepped
+      vi.mocked(step).mockClear();
       expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ found: 'held' });
-      expect(vi.mocked(keepStep).mock.calls.map(([, , event]) => event.type)).toContain('HELD');
+      expect(vi.mocked(step)).not.toHaveBeenCalled();
+    });
+
+    it("answers a heal's steps from the chart's kept answers: the next heal steps the chart for its finding alone", async () => {
+      const { backend, deps, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ found: 'healed' });
+      vi.mocked(step).mockClear();
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ found: 'healed' });
+      expect(vi.mocked(step).mock.calls.map(([, , event]) => event.type)).toEqual(['NOT_HELD']);
     });
 
     it("sends the heal's note and the lock's release together: the release does not wait for the note's reply", async () => {
