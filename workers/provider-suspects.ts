@@ -26,6 +26,8 @@ export interface ProviderSuspectsDeps {
   now: () => Date;
   /** How often the suspects left are counted, until none is (default 500 ms). */
   drainEveryMs?: number;
+  /** Told once per node event, by the worker that notes all its suspects asked: how long that took (the metrics). */
+  observer?: { suspectsAsked(provider: string, why: NodeEventKind, seconds: number): void };
 }
 
 /** A node event to make suspects of. */
@@ -134,7 +136,8 @@ export class ProviderSuspects {
     clearInterval(draining.timer);
     this.draining.delete(provider);
     const asked = this.deps.now();
-    await this.deps.coordination.signals.suspectsAsked(provider, asked.toISOString()).catch(() => undefined);
+    const noted = await this.deps.coordination.signals.suspectsAsked(provider, asked.toISOString()).catch(() => null);
+    if (noted) this.deps.observer?.suspectsAsked(provider, noted.why, (asked.getTime() - Date.parse(noted.at)) / 1000);
     if (!draining.say) return;
     const tookMs = asked.getTime() - draining.since;
     this.deps.logger.info(
@@ -159,6 +162,11 @@ export class ProviderSuspects {
       { provider, left, asked },
       `${draining.what}: ${left} consumers still not asked, asking again`,
     );
+  }
+
+  /** Whether `provider`'s suspects are being watched drain (an event's not all asked yet, as this worker last saw). */
+  watching(provider: string): boolean {
+    return this.draining.has(provider);
   }
 
   stop(): void {

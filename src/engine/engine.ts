@@ -340,7 +340,7 @@ function startEffects(
  * forward (rule 13): a worker's part, so that a process that asks nothing reads no incarnation.
  */
 function startSuspects(
-  { logger }: EngineOptions,
+  { logger, metrics }: EngineOptions,
   { coordination, queue, providers }: Shared,
   now: () => Date,
   releasers: Releasers,
@@ -352,7 +352,14 @@ function startSuspects(
     const nodes = [...(providers.get(provider)?.adapter.incarnations?.().keys() ?? [])];
     return nodes.length === 1 ? nodes[0] : undefined;
   };
-  const suspects = new ProviderSuspects({ coordination, startRounds, nodeOf, logger, now });
+  const suspects = new ProviderSuspects({
+    coordination,
+    startRounds,
+    nodeOf,
+    logger,
+    now,
+    ...(metrics ? { observer: metrics } : {}),
+  });
   releasers.push(() => suspects.stop());
   for (const [provider, { adapter }] of providers) {
     const stop = adapter.onIncarnation?.((change) => suspects.nodeChanged(provider, change));

@@ -67,6 +67,7 @@ export class Metrics implements WorkObserver {
   private readonly controlsUndone: Counter<'queue' | 'control'>;
   private readonly unsealed: Counter<'kind'>;
   private readonly failed: Counter<'provider' | 'to'>;
+  private readonly suspectsAskedIn: Histogram<'provider' | 'why'>;
   private readonly gauges: ScrapeGauges;
 
   constructor() {
@@ -153,7 +154,19 @@ export class Metrics implements WorkObserver {
       labelNames: ['provider', 'to'],
       registers,
     });
+    this.suspectsAskedIn = new Histogram({
+      name: 'holdfast_suspect_asked_duration_seconds',
+      help: "Time from a node event of a provider's backend (why: new-run-id, new-system-id, promoted, answers-again, loss-wave) to all the consumers it made suspect asked again; observed once per event, by the worker that noted it",
+      labelNames: ['provider', 'why'],
+      buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+      registers,
+    });
     this.gauges = new ScrapeGauges(this.registry);
+  }
+
+  /** All the consumers a node event of `provider` made suspect were asked, `seconds` after it was seen. */
+  suspectsAsked(provider: string, why: string, seconds: number): void {
+    this.suspectsAskedIn.observe({ provider, why }, Math.max(0, seconds));
   }
 
   /** Failed logins read from a provider's backend: `attributed` to its consumers, the rest to the provider only. */

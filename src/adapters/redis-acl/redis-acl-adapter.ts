@@ -493,6 +493,15 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
   }
 
   /**
+   * Tells `listener` each time the admin connection is made (again) and ready, before any other call is sent on it
+   * (calls made while it is not ready are refused, not queued). Returns the unsubscribe.
+   */
+  onConnected(listener: () => void): () => void {
+    this.client.on('ready', listener);
+    return () => this.client.off('ready', listener);
+  }
+
+  /**
    * The logins under `prefix` that carry this provider's mark (and no other's): `ACL USERS`
    * (names only: 1 ms for 10,000 users), then `ACL GETUSER` for each one not in `claimed`, a
    * few at a time. Not `ACL LIST`: it describes every user's rules, which blocks Redis for

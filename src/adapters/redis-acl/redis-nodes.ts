@@ -14,7 +14,10 @@
  * does not answer within `nodeTimeoutMs` is *not answering* (said once, naming it) and its
  * calls in flight are abandoned, so that the other nodes' answers stand; it answers again, and
  * that is said too. Once asked for ({@link RedisNodes.incarnations}), each ping that answers is
- * followed by an `INFO server`: the node's `run_id` (redis-run.ts), its incarnation.
+ * followed by an `INFO server`: the node's `run_id` (redis-run.ts), its incarnation; and so is each
+ * connection of a node's admin made again, at once: a restart is told before the reconnected
+ * connection can answer a check (which would find the logins gone first, a loss wave), not up to a
+ * ping later.
  */
 import { Redis } from 'ioredis';
 import type { AdminConnection, AdminTopology, BackendNodeEvent, BackendNodeReport, Ownership } from '../adapter.js';
@@ -408,7 +411,28 @@ export class RedisNodes implements IncarnationSource {
       missing,
     };
     this.nodes.set(address, node);
+    acl.onConnected(() => this.connected(node));
     return node;
+  }
+
+  /**
+   * `node`'s admin connection was made (again): it answers (its ready check did), and its run is read now, the first
+   * command on the new connection, so that a restart is told before a check on it finds the logins gone.
+   */
+  private connected(node: RedisNode): void {
+    if (this.closed || this.nodes.get(node.address) !== node) return;
+    if (!node.answering) this.answersAgain(node);
+    if (this.runsWatched) void this.readRun(node);
+  }
+
+  /** `node`, found not answering before, answers again: its calls are made again, and that is said. */
+  private answersAgain(node: RedisNode): void {
+    node.answering = true;
+    node.why = undefined;
+    node.downSince = undefined;
+    node.gone = new AbortController();
+    if (this.nodes.size > 1)
+      this.say('info', `node ${node.address} answers again: its consumers are checked and applied there`, node.address);
   }
 
   private connectSentinels(topology: Extract<AdminTopology, { form: 'sentinel' }>): void {
@@ -456,8 +480,18 @@ export class RedisNodes implements IncarnationSource {
       this.runs.answered(node.address, redisRunOf(info, node.role));
     } catch (error) {
       if (isHoldfastError(error, 'BACKEND_ERROR')) this.runs.answered(node.address, redisRunOf('', node.role));
-      else this.runs.failed(node.address, failureCode(error));
+      else this.lostTrack(node, error);
     }
+  }
+
+  /**
+   * A read of `node` failed: its run watch hears that it did not answer, unless only a deadline passed on a connection
+   * still open (a frozen node, or this process too busy to read the answer in time: under load, each such read would
+   * be an `answers-again` event asking every consumer again, and steal a restart's). The same run answers after it, so
+   * nothing was forgotten; a restart closes the connection, and the connection made again reads the new run.
+   */
+  private lostTrack(node: RedisNode, error: unknown): void {
+    if (!isHoldfastError(error, 'DEADLINE_EXCEEDED')) this.runs.failed(node.address, failureCode(error));
   }
 
   private async checkHealth(): Promise<void> {
@@ -471,21 +505,10 @@ export class RedisNodes implements IncarnationSource {
     this.pinging.add(node);
     try {
       await node.acl.ping({ signal: AbortSignal.timeout(this.nodeTimeoutMs) });
-      if (!node.answering) {
-        node.answering = true;
-        node.why = undefined;
-        node.downSince = undefined;
-        node.gone = new AbortController();
-        if (this.nodes.size > 1)
-          this.say(
-            'info',
-            `node ${node.address} answers again: its consumers are checked and applied there`,
-            node.address,
-          );
-      }
+      if (!node.answering) this.answersAgain(node);
       if (this.runsWatched && this.nodes.get(node.address) === node) await this.readRun(node);
     } catch (error) {
-      this.runs.failed(node.address, failureCode(error));
+      this.lostTrack(node, error);
       const why = error instanceof Error ? error.message : String(error);
       if (node.answering && this.nodes.get(node.address) === node) {
         node.answering = false;

@@ -390,6 +390,30 @@ return members`,
 };
 
 /**
+ * Notes on the provider's last node event when all the consumers it made suspect were asked, unless noted already: at
+ * most one caller notes each event (several workers watch it drain), and an event noted meanwhile by another worker's
+ * `markSuspects` is not overwritten by the one read before it.
+ *
+ * KEYS[1]     the provider's last node event (JSON)
+ * ARGV[1]     when all were asked (ISO)
+ * Returns     the event as noted by this call (JSON, with `asked`), or false when absent, not JSON or noted already
+ */
+const noteSuspectsAsked: Script<{ provider: string; asked: string }, string | null> = {
+  keyCount: 1,
+  lua: `
+local raw = redis.call('get', KEYS[1])
+if not raw then return false end
+local ok, event = pcall(cjson.decode, raw)
+if not ok or type(event) ~= 'table' or event.asked ~= nil then return false end
+event.asked = ARGV[1]
+local text = cjson.encode(event)
+redis.call('set', KEYS[1], text)
+return text`,
+  build: (k, a) => ({ keys: [k.suspectEvent(a.provider)], argv: [a.asked] }),
+  reply: (raw) => (typeof raw === 'string' ? raw : null),
+};
+
+/**
  * Makes a batch of the provider's consumers suspect and asks them now: each one whose routine wait (`verify`) is in
  * the due set and that is not suspect already has that wait brought forward to `now` (never later than it was), for
  * the ordinary rounds to check it on its ticket, and joins the suspect set. A consumer already suspect (its asking is
@@ -630,6 +654,7 @@ export const SCRIPTS = {
   noteBriefs,
   takeCouldNotAsk,
   suspectWaits,
+  noteSuspectsAsked,
   scheduleDue,
   takeDue,
   settleDue,

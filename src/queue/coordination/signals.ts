@@ -44,8 +44,11 @@ export interface SuspectSignals {
    * or were missed); replies how many.
    */
   askSuspectsAgain(provider: string): Promise<number>;
-  /** Notes on `provider`'s last event that all its suspects were asked by `asked` (ISO), unless noted already. */
-  suspectsAsked(provider: string, asked: string): Promise<void>;
+  /**
+   * Notes on `provider`'s last event that all its suspects were asked by `asked` (ISO), unless noted already (by this
+   * worker or another): replies the event when this call noted it, else null. Once per event.
+   */
+  suspectsAsked(provider: string, asked: string): Promise<SuspectEvent | null>;
   /** The provider's last node events, newest first (at most {@link SUSPECT_EVENTS_KEPT}). */
   suspectEvents(provider: string): Promise<SuspectEvent[]>;
 }
@@ -198,10 +201,8 @@ export class Signals extends CoordinationPart implements SignalsPart {
     return asked.reduce((n, keys) => n + keys.length, 0);
   }
 
-  async suspectsAsked(provider: string, asked: string): Promise<void> {
-    const key = this.keys.suspectEvent(provider);
-    const event = decodeJson(suspectEventCodec, await this.redis.get(key));
-    if (event && !event.asked) await this.redis.set(key, JSON.stringify({ ...event, asked }));
+  async suspectsAsked(provider: string, asked: string): Promise<SuspectEvent | null> {
+    return decodeJson(suspectEventCodec, await this.scripts.run('noteSuspectsAsked', { provider, asked }));
   }
 
   async suspectEvents(provider: string): Promise<SuspectEvent[]> {

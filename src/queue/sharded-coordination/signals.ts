@@ -57,8 +57,9 @@ export class ShardedSignals implements SignalsPart {
     return (await this.shards.all((s) => s.askSuspectsAgain(provider))).reduce((n, m) => n + m, 0);
   }
 
-  async suspectsAsked(provider: string, asked: string): Promise<void> {
-    await this.shards.all((s) => s.suspectsAsked(provider, asked));
+  /** Noted on every shard (each keeps the event); the event as the first shard that noted it now replies. */
+  async suspectsAsked(provider: string, asked: string): Promise<SuspectEvent | null> {
+    return (await this.shards.all((s) => s.suspectsAsked(provider, asked))).find((e) => e !== null) ?? null;
   }
 
   /** The home shard's (each shard keeps the same events, its own count in `of`). */

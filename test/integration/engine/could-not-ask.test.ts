@@ -71,14 +71,16 @@ describe('a backend that answers again', () => {
       `[could not ask] ${f.consumers.length} consumers held again ${healMs} ms after the backend came back (verifyEvery 20 s)`,
     );
     expect(healMs).toBeLessThan(10_000);
-    // said as the reason: the provider's recovery asks its could-not-ask consumers, and the node answering again is a
-    // node event that makes every consumer suspect; whichever is first asks them (the other finds fewer or none left)
+    // said as the reason: the provider's recovery asks its could-not-ask consumers, and the node answering again (a new
+    // run: a restart, read as soon as the admin connection is made again) is a node event that makes every consumer
+    // suspect; whichever is first asks them (the other finds fewer or none left)
     const node = new URL(provider.url).host;
     const said = f.logs.filter(
       (l) =>
         (l.time as number) >= upAt &&
         (l.msg.startsWith('cache answers again: asking its') ||
-          l.msg.startsWith(`cache ${node} answers again (did not answer before): asking its`)),
+          l.msg.startsWith(`cache ${node} answers again (did not answer before): asking its`) ||
+          l.msg.startsWith(`cache ${node} restarted (new run id): asking its`)),
     );
     expect(said.length).toBeGreaterThanOrEqual(1);
     expect(Math.max(...said.map((l) => l.consumers as number))).toBeGreaterThanOrEqual(1);
