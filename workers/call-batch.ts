@@ -9,6 +9,7 @@
  * call alone, a call whose deadline passes rejects with `DEADLINE_EXCEEDED` at once, and the
  * batch goes on while any of its calls still waits for it.
  */
+import { setMaxListeners } from 'node:events';
 import type { Adapter, CallOptions, Each, Grant, HoldsAnswer } from '../src/adapters/adapter.js';
 import { batchFormOf, createEach, holdsEach } from '../src/adapters/batch-calls.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
@@ -117,6 +118,8 @@ function batchOptions<T>(calls: ReadonlyArray<Pending<T>>): { options: CallOptio
   const deadline = deadlines.length === calls.length ? { deadline: Math.max(...deadlines) } : {};
   if (signals.size === 1) return { options: { signal: calls[0]!.options.signal, ...deadline }, done: () => undefined };
   const controller = new AbortController();
+  // each of the batch's grants may listen to it (a call slot waited for, a node's call): as many as the batch holds
+  setMaxListeners(0, controller.signal);
   // one listener per distinct signal: a listener added twice to one signal is called once
   let left = signals.size;
   const onAbort = () => {

@@ -47,6 +47,27 @@ describe('a batch of calls', () => {
     ]);
   });
 
+  it("lets each of a batch's grants listen to the batch's signal without Node warning of a leak", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const adapter = batching();
+      // as an adapter does: each grant waits for a call slot, listening to the batch's signal
+      adapter.createMany = (grants, options) => {
+        for (const _ of grants) options.signal.addEventListener('abort', () => undefined, { once: true });
+        return Promise.resolve(grants.map(() => ({ ok: true as const, value: undefined })));
+      };
+      const batch = new CallBatch(adapter);
+      const logins = Array.from({ length: 20 }, (_, n) => `l${n}`);
+      await Promise.all(logins.map((l) => batch.create(grant(l), within())));
+      await new Promise((r) => setImmediate(r)); // a warning is emitted on the next tick
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('sends one login once per batch: a second call for it goes in the next batch', async () => {
     const adapter = batching();
     const batch = new CallBatch(adapter);
