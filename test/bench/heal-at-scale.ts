@@ -88,7 +88,8 @@ async function authenticating(probe: Redis, logins: ReadonlyMap<string, string>)
  */
 class StatusLoop {
   private stopped = false;
-  private readonly runs: Array<{ ms: number; code: number | null }> = [];
+  private readonly runs: Array<{ ms: number; code: number | null; startedMs: number; said: string }> = [];
+  private readonly startedAt = Date.now();
   private readonly loop: Promise<void>;
 
   constructor(configPath: string, everyMs: number) {
@@ -97,18 +98,21 @@ class StatusLoop {
     this.loop = (async () => {
       while (!this.stopped) {
         const at = Date.now();
-        const code = await new Promise<number | null>((resolve) =>
-          execFile(process.execPath, [cli, 'status', '-c', configPath], { maxBuffer: 64 << 20 }, (error) =>
-            resolve(error ? ((error as { code?: number }).code ?? null) : 0),
+        const { code, said } = await new Promise<{ code: number | null; said: string }>((resolve) =>
+          execFile(process.execPath, [cli, 'status', '-c', configPath], { maxBuffer: 64 << 20 }, (error, stdout) =>
+            resolve({
+              code: error ? ((error as { code?: number }).code ?? null) : 0,
+              said: stdout.split('\n').slice(0, 4).join(' / '),
+            }),
           ),
         );
-        this.runs.push({ ms: Date.now() - at, code });
+        this.runs.push({ ms: Date.now() - at, code, startedMs: at - this.startedAt, said });
         await sleep(Math.max(0, everyMs - (Date.now() - at)));
       }
     })();
   }
 
-  async stop(): Promise<Array<{ ms: number; code: number | null }>> {
+  async stop(): Promise<Array<{ ms: number; code: number | null; startedMs: number; said: string }>> {
     this.stopped = true;
     await this.loop;
     return this.runs;
@@ -246,7 +250,7 @@ try {
     const statusRuns = await statuses?.stop();
     if (statusRuns)
       say(
-        `holdfast status beside the heal, every ${statusEveryMs} ms: ${statusRuns.map((r) => `${r.ms} ms exit ${r.code}`).join(', ')}`,
+        `holdfast status beside the heal, every ${statusEveryMs} ms:\n${statusRuns.map((r) => `  from +${r.startedMs} ms, ${r.ms} ms, exit ${r.code}: ${r.said}`).join('\n')}`,
       );
     const after = (await run.fresh()).profile ?? {};
     const cpuAfter = processCpuMs(pids);
