@@ -12,6 +12,9 @@ import type { Incarnation, IncarnationChange, IncarnationKind, IncarnationSource
  */
 export const START_TOLERANCE_MS = 2_000;
 
+/** How many nodes that left the backend are remembered (by their last incarnation), the oldest forgotten first. */
+export const GONE_KEPT = 256;
+
 /** Why `run` is another incarnation than `previous`, if it is; `silent`: the node did not answer meanwhile. */
 export function changeOf(previous: NodeRun, run: NodeRun, silent: boolean): IncarnationKind | undefined {
   const differs = (a: string | undefined, b: string | undefined) => a !== undefined && b !== undefined && a !== b;
@@ -37,6 +40,8 @@ function words(kind: IncarnationKind, previous: Incarnation, current: Incarnatio
       return 'a replica before, a primary now';
     case 'answers-again':
       return `answers again after not answering (${silentWhy ?? 'no answer'})`;
+    case 'joined':
+      return 'a node the backend did not have when holdfast first read it';
   }
 }
 
@@ -45,6 +50,10 @@ export class IncarnationTracker implements IncarnationSource {
   /** The nodes that did not answer since their last read, and why (a code, never a server's words). */
   private readonly silent = new Map<string, string>();
   private readonly listeners = new Set<(change: IncarnationChange) => void>();
+  /** Nodes that joined the backend since it was first read: their first read is told (`joined`). */
+  private readonly joining = new Set<string>();
+  /** The last incarnation of nodes no longer the backend's: one that comes back is compared with it. */
+  private readonly gone = new Map<string, Incarnation>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -59,11 +68,24 @@ export class IncarnationTracker implements IncarnationSource {
 
   /** `node` answered a read with `run`. */
   answered(node: string, run: NodeRun): void {
-    const previous = this.current.get(node);
-    const silentWhy = this.silent.get(node);
+    const back = this.current.has(node) ? undefined : this.gone.get(node);
+    const previous = this.current.get(node) ?? back;
+    // a node that left the backend (dropped from its topology while down) and is back did not answer meanwhile
+    const silentWhy = this.silent.get(node) ?? (back ? 'left-the-backend' : undefined);
     this.silent.delete(node);
+    this.gone.delete(node);
     if (previous === undefined) {
-      this.current.set(node, this.incarnation(node, run, 1));
+      const first = this.incarnation(node, run, 1);
+      this.current.set(node, first);
+      // a node new to the backend holds none of its logins (Redis does not replicate ACL users)
+      if (this.joining.delete(node))
+        this.tell({
+          node,
+          previous: first,
+          current: first,
+          why: 'joined',
+          detail: words('joined', first, first, undefined),
+        });
       return;
     }
     const why = changeOf(previous, run, silentWhy !== undefined);
@@ -83,7 +105,16 @@ export class IncarnationTracker implements IncarnationSource {
       why,
       detail: words(why, previous, current, silentWhy),
     };
+    this.tell(change);
+  }
+
+  private tell(change: IncarnationChange): void {
     for (const listener of this.listeners) listener(change);
+  }
+
+  /** `node` joined the backend after its first read (a replica added, discovered through Sentinel or the Cluster). */
+  joined(node: string): void {
+    if (!this.current.has(node) && !this.gone.has(node)) this.joining.add(node);
   }
 
   /** `node` did not answer; `why` is a code or a driver's error name, never a server's words. */
@@ -93,8 +124,13 @@ export class IncarnationTracker implements IncarnationSource {
 
   /** `node` is no longer one of the backend's: forgotten. */
   forget(node: string): void {
+    const last = this.current.get(node);
     this.current.delete(node);
     this.silent.delete(node);
+    this.joining.delete(node);
+    if (last === undefined) return;
+    this.gone.set(node, last);
+    if (this.gone.size > GONE_KEPT) this.gone.delete(this.gone.keys().next().value!);
   }
 
   private incarnation(node: string, run: NodeRun, seq: number): Incarnation {

@@ -23,6 +23,8 @@ export function incarnationWords(why: NodeEventKind): { happened: string; shown:
       return { happened: 'was promoted', shown: 'a replica before' };
     case 'answers-again':
       return { happened: 'answers again', shown: 'did not answer before' };
+    case 'joined':
+      return { happened: 'joined the backend', shown: 'a node new to it' };
   }
 }
 

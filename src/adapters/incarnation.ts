@@ -14,9 +14,12 @@
  *   time, MongoDB's `topologyVersion.processId`, or its pid and start time);
  * - `promoted`: the node was a replica (a standby) and is a primary now;
  * - `answers-again`: it did not answer (refused, reset, timed out) and answers again, the server
- *   saying nothing that tells whether it restarted (SeaweedFS), or the same run (a network cut).
+ *   saying nothing that tells whether it restarted (SeaweedFS), or the same run (a network cut);
+ *   a node that left the backend's topology and is back is compared with its last run the same way;
+ * - `joined`: a node the backend did not have when holdfast first read it (a replica added): it
+ *   holds none of the logins (Redis does not replicate ACL users).
  */
-export type IncarnationKind = 'new-system-id' | 'new-run-id' | 'promoted' | 'answers-again';
+export type IncarnationKind = 'new-system-id' | 'new-run-id' | 'promoted' | 'answers-again' | 'joined';
 
 /** What one read of a node found; every field absent where the server does not say it. */
 export interface NodeRun {

@@ -380,8 +380,15 @@ export class RedisNodes implements IncarnationSource {
         continue;
       }
       this.add(address, role);
-      if (this.said.has('discovered'))
-        this.say('info', `node ${address} (${role}) joined the backend: every consumer is held there too`, address);
+      if (this.said.has('discovered')) {
+        // its first read tells the engine, which asks every consumer at once (held there too once applied)
+        this.runs.joined(address);
+        this.say(
+          'info',
+          `node ${address} (${role}) joined the backend: every consumer is asked and applied there`,
+          address,
+        );
+      }
     }
     this.said.add('discovered');
     for (const node of this.all()) {

@@ -119,7 +119,14 @@ export const pauseCodec: z.ZodType<Pause> = z.object({ since: z.string(), reason
  * Why a node's consumers were made suspect: the kinds of an incarnation change (`src/adapters/incarnation.ts`), or
  * `loss-wave`: the provider showed a wave of logins found `missing` (the rule `src/queue/contest.ts` keeps).
  */
-export const SUSPECT_WHYS = ['new-system-id', 'new-run-id', 'promoted', 'answers-again', 'loss-wave'] as const;
+export const SUSPECT_WHYS = [
+  'new-system-id',
+  'new-run-id',
+  'promoted',
+  'answers-again',
+  'joined',
+  'loss-wave',
+] as const;
 
 export type SuspectWhy = (typeof SUSPECT_WHYS)[number];
 

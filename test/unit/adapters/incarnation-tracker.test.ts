@@ -24,6 +24,36 @@ describe('incarnation tracker', () => {
     expect(tracker.incarnations().get('n:1')).toMatchObject({ runId: A, seq: 1 });
   });
 
+  it('a node that joined the backend after its first read is told at its first read, once', () => {
+    const { tracker, changes } = tracked();
+    tracker.answered('n:1', { runId: A });
+    tracker.joined('n:2');
+    expect(changes).toEqual([]);
+    tracker.answered('n:2', { runId: B });
+    tracker.answered('n:2', { runId: B });
+    expect(changes.map((c) => [c.node, c.why, c.current.runId, c.current.seq])).toEqual([['n:2', 'joined', B, 1]]);
+    // a node already read is not one that joined
+    tracker.joined('n:1');
+    tracker.answered('n:1', { runId: A });
+    expect(changes).toHaveLength(1);
+  });
+
+  it('a node that left the backend and is listed again is compared with its last run', () => {
+    const { tracker, changes } = tracked();
+    tracker.answered('n:1', { runId: A });
+    tracker.answered('n:2', { runId: A });
+    tracker.forget('n:1');
+    tracker.forget('n:2');
+    tracker.joined('n:1'); // listed again: not a node new to the backend
+    tracker.answered('n:1', { runId: B });
+    tracker.answered('n:2', { runId: A });
+    expect(changes.map((c) => [c.node, c.why, c.current.seq])).toEqual([
+      ['n:1', 'new-run-id', 2],
+      ['n:2', 'answers-again', 2],
+    ]);
+    expect(changes[1]!.detail).toBe('answers again after not answering (left-the-backend)');
+  });
+
   it('another run id is new-run-id, told once, with both ids', () => {
     const { tracker, changes } = tracked();
     tracker.answered('n:1', { runId: A });
@@ -89,14 +119,6 @@ describe('incarnation tracker', () => {
     ).toBe('new-run-id');
   });
 
-  it('a node forgotten starts again at its first incarnation', () => {
-    const { tracker, changes } = tracked();
-    tracker.answered('n:1', { runId: A });
-    tracker.forget('n:1');
-    tracker.answered('n:1', { runId: B });
-    expect(changes).toEqual([]);
-    expect(tracker.incarnations().get('n:1')?.seq).toBe(1);
-  });
 });
 
 describe('incarnation watch', () => {
