@@ -30,11 +30,14 @@ export function consumerLink(key: string, title?: string): string {
   return `<a href="/consumer?key=${encodeURIComponent(key)}"${hint}>${escapeHtml(key)}</a>`;
 }
 
-/** The provider's node event and its suspects now: the report's (what made it red), else the page's own read. */
+/**
+ * The provider's node event and its suspects now: the report's (what made it red or green); the page's own read only
+ * names the last event when the report has no suspects, its count not taken: read a moment apart, it could show
+ * suspects beside a green verdict.
+ */
 function eventOf(p: ProviderHealth, events: NodeEvents): { count: number; event: SuspectEvent | null } {
   if (p.suspects) return p.suspects;
-  const view = events?.get(p.provider);
-  return { count: view?.count ?? 0, event: view?.event ?? null };
+  return { count: 0, event: events?.get(p.provider)?.event ?? null };
 }
 
 /** `node 127.0.0.1:6379 restarted at 06:05:10 (new run id)`, as the status says it after `provider cache:`. */

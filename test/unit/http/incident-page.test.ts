@@ -94,6 +94,10 @@ describe('the status page in the middle of an incident', () => {
     expect(drained).toContain(
       '<span data-node-event="asked">node 127.0.0.1:6379 restarted at 06:05:10 (new run id), 30s ago: all 10,000 asked since</span>',
     );
+    // the page's own read, a moment before the report's, still counted suspects: the row says what the verdict does
+    expect(statusPage(report(provider(null)), {}, [], new Map(), events(3, sample(3)))).toContain(
+      '<span data-node-event="asked">node 127.0.0.1:6379 restarted at 06:05:10 (new run id), 30s ago: all 10,000 asked since</span>',
+    );
     expect(drained).not.toContain('id="incident"');
     // an event when none of its consumers had been asked about yet (all just applied): not `all 0 asked`
     const none: NodeEvents = new Map([['cache', { count: 0, event: { ...event, of: 0 }, sample: [] }]]);
