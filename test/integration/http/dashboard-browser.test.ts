@@ -114,7 +114,12 @@ describe('the dashboard in a browser', () => {
       'the row held again',
       async () => JSON.stringify(await rowState(page, victim.key)) === JSON.stringify({ state: 'held', served: true }),
     );
-    await expect(page.locator('#verdict').textContent()).resolves.toContain('Every consumer served');
+    // the verdict follows once nothing else keeps it red: the two losses by hand may be a loss wave, whose suspects
+    // (the other consumers) are asked at once and may still be asked as the row turns held
+    await until('the verdict green', async () => {
+      await page.reload();
+      return ((await page.locator('#verdict').textContent()) ?? '').includes('Every consumer served');
+    });
     await page.screenshot({ path: join(SHOTS, '4-held-again.png'), fullPage: true });
 
     await f.delayedTimerJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
