@@ -157,12 +157,15 @@ export interface NodeMark {
   words: string;
 }
 
-/** Each node event within the span as a dashed blue line across the chart and the lanes, titled with its words. */
+/**
+ * Each node event within the span as a dashed blue line across the chart and the lanes, titled with its words. One
+ * seen after `now` (read a moment after the report the page is drawn at) is drawn at the right edge, not left out.
+ */
 function nodeMarks(marks: readonly NodeMark[], now: number, spanMs: number, x: (t: number) => number): string {
   return marks
-    .filter((m) => m.at >= now - spanMs && m.at <= now)
+    .filter((m) => m.at >= now - spanMs)
     .map((m) => {
-      const at = fixed(x(m.at));
+      const at = fixed(x(Math.min(m.at, now)));
       return `<g data-kind="node-event" data-at="${m.at}"><title>${escapeHtml(m.words)}</title><line x1="${at}" y1="${TOP}" x2="${at}" y2="${LANES.brake + 6}" stroke="#15c" stroke-width="2" stroke-dasharray="4 2"/><text x="${at}" y="${TOP + 8}" dx="-3" font-size="10" text-anchor="end" fill="#15c">node event</text></g>`;
     })
     .join('');

@@ -84,6 +84,14 @@ describe('a provider timeline', () => {
     expect(Math.max(...xs)).toBeGreaterThan(700);
   });
 
+  it('draws a node event seen a moment after the page is drawn at its right edge, and none older than its span', () => {
+    const words = 'cache: node 127.0.0.1:6379 restarted (new run id): 250 consumers made suspect';
+    const later = providerTimelineSvg('cache', [], 0, now, '1h', [{ at: now + 50, words }]);
+    expect(later.match(/data-kind="node-event"/g)).toHaveLength(1);
+    const old = providerTimelineSvg('cache', [], 0, now, '1h', [{ at: now - 2 * 60 * min, words }]);
+    expect(old).not.toContain('data-kind="node-event"');
+  });
+
   it('escapes names and reasons', () => {
     const svg = providerTimelineSvg(
       '<cache&"x">',
