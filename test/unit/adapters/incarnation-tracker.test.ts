@@ -118,7 +118,6 @@ describe('incarnation tracker', () => {
       changeOf({ runId: 'pid 1', startedAt: 1_000 }, { runId: 'pid 1', startedAt: 1_001 + START_TOLERANCE_MS }, false),
     ).toBe('new-run-id');
   });
-
 });
 
 describe('incarnation watch', () => {
