@@ -156,7 +156,7 @@ export class Metrics implements WorkObserver {
     });
     this.suspectsAskedIn = new Histogram({
       name: 'holdfast_suspect_asked_duration_seconds',
-      help: "Time from a node event of a provider's backend (why: new-run-id, new-system-id, promoted, answers-again, loss-wave) to all the consumers it made suspect asked again; observed once per event, by the worker that noted it",
+      help: "Time from a node event of a provider's backend (why: new-run-id, new-system-id, promoted, answers-again, joined, loss-wave) to all the consumers it made suspect asked again; observed once per event, by the worker that noted it",
       labelNames: ['provider', 'why'],
       buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300],
       registers,

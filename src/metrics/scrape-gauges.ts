@@ -98,7 +98,7 @@ export class ScrapeGauges {
     );
     this.suspectEventAt = gauge(
       'holdfast_suspect_event_timestamp_seconds',
-      "When the provider's last node event that made its consumers suspect was seen (why: new-run-id, new-system-id, promoted, answers-again, loss-wave)",
+      "When the provider's last node event that made its consumers suspect was seen (why: new-run-id, new-system-id, promoted, answers-again, joined, loss-wave)",
       ['provider', 'node', 'why'],
     );
     this.suspectsAskedIn = gauge(
