@@ -539,7 +539,10 @@ export async function statusReport(
   const names = [
     ...new Set([...configured.keys(), ...statuses.map((s) => s._id), ...states.keys(), ...unsealedOf.keys()]),
   ].sort();
-  const [alive, paused, couldNotAsk, suspects, lastCheckAt, asked, orphans, nodes, contests, failedLogins] =
+  // shown, never red: a read that fails shows none; on a sharded queue, one that does not answer within a shard's wait
+  const oldRead = sources.oldConnections?.oldConnections(names).catch(() => undefined) ?? Promise.resolve(undefined);
+  const oldConnections = outages ? outages.settle(oldRead, () => undefined) : oldRead;
+  const [alive, paused, couldNotAsk, suspects, lastCheckAt, asked, orphans, nodes, contests, failedLogins, old] =
     await Promise.all([
       coordination.signals.alive(),
       coordination.signals.pauses(names),
@@ -551,9 +554,8 @@ export async function statusReport(
       coordination.notes.nodes(names),
       coordination.contests.contested(names, at, CONTESTED_LISTED),
       coordination.notes.failedLogins(names),
+      oldConnections,
     ]);
-  // shown, never red: a read that fails shows none
-  const old = await (sources.oldConnections?.oldConnections(names).catch(() => undefined) ?? undefined);
   /**
    * Held consumers not asked for too long (since they became held counts as asked), by provider; up to SILENT_LISTED
    * each.

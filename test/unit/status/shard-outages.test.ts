@@ -106,6 +106,21 @@ describe('the status of a sharded queue with a shard that cannot be read', () =>
     expect(report.healthy).toBe(false);
   });
 
+  it('answers on time when the old connections, kept beside the shards, do not answer', async () => {
+    const sharded = new ShardedCoordination([shard(0), shard(1), shard(2)], [0, 1, 2].map(where));
+    const hanging: StatusSources = {
+      ...sources(sharded),
+      oldConnections: { oldConnections: () => new Promise(() => undefined) } as never,
+    };
+    const late = Symbol('late');
+    const report = await Promise.race([
+      statusReport(hanging, new Date(), { shardWaits: { perReadMs: 50, until: Date.now() + 200 } }),
+      new Promise<typeof late>((resolve) => setTimeout(() => resolve(late), 5_000)),
+    ]);
+    expect(report).not.toBe(late);
+    expect(report === late ? null : report.healthy).toBe(true);
+  });
+
   it('still says the queue forgot every job when a shard that answered has lost its sentinel', async () => {
     const base = shard(0);
     const forgot = {
