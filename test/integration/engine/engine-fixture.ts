@@ -432,7 +432,16 @@ export class EngineFixture {
           .map((c) => `${c.consumer}:${c.state}`)
           .slice(0, 20)
           .join(' ');
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; states: ${states}`);
+        // the story of the first consumer not healthy, so that a failure in CI says how it got there
+        const first = status?.consumers.find((c) => !c.healthy)?.consumer;
+        const story = this.logs
+          .filter((l) => l.consumer === first)
+          .slice(-12)
+          .map((l) => `  ${new Date(l.time as number).toISOString()} ${l.msg}`)
+          .join('\n');
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what}; states: ${states}${story ? `\nlast lines of ${first}:\n${story}` : ''}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 200));
     }
