@@ -42,12 +42,13 @@ describe('rotation with overlap', () => {
       .map((l) => l.msg);
     expect(moves).toContain('held → applying: grant secret rotated');
     // no client from before the rotation was connected: the overlap ends as it runs out, said on that evidence
-    // (old-connections.test.ts keeps it for one)
-    expect(moves).toContainEqual(
-      expect.stringMatching(
-        /^held → applying: rotation overlap ended on evidence: no connection from before the rotation at \d\d:\d\d:\d\d UTC remains( and no failed login since)?: removing the old password$/,
-      ),
-    );
+    // (old-connections.test.ts keeps it for one); a machine so loaded that the old-connections watch had not listed
+    // the login's connections by then knows nothing, and the overlap ends as configured, said as such
+    const onEvidence =
+      /^held → applying: rotation overlap ended on evidence: no connection from before the rotation at \d\d:\d\d:\d\d UTC remains( and no failed login since)?: removing the old password$/;
+    const asConfigured =
+      /^held → applying: passwords besides the grant secret's accepted \(a rotation overlap over, or added by hand\): removing them$/;
+    expect(moves.filter((m) => onEvidence.test(m) || asConfigured.test(m))).toHaveLength(1);
   });
 
   it('without an overlap, the old password stops with the rotation', async () => {
