@@ -48,8 +48,12 @@ export type ResultEvent =
    * `check`: the backend does not hold the consumer; `reason` is the adapter's word for why (`missing`,
    * `rules-differ`…).
    */
-  /** `node`: on a backend of several nodes, the node(s) that do not hold it (`10.0.0.6:6379`); the others do. */
-  | { type: 'NOT_HELD'; reason: string; detail: string; node?: string }
+  /**
+   * `node`: on a backend of several nodes, the node(s) that do not hold it (`10.0.0.6:6379`); the others do.
+   * `forgot`: each of them began holding none of its logins (a new run, a new data directory, a node that joined)
+   * after the consumer was last asked: the backend forgot, it did not disagree, so the brake does not count it.
+   */
+  | { type: 'NOT_HELD'; reason: string; detail: string; node?: string; forgot?: true }
   /**
    * `apply`/`check` on a provider that only observes (`management: observe`): the backend does
    * not hold the consumer as declared, and holdfast may not change that.

@@ -91,6 +91,8 @@ function consumerSetup(timing: ConsumerTiming) {
       reapplying: ({ context }) => context.reapplying,
       specChanged: ({ context, event }) => event.type === 'DESIRED' && event.specHash !== context.appliedSpecHash,
       braking: ({ context }) => context.brakeCount >= 1,
+      /** A loss the backend's forgetting explains (`NOT_HELD` with `forgot`): no disagreement, the brake starts over. */
+      forgotten: ({ event }) => event.type === 'NOT_HELD' && event.forgot === true,
       firstRefusal: ({ context }) => context.blockedRepeats === 0,
       wasBlocked: ({ context }) => context.blockedRepeats > 0,
       /** An observe-only provider's backend still lacks the consumer in the same way as last said. */
@@ -197,6 +199,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
           REDO: { target: 'verifying', reenter: true },
           HELD: { target: 'held', actions: update.held },
           NOT_HELD: [
+            { guard: 'forgotten', target: 'lost', actions: [update.lostForgotten, say.notHeld] },
             { guard: 'quarantine', target: 'quarantined', actions: [update.quarantined, say.quarantined] },
             { guard: 'braking', target: 'lost', actions: [update.lostBraking, say.stillNotHeld] },
             { target: 'lost', actions: [update.lost, say.notHeld] },

@@ -86,6 +86,7 @@ export function contextUpdatesFor(timing: ConsumerTiming) {
         event.type === 'HELD' && event.secretMac !== undefined ? event.secretMac : context.appliedSecretMac,
     }),
     lost: update({ reapplying: true, reason: ({ event }) => lostReason(event) }),
+    lostForgotten: update({ brakeCount: 0, reapplying: true, reason: ({ event }) => lostReason(event) }),
     lostBraking: update({ reapplying: true, reason: ({ event }) => notHeld(event) }),
     quarantined: update({ reapplying: false, reason: ({ event }) => quarantinedReason(event) }),
     couldNotAsk: update({ reason: ({ event }) => couldNotAskReason(event) }),

@@ -436,6 +436,18 @@ async function rotatedOrRekeyed(
   }
 }
 
+/**
+ * Whether every node that does not hold the consumer (`node`: those named, else all of them) began holding none of its
+ * logins after the consumer was last asked (`since`, the check memo's time): a loss the backend's forgetting explains.
+ * Unknown (no memo, no incarnations, a node never read) is not.
+ */
+function forgotSince(adapter: Adapter, node: string | undefined, since: number | undefined): boolean {
+  const incarnations = since === undefined ? undefined : adapter.incarnations?.();
+  if (since === undefined || incarnations === undefined) return false;
+  const nodes = node === undefined ? [...incarnations.keys()] : node.split(', ');
+  return nodes.length > 0 && nodes.every((n) => (incarnations.get(n)?.forgotAt ?? -Infinity) > since);
+}
+
 /** An adapter whose backend can be asked whether it holds a grant. */
 type Asking = Adapter & Required<Pick<Adapter, 'holds'>>;
 
@@ -505,6 +517,7 @@ async function ask(
               reason: answer.reason,
               detail,
               ...(answer.node !== undefined ? { node: answer.node } : {}),
+              ...(forgotSince(adapter, answer.node, memo?.at) ? { forgot: true as const } : {}),
             },
       deep: true,
     };

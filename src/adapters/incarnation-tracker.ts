@@ -4,7 +4,14 @@
  * listeners. The first read of a node is its first incarnation (no change told). Pure but for the
  * clock it is given: no I/O.
  */
-import type { Incarnation, IncarnationChange, IncarnationKind, IncarnationSource, NodeRun } from './incarnation.js';
+import {
+  FORGETS,
+  type Incarnation,
+  type IncarnationChange,
+  type IncarnationKind,
+  type IncarnationSource,
+  type NodeRun,
+} from './incarnation.js';
 
 /**
  * Two start times read from uptimes (FerretDB: `localTime - uptimeMillis`) of the same run differ by
@@ -75,10 +82,11 @@ export class IncarnationTracker implements IncarnationSource {
     this.silent.delete(node);
     this.gone.delete(node);
     if (previous === undefined) {
-      const first = this.incarnation(node, run, 1);
-      this.current.set(node, first);
       // a node new to the backend holds none of its logins (Redis does not replicate ACL users)
-      if (this.joining.delete(node))
+      const joined = this.joining.delete(node);
+      const first = this.incarnation(node, run, 1, joined ? this.now() : undefined);
+      this.current.set(node, first);
+      if (joined)
         this.tell({
           node,
           previous: first,
@@ -96,7 +104,8 @@ export class IncarnationTracker implements IncarnationSource {
     }
     // a read that could not say who the node is (after a restart, `INFO` refused until its users are back) keeps the
     // identity last known: the next read that says it is compared with that, and a new run is still told
-    const current = this.incarnation(node, { ...identityOf(previous), ...defined(run) }, previous.seq + 1);
+    const forgotAt = FORGETS.has(why) ? this.now() : previous.forgotAt;
+    const current = this.incarnation(node, { ...identityOf(previous), ...defined(run) }, previous.seq + 1, forgotAt);
     this.current.set(node, current);
     const change: IncarnationChange = {
       node,
@@ -133,8 +142,9 @@ export class IncarnationTracker implements IncarnationSource {
     if (this.gone.size > GONE_KEPT) this.gone.delete(this.gone.keys().next().value!);
   }
 
-  private incarnation(node: string, run: NodeRun, seq: number): Incarnation {
-    return { ...defined(run), node, seq, seenAt: new Date(this.now()).toISOString() };
+  private incarnation(node: string, run: NodeRun, seq: number, forgotAt: number | undefined): Incarnation {
+    const seen = { ...defined(run), node, seq, seenAt: new Date(this.now()).toISOString() };
+    return forgotAt === undefined ? seen : { ...seen, forgotAt };
   }
 }
 

@@ -40,7 +40,16 @@ export interface Incarnation extends NodeRun {
   readonly seq: number;
   /** When holdfast first saw it (ISO). */
   readonly seenAt: string;
+  /**
+   * When holdfast last saw this node begin holding none of the logins it held (epoch ms): a new run, a new data
+   * directory, or a node that joined the backend. Absent while it has not (its first incarnation read, a promotion,
+   * an answer again after a silence).
+   */
+  readonly forgotAt?: number;
 }
+
+/** The kinds of change after which a node holds none of the logins it held (Redis does not persist ACL users set at run time). */
+export const FORGETS: ReadonlySet<IncarnationKind> = new Set(['new-system-id', 'new-run-id', 'joined']);
 
 /** A node seen as a new incarnation. */
 export interface IncarnationChange {

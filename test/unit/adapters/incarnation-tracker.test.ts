@@ -54,6 +54,28 @@ describe('incarnation tracker', () => {
     expect(changes[1]!.detail).toBe('answers again after not answering (left-the-backend)');
   });
 
+  it('says when a node began holding none of its logins: a new run or a node joined, not a promotion or a silence', () => {
+    let now = 1_000;
+    const tracker = new IncarnationTracker(() => now);
+    tracker.answered('n:1', { runId: A, role: 'replica' });
+    tracker.answered('n:2', { runId: A });
+    expect(tracker.incarnations().get('n:1')?.forgotAt).toBeUndefined();
+    now = 2_000;
+    tracker.answered('n:1', { runId: A, role: 'primary' }); // promoted: it kept what it held
+    tracker.failed('n:2', 'ECONNRESET');
+    tracker.answered('n:2', { runId: A }); // answers again, the same run
+    expect(tracker.incarnations().get('n:1')?.forgotAt).toBeUndefined();
+    expect(tracker.incarnations().get('n:2')?.forgotAt).toBeUndefined();
+    now = 3_000;
+    tracker.answered('n:2', { runId: B });
+    tracker.joined('n:3');
+    tracker.answered('n:3', { runId: B });
+    now = 4_000;
+    tracker.answered('n:2', { runId: B }); // the same run again: when it forgot is kept
+    expect(tracker.incarnations().get('n:2')?.forgotAt).toBe(3_000);
+    expect(tracker.incarnations().get('n:3')?.forgotAt).toBe(3_000);
+  });
+
   it('another run id is new-run-id, told once, with both ids', () => {
     const { tracker, changes } = tracked();
     tracker.answered('n:1', { runId: A });

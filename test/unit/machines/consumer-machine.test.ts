@@ -218,6 +218,26 @@ describe('the brake (rule 2)', () => {
     expect(d.context.brakeCount).toBe(2);
   });
 
+  it('a loss the backend forgot is not counted: no brake, however many re-applies came before', () => {
+    const d = Driver.held();
+    // a re-apply whose confirmation could not ask (a failover under way): the count stays at 1
+    d.send(AFTER.verify('held'), notHeld, applied, AFTER.verify('held'));
+    d.send({ type: 'CHECK_FAILED', error: 'node down', timedOut: false }, AFTER.verify('couldNotAsk'));
+    expect(d.context.brakeCount).toBe(1);
+    // then a node restarted empty: the loss is its forgetting, not a disagreement
+    const lost = d.send({ ...notHeld, node: '10.0.0.6:6379', forgot: true });
+    expect(lost.state).toBe('lost');
+    expect(lost.said[0]?.message).not.toMatch(/still not held/);
+    expect(d.send(applied).state).toBe('held');
+    expect(d.context.brakeCount).toBe(1);
+    // the same sequence without the forgetting brakes
+    const braked = Driver.held();
+    braked.send(AFTER.verify('held'), notHeld, applied, AFTER.verify('held'));
+    braked.send({ type: 'CHECK_FAILED', error: 'node down', timedOut: false }, AFTER.verify('couldNotAsk'));
+    braked.send({ ...notHeld, node: '10.0.0.6:6379' });
+    expect(braked.send(applied).state).toBe('backoff');
+  });
+
   it('a held check resets the count', () => {
     const d = Driver.held();
     d.send(AFTER.verify('held'), notHeld, applied, AFTER.verify('held'), notHeld, applied);
