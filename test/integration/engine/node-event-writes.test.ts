@@ -114,6 +114,17 @@ describe('a Sentinel failover', () => {
       timing: { verifyEvery: '60s', checkTimeout: '3s' },
     });
     await f.startHeld();
+    // held means on every node: a replica the engine found after its first applies has its logins before the count starts
+    await f.until(
+      'every login authenticates on every node',
+      async () =>
+        (
+          await Promise.all(
+            set.nodes.flatMap((n) => f.consumers.map((c) => redisLogin(n, c.login, c.password).catch(() => false))),
+          )
+        ).every(Boolean),
+      30_000,
+    );
     for (const node of set.nodes) await set.withNode(node, (c) => c.config('RESETSTAT'));
     const old = await set.currentMaster();
     const killed = Date.now();
