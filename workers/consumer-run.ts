@@ -25,7 +25,6 @@
  * (`spec-guard.ts`): a spec it refuses is an `APPLY_REFUSED`, a removal it refuses leaves the
  * login alone. Before any effect but a check, the record is written with the effect's horizon.
  */
-import { randomUUID } from 'node:crypto';
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import { EFFECT_STATES, type EffectType } from '../machines/consumer-machine.js';
 import { verifyDelay } from '../machines/delays.js';
@@ -54,6 +53,7 @@ import { ConsumerEdge, type EdgeDeps } from './consumer-edge.js';
 import { learn, type Learned, type RunOutcome } from './consumer-outcome.js';
 import type { CheckResult, EffectInput, Effects, EffectSpec } from './effects.js';
 import { retryLater, type JobOutcome } from './job-outcome.js';
+import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { newRecord, RecordDraft } from './record-draft.js';
 import { RunTrail } from './run-trail.js';
@@ -199,7 +199,7 @@ export class ConsumerRun {
     claimed?: Claimed,
   ): Promise<JobOutcome> {
     const lockMs = lockMsOf(provider);
-    const token = claimed?.token ?? randomUUID();
+    const token = claimed?.token ?? lockToken();
     const asked = claimed?.asked ?? deps.now().getTime();
     const claim = claimed ? claimed.claim : await deps.coordination.locks.claim(job.key, token, lockMs);
     if (!claim) return retryLater('busy', deps.now());

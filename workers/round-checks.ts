@@ -8,7 +8,6 @@
  * says (a loss, a heal, a rotation, a ticket behind the record) is handed to its own run, with its lock and its check,
  * where it carries on as if it had taken them itself; so is every wait this path does not serve.
  */
-import { randomUUID } from 'node:crypto';
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import { verifyDelay } from '../machines/delays.js';
 import { samePersisted, type Wait } from '../machines/machine-step.js';
@@ -21,6 +20,7 @@ import { learn, type Learned } from './consumer-outcome.js';
 import { lockMsOf } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
 import { again, retryLater, type JobOutcome } from './job-outcome.js';
+import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { foundAnswer, ticketStart, type TicketStart } from './ticket-start.js';
 import type { WaitJob } from './wait-job.js';
@@ -67,7 +67,7 @@ function onTicketOf(job: WaitJob, at: number, deps: JobDeps): OnTicket | undefin
   const start = ticketStart(provider.machine, job);
   const ending = start?.ending;
   if (!start || ending?.effect !== 'check' || ending.said.length > 0) return undefined;
-  return { at, job, provider, start, token: randomUUID() };
+  return { at, job, provider, start, token: lockToken() };
 }
 
 /** A wait run on its own (`consumer-job.ts`), with what the round found out for it. */
