@@ -19,7 +19,7 @@ import { runConsumerJob, type Given, type JobDeps } from './consumer-job.js';
 import { learn, type Learned } from './consumer-outcome.js';
 import { lockMsOf } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
-import { again, retryLater, type JobOutcome } from './job-outcome.js';
+import { retryLater, type JobOutcome } from './job-outcome.js';
 import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { foundAnswer, ticketStart, type TicketStart } from './ticket-start.js';
@@ -142,9 +142,10 @@ async function judged(
   for (let i = 0; i < checking.length; i++) {
     const wait = checking[i]!;
     const result = results[i]!;
-    const release = { key: wait.job.key, provider: wait.provider.config.name, token: wait.token };
+    const { key } = wait.job;
+    const provider = wait.provider.config.name;
     if (result instanceof Thrown) {
-      releases.push(release);
+      releases.push({ key, provider, token: wait.token });
       ended.push([wait, { error: result.error }]);
       continue;
     }
@@ -155,9 +156,12 @@ async function judged(
     }
     const learned: Learned = {};
     learn(learned, memoOf(result, wait.job.rev, wait.claim!.memo, now), result.event);
-    releases.push({ ...release, memo: learned.memo, asked: learned.asked });
-    const outcome = again(new Date(now.getTime() + answer.wait.ms));
-    ended.push([wait, { outcome: learned.found ? { ...outcome, found: learned.found } : outcome }]);
+    releases.push({ key, provider, token: wait.token, memo: learned.memo, asked: learned.asked });
+    const at = new Date(now.getTime() + answer.wait.ms);
+    ended.push([
+      wait,
+      { outcome: { kind: 'later', at, why: 'again', ...(learned.found ? { found: learned.found } : {}) } },
+    ]);
   }
   runs.push(releaseAll(releases, ended, deps, ran));
   await Promise.all(runs);
