@@ -12,8 +12,8 @@
 import { isHoldfastError } from '../src/errors/holdfast-error.js';
 import type { ConsumerJobData } from '../src/schedule/consumer-queue.js';
 import { providerOf } from '../src/store/consumer-key.js';
-import { ConsumerRun, type RunDeps } from './consumer-run.js';
-import type { JobTrust } from './job-trust.js';
+import { ConsumerRun, type Claimed, type RunDeps } from './consumer-run.js';
+import type { JobTrust, Trust } from './job-trust.js';
 import { retryLater, type JobOutcome } from './job-outcome.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 
@@ -25,8 +25,14 @@ export interface JobDeps extends RunDeps {
   trust: JobTrust;
 }
 
-export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promise<JobOutcome> {
-  const trust = deps.trust.judge(job);
+/** What a round found out for a job before handing it over (`round-checks.ts`): its trust judged, its lock taken. */
+export interface Given {
+  trust: Trust;
+  claimed?: Claimed;
+}
+
+export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps, given?: Given): Promise<JobOutcome> {
+  const trust = given?.trust ?? deps.trust.judge(job);
   if (trust === 'none') return { kind: 'rejected' };
   const providerName = providerOf(job.key);
   const provider = deps.providers.get(providerName);
@@ -38,7 +44,7 @@ export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps): Promi
   // routine check (and heals what the record says was applied) without the store
   if (deps.storeDown?.() && !(job.kind === 'timer' && trust === 'whole')) return retryLater('store-down', deps.now());
   try {
-    return await ConsumerRun.underLock(job, trust === 'whole', provider, deps);
+    return await ConsumerRun.underLock(job, trust === 'whole', provider, deps, given?.claimed);
   } catch (error) {
     const later = laterFor(error, deps);
     if (later) return later;

@@ -25,7 +25,6 @@
  * (`spec-guard.ts`): a spec it refuses is an `APPLY_REFUSED`, a removal it refuses leaves the
  * login alone. Before any effect but a check, the record is written with the effect's horizon.
  */
-import { randomUUID } from 'node:crypto';
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import { EFFECT_STATES, type EffectType } from '../machines/consumer-machine.js';
 import { verifyDelay } from '../machines/delays.js';
@@ -54,6 +53,7 @@ import { ConsumerEdge, type EdgeDeps } from './consumer-edge.js';
 import { learn, type Learned, type RunOutcome } from './consumer-outcome.js';
 import type { CheckResult, EffectInput, Effects, EffectSpec } from './effects.js';
 import { retryLater, type JobOutcome } from './job-outcome.js';
+import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { newRecord, RecordDraft } from './record-draft.js';
 import { RunTrail } from './run-trail.js';
@@ -97,6 +97,19 @@ export interface Lock {
   extend: () => Promise<boolean>;
   /** When (ms since the epoch, this process's clock) the lock was last claimed or extended, taken before asking. */
   heldSince: number;
+}
+
+/**
+ * A lock a round took for the run already (`round-checks.ts`, with the other claims of the round), and the routine
+ * check it performed under it on the ticket, when it did: the run starts there, and asks nothing twice.
+ */
+export interface Claimed {
+  claim: Claim;
+  token: string;
+  /** When the lock was claimed (ms since the epoch, this process's clock), taken before asking. */
+  asked: number;
+  /** The check the round performed on the ticket, the run's first (its lateness told by the round already). */
+  checked?: CheckResult;
 }
 
 /** The record as loaded, and the draft of what the run writes to it. */
@@ -155,6 +168,8 @@ export class ConsumerRun {
   private loaded: Loaded | undefined;
   /** Why a removal left the login on the backend, if it did. */
   private leftBehind: string | undefined;
+  /** The check a round performed on the ticket before handing the run over: the run's first check, not asked again. */
+  private checked: CheckResult | undefined;
 
   private constructor(
     private readonly job: ConsumerJobData,
@@ -173,22 +188,25 @@ export class ConsumerRun {
 
   /**
    * Takes the consumer's lock (busy: later), runs the job under it, hands its outcome to the edge,
-   * and releases the lock with what the run's checks learned, whether the run ends or throws.
+   * and releases the lock with what the run's checks learned, whether the run ends or throws. `claimed`: the lock
+   * (and the check) a round took for it already.
    */
   static async underLock(
     job: ConsumerJobData,
     ticketTrusted: boolean,
     provider: ProviderRuntime,
     deps: RunDeps,
+    claimed?: Claimed,
   ): Promise<JobOutcome> {
     const lockMs = lockMsOf(provider);
-    const token = randomUUID();
-    const asked = deps.now().getTime();
-    const claim = await deps.coordination.locks.claim(job.key, token, lockMs);
+    const token = claimed?.token ?? lockToken();
+    const asked = claimed?.asked ?? deps.now().getTime();
+    const claim = claimed ? claimed.claim : await deps.coordination.locks.claim(job.key, token, lockMs);
     if (!claim) return retryLater('busy', deps.now());
     const edge = new ConsumerEdge(deps);
     const extend = () => deps.coordination.locks.extend(job.key, token, lockMs);
     const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend, heldSince: asked }, edge);
+    run.checked = claimed?.checked;
     try {
       const outcome = await edge.settle(await run.run());
       return run.learned.found ? { ...outcome, found: run.learned.found } : outcome;
@@ -224,7 +242,7 @@ export class ConsumerRun {
   private async onTheTicket(job: WaitJob): Promise<RunOutcome | Carried | undefined> {
     const { lock, provider } = this;
     if (lock.claim.rev !== job.rev || !this.ticketTrusted) return undefined;
-    this.lateness(job);
+    if (!this.checked) this.lateness(job);
     const start = ticketStart(provider.machine, job);
     if (!start) return undefined;
     const { from, waitEnd, ending } = start;
@@ -576,14 +594,18 @@ export class ConsumerRun {
     const { memo } = this.lock.claim;
     const { spec, appliedAt, rev } = this.basis;
     const { key } = this.job;
-    const result = await this.deps.effects.check({
-      key,
-      provider: this.provider,
-      spec,
-      context: snapshot.context,
-      appliedAt,
-      memo,
-    });
+    const { checked } = this;
+    this.checked = undefined; // the round's check is the run's first, and only that one
+    const result =
+      checked ??
+      (await this.deps.effects.check({
+        key,
+        provider: this.provider,
+        spec,
+        context: snapshot.context,
+        appliedAt,
+        memo,
+      }));
     const at = this.deps.now();
     const last = lastCheckOf(result.event, at);
     if (last) this.notes!.checked(last);

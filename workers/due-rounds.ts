@@ -19,7 +19,8 @@ import type { RoundReport } from '../src/schedule/round-jobs.js';
 import { shardOf } from '../src/queue/shard-of.js';
 import type { JobOutcome } from './job-outcome.js';
 import { concurrencyPerShard } from './consumer-worker.js';
-import { settleWait } from './wait-settlement.js';
+import type { Ran, RanEach } from './round-checks.js';
+import { settleTaken } from './wait-settlement.js';
 
 /** How long a taken wait is the round's (ms): taken again after it unless settled, as a stalled job is. */
 export const LEASE_MS = 30_000;
@@ -39,6 +40,11 @@ export interface RoundDeps {
   queue: Pick<ConsumerQueue, 'queueWaits'>;
   /** Runs a wait as its timer job (`runConsumerJob`). */
   run: (job: TakenWait['job']) => Promise<JobOutcome>;
+  /**
+   * Runs a round's waits together (`round-checks.ts`), telling of each as it ends; without it, each is {@link run} on
+   * its own.
+   */
+  runMany?: (jobs: ReadonlyArray<TakenWait['job']>, ran: RanEach) => Promise<void>;
   logger: Logger;
   scrubber: Scrubber;
   /** Where what could not be sent is told (the round worker's: said once a minute at most). */
@@ -96,7 +102,22 @@ export class DueRounds {
     if (!givingWay) onTaken?.(next);
     report.due = taken.length;
     this.running += taken.length;
-    await Promise.all(taken.map((wait) => this.run(shard, wait, report, now).finally(() => this.running--)));
+    const runs: TakenWait[] = [];
+    for (const wait of taken) {
+      // a wait in a shard not its consumer's is let go unrun
+      if (shardOf(wait.key, this.deps.due.shards) !== shard) {
+        this.ended(shard, { key: wait.key, rev: wait.rev, at: null });
+        continue;
+      }
+      if (now - wait.dueAt > LATE_MS) report.late++;
+      runs.push(wait);
+    }
+    const settling: Array<Promise<void>> = [];
+    await this.runAll(runs, (at, ran) => {
+      const settled = this.settleRun(shard, runs[at]!, ran, report);
+      if (settled) settling.push(settled);
+    });
+    await Promise.all(settling);
     if (givingWay) onTaken?.(next);
     await this.flushing;
     return report;
@@ -117,19 +138,50 @@ export class DueRounds {
     return givingWay ? Math.max(0, Math.min(size, this.givingWay - this.running)) : size;
   }
 
-  /** Runs one wait as its job, counts what it found, and notes how it settles. */
-  private async run(shard: number, wait: TakenWait, report: RoundReport, takenAt: number): Promise<void> {
+  /** Runs the round's waits: together (`runMany`), else each as its own job. */
+  private runAll(waits: readonly TakenWait[], ran: RanEach): Promise<void> {
+    const jobs = waits.map((wait) => wait.job);
+    if (this.deps.runMany) return this.deps.runMany(jobs, ran);
+    return Promise.all(
+      jobs.map((job, at) =>
+        this.deps.run(job).then(
+          (outcome) => ran(at, { outcome }),
+          (error: unknown) => ran(at, { error }),
+        ),
+      ),
+    ).then(() => undefined);
+  }
+
+  /**
+   * A wait's run ended: what it found counted, and how it settles noted; one that threw is handed over. A promise only
+   * when settling it waits for something (a wait scheduled anew, a hand-over).
+   */
+  private settleRun(shard: number, wait: TakenWait, ran: Ran, report: RoundReport): Promise<void> | undefined {
     const { key, rev } = wait;
-    if (shardOf(key, this.deps.due.shards) !== shard) return this.settle(shard, { key, rev, at: null });
-    if (takenAt - wait.dueAt > LATE_MS) report.late++;
+    if ('error' in ran) return this.failedRun(shard, wait, ran.error, report);
+    count(report, ran.outcome);
     try {
-      const outcome = await this.deps.run(wait.job);
-      count(report, outcome);
-      this.settle(shard, { key, rev, at: await settleWait(wait.job, outcome, this.deps.due, true) });
+      const at = settleTaken(wait.job, ran.outcome, this.deps.due);
+      if (!(at instanceof Promise)) return void this.ended(shard, { key, rev, at });
+      return at.then(
+        (dueAt) => this.ended(shard, { key, rev, at: dueAt }),
+        (error: unknown) => this.failedRun(shard, wait, error, report),
+      );
     } catch (error) {
-      report.handedOver++;
-      await this.handOver(shard, wait, error);
+      return this.failedRun(shard, wait, error, report);
     }
+  }
+
+  private failedRun(shard: number, wait: TakenWait, error: unknown, report: RoundReport): Promise<void> {
+    report.handedOver++;
+    this.running--;
+    return this.handOver(shard, wait, error);
+  }
+
+  /** A wait done with here: its settlement noted, its room given back. */
+  private ended(shard: number, settled: Settled): void {
+    this.running--;
+    this.settle(shard, settled);
   }
 
   /** A run that threw: its wait becomes a timer job, for BullMQ's retries; let go here once the job is there. */

@@ -19,6 +19,19 @@ import type { WaitJob } from './wait-job.js';
  * the wait is in the due set already (taken by a round, which moves it to the time returned);
  * a timer job's wait is put there.
  */
+/**
+ * A taken wait settled by `outcome` (`inDueSet`, as {@link settleWait}): when it is due again, at once when nothing is to
+ * be scheduled (a routine check that changed nothing: no promise of its own), else once scheduled.
+ */
+export function settleTaken(
+  job: WaitJob,
+  outcome: JobOutcome,
+  due: WaitScheduler,
+): number | null | Promise<number | null> {
+  if (outcome.kind !== 'later') return null;
+  return outcome.ticket ? settleWait(job, outcome, due, true) : outcome.at.getTime();
+}
+
 export async function settleWait(
   job: WaitJob,
   outcome: JobOutcome,

@@ -8,6 +8,7 @@ import { connectCoordination, connectStore } from './connect.js';
 import { ConsumerWorker } from '../../workers/consumer-worker.js';
 import { RoundWorker } from '../../workers/round-worker.js';
 import { runConsumerJob } from '../../workers/consumer-job.js';
+import { runRound, type RanEach } from '../../workers/round-checks.js';
 import { DueWaits, type TakenWait } from '../schedule/due-waits.js';
 import { createEffects, type Effects } from '../../workers/effects.js';
 import { JobTrust } from '../../workers/job-trust.js';
@@ -423,6 +424,7 @@ function startWorker(
     due,
     queue,
     run: (taken: TakenWait['job']) => runConsumerJob(taken, job),
+    runMany: (jobs: ReadonlyArray<TakenWait['job']>, ran: RanEach) => runRound(jobs, job, ran),
     jobsSaturated: () => worker.saturated,
   };
   const roundWorker = new RoundWorker({

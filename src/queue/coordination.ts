@@ -29,7 +29,17 @@ import { ScriptRunner } from './coordination/scripts.js';
 import { Signals, type SignalReads, type SignalsPart } from './coordination/signals.js';
 import type { NoteSeal } from './note-seal.js';
 
-export type { Asked, Claim, ConsumerLocks, LocksPart, MemoReads, RevisionNotes } from './coordination/locks.js';
+export type {
+  Asked,
+  BatchLocks,
+  Claim,
+  ConsumerLocks,
+  LockClaim,
+  LockRelease,
+  LocksPart,
+  MemoReads,
+  RevisionNotes,
+} from './coordination/locks.js';
 export type {
   FailedLoginNotes,
   NodeNotes,

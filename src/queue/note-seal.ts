@@ -10,7 +10,7 @@
  * text. It is appended to the text as ` ~<seal>`: every value keeps its first tokens where it had them (a state's
  * `<token> <revision>`, which the noting script reads).
  */
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac, createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
 import { JobSeal } from './job-seal.js';
 
 /** What a sealed value is; a seal of one kind never opens another. */
@@ -22,7 +22,8 @@ const SEAL_CHARS = 22;
 const MARK = ' ~';
 
 export class NoteSeal {
-  private readonly key: Buffer;
+  /** Made a key object once: an HMAC under it costs a third less than under the bytes (a seal per routine check). */
+  private readonly key: KeyObject;
   /** Values seen whose seal failed, by kind, since this process started. */
   readonly unsealedSeen: Record<NoteKind, number> = { state: 0, brief: 0, memo: 0, removals: 0 };
 
@@ -31,7 +32,7 @@ export class NoteSeal {
     /** Told of each value whose seal fails (the engine logs the first of each kind and counts them). */
     private readonly onUnsealed?: (kind: NoteKind, field: string) => void,
   ) {
-    this.key = Buffer.from(hkdfSync('sha256', fingerprintKey, 'holdfast', 'note seal v1', KEY_BYTES));
+    this.key = createSecretKey(Buffer.from(hkdfSync('sha256', fingerprintKey, 'holdfast', 'note seal v1', KEY_BYTES)));
   }
 
   /** `text` with its seal, as `kind` of `field`. */

@@ -24,6 +24,9 @@ import { checkMemoCodec, decodeJson, decodeRevision, type CheckMemo } from './va
  */
 export const REMOVAL_MARK_MS = 24 * 3_600_000;
 
+/** The most claims or releases one script call carries (its KEYS and ARGV grow with them; Lua's `unpack` is bounded). */
+const MAX_AT_ONCE = 1_000;
+
 /** A consumer's lock, taken: what the queue's Redis knows of it. */
 export interface Claim {
   /** The record's revision as last written, or null when unknown (never written, forgotten, or unreadable). */
@@ -47,6 +50,33 @@ export interface ConsumerLocks {
    * provider answered; resolves to how many of the provider's consumers have been asked about.
    */
   release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined>;
+}
+
+/** A lock to take, as {@link BatchLocks.claimMany} takes many. */
+export interface LockClaim {
+  key: string;
+  token: string;
+  ttlMs: number;
+}
+
+/** A lock to release, with what its check learned, as {@link BatchLocks.releaseMany} releases many. */
+export interface LockRelease {
+  key: string;
+  provider: string;
+  token: string;
+  memo?: CheckMemo | undefined;
+  asked?: Asked;
+}
+
+/**
+ * The locks of a round's consumers, taken and released together: one script call and one promise for the lot, not
+ * one each joined in a turn (`turn-batch.ts`). What each consumer is told is what {@link ConsumerLocks} tells it.
+ */
+export interface BatchLocks {
+  /** Each lock as {@link ConsumerLocks.claim} takes it, in order. */
+  claimMany(claims: readonly LockClaim[]): Promise<Array<Claim | null>>;
+  /** Each lock as {@link ConsumerLocks.release} releases it, in order; what each release replies. */
+  releaseMany(releases: readonly LockRelease[]): Promise<Array<number | undefined>>;
 }
 
 /** A consumer's revision, as its record writes leave it. */
@@ -76,7 +106,7 @@ export interface MemoReads {
 /**
  * The locks part of coordination (`coordination.locks`): every slice above, as one shard or a sharded queue serves it.
  */
-export interface LocksPart extends ConsumerLocks, RevisionNotes, MemoReads {}
+export interface LocksPart extends ConsumerLocks, BatchLocks, RevisionNotes, MemoReads {}
 
 /** Locks and check memos on one connection, under one key table. */
 export class Locks extends CoordinationPart implements LocksPart {
@@ -107,7 +137,20 @@ export class Locks extends CoordinationPart implements LocksPart {
   );
 
   async claim(key: string, token: string, ttlMs: number): Promise<Claim | null> {
-    const { taken, rev, memo, removed } = await this.claims.call({ key, token, ttlMs });
+    return this.claimOf(key, await this.claims.call({ key, token, ttlMs }));
+  }
+
+  async claimMany(claims: readonly LockClaim[]): Promise<Array<Claim | null>> {
+    const replies: ClaimReply[] = [];
+    for (let i = 0; i < claims.length; i += MAX_AT_ONCE)
+      replies.push(...(await this.scripts.run('claim', { claims: claims.slice(i, i + MAX_AT_ONCE) })));
+    const out: Array<Claim | null> = new Array<Claim | null>(claims.length);
+    for (let i = 0; i < claims.length; i++) out[i] = replies[i] ? this.claimOf(claims[i]!.key, replies[i]!) : null;
+    return out;
+  }
+
+  /** A claim's reply as the consumer is told it. */
+  private claimOf(key: string, { taken, rev, memo, removed }: ClaimReply): Claim | null {
     // a mark is a time in ms, a whole number as a revision is
     return taken
       ? { rev: decodeRevision(rev), memo: this.decodeMemo(key, memo), removedAt: decodeRevision(removed) }
@@ -119,16 +162,22 @@ export class Locks extends CoordinationPart implements LocksPart {
   }
 
   release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined> {
+    return this.releases.call(this.releaseOf({ key, provider, token, memo, asked }));
+  }
+
+  async releaseMany(releases: readonly LockRelease[]): Promise<Array<number | undefined>> {
+    const entries = releases.map((release) => this.releaseOf(release));
+    const out: Array<number | undefined> = [];
+    for (let i = 0; i < entries.length; i += MAX_AT_ONCE)
+      out.push(...(await this.scripts.run('release', { releases: entries.slice(i, i + MAX_AT_ONCE) })));
+    return out;
+  }
+
+  /** A release as the script takes it: its memo sealed (and known, so that the next claim does not open it again). */
+  private releaseOf({ key, provider, token, memo, asked }: LockRelease): ReleaseEntry {
     const sealed = memo ? this.seal.seal('memo', key, JSON.stringify(memo)) : null;
     if (memo && sealed) this.knownMemos.set(key, sealed, memo);
-    return this.releases.call({
-      key,
-      provider,
-      token,
-      memo: sealed,
-      memoAt: memo ? memo.at : null,
-      asked,
-    });
+    return { key, provider, token, memo: sealed, memoAt: memo ? memo.at : null, asked };
   }
 
   async forgetRevision(key: string): Promise<void> {

@@ -142,10 +142,15 @@ for i = 1, n do
   end
 end
 return out`,
-  build: (k, a) => ({
-    keys: [k.locks, k.revs, k.memos, ...a.claims.flatMap((c) => [k.lock(c.key), k.removed(c.key)])],
-    argv: a.claims.flatMap((c) => [c.token, c.key, c.ttlMs]),
-  }),
+  build: (k, a) => {
+    const keys = [k.locks, k.revs, k.memos];
+    const argv: Array<string | number> = [];
+    for (const c of a.claims) {
+      keys.push(k.lock(c.key), k.removed(c.key));
+      argv.push(c.token, c.key, c.ttlMs);
+    }
+    return { keys, argv };
+  },
   reply: (raw) => {
     const flat = Array.isArray(raw) ? (raw as unknown[]) : [];
     const out: ClaimReply[] = [];

@@ -1,5 +1,5 @@
 /** The locks of a sharded queue: each consumer's in its shard (`../sharded-coordination.ts`). */
-import type { Asked, CheckMemo, Claim, LocksPart } from '../coordination.js';
+import type { Asked, CheckMemo, Claim, LockClaim, LockRelease, LocksPart } from '../coordination.js';
 import { shardOf } from '../shard-of.js';
 import { merged, type Shards } from './shards.js';
 
@@ -16,6 +16,42 @@ export class ShardedLocks implements LocksPart {
     return this.shards.of(key).claim(key, token, ttlMs);
   }
 
+  /** Each shard's claims in one call (a round's are all of one shard), the replies in the order asked. */
+  async claimMany(claims: readonly LockClaim[]): Promise<Array<Claim | null>> {
+    const out = new Array<Claim | null>(claims.length);
+    await Promise.all(
+      this.byShardAt(claims).map(async ([shard, at]) => {
+        const replies = await this.shards.list[shard]!.claimMany(at.map((i) => claims[i]!));
+        at.forEach((i, j) => (out[i] = replies[j] ?? null));
+      }),
+    );
+    return out;
+  }
+
+  /** Each shard's releases in one call, each reply as {@link release} makes it. */
+  async releaseMany(releases: readonly LockRelease[]): Promise<Array<number | undefined>> {
+    const out = new Array<number | undefined>(releases.length);
+    await Promise.all(
+      this.byShardAt(releases).map(async ([shard, at]) => {
+        const replies = await this.shards.list[shard]!.releaseMany(at.map((i) => releases[i]!));
+        at.forEach((i, j) => (out[i] = this.told(releases[i]!.provider, shard, replies[j])));
+      }),
+    );
+    return out;
+  }
+
+  /** The positions of `items` by the shard of each one's key. */
+  private byShardAt(items: ReadonlyArray<{ key: string }>): Array<[number, number[]]> {
+    const at = new Map<number, number[]>();
+    items.forEach(({ key }, i) => {
+      const shard = shardOf(key, this.shards.count);
+      const list = at.get(shard);
+      if (list) list.push(i);
+      else at.set(shard, [i]);
+    });
+    return [...at];
+  }
+
   extend(key: string, token: string, ttlMs: number): Promise<boolean> {
     return this.shards.of(key).extend(key, token, ttlMs);
   }
@@ -28,7 +64,11 @@ export class ShardedLocks implements LocksPart {
     asked?: Asked,
   ): Promise<number | undefined> {
     const shard = shardOf(key, this.shards.count);
-    const count = await this.shards.list[shard]!.release(key, provider, token, memo, asked);
+    return this.told(provider, shard, await this.shards.list[shard]!.release(key, provider, token, memo, asked));
+  }
+
+  /** What a shard's release replied for `provider`, kept: the provider's estimated count over every shard. */
+  private told(provider: string, shard: number, count: number | undefined): number | undefined {
     if (count === undefined) return undefined;
     const counts = this.asked.get(provider) ?? Array.from({ length: this.shards.count }, () => undefined);
     counts[shard] = count;

@@ -150,9 +150,8 @@ function importCycles(files: readonly string[]): string[][] {
 
 describe('import rules', () => {
   it('finds the imports it checks, type-only ones included', () => {
-    expect(importsOf('workers/consumer-run.ts')).toEqual(
-      expect.arrayContaining(['machines/machine-step.js', 'node:crypto']),
-    );
+    expect(importsOf('workers/consumer-run.ts')).toContain('machines/machine-step.js');
+    expect(importsOf('workers/lock-token.ts')).toContain('node:crypto');
     // `import type { DueWaits, … }` only
     expect(importsOf('workers/due-rounds.ts')).toContain('src/schedule/due-waits.js');
     expect(all.length).toBeGreaterThan(40);

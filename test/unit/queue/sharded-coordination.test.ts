@@ -23,6 +23,38 @@ describe('ShardedCoordination', () => {
     expect(await sharded.locks.release(keyIn(2), 'cache', 't')).toBe(30); // 10 + 12 + 8
   });
 
+  it("claims and releases many consumers of several shards in one call per shard, each told its own shard's reply", async () => {
+    /** A shard whose claims tell each consumer's key back as its revision's place, and whose releases count its calls. */
+    const calls: number[] = [];
+    const shardOf3 = (n: number, asked: number): Coordination =>
+      ({
+        locks: {
+          claimMany: (claims: ReadonlyArray<{ key: string }>) => {
+            calls.push(n);
+            return Promise.resolve(
+              claims.map(({ key }) =>
+                key.endsWith('busy') ? null : { rev: n, memo: null, removedAt: Number(key.slice(7)) },
+              ),
+            );
+          },
+          releaseMany: (releases: readonly unknown[]) => {
+            calls.push(n);
+            return Promise.resolve(releases.map(() => asked));
+          },
+        },
+      }) as unknown as Coordination;
+    const sharded = new ShardedCoordination([shardOf3(0, 10), shardOf3(1, 12), shardOf3(2, 8)]);
+    const keys = Array.from({ length: 12 }, (_, i) => `cache/c${i}`);
+    const claims = await sharded.locks.claimMany(keys.map((key) => ({ key, token: 't', ttlMs: 1000 })));
+    expect(claims).toEqual(keys.map((key, i) => ({ rev: shardOf(key, 3), memo: null, removedAt: i })));
+    expect(calls.sort()).toEqual([0, 1, 2]);
+    calls.length = 0;
+    const told = await sharded.locks.releaseMany(keys.map((key) => ({ key, provider: 'cache', token: 't' })));
+    expect(calls.sort()).toEqual([0, 1, 2]);
+    // every shard heard from in the one call: the provider's count is their sum
+    expect(told.at(-1)).toBe(30);
+  });
+
   it("merges every shard's states", async () => {
     const sharded = new ShardedCoordination([
       shard(0, { 'cache/a': 'held 1' }),

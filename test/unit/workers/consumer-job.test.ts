@@ -17,7 +17,7 @@ import type { Adapter, Grant, HoldsAnswer } from '../../../src/adapters/adapter.
 import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
 import { Scrubber } from '../../../src/logging/scrubber.js';
 import type { Finding, FindingOutcome } from '../../../src/queue/contest.js';
-import type { CheckMemo, Claim } from '../../../src/queue/coordination.js';
+import type { CheckMemo, Claim, LockClaim, LockRelease } from '../../../src/queue/coordination.js';
 import type { ConsumerJobData, ScheduledWait } from '../../../src/schedule/consumer-queue.js';
 import { JobSeal } from '../../../src/queue/job-seal.js';
 import { KnownWaits } from '../../../src/schedule/known-waits.js';
@@ -25,7 +25,9 @@ import type * as GrantSecret from '../../../src/secrets/grant-secret.js';
 import { readGrantSecret } from '../../../src/secrets/grant-secret.js';
 import type { ConsumerRecord, DesiredSpec, HistoryEntry } from '../../../src/store/consumer-record.js';
 import type { RecordChange } from '../../../src/store/consumer-store.js';
-import { runConsumerJob, type JobDeps } from '../../../workers/consumer-job.js';
+import { runConsumerJob, type JobDeps, type JobOutcome } from '../../../workers/consumer-job.js';
+import { runRound, type Ran, type RoundCheckDeps } from '../../../workers/round-checks.js';
+import type { WaitJob } from '../../../workers/wait-job.js';
 import { createEffects } from '../../../workers/effects.js';
 import { JobTrust } from '../../../workers/job-trust.js';
 import type { ProviderGate } from '../../../workers/provider-gate.js';
@@ -660,5 +662,137 @@ describe('a consumer job', () => {
       expect(await runConsumerJob(desiredJob(10, older), deps)).toEqual({ kind: 'stale' });
       expect(backend.calls).toEqual(['create app_photos', 'remove app_photos', 'create app_photos']);
     });
+  });
+});
+
+describe("a round's waits, run together", () => {
+  /** The round's locks: the stand-ins' claims and releases, taken and released many at a time, every call in `calls`. */
+  function together(deps: JobDeps, calls: string[]): RoundCheckDeps {
+    const locks = deps.coordination.locks;
+    const counted = <T extends unknown[], R>(name: string, real: (...args: T) => R) => {
+      return (...args: T): R => (calls.push(name), real(...args));
+    };
+    return {
+      ...deps,
+      coordination: {
+        ...deps.coordination,
+        locks: {
+          ...locks,
+          claim: counted('locks.claim', (k: string, t: string, ms: number) => locks.claim(k, t, ms)),
+          release: counted('locks.release', (...args: Parameters<typeof locks.release>) => locks.release(...args)),
+          claimMany: counted('locks.claimMany', (claims: readonly LockClaim[]) =>
+            Promise.all(claims.map((c) => locks.claim(c.key, c.token, c.ttlMs))),
+          ),
+          releaseMany: counted('locks.releaseMany', (releases: readonly LockRelease[]) =>
+            Promise.all(releases.map((r) => locks.release(r.key, r.provider, r.token, r.memo, r.asked))),
+          ),
+        },
+      },
+    };
+  }
+
+  /** The round's outcomes, each wait's by its place. */
+  async function round(jobs: ConsumerJobData[], deps: RoundCheckDeps): Promise<Ran[]> {
+    const ran: Ran[] = [];
+    await runRound(jobs as WaitJob[], deps, (at, one) => (ran[at] = one));
+    return ran;
+  }
+
+  it("claims and releases a held consumer's lock with the round's (one call each), reads no record, steps no chart", async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    for (let i = 0; i < 2; i += 1) await runConsumerJob(waitJob(), deps); // the chart's answers kept
+    const calls: string[] = [];
+    const reads = vi.spyOn(stand.store, 'get');
+    vi.mocked(step).mockClear();
+    backend.calls.length = 0;
+    const ran = await round([waitJob()], together(deps, calls));
+    expect(ran).toEqual([
+      { outcome: expect.objectContaining({ kind: 'later', why: 'again', found: 'held' }) as JobOutcome },
+    ]);
+    expect(calls).toEqual(['locks.claimMany', 'locks.releaseMany']);
+    expect(backend.calls).toEqual(['holds app_photos']);
+    expect(reads).not.toHaveBeenCalled();
+    expect(vi.mocked(step)).not.toHaveBeenCalled();
+  });
+
+  it("hands a consumer its check finds missing to its own run, with the round's lock and check: asked once, healed", async () => {
+    const { backend, deps, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    await runConsumerJob(waitJob(), deps); // the chart's answer to the wait's end kept
+    const calls: string[] = [];
+    backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+    backend.calls.length = 0;
+    const [ran] = await round([waitJob()], together(deps, calls));
+    expect(ran).toEqual({
+      outcome: expect.objectContaining({ kind: 'later', why: 'again', found: 'healed' }) as JobOutcome,
+    });
+    // found missing (the round's check), applied again, confirmed: nothing asked twice
+    expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
+    // its own run releases the lock the round claimed
+    expect(calls).toEqual(['locks.claimMany', 'locks.release']);
+  });
+
+  it('hands a consumer found held under another fingerprint of its secret to its own run, which records it', async () => {
+    const { deps, stand, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    await runConsumerJob(waitJob(), deps); // the chart's answer to the wait's end kept
+    const before = stand.records.get(key)!;
+    // the backend holds the login with this secret (the stand-in holds whatever it is asked): a fingerprint to keep
+    writeFileSync(secretPath, 'another-grant-secret-of-another-length\n', { mode: 0o600 });
+    try {
+      const [ran] = await round([waitJob()], together(deps, []));
+      expect(ran).toEqual({ outcome: expect.objectContaining({ found: 'held' }) as JobOutcome });
+      const after = stand.records.get(key)!;
+      expect(after.rev).toBeGreaterThan(before.rev);
+      expect(after.machine.context.appliedSecretMac).not.toBe(before.machine.context.appliedSecretMac);
+      // and back (the chart's answer to such a finding is kept now: the one it keeps is not the ticket's consumer)
+      writeFileSync(secretPath, 'a-grant-secret-long-enough-to-pass\n', { mode: 0o600 });
+      await round([waitJob()], together(deps, []));
+      expect(stand.records.get(key)!.machine.context.appliedSecretMac).toBe(before.machine.context.appliedSecretMac);
+    } finally {
+      writeFileSync(secretPath, 'a-grant-secret-long-enough-to-pass\n', { mode: 0o600 });
+    }
+  });
+
+  it('puts back a wait whose lock another holds, asking nothing', async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    await runConsumerJob(waitJob(), deps); // the chart's answer to the wait's end kept
+    stand.coordination.locks.claim = () => Promise.resolve(null);
+    const calls: string[] = [];
+    backend.calls.length = 0;
+    const [ran] = await round([waitJob()], together(deps, calls));
+    expect(ran).toEqual({ outcome: expect.objectContaining({ kind: 'later', why: 'busy' }) as JobOutcome });
+    expect(backend.calls).toEqual([]);
+    expect(calls).toEqual(['locks.claimMany']);
+  });
+
+  it('hands a wait whose ticket is behind the record to its own run, its ticket not checked: stale', async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    await runConsumerJob(waitJob(), deps); // the chart's answer to the wait's end kept
+    const job = waitJob();
+    await runConsumerJob(desiredJob(2, { ...spec, specHash: 'h2' }), deps); // a new spec: a later revision
+    expect(stand.records.get(key)!.rev).toBeGreaterThan((job as WaitJob).rev);
+    const calls: string[] = [];
+    backend.calls.length = 0;
+    const [ran] = await round([job], together(deps, calls));
+    expect(ran).toEqual({ outcome: { kind: 'stale' } });
+    expect(backend.calls).toEqual([]);
+    expect(calls).toEqual(['locks.claimMany', 'locks.release']);
+  });
+
+  it('runs a wait whose ticket is not sealed on the record, judged once, its lock its own', async () => {
+    const { deps, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    const calls: string[] = [];
+    const judge = vi.spyOn(deps.trust, 'judge');
+    const [ran] = await round([{ ...(waitJob() as WaitJob), seal: 'forged' }], together(deps, calls));
+    expect(ran).toEqual({
+      outcome: expect.objectContaining({ kind: 'later', why: 'again', found: 'held' }) as JobOutcome,
+    });
+    expect(judge).toHaveBeenCalledTimes(1);
+    expect(calls).toEqual(['locks.claim', 'locks.release']);
   });
 });

@@ -1,0 +1,211 @@
+/**
+ * A round's waits run as arrays (`due-rounds.ts`): the routine checks on their tickets, the common case, without a
+ * promise chain each. Every wait's trust is judged; those whose ticket the chart's kept answers (`ticket-start.ts`)
+ * say end in a check have their locks taken in one script call, their checks asked together (the adapter's `AUTH`s
+ * pipelined), their findings judged in a loop from the chart's kept answers, and the locks of those the check left
+ * unchanged released in one script call with what the checks learned. Nothing is stepped or judged here that
+ * `consumer-run.ts` would not step or judge the same way: a consumer whose check says anything but held as the ticket
+ * says (a loss, a heal, a rotation, a ticket behind the record) is handed to its own run, with its lock and its check,
+ * where it carries on as if it had taken them itself; so is every wait this path does not serve.
+ */
+import type { ConsumerEvent } from '../machines/consumer-events.js';
+import { verifyDelay } from '../machines/delays.js';
+import { samePersisted, type Wait } from '../machines/machine-step.js';
+import type { PersistedStep } from '../machines/step-memo.js';
+import type { BatchLocks, Claim, LockRelease } from '../src/queue/coordination.js';
+import { providerOf } from '../src/store/consumer-key.js';
+import { memoOf } from './check-memo.js';
+import { runConsumerJob, type Given, type JobDeps } from './consumer-job.js';
+import { learn, type Learned } from './consumer-outcome.js';
+import { lockMsOf } from './consumer-run.js';
+import type { CheckResult } from './effects.js';
+import { retryLater, type JobOutcome } from './job-outcome.js';
+import { lockToken } from './lock-token.js';
+import type { ProviderRuntime } from './provider-runtime.js';
+import { foundAnswer, ticketStart, type TicketStart } from './ticket-start.js';
+import type { WaitJob } from './wait-job.js';
+
+export interface RoundCheckDeps extends JobDeps {
+  coordination: JobDeps['coordination'] & { readonly locks: JobDeps['coordination']['locks'] & BatchLocks };
+}
+
+/** What became of one wait of the round: its job's outcome, or what its run threw (handed to the queue). */
+export type Ran = { outcome: JobOutcome } | { error: unknown };
+
+/** Told of each wait as it ends, by its place in the round. */
+export type RanEach = (at: number, ran: Ran) => void;
+
+/** A wait whose ticket ends in a check: where the chart starts it, and the lock the round takes for it. */
+interface OnTicket {
+  at: number;
+  job: WaitJob;
+  provider: ProviderRuntime;
+  start: TicketStart;
+  token: string;
+  claim?: Claim;
+}
+
+/** Runs a round's waits (`jobs`), telling `ran` of each as it ends; resolves once all have. */
+export async function runRound(jobs: readonly WaitJob[], deps: RoundCheckDeps, ran: RanEach): Promise<void> {
+  const onTicket: OnTicket[] = [];
+  const runs: Array<Promise<void>> = [];
+  for (let at = 0; at < jobs.length; at++) {
+    const job = jobs[at]!;
+    const trust = deps.trust.judge(job);
+    const found = trust === 'whole' ? onTicketOf(job, at, deps) : undefined;
+    if (found) onTicket.push(found);
+    else runs.push(ownRun(job, at, deps, ran, { trust }));
+  }
+  if (onTicket.length > 0) runs.push(checkTogether(onTicket, deps, ran));
+  await Promise.all(runs);
+}
+
+/** A wait the chart's kept answers say ends in a check on its ticket (as `ConsumerRun.onTheTicket` asks it). */
+function onTicketOf(job: WaitJob, at: number, deps: JobDeps): OnTicket | undefined {
+  const provider = deps.providers.get(providerOf(job.key));
+  if (!provider) return undefined;
+  const start = ticketStart(provider.machine, job);
+  const ending = start?.ending;
+  if (!start || ending?.effect !== 'check' || ending.said.length > 0) return undefined;
+  return { at, job, provider, start, token: lockToken() };
+}
+
+/** A wait run on its own (`consumer-job.ts`), with what the round found out for it. */
+function ownRun(job: WaitJob, at: number, deps: JobDeps, ran: RanEach, given: Given): Promise<void> {
+  return runConsumerJob(job, deps, given).then(
+    (outcome) => ran(at, { outcome }),
+    (error: unknown) => ran(at, { error }),
+  );
+}
+
+/** The locks taken together, the checks asked together, the findings judged in a loop, the locks released together. */
+async function checkTogether(list: OnTicket[], deps: RoundCheckDeps, ran: RanEach): Promise<void> {
+  const asked = deps.now().getTime();
+  let claims: Array<Claim | null>;
+  try {
+    claims = await deps.coordination.locks.claimMany(
+      list.map(({ job, token, provider }) => ({ key: job.key, token, ttlMs: lockMsOf(provider) })),
+    );
+  } catch (error) {
+    for (const { at } of list) ran(at, { error });
+    return;
+  }
+  const runs: Array<Promise<void>> = [];
+  const checking: OnTicket[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const wait = list[i]!;
+    const claim = claims[i] ?? null;
+    if (claim === null) ran(wait.at, { outcome: retryLater('busy', deps.now()) });
+    else if (claim.rev !== wait.job.rev) runs.push(ownRun(wait.job, wait.at, deps, ran, claimedAs(wait, claim, asked)));
+    else {
+      wait.claim = claim;
+      lateness(wait, claim, deps);
+      checking.push(wait);
+    }
+  }
+  const results = await Promise.all(checking.map((wait) => checkOf(wait, deps)));
+  runs.push(judged(checking, results, deps, ran, asked));
+  await Promise.all(runs);
+}
+
+function claimedAs(wait: OnTicket, claim: Claim, asked: number, checked?: CheckResult): Given {
+  return { trust: 'whole', claimed: { claim, token: wait.token, asked, ...(checked ? { checked } : {}) } };
+}
+
+/** A check on the ticket, as `ConsumerRun.check` asks it; what it threw, kept as its result. */
+function checkOf({ job, provider, start, claim }: OnTicket, deps: JobDeps): Promise<CheckResult | Thrown> {
+  const { spec, appliedAt } = job.ticket;
+  const input = { key: job.key, provider, spec, context: start.ending!.consumer.context, appliedAt, memo: claim!.memo };
+  return deps.effects.check(input).catch((error: unknown) => new Thrown(error));
+}
+
+/** What a check threw. */
+class Thrown {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * Each finding judged from the chart's kept answers: unchanged ones released together and due again; the others
+ * handed to their own run with their lock and check; a check that threw, released and handed to the queue.
+ */
+async function judged(
+  checking: readonly OnTicket[],
+  results: ReadonlyArray<CheckResult | Thrown>,
+  deps: RoundCheckDeps,
+  ran: RanEach,
+  asked: number,
+): Promise<void> {
+  const now = deps.now();
+  const releases: LockRelease[] = [];
+  const ended: Array<[OnTicket, Ran]> = [];
+  const runs: Array<Promise<void>> = [];
+  for (let i = 0; i < checking.length; i++) {
+    const wait = checking[i]!;
+    const result = results[i]!;
+    const { key } = wait.job;
+    const provider = wait.provider.config.name;
+    if (result instanceof Thrown) {
+      releases.push({ key, provider, token: wait.token });
+      ended.push([wait, { error: result.error }]);
+      continue;
+    }
+    const answer = unchangedAnswer(wait, result.event);
+    if (!answer) {
+      runs.push(ownRun(wait.job, wait.at, deps, ran, claimedAs(wait, wait.claim!, asked, result)));
+      continue;
+    }
+    const learned: Learned = {};
+    learn(learned, memoOf(result, wait.job.rev, wait.claim!.memo, now), result.event);
+    releases.push({ key, provider, token: wait.token, memo: learned.memo, asked: learned.asked });
+    const at = new Date(now.getTime() + answer.wait.ms);
+    ended.push([
+      wait,
+      { outcome: { kind: 'later', at, why: 'again', ...(learned.found ? { found: learned.found } : {}) } },
+    ]);
+  }
+  runs.push(releaseAll(releases, ended, deps, ran));
+  await Promise.all(runs);
+}
+
+/**
+ * The chart's kept answer to what a check found, when it changes nothing durable (as `ConsumerRun.unchangedOnTicket`
+ * judges it): no effect, nothing said, a wait asked, the consumer as the ticket holds it. Undefined: stepped by its run.
+ */
+function unchangedAnswer(
+  { provider, start }: OnTicket,
+  found: ConsumerEvent,
+): (PersistedStep & { wait: Wait }) | undefined {
+  const answer = foundAnswer(provider.machine, start, found);
+  if (!answer || answer.effect || answer.said.length > 0 || !answer.wait) return undefined;
+  return samePersisted(answer.consumer, start.from) ? (answer as PersistedStep & { wait: Wait }) : undefined;
+}
+
+/** The locks released in one call; each wait ends once its lock is released (or the release failed: handed over). */
+async function releaseAll(
+  releases: readonly LockRelease[],
+  ended: ReadonlyArray<[OnTicket, Ran]>,
+  deps: RoundCheckDeps,
+  ran: RanEach,
+): Promise<void> {
+  if (releases.length === 0) return;
+  try {
+    const counts = await deps.coordination.locks.releaseMany(releases);
+    counts.forEach((count, i) => {
+      // the pace of its provider's deep checks
+      if (count !== undefined) ended[i]![0].provider.fleet.consumers = count;
+    });
+  } catch (error) {
+    for (const [{ at }] of ended) ran(at, { error });
+    return;
+  }
+  for (const [{ at }, result] of ended) ran(at, result);
+}
+
+/** How late a routine check began (in process, from what the lock told), as `ConsumerRun` tells it. */
+function lateness({ job, provider }: OnTicket, { memo }: Claim, deps: JobDeps): void {
+  if (memo && job.wait === 'verify')
+    deps.observer?.lateness?.(
+      provider.config.name,
+      deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing),
+    );
+}
