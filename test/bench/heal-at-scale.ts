@@ -119,6 +119,19 @@ class StatusLoop {
   }
 }
 
+/**
+ * For a status that exited 0 (green): how many logins the first probe pass begun after it answered still found failing
+ * (a green verdict over logins that fail); empty otherwise.
+ */
+function greenOver(
+  run: { ms: number; code: number | null; startedMs: number },
+  passes: ReadonlyArray<{ atMs: number; failing: number }>,
+): string {
+  if (run.code !== 0) return '';
+  const after = passes.find((p) => p.atMs >= run.startedMs + run.ms);
+  return after && after.failing > 0 ? ` [GREEN while ${after.failing} logins failed at +${after.atMs} ms]` : '';
+}
+
 /** The store's collections made empty and indexed (`ferretdb-index.ts`), as an operator of a new provider has them. */
 async function indexedEmpty(env: BenchEnv, database: string): Promise<void> {
   const client = new MongoClient(env.store.url);
@@ -235,10 +248,15 @@ try {
     const statuses = statusEveryMs === undefined ? undefined : new StatusLoop(path, statusEveryMs);
     const unhealed = new Map(env.consumers.map((c) => [c.login, c.password]));
     const marks: Array<[number, number]> = [];
+    // each probe pass: when it began (ms after the restart) and how many logins failed in it
+    const passes: Array<{ atMs: number; failing: number }> = [];
     let nextMark = 0.5;
     while (unhealed.size > 0) {
       if (Date.now() - restarted > giveUpMs) break;
+      const passAt = Date.now() - restarted;
+      const before = unhealed.size;
       for (const login of await authenticating(probe, unhealed).catch(() => [])) unhealed.delete(login);
+      passes.push({ atMs: passAt, failing: before - (before - unhealed.size) });
       const share = 1 - unhealed.size / consumers;
       while (share >= nextMark && nextMark <= 1) {
         marks.push([nextMark, Date.now() - restarted]);
@@ -250,7 +268,7 @@ try {
     const statusRuns = await statuses?.stop();
     if (statusRuns)
       say(
-        `holdfast status beside the heal, every ${statusEveryMs} ms:\n${statusRuns.map((r) => `  from +${r.startedMs} ms, ${r.ms} ms, exit ${r.code}: ${r.said}`).join('\n')}`,
+        `holdfast status beside the heal, every ${statusEveryMs} ms:\n${statusRuns.map((r) => `  from +${r.startedMs} ms, ${r.ms} ms, exit ${r.code}: ${r.said}${greenOver(r, passes)}`).join('\n')}`,
       );
     const after = (await run.fresh()).profile ?? {};
     const cpuAfter = processCpuMs(pids);
