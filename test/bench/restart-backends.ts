@@ -18,7 +18,8 @@
  * Ends with one line of JSON per case.
  *
  * Options: `--consumers N` (default 1000), `--case` (default all three), `--settle 10s` (after the engine's start),
- * `--give-up 120s`, `--check-timeout 30s` (the default's), `--max-calls N` (the provider's `maxConcurrentCalls`),
+ * `--give-up 120s`, `--check-timeout 30s` (the default's), `--concurrency 32` (the worker's), `--max-calls N` (the
+ * provider's `maxConcurrentCalls`),
  * `--log-level warn` (the engine's log, kept in
  * bench/results), `--cpu-profile <dir>` (the engine writes a V8 CPU profile there as it stops: read its event's window
  * with `cpu-profile-top.ts <file> 30 --window <from-s> <to-s>`).
@@ -52,6 +53,8 @@ const settleMs = parseDuration(arg('settle', '10s'));
 const giveUpMs = parseDuration(arg('give-up', '120s'));
 const logLevel = arg('log-level', 'warn') === 'info' ? 'info' : 'warn';
 const cpuProfileDir = process.argv.includes('--cpu-profile') ? arg('cpu-profile', '') : undefined;
+/** The engine's `worker.concurrency` (default 32). */
+const concurrency = Number(arg('concurrency', '32'));
 /** The provider's `admin.maxConcurrentCalls` (default: the adapter's). */
 const maxCalls = process.argv.includes('--max-calls') ? Number(arg('max-calls', '4')) : undefined;
 const PgClient = pg.Client;
@@ -237,7 +240,7 @@ async function writeConfig(
       `queue: { url: "redis://${queue.host}:${queue.port}", username: ${queue.admin.username}, passwordFile: secrets/queue }`,
       `store: { url: "mongodb://${store.host}:${store.port}/?authSource=admin", username: ${store.admin.username}, passwordFile: secrets/store }`,
       'fingerprintKeyFile: secrets/fingerprint.key',
-      'worker: { concurrency: 32 }',
+      `worker: { concurrency: ${concurrency} }`,
       'log: { level: warn, format: json }',
       `defaults: { ${Object.entries(TIMING)
         .map(([k, v]) => `${k}: ${v}`)
