@@ -8,8 +8,10 @@
  * Asked now means the consumer's routine wait brought forward in the due set (`src/queue/coordination/signals.ts`):
  * the ordinary rounds check it on its ticket and heal it quietly, as a routine check that finds a loss does (a heal is
  * an event, not a write: rule 3). The suspects are kept in the queue's Redis, so that the status of any process says
- * them and each check that asks removes its consumer; one still suspect from an earlier event is not asked twice (a
- * flapping node does not multiply the work). One line per event, and one when all its consumers were asked.
+ * them and each check that asks removes its consumer. One still suspect from an earlier event is asked again at a new
+ * event unless its asking is under way (its wait already due, or its check running): a flapping node does not
+ * multiply the work, and a consumer whose check could not ask a node that was down is asked as soon as that node
+ * answers, not at the stragglers' re-ask. One line per event, and one when all its consumers were asked.
  */
 import type { IncarnationChange } from '../src/adapters/incarnation.js';
 import { nodeEventWords, type NodeEventKind } from '../src/adapters/incarnation-words.js';

@@ -3,7 +3,9 @@
  * own: at the first call of {@link IncarnationSource}'s methods, then every `everyMs`, one read in
  * flight per node, each given `timeoutMs` (and the adapter's `read` has the server keep it too
  * where it can). A read that fails marks the node as not answering, by its error's code only: no
- * server's words, so no secret, are kept. Timers do not hold the process open.
+ * server's words, so no secret, are kept; while it does not answer it is read again every
+ * `failingEveryMs` (a fifth of `everyMs`), so that a server back (restarted, re-initialised) is
+ * seen at once, not up to a tick later. Timers do not hold the process open.
  */
 import { HoldfastError, isHoldfastError } from '../errors/holdfast-error.js';
 import type { AdminConnection } from './adapter.js';
@@ -15,6 +17,8 @@ export interface IncarnationPace {
   everyMs: number;
   /** How long one read may take; longer is not answering (default 5 s). */
   timeoutMs: number;
+  /** How soon a node whose read failed is read again (default a fifth of `everyMs`). */
+  failingEveryMs?: number;
 }
 
 /** The pace of a provider's reads: every second, each within a third of its `checkTimeout` (at most 5 s). */
@@ -101,8 +105,18 @@ export class IncarnationWatch implements IncarnationSource {
       if (!this.closed) this.tracker.answered(node, run);
     } catch (error) {
       this.tracker.failed(node, failureCode(error));
+      this.readSoon(node);
     } finally {
       this.reading.delete(node);
     }
+  }
+
+  /** `node` did not answer: read again soon (once per failure), not at the next tick only. */
+  private readSoon(node: string): void {
+    if (this.closed) return;
+    const ms = this.options.failingEveryMs ?? Math.max(1, Math.floor(this.options.everyMs / 5));
+    setTimeout(() => {
+      if (!this.closed) void this.readOne(node);
+    }, ms).unref();
   }
 }

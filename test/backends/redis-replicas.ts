@@ -160,6 +160,21 @@ export class LocalRedisReplicas {
     }
   }
 
+  /**
+   * A replica added to the running set: started empty on a free port (no ACL user: Redis does not replicate them) as a
+   * replica of the current master; returned once the master lists it online and every Sentinel lists it.
+   */
+  async addReplica(): Promise<NodeAddress> {
+    const [port] = await freePorts(1);
+    const node = { host: '127.0.0.1', port: port! };
+    const master = await this.currentMaster();
+    this.nodes.push(node);
+    await this.launch(node, master);
+    await this.waitReplicating(master, this.nodes.length - 1);
+    if (this.sentinels.length > 0) await this.waitSentinelsSee(this.nodes.length - 1);
+    return node;
+  }
+
   /** `SENTINEL RESET` of the master on every Sentinel: they forget its replicas (and find the live ones again). */
   async resetSentinels(): Promise<void> {
     await Promise.all(

@@ -1,7 +1,7 @@
 /**
  * A holdfast process for the benchmark: what `holdfast run` (or `holdfast worker`) does, plus
  * a report to its parent every second of its CPU time, memory and store operations.
- * Started by `engine-process.ts`: `node --import tsx engine-child.ts <config> <run|worker> <log file> [profile]`.
+ * Started by `engine-process.ts`: `node --import tsx engine-child.ts <config> <run|worker> <log file> [profile] [log=info]`.
  */
 // first, as the CLI's entry does: V8's heap growth bounded before any other module loads; the
 // engine is then loaded as `holdfast run` loads it, after (a static import would be loaded and
@@ -35,21 +35,21 @@ const createAccessKeysOf = (adapter: unknown): number => {
   return typeof count === 'number' ? count : 0;
 };
 
-const [configPath, role, logFile, profileArg] = process.argv.slice(2);
+const [configPath, role, logFile, ...flags] = process.argv.slice(2);
 if (!configPath || !role || !logFile) throw new Error('usage: engine-child.ts <config> <run|worker> <log file>');
 const send = (message: unknown) => process.send?.(message);
 
 const config = await loadConfig(configPath, { adapters: ADAPTERS, environment: { stdoutIsTTY: false } });
 const scrubber = new Scrubber();
 const logger = createLogger({
-  level: 'warn',
+  level: flags.includes('log=info') ? 'info' : 'warn',
   format: 'json',
   scrubber,
   destination: pino.destination({ dest: logFile, sync: false }),
 });
 const started = Date.now();
 const engine = await startEngine({ config, logger, scrubber, roles: { sync: role === 'run', worker: true } });
-const profiling = profileArg === 'profile';
+const profiling = flags.includes('profile');
 if (profiling) profileEngine(engine);
 send({ type: 'ready', startMs: Date.now() - started });
 

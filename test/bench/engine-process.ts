@@ -22,17 +22,24 @@ export class EngineProcess {
    * `cpuProfileDir`: the child writes a V8 CPU profile there as it exits (read it with `cpu-profile-top.ts`).
    * `compiled`: the child runs as plain JavaScript, as the compiled `holdfast run` does (no tsx
    * loader, compiler or source maps in its heap: its memory is the operator's).
+   * `logLevel`: the child's log (default warn; info for the node events' lines).
    */
   static async start(
     configPath: string,
     role: 'run' | 'worker',
     logFile: string,
-    options: { profile?: boolean; cpuProfileDir?: string | undefined; compiled?: boolean } = {},
+    options: {
+      profile?: boolean;
+      cpuProfileDir?: string | undefined;
+      compiled?: boolean;
+      logLevel?: 'warn' | 'info';
+    } = {},
   ): Promise<EngineProcess> {
     const cpuProfile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
     const entry = options.compiled ? compiledChild() : join(import.meta.dirname, 'engine-child.ts');
     const execArgv = [...(options.compiled ? [] : ['--import', 'tsx']), ...cpuProfile];
-    const child = fork(entry, [configPath, role, logFile, ...(options.profile ? ['profile'] : [])], {
+    const flags = [...(options.profile ? ['profile'] : []), ...(options.logLevel === 'info' ? ['log=info'] : [])];
+    const child = fork(entry, [configPath, role, logFile, ...flags], {
       execArgv,
       stdio: 'inherit',
     });

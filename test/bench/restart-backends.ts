@@ -18,7 +18,11 @@
  * Ends with one line of JSON per case.
  *
  * Options: `--consumers N` (default 1000), `--case` (default all three), `--settle 10s` (after the engine's start),
- * `--give-up 120s`, `--check-timeout 30s` (the default's).
+ * `--give-up 120s`, `--check-timeout 30s` (the default's), `--concurrency 32` (the worker's), `--max-calls N` (the
+ * provider's `maxConcurrentCalls`),
+ * `--log-level warn` (the engine's log, kept in
+ * bench/results), `--cpu-profile <dir>` (the engine writes a V8 CPU profile there as it stops: read its event's window
+ * with `cpu-profile-top.ts <file> 30 --window <from-s> <to-s>`).
  */
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -47,6 +51,12 @@ const consumers = Number(arg('consumers', '1000'));
 const only = arg('case', 'all');
 const settleMs = parseDuration(arg('settle', '10s'));
 const giveUpMs = parseDuration(arg('give-up', '120s'));
+const logLevel = arg('log-level', 'warn') === 'info' ? 'info' : 'warn';
+const cpuProfileDir = process.argv.includes('--cpu-profile') ? arg('cpu-profile', '') : undefined;
+/** The engine's `worker.concurrency` (default 32). */
+const concurrency = Number(arg('concurrency', '32'));
+/** The provider's `admin.maxConcurrentCalls` (default: the adapter's). */
+const maxCalls = process.argv.includes('--max-calls') ? Number(arg('max-calls', '4')) : undefined;
 const PgClient = pg.Client;
 /** The interval of the targets; the check's deadline an operator has by default. */
 const TIMING = { verifyEvery: '60s', checkTimeout: arg('check-timeout', '30s') };
@@ -134,6 +144,48 @@ function postgresVerifiers(pg: OwnedBackend): Probe {
   };
 }
 
+/**
+ * The server's own view of the engine's sessions while the roles come back: `pg_stat_activity` of `application_name`
+ * holdfast, sampled every 100 ms, counted by state (`active` with its wait event, `idle in transaction`, `idle`). Where
+ * the engine's sessions are `idle in transaction` the time is the engine's; `active`, the server's; `idle`, nobody's
+ * (nothing sent). Stops when `stop()` is called; the shares of samples per state.
+ */
+function sampleSessions(pg: OwnedBackend): { stop: () => Promise<Record<string, number>> } {
+  const counts = new Map<string, number>();
+  let [samples, running] = [0, true];
+  const loop = (async () => {
+    while (running) {
+      const admin = new PgClient({ connectionString: pg.url, connectionTimeoutMillis: 1_000 });
+      admin.on('error', () => undefined);
+      try {
+        await admin.connect();
+        while (running) {
+          const { rows } = await admin.query<{ state: string; n: number }>(
+            "SELECT coalesce(state, '?') || coalesce(' ' || wait_event_type || ':' || wait_event, '') || CASE WHEN state = 'active' THEN ': ' || left(query, 24) ELSE '' END AS state, count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'holdfast' GROUP BY 1",
+          );
+          samples++;
+          for (const { state, n } of rows) counts.set(state, (counts.get(state) ?? 0) + n);
+          await sleep(100);
+        }
+      } catch {
+        await sleep(100);
+      } finally {
+        await admin.end().catch(() => undefined);
+      }
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      const mean: Record<string, number> = {};
+      for (const [state, n] of [...counts].sort((a, b) => b[1] - a[1]))
+        mean[state] = Math.round((n / Math.max(1, samples)) * 100) / 100;
+      return mean;
+    },
+  };
+}
+
 /** Every consumer's login tried once (a fresh connection each, 16 at a time): the logins refused. */
 async function confirmLogins(pg: OwnedBackend, env: BenchEnv): Promise<number> {
   const ok = await probeEach(16, (c) => postgresLogin(pg, c.login, c.password))(env.consumers);
@@ -188,7 +240,7 @@ async function writeConfig(
       `queue: { url: "redis://${queue.host}:${queue.port}", username: ${queue.admin.username}, passwordFile: secrets/queue }`,
       `store: { url: "mongodb://${store.host}:${store.port}/?authSource=admin", username: ${store.admin.username}, passwordFile: secrets/store }`,
       'fingerprintKeyFile: secrets/fingerprint.key',
-      'worker: { concurrency: 32 }',
+      `worker: { concurrency: ${concurrency} }`,
       'log: { level: warn, format: json }',
       `defaults: { ${Object.entries(TIMING)
         .map(([k, v]) => `${k}: ${v}`)
@@ -196,7 +248,7 @@ async function writeConfig(
       'providers:',
       '  - name: cache',
       `    adapter: ${provider.adapter}`,
-      `    admin: { ${[...provider.admin, `passwordFile: secrets/${name}`].join(', ')} }`,
+      `    admin: { ${[...provider.admin, `passwordFile: secrets/${name}`, ...(maxCalls === undefined ? [] : [`maxConcurrentCalls: ${maxCalls}`])].join(', ')} }`,
       '    contributions: contributions/cache.yaml',
       '    secretsRoot: grants',
       `    policy: ${provider.policy}`,
@@ -247,7 +299,10 @@ async function withEngine(
   const seeded = Date.now();
   await seedHeld(env, seedWith);
   say(`  seeded ${env.consumers.length} held in ${Date.now() - seeded} ms; load ${load()}`);
-  const engine = await EngineProcess.start(world.path, 'run', join(env.dir, `engine-${name}.log`));
+  const engine = await EngineProcess.start(world.path, 'run', join(env.dir, `engine-${name}.log`), {
+    cpuProfileDir,
+    logLevel,
+  });
   try {
     await sleep(settleMs);
     const loadStart = loadavg();
@@ -282,14 +337,17 @@ async function postgresCase(env: BenchEnv, pg: OwnedBackend): Promise<CaseResult
     const logBefore = pg.serverLog!().length;
     await pg.restart({ keepData: false });
     const answered = Date.now();
-    say(`  re-initialised, answering; load ${load()}`);
+    say(`  re-initialised, answering at ${new Date(answered).toISOString().slice(11, 23)}; load ${load()}`);
+    const sessions = sampleSessions(pg);
     const back = await untilAllBack(env, postgresVerifiers(pg), answered);
+    say(`  the engine's sessions until all were back, mean count by state: ${JSON.stringify(await sessions.stop())}`);
     await sleep(AFTER_MS);
     const refused = await confirmLogins(pg, env);
     const writes = new Map<string, number>();
     for (const m of pg.serverLog!()
       .slice(logBefore)
-      .matchAll(/statement: (?:CREATE|ALTER) ROLE "([^"]+)" WITH/g))
+      // a statement each, or several roles in one simple query (new-roles.ts), its statements joined by `;` and a newline
+      .matchAll(/(?:statement: |;\n\s*)(?:CREATE|ALTER) ROLE "([^"]+)" WITH/g))
       writes.set(m[1]!, (writes.get(m[1]!) ?? 0) + 1);
     const written = [...writes.values()].reduce((a, b) => a + b, 0);
     return { back: { server: back }, written, writes: { timesWritten: spread(writes, env) }, refusedAfter: refused };

@@ -51,6 +51,7 @@ import { resetRoleSettings, roleSettingsDiffer, withRoleSettings } from './role-
 import { publicDatabaseGrants, publicSchemaGrants, schemaDatabases, type PublicGrantsScope } from './public-grants.js';
 import { identifierProblem, type PostgresRolesValues } from './values.js';
 import { groupedStatements, lockObjectRows, objectStatement, type ObjectGrant } from './object-grants.js';
+import { existingRoles, newRolesText, privilegedAmong } from './new-roles.js';
 
 export { ACL_ROW_LOCK } from './object-grants.js';
 
@@ -81,6 +82,15 @@ async function settledOf<T>(work: Promise<T>): Promise<Each<T>> {
     return { ok: false, error };
   }
 }
+/** `work`'s value or its throw, as an outcome. */
+function settledNow<T>(work: () => T): Each<T> {
+  try {
+    return { ok: true, value: work() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
 /** How many (role, password, verifier) matches are remembered, so a check need not run PBKDF2 again. */
 const VERIFIED_CACHE = 10_000;
 
@@ -282,6 +292,8 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
     signal: AbortSignal,
   ): Promise<Array<Each<void>>> {
     await client.query('SAVEPOINT holdfast_batch');
+    const allNew = await this.createAllNew(client, prepared, signal);
+    if (allNew) return allNew;
     const deferred: ObjectGrant[] = [];
     const each = await this.applyEach(client, prepared, signal, deferred);
     try {
@@ -294,6 +306,37 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
       await client.query('ROLLBACK TO SAVEPOINT holdfast_batch');
       return this.applyEach(client, prepared, signal);
     }
+  }
+
+  /**
+   * Where no role of the batch exists yet, every one written in one round trip and their groups checked in one more
+   * (new-roles.ts); undefined, with nothing of it kept, where one exists, a statement fails or a role would be refused:
+   * the batch then goes role by role, each in its savepoint, so that each gets its own outcome.
+   */
+  private async createAllNew(
+    client: pg.PoolClient,
+    prepared: ReadonlyArray<Each<PreparedRole>>,
+    signal: AbortSignal,
+  ): Promise<Array<Each<void>> | undefined> {
+    const ready = prepared.flatMap((p) => (p.ok ? [p.value] : []));
+    const logins = ready.map((r) => r.grant.login);
+    if (ready.length === 0 || (await existingRoles(client, logins)).size > 0) return undefined;
+    const form = {
+      attributes: `${ROLE_ATTRIBUTES} ${connectionLimitClause(this.connectionLimit)}`,
+      mark: this.mark,
+    };
+    try {
+      const roles = ready.map(({ grant, names, verifier }) => ({ login: grant.login, verifier, values: names }));
+      await client.query(newRolesText(client, roles, form));
+      if ((await privilegedAmong(client, logins, this.withheld)).length === 0) {
+        await client.query('RELEASE SAVEPOINT holdfast_batch');
+        return prepared.map((p) => (p.ok ? { ok: true, value: undefined } : p));
+      }
+    } catch (error) {
+      if (signal.aborted) throw error;
+    }
+    await client.query('ROLLBACK TO SAVEPOINT holdfast_batch');
+    return undefined;
   }
 
   /**
@@ -412,6 +455,49 @@ export class PostgresRolesAdapter implements Adapter<PostgresRolesValues> {
         return result.rows[0] ?? null;
       }),
     );
+    return this.answerOf(grant, row, readable, signal);
+  }
+
+  /**
+   * {@link holds} for several roles in one catalog read (a round's deep checks, and those that follow its heals), each
+   * answer its own: a login refused before anything is sent, or a password compared by a login that fails, fails alone.
+   */
+  async holdsMany(
+    grants: ReadonlyArray<Grant<PostgresRolesValues>>,
+    options: CallOptions,
+  ): Promise<Array<Each<HoldsAnswer>>> {
+    const { signal } = options;
+    const named = grants.map((g) => settledNow(() => this.names(g.login, g.values)));
+    const logins = grants.filter((_, i) => named[i]!.ok).map((g) => g.login);
+    const readable = logins.length > 0 && (await this.readable(options));
+    const secrets = grants.map((g) => g.password);
+    const rows = await this.calls.run(signal, `the reading of ${logins.length} roles`, secrets, async () =>
+      logins.length === 0
+        ? new Map<string, RoleRow & { settings: string[] }>()
+        : this.sessions.read(options, async (client) => {
+            const query = withRoleSettings(roleQuery(readable, true), true);
+            const result = await client.query<RoleRow & { rolname: string; settings: string[] }>(query, [
+              logins,
+              this.withheld,
+            ]);
+            return new Map(result.rows.map((r) => [r.rolname, r]));
+          }),
+    );
+    return Promise.all(
+      grants.map(async (g, i): Promise<Each<HoldsAnswer>> => {
+        const name = named[i]!;
+        return name.ok ? settledOf(this.answerOf(g, rows.get(g.login) ?? null, readable, signal)) : name;
+      }),
+    );
+  }
+
+  /** What `row` (the role as read, null when absent) says of `grant`: its password compared, then the rest. */
+  private async answerOf(
+    grant: Grant<PostgresRolesValues>,
+    row: (RoleRow & { settings: string[] }) | null,
+    readable: boolean,
+    signal: AbortSignal,
+  ): Promise<HoldsAnswer> {
     const provider = this.ownership.provider;
     if (row === null || ownershipDiffers(row, provider) || !row.rolcanlogin || row.expired)
       return compareRole(row, grant.values, { matches: true }, provider);

@@ -8,16 +8,22 @@ import type pg from 'pg';
 import type { HoldsAnswer } from '../adapter.js';
 
 /**
- * The settings of role `$1` (found by `to_regrole`, one cache lookup: `pg_roles` is a view that joins
- * `pg_db_role_setting` itself), as `name` (every database) or `name in database "db"`, its value left out.
+ * The settings of the role named by `role` (an SQL expression: `$1`, or a column; found by `to_regrole`, one cache
+ * lookup: `pg_roles` is a view that joins `pg_db_role_setting` itself), as `name` (every database) or
+ * `name in database "db"`, its value left out.
  */
-const SETTINGS = `ARRAY(SELECT split_part(c, '=', 1) || CASE WHEN s.setdatabase = 0 THEN '' ELSE ' in database ' || quote_ident(coalesce(d.datname, s.setdatabase::text)) END
+const settingsOf = (
+  role: string,
+) => `ARRAY(SELECT split_part(c, '=', 1) || CASE WHEN s.setdatabase = 0 THEN '' ELSE ' in database ' || quote_ident(coalesce(d.datname, s.setdatabase::text)) END
   FROM pg_catalog.pg_db_role_setting s LEFT JOIN pg_catalog.pg_database d ON d.oid = s.setdatabase, unnest(s.setconfig) c
-  WHERE s.setrole = to_regrole(quote_ident($1)) ORDER BY s.setdatabase <> 0, d.datname, 1)`;
+  WHERE s.setrole = to_regrole(quote_ident(${role})) ORDER BY s.setdatabase <> 0, d.datname, 1)`;
 
-/** `query` (whose `$1` is the role's name) with one more column, `settings`: the role's settings, in words. */
-export function withRoleSettings(query: string): string {
-  return `SELECT role_state.*, ${SETTINGS} AS settings FROM (${query}) AS role_state`;
+/**
+ * `query` (whose `$1` is the role's name; `many`: whose rows name theirs, `rolname`) with one more column, `settings`:
+ * the role's settings, in words.
+ */
+export function withRoleSettings(query: string, many = false): string {
+  return `SELECT role_state.*, ${settingsOf(many ? 'role_state.rolname' : '$1')} AS settings FROM (${query}) AS role_state`;
 }
 
 /** Not held (`rules-differ`) when the role has a setting of its own; undefined when it has none. */

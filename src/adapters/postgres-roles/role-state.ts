@@ -28,17 +28,17 @@ export const PRIVILEGED_GROUPS = `ARRAY(SELECT g.rolname::text || ' (' || concat
 
 /**
  * `$1` is the role's name, `$2` the withheld roles (text[]). `rolpassword` is the verifier from pg_authid, or
- * `********` from pg_roles.
+ * `********` from pg_roles. `many`: `$1` is several roles' names (text[]), a row for each that exists.
  */
-export function roleQuery(readVerifier: boolean): string {
-  return `SELECT r.rolcanlogin, coalesce(r.rolvaliduntil <= now(), false) AS expired, r.rolvaliduntil::text AS valid_until, r.rolsuper, r.rolcreatedb, r.rolcreaterole, r.rolreplication, r.rolbypassrls,
+export function roleQuery(readVerifier: boolean, many = false): string {
+  return `SELECT r.rolname::text AS rolname, r.rolcanlogin, coalesce(r.rolvaliduntil <= now(), false) AS expired, r.rolvaliduntil::text AS valid_until, r.rolsuper, r.rolcreatedb, r.rolcreaterole, r.rolreplication, r.rolbypassrls,
   r.rolconnlimit, r.rolpassword, shobj_description(r.oid, 'pg_authid') AS comment,
   ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid ORDER BY 1) AS member_of,
   ARRAY(SELECT d.datname::text FROM pg_database d, aclexplode(d.datacl) a WHERE a.grantee = r.oid AND a.privilege_type = 'CONNECT' ORDER BY 1) AS databases,
   ARRAY(SELECT n.nspname::text FROM pg_namespace n, aclexplode(n.nspacl) a WHERE a.grantee = r.oid AND a.privilege_type = 'USAGE' ORDER BY 1) AS schemas,
   r.rolinherit,
   ${PRIVILEGED_GROUPS} AS privileged_groups
-FROM ${readVerifier ? 'pg_catalog.pg_authid' : 'pg_catalog.pg_roles'} r WHERE r.rolname = $1`;
+FROM ${readVerifier ? 'pg_catalog.pg_authid' : 'pg_catalog.pg_roles'} r WHERE r.rolname = ${many ? 'ANY($1::text[])' : '$1'}`;
 }
 
 /** One row of {@link roleQuery}. */

@@ -420,10 +420,13 @@ return text`,
 
 /**
  * Makes a batch of the provider's consumers suspect and asks them now: each one whose routine wait (`verify`) is in
- * the due set and that is not suspect already has that wait brought forward to `now` (never later than it was), for
- * the ordinary rounds to check it on its ticket, and joins the suspect set. A consumer already suspect (its asking is
- * under way: a flapping node) is left alone, as is one with no routine wait (being applied, braked, retried: asked by
- * its own wait). One SMISMEMBER, HMGET, ZADD and SADD per batch.
+ * the due set has that wait brought forward to `now` (never later than it was), for the ordinary rounds to check it on
+ * its ticket, and joins the suspect set. A consumer already suspect is asked again too, unless its asking is under way
+ * (its wait is due already, brought forward and not taken yet, or it is locked: being checked now): a flapping node does
+ * not start twice what is under way, and an earlier event's suspect left waiting (its check could not ask a node that
+ * was down) is asked at this event, not at the stragglers' re-ask. A consumer with no routine wait (being applied,
+ * braked, retried) is left alone: asked by its own wait. One SMISMEMBER, ZMSCORE, two HMGET, one ZADD and SADD per
+ * batch.
  *
  * `again`: the consumers are suspect already and not asked since a while (a straggler, its check could not ask):
  * their waits are brought forward once more, whether suspect or not.
@@ -446,15 +449,19 @@ for i = 3, #ARGV do keys[#keys + 1] = ARGV[i] end
 if #keys == 0 then return {} end
 local now, again = tonumber(ARGV[1]), ARGV[2] == '1'
 local already = redis.call('smismember', KEYS[1], unpack(keys))
+local dueAt = redis.call('zmscore', KEYS[2], unpack(keys))
 local waits = redis.call('hmget', KEYS[3], unpack(keys))
 local locks = redis.call('hmget', KEYS[4], unpack(keys))
 local fresh, forward = {}, {}
 for j = 1, #keys do
   local wait = waits[j]
-  if (again or already[j] == 0) and wait and string.sub(wait, 1, 16) == '{"wait":"verify"' then
+  local lockedUntil = tonumber(string.match(locks[j] or '', '^(%d+) '))
+  local locked = lockedUntil ~= nil and lockedUntil > now
+  local due = tonumber(dueAt[j])
+  local underWay = locked or (due ~= nil and due <= now)
+  if (again or already[j] == 0 or not underWay) and wait and string.sub(wait, 1, 16) == '{"wait":"verify"' then
     fresh[#fresh + 1] = keys[j]
-    local lockedUntil = tonumber(string.match(locks[j] or '', '^(%d+) '))
-    if not lockedUntil or lockedUntil <= now then
+    if not locked then
       forward[#forward + 1] = ARGV[1]
       forward[#forward + 1] = keys[j]
     end

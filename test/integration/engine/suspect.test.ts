@@ -205,7 +205,7 @@ describe("the suspects in the queue's Redis", () => {
     return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
   }
 
-  it('are made by bringing their routine waits forward, in batches; cleared as each is asked; a second event asks only those asked since', async () => {
+  it('are made by bringing their routine waits forward, in batches; cleared as each is asked; a second event asks those asked since and those whose asking is not under way', async () => {
     const server = await ownBackend('redis');
     const [redis, admin] = [new Redis(server.url), new Redis(server.url)];
     const prefix = holdfastPrefix(`{suspects-${randomBytes(4).toString('hex')}}`);
@@ -258,9 +258,17 @@ describe("the suspects in the queue's Redis", () => {
     const forward = await admin.zrangebyscore(k.due, 0, Date.now());
     expect(forward.sort()).toEqual(routine.slice(40));
 
-    // the node flaps: only the 40 asked since are asked again, those whose asking is under way are not
+    // the node flaps. Asked again: the 40 asked since, and the 10 still suspect whose asking is not under way (their
+    // checks could not ask and their next waits are an hour away). Not started twice: the 5 being checked now (locked:
+    // their waits left alone) and the 2,345 whose waits are due already (brought forward, not taken yet)
+    const [rescheduled, checking] = [keys.slice(40, 50), keys.slice(50, 55)];
+    await admin.zadd(k.due, ...[...rescheduled, ...checking].flatMap((key) => [later, key]));
+    await admin.hset(k.locks, ...checking.flatMap((key) => [key, `${Date.now() + 60_000} other-worker`]));
     const again = await coordination.signals.markSuspects('cache', { ...event, at: new Date().toISOString() });
-    expect(again.sort()).toEqual(keys.slice(0, 40));
+    expect(again.sort()).toEqual(keys.slice(0, 50));
+    const dueNow = new Set(await admin.zrangebyscore(k.due, 0, Date.now()));
+    expect(rescheduled.every((key) => dueNow.has(key))).toBe(true);
+    expect(checking.some((key) => dueNow.has(key))).toBe(false);
     expect((await coordination.signals.suspects(['cache'])).get('cache')?.count).toBe(2400);
 
     // all asked: the last event notes when, and both events are kept for the consumers' histories

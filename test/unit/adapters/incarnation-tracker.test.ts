@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
-import { describe, expect, it } from 'vitest';
-import type { IncarnationChange } from '../../../src/adapters/incarnation.js';
+import { describe, expect, it, vi } from 'vitest';
+import type { IncarnationChange, NodeRun } from '../../../src/adapters/incarnation.js';
 import { changeOf, IncarnationTracker, START_TOLERANCE_MS } from '../../../src/adapters/incarnation-tracker.js';
 import { IncarnationWatch } from '../../../src/adapters/incarnation-watch.js';
 import { runOfHello, runOfServerStatus } from '../../../src/adapters/mongodb-users/mongodb-run.js';
@@ -168,6 +168,38 @@ describe('incarnation watch', () => {
     expect(changes.map((c) => [c.why, c.detail])).toEqual([
       ['answers-again', 'answers again after not answering (DEADLINE_EXCEEDED)'],
     ]);
+  });
+
+  it('reads a node that did not answer again soon, not at the next tick: a server back as another run is seen at once', async () => {
+    vi.useFakeTimers();
+    try {
+      const runs: Array<() => Promise<NodeRun>> = [
+        () => Promise.resolve({ runId: A }),
+        () => Promise.reject(new Error('refused')),
+        () => Promise.resolve({ runId: B }),
+      ];
+      let reads = 0;
+      const watch = new IncarnationWatch({
+        everyMs: 60_000,
+        timeoutMs: 1_000,
+        failingEveryMs: 200,
+        nodes: () => ['n:1'],
+        read: () => runs[Math.min(reads++, runs.length - 1)]!(),
+      });
+      const changes: IncarnationChange[] = [];
+      watch.onIncarnation((c) => changes.push(c));
+      await vi.advanceTimersByTimeAsync(0);
+      watch.readNow(); // a connection made again, say: the server does not answer yet
+      await vi.advanceTimersByTimeAsync(0);
+      expect(reads).toBe(2);
+      // a fifth of a second later, not a minute: it answers, as another run
+      await vi.advanceTimersByTimeAsync(200);
+      expect(reads).toBe(3);
+      expect(changes.map((c) => [c.why, c.current.runId])).toEqual([['new-run-id', B]]);
+      watch.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
