@@ -401,7 +401,8 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   ): Array<{ node: RedisNode; value: T }> {
     if (signal.aborted)
       throw new HoldfastError('DEADLINE_EXCEEDED', 'redis-acl: the call did not finish before its deadline');
-    const answered = results.flatMap((r) => (r.ok ? [{ node: r.node, value: r.value }] : []));
+    const answered: Array<{ node: RedisNode; value: T }> = [];
+    for (const r of results) if (r.ok) answered.push({ node: r.node, value: r.value }); // every call of a heal: no flatMap
     if (answered.length > 0) return answered;
     const failed = results.find((r) => !r.ok);
     if (failed && !failed.ok) throw failed.error;
