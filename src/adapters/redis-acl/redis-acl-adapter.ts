@@ -186,6 +186,14 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
    * One `ACL GETUSER` first: a login that exists without this provider's mark is refused
    * (`BACKEND_REFUSED`, nothing sent) unless the provider adopts; during a rotation's overlap
    * the same reply gives the passwords to keep.
+   *
+   * The read is made right before the `ACL SETUSER`, even when the check that found the login
+   * missing has just read it: Redis has no create-if-absent for ACL users (`ACL` may not run in a
+   * script or a function, `MULTI` runs every command it queued whatever an earlier one answered,
+   * `WATCH` watches keys, and no `ACL SETUSER` rule fails on a user merely existing), so a login
+   * made by someone else after the check would otherwise be overwritten
+   * (`test/integration/adapters/redis-acl-claim-race.test.ts`). For a login that does not exist
+   * it costs the server next to nothing.
    */
   async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
     await this.apply(grant, signal, false);
