@@ -11,6 +11,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Adapter, CallOptions, Each, Grant, HoldsAnswer } from '../src/adapters/adapter.js';
+import { onAbort } from '../src/adapters/abort-listeners.js';
 import { batchFormOf, createEach, holdsEach } from '../src/adapters/batch-calls.js';
 import { HoldfastError } from '../src/errors/holdfast-error.js';
 
@@ -122,27 +123,27 @@ function batchOptions<T>(calls: ReadonlyArray<Pending<T>>): { options: CallOptio
   setMaxListeners(0, controller.signal);
   // one listener per distinct signal: a listener added twice to one signal is called once
   let left = signals.size;
-  const onAbort = () => {
+  const aborted = () => {
     left -= 1;
     if (left === 0) controller.abort();
   };
-  for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
+  const stops = [...signals].map((signal) => onAbort(signal, aborted));
   const options: CallOptions = { signal: controller.signal, ...deadline };
-  return { options, done: () => signals.forEach((signal) => signal.removeEventListener('abort', onAbort)) };
+  return { options, done: () => stops.forEach((stop) => stop()) };
 }
 
 /** Settles with `work`, or rejects with `DEADLINE_EXCEEDED` as soon as `signal` aborts. */
 function raced<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(deadline());
-    signal.addEventListener('abort', onAbort, { once: true });
+    // the calls of a turn share their signal: one listener on it for them all (`abort-listeners.ts`)
+    const stop = onAbort(signal, () => reject(deadline()));
     void work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        stop();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stop();
         reject(error instanceof Error ? error : new Error(String(error)));
       },
     );

@@ -316,7 +316,8 @@ async function apply(
   deps: EffectDeps,
   answers: Answers,
 ): Promise<ConsumerEvent> {
-  const scrub = deps.scrubber.with(password);
+  // made only when something is to be said: an apply that succeeds says nothing (its forms cost a hash and a sort)
+  const scrub = () => deps.scrubber.with(password);
   const limit = answers.deadline(provider);
   try {
     const secretMac = known ?? secretFingerprint(deps.fingerprintKey, password);
@@ -341,7 +342,7 @@ async function apply(
         };
       const answer = await answers.batchOf(provider).holds(grant, limit);
       await answers.answered(provider.config.name);
-      if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub.scrub(answer.detail) };
+      if (!answer.held) return { type: 'NOT_APPLIED', reason: answer.reason, detail: scrub().scrub(answer.detail) };
       return { type: 'APPLIED', specHash: spec.specHash, secretMac };
     }
     // a rotation's moment is taken before it is sent: no client of the new password connected before it
@@ -352,7 +353,7 @@ async function apply(
       await deps.rotated?.(provider.config.name, key, spec.login, sentAt).catch(() => undefined);
     return { type: 'APPLIED', specHash: spec.specHash, secretMac };
   } catch (error) {
-    const words = scrub.describe(error);
+    const words = scrub().describe(error);
     return isHoldfastError(error, 'BACKEND_REFUSED')
       ? { type: 'APPLY_REFUSED', error: words }
       : {

@@ -7,6 +7,7 @@
  */
 import { HoldfastError, isHoldfastError, type ErrorCode } from '../errors/holdfast-error.js';
 import { Scrubber } from '../logging/scrubber.js';
+import { onAbort } from './abort-listeners.js';
 
 /** How an adapter reads its driver's errors. */
 export interface ErrorReading {
@@ -52,15 +53,14 @@ class Slots {
     if (this.running >= this.max) {
       await new Promise<void>((resolve, reject) => {
         const wake = () => {
-          signal.removeEventListener('abort', onAbort);
+          stop();
           resolve();
         };
-        const onAbort = () => {
+        const stop = onAbort(signal, () => {
           const at = this.waiting.indexOf(wake);
           if (at >= 0) this.waiting.splice(at, 1);
           reject(new Error('aborted while waiting for a call slot'));
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
+        });
         this.waiting.push(wake);
       });
     }
@@ -124,16 +124,15 @@ export class BackendCalls {
     forms: readonly string[] = [],
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const onAbort = () => reject(this.deadline(what));
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
+      // one listener per signal, however many calls share it (`abort-listeners.ts`)
+      const stop = onAbort(signal, () => reject(this.deadline(what)));
       work.then(
         (value) => {
-          signal.removeEventListener('abort', onAbort);
+          stop();
           resolve(value);
         },
         (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
+          stop();
           reject(this.failure(error, what, secrets, forms));
         },
       );

@@ -154,12 +154,19 @@ function passwordDifference(actual: AclUser, expected: ExpectedUser): string | u
 
 const rwOf = (patterns: readonly string[]) => new Map(effectivePatterns(patterns).map((p) => [p, 'RW']));
 
+/** What a user that does not exist is: nothing to compare (frozen: one answer shared by every missing user). */
+export const MISSING_USER: HoldsAnswer = Object.freeze({
+  held: false,
+  reason: 'missing',
+  detail: 'the backend has no such ACL user',
+});
+
 /**
  * Compares what the backend has with what was asked, by meaning, on the server's command table.
  * The detail names fields, calls and patterns, never a password or a hash.
  */
 export function compareUser(actual: AclUser | null, expected: ExpectedUser, table: CommandTable): HoldsAnswer {
-  if (actual === null) return { held: false, reason: 'missing', detail: 'the backend has no such ACL user' };
+  if (actual === null) return MISSING_USER;
   const unmarked = markDifference(actual, expected.owner);
   if (unmarked !== undefined) return { held: false, reason: 'rules-differ', detail: unmarked };
   if (actual.flags.includes('off') || !actual.flags.includes('on')) {

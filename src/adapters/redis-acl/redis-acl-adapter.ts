@@ -19,7 +19,7 @@ import type {
 } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
-import { compareUser, namesUnknown, type ExpectedUser } from './acl-compare.js';
+import { compareUser, MISSING_USER, namesUnknown, type ExpectedUser } from './acl-compare.js';
 import { effectiveCommands, parseGetUser, userRules, type AclUser } from './acl-rules.js';
 import { COMMAND_TABLE_QUERY, parseCommandTable, type CommandTable } from './command-table.js';
 import { ownedBy } from '../claim-login.js';
@@ -59,18 +59,18 @@ const STALE_TABLE_MS = 60_000;
 /** How many `ACL GETUSER`s a listing sends at once (each costs Redis up to ~1.5 ms). */
 const LIST_BATCH = 32;
 
-/** `work`'s value, or what it threw, as one grant's outcome. */
-async function settled<T>(work: Promise<Each<T>>): Promise<Each<T>> {
-  try {
-    return await work;
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
-
 /** The error code a Redis error reply starts with (`ERR`, `WRONGPASS`, `NOPERM`…); undefined for other errors. */
 function replyCode(error: unknown): string | undefined {
   return error instanceof Error && error.name === 'ReplyError' ? error.message.split(' ', 1)[0] : undefined;
+}
+
+/** What an `AUTH` the server refused (`WRONGPASS`) answers. */
+const REFUSED = Symbol('refused');
+
+/** {@link REFUSED} for a `WRONGPASS` reply; any other error thrown as it is. */
+function wrongPassword(error: unknown): typeof REFUSED {
+  if (replyCode(error) === 'WRONGPASS') return REFUSED;
+  throw error;
 }
 
 export class RedisAclAdapter implements Adapter<RedisAclValues> {
@@ -186,6 +186,14 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
    * One `ACL GETUSER` first: a login that exists without this provider's mark is refused
    * (`BACKEND_REFUSED`, nothing sent) unless the provider adopts; during a rotation's overlap
    * the same reply gives the passwords to keep.
+   *
+   * The read is made right before the `ACL SETUSER`, even when the check that found the login
+   * missing has just read it: Redis has no create-if-absent for ACL users (`ACL` may not run in a
+   * script or a function, `MULTI` runs every command it queued whatever an earlier one answered,
+   * `WATCH` watches keys, and no `ACL SETUSER` rule fails on a user merely existing), so a login
+   * made by someone else after the check would otherwise be overwritten
+   * (`test/integration/adapters/redis-acl-claim-race.test.ts`). For a login that does not exist
+   * it costs the server next to nothing.
    */
   async create(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<void> {
     await this.apply(grant, signal, false);
@@ -242,9 +250,9 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       signal,
       secrets,
     );
-    const planned = await Promise.all(
-      grants.map((grant, i) => settled(this.plan(grant, hashes[i]!, existing[i]!, signal, secrets, skipIfHeld))),
-    );
+    // the command table, awaited once for the batch, and only where a user exists to compare
+    const table = skipIfHeld ? await this.tableForEach(existing, signal, secrets) : undefined;
+    const planned = grants.map((grant, i) => this.plan(grant, hashes[i]!, existing[i]!, table));
     const out: Array<Each<CreateOutcome>> = planned.map((p) =>
       p.ok && p.value === 'held' ? { ok: true, value: 'held' } : p.ok ? { ok: true, value: 'applied' } : p,
     );
@@ -282,17 +290,18 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       signal,
       secrets,
     );
-    return Promise.all(
-      grants.map(async (grant, i): Promise<Each<HoldsAnswer>> => {
-        const user = users[i]!;
-        if (!user.ok) return user;
-        try {
-          return { ok: true, value: await this.compare(user.value, this.expected(grant, hashes[i]!), signal, secrets) };
-        } catch (error) {
-          return { ok: false, error };
-        }
-      }),
-    );
+    const table = await this.tableForEach(users, signal, secrets);
+    return grants.map((grant, i): Each<HoldsAnswer> => {
+      const user = users[i]!;
+      if (!user.ok) return user;
+      if (user.value === null) return { ok: true, value: MISSING_USER };
+      if (table === undefined || !table.ok) return table ?? { ok: false, error: new Error('no command table') };
+      try {
+        return { ok: true, value: compareUser(user.value, this.expected(grant, hashes[i]!), table.value) };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    });
   }
 
   /** What `grant` should look like on this node. */
@@ -318,12 +327,41 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     signal: AbortSignal,
     secrets: readonly string[],
   ): Promise<HoldsAnswer> {
-    let table = this.current ?? (await this.commandTable(signal, secrets));
-    if (user !== null && namesUnknown(user.commands, table) && Date.now() - this.tableReadAt >= STALE_TABLE_MS) {
-      if (this.current === table) [this.table, this.current] = [undefined, undefined];
-      table = await this.commandTable(signal, secrets);
+    return compareUser(user, expected, await this.tableFor([user], signal, secrets));
+  }
+
+  /**
+   * The command table to compare `users` on, awaited once for them all: this connection's, read again (once) when a
+   * user's rules name a command it lacks and it is older than {@link STALE_TABLE_MS}.
+   */
+  private async tableFor(
+    users: ReadonlyArray<AclUser | null>,
+    signal: AbortSignal,
+    secrets: readonly string[],
+  ): Promise<CommandTable> {
+    const table = this.current ?? (await this.commandTable(signal, secrets));
+    const stale = Date.now() - this.tableReadAt >= STALE_TABLE_MS;
+    if (!stale || !users.some((user) => user !== null && namesUnknown(user.commands, table))) return table;
+    if (this.current === table) [this.table, this.current] = [undefined, undefined];
+    return this.commandTable(signal, secrets);
+  }
+
+  /**
+   * {@link tableFor} the users read, or why it could not be read (each grant that needs it fails alone); undefined
+   * (nothing awaited) when none of them exists.
+   */
+  private async tableForEach(
+    read: ReadonlyArray<Each<AclUser | null>>,
+    signal: AbortSignal,
+    secrets: readonly string[],
+  ): Promise<Each<CommandTable> | undefined> {
+    const users = read.flatMap((r) => (r.ok && r.value !== null ? [r.value] : []));
+    if (users.length === 0) return undefined;
+    try {
+      return { ok: true, value: await this.tableFor(users, signal, secrets) };
+    } catch (error) {
+      return { ok: false, error };
     }
-    return compareUser(user, expected, table);
   }
 
   /**
@@ -354,15 +392,17 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
     return this.table;
   }
 
-  /** What one grant of {@link applyMany} sends (its `ACL SETUSER` rules), `held` when nothing, or why it is refused. */
-  private async plan(
+  /**
+   * What one grant of {@link applyMany} sends (its `ACL SETUSER` rules), `held` when nothing (`table` given: the batch
+   * skips a node that holds it already; the table's read failing fails the grants that needed it), or why it is
+   * refused.
+   */
+  private plan(
     grant: Grant<RedisAclValues>,
     hash: string,
     existing: Each<AclUser | null>,
-    signal: AbortSignal,
-    secrets: readonly string[],
-    skipIfHeld: boolean,
-  ): Promise<Each<string[] | 'held'>> {
+    table: Each<CommandTable> | undefined,
+  ): Each<string[] | 'held'> {
     if (!existing.ok) return existing;
     const user = existing.value;
     const problem = claimProblem(grant.login, user, this.ownership, this.never);
@@ -370,9 +410,13 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
       return { ok: false, error: new HoldfastError('BACKEND_REFUSED', `redis-acl: ${problem}; nothing was sent`) };
     const { keys, channels } = grant.values;
     const commands = this.rulesOf(grant.values);
-    if (skipIfHeld && user !== null) {
-      const answer = await this.compare(user, this.expected(grant, hash), signal, secrets);
-      if (answer.held) return { ok: true, value: 'held' };
+    if (table !== undefined && user !== null) {
+      if (!table.ok) return table;
+      try {
+        if (compareUser(user, this.expected(grant, hash), table.value).held) return { ok: true, value: 'held' };
+      } catch (error) {
+        return { ok: false, error };
+      }
     }
     const kept = grant.keepPasswords ? (user?.passwords ?? []) : [];
     return {
@@ -469,12 +513,8 @@ export class RedisAclAdapter implements Adapter<RedisAclValues> {
         });
       await this.calls.race(this.proberReady, signal, what, secrets);
     }
-    const refused = Symbol('refused');
-    const auth = this.prober.call('AUTH', grant.login, grant.password).catch((error: unknown) => {
-      if (replyCode(error) === 'WRONGPASS') return refused;
-      throw error;
-    });
-    const accepted = (await this.calls.race(auth, signal, what, secrets)) !== refused;
+    const auth = this.prober.call('AUTH', grant.login, grant.password).catch(wrongPassword);
+    const accepted = (await this.calls.race(auth, signal, what, secrets)) !== REFUSED;
     if (accepted) this.proberAuthenticated = true;
     return accepted;
   }

@@ -6,8 +6,9 @@
  *   sent nothing); `remove` removes on every node, and fails (to be tried again) while a node
  *   that has not answered may still hold it.
  * - `authenticates` (light) is one `AUTH` per node, at most {@link AUTH_IN_FLIGHT} in flight per
- *   probe connection (Redis 7.0 closes a connection after ~300 pipelined failed `AUTH`s); a node
- *   whose probe fails proves nothing, and the deep check is asked.
+ *   probe connection until one succeeds there (Redis 7.0 closes an unauthenticated connection after
+ *   a few pipelined failed `AUTH`s; `probe-line.ts`); a node whose probe fails proves nothing, and
+ *   the deep check is asked.
  * - `holds` (deep) compares the rules on every node and names the node(s) that do not hold it.
  * - A node that cannot be asked is a node problem: it is left out of every answer (said once,
  *   by {@link RedisNodes}), the consumers stay held on the nodes that answer, and nothing is
@@ -29,6 +30,7 @@ import { BackendCalls } from '../backend-calls.js';
 import type { Incarnation, IncarnationChange } from '../incarnation.js';
 import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
 import type { RedisAclAdapterOptions } from './redis-acl-adapter.js';
+import { ProbeLine } from './probe-line.js';
 import { RedisNodes, type NodeEvent, type NodeReport, type RedisNode, type RedisNodesOptions } from './redis-nodes.js';
 import type { RedisAclValues } from './values.js';
 import type { FailedLoginsRead } from '../login-failures.js';
@@ -85,7 +87,7 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   readonly nodes: RedisNodes;
   /** Pipelined per node: a batch is one round trip per node and kind of command. */
   readonly batch: BatchForm = { form: 'pipeline', limit: REDIS_BATCH_LIMIT };
-  private readonly auths = new Map<RedisNode, BackendCalls>();
+  private readonly probes = new Map<RedisNode, { calls: BackendCalls; line: ProbeLine }>();
 
   constructor(
     admin: AdminConnection,
@@ -242,13 +244,13 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   }
 
   async authenticates(grant: Grant<RedisAclValues>, { signal }: CallOptions): Promise<boolean> {
-    const results = await this.onEvery(signal, (node, s) =>
-      node.acl.probeAuthenticated
-        ? node.acl.authenticates(grant, { signal: s })
-        : this.authCalls(node).run(s, `AUTH as "${grant.login}"`, [grant.password], () =>
-            node.acl.authenticates(grant, { signal: s }),
-          ),
-    );
+    const results = await this.onEvery(signal, (node, s) => {
+      if (node.acl.probeAuthenticated) return node.acl.authenticates(grant, { signal: s });
+      // unauthenticated: in line, a few at a time, until an AUTH succeeds there (`probe-line.ts`)
+      const { calls, line } = this.probeOf(node);
+      const refused = () => calls.deadline(`AUTH as "${grant.login}"`);
+      return line.run(s, refused, () => node.acl.authenticates(grant, { signal: s }));
+    });
     this.answeredSomewhere(results, signal);
     for (const r of results) {
       if (!r.ok) continue; // proves nothing
@@ -320,21 +322,20 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
     return this.nodes.close();
   }
 
-  private authCalls(node: RedisNode): BackendCalls {
-    let calls = this.auths.get(node);
-    if (calls === undefined) {
-      calls = new BackendCalls({
-        adapter: 'redis-acl',
-        where: node.address,
-        answered: () => false,
-        maxConcurrent: AUTH_IN_FLIGHT,
-      });
-      this.auths.set(node, calls);
-      if (this.auths.size > 4 * this.nodes.all().length + 16) {
-        for (const known of this.auths.keys()) if (!this.nodes.all().includes(known)) this.auths.delete(known);
+  /** The line of `node`'s light checks, and its words for one that waited past its deadline. */
+  private probeOf(node: RedisNode): { calls: BackendCalls; line: ProbeLine } {
+    let probe = this.probes.get(node);
+    if (probe === undefined) {
+      probe = {
+        calls: new BackendCalls({ adapter: 'redis-acl', where: node.address, answered: () => false }),
+        line: new ProbeLine(AUTH_IN_FLIGHT, () => node.acl.probeAuthenticated),
+      };
+      this.probes.set(node, probe);
+      if (this.probes.size > 4 * this.nodes.all().length + 16) {
+        for (const known of this.probes.keys()) if (!this.nodes.all().includes(known)) this.probes.delete(known);
       }
     }
-    return calls;
+    return probe;
   }
 
   /**
@@ -401,7 +402,8 @@ export class RedisNodesAdapter implements Adapter<RedisAclValues> {
   ): Array<{ node: RedisNode; value: T }> {
     if (signal.aborted)
       throw new HoldfastError('DEADLINE_EXCEEDED', 'redis-acl: the call did not finish before its deadline');
-    const answered = results.flatMap((r) => (r.ok ? [{ node: r.node, value: r.value }] : []));
+    const answered: Array<{ node: RedisNode; value: T }> = [];
+    for (const r of results) if (r.ok) answered.push({ node: r.node, value: r.value }); // every call of a heal: no flatMap
     if (answered.length > 0) return answered;
     const failed = results.find((r) => !r.ok);
     if (failed && !failed.ok) throw failed.error;
