@@ -7,9 +7,7 @@
  */
 export class AnswerSlots {
   private unanswered = 0;
-  /** Those waiting, urgent ones apart: a freed slot goes to an urgent one first. */
   private readonly waiting: Array<() => void> = [];
-  private readonly urgent: Array<() => void> = [];
 
   /**
    * `newestFirst`: a freed slot goes to the caller that came last. Under more work than the server answers before
@@ -22,38 +20,34 @@ export class AnswerSlots {
     private readonly newestFirst = false,
   ) {}
 
-  /**
-   * Sends once fewer than `max` requests are unanswered; rejects, nothing sent, when `signal` aborts first. `urgent`:
-   * served before every waiting request that is not.
-   */
-  async send<T>(signal: AbortSignal, request: () => Promise<T>, urgent = false): Promise<T> {
-    while (this.unanswered >= this.max) await this.turn(signal, urgent ? this.urgent : this.waiting);
+  /** Sends once fewer than `max` requests are unanswered; rejects, nothing sent, when `signal` aborts first. */
+  async send<T>(signal: AbortSignal, request: () => Promise<T>): Promise<T> {
+    while (this.unanswered >= this.max) await this.turn(signal);
     if (signal.aborted) throw new Error('aborted while waiting for an answer slot');
     this.unanswered++;
     const answered = () => {
       this.unanswered--;
-      const line = this.urgent.length > 0 ? this.urgent : this.waiting;
-      (this.newestFirst ? line.pop() : line.shift())?.();
+      (this.newestFirst ? this.waiting.pop() : this.waiting.shift())?.();
     };
     const sent = Promise.resolve().then(request);
     sent.then(answered, answered);
     return sent;
   }
 
-  private turn(signal: AbortSignal, line: Array<() => void>): Promise<void> {
+  private turn(signal: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const wake = () => {
         signal.removeEventListener('abort', onAbort);
         resolve();
       };
       const onAbort = () => {
-        const at = line.indexOf(wake);
-        if (at >= 0) line.splice(at, 1);
+        const at = this.waiting.indexOf(wake);
+        if (at >= 0) this.waiting.splice(at, 1);
         reject(new Error('aborted while waiting for an answer slot'));
       };
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
-      line.push(wake);
+      this.waiting.push(wake);
     });
   }
 }

@@ -4,7 +4,6 @@
  * consumer, one access key (id derived from provider and login), one inline policy. Buckets
  * are never created or deleted. Checks go through the S3 gateway, as the consumer would.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownership } from '../adapter.js';
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import type { Incarnation, IncarnationChange } from '../incarnation.js';
@@ -37,9 +36,6 @@ const ADMIN_REFUSED = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'I
  * are ever queued at the server.
  */
 const IAM_ANSWER_WAIT_MS = 60_000;
-
-/** Set while an apply or removal runs: its requests go before those of checks. */
-const inApply = new AsyncLocalStorage<boolean>();
 
 /** How many users' tags a listing reads at once. */
 const LIST_BATCH = 16;
@@ -79,10 +75,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
    * instead of each waiting behind every other's calls in turn until most miss their deadline.
    */
   private readonly applies: AnswerSlots;
-  /**
-   * Requests sent and not answered yet, at most the budget; those of an apply under way first (`inApply`), so that
-   * the checks of a heal's many suspects do not hold up the applies that heal them.
-   */
+  /** IAM requests sent and not answered yet, at most the budget. */
   private readonly unanswered: AnswerSlots;
   private readonly requests: S3Requests;
   private readonly admin: Credentials;
@@ -101,7 +94,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
       adapter: 's3-identities',
       where: hostOf(admin.url, 's3'),
       adminSecrets: admin.password === undefined ? [] : [admin.password],
-      // the budget is kept by `unanswered`, which serves an apply's calls first
+      maxConcurrent: admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS,
       answered: (error) => isReply(error) && !ADMIN_REFUSED.has(error.code),
       describe,
     });
@@ -155,7 +148,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   /** `work` once its turn comes (the newest waiting first); DEADLINE_EXCEEDED, nothing sent, when `signal` aborts first. */
   private async inTurn(signal: AbortSignal, what: string, work: () => Promise<void>): Promise<void> {
     try {
-      await this.applies.send(signal, () => inApply.run(true, work));
+      await this.applies.send(signal, work);
     } catch (error) {
       if (isHoldfastError(error) || !signal.aborted) throw error;
       throw this.calls.deadline(what);
@@ -318,14 +311,10 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     const what = `${action}${params['UserName'] === undefined ? '' : ` "${params['UserName']}"`}`;
     return this.calls.run(signal, what, secrets, async () => {
       try {
-        return await this.unanswered.send(
-          signal,
-          () => {
-            this.sent.set(action, this.iamCalls(action) + 1);
-            return this.requests.iam(this.admin, action, params, AbortSignal.timeout(IAM_ANSWER_WAIT_MS));
-          },
-          inApply.getStore() === true,
-        );
+        return await this.unanswered.send(signal, () => {
+          this.sent.set(action, this.iamCalls(action) + 1);
+          return this.requests.iam(this.admin, action, params, AbortSignal.timeout(IAM_ANSWER_WAIT_MS));
+        });
       } catch (error) {
         const reply = isReply(error) ? replies.get(error.code) : undefined;
         if (reply) return reply();
@@ -522,11 +511,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     const consumer = { accessKeyId: keyId, secretAccessKey: grant.password };
     return this.calls.run(signal, `ListBuckets as "${grant.login}"`, [grant.password], async () => {
       try {
-        await this.unanswered.send(
-          signal,
-          () => this.requests.listBuckets(consumer, AbortSignal.timeout(IAM_ANSWER_WAIT_MS)),
-          inApply.getStore() === true,
-        );
+        await this.requests.listBuckets(consumer, signal);
         return 'held';
       } catch (error) {
         if (isReply(error, 'InvalidAccessKeyId')) return 'missing';

@@ -58,21 +58,4 @@ describe('AnswerSlots', () => {
       expect(started).toEqual(order);
     }
   });
-
-  it('serves an urgent request before every waiting one that is not', async () => {
-    const slots = new AnswerSlots(1);
-    const first = pending();
-    const started: string[] = [];
-    void slots.send(new AbortController().signal, () => first.answered);
-    const signal = new AbortController().signal;
-    const rest = [
-      slots.send(signal, () => (started.push('check a'), Promise.resolve())),
-      slots.send(signal, () => (started.push('check b'), Promise.resolve())),
-      slots.send(signal, () => (started.push('apply'), Promise.resolve()), true),
-    ];
-    await tick();
-    first.answer();
-    await Promise.all(rest);
-    expect(started).toEqual(['apply', 'check a', 'check b']);
-  });
 });
