@@ -1,5 +1,5 @@
 /**
- * At most `max` requests a server has not answered yet (or pieces of work not done yet). A request keeps its slot until the server answers it, not
+ * At most `max` requests a server has not answered yet. A request keeps its slot until the server answers it, not
  * until its caller gives up: SeaweedFS finishes an IAM request whose client went away (a write rewrites every identity
  * all the same), so a slot freed at the caller's deadline would let a new request queue behind the old one at the
  * server, and a heal that misses its deadlines would pile up work there. A caller whose signal aborts while it waits
@@ -9,16 +9,7 @@ export class AnswerSlots {
   private unanswered = 0;
   private readonly waiting: Array<() => void> = [];
 
-  /**
-   * `newestFirst`: a freed slot goes to the caller that came last. Under more work than the server answers before
-   * callers' deadlines, the first in line has waited longest and has least time left; served first, each would start
-   * with too little time to finish. The newest has all its time; those who waited too long leave the line having sent
-   * nothing, and come again as new.
-   */
-  constructor(
-    private readonly max: number,
-    private readonly newestFirst = false,
-  ) {}
+  constructor(private readonly max: number) {}
 
   /** Sends once fewer than `max` requests are unanswered; rejects, nothing sent, when `signal` aborts first. */
   async send<T>(signal: AbortSignal, request: () => Promise<T>): Promise<T> {
@@ -27,7 +18,7 @@ export class AnswerSlots {
     this.unanswered++;
     const answered = () => {
       this.unanswered--;
-      (this.newestFirst ? this.waiting.pop() : this.waiting.shift())?.();
+      this.waiting.shift()?.();
     };
     const sent = Promise.resolve().then(request);
     sent.then(answered, answered);

@@ -10,7 +10,7 @@ import type { Incarnation, IncarnationChange } from '../incarnation.js';
 import { IncarnationWatch, incarnationPace } from '../incarnation-watch.js';
 import { AnswerSlots } from './answer-slots.js';
 import { readS3Run } from './s3-run.js';
-import { HoldfastError, isHoldfastError } from '../../errors/holdfast-error.js';
+import { HoldfastError } from '../../errors/holdfast-error.js';
 import {
   accessKeyIdOf,
   MARK_TAG,
@@ -74,7 +74,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
    * once (a heal after the store was recreated empty) then take turns whole, each done in its own few calls' time,
    * instead of each waiting behind every other's calls in turn until most miss their deadline.
    */
-  private readonly applies: AnswerSlots;
+  private readonly applies: BackendCalls;
   /** IAM requests sent and not answered yet, at most the budget. */
   private readonly unanswered: AnswerSlots;
   private readonly requests: S3Requests;
@@ -98,7 +98,12 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
       answered: (error) => isReply(error) && !ADMIN_REFUSED.has(error.code),
       describe,
     });
-    this.applies = new AnswerSlots(admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS, true);
+    this.applies = new BackendCalls({
+      adapter: 's3-identities',
+      where: hostOf(admin.url, 's3'),
+      maxConcurrent: admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS,
+      answered: () => true,
+    });
     this.unanswered = new AnswerSlots(admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS);
     const node = hostOf(admin.url, 's3');
     this.watch = new IncarnationWatch({
@@ -137,22 +142,12 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     const refusal = secretProblem(grant.password);
     if (refusal !== undefined)
       throw new HoldfastError('BACKEND_REFUSED', `s3-identities: grant secret: ${refusal}; nothing was sent`);
-    await this.inTurn(signal, `the apply of "${grant.login}"`, () => this.apply(grant, signal));
+    await this.applies.run(signal, `the apply of "${grant.login}"`, [grant.password], () => this.apply(grant, signal));
   }
 
   /** Deletes the user's keys, policies and the user, only when it carries this provider's mark; absent is fine. */
   remove(login: string, { signal }: CallOptions): Promise<void> {
-    return this.inTurn(signal, `the removal of "${login}"`, () => this.removeNow(login, signal));
-  }
-
-  /** `work` once its turn comes (the newest waiting first); DEADLINE_EXCEEDED, nothing sent, when `signal` aborts first. */
-  private async inTurn(signal: AbortSignal, what: string, work: () => Promise<void>): Promise<void> {
-    try {
-      await this.applies.send(signal, work);
-    } catch (error) {
-      if (isHoldfastError(error) || !signal.aborted) throw error;
-      throw this.calls.deadline(what);
-    }
+    return this.applies.run(signal, `the removal of "${login}"`, [], () => this.removeNow(login, signal));
   }
 
   /** {@link create}, its turn taken. */
