@@ -8,7 +8,6 @@ import type { Adapter, AdminConnection, CallOptions, Grant, HoldsAnswer, Ownersh
 import { BackendCalls, hostOf } from '../backend-calls.js';
 import type { Incarnation, IncarnationChange } from '../incarnation.js';
 import { IncarnationWatch, incarnationPace } from '../incarnation-watch.js';
-import { AnswerSlots } from './answer-slots.js';
 import { readS3Run } from './s3-run.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
 import {
@@ -29,13 +28,6 @@ export const DEFAULT_MAX_CONCURRENT_CALLS = 4;
 
 /** Error codes with which the server refuses the admin's own signature: could not ask, not an answer. */
 const ADMIN_REFUSED = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidClientTokenId']);
-
-/**
- * How long an IAM request sent is waited for, whatever its caller's deadline: SeaweedFS finishes one its client gave up
- * on, so it keeps its answer slot (answer-slots.ts) until answered, and no more IAM requests than `maxConcurrentCalls`
- * are ever queued at the server.
- */
-const IAM_ANSWER_WAIT_MS = 60_000;
 
 /** How many users' tags a listing reads at once. */
 const LIST_BATCH = 16;
@@ -75,8 +67,6 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
    * instead of each waiting behind every other's calls in turn until most miss their deadline.
    */
   private readonly applies: BackendCalls;
-  /** IAM requests sent and not answered yet, at most the budget. */
-  private readonly unanswered: AnswerSlots;
   private readonly requests: S3Requests;
   private readonly admin: Credentials;
   /** IAM requests sent, by action (`CreateAccessKey`, `PutUserPolicy`…). */
@@ -104,7 +94,6 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
       maxConcurrent: admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS,
       answered: () => true,
     });
-    this.unanswered = new AnswerSlots(admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS);
     const node = hostOf(admin.url, 's3');
     this.watch = new IncarnationWatch({
       ...incarnationPace(admin),
@@ -305,11 +294,9 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   ): Promise<string | null> {
     const what = `${action}${params['UserName'] === undefined ? '' : ` "${params['UserName']}"`}`;
     return this.calls.run(signal, what, secrets, async () => {
+      this.sent.set(action, this.iamCalls(action) + 1);
       try {
-        return await this.unanswered.send(signal, () => {
-          this.sent.set(action, this.iamCalls(action) + 1);
-          return this.requests.iam(this.admin, action, params, AbortSignal.timeout(IAM_ANSWER_WAIT_MS));
-        });
+        return await this.requests.iam(this.admin, action, params, signal);
       } catch (error) {
         const reply = isReply(error) ? replies.get(error.code) : undefined;
         if (reply) return reply();

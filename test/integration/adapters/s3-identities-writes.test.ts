@@ -18,7 +18,7 @@ import { accessKeyIdOf, MARK_TAG, policyDocument } from '../../../src/adapters/s
 import { policyDifference } from '../../../src/adapters/s3-identities/policy-meaning.js';
 import { blocks, first } from '../../../src/adapters/s3-identities/s3-requests.js';
 import { isHoldfastError } from '../../../src/errors/holdfast-error.js';
-import { ownBackend, sharedBackend } from '../../backends/index.js';
+import { sharedBackend } from '../../backends/index.js';
 import { s3ByHand, s3Login } from '../engine/s3-login.js';
 
 const hex = (n: number) => randomBytes(n).toString('hex');
@@ -221,42 +221,4 @@ describe('s3-identities: the writes an apply sends', () => {
       expect(await s3Status(keyId, g.password, 'GET', `/${neighbours}/object`)).toBe(403);
     }
   }, 180_000);
-});
-
-describe('s3-identities: a server that does not answer', () => {
-  it('keeps a call slot until the server answers, past its caller deadline: no more requests queued at it than maxConcurrentCalls', async () => {
-    const own = await ownBackend('s3');
-    const grant = grantFor('hfw_frozen', ['hfw-frozen-a']);
-    let sent = 0;
-    const realFetch = globalThis.fetch;
-    globalThis.fetch = (input, init) => {
-      if (init?.method === 'POST') sent++;
-      return realFetch(input, init);
-    };
-    try {
-      const single = new S3IdentitiesAdapter(
-        {
-          url: `http://${own.host}:${own.port}`,
-          username: own.admin.username,
-          password: own.admin.password,
-          maxConcurrentCalls: 1,
-        },
-        ownership,
-      );
-      await own.pause();
-      const first: unknown = await single.holds(grant, within(300)).catch((e: unknown) => e);
-      expect(isHoldfastError(first, 'DEADLINE_EXCEEDED')).toBe(true);
-      // the first request is still at the server: the second waits for its slot and is never sent
-      const second: unknown = await single.holds(grant, within(300)).catch((e: unknown) => e);
-      expect(isHoldfastError(second, 'DEADLINE_EXCEEDED')).toBe(true);
-      expect(sent).toBe(1);
-      await own.resume();
-      expect(await single.holds(grant, within(30_000))).toMatchObject({ held: false, reason: 'missing' });
-      expect(sent).toBe(2);
-      await single.close();
-    } finally {
-      globalThis.fetch = realFetch;
-      await own.resume().catch(() => undefined);
-    }
-  }, 120_000);
 });
