@@ -61,12 +61,6 @@ function describe(error: unknown): string {
 
 export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   private readonly calls: BackendCalls;
-  /**
-   * Applies and removals under way at once, each holding its place from its first call to its last: many applies at
-   * once (a heal after the store was recreated empty) then take turns whole, each done in its own few calls' time,
-   * instead of each waiting behind every other's calls in turn until most miss their deadline.
-   */
-  private readonly applies: BackendCalls;
   private readonly requests: S3Requests;
   private readonly admin: Credentials;
   /** IAM requests sent, by action (`CreateAccessKey`, `PutUserPolicy`…). */
@@ -87,12 +81,6 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
       maxConcurrent: admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS,
       answered: (error) => isReply(error) && !ADMIN_REFUSED.has(error.code),
       describe,
-    });
-    this.applies = new BackendCalls({
-      adapter: 's3-identities',
-      where: hostOf(admin.url, 's3'),
-      maxConcurrent: admin.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS,
-      answered: () => true,
     });
     const node = hostOf(admin.url, 's3');
     this.watch = new IncarnationWatch({
@@ -131,16 +119,6 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     const refusal = secretProblem(grant.password);
     if (refusal !== undefined)
       throw new HoldfastError('BACKEND_REFUSED', `s3-identities: grant secret: ${refusal}; nothing was sent`);
-    await this.applies.run(signal, `the apply of "${grant.login}"`, [grant.password], () => this.apply(grant, signal));
-  }
-
-  /** Deletes the user's keys, policies and the user, only when it carries this provider's mark; absent is fine. */
-  remove(login: string, { signal }: CallOptions): Promise<void> {
-    return this.applies.run(signal, `the removal of "${login}"`, [], () => this.removeNow(login, signal));
-  }
-
-  /** {@link create}, its turn taken. */
-  private async apply(grant: Grant<S3IdentitiesValues>, signal: AbortSignal): Promise<void> {
     const { login } = grant;
     const existing = await this.user(login, signal);
     const keys = existing === null ? [] : await this.accessKeys(login, signal);
@@ -172,8 +150,8 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     await this.applyPolicy(login, grant.values, signal, existing === null ? [] : undefined);
   }
 
-  /** {@link remove}, its turn taken. */
-  private async removeNow(login: string, signal: AbortSignal): Promise<void> {
+  /** Deletes the user's keys, policies and the user, only when it carries this provider's mark; absent is fine. */
+  async remove(login: string, { signal }: CallOptions): Promise<void> {
     const existing = await this.user(login, signal);
     if (existing?.owner !== this.ownership.provider) return;
     for (const key of await this.accessKeys(login, signal)) {

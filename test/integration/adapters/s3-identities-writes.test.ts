@@ -156,35 +156,6 @@ describe('s3-identities: the writes an apply sends', () => {
     expect(isHoldfastError(again, 'BACKEND_REFUSED')).toBe(true);
   });
 
-  it('takes many applies at once in turns, each whole: at most maxConcurrentCalls identities under way', async () => {
-    const paced = new S3IdentitiesAdapter({ ...admin, maxConcurrentCalls: 2 }, ownership);
-    const grants = Array.from({ length: 8 }, (_, i) => {
-      const login = newLogin(`turn${i}`);
-      return grantFor(login, [`${login.replaceAll('_', '-')}-a`]);
-    });
-    const mine = new Set(grants.map((g) => g.login));
-    const order: string[] = [];
-    const realFetch = globalThis.fetch;
-    globalThis.fetch = (input, init) => {
-      const body = typeof init?.body === 'string' ? init.body : '';
-      const user = new URLSearchParams(body).get('UserName');
-      if (user !== null && mine.has(user)) order.push(user);
-      return realFetch(input, init);
-    };
-    try {
-      await Promise.all(grants.map((g) => paced.create(g, within(120_000))));
-    } finally {
-      globalThis.fetch = realFetch;
-      await paced.close();
-    }
-    // each identity's calls, from its first to its last, overlap those of at most one other
-    const spans = grants.map((g) => [order.indexOf(g.login), order.lastIndexOf(g.login)] as const);
-    const underWay = order.map((_, at) => spans.filter(([from, to]) => from <= at && at <= to).length);
-    expect(Math.max(...underWay)).toBeLessThanOrEqual(2);
-    expect(order.length).toBe(grants.length * 5);
-    for (const g of grants) expect(await adapter.holds(g, within())).toEqual({ held: true });
-  }, 180_000);
-
   it('gives identities applied at once by two adapters each exactly its own policy', async () => {
     const other = new S3IdentitiesAdapter(admin, ownership);
     const grants = Array.from({ length: 6 }, (_, i) => {
