@@ -41,6 +41,7 @@ import { readSettings } from '../backends/settings.js';
 import type { OwnedBackend } from '../backends/types.js';
 import { BenchEnv, type BenchConsumer } from './bench-env.js';
 import { EngineProcess } from './engine-process.js';
+import { writeS3Identities } from './s3-seed.js';
 import { seedHeld } from './seed.js';
 
 const arg = (name: string, fallback: string) => {
@@ -363,6 +364,9 @@ async function s3Case(env: BenchEnv, s3: OwnedBackend): Promise<CaseResult> {
     password: s3.admin.password,
     policy: '{}',
   });
+  const seeded = Date.now();
+  await writeS3Identities(env, s3, world.config.providers[0]!);
+  say(`  ${env.consumers.length} identities written through the filer in ${Date.now() - seeded} ms; load ${load()}`);
   return withEngine(env, world, 's3', async (engine) => {
     const keysBefore = (await engine.fresh()).createAccessKeys;
     await s3.restart({ keepData: false });

@@ -10,7 +10,14 @@ import type { Incarnation, IncarnationChange } from '../incarnation.js';
 import { IncarnationWatch, incarnationPace } from '../incarnation-watch.js';
 import { readS3Run } from './s3-run.js';
 import { HoldfastError } from '../../errors/holdfast-error.js';
-import { accessKeyIdOf, MARK_TAG, overlapKeyIdOf, POLICY_NAME, policyDocument } from './identity.js';
+import {
+  accessKeyIdOf,
+  MARK_TAG,
+  overlapKeyIdOf,
+  POLICY_NAME,
+  policyDocument,
+  type PolicyDocument,
+} from './identity.js';
 import { policyDifference } from './policy-meaning.js';
 import { claimProblem, type IamUser } from './ownership.js';
 import { secretProblem } from './policy.js';
@@ -56,7 +63,8 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   private readonly calls: BackendCalls;
   private readonly requests: S3Requests;
   private readonly admin: Credentials;
-  private createAccessKeys = 0;
+  /** IAM requests sent, by action (`CreateAccessKey`, `PutUserPolicy`…). */
+  private readonly sent = new Map<string, number>();
   /** The gateway's answering (s3-run.ts), read every second once asked. */
   private readonly watch: IncarnationWatch;
 
@@ -93,7 +101,12 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
 
   /** How many `CreateAccessKey` requests this adapter has sent: routine checks send none. */
   get createAccessKeyCalls(): number {
-    return this.createAccessKeys;
+    return this.iamCalls('CreateAccessKey');
+  }
+
+  /** How many IAM requests of `action` this adapter has sent (answered or not). */
+  iamCalls(action: string): number {
+    return this.sent.get(action) ?? 0;
   }
 
   /**
@@ -117,7 +130,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     );
     if (problem !== undefined)
       throw new HoldfastError('BACKEND_REFUSED', `s3-identities: ${problem}; nothing was sent`);
-    if (existing === null) await this.iam(signal, 'CreateUser', { UserName: login });
+    if (existing === null) await this.createUser(login, signal);
     if (existing?.owner !== this.ownership.provider) await this.mark(login, signal);
     const { usual, overlap } = this.keyIds(login);
     if (keys.some((k) => k.id === this.admin.accessKeyId)) {
@@ -133,7 +146,8 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     for (const key of keys.filter((k) => k.id !== usual && k.id !== into)) await this.deleteKey(login, key.id, signal);
     if (into === overlap) await this.ensureKey(login, overlap, keys, grant, signal);
     else if (!usualTakes) await this.remakeKey(login, usual, keys, grant.password, signal);
-    await this.applyPolicy(login, grant.values, signal);
+    // a user made just now has no inline policy to list or keep
+    await this.applyPolicy(login, grant.values, signal, existing === null ? [] : undefined);
   }
 
   /** Deletes the user's keys, policies and the user, only when it carries this provider's mark; absent is fine. */
@@ -258,6 +272,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
   ): Promise<string | null> {
     const what = `${action}${params['UserName'] === undefined ? '' : ` "${params['UserName']}"`}`;
     return this.calls.run(signal, what, secrets, async () => {
+      this.sent.set(action, this.iamCalls(action) + 1);
       try {
         return await this.requests.iam(this.admin, action, params, signal);
       } catch (error) {
@@ -312,7 +327,6 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     signal: AbortSignal,
     secrets: readonly string[],
   ): Promise<void> {
-    this.createAccessKeys++;
     const taken: Replies = new Map([
       [
         'EntityAlreadyExists',
@@ -338,20 +352,60 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     return blocks(xml, 'PolicyNames').flatMap((b) => elements(b, 'member'));
   }
 
-  /** Exactly holdfast's one policy for `values` (none when they name no bucket); any other inline policy is deleted. */
-  private async applyPolicy(login: string, values: S3IdentitiesValues, signal: AbortSignal): Promise<void> {
+  /**
+   * `CreateUser`; a user that appeared since {@link create} found none (someone else made it between holdfast's read
+   * and this write) is refused, and nothing more is sent: whose it is is read again at the next apply.
+   */
+  private async createUser(login: string, signal: AbortSignal): Promise<void> {
+    const appeared: Replies = new Map([
+      [
+        'EntityAlreadyExists',
+        () => {
+          throw new HoldfastError(
+            'BACKEND_REFUSED',
+            `s3-identities: the IAM user "${login}" was made by someone else between holdfast's read and its CreateUser; it is left as it is`,
+          );
+        },
+      ],
+    ]);
+    await this.iam(signal, 'CreateUser', { UserName: login }, [], appeared);
+  }
+
+  /**
+   * Exactly holdfast's one policy for `values` (none when they name no bucket); any other inline policy is deleted.
+   * One that already means what `values` ask is kept: every `PutUserPolicy` makes SeaweedFS rewrite every identity it
+   * holds (docs/scaling.md), so an apply writes only what differs. `names`: the user's policies, when known (none
+   * for a user made by this apply).
+   */
+  private async applyPolicy(
+    login: string,
+    values: S3IdentitiesValues,
+    signal: AbortSignal,
+    names?: readonly string[],
+  ): Promise<void> {
     const document = policyDocument(values);
-    for (const name of await this.policyNames(login, signal)) {
+    const held = names ?? (await this.policyNames(login, signal));
+    for (const name of held) {
       if (name !== POLICY_NAME || document === null)
         await this.iam(signal, 'DeleteUserPolicy', { UserName: login, PolicyName: name });
     }
-    if (document !== null) {
-      await this.iam(signal, 'PutUserPolicy', {
-        UserName: login,
-        PolicyName: POLICY_NAME,
-        PolicyDocument: JSON.stringify(document),
-      });
-    }
+    if (document === null) return;
+    if (held.includes(POLICY_NAME) && (await this.policyDiffers(login, document, signal)) === undefined) return;
+    await this.iam(signal, 'PutUserPolicy', {
+      UserName: login,
+      PolicyName: POLICY_NAME,
+      PolicyDocument: JSON.stringify(document),
+    });
+  }
+
+  /** What differs between the user's policy named {@link POLICY_NAME} and `document`, by meaning, or undefined. */
+  private async policyDiffers(
+    login: string,
+    document: PolicyDocument,
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
+    const xml = await this.iam(signal, 'GetUserPolicy', { UserName: login, PolicyName: POLICY_NAME });
+    return policyDifference(first(xml, 'PolicyDocument') ?? '', document);
   }
 
   /** What differs between the user's inline policies and the one `values` ask for, by meaning (policy-meaning.ts), or undefined. */
@@ -367,8 +421,7 @@ export class S3IdentitiesAdapter implements Adapter<S3IdentitiesValues> {
     if (others.length > 0) return `policies: the IAM user also has ${others.map((n) => `"${n}"`).join(', ')}`;
     if (document === null) return undefined;
     if (!names.includes(POLICY_NAME)) return `policies: the IAM user lacks "${POLICY_NAME}"`;
-    const xml = await this.iam(signal, 'GetUserPolicy', { UserName: login, PolicyName: POLICY_NAME });
-    const difference = policyDifference(first(xml, 'PolicyDocument') ?? '', document);
+    const difference = await this.policyDiffers(login, document, signal);
     return difference === undefined ? undefined : `policy "${POLICY_NAME}": ${difference}`;
   }
 
