@@ -1,7 +1,7 @@
 /**
  * The events a consumer machine understands. Each job delivers one of the first group to
  * one consumer; the worker feeds effect results (second group) back; the end of a wait (an
- * XState delayed event) comes back as a scheduled wait, run as a timer job. No event ever carries a secret.
+ * XState delayed event) comes back as a scheduled wait, run as a wait job. No event ever carries a secret.
  */
 
 /** From the desired-state sync, the CLI or the API. */

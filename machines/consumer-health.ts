@@ -16,7 +16,7 @@ export const STATE_MEANINGS: Readonly<Record<ConsumerStateName, StateMeaning>> =
   pending: { label: 'pending', healthy: false },
   applying: { label: 'applying', healthy: false },
   held: { label: 'held', healthy: true },
-  verifying: { label: 'verifying', healthy: false },
+  checking: { label: 'checking', healthy: false },
   lost: { label: 'lost, applying again', healthy: false },
   backoff: { label: 'not held, braking', healthy: false },
   retrying: { label: 'apply failed, retrying', healthy: false },

@@ -8,7 +8,7 @@
  * - `pending`: declared, never applied.
  * - `applying`: applying the spec (first time, changed, rotated secret or asked to).
  * - `held`: applied; asked again every `verifyEvery`.
- * - `verifying`: asking the backend whether it still holds the consumer.
+ * - `checking`: asking the backend whether it still holds the consumer.
  * - `lost`: the backend does not hold it; applying again at once.
  * - `backoff`: still not held after successful re-applies; the brake waits 2v, 4v, … ≤ brakeMax.
  * - `retrying`: an apply failed; retried with its own backoff (the brake count unchanged).
@@ -122,7 +122,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
   /** held, backoff, couldNotAsk, quarantined, observedNotHeld: suspended, asked now, applied again, or given a new spec. */
   const betweenChecks = {
     SUSPEND: { target: 'suspended', actions: update.suspended },
-    CHECK_NOW: 'verifying',
+    CHECK_NOW: 'checking',
     REAPPLY: { target: 'applying', actions: update.askedAgain },
     DESIRED: { guard: 'specChanged', target: 'applying', actions: update.specChanged },
   } as const;
@@ -132,7 +132,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
     REAPPLY: { target: 'applying', actions: update.askedAgain },
     DESIRED: { target: 'applying', actions: update.newSpec },
   } as const;
-  /** applying, verifying, lost: an observe-only backend, and a grant secret that cannot be had. */
+  /** applying, checking, lost: an observe-only backend, and a grant secret that cannot be had. */
   const secretOrObserved = {
     NOT_APPLIED: [
       { guard: 'sameObservation', target: 'observedNotHeld' },
@@ -187,16 +187,16 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       },
 
       held: {
-        after: { verify: 'verifying' },
+        after: { verify: 'checking' },
         on: {
           ...betweenChecks,
         },
       },
 
-      verifying: {
+      checking: {
         entry: 'check',
         on: {
-          REDO: { target: 'verifying', reenter: true },
+          REDO: { target: 'checking', reenter: true },
           HELD: { target: 'held', actions: update.held },
           NOT_HELD: [
             { guard: 'forgotten', target: 'lost', actions: [update.lostForgotten, say.notHeld] },
@@ -224,7 +224,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       },
 
       backoff: {
-        after: { brake: 'verifying' },
+        after: { brake: 'checking' },
         on: {
           ...betweenChecks,
         },
@@ -239,7 +239,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
       },
 
       couldNotAsk: {
-        after: { verify: 'verifying' },
+        after: { verify: 'checking' },
         on: {
           ...betweenChecks,
         },
@@ -266,7 +266,7 @@ export function createConsumerMachine(timing: ConsumerTiming) {
 
       // an operator's pause: no check, no apply (a new spec waits); resumed, it is asked at once
       suspended: {
-        on: { RESUME: { target: 'verifying', actions: update.resumed } },
+        on: { RESUME: { target: 'checking', actions: update.resumed } },
       },
 
       // rules that keep coming back: no check, no apply until someone acts; resumed, it is applied and the brake starts

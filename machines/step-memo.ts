@@ -14,7 +14,7 @@
  * answer is kept under which of them are null and which are equal, not their values, and given
  * with the consumer's own put back; an answer whose fingerprint is none of those it was asked with,
  * or whose other words or announcements hold one, is stepped, not kept. Else every consumer would
- * have answers of its own, and a fleet larger than the table would never be answered from it. A
+ * have answers of its own, and a fleet larger than the table would never have its steps returned from it. A
  * context or an event holding anything but text, numbers, booleans and null is stepped, not
  * kept. That the answers are the chart's, for any consumer and any history, is shown by a
  * generated test (`test/unit/machines/step-memo.test.ts`); a chart that came to read the key
@@ -139,7 +139,7 @@ function stepPersisted(machine: ConsumerMachine, from: PersistedConsumer, event:
   return persistedStep(stepped);
 }
 
-/** {@link stepPersisted}, answered from what the chart answered before for a consumer that differed only in its key. */
+/** {@link stepPersisted}, returned from what the chart returned before for a consumer that differed only in its key. */
 export function memoStep(machine: ConsumerMachine, from: PersistedConsumer, event: ConsumerEvent): PersistedStep {
   return keptStep(machine, from, event) ?? stepPersisted(machine, from, event);
 }
@@ -184,7 +184,7 @@ function fingerprinted(
 }
 
 /**
- * The chart's step on `event` for a consumer persisted as `from`, as it answered it before for a consumer that differed
+ * The chart's step on `event` for a consumer persisted as `from`, as it returned it before for a consumer that differed
  * at most in its key; undefined when it has not (the chart not stepped).
  */
 export function keptStep(

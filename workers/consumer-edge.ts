@@ -5,7 +5,7 @@
  *
  * - what is written: the record (`record-draft.ts`, compare-and-swap on its revision), only when
  *   something durable changed; a removed consumer's record deleted;
- * - what is only noted: the summary and the timeline in the queue's Redis, the metrics, the log
+ * - what is only noted: the brief and the timeline in the queue's Redis, the metrics, the log
  *   (and, at the lock's release, the check memo);
  * - the next wait: handed to the scheduler (the due set) at the new revision, or the same wait
  *   again when nothing was written.
@@ -101,13 +101,13 @@ export class ConsumerEdge {
     return sameWait && next ? again(next.dueAt, draft.ticket()) : { kind: 'done' };
   }
 
-  /** A write made: its summary and its transition's timeline events noted (one round trip), the metrics told. */
+  /** A write made: its brief and its transition's timeline events noted (one round trip), the metrics told. */
   private async noted(draft: RecordDraft, wrote: Wrote | undefined): Promise<void> {
     if (!wrote) return;
-    const { summary, transition, history } = wrote;
+    const { brief, transition, history } = wrote;
     // the transition's losses, heals and brakes go to the provider's timeline with the brief
     await this.deps.coordination.notes.noteBriefs([
-      [draft.key, summary, transition ? timelineEventsOf(draft.key, transition, history) : []],
+      [draft.key, brief, transition ? timelineEventsOf(draft.key, transition, history) : []],
     ]);
     if (transition) this.deps.observer?.transition(draft.provider, transition, history);
   }

@@ -42,7 +42,7 @@ export async function runConsumerJob(job: ConsumerJobData, deps: JobDeps, given?
   }
   // nothing is done from a record that may be stale; a wait whose ticket is trusted runs its
   // routine check (and heals what the record says was applied) without the store
-  if (deps.storeDown?.() && !(job.kind === 'timer' && trust === 'whole')) return retryLater('store-down', deps.now());
+  if (deps.storeDown?.() && !(job.kind === 'wait' && trust === 'whole')) return retryLater('store-down', deps.now());
   try {
     return await ConsumerRun.underLock(job, trust === 'whole', provider, deps, given?.claimed);
   } catch (error) {

@@ -1,7 +1,7 @@
 /**
  * What a consumer's run hands its persistence edge as the machine rests (`consumer-edge.ts`): one
  * value per run, which says what is written (the record), what is only noted (the check memo, the
- * summary, the timeline, the metrics, the log) and the next wait. A value rather than calls, so
+ * brief, the timeline, the metrics, the log) and the next wait. A value rather than calls, so
  * that the edge can be handed the outcomes of a round together.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';

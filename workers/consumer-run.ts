@@ -218,9 +218,9 @@ export class ConsumerRun {
   /** The loop, on the ticket while it can be, else (or then) on the record; its outcome as the machine rests. */
   private async run(): Promise<RunOutcome> {
     const { job, lock } = this;
-    if (job.kind === 'timer' && lock.claim.rev !== null && lock.claim.rev > job.rev)
+    if (job.kind === 'wait' && lock.claim.rev !== null && lock.claim.rev > job.rev)
       return this.stopped({ kind: 'stale' });
-    if (job.kind === 'timer') {
+    if (job.kind === 'wait') {
       const reached = await this.onTheTicket(job);
       if (reached && reached.kind !== 'carried') return reached;
       this.carried = reached;
@@ -258,8 +258,8 @@ export class ConsumerRun {
     // else stepped and noted, each event once (the wait's end; the check's result when it was asked): a heal's steps
     // from the chart's kept answers too, XState's snapshot restored only when the run is carried on against the record
     const ended = this.move(restingAt(provider.machine, from), waitEnd);
-    const answered = found && this.move(ended, found);
-    const last = await this.follow(answered || ended);
+    const stepped = found && this.move(ended, found);
+    const last = await this.follow(stepped || ended);
     return last.effect ? { kind: 'carried', last } : this.restOnTicket(last);
   }
 
@@ -396,7 +396,7 @@ export class ConsumerRun {
 
   /** What each kind of job tells the machine; a record left mid-effect is told `REDO` first. */
   private readonly eventsFor: { [K in ConsumerJobData['kind']]: StartFor<K> } = {
-    timer: async (job, at) => {
+    wait: async (job, at) => {
       if (at.record.rev !== job.rev) {
         // stale, but the record's own wait may be what a dead worker did not schedule
         await this.edge.metStale(at.draft);
@@ -439,7 +439,7 @@ export class ConsumerRun {
   /** Who causes what this job does (`src/store/transition-cause.ts`). */
   private get cause(): TransitionCause {
     const { job } = this;
-    return jobCause(job.kind, job.kind === 'timer' ? job.wait : undefined);
+    return jobCause(job.kind, job.kind === 'wait' ? job.wait : undefined);
   }
 
   /** Steps the machine on the record through what it is told, performing each effect it asks for, until it rests. */
@@ -464,7 +464,7 @@ export class ConsumerRun {
   }
 
   /**
-   * A step on the ticket, answered from the chart's kept answers when it answered it before (else stepped, and kept):
+   * A step on the ticket, returned from the chart's kept answers when it returned it before (else stepped, and kept):
    * a heal steps every consumer of a cache that forgot them through the same transitions. Kept only where it can serve:
    * a finding that says something (in the backend's words, which may name the consumer) is stepped each time, and
    * keeping it would only push out the answers every consumer shares.
@@ -656,7 +656,7 @@ export class ConsumerRun {
     const { draft } = at;
     if (snapshot.status === 'done')
       return { key: job.key, provider, kind: 'removed', draft, leftBehind: this.leftBehind, log: this.log };
-    const sameWait = job.kind === 'timer' && at.record.rev === job.rev;
+    const sameWait = job.kind === 'wait' && at.record.rev === job.rev;
     return { key: job.key, provider, kind: 'rested', draft, snapshot, claimedRev: lock.claim.rev, sameWait };
   }
 

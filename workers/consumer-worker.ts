@@ -1,7 +1,7 @@
 /**
  * A BullMQ worker that runs consumer jobs (see `consumer-job.ts`). A job whose outcome is
  * `later` (a busy consumer, a lost compare-and-swap, a store that does not answer) is put back,
- * delayed, without using up an attempt; a timer job (a wait a round handed over) settles as a
+ * delayed, without using up an attempt; a wait job (a wait a round handed over) settles as a
  * round's wait does (`wait-settlement.ts`): due again in the due set, where the rounds take it
  * (`due-rounds.ts`), or done with. A job fails
  * only for what retries cannot fix, and says which consumer, in words.
@@ -41,7 +41,7 @@ export interface ConsumerWorkerOptions {
    * empty, flushed): a fault said once elsewhere, not once per job.
    */
   queueForgot: () => Promise<boolean>;
-  /** Where a timer job's wait goes once its routine check changed nothing: the due set, taken by the rounds. */
+  /** Where a wait job's wait goes once its routine check changed nothing: the due set, taken by the rounds. */
   waits: WaitScheduler;
 }
 
@@ -153,7 +153,7 @@ export class ConsumerWorker {
     const outcome = await runConsumerJob(job.data, this.deps);
     if (outcome.kind === 'later' && outcome.error !== undefined)
       this.logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${this.describe(outcome.error)}`);
-    if (job.data.kind === 'timer') {
+    if (job.data.kind === 'wait') {
       // a wait handed over by a round (or from before the due set) settles as a round's does: due
       // again in the due set, or done with
       await settleWait(job.data, outcome, this.options.waits, false);

@@ -1,10 +1,10 @@
 /**
  * A round over the due set (`src/schedule/due-waits.ts`): it takes one shard's waits that fell
- * due, up to its size, and runs each as its timer job would run (`consumer-job.ts`: the same
+ * due, up to its size, and runs each as its wait job would run (`consumer-job.ts`: the same
  * trust, lock and routine check), all at once; their locks' claims and releases and their
  * `AUTH`s share round trips. Each run's outcome settles its wait (`wait-settlement.ts`), and the
  * settlements of one turn of the event loop go to the queue's Redis together. A run that throws
- * hands its wait to BullMQ as a timer job, whose attempts, backoff and failed list take over. A
+ * hands its wait to BullMQ as a wait job, whose attempts, backoff and failed list take over. A
  * round is a BullMQ job (`round-worker.ts`), and what it counts is that job's result.
  *
  * A wait in a shard not its consumer's (left there when `queue.shards` changed: the sweep puts
@@ -38,7 +38,7 @@ export interface RoundDeps {
   due: Pick<DueWaits, 'shards' | 'take' | 'settle' | 'scheduleWaits'>;
   /** Where a wait whose run threw is handed over. */
   queue: Pick<ConsumerQueue, 'queueWaits'>;
-  /** Runs a wait as its timer job (`runConsumerJob`). */
+  /** Runs a wait as its wait job (`runConsumerJob`). */
   run: (job: TakenWait['job']) => Promise<JobOutcome>;
   /**
    * Runs a round's waits together (`round-checks.ts`), telling of each as it ends; without it, each is {@link run} on
@@ -184,7 +184,7 @@ export class DueRounds {
     this.settle(shard, settled);
   }
 
-  /** A run that threw: its wait becomes a timer job, for BullMQ's retries; let go here once the job is there. */
+  /** A run that threw: its wait becomes a wait job, for BullMQ's retries; let go here once the job is there. */
   private async handOver(shard: number, { key, rev, job }: TakenWait, error: unknown): Promise<void> {
     this.deps.logger.debug(
       { consumer: key },

@@ -5,7 +5,7 @@
  *
  * - a `desired` job must carry the seal of its spec (`src/queue/job-seal.ts`), or it is dropped:
  *   nothing it says reaches the record or the backend;
- * - a timer job's ticket must carry its seal, or it is not used: the job goes by the record,
+ * - a wait job's ticket must carry its seal, or it is not used: the job goes by the record,
  *   like any wait whose ticket is not current;
  * - a command job may carry only an event a command sends (`check`, `reapply`, `suspend`,
  *   `resume`), acting on the spec the record holds; anything else is dropped;
@@ -28,7 +28,7 @@ const COMMANDS: ReadonlySet<string> = new Set(JOB_COMMANDS);
 export class JobTrust {
   private readonly said = new Set<Reason>();
   /**
-   * Timer jobs whose ticket's seal was found good, when the job is frozen (a wait known again by its stored text,
+   * Wait jobs whose ticket's seal was found good, when the job is frozen (a wait known again by its stored text,
    * `src/schedule/known-waits.ts`, hands out the same frozen job for the same text): a seal is a function of what the
    * job says and of this process's key, and a frozen job cannot come to say anything else, so its seal is checked once
    * per distinct sealed ticket, not at every routine check. Weak: a job let go is forgotten with it.
@@ -53,7 +53,7 @@ export class JobTrust {
               'desired-not-sealed',
               'its desired spec is not sealed by holdfast: dropped, nothing of it applied',
             );
-      case 'timer':
+      case 'wait':
         return this.sealsTicket(job)
           ? 'whole'
           : this.reject(
@@ -76,7 +76,7 @@ export class JobTrust {
     }
   }
 
-  private sealsTicket(job: Extract<ConsumerJobData, { kind: 'timer' }>): boolean {
+  private sealsTicket(job: Extract<ConsumerJobData, { kind: 'wait' }>): boolean {
     if (this.sealed.has(job)) return true;
     if (!this.seal.sealsTicket(job)) return false;
     if (Object.isFrozen(job) && Object.isFrozen(job.ticket)) this.sealed.add(job);

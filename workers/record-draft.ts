@@ -6,7 +6,7 @@
  *    reads the record instead of trusting its ticket);
  * 2. the record is written (created, the first time), only when something durable changed:
  *    the machine, the desired spec, or an effect about to start; what was written is handed
- *    back ({@link Wrote}) for the edge to note (the summary, the timeline, the metrics).
+ *    back ({@link Wrote}) for the edge to note (the brief, the timeline, the metrics).
  *
  * What the log says about a change is said once the record says so.
  */
@@ -47,8 +47,8 @@ export interface DraftDeps {
 
 /** A write made: what the edge notes of it. */
 export interface Wrote {
-  /** The record's summary, for the status. */
-  summary: ConsumerBrief;
+  /** The record's brief, for the status. */
+  brief: ConsumerBrief;
   /** The transition written, if the state changed, and the history before it. */
   transition: HistoryEntry | undefined;
   history: readonly HistoryEntry[];
@@ -302,14 +302,14 @@ export class RecordDraft implements StepNotes {
     return this.deps.store.save(this.key, this.written.rev, change, this.written.history, now);
   }
 
-  /** The record is written: its summary (from the consumer in hand) and its transition, for the edge; said. */
+  /** The record is written: its brief (from the consumer in hand) and its transition, for the edge; said. */
   private wroteDown(rev: number, { machine, transition, timer, now }: Write, first: boolean): Wrote {
     const { written, pending } = this;
     this.hasWritten = true;
     const since = transition || first ? now : written.since;
     const check = pending.check ?? written.check;
     const refusal = pending.refusal !== undefined ? pending.refusal : written.refusal;
-    const summary = briefOf({
+    const brief = briefOf({
       rev,
       machine,
       stateSince: since,
@@ -335,7 +335,7 @@ export class RecordDraft implements StepNotes {
     this.wait = timer;
     this.pending = {};
     this.speak();
-    return { summary, transition, history: written.history };
+    return { brief, transition, history: written.history };
   }
 
   private get isNewUnsaved(): boolean {

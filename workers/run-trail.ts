@@ -2,7 +2,7 @@
  * The transitions a run's own steps make, as a consumer's history keeps them: what a run that
  * writes no record (a quiet heal) tells the timeline, the metrics and the log. Nothing here is
  * written by hand: each entry is a step of the chart, marked where the record would mark it. A
- * state entered to check (`verifying`) is not marked: a check writes nothing before it, and its
+ * state entered to check (`checking`) is not marked: a check writes nothing before it, and its
  * result says where the consumer goes; nor is a step that stays in the state last marked.
  */
 import type { ConsumerStateName } from '../machines/consumer-machine.js';

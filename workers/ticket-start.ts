@@ -6,7 +6,7 @@
  * time (the chart is pure and its delays have no randomness: `machines/delays.ts`), so they are
  * worked out once per job rather than at every check: decoding the ticket and making the kept
  * answers' keys (the whole context as text, twice) was a part of every routine check's cost and
- * garbage. Only what the chart answered is kept, frozen; a job not frozen is worked out each time.
+ * garbage. Only what the chart returned is kept, frozen; a job not frozen is worked out each time.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerMachine } from '../machines/consumer-machine.js';

@@ -1,6 +1,6 @@
 /**
  * How a wait's run settles it: one rule, whichever way the wait was run (taken by a round from
- * the due set, `due-rounds.ts`, or as a timer job, `consumer-worker.ts`, where a round hands a
+ * the due set, `due-rounds.ts`, or as a wait job, `consumer-worker.ts`, where a round hands a
  * wait whose run threw).
  *
  * Due again at the outcome's time when it says "later" (the routine check changed nothing, the
@@ -17,7 +17,7 @@ import type { WaitJob } from './wait-job.js';
 /**
  * Settles `job`'s wait by `outcome`; when it is due again (ms), or null. `inDueSet`: whether
  * the wait is in the due set already (taken by a round, which moves it to the time returned);
- * a timer job's wait is put there.
+ * a wait job's wait is put there.
  */
 /**
  * A taken wait settled by `outcome` (`inDueSet`, as {@link settleWait}): when it is due again, at once when nothing is to

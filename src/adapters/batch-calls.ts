@@ -30,12 +30,12 @@ async function inChunks<G, T>(
   const out: Array<Each<T>> = [];
   for (let i = 0; i < grants.length; i += Math.max(1, limit)) {
     const chunk = grants.slice(i, i + Math.max(1, limit));
-    const answered = await settled(many(chunk));
-    if (answered.ok && answered.value.length === chunk.length) out.push(...answered.value);
+    const returned = await settled(many(chunk));
+    if (returned.ok && returned.value.length === chunk.length) out.push(...returned.value);
     else {
-      const error = answered.ok
-        ? new Error(`a batch of ${chunk.length} answered ${answered.value.length} outcomes`)
-        : answered.error;
+      const error = returned.ok
+        ? new Error(`a batch of ${chunk.length} returned ${returned.value.length} outcomes`)
+        : returned.error;
       out.push(...chunk.map((): Each<T> => ({ ok: false, error })));
     }
   }

@@ -98,7 +98,7 @@ export type Timelines = ReadonlyMap<string, readonly TimelineEvent[]> | null;
 function unservedNow(states: Record<string, number>): number {
   return Object.entries(states).reduce((n, [state, count]) => {
     const meaning = STATE_MEANINGS[state as keyof typeof STATE_MEANINGS];
-    return state === 'verifying' || meaning?.healthy ? n : n + count;
+    return state === 'checking' || meaning?.healthy ? n : n + count;
   }, 0);
 }
 

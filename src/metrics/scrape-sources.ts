@@ -181,17 +181,17 @@ export function engineScrapeSources(deps: EngineScrapeDeps): ScrapeSources {
       ];
       const briefs = await deps.coordination.notes.briefsOf(listed);
       const unserved = listed.flatMap((consumer): UnservedConsumer[] => {
-        const summary = briefs.get(consumer);
-        if (!summary) return [];
+        const brief = briefs.get(consumer);
+        if (!brief) return [];
         const provider = providerOf(consumer);
         return [
           {
             provider,
             consumer,
-            login: summary.login,
-            state: summary.state,
-            since: summary.unservedSince ?? summary.since,
-            brakeCount: summary.brakeCount,
+            login: brief.login,
+            state: brief.state,
+            since: brief.unservedSince ?? brief.since,
+            brakeCount: brief.brakeCount,
           },
         ];
       });

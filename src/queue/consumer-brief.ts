@@ -36,14 +36,14 @@ export interface ConsumerBrief {
  * The brief's state as noted beside its revision: a consumer keeping its accepted spec over a refused one is marked
  * `!`.
  */
-export function stateToken(summary: Pick<ConsumerBrief, 'state' | 'refused'>): string {
-  return summary.refused ? `${summary.state}!` : summary.state;
+export function stateToken(brief: Pick<ConsumerBrief, 'state' | 'refused'>): string {
+  return brief.refused ? `${brief.state}!` : brief.state;
 }
 
 /** `<state> <rev> <json>`: the state can be read without parsing the rest (counting 100k consumers). */
-export function encodeBrief(summary: ConsumerBrief): string {
-  const { state: _state, rev, ...rest } = summary;
-  return `${stateToken(summary)} ${rev} ${JSON.stringify(rest)}`;
+export function encodeBrief(brief: ConsumerBrief): string {
+  const { state: _state, rev, ...rest } = brief;
+  return `${stateToken(brief)} ${rev} ${JSON.stringify(rest)}`;
 }
 
 function tokenOf(encoded: string): string {
@@ -76,7 +76,7 @@ const restCodec: z.ZodType<Omit<ConsumerBrief, 'state' | 'rev'>> = z.object({
   refused: z.string().nullable().optional(),
 });
 
-/** The summary `encodeBrief` wrote; null when `encoded` is not one (written by hand, or garbled). */
+/** The brief `encodeBrief` wrote; null when `encoded` is not one (written by hand, or garbled). */
 export function decodeBrief(encoded: string): ConsumerBrief | null {
   const match = /^(\S+) (\d+) (.*)$/s.exec(encoded);
   if (!match) return null;

@@ -1,6 +1,6 @@
 /**
  * Seals on what a job may not have been written by holdfast: the desired spec a `desired` job
- * carries, and the ticket a timer job's routine check runs on. A seal is an HMAC-SHA256 under a
+ * carries, and the ticket a wait job's routine check runs on. A seal is an HMAC-SHA256 under a
  * key derived (HKDF) from the fingerprint key, over the consumer's key, what places the job in
  * time (`at`; the revision and the wait) and the payload, so that whoever can write the queue's
  * Redis, but not read holdfast's fingerprint key, can neither make a job nor move one to
@@ -41,7 +41,7 @@ export class JobSeal {
     return JobSeal.matches(job.seal, this.desired(job.key, job.at, job.desired));
   }
 
-  /** Whether a timer job, as a worker got it, carries the seal of its ticket. */
+  /** Whether a wait job, as a worker got it, carries the seal of its ticket. */
   sealsTicket(job: { key: string; rev: number; wait: WaitName; ticket: unknown; seal?: unknown }): boolean {
     return JobSeal.matches(job.seal, this.ticket(job.key, job.rev, job.wait, job.ticket));
   }

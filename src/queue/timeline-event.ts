@@ -41,12 +41,12 @@ const healthy = (state: ConsumerStateName) => STATE_MEANINGS[state].healthy;
 
 /**
  * Whether the consumer was served before `transition`: its state was a served one, or it was
- * being checked (`verifying`) straight after one. `history` is the record's, before it.
+ * being checked (`checking`) straight after one. `history` is the record's, before it.
  */
 function servedBefore(transition: HistoryEntry, history: readonly HistoryEntry[]): boolean {
-  if (transition.from !== 'verifying') return healthy(transition.from);
+  if (transition.from !== 'checking') return healthy(transition.from);
   const last = history[history.length - 1];
-  return last !== undefined && last.to === 'verifying' && healthy(last.from);
+  return last !== undefined && last.to === 'checking' && healthy(last.from);
 }
 
 /**
@@ -69,7 +69,7 @@ export function timelineEventsOf(
   // where from, who caused it and where, when the transition says
   const cause = { from: transition.from, ...(by !== undefined ? { by } : {}), ...(node !== undefined ? { node } : {}) };
   const out: TimelineEvent[] = [];
-  if (served && !healthy(to) && to !== 'verifying') out.push({ at, kind: 'lost', key, state: to, reason, ...cause });
+  if (served && !healthy(to) && to !== 'checking') out.push({ at, kind: 'lost', key, state: to, reason, ...cause });
   if (to === 'held' && !served) {
     const since = lostAt(history);
     if (since !== undefined) out.push({ at, kind: 'healed', key, state: to, reason, tookMs: at - since, ...cause });

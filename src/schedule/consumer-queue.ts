@@ -50,7 +50,7 @@ export function checkTicket(
 
 export type ConsumerJobData =
   /** A wait the machine asked for has ended; stale unless `rev` is the record's revision. `seal`: the ticket's. */
-  | { key: string; kind: 'timer'; rev: number; wait: WaitName; ticket: CheckTicket; seal: string }
+  | { key: string; kind: 'wait'; rev: number; wait: WaitName; ticket: CheckTicket; seal: string }
   /**
    * What the contributions declare for the consumer (null: no longer declared), as the sync read it at `at` (ms);
    * `seal`: its.
@@ -92,7 +92,7 @@ export { waitJobId } from './wait-job-id.js';
 type BulkJob = Parameters<Queue<ConsumerJobData>['addBulk']>[0][number];
 
 /**
- * Jobs are named `<consumer> <kind> <event>`, e.g. `cache/photos timer verify`, `cache/photos command check-now`:
+ * Jobs are named `<consumer> <kind> <event>`, e.g. `cache/photos wait verify`, `cache/photos command check-now`:
  * readable in Bull Board.
  */
 export class ConsumerQueue {
@@ -155,7 +155,7 @@ export class ConsumerQueue {
   }
 
   /**
-   * Queues waits as wait jobs (kind `timer`) (a job with the same id already there, the same wait, is left
+   * Queues waits as wait jobs (kind `wait`) (a job with the same id already there, the same wait, is left
    * alone): what a round hands over when a wait's run failed, with the seal it was taken with
    * (`seal`; a ticket is sealed here only when none is given: one written by hand must not get a
    * seal it never had). Waits are scheduled in the due set (`due-waits.ts`), not here.
@@ -164,10 +164,10 @@ export class ConsumerQueue {
     if (waits.length === 0) return;
     await this.addBulk(
       waits.map(({ key, timer, ticket, seal }) => ({
-        name: `${key} timer ${timer.wait}`,
+        name: `${key} wait ${timer.wait}`,
         data: {
           key,
-          kind: 'timer' as const,
+          kind: 'wait' as const,
           rev: timer.rev,
           wait: timer.wait,
           ticket,

@@ -5,7 +5,7 @@
  * put-back were the largest part of its cost.
  *
  * Per shard, three keys of its slot (`src/queue/coordination/keys.ts`): the waits by due time, each
- * one's revision, and each one's data, as its timer job would carry it (the ticket and its seal:
+ * one's revision, and each one's data, as its wait job would carry it (the ticket and its seal:
  * no secret). One wait per consumer: a wait of a later revision replaces an earlier one, one of
  * the same revision is left alone (the same wait, as a job id is). A round takes a wait by pushing
  * it to the end of a lease, and settles it afterwards only while its revision is still the one it
@@ -39,13 +39,13 @@ export interface WaitScheduler {
 }
 
 /**
- * A wait as a round took it: its key, its revision as stored, when it fell due (ms), and the timer job it stands for.
+ * A wait as a round took it: its key, its revision as stored, when it fell due (ms), and the wait job it stands for.
  */
 export interface TakenWait {
   key: string;
   rev: string;
   dueAt: number;
-  job: Extract<ConsumerJobData, { kind: 'timer' }>;
+  job: Extract<ConsumerJobData, { kind: 'wait' }>;
 }
 
 /** A taken wait settled: due again at `at` (ms), or done with (null). */
@@ -54,7 +54,7 @@ export type Settled = SettledEntry;
 const WAITS: ReadonlySet<string> = new Set(WAIT_NAMES);
 
 /**
- * The timer job a stored wait stands for. One holdfast did not write (damaged, or written by
+ * The wait job a stored wait stands for. One holdfast did not write (damaged, or written by
  * hand) is a `verify` wait whose ticket carries no seal: the worker does not use it and goes by
  * the record, which puts the record's own wait back (a stored revision that is not a count is taken
  * for one later than any, so that the record's replaces it).
@@ -73,13 +73,13 @@ export function takenWait({ key, rev, text, dueAt }: TakenEntry): TakenWait {
       key,
       rev,
       dueAt,
-      job: { key, kind: 'timer', rev: at, wait: 'verify', ticket: {} as CheckTicket, seal: '' },
+      job: { key, kind: 'wait', rev: at, wait: 'verify', ticket: {} as CheckTicket, seal: '' },
     };
   return {
     key,
     rev,
     dueAt,
-    job: { key, kind: 'timer', rev: at, wait: wait as WaitName, ticket: ticket as CheckTicket, seal },
+    job: { key, kind: 'wait', rev: at, wait: wait as WaitName, ticket: ticket as CheckTicket, seal },
   };
 }
 
@@ -146,7 +146,7 @@ export class DueWaits implements WaitScheduler {
     return settled.length === 0 ? Promise.resolve() : this.parts[shard]!.settle(settled);
   }
 
-  /** A taken entry as its timer job: the one read from the same text before, else read now (and known, if sealed). */
+  /** A taken entry as its wait job: the one read from the same text before, else read now (and known, if sealed). */
   private read(entry: TakenEntry): TakenWait {
     const { key, rev, dueAt } = entry;
     const known = this.known.get(entry);

@@ -17,8 +17,8 @@ import type { TakenEntry } from '../queue/coordination.js';
 import { deepFreeze } from '../text/deep-freeze.js';
 import type { ConsumerJobData } from './consumer-queue.js';
 
-/** A wait's timer job, as a round hands it (`due-waits.ts`). */
-type WaitJob = Extract<ConsumerJobData, { kind: 'timer' }>;
+/** A wait's wait job, as a round hands it (`due-waits.ts`). */
+type WaitJob = Extract<ConsumerJobData, { kind: 'wait' }>;
 
 /** How many waits are known at most. */
 export const MAX_KNOWN_WAITS = 10_000;

@@ -29,7 +29,7 @@ export interface RoundReport {
   couldNotAsk: number;
   /** Taken more than a second after they fell due. */
   late: number;
-  /** Runs that threw: handed to the consumers' queue as timer jobs. */
+  /** Runs that threw: handed to the consumers' queue as wait jobs. */
   handedOver: number;
 }
 

@@ -457,45 +457,45 @@ function listedLine(unserved: readonly ConsumerStatus[]): string {
 }
 
 /** The last check: the one the queue's Redis remembers when it is newer than the record's. */
-function lastCheckOf(summary: ConsumerBrief, memo: CheckMemo | undefined): ConsumerBrief['lastCheck'] {
-  if (memo && (!summary.lastCheck || memo.at > summary.lastCheck.at))
+function lastCheckOf(brief: ConsumerBrief, memo: CheckMemo | undefined): ConsumerBrief['lastCheck'] {
+  if (memo && (!brief.lastCheck || memo.at > brief.lastCheck.at))
     return { at: memo.at, outcome: memo.outcome, detail: memo.detail };
-  return summary.lastCheck;
+  return brief.lastCheck;
 }
 
 function consumerStatus(
   key: string,
-  summary: ConsumerBrief,
+  brief: ConsumerBrief,
   memo: CheckMemo | undefined,
   timing: ProviderFacts['timing'],
   now: number,
   backlog?: { agoMs: number },
 ): ConsumerStatus {
   const meaning =
-    summary.state === 'unreadable'
-      ? { label: summary.reason ?? 'unreadable', healthy: false }
-      : STATE_MEANINGS[summary.state];
-  const lastCheck = lastCheckOf(summary, memo);
+    brief.state === 'unreadable'
+      ? { label: brief.reason ?? 'unreadable', healthy: false }
+      : STATE_MEANINGS[brief.state];
+  const lastCheck = lastCheckOf(brief, memo);
   // a routine check reschedules itself without writing: after the record's due time, the next is one wait after the
   // last check
-  const due = summary.dueAt;
+  const due = brief.dueAt;
   const next =
     due !== null && lastCheck && due <= lastCheck.at && timing ? lastCheck.at + verifyDelay(key, timing) : due;
-  const silent = summary.state === 'held' && timing ? now - Math.max(lastCheck?.at ?? 0, summary.since) : 0;
+  const silent = brief.state === 'held' && timing ? now - Math.max(lastCheck?.at ?? 0, brief.since) : 0;
   const problem = timing && silent > silenceLimitMs(timing) ? silentFor(silent, backlog) : null;
-  const refused = summary.refused ? `new spec refused by policy, the last accepted one kept: ${summary.refused}` : null;
+  const refused = brief.refused ? `new spec refused by policy, the last accepted one kept: ${brief.refused}` : null;
   return {
     consumer: key,
     provider: providerOf(key),
-    login: summary.login,
-    state: summary.state,
+    login: brief.login,
+    state: brief.state,
     label: refused ? `${meaning.label}; new spec refused` : meaning.label,
     healthy: meaning.healthy && problem === null && refused === null,
-    since: new Date(summary.since).toISOString(),
+    since: new Date(brief.since).toISOString(),
     lastCheck: lastCheck ? { ...lastCheck, at: new Date(lastCheck.at).toISOString() } : null,
     nextAt: next === null ? null : new Date(next).toISOString(),
-    brakeCount: summary.brakeCount,
-    reason: refused ?? summary.reason,
+    brakeCount: brief.brakeCount,
+    reason: refused ?? brief.reason,
     problem,
     refused,
   };

@@ -47,8 +47,8 @@ export function nodeOf(value: unknown): string | undefined {
 }
 
 /** What a job of `kind` (a wait's job: `wait`) causes. */
-export function jobCause(kind: 'timer' | 'desired' | 'command' | 'redo', wait?: string): TransitionCause {
-  if (kind === 'timer') return wait === 'verify' ? 'check' : 'wait';
+export function jobCause(kind: 'wait' | 'desired' | 'command' | 'redo', wait?: string): TransitionCause {
+  if (kind === 'wait') return wait === 'verify' ? 'check' : 'wait';
   return kind === 'redo' ? 'recovery' : kind;
 }
 

@@ -149,17 +149,17 @@ export class Sweeper {
     const { store, queue, waits: scheduler, coordination, logger, now } = this.options;
     const started = now();
     let waits: ScheduledWait[] = [];
-    let summaries: Array<[string, ConsumerBrief]> = [];
+    let briefs: Array<[string, ConsumerBrief]> = [];
     let read = 0;
     let redone = 0;
     const undeclared: ConsumerRecord[] = [];
     for await (const record of store.scan()) {
       read++;
       const at = now();
-      summaries.push([record._id, isUnreadable(record) ? unreadableBrief(record, at) : briefOf(record)]);
-      if (summaries.length >= BATCH) {
-        await coordination.notes.noteBriefs(summaries);
-        summaries = [];
+      briefs.push([record._id, isUnreadable(record) ? unreadableBrief(record, at) : briefOf(record)]);
+      if (briefs.length >= BATCH) {
+        await coordination.notes.noteBriefs(briefs);
+        briefs = [];
       }
       if (isUnreadable(record)) {
         this.sayUnreadable(record);
@@ -183,7 +183,7 @@ export class Sweeper {
       }
     }
     await scheduler.scheduleWaits(waits);
-    await coordination.notes.noteBriefs(summaries);
+    await coordination.notes.noteBriefs(briefs);
     await coordination.signals.markAlive(now());
     await coordination.layout.markSettled();
     if (this.lost) logger.info(`every consumer's next step re-created from ${read} records`);

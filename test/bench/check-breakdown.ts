@@ -140,7 +140,7 @@ async function bullmqCycle(
   }
 }
 
-/** The waits the throughput case left in the due set, as their timer jobs: real tickets under the real seal. */
+/** The waits the throughput case left in the due set, as their wait jobs: real tickets under the real seal. */
 async function leftJobs(config: HoldfastConfig, env: BenchEnv): Promise<WaitJob[]> {
   const redis = new Redis(env.queue.url);
   try {

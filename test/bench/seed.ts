@@ -146,7 +146,7 @@ function heldRecords(
   });
 }
 
-/** What the queue's Redis knows of a running engine's consumers: their revisions, last checks and summaries. */
+/** What the queue's Redis knows of a running engine's consumers: their revisions, last checks and briefs. */
 async function noteInQueue(
   coordination: Coordination,
   provider: ProviderConfig,

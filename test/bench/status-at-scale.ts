@@ -77,7 +77,7 @@ try {
     username: queue.admin.username,
     password: queue.admin.password,
   });
-  const summary = (i: number, state: ConsumerBrief['state']): ConsumerBrief => ({
+  const brief = (i: number, state: ConsumerBrief['state']): ConsumerBrief => ({
     rev: 3,
     state,
     since: now - 3_600_000,
@@ -92,7 +92,7 @@ try {
     const args: string[] = [];
     const states: string[] = [];
     for (let j = i; j < Math.min(n, i + 5000); j++) {
-      args.push(`cache/c${j}`, encodeBrief(summary(j, 'held')));
+      args.push(`cache/c${j}`, encodeBrief(brief(j, 'held')));
       states.push(`cache/c${j}`, 'held 3');
       await redis.hset(
         `${prefix}:checks`,
@@ -155,7 +155,7 @@ try {
   const args: string[] = [];
   const states: string[] = [];
   for (let j = 0; j < unserved; j++) {
-    args.push(`cache/c${j * 100}`, encodeBrief(summary(j * 100, 'backoff')));
+    args.push(`cache/c${j * 100}`, encodeBrief(brief(j * 100, 'backoff')));
     states.push(`cache/c${j * 100}`, 'backoff 3');
   }
   await redis.hset(`${prefix}:briefs`, ...args);
@@ -173,7 +173,7 @@ try {
     const lost: string[] = [];
     const lostStates: string[] = [];
     for (let j = i; j < Math.min(n, i + 5000); j++) {
-      lost.push(`cache/c${j}`, encodeBrief(summary(j, 'lost')));
+      lost.push(`cache/c${j}`, encodeBrief(brief(j, 'lost')));
       lostStates.push(`cache/c${j}`, 'lost 3');
     }
     await redis.hset(`${prefix}:briefs`, ...lost);

@@ -40,7 +40,7 @@ export async function dueCounts(redis: Redis, prefix: string): Promise<{ schedul
 }
 
 /**
- * Up to `limit` of the due set's waits under `prefix`, as the timer jobs they stand for (real tickets under the real
+ * Up to `limit` of the due set's waits under `prefix`, as the wait jobs they stand for (real tickets under the real
  * seal).
  */
 export async function dueWaitJobs(redis: Redis, prefix: string, limit: number): Promise<Array<TakenWait['job']>> {

@@ -23,7 +23,7 @@ function backendPid(client: pg.PoolClient): number | undefined {
   return typeof pid === 'number' && pid > 0 ? pid : undefined;
 }
 
-/** Thrown into a call whose signal aborted; BackendCalls has already answered DEADLINE_EXCEEDED. */
+/** Thrown into a call whose signal aborted; BackendCalls has already returned DEADLINE_EXCEEDED. */
 class PastDeadline extends Error {
   constructor() {
     super('the call passed its deadline; its session was ended on the server');

@@ -83,7 +83,7 @@ export interface BatchLocks {
 export interface RevisionNotes {
   /** Before a record is written: its revision is unknown until {@link rememberRevision}. */
   forgetRevision(key: string): Promise<void>;
-  /** After a record is written (and its timer job scheduled). */
+  /** After a record is written (and its wait job scheduled). */
   rememberRevision(key: string, rev: number): Promise<void>;
   /** A consumer removed for good: nothing of it stays (but its removal's mark). */
   forgetConsumer(key: string, provider: string): Promise<void>;

@@ -32,7 +32,7 @@ import {
 } from './values.js';
 
 /** A record's brief as noted, and the timeline events of the transition that wrote it (if any). */
-export type NotedEntry = readonly [key: string, summary: ConsumerBrief, events?: readonly TimelineEvent[]];
+export type NotedEntry = readonly [key: string, brief: ConsumerBrief, events?: readonly TimelineEvent[]];
 
 /** Records in brief, as their writers note them. */
 export interface BriefNotes {
@@ -146,13 +146,13 @@ export const TIMELINE_READ = TIMELINE_CAP;
 /** How long a confirmation is kept (s). */
 const CONFIRMATION_TTL_S = 86_400;
 
-function noted(seal: NoteSeal, key: string, summary: ConsumerBrief): NotedBrief {
+function noted(seal: NoteSeal, key: string, brief: ConsumerBrief): NotedBrief {
   return {
     key,
-    rev: summary.rev,
-    state: seal.seal('state', key, `${stateToken(summary)} ${summary.rev}`),
-    brief: seal.seal('brief', key, encodeBrief(summary)),
-    heldSince: summary.state === 'held' ? summary.since : null,
+    rev: brief.rev,
+    state: seal.seal('state', key, `${stateToken(brief)} ${brief.rev}`),
+    brief: seal.seal('brief', key, encodeBrief(brief)),
+    heldSince: brief.state === 'held' ? brief.since : null,
   };
 }
 
@@ -162,10 +162,10 @@ function byProvider(
   entries: ReadonlyArray<NotedEntry>,
 ): Map<string, { notes: NotedBrief[]; events: TimelineEvent[] }> {
   const out = new Map<string, { notes: NotedBrief[]; events: TimelineEvent[] }>();
-  for (const [key, summary, events] of entries) {
+  for (const [key, brief, events] of entries) {
     const provider = providerOf(key);
     const list = out.get(provider) ?? { notes: [], events: [] };
-    list.notes.push(noted(seal, key, summary));
+    list.notes.push(noted(seal, key, brief));
     if (events) list.events.push(...events);
     out.set(provider, list);
   }

@@ -35,7 +35,7 @@ export class TurnBatch<I, O> {
     this.send(batch.map((p) => p.input)).then(
       (outputs) =>
         batch.forEach((p, i) =>
-          i < outputs.length ? p.resolve(outputs[i]!) : p.reject(new Error('a batched call was not answered')),
+          i < outputs.length ? p.resolve(outputs[i]!) : p.reject(new Error('a batched call returned nothing')),
         ),
       (error: unknown) => batch.forEach((p) => p.reject(error)),
     );

@@ -148,9 +148,9 @@ describe('holdfast history', () => {
       expect(refused.body).not.toContain('suspended');
       const wrong = await get(server.url, `/consumers/${key}/history`, 'holdfast:not-the-password');
       expect(wrong.status).toBe(401);
-      const answered = await get(server.url, `/consumers/${key}/history`, `${auth.username}:${auth.password}`);
-      expect(answered.status).toBe(200);
-      expect(JSON.parse(answered.body)).toEqual(history);
+      const served = await get(server.url, `/consumers/${key}/history`, `${auth.username}:${auth.password}`);
+      expect(served.status).toBe(200);
+      expect(JSON.parse(served.body)).toEqual(history);
       for (const path of [
         '/consumers/../x/history',
         '/consumers/cache/%1B%5B31mred/history',

@@ -103,13 +103,13 @@ describe('the status answers within its budget', () => {
         const [cli, healthz, status, again, inProcess] = await frozen(server, async () => {
           await new Promise((r) => setTimeout(r, 1000)); // frozen for a moment (a report read just before is shared for 250 ms)
           const first = await timedGet(`${base}/healthz`);
-          const answered = await cliStatus(f);
+          const returned = await cliStatus(f);
           const json = await timedGet(`${base}/status`);
           const second = await timedGet(`${base}/healthz`);
           // what the CLI runs, without its start-up
           const started = Date.now();
           const read = await readStatus(f.config, {});
-          return [answered, first, json, second, { ms: Date.now() - started, report: read }] as const;
+          return [returned, first, json, second, { ms: Date.now() - started, report: read }] as const;
         });
         console.log(
           `${named} frozen: holdfast status exit ${cli.code} after ${cli.ms} ms; /healthz ${healthz.status} after ${healthz.ms} ms, again ${again.status} after ${again.ms} ms; /status after ${status.ms} ms`,

@@ -41,7 +41,7 @@ describe('create and holds that disagree', () => {
     expect(loud[0]!.msg).toContain('(rules-differ: commands: backend has "-@all", expected "+@read")');
     const status = await f.status();
     expect(status.healthy).toBe(false);
-    expect(['backoff', 'lost', 'verifying']).toContain(status.consumers[0]!.state);
+    expect(['backoff', 'lost', 'checking']).toContain(status.consumers[0]!.state);
 
     // three failing re-applies: retried on their own backoff, the count does not move
     const countBefore = await f

@@ -366,11 +366,11 @@ export class EngineFixture {
   }
 
   /**
-   * The consumer's wait handed to the queue as a timer job delayed `delayMs` (an hour), with its
+   * The consumer's wait handed to the queue as a wait job delayed `delayMs` (an hour), with its
    * ticket (what a round does when a wait's run fails): a job for Bull Board to list, as routine
    * waits are in the due set; in the consumer's shard as the configuration now says.
    */
-  async delayedTimerJob(key: string, delayMs = 3_600_000): Promise<void> {
+  async delayedWaitJob(key: string, delayMs = 3_600_000): Promise<void> {
     const { client, store } = await connectStore(this.config);
     const queue = new ConsumerQueue({ ...this.config.queue, seal: new JobSeal(this.config.fingerprintKey) });
     try {

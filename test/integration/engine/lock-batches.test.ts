@@ -211,7 +211,7 @@ describe('the due set in batches', () => {
 });
 
 describe('records in brief noted together, as the sweep notes them', () => {
-  const summary = (rev: number, since: number): ConsumerBrief => ({
+  const brief = (rev: number, since: number): ConsumerBrief => ({
     rev,
     state: 'held',
     since,
@@ -226,7 +226,7 @@ describe('records in brief noted together, as the sweep notes them', () => {
   async function notesOf(n: number): Promise<number> {
     const { coordination } = fresh();
     await admin.config('RESETSTAT');
-    await coordination.notes.noteBriefs(Array.from({ length: n }, (_, i) => [`cache/c${i}`, summary(1, 1_000)]));
+    await coordination.notes.noteBriefs(Array.from({ length: n }, (_, i) => [`cache/c${i}`, brief(1, 1_000)]));
     return commandsRun();
   }
 
@@ -241,9 +241,9 @@ describe('records in brief noted together, as the sweep notes them', () => {
     const { coordination, keys } = fresh();
     await redis.zadd(keys.checked('cache'), 5_000, 'cache/later');
     await coordination.notes.noteBriefs([
-      ['cache/a', summary(2, 2_000)],
-      ['cache/a', summary(1, 3_000)],
-      ['cache/later', summary(1, 4_000)],
+      ['cache/a', brief(2, 2_000)],
+      ['cache/a', brief(1, 3_000)],
+      ['cache/later', brief(1, 4_000)],
     ]);
     expect(await redis.hget(keys.states, 'cache/a')).toMatch(/^held 2\b/);
     expect(await redis.zscore(keys.checked('cache'), 'cache/a')).toBe('2000');

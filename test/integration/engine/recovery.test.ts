@@ -16,7 +16,7 @@ async function dropLogin(login: string): Promise<void> {
 describe('recovery', () => {
   const fixture = engineFixtures();
 
-  it('re-creates every timer when the queue Redis restarts empty', async () => {
+  it('re-creates every wait when the queue Redis restarts empty', async () => {
     const queue = await ownBackend('redis');
     const f = await fixture({
       queue,
@@ -42,7 +42,7 @@ describe('recovery', () => {
     await f.until('every consumer checked again', async () =>
       (await f.status()).consumers.every((c) => c.lastCheck !== null && Date.parse(c.lastCheck.at) > flushed),
     );
-    // one wait per consumer, in the due set (a wait a round took stays in it, leased), and no timer job beside it
+    // one wait per consumer, in the due set (a wait a round took stays in it, leased), and no wait job beside it
     await f.until(
       'every consumer with its wait again',
       async () => (await dueCounts(admin, f.config.queue.prefix)).scheduled === 10,

@@ -89,7 +89,7 @@ describe('the queue on a Redis Cluster', () => {
       await f.start({ sync: false, worker: true }, second),
     ];
     await f.until('every consumer held', () => f.allHeld(), 60_000);
-    // contention on purpose: every consumer asked to check now by both workers' queues at once, while timers run
+    // contention on purpose: every consumer asked to check now by both workers' queues at once, while waits run
     const burst = Date.now();
     await Promise.all(
       f.consumers.flatMap((c) => [

@@ -90,9 +90,9 @@ describe('secrets', () => {
     admin.disconnect();
     await f.until('healed', async () => (await f.canLogin(f.consumers[0]!)) && (await f.allHeld()));
 
-    // a wait handed to the queue as a timer job (what a round does when a wait's run fails), for Bull Board to list
+    // a wait handed to the queue as a wait job (what a round does when a wait's run fails), for Bull Board to list
     // with its ticket
-    await f.delayedTimerJob(f.consumers[0]!.key);
+    await f.delayedWaitJob(f.consumers[0]!.key);
 
     const forms = (password: string) => [password, createHash('sha256').update(password).digest('hex')];
     const logs = f.rawLog.join('\n');
@@ -116,7 +116,7 @@ describe('secrets', () => {
       await Promise.all(paths.map(async (path) => `${path}\n${await (await fetch(`${server.url}${path}`)).text()}`))
     ).join('\n');
     await server.close();
-    expect(served).toContain(`${f.consumers[0]!.key} timer verify`); // Bull Board's API lists the jobs
+    expect(served).toContain(`${f.consumers[0]!.key} wait verify`); // Bull Board's API lists the jobs
     expect(jobs).toMatch(/\\"wait\\":\\"verify\\"/); // the due set's waits, with their tickets, are searched too
 
     // the searches can find what they look for: every grant file holds its password

@@ -23,7 +23,7 @@ import { RecordingAdapter, type Call } from './test-adapters.js';
 const PREFIX = '{hf{tag}}';
 
 /**
- * The consumers whose waits each shard holds, by key: how many (in its due set, and as timer
+ * The consumers whose waits each shard holds, by key: how many (in its due set, and as wait
  * jobs waiting, delayed or running in its queue: a consumer's wait must be in one place only).
  */
 async function waitsPerShard(
@@ -36,7 +36,7 @@ async function waitsPerShard(
     queues.map(async (queue, shard) => {
       const counts = new Map<string, number>(due[shard]!.map((key) => [key, 1]));
       for (const job of await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized'])) {
-        if (job?.data.kind === 'timer') counts.set(job.data.key, (counts.get(job.data.key) ?? 0) + 1);
+        if (job?.data.kind === 'wait') counts.set(job.data.key, (counts.get(job.data.key) ?? 0) + 1);
       }
       return counts;
     }),
@@ -275,13 +275,13 @@ describe('a queue of three shards', () => {
     expect((await keysPerShard([redis], shardPrefixes(f.config.queue.prefix, 3))).every((n) => n > 0)).toBe(true);
     await three.engine.stop();
     f.engines.splice(0);
-    // a consumer whose shard moves leaves a timer job in its shard of three (a wait handed to the queue): a worker of
+    // a consumer whose shard moves leaves a wait job in its shard of three (a wait handed to the queue): a worker of
     // two shards drops it unrun
     const moved = f.consumers
       .filter((c) => shardOf(c.key, 3) < 2 && shardOf(c.key, 3) !== shardOf(c.key, 2))
       .map((c) => c.key);
     expect(moved.length).toBeGreaterThan(0);
-    await f.delayedTimerJob(moved[0]!, 0);
+    await f.delayedWaitJob(moved[0]!, 0);
 
     const resharded = Date.now();
     const two = await run(2);

@@ -22,7 +22,7 @@ describe('two workers on the same queue', () => {
     await f.until('every consumer held', () => f.allHeld(), 90_000);
     console.log(`[two workers] 200 consumers held after ${Date.now() - t0} ms`);
 
-    // contention on purpose: a quarter of the consumers asked to check now, twice at once, while timers run
+    // contention on purpose: a quarter of the consumers asked to check now, twice at once, while waits run
     const contended = f.consumers.slice(0, 50);
     const burstStart = Date.now();
     for (let round = 0; round < 2; round++) {

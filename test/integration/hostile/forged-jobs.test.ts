@@ -192,7 +192,7 @@ describe('jobs written into the queue by hand', () => {
     expect(await f.canLogin(other)).toBe(true);
   });
 
-  it('a timer job whose ticket is not sealed does not use its ticket: no other login or path is tried, the record is checked', async () => {
+  it('a wait job whose ticket is not sealed does not use its ticket: no other login or path is tried, the record is checked', async () => {
     const f = await fixture({ consumers: 2, timing });
     const metrics = new Metrics();
     const engine = await f.start(undefined, undefined, { metrics });
@@ -211,9 +211,9 @@ describe('jobs written into the queue by hand', () => {
       appliedAt: record.appliedAt?.getTime() ?? null,
     };
     const queue = byHand(f);
-    const job = await queue.add(`${victim.key} timer verify`, {
+    const job = await queue.add(`${victim.key} wait verify`, {
       key: victim.key,
-      kind: 'timer',
+      kind: 'wait',
       rev: record.rev,
       wait: 'verify',
       ticket,

@@ -122,7 +122,7 @@ describe('the dashboard in a browser', () => {
     });
     await page.screenshot({ path: join(SHOTS, '4-held-again.png'), fullPage: true });
 
-    await f.delayedTimerJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
+    await f.delayedWaitJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
     await page.goto(`${url}/queues`);
     await page
       .getByText(/^\d+ Jobs?$/)
@@ -130,12 +130,12 @@ describe('the dashboard in a browser', () => {
       .waitFor({ timeout: 30_000 }); // the queue's card, from the board's API
     await page.screenshot({ path: join(SHOTS, '5-queues.png'), fullPage: true });
     await page.goto(`${url}/queues/queue/consumers?status=delayed`);
-    await page.getByText(`${f.consumers[0]!.key} timer verify`).first().waitFor({ timeout: 30_000 });
+    await page.getByText(`${f.consumers[0]!.key} wait verify`).first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(SHOTS, '6-queue-jobs.png'), fullPage: true });
     const listed = (await (
       await fetch(`${url}/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`)
     ).json()) as { queues: Array<{ name: string; jobs: Array<{ id: string; name: string }> }> };
-    const job = listed.queues.find((q) => q.name === 'consumers')!.jobs.find((j) => j.name.endsWith('timer verify'))!;
+    const job = listed.queues.find((q) => q.name === 'consumers')!.jobs.find((j) => j.name.endsWith('wait verify'))!;
     await page.goto(`${url}/queues/queue/consumers/${encodeURIComponent(job.id)}`);
     await page.getByText(job.name).first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(SHOTS, '7-job.png'), fullPage: true });

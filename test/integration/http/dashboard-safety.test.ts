@@ -110,10 +110,10 @@ describe('the dashboard where it is put', () => {
   }, 120_000);
 
   it('answers only to its own Host names, with the security headers on every response, behind basic auth of both fields, and never writes job data', async () => {
-    // verifyEvery stays 60 s: the timer jobs looked at below are still there when looked at again
+    // verifyEvery stays 60 s: the wait jobs looked at below are still there when looked at again
     const f = await fixture({ consumers: 2 });
     const engine = await f.startHeld();
-    await f.delayedTimerJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
+    await f.delayedWaitJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
     server = await startHttpServer({
       listen: { host: '127.0.0.1', port: 0 },
       auth: AUTH,
@@ -215,7 +215,7 @@ describe('the dashboard where it is put', () => {
         ) as { queues: Array<{ name: string; jobs: Array<{ id: string; name: string; data: unknown }> }> }
       ).queues.find((q) => q.name === 'consumers')!.jobs;
     const before = await jobsOf();
-    const job = before.find((j) => j.name.endsWith('timer verify'))!;
+    const job = before.find((j) => j.name.endsWith('wait verify'))!;
     expect(job).toBeDefined();
     const json = { authorization: RIGHT, 'content-type': 'application/json' };
     const widened = { kind: 'desired', desired: { login: 'default', values: { commands: ['+@all'] } } };

@@ -67,7 +67,7 @@ describe('the dashboard cannot stop the work', () => {
     const rounds = new Queue('consumers-rounds', { connection: redis, prefix, skipMetasUpdate: true });
     try {
       // a delayed job (a wait handed to the queue), a failed one, a waiting one
-      await f.delayedTimerJob(c0.key);
+      await f.delayedWaitJob(c0.key);
       const [delayed] = await consumers.getJobs(['delayed']);
       await engine.queue.send(c1.key, { type: 'CHECK_NOW' });
       const blocking = new Redis(sharedBackend('redis').url, { maxRetriesPerRequest: null });
@@ -107,20 +107,20 @@ describe('the dashboard cannot stop the work', () => {
       );
       const start = await queueState(redis, prefix);
       let before = start;
-      const answeredOtherwise: string[] = [];
+      const servedOtherwise: string[] = [];
       const changed: string[] = [];
       for (const { method, route, summary } of refused) {
         const answer = await request(method, route);
         const body = (await answer.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
         if (answer.status !== 403 || body?.error?.code !== 'DASHBOARD_ACTION_REFUSED')
-          answeredOtherwise.push(`${method} ${route} (${summary}): ${answer.status} ${JSON.stringify(body)}`);
+          servedOtherwise.push(`${method} ${route} (${summary}): ${answer.status} ${JSON.stringify(body)}`);
         else expect(body.error.message).toContain('to stop holdfast, stop its processes');
         // each judged on its own: what one changed is not laid at the next one's door
         const after = await queueState(redis, prefix);
         if (JSON.stringify(after) !== JSON.stringify(before)) changed.push(`${method} ${route} (${summary})`);
         before = after;
       }
-      expect(answeredOtherwise).toEqual([]);
+      expect(servedOtherwise).toEqual([]);
       expect(changed).toEqual([]);
       expect(await queueState(redis, prefix)).toEqual(start);
       // as a person would check it

@@ -106,14 +106,14 @@ describe('the HTTP server', () => {
     expect(scraped).toContain('holdfast_due_waits{state="scheduled"} 3');
     expect(scraped).toMatch(/holdfast_check_lateness_seconds_count\{provider="cache"\} [1-9]/);
 
-    await f.delayedTimerJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
+    await f.delayedWaitJob(f.consumers[0]!.key); // routine waits are in the due set: a job handed to the queue, for the board to list
     const queues = JSON.parse(
       await text(`/queues/api/queues?activeQueue=consumers&status=delayed&page=1&jobsPerPage=50`),
     ) as { queues: Array<{ name: string; jobs: Array<{ name: string; data: unknown }> }> };
     const queue = queues.queues.find((q) => q.name === 'consumers');
     expect(queue).toBeDefined();
-    expect(queue!.jobs.map((j) => j.name)).toEqual(expect.arrayContaining([`${f.consumers[0]!.key} timer verify`]));
-    expect(JSON.stringify(queue!.jobs[0]!.data)).toContain('"kind":"timer"');
+    expect(queue!.jobs.map((j) => j.name)).toEqual(expect.arrayContaining([`${f.consumers[0]!.key} wait verify`]));
+    expect(JSON.stringify(queue!.jobs[0]!.data)).toContain('"kind":"wait"');
 
     // no secret anywhere it served
     const secrets = [

@@ -70,10 +70,10 @@ describe('the glossary', () => {
     /** A retired word, and the glossary's word for what it meant. */
     const retired: readonly (readonly [RegExp, string])[] = [
       [/\bsummar(y|ies)\b/i, 'brief'],
-      [/\btimers?\b/i, 'wait (a wait job: kind `timer`)'],
+      [/\btimers?\b/i, 'wait (a wait job: kind `wait`)'],
       [/\bresync\b/i, 'sweep'],
       [/\blearnt\b/i, 'learned'],
-      [/\bverif(y|ies|ied|ying)\b/i, 'check (`verifyEvery`, `verifying`, the `verify` wait in code)'],
+      [/\bverif(y|ies|ied|ying)\b/i, 'check (`verifyEvery`, `checking`, the `verify` wait in code)'],
     ];
     const pages = [
       'README.md',

@@ -24,8 +24,8 @@ describe('the machine diagram', () => {
       expect(diagram).toMatch(new RegExp(`^  (?:${state} -->|.* --> ${state} :)`, 'm'));
     expect(diagram).toContain('[*] --> pending');
     expect(diagram).toContain('removed --> [*]');
-    expect(diagram).toContain('held --> verifying : CHECK_NOW, after verify');
-    expect(diagram).toContain('verifying --> quarantined : NOT_HELD [quarantine]');
+    expect(diagram).toContain('held --> checking : CHECK_NOW, after verify');
+    expect(diagram).toContain('checking --> quarantined : NOT_HELD [quarantine]');
     expect(diagram).toContain('anyState --> removing : REMOVE');
   });
 

@@ -134,7 +134,7 @@ describe("a consumer's history", () => {
       history: Array.from({ length: HISTORY_LENGTH }, (_, i): HistoryEntry => ({
         at: at(i),
         from: 'held',
-        to: 'verifying',
+        to: 'checking',
         reason: null,
       })),
     };
@@ -158,7 +158,7 @@ describe("a consumer's history", () => {
   });
 });
 
-describe('GET /consumers/<provider>/<id>/history, answered', () => {
+describe('GET /consumers/<provider>/<id>/history, served', () => {
   const sources = {
     store: { get: (k: string) => Promise.resolve(k === key ? record : null) },
     reads: { timeline: () => Promise.resolve(quietHeal(10)) },

@@ -8,8 +8,8 @@ const key = 'cache/app-a';
 const at = (s: number) => new Date(Date.UTC(2026, 11, 2, 9, 0, s));
 const firstApply: HistoryEntry[] = [
   { at: at(0), from: 'pending', to: 'applying', reason: 'first apply' },
-  { at: at(1), from: 'applying', to: 'verifying', reason: null },
-  { at: at(2), from: 'verifying', to: 'held', reason: null },
+  { at: at(1), from: 'applying', to: 'checking', reason: null },
+  { at: at(2), from: 'checking', to: 'held', reason: null },
 ];
 const machine = { state: 'held' as const, context: {} as never };
 
@@ -22,8 +22,8 @@ describe('recent transitions', () => {
     expect(listed).toEqual([
       'lost → held',
       'held → lost',
-      'verifying → held',
-      'applying → verifying',
+      'checking → held',
+      'applying → checking',
       'pending → applying',
     ]);
   });

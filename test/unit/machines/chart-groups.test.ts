@@ -42,7 +42,7 @@ describe('states that answer alike', () => {
   });
 
   it('applying, re-applying or checking: an observe-only backend, and a grant secret that cannot be had', () => {
-    alike(['applying', 'verifying', 'lost'], ['NOT_APPLIED', 'SECRET_MISSING', 'SECRET_UNREADABLE', 'SECRET_INVALID']);
+    alike(['applying', 'checking', 'lost'], ['NOT_APPLIED', 'SECRET_MISSING', 'SECRET_UNREADABLE', 'SECRET_INVALID']);
   });
 
   it('applying or re-applying: a failed or refused apply', () => {

@@ -62,7 +62,7 @@ describe('the chart and the vocabulary read off it', () => {
       return next.value === state && actions.some((a) => a.type === effectOf(state));
     });
     expect(redone.sort()).toEqual([...EFFECT_STATES].sort());
-    expect([...EFFECT_STATES].sort()).toEqual(['applying', 'lost', 'removing', 'verifying']);
+    expect([...EFFECT_STATES].sort()).toEqual(['applying', 'checking', 'lost', 'removing']);
     // and REDO does nothing anywhere else
     for (const state of states.filter((s) => !EFFECT_STATES.has(s)))
       expect(transition(machine, at(state), { type: 'REDO' })[1]).toEqual([]);

@@ -94,7 +94,7 @@ describe('first apply and routine checks', () => {
     expect(held.timer).toEqual({ event: AFTER.verify('held').type, delay: verifyDelay('cache/app-a', timing) });
     expect(d.context).toMatchObject({ appliedSpecHash: 'spec-1', appliedSecretMac: 'mac-1', brakeCount: 0 });
 
-    expect(d.send(AFTER.verify('held'))).toMatchObject({ state: 'verifying', effects: ['check'] });
+    expect(d.send(AFTER.verify('held'))).toMatchObject({ state: 'checking', effects: ['check'] });
     expect(d.send({ type: 'HELD' })).toMatchObject({ state: 'held', effects: [], said: [] });
   });
 
@@ -171,7 +171,7 @@ describe('ask, do not remember (rule 1)', () => {
         delay: verifyDelay('cache/app-a', timing),
       });
       expect(d.context.reason).toBe('could not ask: connect ECONNREFUSED');
-      expect(d.send(AFTER.verify('couldNotAsk'))).toMatchObject({ state: 'verifying', effects: ['check'] });
+      expect(d.send(AFTER.verify('couldNotAsk'))).toMatchObject({ state: 'checking', effects: ['check'] });
       expect(d.send({ type: 'HELD' })).toMatchObject({ state: 'held', effects: [] });
     }
   });
@@ -491,7 +491,7 @@ describe('an operator suspends a consumer, and resumes it', () => {
     expect(d.send({ type: 'CHECK_NOW' })).toMatchObject({ state: 'suspended', effects: [] });
     expect(d.send({ type: 'DESIRED', specHash: 'spec-2' })).toMatchObject({ state: 'suspended', effects: [] });
     // resumed: asked at once; the spec that changed meanwhile is then applied
-    expect(d.send({ type: 'RESUME' })).toMatchObject({ state: 'verifying', effects: ['check'] });
+    expect(d.send({ type: 'RESUME' })).toMatchObject({ state: 'checking', effects: ['check'] });
     expect(d.context.reason).toBe('resumed by an operator');
     expect(d.send({ type: 'CHANGED', what: 'spec changed since it was applied' })).toMatchObject({
       state: 'applying',

@@ -50,7 +50,7 @@ describe('a step', () => {
   it('ends a wait by its name and the state it was asked in, cancelling it', () => {
     const checking = step(machine, held(), waitEnded('verify', 'held'));
     expect(checking).toMatchObject({ effect: 'check', wait: null });
-    expect(checking.snapshot.value).toBe('verifying');
+    expect(checking.snapshot.value).toBe('checking');
   });
 
   it('ignores a wait that does not belong to the state', () => {

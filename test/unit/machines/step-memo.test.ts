@@ -2,7 +2,7 @@
  * The chart's answers kept and reused (`machines/step-memo.ts`) are the chart's answers: over
  * random histories of random consumers, on machines of different timings, a kept answer is what
  * stepping the chart gives (the persisted consumer, the effect, what is said, the wait and its
- * length), and a held consumer's routine check, once answered for one consumer, is answered for
+ * length), and a held consumer's routine check, once returned for one consumer, is returned for
  * the next without stepping the chart.
  */
 import fc from 'fast-check';
@@ -141,9 +141,9 @@ describe('a kept answer', () => {
     const [a, b] = [held('cache/app-a'), held('cache/app-b')];
     routine(a);
     const transition = vi.spyOn(machine, 'transition');
-    const answered = routine(b);
+    const returned = routine(b);
     expect(transition).not.toHaveBeenCalled();
-    expect(answered).toStrictEqual({
+    expect(returned).toStrictEqual({
       consumer: b,
       effect: undefined,
       wait: { name: 'verify', ms: verifyDelay('cache/app-b', timings[0]!) },
@@ -176,12 +176,12 @@ describe('a kept answer', () => {
     const transition = vi.spyOn(machine, 'transition');
     const consumers = Array.from({ length: 50 }, (_, i) => held(`cache/app-${i}`, `spec-${i}`, `mac-${i}`));
     transition.mockClear();
-    const answered = consumers.map((c) => routine(c));
+    const returned = consumers.map((c) => routine(c));
     const learned = consumers.map((c, i) => routine(c, `mac-${i}`));
     expect(transition).not.toHaveBeenCalled();
-    expect(answered.map((a) => a.consumer)).toStrictEqual(consumers);
+    expect(returned.map((a) => a.consumer)).toStrictEqual(consumers);
     expect(learned.map((a) => a.consumer)).toStrictEqual(consumers);
-    expect(answered[7]!.wait).toStrictEqual({ name: 'verify', ms: verifyDelay('cache/app-7', timings[1]!) });
+    expect(returned[7]!.wait).toStrictEqual({ name: 'verify', ms: verifyDelay('cache/app-7', timings[1]!) });
   });
 
   it('tells a fingerprint that changed from one that did not, whatever their values', () => {
@@ -238,15 +238,15 @@ describe('a kept answer', () => {
     heal(heldOn(machine, 'cache/app-a'));
     const b = heldOn(machine, 'cache/app-b');
     const transition = vi.spyOn(machine, 'transition');
-    const answered = heal(b);
+    const returned = heal(b);
     expect(transition).not.toHaveBeenCalled();
     transition.mockRestore();
     let real = restore(machine, b);
     const events = [waitEnded('verify', b.state), ...healEvents('the backend has no such ACL user')];
-    expect(answered.map((a) => a.consumer.state)).toEqual(['verifying', 'lost', 'held', 'verifying', 'held']);
+    expect(returned.map((a) => a.consumer.state)).toEqual(['checking', 'lost', 'held', 'checking', 'held']);
     events.forEach((event, i) => {
       const stepped = step(machine, real, event);
-      const { consumer, effect, wait, said, snapshot } = answered[i]!;
+      const { consumer, effect, wait, said, snapshot } = returned[i]!;
       expect({ consumer, effect, wait, said }).toStrictEqual({
         consumer: persist(stepped.snapshot),
         effect: stepped.effect,

@@ -14,11 +14,11 @@ describe('heal time', () => {
   it('runs from leaving held to held again, through lost', () => {
     expect(healTimeMs(entry(12, 'lost', 'held'), [entry(0, 'applying', 'held'), entry(10, 'held', 'lost')])).toBe(2000);
     expect(
-      healTimeMs(entry(70, 'verifying', 'held'), [
+      healTimeMs(entry(70, 'checking', 'held'), [
         entry(0, 'applying', 'held'),
         entry(10, 'held', 'lost'),
         entry(11, 'lost', 'backoff'),
-        entry(60, 'backoff', 'verifying'),
+        entry(60, 'backoff', 'checking'),
       ]),
     ).toBe(60_000);
   });

@@ -171,7 +171,7 @@ describe('the script table', () => {
       { taken: true, rev: '4', memo: null, removed: '1700' },
       { taken: false, rev: null, memo: null, removed: null },
     ]);
-    // a consumer's reply cut short is no reply: its caller is told it was not answered
+    // a consumer's reply cut short is no reply: nothing is returned to its caller
     expect(SCRIPTS.claim.reply([1, '4', null])).toEqual([]);
     expect(SCRIPTS.claim.reply('OK')).toEqual([]);
     expect(SCRIPTS.release.reply([3, 'x', 5])).toEqual([3, 0, 5]);

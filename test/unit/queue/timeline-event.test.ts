@@ -25,20 +25,20 @@ describe('timeline events', () => {
     expect(timelineEventsOf('cache/a', step(10, 'held', 'lost', 'missing'), first)).toEqual([
       { at: t0 + 10_000, kind: 'lost', key: 'cache/a', from: 'held', state: 'lost', reason: 'missing' },
     ]);
-    const checking = [...first, step(10, 'held', 'verifying')];
-    expect(kinds(step(11, 'verifying', 'lost'), checking)).toEqual(['lost']);
-    expect(kinds(step(11, 'verifying', 'couldNotAsk'), checking)).toEqual(['lost']);
-    expect(kinds(step(10, 'held', 'verifying'), first)).toEqual([]);
+    const checking = [...first, step(10, 'held', 'checking')];
+    expect(kinds(step(11, 'checking', 'lost'), checking)).toEqual(['lost']);
+    expect(kinds(step(11, 'checking', 'couldNotAsk'), checking)).toEqual(['lost']);
+    expect(kinds(step(10, 'held', 'checking'), first)).toEqual([]);
   });
 
   it('a check that finds it held, a first apply and moves between unserved states are nothing', () => {
-    expect(kinds(step(11, 'verifying', 'held'), [...first, step(10, 'held', 'verifying')])).toEqual([]);
+    expect(kinds(step(11, 'checking', 'held'), [...first, step(10, 'held', 'checking')])).toEqual([]);
     expect(kinds(step(1, 'applying', 'held'), [step(0, 'pending', 'applying')])).toEqual([]);
     expect(kinds(step(12, 'lost', 'retrying'), [...first, step(10, 'held', 'lost')])).toEqual([]);
   });
 
   it('a heal after a loss says how long since it left held', () => {
-    const lost = [...first, step(10, 'held', 'verifying'), step(11, 'verifying', 'lost')];
+    const lost = [...first, step(10, 'held', 'checking'), step(11, 'checking', 'lost')];
     expect(timelineEventsOf('cache/a', step(13, 'lost', 'held', 'applied again'), lost)).toEqual([
       {
         at: t0 + 13_000,
@@ -50,8 +50,8 @@ describe('timeline events', () => {
         tookMs: 3000,
       },
     ]);
-    const braked = [...lost, step(13, 'lost', 'backoff'), step(20, 'backoff', 'verifying')];
-    expect(timelineEventsOf('cache/a', step(21, 'verifying', 'held'), braked)[0]).toMatchObject({
+    const braked = [...lost, step(13, 'lost', 'backoff'), step(20, 'backoff', 'checking')];
+    expect(timelineEventsOf('cache/a', step(21, 'checking', 'held'), braked)[0]).toMatchObject({
       kind: 'healed',
       tookMs: 11_000,
     });

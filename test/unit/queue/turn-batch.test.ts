@@ -1,4 +1,4 @@
-/** Calls of one turn of the event loop go out as one, each caller answered with its own reply or the call's error. */
+/** Calls of one turn of the event loop go out as one, each call returning its own reply or the call's error. */
 import { describe, expect, it } from 'vitest';
 import { TurnBatch } from '../../../src/queue/coordination/turn-batch.js';
 

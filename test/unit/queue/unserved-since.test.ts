@@ -1,4 +1,4 @@
-/** Since when a consumer has not been served, as its summary says (the "not served" alert reads it). */
+/** Since when a consumer has not been served, as its brief says (the "not served" alert reads it). */
 import { describe, expect, it } from 'vitest';
 import { unservedSince } from '../../../src/queue/brief-of.js';
 import type { HistoryEntry } from '../../../src/store/consumer-record.js';

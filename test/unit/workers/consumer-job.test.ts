@@ -181,7 +181,7 @@ function setUp(management: ProviderConfig['management'] = 'manage') {
     const carried = JSON.parse(JSON.stringify(ticket)) as typeof ticket;
     const job = {
       key,
-      kind: 'timer' as const,
+      kind: 'wait' as const,
       rev: timer.rev,
       wait: timer.wait,
       ticket: carried,

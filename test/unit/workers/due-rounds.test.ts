@@ -19,7 +19,7 @@ const ticket = {
 } as unknown as CheckTicket;
 
 function taken(key: string, rev = 3, dueAt = Date.now()): TakenWait {
-  return { key, rev: String(rev), dueAt, job: { key, kind: 'timer', rev, wait: 'verify', ticket, seal: 's' } };
+  return { key, rev: String(rev), dueAt, job: { key, kind: 'wait', rev, wait: 'verify', ticket, seal: 's' } };
 }
 
 /** Two shards' due sets in memory: each hands out its waits once. */
@@ -96,7 +96,7 @@ describe('the rounds over the due set', () => {
     expect(w.settles).toEqual([{ shard: 0, settled: [{ key: stray, rev: '3', at: null }] }]);
   });
 
-  it('hand a wait whose run threw to the queue as a timer job, then let it go', async () => {
+  it('hand a wait whose run threw to the queue as a wait job, then let it go', async () => {
     const [key] = keysIn(1, 1) as [string];
     const w = world([[], [taken(key, 7)]], () => Promise.reject(new Error('the store said no')));
     expect((await w.rounds.round(1)).handedOver).toBe(1);

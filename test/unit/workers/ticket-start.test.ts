@@ -38,7 +38,7 @@ function heldJob(): WaitJob {
     keepStep(machine, persist(ended.snapshot), found, step(machine, ended.snapshot, found));
   const spec = { login: 'app_photos', values: {}, secretPath: '/run/secrets/photos', specHash: 'spec-1' };
   const ticket = JSON.parse(JSON.stringify(checkTicket(from, spec, null))) as WaitJob['ticket'];
-  return { key, kind: 'timer', rev: 3, wait: 'verify', ticket, seal: 'sealed' };
+  return { key, kind: 'wait', rev: 3, wait: 'verify', ticket, seal: 'sealed' };
 }
 
 /** The chart stepped for real from `job`'s ticket through its wait's end and `found`: the consumer it rests as. */

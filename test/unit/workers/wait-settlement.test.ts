@@ -15,7 +15,7 @@ const own = {
   appliedAt: null,
 } as unknown as CheckTicket;
 const record = { ...own, machine: 'record' } as unknown as CheckTicket;
-const job: WaitJob = { key: 'cache/a', kind: 'timer', rev: 4, wait: 'verify', ticket: own, seal: 'the-seal' };
+const job: WaitJob = { key: 'cache/a', kind: 'wait', rev: 4, wait: 'verify', ticket: own, seal: 'the-seal' };
 
 function due() {
   const scheduled: Array<ScheduledWait & { seal?: string }> = [];
@@ -37,7 +37,7 @@ describe('a wait settled', () => {
     expect(d.scheduled).toEqual([{ key: 'cache/a', timer: { wait: 'verify', rev: 4, dueAt: at }, ticket: record }]);
   });
 
-  it("as a timer job, joins the due set: with the record's ticket sealed anew, or its own with its own seal", async () => {
+  it("as a wait job, joins the due set: with the record's ticket sealed anew, or its own with its own seal", async () => {
     const d = due();
     const busy = retryLater('busy', new Date());
     await settleWait(job, busy, d, false);

@@ -8,7 +8,7 @@ import {
 } from '../../../src/queue/consumer-brief.js';
 
 describe('a record in brief', () => {
-  const summary: ConsumerBrief = {
+  const brief: ConsumerBrief = {
     rev: 12,
     state: 'backoff',
     since: 1_700_000_000_000,
@@ -20,16 +20,16 @@ describe('a record in brief', () => {
   };
 
   it('reads back what was written, and gives its state without parsing the rest', () => {
-    const encoded = encodeBrief(summary);
+    const encoded = encodeBrief(brief);
     expect(encoded.startsWith('backoff 12 {')).toBe(true);
     expect(briefState(encoded)).toBe('backoff');
-    expect(decodeBrief(encoded)).toEqual(summary);
+    expect(decodeBrief(encoded)).toEqual(brief);
     expect(briefRefused(encoded)).toBe(false);
   });
 
   it('marks a consumer that keeps its accepted spec over a refused one, its state still read', () => {
     const refused = {
-      ...summary,
+      ...brief,
       state: 'held' as const,
       refused: 'c.yaml:2: values.commands[0]: +@all is not allowed',
     };
@@ -48,7 +48,7 @@ describe('a record in brief', () => {
       'held x {}',
       'held 3 not json',
       'held 3 {"since":"then"}',
-      `held 3 ${JSON.stringify({ ...summary, rev: undefined, state: undefined, brakeCount: '3' })}`,
+      `held 3 ${JSON.stringify({ ...brief, rev: undefined, state: undefined, brakeCount: '3' })}`,
     ]) {
       expect(decodeBrief(encoded)).toBeNull();
     }
