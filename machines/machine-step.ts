@@ -17,13 +17,14 @@ import {
   type EffectType,
   type WaitName,
 } from './consumer-machine.js';
+import { currentStateOf } from './former-states.js';
 import { delayedEvents, transitionOnce, waitEndEvent, type DelayedEvents } from './xstate-internals.js';
 
 /**
  * The version of the chart that wrote a persisted consumer. Raise it when states or context change, and migrate in
- * {@link readPersisted}.
+ * {@link readPersisted}. Version 3 renamed a state (`former-states.ts`).
  */
-export const MACHINE_VERSION = 2;
+export const MACHINE_VERSION = 3;
 
 /** A consumer as its record keeps it: the state and the context; never a secret. */
 export interface PersistedConsumer {
@@ -111,7 +112,8 @@ export function waitEnded(name: WaitName, state: ConsumerStateName): ConsumerEve
 /**
  * A stored consumer in this chart's terms: migrated from the version that wrote it, or a
  * sentence saying why it cannot be read. Version 1 (unversioned records) kept XState's whole
- * persisted snapshot (`value`, `context`, `status`…).
+ * persisted snapshot (`value`, `context`, `status`…); versions 1 and 2 named some states as earlier releases did
+ * (`former-states.ts`).
  */
 export function readPersisted(
   version: number | undefined,
@@ -125,7 +127,7 @@ export function readPersisted(
     state?: unknown;
     context?: unknown;
   };
-  const name = v === 1 ? value : state;
+  const name = v < 3 ? currentStateOf(v === 1 ? value : state) : state;
   if (typeof name !== 'string' || !CONSUMER_STATES.has(name as ConsumerStateName))
     return { problem: `no state ${JSON.stringify(name)} in machine version ${v}` };
   if (typeof context !== 'object' || context === null)

@@ -18,6 +18,7 @@ import type { Logger } from '../src/logging/logger.js';
 import type { Scrubber } from '../src/logging/scrubber.js';
 import { bullConnection, type BullConnection } from '../src/queue/bull-connection.js';
 import type { ConsumerJobData } from '../src/schedule/consumer-queue.js';
+import { jobDataOf } from '../src/schedule/job-data.js';
 import type { QueueConnectionConfig } from '../src/config/config.js';
 import { shardPrefixes } from '../src/config/shard-prefixes.js';
 import { shardOf } from '../src/queue/shard-of.js';
@@ -150,20 +151,21 @@ export class ConsumerWorker {
       );
       return 'stale';
     }
-    const outcome = await runConsumerJob(job.data, this.deps);
+    const data = jobDataOf(job.data);
+    const outcome = await runConsumerJob(data, this.deps);
     if (outcome.kind === 'later' && outcome.error !== undefined)
       this.logger.debug({ consumer: job.data.key, job: job.id }, `job put back: ${this.describe(outcome.error)}`);
-    if (job.data.kind === 'wait') {
+    if (data.kind === 'wait') {
       // a wait handed over by a round (or from before the due set) settles as a round's does: due
       // again in the due set, or done with
-      await settleWait(job.data, outcome, this.options.waits, false);
+      await settleWait(data, outcome, this.options.waits, false);
       return outcome.kind === 'later' ? 'done' : outcome.kind;
     }
     // put back, no attempt used
     if (outcome.kind === 'later') return this.later(job, outcome.at.getTime(), token);
     if (outcome.kind !== 'done')
       this.logger.debug(
-        { consumer: job.data.key, job: job.id, kind: job.data.kind, outcome: outcome.kind },
+        { consumer: data.key, job: job.id, kind: data.kind, outcome: outcome.kind },
         `job ${outcome.kind}`,
       );
     return outcome.kind;

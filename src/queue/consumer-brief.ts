@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { ConsumerStateName } from '../../machines/consumer-machine.js';
+import { currentStateName } from '../../machines/former-states.js';
 import type { LastCheck } from '../store/consumer-record.js';
 
 export interface ConsumerBrief {
@@ -51,8 +52,9 @@ function tokenOf(encoded: string): string {
   return space < 0 ? encoded : encoded.slice(0, space);
 }
 
+/** The brief's state, in this chart's words (a brief an earlier release wrote may name a state as it did). */
 export function briefState(encoded: string): ConsumerBrief['state'] {
-  return tokenOf(encoded).replace(/!$/, '') as ConsumerBrief['state'];
+  return currentStateName(tokenOf(encoded).replace(/!$/, '')) as ConsumerBrief['state'];
 }
 
 /** Whether the consumer keeps its accepted spec while a newer one is refused. */

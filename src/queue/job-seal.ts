@@ -31,7 +31,10 @@ export class JobSeal {
     return this.mac(`desired\n${key}\n${at}\n${canonicalJson(desired)}`);
   }
 
-  /** The seal of a wait's job: its ticket at `rev`. */
+  /**
+   * The seal of a wait's job: its ticket at `rev`. Its text begins with the wait job's former kind, `timer`, kept so
+   * that a ticket an earlier release sealed is still good (`src/schedule/job-data.ts` reads that job's former kind).
+   */
   ticket(key: string, rev: number, wait: WaitName, ticket: unknown): string {
     return this.mac(`timer\n${key}\n${rev}\n${wait}\n${JSON.stringify(ticket)}`);
   }

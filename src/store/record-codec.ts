@@ -21,6 +21,7 @@ import {
   type PersistedConsumer,
   type WaitName,
 } from '../../machines/machine-step.js';
+import { currentStateName } from '../../machines/former-states.js';
 import type {
   ConsumerRecord,
   DesiredSpec,
@@ -193,8 +194,8 @@ function isHistoryEntry(entry: unknown): entry is HistoryEntry {
 }
 
 /**
- * An entry as this version keeps it: its cause and node when it has ones this holdfast knows (an unknown cause reads as
- * none).
+ * An entry as this version keeps it: its states in this chart's words (an entry an earlier release wrote may name them
+ * as it did), its cause and node when it has ones this holdfast knows (an unknown cause reads as none).
  */
 function historyEntry({
   at,
@@ -206,7 +207,15 @@ function historyEntry({
 }: HistoryEntry & { by?: unknown; node?: unknown }): HistoryEntry {
   const cause = causeOf(by);
   const where = nodeOf(node);
-  return { at, from, to, reason, ...(cause ? { by: cause } : {}), ...(where ? { node: where } : {}) };
+  const state = (name: string) => currentStateName(name) as HistoryEntry['from'];
+  return {
+    at,
+    from: state(from),
+    to: state(to),
+    reason,
+    ...(cause ? { by: cause } : {}),
+    ...(where ? { node: where } : {}),
+  };
 }
 
 function historyOf(value: unknown): HistoryEntry[] {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { LastCheck } from '../../store/consumer-record.js';
 import { STATE_MEANINGS } from '../../../machines/consumer-health.js';
 import type { ConsumerStateName } from '../../../machines/consumer-machine.js';
+import { currentStateOf } from '../../../machines/former-states.js';
 import { CHECK_OUTCOMES } from '../consumer-brief.js';
 import { TIMELINE_KINDS, type TimelineEvent } from '../timeline-event.js';
 import { NODE_NAME_BYTES, TRANSITION_CAUSES } from '../../store/transition-cause.js';
@@ -164,11 +165,12 @@ export const timelineEventCodec: z.ZodType<TimelineEvent> = z.object({
   at: z.number(),
   kind: z.enum(TIMELINE_KINDS),
   key: z.string(),
-  state: z.enum(STATE_NAMES),
+  // a state an earlier release named otherwise reads in this chart's words
+  state: z.preprocess(currentStateOf, z.enum(STATE_NAMES)),
   reason: z.string().nullable(),
   tookMs: z.number().nonnegative().optional(),
   // a state, cause or node this holdfast does not know reads as none, not as an event to drop
-  from: z.enum(STATE_NAMES).optional().catch(undefined),
+  from: z.preprocess(currentStateOf, z.enum(STATE_NAMES)).optional().catch(undefined),
   by: z.enum(TRANSITION_CAUSES).optional().catch(undefined),
   node: z.string().max(NODE_NAME_BYTES).optional().catch(undefined),
 });

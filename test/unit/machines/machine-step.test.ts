@@ -14,6 +14,7 @@ import {
   waitEnded,
   WAIT_NAMES,
   type ConsumerSnapshot,
+  type PersistedConsumer,
 } from '../../../machines/machine-step.js';
 
 const timing: ConsumerTiming = {
@@ -93,6 +94,33 @@ describe('a persisted consumer', () => {
     const { context } = persist(held());
     const v1 = { status: 'active', value: 'held', historyValue: {}, context, children: {} };
     expect(readPersisted(undefined, v1)).toEqual({ consumer: { state: 'held', context } });
+  });
+
+  it("reads a state under its former name (machine versions 1 and 2) in this chart's words, and steps it", () => {
+    const { context } = persist(held());
+    const formerName = 'verifying'; // the former name of `checking`
+    const v2 = readPersisted(2, { version: 2, state: formerName, context });
+    const v1 = readPersisted(undefined, {
+      status: 'active',
+      value: formerName,
+      historyValue: {},
+      context,
+      children: {},
+    });
+    expect([v2, v1]).toEqual([
+      { consumer: { state: 'checking', context } },
+      { consumer: { state: 'checking', context } },
+    ]);
+    // restored and stepped as a consumer this release left mid-check would be
+    const { consumer } = v2 as { consumer: PersistedConsumer };
+    const restored = restore(machine, consumer);
+    expect(restored.value).toBe('checking');
+    expect(step(machine, restored, { type: 'HELD' }).snapshot.value).toBe('held');
+    expect(step(machine, restored, { type: 'REDO' })).toMatchObject({ effect: 'check' });
+    // this version writes the state's name now; a former name in it is not one of its states
+    expect(readPersisted(MACHINE_VERSION, { state: formerName, context })).toEqual({
+      problem: `no state "${formerName}" in machine version ${MACHINE_VERSION}`,
+    });
   });
 
   it('refuses, in words, a newer version, an unknown state or a record without context', () => {

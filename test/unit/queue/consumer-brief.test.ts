@@ -40,6 +40,20 @@ describe('a record in brief', () => {
     expect(decodeBrief(encoded)).toEqual(refused);
   });
 
+  it("reads a state the previous release noted under a former name in this chart's words", () => {
+    const { state: _state, rev: _rev, ...rest } = brief;
+    const former = 'verifying'; // the former name of `checking`
+    for (const [token, refused] of [
+      [former, false],
+      [`${former}!`, true],
+    ] as const) {
+      const encoded = `${token} 12 ${JSON.stringify(rest)}`;
+      expect(briefState(encoded)).toBe('checking');
+      expect(briefRefused(encoded)).toBe(refused);
+      expect(decodeBrief(encoded)).toEqual({ ...brief, state: 'checking' });
+    }
+  });
+
   it('reads nothing from what it did not write', () => {
     for (const encoded of [
       '',

@@ -59,4 +59,15 @@ describe('JobSeal', () => {
     expect(seal.sealsTicket({ ...job, key: 'cache/search' })).toBe(false);
     expect(seal.sealsTicket({ ...job, ticket: { ...job.ticket, spec: { ...spec, login: 'default' } } })).toBe(false);
   });
+
+  it('opens a ticket the previous release sealed (a wait job it queued is run on its ticket after an upgrade)', () => {
+    const ticket = {
+      machine: { version: 2, state: 'held', context: { key: 'cache/photos', reason: null } },
+      spec,
+      appliedAt: 5,
+    };
+    // made by the previous release's JobSeal (before the wait job's kind was renamed) under the same key
+    const previous = 'QFBTRIyK4yy-_MefNrU2P3Yqd2AMkijM1tL_U7wZME4';
+    expect(seal.ticket('cache/photos', 3, 'verify', ticket)).toBe(previous);
+  });
 });

@@ -80,4 +80,12 @@ describe('timeline events', () => {
     const { by: _by, ...rest } = event!;
     expect(decodeJson(timelineEventCodec, JSON.stringify({ ...event, by: 'somebody-new' }))).toEqual(rest);
   });
+
+  it("reads a heal the previous release drew from a state of a former name in this chart's words", () => {
+    const lost = [...first, step(10, 'held', 'checking'), step(11, 'checking', 'lost')];
+    const [healed] = timelineEventsOf('cache/a', step(12, 'checking', 'held'), lost);
+    expect(healed).toMatchObject({ kind: 'healed', from: 'checking', state: 'held' });
+    const former = JSON.stringify({ ...healed, from: 'verifying' }); // as the former release wrote it
+    expect(decodeJson(timelineEventCodec, former)).toEqual(healed);
+  });
 });

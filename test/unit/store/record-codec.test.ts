@@ -86,6 +86,36 @@ describe('a stored record, decoded', () => {
     });
   });
 
+  it("reads the state and history entries the previous release wrote under a former name in this chart's words", () => {
+    const former = 'verifying'; // the former name of `checking`, written until machine version 2
+    const stored = encodeRecord(record);
+    const previous = {
+      ...stored,
+      machine: JSON.stringify({ version: 2, state: former, context }),
+      history: JSON.stringify([
+        [at.getTime(), 'held', former, null, 'check'],
+        [at.getTime(), former, 'lost', 'missing', 'check'],
+      ]),
+    };
+    expect(decodeRecord(previous)).toEqual({
+      ...record,
+      machine: { state: 'checking', context },
+      history: [
+        { at, from: 'held', to: 'checking', reason: null, by: 'check' },
+        { at, from: 'checking', to: 'lost', reason: 'missing', by: 'check' },
+      ],
+    });
+    // and as the sub-documents releases before JSON text kept
+    const nested = { ...record, machine: { version: 2, state: former, context } };
+    expect(decodeRecord(nested)).toMatchObject({ machine: { state: 'checking', context } });
+    // written again, under the state's name now
+    expect(JSON.parse(encodeRecord(decodeRecord(previous) as ConsumerRecord).machine as string)).toEqual({
+      version: MACHINE_VERSION,
+      state: 'checking',
+      context,
+    });
+  });
+
   it('reads the sub-documents earlier versions wrote (keys the wire server refuses encoded and decoded)', () => {
     const nested = { ...record, machine: encodeMachine(record.machine), desired: encodeDesired(desired) };
     expect(nested.desired).toMatchObject({ values: { keys: ['app-a:*'], 'a%2Eb': { '%24x': 1 } } });

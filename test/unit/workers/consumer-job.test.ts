@@ -19,6 +19,7 @@ import { Scrubber } from '../../../src/logging/scrubber.js';
 import type { Finding, FindingOutcome } from '../../../src/queue/contest.js';
 import type { CheckMemo, Claim, LockClaim, LockRelease } from '../../../src/queue/coordination.js';
 import type { ConsumerJobData, ScheduledWait } from '../../../src/schedule/consumer-queue.js';
+import { jobDataOf } from '../../../src/schedule/job-data.js';
 import { JobSeal } from '../../../src/queue/job-seal.js';
 import { KnownWaits } from '../../../src/schedule/known-waits.js';
 import type * as GrantSecret from '../../../src/secrets/grant-secret.js';
@@ -30,6 +31,7 @@ import { runRound, type Ran, type RoundCheckDeps } from '../../../workers/round-
 import type { WaitJob } from '../../../workers/wait-job.js';
 import { createEffects } from '../../../workers/effects.js';
 import { JobTrust } from '../../../workers/job-trust.js';
+import type { WaitJob } from '../../../workers/wait-job.js';
 import type { ProviderGate } from '../../../workers/provider-gate.js';
 import { providerRuntime } from '../../../workers/provider-runtime.js';
 import { providerConfig } from '../../support/provider-config.js';
@@ -296,6 +298,31 @@ describe('a consumer job', () => {
     backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
     expect(await runConsumerJob(waitJob(), deps)).toMatchObject({ kind: 'later', why: 'again', found: 'healed' });
     expect(calls).toEqual(['locks.claim', 'notes.noteTimeline', 'locks.release']);
+  });
+
+  it('runs a wait job the previous release queued (its former kind, a version 2 ticket) on its sealed ticket', async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp();
+    await runConsumerJob(desiredJob(), deps);
+    const { kind: _kind, ...job } = waitJob() as WaitJob;
+    const ticket = { ...job.ticket, machine: { ...job.ticket.machine, version: 2 } };
+    const seal = new JobSeal(Buffer.alloc(32, 7)).ticket(key, job.rev, job.wait, ticket);
+    const former = { ...job, kind: 'timer', ticket, seal } as unknown as ConsumerJobData; // as the former release queued it
+    const stored: string[] = [];
+    for (const method of ['get', 'save', 'insert'] as const) {
+      const real = (deps.store as unknown as Record<string, (...args: unknown[]) => unknown>)[method];
+      if (real)
+        (deps.store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => (
+          stored.push(method),
+          real(...args)
+        );
+    }
+    backend.calls.length = 0;
+    backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+    // healed on its ticket (trusted whole: sealed), the store neither read nor written
+    expect(await runConsumerJob(jobDataOf(former), deps)).toMatchObject({ kind: 'later', found: 'healed' });
+    expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
+    expect(stored).toEqual([]);
+    expect(stand.records.get(key)?.machine.state).toBe('held');
   });
 
   it("answers a held consumer's routine check from the chart's kept answers: the chart is not stepped again", async () => {
