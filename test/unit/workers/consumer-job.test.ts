@@ -31,7 +31,6 @@ import { runRound, type Ran, type RoundCheckDeps } from '../../../workers/round-
 import type { WaitJob } from '../../../workers/wait-job.js';
 import { createEffects } from '../../../workers/effects.js';
 import { JobTrust } from '../../../workers/job-trust.js';
-import type { WaitJob } from '../../../workers/wait-job.js';
 import type { ProviderGate } from '../../../workers/provider-gate.js';
 import { providerRuntime } from '../../../workers/provider-runtime.js';
 import { providerConfig } from '../../support/provider-config.js';
