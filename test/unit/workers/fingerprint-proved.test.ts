@@ -10,14 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Adapter, Grant, HoldsAnswer } from '../../../src/adapters/adapter.js';
-import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
-import { Scrubber } from '../../../src/logging/scrubber.js';
 import { secretFingerprint } from '../../../src/secrets/fingerprint.js';
-import type { ConsumerContext } from '../../../machines/consumer-machine.js';
-import { createEffects } from '../../../workers/effects.js';
-import type { ProviderGate } from '../../../workers/provider-gate.js';
-import { providerRuntime } from '../../../workers/provider-runtime.js';
-import { providerConfig } from '../../support/provider-config.js';
+import { photosCheck } from '../../support/photos-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-fingerprint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,34 +43,10 @@ class Backend implements Adapter {
   }
 }
 
-async function checked(backend: Adapter, appliedSecretMac: string) {
-  const config = providerConfig({
-    adapter: redisAcl,
-    contributionsPath: join(dir, 'contributions.yaml'),
-    policy: redisAcl.policySchema.parse({ allowedCommands: ['+@read'] }),
-    secretsRoot: dir,
-  });
-  const gate = {
-    admit: () => Promise.resolve({ admitted: true, probe: false }),
-    answered: () => Promise.resolve(false),
-    pause: () => Promise.resolve(true),
-  } as unknown as ProviderGate;
-  const effects = createEffects({ fingerprintKey: KEY, gate, scrubber: new Scrubber(), now: () => new Date() });
-  const spec = {
-    login: 'app_photos',
-    values: { keys: [], channels: [], commands: ['+@read'] },
-    secretPath,
-    specHash: 'h1',
-  };
-  return effects.check({
-    key: 'cache/photos',
-    provider: providerRuntime(config, backend),
-    spec,
-    context: { appliedSpecHash: 'h1', appliedSecretMac } as ConsumerContext,
-    appliedAt: 1,
-    // a deep check a moment ago: the next one due is light
-    memo: { at: Date.now(), outcome: 'held', detail: null, rev: 1, deepAt: Date.now() },
-  });
+function checked(backend: Adapter, appliedSecretMac: string) {
+  // a deep check a moment ago: the next one due is light
+  const memo = { at: Date.now(), outcome: 'held' as const, detail: null, rev: 1, deepAt: Date.now() };
+  return photosCheck(backend, { dir, fingerprintKey: KEY, appliedSecretMac, memo });
 }
 
 const HELD: HoldsAnswer = { held: true };

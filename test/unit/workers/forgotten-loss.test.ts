@@ -10,14 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Adapter, HoldsAnswer } from '../../../src/adapters/adapter.js';
 import type { Incarnation } from '../../../src/adapters/incarnation.js';
-import { redisAcl } from '../../../src/adapters/redis-acl/index.js';
-import { Scrubber } from '../../../src/logging/scrubber.js';
 import { secretFingerprint } from '../../../src/secrets/fingerprint.js';
-import type { ConsumerContext } from '../../../machines/consumer-machine.js';
-import { createEffects } from '../../../workers/effects.js';
-import type { ProviderGate } from '../../../workers/provider-gate.js';
-import { providerRuntime } from '../../../workers/provider-runtime.js';
-import { providerConfig } from '../../support/provider-config.js';
+import { photosCheck } from '../../support/photos-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'holdfast-forgotten-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -52,33 +46,9 @@ function backend(lacking: string | undefined, forgotAt: Record<string, number | 
 }
 
 async function found(adapter: Adapter, memoAt: number | null) {
-  const config = providerConfig({
-    adapter: redisAcl,
-    contributionsPath: join(dir, 'contributions.yaml'),
-    policy: redisAcl.policySchema.parse({ allowedCommands: ['+@read'] }),
-    secretsRoot: dir,
-  });
-  const gate = {
-    admit: () => Promise.resolve({ admitted: true, probe: false }),
-    answered: () => Promise.resolve(false),
-    pause: () => Promise.resolve(true),
-  } as unknown as ProviderGate;
-  const effects = createEffects({ fingerprintKey: KEY, gate, scrubber: new Scrubber(), now: () => new Date() });
-  const spec = {
-    login: 'app_photos',
-    values: { keys: [], channels: [], commands: ['+@read'] },
-    secretPath,
-    specHash: 'h1',
-  };
-  const result = await effects.check({
-    key: 'cache/photos',
-    provider: providerRuntime(config, adapter),
-    spec,
-    context: { appliedSpecHash: 'h1', appliedSecretMac: secretFingerprint(KEY, PASSWORD) } as ConsumerContext,
-    appliedAt: 1,
-    memo: memoAt === null ? null : { at: memoAt, outcome: 'held', detail: null, rev: 1, deepAt: memoAt },
-  });
-  return result.event;
+  const memo = memoAt === null ? null : { at: memoAt, outcome: 'held' as const, detail: null, rev: 1, deepAt: memoAt };
+  const appliedSecretMac = secretFingerprint(KEY, PASSWORD);
+  return (await photosCheck(adapter, { dir, fingerprintKey: KEY, appliedSecretMac, memo })).event;
 }
 
 describe('a loss the backend forgot', () => {
