@@ -60,7 +60,7 @@ import { RunTrail } from './run-trail.js';
 import { guardSpec } from './spec-guard.js';
 import { healOf, healsQuietly, type TicketHeal } from './ticket-heal.js';
 import { TicketNotes, type StepNotes } from './step-notes.js';
-import { foundAnswer, ticketStart } from './ticket-start.js';
+import { foundAnswer, restsUnchanged, ticketStart } from './ticket-start.js';
 import type { WaitJob } from './wait-job.js';
 
 /** Time added to an effect's deadline for the lock (and the record's effect horizon) that covers it. */
@@ -73,6 +73,20 @@ export const LOCK_MARGIN_MS = 10_000;
  * either. A heal found by a routine check saves two round trips this way.
  */
 export const FRESH_LOCK_MS = 1_000;
+
+/** How late a routine check began, from what its lock's claim told of the last check (in process). */
+export function tellLateness(
+  job: WaitJob,
+  { memo }: Claim,
+  provider: ProviderRuntime,
+  deps: Pick<RunDeps, 'now' | 'observer'>,
+): void {
+  if (memo && job.wait === 'verify')
+    deps.observer?.lateness?.(
+      provider.config.name,
+      deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing),
+    );
+}
 
 /** How long the lock on a consumer (and the record's horizon for an effect begun) lasts. */
 export function lockMsOf(provider: ProviderRuntime): number {
@@ -269,21 +283,14 @@ export class ConsumerRun {
    */
   private unchangedOnTicket(answer: PersistedStep): RunOutcome | undefined {
     const { job, from, notes } = this.ticket!;
-    if (answer.effect || answer.said.length > 0 || !answer.wait || notes.saysAnything) return undefined;
-    if (!samePersisted(answer.consumer, from)) return undefined;
+    if (notes.saysAnything || !restsUnchanged(answer, from)) return undefined;
     const at = new Date(this.deps.now().getTime() + answer.wait.ms);
     return { key: job.key, provider: this.provider, kind: 'unchanged', at };
   }
 
   /** How late a routine check began (in process, from what the lock told). */
   private lateness(job: WaitJob): void {
-    const { memo } = this.lock.claim;
-    const { config } = this.provider;
-    if (memo && job.wait === 'verify')
-      this.deps.observer?.lateness?.(
-        config.name,
-        this.deps.now().getTime() - memo.at - verifyDelay(job.key, config.timing),
-      );
+    tellLateness(job, this.lock.claim, this.provider, this.deps);
   }
 
   /**

@@ -9,20 +9,19 @@
  * where it carries on as if it had taken them itself; so is every wait this path does not serve.
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
-import { verifyDelay } from '../machines/delays.js';
-import { samePersisted, type Wait } from '../machines/machine-step.js';
+import type { Wait } from '../machines/machine-step.js';
 import type { PersistedStep } from '../machines/step-memo.js';
 import type { BatchLocks, Claim, LockRelease } from '../src/queue/coordination.js';
 import { providerOf } from '../src/store/consumer-key.js';
 import { memoOf } from './check-memo.js';
 import { runConsumerJob, type Given, type JobDeps } from './consumer-job.js';
 import { learn, type Learned } from './consumer-outcome.js';
-import { lockMsOf } from './consumer-run.js';
+import { lockMsOf, tellLateness } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
 import { retryLater, type JobOutcome } from './job-outcome.js';
 import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
-import { foundAnswer, ticketStart, type TicketStart } from './ticket-start.js';
+import { foundAnswer, restsUnchanged, ticketStart, type TicketStart } from './ticket-start.js';
 import type { WaitJob } from './wait-job.js';
 
 export interface RoundCheckDeps extends JobDeps {
@@ -99,7 +98,7 @@ async function checkTogether(list: OnTicket[], deps: RoundCheckDeps, ran: RanEac
     else if (claim.rev !== wait.job.rev) runs.push(ownRun(wait.job, wait.at, deps, ran, claimedAs(wait, claim, asked)));
     else {
       wait.claim = claim;
-      lateness(wait, claim, deps);
+      tellLateness(wait.job, claim, wait.provider, deps);
       checking.push(wait);
     }
   }
@@ -176,8 +175,7 @@ function unchangedAnswer(
   found: ConsumerEvent,
 ): (PersistedStep & { wait: Wait }) | undefined {
   const answer = foundAnswer(provider.machine, start, found);
-  if (!answer || answer.effect || answer.said.length > 0 || !answer.wait) return undefined;
-  return samePersisted(answer.consumer, start.from) ? (answer as PersistedStep & { wait: Wait }) : undefined;
+  return answer && restsUnchanged(answer, start.from) ? answer : undefined;
 }
 
 /** The locks released in one call; each wait ends once its lock is released (or the release failed: handed over). */
@@ -199,13 +197,4 @@ async function releaseAll(
     return;
   }
   for (const [{ at }, result] of ended) ran(at, result);
-}
-
-/** How late a routine check began (in process, from what the lock told), as `ConsumerRun` tells it. */
-function lateness({ job, provider }: OnTicket, { memo }: Claim, deps: JobDeps): void {
-  if (memo && job.wait === 'verify')
-    deps.observer?.lateness?.(
-      provider.config.name,
-      deps.now().getTime() - memo.at - verifyDelay(job.key, provider.config.timing),
-    );
 }

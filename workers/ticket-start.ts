@@ -10,7 +10,7 @@
  */
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { ConsumerMachine } from '../machines/consumer-machine.js';
-import { waitEnded, type PersistedConsumer } from '../machines/machine-step.js';
+import { samePersisted, waitEnded, type PersistedConsumer, type Wait } from '../machines/machine-step.js';
 import { keptStep, type PersistedStep } from '../machines/step-memo.js';
 import { decodeMachine } from '../src/store/record-codec.js';
 import { deepFreeze } from '../src/text/deep-freeze.js';
@@ -63,4 +63,17 @@ export function foundAnswer(
   const answer = keptStep(machine, ending.consumer, found);
   if (plain && answer !== undefined) kept.held = deepFreeze(answer);
   return answer;
+}
+
+/**
+ * Whether a check's kept answer changes nothing durable: no effect, nothing said, a wait asked, and the consumer as
+ * the ticket holds it (`from`). Such a check rests `unchanged`, its wait due again.
+ */
+export function restsUnchanged(
+  answer: PersistedStep,
+  from: PersistedConsumer,
+): answer is PersistedStep & { wait: Wait } {
+  return (
+    !answer.effect && answer.said.length === 0 && answer.wait !== undefined && samePersisted(answer.consumer, from)
+  );
 }
