@@ -1,5 +1,5 @@
 /**
- * `npx tsx test/bench/s3-targeted-cost.ts [--identities 100,1000] [--parallel 8]`: the prototype of issue 42's
+ * `npx tsx test/bench/s3-targeted-cost.ts [--identities 100,1000] [--parallel 8] [--one-write]`: the prototype of issue 42's
  * SeaweedFS design question. Through the IAM API on the S3 port every write but `CreateUser` makes SeaweedFS save its
  * whole identity configuration (`ExecuteAction`'s `changed` → `SaveConfiguration`: every identity's file written again,
  * s3-iam-cost.ts); SeaweedFS 4.x also serves its credential manager over gRPC on the filer's gRPC port
@@ -10,7 +10,9 @@
  * For each N, on a SeaweedFS started empty: N identities made from nothing as a consumer's would be (one `CreateUser`
  * and one managed policy each, `--parallel` at once), then how long until the last signs through the S3 gateway and every
  * one does, with the server's CPU (`process_cpu_seconds_total`); then, at N, one more identity made that way against
- * one `TagUser` through the IAM API, each timed until the gateway has taken it. Ends with one line of JSON.
+ * one `TagUser` through the IAM API, each timed until the gateway has taken it. `--one-write` puts the rights in the
+ * identity itself (its actions, `Read:<bucket>`…) instead of a managed policy: one file per identity. Ends with one
+ * line of JSON.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -32,6 +34,8 @@ const arg = (name: string, fallback: string) => {
 };
 const sizes = arg('identities', '100,1000').split(',').map(Number);
 const parallel = Number(arg('parallel', '8'));
+/** `--one-write`: the rights as the identity's own actions (`Read:<bucket>`…), no managed policy: one file each. */
+const oneWrite = process.argv.includes('--one-write');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const load = () => loadavg()[0]!.toFixed(2);
 const PROVIDER = 'bench';
@@ -140,9 +144,14 @@ async function makeTargeted(session: ReturnType<typeof connect>, i: number): Pro
     field(3, 'Active'),
   ]);
   const tag = Buffer.concat([field(1, 'holdfast-managed'), field(2, PROVIDER)]);
-  const identity = Buffer.concat([field(1, login(i)), field(2, credential), field(7, policyName(i)), field(9, tag)]);
+  const bucket = `${login(i)}-data`;
+  const rights = oneWrite
+    ? ['Read', 'Write', 'List'].map((a) => field(3, `${a}:${bucket}`))
+    : [field(7, policyName(i))];
+  const identity = Buffer.concat([field(1, login(i)), field(2, credential), ...rights, field(9, tag)]);
   await grpcCall(session, 'CreateUser', field(1, identity));
-  const document = policyDocument({ buckets: [`${login(i)}-data`], actions: ['Read', 'Write', 'List'] })!;
+  if (oneWrite) return;
+  const document = policyDocument({ buckets: [bucket], actions: ['Read', 'Write', 'List'] })!;
   await grpcCall(session, 'PutPolicy', Buffer.concat([field(1, policyName(i)), field(2, JSON.stringify(document))]));
 }
 
@@ -259,6 +268,7 @@ async function measure(n: number): Promise<Record<string, unknown>> {
     const kept = await rules(server, session);
     const result = {
       ...kept,
+      oneWrite,
       identities: n,
       parallel,
       writtenMs,
@@ -273,7 +283,7 @@ async function measure(n: number): Promise<Record<string, unknown>> {
       load: load(),
     };
     process.stdout.write(
-      `${n} identities from nothing (CreateUser + PutPolicy over the filer's IAM gRPC, ${parallel} at once): ` +
+      `${n} identities from nothing (${oneWrite ? 'CreateUser with its actions' : 'CreateUser + PutPolicy'} over the filer's IAM gRPC, ${parallel} at once): ` +
         `written in ${writtenMs} ms, the last signing at ${lastSignsMs} ms, all ${n - unsigned} checked signing at ` +
         `${allSignMs} ms; server CPU ${serverCpuMs} ms. At ${n}: one more identity ${oneTargetedMs} ms until it signs ` +
         `(server CPU ${oneTargetedCpuMs} ms over 3 s after), one TagUser through the IAM API ${oneTagUserMs} ms ` +
