@@ -8,7 +8,8 @@ import { sha256Hex } from '../secrets/sha256.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import { canonicalJson } from '../text/canonical-json.js';
 import type { DeclaredBriefs } from './declared-briefs.js';
-import { specDigest } from './spec-digest.js';
+import type { DeliveredDigests } from './delivered-shelf.js';
+import { digestText, specDigestBytes } from './spec-digest.js';
 
 /**
  * The places of the declared consumers whose digest differs from the one last delivered, and the keys delivered that
@@ -16,7 +17,7 @@ import { specDigest } from './spec-digest.js';
  */
 export function changesOf(
   declared: DeclaredBriefs,
-  delivered: ReadonlyMap<string, string>,
+  delivered: DeliveredDigests,
 ): { changed: number[]; gone: string[] } {
   const keys = new Set<string>();
   const changed: number[] = [];
@@ -62,7 +63,13 @@ export function shortChange(change: string): string {
  * start-up; undefined for a record being removed (no longer delivered).
  */
 export function deliveredDigest(record: Pick<ConsumerRecord, 'desired' | 'refused'>): string | undefined {
+  const bytes = deliveredDigestBytes(record);
+  return bytes === undefined ? undefined : digestText(bytes);
+}
+
+/** {@link deliveredDigest}'s bytes (`spec-digest.ts`), as the sync keeps them. */
+export function deliveredDigestBytes(record: Pick<ConsumerRecord, 'desired' | 'refused'>): Buffer | undefined {
   if (record.desired.removed) return undefined;
   // a refused spec was delivered last, while the record keeps the accepted one
-  return specDigest(record.refused ? { problems: record.refused.problems, specHash: '' } : record.desired);
+  return specDigestBytes(record.refused ? { problems: record.refused.problems, specHash: '' } : record.desired);
 }

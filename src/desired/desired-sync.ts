@@ -27,10 +27,11 @@ import type { RemovalConfirmations } from '../queue/coordination.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import type { ContributionsRead } from './consumer-spec.js';
-import { changeDigest, changesOf, deliveredDigest, removalsHeldBack, shortChange } from './desired-change.js';
+import { changeDigest, changesOf, deliveredDigestBytes, removalsHeldBack, shortChange } from './desired-change.js';
+import { DeliveredShelf } from './delivered-shelf.js';
 import { readContributions } from './load-contributions.js';
 import { ownString } from './own-string.js';
-import { specDigest } from './spec-digest.js';
+import { specDigestBytes } from './spec-digest.js';
 
 export interface DesiredSyncOptions {
   store: Pick<ConsumerStore, 'setProviderStatus' | 'providerStatus'>;
@@ -55,10 +56,11 @@ interface FileSeen {
 const DELIVERY_CHUNK = 1000;
 
 export class DesiredSync {
-  /** Per provider: consumer key → digest of the spec last delivered (absent: none, or no longer declared). */
-  private readonly delivered = new Map<string, Map<string, string>>();
-  /** Per provider: consumer key → its login, for the consumers delivered (what they claim on the backend). */
-  private readonly logins = new Map<string, Map<string, string>>();
+  /**
+   * Per provider: per consumer the digest of the spec last delivered (none: not delivered, or no longer declared) and
+   * the login it claims on the backend.
+   */
+  private readonly delivered = new Map<string, DeliveredShelf>();
   /** Providers whose file has been read (or whose records learned) at least once. */
   private readonly known = new Set<string>();
   private readonly seen = new Map<string, FileSeen>();
@@ -76,21 +78,20 @@ export class DesiredSync {
 
   constructor(private readonly options: DesiredSyncOptions) {
     for (const provider of options.providers) {
-      this.delivered.set(provider.name, new Map());
-      this.logins.set(provider.name, new Map());
+      this.delivered.set(provider.name, new DeliveredShelf());
     }
   }
 
   /** The logins the consumers of `provider` claim on its backend; undefined before its file was first read. */
   claimedLogins(provider: string): ReadonlySet<string> | undefined {
     if (!this.known.has(provider)) return undefined;
-    return new Set(this.logins.get(provider)?.values());
+    return new Set([...(this.delivered.get(provider)?.claims() ?? [])].map(([, login]) => login));
   }
 
   /** Login → the consumer key that claims it, for `provider`'s consumers; undefined before its file was first read. */
   loginOwners(provider: string): ReadonlyMap<string, string> | undefined {
     if (!this.known.has(provider)) return undefined;
-    return new Map([...(this.logins.get(provider) ?? [])].map(([key, login]) => [login, key]));
+    return new Map([...(this.delivered.get(provider)?.claims() ?? [])].map(([key, login]) => [login, key]));
   }
 
   /** Each provider's declared consumers, as its contributions were last read (a provider not read yet: absent). */
@@ -100,10 +101,8 @@ export class DesiredSync {
 
   /** Learns what a record holds (at start-up, before {@link start}). */
   remember(record: Pick<ConsumerRecord, '_id' | 'provider' | 'desired' | 'refused'>): void {
-    const digest = deliveredDigest(record);
-    if (digest !== undefined) this.delivered.get(record.provider)?.set(record._id, digest);
-    // a record being removed still claims its login until it is gone
-    this.logins.get(record.provider)?.set(record._id, record.desired.login);
+    // a record being removed (no digest) still claims its login until it is gone
+    this.delivered.get(record.provider)?.set(record._id, deliveredDigestBytes(record), record.desired.login);
   }
 
   /** Reads every contributions file once and delivers what changed, then keeps watching. */
@@ -248,7 +247,7 @@ export class DesiredSync {
       if (seen.held === undefined || !(await this.confirmed(name, seen.held, seen.heldSince))) return;
     }
 
-    const delivered = this.delivered.get(name) ?? new Map<string, string>();
+    const delivered = this.delivered.get(name) ?? new DeliveredShelf();
     let read;
     try {
       // each item parsed once: the specs that changed against what was delivered are kept for the delivery
@@ -329,8 +328,7 @@ export class DesiredSync {
     changed: readonly number[],
     gone: readonly string[],
   ): Promise<void> {
-    const delivered = this.delivered.get(name) ?? new Map<string, string>();
-    const logins = this.logins.get(name) ?? new Map<string, string>();
+    const delivered = this.delivered.get(name) ?? new DeliveredShelf();
     const at = this.deliveryTime();
     for (let i = 0; i < changed.length; i += DELIVERY_CHUNK) {
       const specs = await read.specs(changed.slice(i, i + DELIVERY_CHUNK));
@@ -338,9 +336,9 @@ export class DesiredSync {
       for (const { key: read, desired } of specs) {
         // kept for the life of the process: not as cut from the file's text
         const key = ownString(read);
-        delivered.set(key, specDigest(desired));
         // a refused spec keeps the accepted one's login
-        if (desired.problems.length === 0 || !logins.has(key)) logins.set(key, ownString(desired.login));
+        const claims = desired.problems.length === 0 || delivered.login(key) === undefined;
+        delivered.set(key, specDigestBytes(desired), claims ? ownString(desired.login) : undefined);
       }
     }
     for (let i = 0; i < gone.length; i += DELIVERY_CHUNK) {
@@ -350,10 +348,7 @@ export class DesiredSync {
         at,
       );
       // a removed consumer's login is released by the orphan watch's second look
-      for (const key of keys) {
-        delivered.delete(key);
-        logins.delete(key);
-      }
+      for (const key of keys) delivered.delete(key);
     }
   }
 

@@ -46,6 +46,7 @@ import { consumerItemShape } from './consumer-item.js';
 import { consumersLimit, contributionsLimit, ENTRY_BOUNDS, FILE_BOUNDS } from './contributions-limit.js';
 import { consumerProblems, RealPaths, rootsOf } from './consumer-problems.js';
 import { isBoundIssue } from '../adapters/value-bounds.js';
+import type { DeliveredDigests } from './delivered-shelf.js';
 
 const fileSchema = z.strictObject({ consumers: z.array(z.unknown()) });
 const consumerSchema = z.strictObject({
@@ -115,7 +116,7 @@ export async function loadProposed(provider: ProviderConfig, path: string): Prom
  */
 export async function readContributions(
   provider: ProviderConfig,
-  delivered: ReadonlyMap<string, string> = new Map(),
+  delivered: DeliveredDigests = new Map(),
 ): Promise<ContributionsRead> {
   const file = provider.contributionsPath;
   const read = await readBounded(file, contributionsLimit(provider));
@@ -173,7 +174,7 @@ const inBrief: Keep<DeclaredBriefs> = () => {
  * The keys are copied (`own-string.ts`): cut from the file's text, they would keep all of it alive.
  */
 const shelvingChanged =
-  (delivered: ReadonlyMap<string, string>): Keep<{ briefs: DeclaredBriefs; shelf: SpecShelf }> =>
+  (delivered: DeliveredDigests): Keep<{ briefs: DeclaredBriefs; shelf: SpecShelf }> =>
   () => {
     const briefs = new DeclaredBriefs();
     const shelf = new SpecShelf();

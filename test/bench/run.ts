@@ -43,6 +43,7 @@
  * (`fairness.ts`: N consumers of one provider checked every 5 s, default 1,000, while another provider's
  * file grows by 8,000 consumers; about three minutes; with `--cpu-profile=<dir>`, the engine's V8 CPU profile there).
  * `--cpu-profile=<dir>` also writes the throughput case's `holdfast run` profile there.
+ * `--consumers <N[,M…]> [scale options]`: the scale bench (`scale.ts`) alone, for those sizes (1M included).
  */
 import { dueCounts } from '../support/due-set.js';
 import { execFileSync } from 'node:child_process';
@@ -78,6 +79,21 @@ const nodesOnly = /^--nodes3(?:=(\d+))?$/.exec(process.argv.find((a) => a.starts
 /** `--fairness` or `--fairness=300`: the fairness case alone, for that many consumers of provider B (default 1,000). */
 const fairnessOnly = /^--fairness(?:=(\d+))?$/.exec(process.argv.find((a) => a.startsWith('--fairness')) ?? '');
 const root = join(import.meta.dirname, '../..');
+/**
+ * `--consumers 1000000` (or `--consumers 1000,1000000`): the scale bench (`scale.ts`) for those sizes alone, on the
+ * compiled CLI (`holdfast run` and one `holdfast worker` at `verifyEvery: 60s`: checks/s, lateness, engine RSS, the queue
+ * Redis's memory per consumer, what bounds it, and the plot); the options after it are the scale bench's.
+ */
+if (process.argv.includes('--consumers')) {
+  execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  const given = process.argv.slice(process.argv.indexOf('--consumers'));
+  execFileSync(
+    process.execPath,
+    ['--max-old-space-size=16000', '--import', 'tsx', join(import.meta.dirname, 'scale.ts'), ...given],
+    { cwd: root, stdio: 'inherit' },
+  );
+  process.exit(0);
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** digits) / 10 ** digits : null);
 const say = (text: string) => process.stdout.write(`${text}\n`);
