@@ -78,14 +78,23 @@ export class ConsumerEdge {
   }
 
   /**
-   * The lock released with what the run's checks learned (the check memo, noted); a heal's note awaited with it (sent
-   * first, on the same connection: the queue's Redis runs it before the release).
+   * The lock released with what the run's checks learned (the check memo, noted) and when the run began asking
+   * (`askedAt`, ms); a heal's note awaited with it (sent first, on the same connection: the queue's Redis runs it before
+   * the release). True when the consumer is still suspect (its run asked before its provider's last node event): its
+   * wait is due again at once.
    */
-  async release(key: string, provider: ProviderRuntime, token: string, learned: Learned): Promise<void> {
+  async release(
+    key: string,
+    provider: ProviderRuntime,
+    token: string,
+    learned: Learned,
+    askedAt: number,
+  ): Promise<boolean> {
     const { memo, asked } = learned;
-    const releasing = this.deps.coordination.locks.release(key, provider.config.name, token, memo, asked);
-    const [askedAbout] = await Promise.all([releasing, this.noting]);
+    const releasing = this.deps.coordination.locks.release(key, provider.config.name, token, memo, asked, askedAt);
+    const [{ askedAbout, suspect }] = await Promise.all([releasing, this.noting]);
     if (askedAbout !== undefined) provider.fleet.consumers = askedAbout; // the pace of its deep checks
+    return suspect;
   }
 
   private async rested({ draft, snapshot, claimedRev, sameWait }: Of<'rested'>): Promise<JobOutcome> {

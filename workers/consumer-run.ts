@@ -52,7 +52,7 @@ import { lastCheckOf, memoOf } from './check-memo.js';
 import { ConsumerEdge, type EdgeDeps } from './consumer-edge.js';
 import { learn, type Learned, type RunOutcome } from './consumer-outcome.js';
 import type { CheckResult, EffectInput, Effects, EffectSpec } from './effects.js';
-import { retryLater, type JobOutcome } from './job-outcome.js';
+import { againNowIfSuspect, retryLater, type JobOutcome } from './job-outcome.js';
 import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { newRecord, RecordDraft } from './record-draft.js';
@@ -221,12 +221,16 @@ export class ConsumerRun {
     const extend = () => deps.coordination.locks.extend(job.key, token, lockMs);
     const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend, heldSince: asked }, edge);
     run.checked = claimed?.checked;
+    let outcome: JobOutcome;
     try {
-      const outcome = await edge.settle(await run.run());
-      return run.learned.found ? { ...outcome, found: run.learned.found } : outcome;
-    } finally {
-      await edge.release(job.key, provider, token, run.learned);
+      outcome = await edge.settle(await run.run());
+    } catch (error) {
+      await edge.release(job.key, provider, token, run.learned, asked);
+      throw error;
     }
+    const suspect = await edge.release(job.key, provider, token, run.learned, asked);
+    outcome = againNowIfSuspect(outcome, suspect, deps.now());
+    return run.learned.found ? { ...outcome, found: run.learned.found } : outcome;
   }
 
   /** The loop, on the ticket while it can be, else (or then) on the record; its outcome as the machine rests. */

@@ -44,6 +44,17 @@ export function again(at: Date, ticket?: CheckTicket): JobOutcome {
   return { kind: 'later', at, why: 'again', ...(ticket ? { ticket } : {}) };
 }
 
+/**
+ * `outcome`, its consumer still suspect after its run (the run asked before its provider's last node event): a wait due
+ * again after its interval is due again at `now` instead, asked again at once as a suspect is; any other is left as it
+ * is (put back for a moment already, or done with: a new wait scheduled, brought forward by the release).
+ */
+export function againNowIfSuspect(outcome: JobOutcome, suspect: boolean, now: Date): JobOutcome {
+  return suspect && outcome.kind === 'later' && outcome.why === 'again' && outcome.at > now
+    ? { ...outcome, at: now }
+    : outcome;
+}
+
 /** Put back for its reason's retry time, jittered, or until `until` when that is later than `now`. */
 export function retryLater(
   why: Exclude<Later, 'again'>,

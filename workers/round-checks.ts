@@ -11,14 +11,14 @@
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { Wait } from '../machines/machine-step.js';
 import type { PersistedStep } from '../machines/step-memo.js';
-import type { BatchLocks, Claim, LockRelease } from '../src/queue/coordination.js';
+import type { BatchLocks, Claim, LockRelease, Released } from '../src/queue/coordination.js';
 import { providerOf } from '../src/store/consumer-key.js';
 import { memoOf } from './check-memo.js';
 import { runConsumerJob, type Given, type JobDeps } from './consumer-job.js';
 import { learn, type Learned } from './consumer-outcome.js';
 import { lockMsOf, tellLateness } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
-import { retryLater, type JobOutcome } from './job-outcome.js';
+import { againNowIfSuspect, retryLater, type JobOutcome } from './job-outcome.js';
 import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { foundAnswer, restsUnchanged, ticketStart, type TicketStart } from './ticket-start.js';
@@ -155,7 +155,7 @@ async function judged(
     }
     const learned: Learned = {};
     learn(learned, memoOf(result, wait.job.rev, wait.claim!.memo, now), result.event);
-    releases.push({ key, provider, token: wait.token, memo: learned.memo, asked: learned.asked });
+    releases.push({ key, provider, token: wait.token, memo: learned.memo, asked: learned.asked, askedAt: asked });
     const at = new Date(now.getTime() + answer.wait.ms);
     ended.push([
       wait,
@@ -186,15 +186,18 @@ async function releaseAll(
   ran: RanEach,
 ): Promise<void> {
   if (releases.length === 0) return;
+  let released: Released[];
   try {
-    const counts = await deps.coordination.locks.releaseMany(releases);
-    counts.forEach((count, i) => {
-      // the pace of its provider's deep checks
-      if (count !== undefined) ended[i]![0].provider.fleet.consumers = count;
-    });
+    released = await deps.coordination.locks.releaseMany(releases);
   } catch (error) {
     for (const [{ at }] of ended) ran(at, { error });
     return;
   }
-  for (const [{ at }, result] of ended) ran(at, result);
+  const now = deps.now();
+  ended.forEach(([{ at, provider }, result], i) => {
+    const { askedAbout, suspect } = released[i] ?? { askedAbout: undefined, suspect: false };
+    if (askedAbout !== undefined) provider.fleet.consumers = askedAbout; // the pace of its provider's deep checks
+    // asked before its provider's last node event: asked again at once
+    ran(at, suspect && 'outcome' in result ? { outcome: againNowIfSuspect(result.outcome, true, now) } : result);
+  });
 }

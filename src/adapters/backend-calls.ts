@@ -87,7 +87,8 @@ export class BackendCalls {
 
   /**
    * Runs `start` in a call slot, raced against `signal`. `start` is not begun when the signal
-   * aborts first (while waiting for a slot, say), so an abandoned create never runs late.
+   * aborts first (while waiting for a slot, say), so an abandoned create never runs late. The
+   * caller is answered at its deadline; the slot stays taken until `start`'s call has ended.
    * `secrets` are scrubbed from any error, with `forms` (derived strings such as verifiers).
    */
   async run<T>(
@@ -104,15 +105,15 @@ export class BackendCalls {
     } catch {
       throw this.deadline(what);
     }
-    try {
-      if (signal.aborted) throw this.deadline(what);
-      const work = Promise.resolve().then(start);
-      if (release) work.then(release, release); // the slot is held until the backend is done, not just until the deadline
-      return await this.race(work, signal, what, secrets, forms);
-    } catch (error) {
+    if (signal.aborted) {
       release?.();
-      throw error;
+      throw this.deadline(what);
     }
+    const work = Promise.resolve().then(start);
+    // the slot is held until the backend's call has ended, not only until its caller's deadline: a call given up on may
+    // still run on the server (until the deadline the server keeps), and the slots bound what runs there at once
+    if (release) work.then(release, release);
+    return this.race(work, signal, what, secrets, forms);
   }
 
   /** Settles with `work`, or rejects with DEADLINE_EXCEEDED as soon as `signal` aborts. */

@@ -38,6 +38,7 @@ export type {
   LockRelease,
   LocksPart,
   MemoReads,
+  Released,
   RevisionNotes,
 } from './coordination/locks.js';
 export type {

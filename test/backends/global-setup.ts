@@ -5,6 +5,7 @@
  * and on teardown nothing left behind.
  */
 import type { TestProject } from 'vitest/node';
+import { allStarted } from './all-started.js';
 import { createRunDir, reapRunDir, sweepStaleRunDirs, type RunDir } from './run-dir.js';
 import { readSettings, type TestBackendSettings } from './settings.js';
 import { endpointFromUrl, KINDS, startOwned, useDocker } from './provision.js';
@@ -34,18 +35,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const docker = await useDocker(settings);
     // the cluster starts beside the others (about 3 s: six redis-server processes, joined)
     const clusterStarting = Promise.resolve(clusterFromEnvironment(settings) ?? startCluster(run, settings, owned));
-    clusterStarting.catch(() => undefined); // told when awaited below; not unhandled if another backend fails first
-    const entries = await Promise.all(
-      KINDS.map(async (kind): Promise<[BackendKind, BackendEndpoint]> => {
-        const url = settings.urls[kind];
-        if (url) return [kind, endpointFromUrl(kind, url)];
-        const backend = await startOwned(kind, run, settings, docker);
-        owned.push(backend);
-        return [kind, backend.endpoint()];
-      }),
-    );
-    const backends = Object.fromEntries(entries) as Record<BackendKind, BackendEndpoint>;
+    const starting = KINDS.map(async (kind): Promise<[BackendKind, BackendEndpoint]> => {
+      const url = settings.urls[kind];
+      if (url) return [kind, endpointFromUrl(kind, url)];
+      const backend = await startOwned(kind, run, settings, docker);
+      owned.push(backend);
+      return [kind, backend.endpoint()];
+    });
+    // every start settled before a failure is told: the clean-up below then stops all that started
+    await allStarted<unknown>([clusterStarting, ...starting]);
     const cluster = await clusterStarting;
+    const entries = await Promise.all(starting);
+    const backends = Object.fromEntries(entries) as Record<BackendKind, BackendEndpoint>;
     console.log(`[backends] redis cluster: ${cluster.flavor} (${cluster.origin})`);
     project.provide('redisCluster', cluster);
     console.log(

@@ -14,7 +14,7 @@ import { waitUntilReady } from './probe.js';
 import { instanceDir, type RunDir } from './run-dir.js';
 import { baseBackup, followPrimary, promote, type StandbyOf } from './postgres-standby.js';
 import { seaweedFsRecipe } from './seaweedfs.js';
-import type { TestBackendSettings } from './settings.js';
+import { serverEnvironment, type TestBackendSettings } from './settings.js';
 import type { BackendEndpoint, BackendKind, BackendOptions, OwnedBackend, RestartOptions } from './types.js';
 
 function secret(): string {
@@ -151,7 +151,7 @@ function recipe(kind: BackendKind, settings: TestBackendSettings, options: Backe
               '--locale=C',
               '--no-sync',
             ],
-            { stdio: 'pipe', ...(user ?? {}) },
+            { stdio: 'pipe', env: serverEnvironment(), ...(user ?? {}) },
           );
           rmSync(pwfile);
         },

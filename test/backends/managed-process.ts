@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { forgetProcess, recordProcess, type RunDir } from './run-dir.js';
-import { childEnvironment } from './settings.js';
+import { serverEnvironment } from './settings.js';
 
 export interface ProcessSpec {
   command: string;
@@ -18,7 +18,7 @@ export interface ProcessSpec {
   stopSignal?: NodeJS.Signals;
   /** How long a stop waits after {@link stopSignal} before SIGKILL (default 10 s). */
   stopTimeoutMs?: number;
-  /** Extra environment variables, added to this process's own. */
+  /** Extra environment variables, added to what a server is given of this process's own (`serverEnvironment`). */
   env?: Record<string, string>;
 }
 
@@ -44,7 +44,7 @@ export class ManagedProcess {
     const child = spawn(this.spec.command, this.spec.args, {
       cwd: this.spec.cwd,
       stdio: ['ignore', log, log],
-      ...(this.spec.env ? { env: childEnvironment(this.spec.env) } : {}),
+      env: serverEnvironment(this.spec.env),
       ...(this.spec.user ?? {}),
     });
     closeSync(log);

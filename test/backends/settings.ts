@@ -88,7 +88,23 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): TestBackendS
   };
 }
 
-/** The environment for a server process the harness starts: its own, plus `extra`. */
+/** The environment for a child process the harness starts (a node script, a tool): its own, plus `extra`. */
 export function childEnvironment(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...process.env, ...extra };
+}
+
+/**
+ * What of this process's environment a server the harness starts is given: where to find programs and libraries,
+ * where to write, the locale and who runs it. Nothing else: a variable meant for the tests (`DEBUG`, a `PG*` or
+ * `WEED_*` setting, a proxy) must not change how a server starts (`DEBUG` set made SeaweedFS's `weed` refuse to).
+ */
+const SERVER_VARIABLES = /^(PATH|HOME|USER|LOGNAME|SHELL|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z]+|LD_LIBRARY_PATH)$/;
+
+/** The environment for a server process the harness starts (see {@link SERVER_VARIABLES}), plus `extra`. */
+export function serverEnvironment(
+  extra: Record<string, string> = {},
+  from: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const kept = Object.entries(from).filter(([name, value]) => value !== undefined && SERVER_VARIABLES.test(name));
+  return { ...Object.fromEntries(kept), ...extra };
 }

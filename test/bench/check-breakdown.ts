@@ -233,7 +233,8 @@ export async function checkBreakdown(env: BenchEnv, config: HoldfastConfig, ms =
           const { key } = job(i);
           const claim = await coordination.locks.claim(key, 'breakdown', 10_000);
           if (!claim) throw new Error(`${key} is locked`);
-          await coordination.locks.release(key, provider.name, 'breakdown', claim.memo ?? undefined, 'asked');
+          const asked = Date.now();
+          await coordination.locks.release(key, provider.name, 'breakdown', claim.memo ?? undefined, 'asked', asked);
         },
         concurrency,
         ms,

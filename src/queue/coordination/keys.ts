@@ -48,6 +48,11 @@ export function coordinationKeys(prefix: string) {
     suspects: (provider: string) => `${prefix}:suspects:${provider}`,
     /** The provider's last node event that made its consumers suspect, a JSON suspect event (a string). */
     suspectEvent: (provider: string) => `${prefix}:suspect-event:${provider}`,
+    /**
+     * When the provider's last node event was seen, ms (a string, only ever moved later): a check that asked before it
+     * says nothing of the node since, so its release leaves its consumer suspect (see `scripts.ts`, `release`).
+     */
+    suspectCut: (provider: string) => `${prefix}:suspect-cut:${provider}`,
     /** The provider's last node events, newest first (a list of JSON suspect events, capped): what histories read. */
     suspectEvents: (provider: string) => `${prefix}:suspect-events:${provider}`,
     /** The provider's consumers by when their checks last ended, ms (a sorted set). */

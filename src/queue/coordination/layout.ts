@@ -59,6 +59,7 @@ export class Layout extends CoordinationPart implements LayoutMarks {
       this.keys.couldNotAsk(p),
       this.keys.suspects(p),
       this.keys.suspectEvent(p),
+      this.keys.suspectCut(p),
       this.keys.suspectEvents(p),
       this.keys.findings(p),
       this.keys.findingsAt(p),

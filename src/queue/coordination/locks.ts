@@ -12,7 +12,7 @@ import { CoordinationPart, type CoordinationContext } from './context.js';
 import { consumerEntries } from './keys.js';
 import { KnownMemos } from './known-memos.js';
 import { hashFields } from './reads.js';
-import type { ClaimReply, ReleaseEntry } from './scripts.js';
+import type { ClaimReply, ReleaseEntry, ReleaseReply } from './scripts.js';
 import { TurnBatch } from './turn-batch.js';
 import { checkMemoCodec, decodeJson, decodeRevision, type CheckMemo } from './values.js';
 
@@ -39,6 +39,18 @@ export interface Claim {
 /** What a released claim says about the consumer being asked on its provider. */
 export type Asked = 'asked' | 'could-not-ask' | undefined;
 
+/** What a lock's release tells its holder. */
+export interface Released {
+  /** How many of the provider's consumers have been asked about (what paces its deep checks); undefined: not known. */
+  askedAbout: number | undefined;
+  /**
+   * The consumer is still suspect: its run began asking before the provider's last node event was seen, so what it
+   * found says nothing of the node since. Its routine wait is due again at once (the release brought it forward when
+   * it was in the due set; a wait settled after the release is settled due now).
+   */
+  suspect: boolean;
+}
+
 /** A consumer's lock, as a job takes, keeps and releases it. */
 export interface ConsumerLocks {
   /** Takes the consumer's lock for `ttlMs` under `token`; null when another worker holds it. */
@@ -46,10 +58,18 @@ export interface ConsumerLocks {
   /** Extends a lock this token holds; false when it expired (and someone else may hold it). */
   extend(key: string, token: string, ttlMs: number): Promise<boolean>;
   /**
-   * Releases the lock (if still this token's), keeping what a check learned and whether the
-   * provider answered; resolves to how many of the provider's consumers have been asked about.
+   * Releases the lock (if still this token's), keeping what a check learned and whether the provider answered, and
+   * `askedAt`, when the run began asking (ms, before its lock was claimed): a consumer asked is no longer suspect
+   * unless that was before its provider's last node event (or is not told).
    */
-  release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined>;
+  release(
+    key: string,
+    provider: string,
+    token: string,
+    memo?: CheckMemo,
+    asked?: Asked,
+    askedAt?: number,
+  ): Promise<Released>;
 }
 
 /** A lock to take, as {@link BatchLocks.claimMany} takes many. */
@@ -66,6 +86,8 @@ export interface LockRelease {
   token: string;
   memo?: CheckMemo | undefined;
   asked?: Asked;
+  /** When its run began asking (ms, before its lock was claimed). */
+  askedAt?: number | undefined;
 }
 
 /**
@@ -76,7 +98,7 @@ export interface BatchLocks {
   /** Each lock as {@link ConsumerLocks.claim} takes it, in order. */
   claimMany(claims: readonly LockClaim[]): Promise<Array<Claim | null>>;
   /** Each lock as {@link ConsumerLocks.release} releases it, in order; what each release replies. */
-  releaseMany(releases: readonly LockRelease[]): Promise<Array<number | undefined>>;
+  releaseMany(releases: readonly LockRelease[]): Promise<Released[]>;
 }
 
 /** A consumer's revision, as its record writes leave it. */
@@ -132,7 +154,7 @@ export class Locks extends CoordinationPart implements LocksPart {
   private readonly claims = new TurnBatch<{ key: string; token: string; ttlMs: number }, ClaimReply>((claims) =>
     this.scripts.run('claim', { claims }),
   );
-  private readonly releases = new TurnBatch<ReleaseEntry, number>((releases) =>
+  private readonly releases = new TurnBatch<ReleaseEntry, ReleaseReply>((releases) =>
     this.scripts.run('release', { releases }),
   );
 
@@ -161,23 +183,30 @@ export class Locks extends CoordinationPart implements LocksPart {
     return this.scripts.run('extend', { key, token, ttlMs });
   }
 
-  release(key: string, provider: string, token: string, memo?: CheckMemo, asked?: Asked): Promise<number | undefined> {
-    return this.releases.call(this.releaseOf({ key, provider, token, memo, asked }));
+  async release(
+    key: string,
+    provider: string,
+    token: string,
+    memo?: CheckMemo,
+    asked?: Asked,
+    askedAt?: number,
+  ): Promise<Released> {
+    return releasedOf(await this.releases.call(this.releaseOf({ key, provider, token, memo, asked, askedAt })));
   }
 
-  async releaseMany(releases: readonly LockRelease[]): Promise<Array<number | undefined>> {
+  async releaseMany(releases: readonly LockRelease[]): Promise<Released[]> {
     const entries = releases.map((release) => this.releaseOf(release));
-    const out: Array<number | undefined> = [];
+    const out: Released[] = [];
     for (let i = 0; i < entries.length; i += MAX_AT_ONCE)
-      out.push(...(await this.scripts.run('release', { releases: entries.slice(i, i + MAX_AT_ONCE) })));
+      out.push(...(await this.scripts.run('release', { releases: entries.slice(i, i + MAX_AT_ONCE) })).map(releasedOf));
     return out;
   }
 
   /** A release as the script takes it: its memo sealed (and known, so that the next claim does not open it again). */
-  private releaseOf({ key, provider, token, memo, asked }: LockRelease): ReleaseEntry {
+  private releaseOf({ key, provider, token, memo, asked, askedAt }: LockRelease): ReleaseEntry {
     const sealed = memo ? this.seal.seal('memo', key, JSON.stringify(memo)) : null;
     if (memo && sealed) this.knownMemos.set(key, sealed, memo);
-    return { key, provider, token, memo: sealed, memoAt: memo ? memo.at : null, asked };
+    return { key, provider, token, memo: sealed, memoAt: memo ? memo.at : null, asked, askedAt: askedAt ?? null };
   }
 
   async forgetRevision(key: string): Promise<void> {
@@ -208,4 +237,9 @@ export class Locks extends CoordinationPart implements LocksPart {
   checkMemos(keys: readonly string[]): Promise<Map<string, CheckMemo>> {
     return hashFields(this.redis, this.keys.memos, keys, (raw, key) => this.decodeMemo(key, raw));
   }
+}
+
+/** A release's reply as its holder is told it. */
+function releasedOf({ count, suspect }: ReleaseReply): Released {
+  return { askedAbout: count, suspect };
 }

@@ -200,7 +200,10 @@ return 1`,
   reply: (raw) => raw === 1,
 };
 
-/** A consumer's release for {@link release}: `memo` encoded, `memoAt` when its check ended (ms). */
+/**
+ * A consumer's release for {@link release}: `memo` encoded, `memoAt` when its check ended (ms), `askedAt` when its run
+ * began asking (ms, the worker's clock, taken before its lock was claimed; null: not known).
+ */
 export interface ReleaseEntry {
   key: string;
   provider: string;
@@ -208,44 +211,66 @@ export interface ReleaseEntry {
   memo: string | null;
   memoAt: number | null;
   asked: 'asked' | 'could-not-ask' | undefined;
+  askedAt: number | null;
+}
+
+/** What {@link release} replies for each consumer. */
+export interface ReleaseReply {
+  /** How many consumers its provider's checked set holds once the call's are in. */
+  count: number;
+  /**
+   * Still suspect: its check asked before the provider's last node event (or cannot say when), so it says nothing of
+   * the node since; its routine wait, if in the due set, was brought forward to when the check ended.
+   */
+  suspect: boolean;
 }
 
 /**
  * Releases each lock (if still its `token`'s); keeps the check memo and when the check ended in
  * the provider's sorted set; `asked` moves the consumer in or out of the provider's could-not-ask
- * set (the last said of a consumer wins), and a consumer `asked` is no longer suspect (one SREM per provider's suspect
- * set). Replies, for each, how many consumers its provider's
- * sorted set holds once the call's are in (its consumers asked about): what sets the pace of its
- * deep checks, learned without another round trip. Many consumers of one shard in one call
- * (`locks.ts`), at a cost that does not grow with them: one command per lock hash, memo hash and
- * set touched, and two per provider's sorted set. Each provider's keys are sent once per call, not
- * once per consumer (a routine check's release was most of the bytes it sent the queue's Redis).
+ * set (the last said of a consumer wins). A consumer `asked` is no longer suspect (one SREM per provider's suspect set)
+ * when its run began asking at or after the provider's last node event was seen (its suspect cut, read once per
+ * provider and call, only when one of its consumers was asked): a check under way as the node restarted asked the node
+ * that was, so its consumer stays suspect and its routine wait is brought forward, to be asked again at once (a
+ * wait that is not routine, a brake or a retry, is left alone, as `suspectWaits` leaves it). Replies, for each, how
+ * many consumers its provider's sorted set holds once the call's are in (its consumers asked about): what sets the
+ * pace of its deep checks, learned without another round trip; and whether it is still suspect. Many consumers of one
+ * shard in one call (`locks.ts`), at a cost that does not grow with them: one command per lock hash, memo hash and set
+ * touched, two per provider's sorted set, one per provider asked about (its cut), and, when checks asked before their
+ * provider's cut (a node event under way), one SISMEMBER each, one HMGET and one ZADD. Each provider's keys are sent once per call, not once per consumer (a routine check's
+ * release was most of the bytes it sent the queue's Redis).
  *
  * KEYS[1]       locks (hash: consumer key → `<until, ms> <holder's token>`)
  * KEYS[2]       check memos (hash: consumer key → memo, JSON)
- * KEYS[3p]      the `p`th provider's could-not-ask set (set of consumer keys)
- * KEYS[3p + 1]  its checked set (sorted set: consumer key → when its check ended, ms)
- * KEYS[3p + 2]  its suspect set (set of consumer keys)
- * ARGV[6i - 5]  the `i`th consumer's token
- * ARGV[6i - 4]  the `i`th consumer's key
- * ARGV[6i - 3]  its memo, JSON ('' for none: the memo kept is left alone)
- * ARGV[6i - 2]  'asked', 'could-not-ask', or '' for neither
- * ARGV[6i - 1]  when its check ended (ms; '' for none)
- * ARGV[6i]      its provider's `p`
- * Returns       per consumer, how many consumers its provider's checked set holds
+ * KEYS[3]       due (sorted set: consumer key → when its wait falls due, ms)
+ * KEYS[4]       due waits (hash: consumer key → its wait's data, JSON)
+ * KEYS[4p + 1]  the `p`th provider's could-not-ask set (set of consumer keys)
+ * KEYS[4p + 2]  its checked set (sorted set: consumer key → when its check ended, ms)
+ * KEYS[4p + 3]  its suspect set (set of consumer keys)
+ * KEYS[4p + 4]  its suspect cut (string: when its last node event was seen, ms)
+ * ARGV[7i - 6]  the `i`th consumer's token
+ * ARGV[7i - 5]  the `i`th consumer's key
+ * ARGV[7i - 4]  its memo, JSON ('' for none: the memo kept is left alone)
+ * ARGV[7i - 3]  'asked', 'could-not-ask', or '' for neither
+ * ARGV[7i - 2]  when its check ended (ms; '' for none)
+ * ARGV[7i - 1]  when its run began asking (ms; '' when not known: then it stays suspect)
+ * ARGV[7i]      its provider's `p`
+ * Returns       two values per consumer: how many consumers its provider's checked set holds, and 1 when it is still
+ *               suspect (else 0)
  */
-const release: Script<{ releases: readonly ReleaseEntry[] }, number[]> = {
+const release: Script<{ releases: readonly ReleaseEntry[] }, ReleaseReply[]> = {
   keyCount: 'varies',
   lua: `${OVER}${LOCK}
-local n = #ARGV / 6
+local n = #ARGV / 7
 local fields, sortedOf = {}, {}
-for i = 1, n do fields[i] = ARGV[6 * i - 4] end
+for i = 1, n do fields[i] = ARGV[7 * i - 5] end
 local held = over('hmget', KEYS[1], fields)
 local free, memos, sets, setsSeen, checked, checkedSeen, suspects, suspectsSeen = {}, {}, {}, {}, {}, {}, {}, {}
+local cuts, late = {}, {}
 for i = 1, n do
-  local token, key, memo, asked, at = ARGV[6 * i - 5], fields[i], ARGV[6 * i - 3], ARGV[6 * i - 2], ARGV[6 * i - 1]
-  local p = tonumber(ARGV[6 * i])
-  local couldNotAsk, sorted, suspect = KEYS[3 * p], KEYS[3 * p + 1], KEYS[3 * p + 2]
+  local token, key, memo, asked, at = ARGV[7 * i - 6], fields[i], ARGV[7 * i - 4], ARGV[7 * i - 3], ARGV[7 * i - 2]
+  local p = tonumber(ARGV[7 * i])
+  local couldNotAsk, sorted, suspect = KEYS[4 * p + 1], KEYS[4 * p + 2], KEYS[4 * p + 3]
   sortedOf[i] = sorted
   local _, holder = lockOf(held[i])
   if holder == token then free[#free + 1] = key end
@@ -261,11 +286,17 @@ for i = 1, n do
     sets[couldNotAsk][key] = asked == 'could-not-ask'
   end
   if asked == 'asked' then
-    if not suspects[suspect] then
-      suspects[suspect] = {}
-      suspectsSeen[#suspectsSeen + 1] = suspect
+    if cuts[p] == nil then cuts[p] = tonumber(redis.call('get', KEYS[4 * p + 4])) or -1 end
+    local askedAt = tonumber(ARGV[7 * i - 1])
+    if askedAt and askedAt >= cuts[p] then
+      if not suspects[suspect] then
+        suspects[suspect] = {}
+        suspectsSeen[#suspectsSeen + 1] = suspect
+      end
+      suspects[suspect][#suspects[suspect] + 1] = key
+    else
+      late[#late + 1] = i
     end
-    suspects[suspect][#suspects[suspect] + 1] = key
   end
   if not checked[sorted] then
     checked[sorted] = {}
@@ -287,29 +318,59 @@ for _, set in ipairs(setsSeen) do
   if #remove > 0 then over('srem', set, remove) end
 end
 for _, suspect in ipairs(suspectsSeen) do over('srem', suspect, suspects[suspect]) end
+local still = {}
+if #late > 0 then
+  local lateKeys = {}
+  for j, i in ipairs(late) do lateKeys[j] = fields[i] end
+  local waits, forward = over('hmget', KEYS[4], lateKeys), {}
+  for j, i in ipairs(late) do
+    if redis.call('sismember', KEYS[4 * tonumber(ARGV[7 * i]) + 3], fields[i]) == 1 then
+      still[i] = true
+      local wait = waits[j]
+      if wait and string.sub(wait, 1, 16) == '{"wait":"verify"' then
+        local at = ARGV[7 * i - 2]
+        forward[#forward + 1] = at ~= '' and at or nowMs()
+        forward[#forward + 1] = fields[i]
+      end
+    end
+  end
+  if #forward > 0 then redis.call('zadd', KEYS[3], 'XX', 'LT', unpack(forward)) end
+end
 local counts = {}
 for _, sorted in ipairs(checkedSeen) do
   if #checked[sorted] > 0 then over('zadd', sorted, checked[sorted]) end
   counts[sorted] = redis.call('zcard', sorted)
 end
 local out = {}
-for i = 1, n do out[i] = counts[sortedOf[i]] end
+for i = 1, n do
+  out[2 * i - 1] = counts[sortedOf[i]]
+  out[2 * i] = still[i] and 1 or 0
+end
 return out`,
   build: (k, a) => {
-    const keys = [k.locks, k.memos];
+    const keys = [k.locks, k.memos, k.due, k.dueWaits];
     const argv: Array<string | number> = [];
     const providers = new Map<string, number>();
     for (const r of a.releases) {
       let p = providers.get(r.provider);
       if (p === undefined) {
         providers.set(r.provider, (p = providers.size + 1));
-        keys.push(k.couldNotAsk(r.provider), k.checked(r.provider), k.suspects(r.provider));
+        keys.push(k.couldNotAsk(r.provider), k.checked(r.provider), k.suspects(r.provider), k.suspectCut(r.provider));
       }
-      argv.push(r.token, r.key, r.memo ?? '', r.asked ?? '', r.memoAt === null ? '' : String(r.memoAt), p);
+      const askedAt = r.askedAt === null ? '' : String(r.askedAt);
+      argv.push(r.token, r.key, r.memo ?? '', r.asked ?? '', r.memoAt === null ? '' : String(r.memoAt), askedAt, p);
     }
     return { keys, argv };
   },
-  reply: (raw) => (Array.isArray(raw) ? (raw as unknown[]).map((n) => (typeof n === 'number' ? n : 0)) : []),
+  reply: (raw) => {
+    const flat = Array.isArray(raw) ? (raw as unknown[]) : [];
+    const out: ReleaseReply[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const count = flat[i];
+      out.push({ count: typeof count === 'number' ? count : 0, suspect: flat[i + 1] === 1 });
+    }
+    return out;
+  },
 };
 
 /** One consumer's brief for {@link noteBriefs}: `state` is `<state token> <rev>`; `heldSince` when it is held. */
@@ -375,6 +436,25 @@ return 1`,
     keys: [k.states, k.briefs, k.checked(a.provider)],
     argv: a.entries.flatMap((e) => [e.key, e.rev, e.state, e.brief, e.heldSince ?? '']),
   }),
+  reply: () => undefined,
+};
+
+/**
+ * Notes when the provider's node event was seen as its suspect cut, unless a later one is there (a loss wave's start
+ * may come before the event it follows): noted before any consumer is made suspect, so that no check under way then is
+ * released as if it had asked the node since.
+ *
+ * KEYS[1]  the provider's suspect cut (string: ms)
+ * ARGV[1]  when the event was seen (ms)
+ * Returns  1
+ */
+const noteSuspectCut: Script<{ provider: string; at: number }, void> = {
+  keyCount: 1,
+  lua: `
+local old = tonumber(redis.call('get', KEYS[1]))
+if not old or old < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) end
+return 1`,
+  build: (k, a) => ({ keys: [k.suspectCut(a.provider)], argv: [a.at] }),
   reply: () => undefined,
 };
 
@@ -666,6 +746,7 @@ export const SCRIPTS = {
   noteBriefs,
   takeCouldNotAsk,
   suspectWaits,
+  noteSuspectCut,
   noteSuspectsAsked,
   scheduleDue,
   takeDue,

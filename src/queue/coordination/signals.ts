@@ -34,7 +34,9 @@ export interface SuspectSignals {
   /**
    * Makes every consumer of `provider` asked about suspect, each by bringing its routine wait forward to now (the
    * ordinary rounds then check it on its ticket), and notes `event` (`of`: the consumers it concerns); replies the
-   * consumers made suspect now (one already suspect, whose asking is under way, is not asked twice).
+   * consumers made suspect now (one already suspect, whose asking is under way, is not asked twice). First notes when
+   * the event was seen (`askedBefore`, a loss wave's start, else `event.at`): a check that began asking before it
+   * leaves its consumer suspect at its release.
    */
   markSuspects(provider: string, event: Omit<SuspectEvent, 'of' | 'asked'>, askedBefore?: number): Promise<string[]>;
   /** How many consumers of each provider are suspect, with the last event that made them so. */
@@ -170,6 +172,9 @@ export class Signals extends CoordinationPart implements SignalsPart {
     event: Omit<SuspectEvent, 'of' | 'asked'>,
     askedBefore?: number,
   ): Promise<string[]> {
+    // first, so that no check under way now is released as if it had asked the node since (`scripts.ts`, `release`)
+    const cut = askedBefore ?? Date.parse(event.at);
+    await this.scripts.run('noteSuspectCut', { provider, at: Number.isNaN(cut) ? Date.now() : cut });
     const checked = this.keys.checked(provider);
     const all =
       askedBefore === undefined

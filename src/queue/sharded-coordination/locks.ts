@@ -1,5 +1,5 @@
 /** The locks of a sharded queue: each consumer's in its shard (`../sharded-coordination.ts`). */
-import type { Asked, CheckMemo, Claim, LockClaim, LockRelease, LocksPart } from '../coordination.js';
+import type { Asked, CheckMemo, Claim, LockClaim, LockRelease, LocksPart, Released } from '../coordination.js';
 import { shardOf } from '../shard-of.js';
 import { merged, type Shards } from './shards.js';
 
@@ -29,8 +29,8 @@ export class ShardedLocks implements LocksPart {
   }
 
   /** Each shard's releases in one call, each reply as {@link release} makes it. */
-  async releaseMany(releases: readonly LockRelease[]): Promise<Array<number | undefined>> {
-    const out = new Array<number | undefined>(releases.length);
+  async releaseMany(releases: readonly LockRelease[]): Promise<Released[]> {
+    const out = new Array<Released>(releases.length);
     await Promise.all(
       this.byShardAt(releases).map(async ([shard, at]) => {
         const replies = await this.shards.list[shard]!.releaseMany(at.map((i) => releases[i]!));
@@ -62,18 +62,25 @@ export class ShardedLocks implements LocksPart {
     token: string,
     memo?: CheckMemo,
     asked?: Asked,
-  ): Promise<number | undefined> {
+    askedAt?: number,
+  ): Promise<Released> {
     const shard = shardOf(key, this.shards.count);
-    return this.told(provider, shard, await this.shards.list[shard]!.release(key, provider, token, memo, asked));
+    const released = await this.shards.list[shard]!.release(key, provider, token, memo, asked, askedAt);
+    return this.told(provider, shard, released);
   }
 
-  /** What a shard's release replied for `provider`, kept: the provider's estimated count over every shard. */
-  private told(provider: string, shard: number, count: number | undefined): number | undefined {
-    if (count === undefined) return undefined;
+  /**
+   * What a shard's release replied for `provider`, its count kept: the provider's estimated count over every shard
+   * (undefined when the shard did not tell one).
+   */
+  private told(provider: string, shard: number, released: Released | undefined): Released {
+    const count = released?.askedAbout;
+    const suspect = released?.suspect ?? false;
+    if (count === undefined) return { askedAbout: undefined, suspect };
     const counts = this.asked.get(provider) ?? Array.from({ length: this.shards.count }, () => undefined);
     counts[shard] = count;
     this.asked.set(provider, counts);
-    return estimatedTotal(counts);
+    return { askedAbout: estimatedTotal(counts), suspect };
   }
 
   forgetRevision(key: string): Promise<void> {

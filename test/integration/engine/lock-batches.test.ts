@@ -70,7 +70,7 @@ async function roundOf(n: number): Promise<number> {
   const claims = await Promise.all(taken.map((t) => coordination.locks.claim(t.key, `token-${t.key}`, 10_000)));
   const released = await Promise.all(
     taken.map((t, i) =>
-      coordination.locks.release(t.key, 'cache', `token-${t.key}`, memo(now), i % 2 ? 'asked' : 'could-not-ask'),
+      coordination.locks.release(t.key, 'cache', `token-${t.key}`, memo(now), i % 2 ? 'asked' : 'could-not-ask', now),
     ),
   );
   await due.settle(taken.map((t) => ({ key: t.key, rev: t.rev, at: now + 60_000 })));
@@ -78,7 +78,7 @@ async function roundOf(n: number): Promise<number> {
 
   expect(taken.map((t) => t.key).sort()).toEqual([...keys].sort());
   expect(claims.every((c) => c !== null)).toBe(true);
-  expect(Math.max(...released.map(Number))).toBe(n); // the provider's consumers asked about
+  expect(Math.max(...released.map((r) => r.askedAbout ?? 0))).toBe(n); // the provider's consumers asked about
   return run;
 }
 
@@ -105,7 +105,9 @@ describe('a round’s scripts on the wire', () => {
     /** Every lock of `keys` claimed and released as one turn's batch each: whether each claim took its lock. */
     const claimAndRelease = async (): Promise<boolean[]> => {
       const claims = await Promise.all(keys.map((key) => locks.claim(key, `token-${key}`, 10_000)));
-      await Promise.all(keys.map((key) => locks.release(key, 'cache', `token-${key}`, memo(Date.now()), 'asked')));
+      await Promise.all(
+        keys.map((key) => locks.release(key, 'cache', `token-${key}`, memo(Date.now()), 'asked', Date.now())),
+      );
       return claims.map((claim) => claim !== null);
     };
     await claimAndRelease(); // the scripts loaded

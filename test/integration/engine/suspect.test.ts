@@ -243,10 +243,12 @@ describe("the suspects in the queue's Redis", () => {
       event: { ...event, of: 2500 },
     });
 
-    // 40 asked (their checks released in one turn), 10 could not ask: those stay suspect
+    // 40 asked (their checks released in one turn, begun after the event was seen), 10 could not ask: those stay
+    // suspect
     await admin.config('RESETSTAT');
+    const askedAt = Date.parse(event.at) + 1;
     await Promise.all([
-      ...keys.slice(0, 40).map((key) => coordination.locks.release(key, 'cache', 't', undefined, 'asked')),
+      ...keys.slice(0, 40).map((key) => coordination.locks.release(key, 'cache', 't', undefined, 'asked', askedAt)),
       ...keys.slice(40, 50).map((key) => coordination.locks.release(key, 'cache', 't', undefined, 'could-not-ask')),
     ]);
     expect(await calls(admin, 'srem')).toBeLessThanOrEqual(2);
@@ -278,6 +280,57 @@ describe("the suspects in the queue's Redis", () => {
     expect(read?.count).toBe(0);
     expect(read?.event?.asked).toBe('2026-12-07T06:05:12.000Z');
     expect((await coordination.signals.suspectEvents('cache')).map((e) => e.at)).toEqual([read!.event!.at, event.at]);
+    redis.disconnect();
+    admin.disconnect();
+  });
+});
+
+describe('a check under way as a node event is seen', () => {
+  it('leaves its consumer suspect at its release, its routine wait due at once; one begun after the event clears it', async () => {
+    const server = await ownBackend('redis');
+    const [redis, admin] = [new Redis(server.url), new Redis(server.url)];
+    const prefix = holdfastPrefix(`{window-${randomBytes(4).toString('hex')}}`);
+    const coordination = createCoordination(redis, prefix, new NoteSeal(randomBytes(32)));
+    const k = coordinationKeys(prefix);
+    const [before, after, braked] = ['cache/before', 'cache/after', 'cache/braked'];
+    const later = Date.now() + 3_600_000;
+    await admin.zadd(k.checked('cache'), 1, before, 2, after, 3, braked);
+    await admin.zadd(k.due, later, before, later, after, later, braked);
+    const wait = (kind: string) => JSON.stringify({ wait: kind, ticket: {}, seal: 's' });
+    await admin.hset(k.dueWaits, before, wait('verify'), after, wait('verify'), braked, wait('verify'));
+    // the three are being checked (their locks held) when the node's new run is seen
+    const askedBefore = Date.now() - 1_000;
+    for (const key of [before, after, braked])
+      expect(await coordination.locks.claim(key, `t-${key}`, 60_000)).not.toBeNull();
+    const event = { node: '127.0.0.1:6379', why: 'new-run-id' as const, at: new Date().toISOString() };
+    expect((await coordination.signals.markSuspects('cache', event)).sort()).toEqual([after, before, braked]);
+    // locked: made suspect, their waits left alone
+    expect(await admin.zscore(k.due, before)).toBe(String(later));
+    await admin.hset(k.dueWaits, braked, wait('brake')); // braked meanwhile: its own wait, left alone
+    const endedAt = Date.now();
+    const memo = { at: endedAt, outcome: 'held' as const, detail: null, rev: 1, deepAt: null };
+
+    const released = await coordination.locks.releaseMany([
+      { key: before, provider: 'cache', token: `t-${before}`, memo, asked: 'asked', askedAt: askedBefore },
+      { key: after, provider: 'cache', token: `t-${after}`, memo, asked: 'asked', askedAt: Date.parse(event.at) },
+      { key: braked, provider: 'cache', token: `t-${braked}`, memo, asked: 'asked', askedAt: askedBefore },
+    ]);
+    expect(released.map((r) => r.suspect)).toEqual([true, false, true]);
+    expect((await admin.smembers(k.suspects('cache'))).sort()).toEqual([before, braked]);
+    // asked again at once: its routine wait brought forward to when its check ended; a brake's wait is its own
+    expect(await admin.zscore(k.due, before)).toBe(String(endedAt));
+    expect(await admin.zscore(k.due, after)).toBe(String(later));
+    expect(await admin.zscore(k.due, braked)).toBe(String(later));
+    expect(await admin.hlen(k.locks)).toBe(0);
+
+    // asked again, begun after the event: no longer suspect
+    expect(await coordination.locks.claim(before, 't2', 60_000)).not.toBeNull();
+    const again = await coordination.locks.release(before, 'cache', 't2', memo, 'asked', Date.now());
+    expect(again.suspect).toBe(false);
+    expect(await admin.smembers(k.suspects('cache'))).toEqual([braked]);
+    // a loss wave's start, earlier than the event, does not move the cut back
+    await coordination.signals.markSuspects('cache', { ...event, why: 'loss-wave' }, askedBefore - 5_000);
+    expect(await admin.get(k.suspectCut('cache'))).toBe(String(Date.parse(event.at)));
     redis.disconnect();
     admin.disconnect();
   });

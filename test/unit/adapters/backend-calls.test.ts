@@ -92,4 +92,22 @@ describe('backend calls', () => {
     expect(most).toBe(2);
     expect(lateStarted).toBe(false);
   });
+
+  it("holds a call's slot past its caller's deadline until the backend's call has ended: no more calls on the server than its slots", async () => {
+    const c = calls(1);
+    let end: (() => void) | undefined;
+    const hung = new AbortController();
+    // the server still runs the first call when its caller gives up on it
+    const first = codeOf(c.run(hung.signal, 'slow', [], () => new Promise<void>((resolve) => (end = resolve))));
+    while (!end) await new Promise((r) => setTimeout(r, 1));
+    hung.abort();
+    expect(await first).toBe('DEADLINE_EXCEEDED');
+    let nextStarted = false;
+    const next = c.run(new AbortController().signal, 'next', [], () => ((nextStarted = true), Promise.resolve('ran')));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(nextStarted).toBe(false); // the slot is the slow call's until the server ends it
+    end();
+    expect(await next).toBe('ran');
+    expect(nextStarted).toBe(true);
+  });
 });

@@ -85,29 +85,44 @@ describe('the script table', () => {
         memo: JSON.stringify(memo),
         memoAt: memo.at,
         asked: 'asked' as const,
+        askedAt: memo.at - 5,
       },
-      { key: 'db/c2', provider: 'db', token: 'u', memo: null, memoAt: null, asked: undefined },
-      { key: 'cache/c3', provider: 'cache', token: 'v', memo: null, memoAt: null, asked: 'could-not-ask' as const },
+      { key: 'db/c2', provider: 'db', token: 'u', memo: null, memoAt: null, asked: undefined, askedAt: null },
+      {
+        key: 'cache/c3',
+        provider: 'cache',
+        token: 'v',
+        memo: null,
+        memoAt: null,
+        asked: 'could-not-ask' as const,
+        askedAt: null,
+      },
     ];
     // each provider's keys once, its consumers naming it by its place (1, 2…)
     expect(scriptArgs(SCRIPTS.release, keys, { releases })).toEqual([
-      8,
+      12,
       '{hf}:holdfast:locks',
       '{hf}:holdfast:checks',
+      '{hf}:holdfast:due',
+      '{hf}:holdfast:due-waits',
       '{hf}:holdfast:could-not-ask:cache',
       '{hf}:holdfast:checked:cache',
       '{hf}:holdfast:suspects:cache',
+      '{hf}:holdfast:suspect-cut:cache',
       '{hf}:holdfast:could-not-ask:db',
       '{hf}:holdfast:checked:db',
       '{hf}:holdfast:suspects:db',
+      '{hf}:holdfast:suspect-cut:db',
       't',
       'cache/c1',
       JSON.stringify(memo),
       'asked',
       '1700000000000',
+      '1699999999995',
       1,
       'u',
       'db/c2',
+      '',
       '',
       '',
       '',
@@ -116,6 +131,7 @@ describe('the script table', () => {
       'cache/c3',
       '',
       'could-not-ask',
+      '',
       '',
       1,
     ]);
@@ -174,7 +190,11 @@ describe('the script table', () => {
     // a consumer's reply cut short is no reply: nothing is returned to its caller
     expect(SCRIPTS.claim.reply([1, '4', null])).toEqual([]);
     expect(SCRIPTS.claim.reply('OK')).toEqual([]);
-    expect(SCRIPTS.release.reply([3, 'x', 5])).toEqual([3, 0, 5]);
+    expect(SCRIPTS.release.reply([3, 1, 'x', 0, 5])).toEqual([
+      { count: 3, suspect: true },
+      { count: 0, suspect: false },
+    ]);
+    expect(SCRIPTS.release.reply('OK')).toEqual([]);
     expect(SCRIPTS.takeCouldNotAsk.reply(['a', 2, 'b'])).toEqual(['a', 'b']);
   });
 });

@@ -7,10 +7,13 @@ import { shardOf } from '../../../src/queue/shard-of.js';
 /** A shard that only answers `release` (with how many consumers of the provider it has asked) and `allStates`. */
 function shard(asked: number, states: Record<string, string>, unsealed: string[] = []): Coordination {
   return {
-    locks: { release: () => Promise.resolve(asked) },
+    locks: { release: () => Promise.resolve({ askedAbout: asked, suspect: false }) },
     notes: { allStates: () => Promise.resolve({ states, unsealed }) },
   } as unknown as Coordination;
 }
+
+/** A release's reply: `askedAbout` consumers of the provider asked about, not suspect. */
+const replied = (askedAbout: number) => ({ askedAbout, suspect: false });
 
 const keyIn = (wanted: number) =>
   Array.from({ length: 100 }, (_, i) => `cache/c${i}`).find((k) => shardOf(k, 3) === wanted)!;
@@ -18,9 +21,9 @@ const keyIn = (wanted: number) =>
 describe('ShardedCoordination', () => {
   it("tells a release how many of the provider's consumers every shard has asked about, estimating the shards not heard from yet", async () => {
     const sharded = new ShardedCoordination([shard(10, {}), shard(12, {}), shard(8, {})]);
-    expect(await sharded.locks.release(keyIn(0), 'cache', 't')).toBe(30); // 10, and as many for each of the two not heard from
-    expect(await sharded.locks.release(keyIn(1), 'cache', 't')).toBe(33); // 10 + 12, and their mean for the third
-    expect(await sharded.locks.release(keyIn(2), 'cache', 't')).toBe(30); // 10 + 12 + 8
+    expect(await sharded.locks.release(keyIn(0), 'cache', 't')).toEqual(replied(30)); // 10, and as many for each of the two not heard from
+    expect(await sharded.locks.release(keyIn(1), 'cache', 't')).toEqual(replied(33)); // 10 + 12, and their mean for the third
+    expect(await sharded.locks.release(keyIn(2), 'cache', 't')).toEqual(replied(30)); // 10 + 12 + 8
   });
 
   it("claims and releases many consumers of several shards in one call per shard, each told its own shard's reply", async () => {
@@ -39,7 +42,7 @@ describe('ShardedCoordination', () => {
           },
           releaseMany: (releases: readonly unknown[]) => {
             calls.push(n);
-            return Promise.resolve(releases.map(() => asked));
+            return Promise.resolve(releases.map(() => ({ askedAbout: asked, suspect: false })));
           },
         },
       }) as unknown as Coordination;
@@ -52,7 +55,7 @@ describe('ShardedCoordination', () => {
     const told = await sharded.locks.releaseMany(keys.map((key) => ({ key, provider: 'cache', token: 't' })));
     expect(calls.sort()).toEqual([0, 1, 2]);
     // every shard heard from in the one call: the provider's count is their sum
-    expect(told.at(-1)).toBe(30);
+    expect(told.at(-1)).toEqual({ askedAbout: 30, suspect: false });
   });
 
   it("merges every shard's states", async () => {

@@ -127,7 +127,10 @@ function standIns() {
     locks: {
       claim: (k): Promise<Claim> => Promise.resolve({ rev: remembered, memo, removedAt: marks.get(k) ?? null }),
       extend: () => Promise.resolve(true),
-      release: (_k, _p, _t, learned) => Promise.resolve(void (memo = learned ?? memo)),
+      release: (_k, _p, _t, learned) => {
+        memo = learned ?? memo;
+        return Promise.resolve({ askedAbout: undefined, suspect: false });
+      },
       forgetRevision: () => Promise.resolve(void (remembered = null)),
       rememberRevision: (_k, rev) => Promise.resolve(void (remembered = rev)),
       forgetConsumer: () => Promise.resolve(void (remembered = null)),
@@ -355,7 +358,10 @@ describe('a consumer job', () => {
       const events: unknown[] = [];
       stand.coordination.notes.noteTimeline = (added) => Promise.resolve(void events.push(...added));
       let memo: CheckMemo | undefined;
-      stand.coordination.locks.release = (_k, _p, _t, learned) => Promise.resolve(void (memo = learned));
+      stand.coordination.locks.release = (_k, _p, _t, learned) => {
+        memo = learned;
+        return Promise.resolve({ askedAbout: undefined, suspect: false });
+      };
       backend.calls.length = 0;
       watchStore(deps, backend.calls);
       vi.mocked(readGrantSecret).mockClear();
@@ -432,7 +438,10 @@ describe('a consumer job', () => {
         sent.push('note');
         return new Promise((resolve) => (answer = () => resolve(undefined)));
       };
-      stand.coordination.locks.release = () => Promise.resolve(void sent.push('release'));
+      stand.coordination.locks.release = () => {
+        sent.push('release');
+        return Promise.resolve({ askedAbout: undefined, suspect: false });
+      };
       backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
       let ended = false;
       const running = runConsumerJob(waitJob(), deps).finally(() => (ended = true));
