@@ -16,11 +16,12 @@ import { providerOf } from '../src/store/consumer-key.js';
 import { memoOf } from './check-memo.js';
 import { runConsumerJob, type Given, type JobDeps } from './consumer-job.js';
 import { learn, type Learned } from './consumer-outcome.js';
-import { lockMsOf, tellLateness } from './consumer-run.js';
+import { lockMsOf, tellLateness, type Claimed } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
 import { retryLater, type JobOutcome } from './job-outcome.js';
 import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
+import { healRound, healsInRound, type FoundLost } from './round-heals.js';
 import { foundAnswer, restsUnchanged, ticketStart, type TicketStart } from './ticket-start.js';
 import type { WaitJob } from './wait-job.js';
 
@@ -138,6 +139,7 @@ async function judged(
   const releases: LockRelease[] = [];
   const ended: Array<[OnTicket, Ran]> = [];
   const runs: Array<Promise<void>> = [];
+  const healing: FoundLost[] = [];
   for (let i = 0; i < checking.length; i++) {
     const wait = checking[i]!;
     const result = results[i]!;
@@ -149,10 +151,9 @@ async function judged(
       continue;
     }
     const answer = unchangedAnswer(wait, result.event);
-    if (!answer) {
-      runs.push(ownRun(wait.job, wait.at, deps, ran, claimedAs(wait, wait.claim!, asked, result)));
-      continue;
-    }
+    if (!answer && healsInRound(wait, result)) healing.push({ ...wait, claim: wait.claim!, result });
+    else if (!answer) runs.push(ownRun(wait.job, wait.at, deps, ran, claimedAs(wait, wait.claim!, asked, result)));
+    if (!answer) continue;
     const learned: Learned = {};
     learn(learned, memoOf(result, wait.job.rev, wait.claim!.memo, now), result.event);
     releases.push({ key, provider, token: wait.token, memo: learned.memo, asked: learned.asked });
@@ -163,7 +164,13 @@ async function judged(
     ]);
   }
   runs.push(releaseAll(releases, ended, deps, ran));
+  // the quiet heals as arrays (`round-heals.ts`); what they hand over runs on its own, from where they left it
+  const handedOver: Array<Promise<void>> = [];
+  const handOver = (wait: FoundLost, claimed: Claimed) =>
+    handedOver.push(ownRun(wait.job, wait.at, deps, ran, { trust: 'whole', claimed }));
+  if (healing.length > 0) runs.push(healRound(healing, deps, ran, asked, handOver));
   await Promise.all(runs);
+  await Promise.all(handedOver);
 }
 
 /**

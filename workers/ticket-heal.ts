@@ -47,7 +47,7 @@ export async function healOf(
   effects: Effects,
   job: WaitJob,
   found: CheckResult | undefined,
-  lost: ConsumerSnapshot,
+  lost: Pick<ConsumerSnapshot, 'context'>,
 ): Promise<TicketHeal | string> {
   const spec = job.ticket.spec;
   const verdict = guardSpec(provider, job.key, spec, 'apply');
