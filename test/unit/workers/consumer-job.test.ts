@@ -837,6 +837,27 @@ describe("a round's waits, run together", () => {
       expect(record.machine.context.brakeCount).toBe(1);
     });
 
+    it("judges the policy again for a wait healed before once its provider's configuration changes", async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      await runConsumerJob(waitJob(), deps);
+      const job = waitJob(); // the same frozen job each time its wait is taken again with the same text
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect((await round([job], together(deps, [])))[0]).toEqual({
+        outcome: expect.objectContaining({ found: 'healed' }) as JobOutcome,
+      });
+      const tightened = providerRuntime(
+        { ...config, policy: redisAcl.policySchema.parse({ allowedCommands: ['+@write'] }) },
+        backend,
+      );
+      deps.providers = new Map([[config.name, tightened]]);
+      backend.calls.length = 0;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      await round([job], together(deps, []));
+      expect(backend.calls).toEqual(['holds app_photos']);
+      expect(stand.records.get(key)?.machine.state).toBe('applyRefused');
+    });
+
     it('writes nothing when the lock is lost before the apply: no apply, the run says the lock is lost', async () => {
       const { backend, deps, stand, desiredJob, waitJob } = setUp();
       await runConsumerJob(desiredJob(), deps);
