@@ -873,7 +873,7 @@ describe("a round's waits, run together", () => {
       const conflict = {
         kind: 'later',
         why: 'conflict',
-        error: expect.objectContaining({ code: 'REVISION_CONFLICT' }),
+        error: expect.objectContaining({ code: 'REVISION_CONFLICT' }) as unknown,
       };
       expect(ran).toEqual({ outcome: expect.objectContaining(conflict) as JobOutcome });
       expect(backend.calls).toEqual(['holds app_photos']);
