@@ -11,29 +11,22 @@
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { Wait } from '../machines/machine-step.js';
 import type { PersistedStep } from '../machines/step-memo.js';
-import type { BatchLocks, Claim, LockRelease } from '../src/queue/coordination.js';
+import type { Claim, LockRelease } from '../src/queue/coordination.js';
 import { providerOf } from '../src/store/consumer-key.js';
 import { memoOf } from './check-memo.js';
 import { runConsumerJob, type Given, type JobDeps } from './consumer-job.js';
+import type { Ran, RanEach, RoundCheckDeps } from './round-deps.js';
 import { learn, type Learned } from './consumer-outcome.js';
 import { lockMsOf, tellLateness, type Claimed } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
-import { retryLater, type JobOutcome } from './job-outcome.js';
+import { retryLater } from './job-outcome.js';
 import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { healRound, healsInRound, type FoundLost } from './round-heals.js';
 import { foundAnswer, restsUnchanged, ticketStart, type TicketStart } from './ticket-start.js';
 import type { WaitJob } from './wait-job.js';
 
-export interface RoundCheckDeps extends JobDeps {
-  coordination: JobDeps['coordination'] & { readonly locks: JobDeps['coordination']['locks'] & BatchLocks };
-}
-
-/** What became of one wait of the round: its job's outcome, or what its run threw (handed to the queue). */
-export type Ran = { outcome: JobOutcome } | { error: unknown };
-
-/** Told of each wait as it ends, by its place in the round. */
-export type RanEach = (at: number, ran: Ran) => void;
+export type { Ran, RanEach, RoundCheckDeps } from './round-deps.js';
 
 /** A wait whose ticket ends in a check: where the chart starts it, and the lock the round takes for it. */
 interface OnTicket {

@@ -23,7 +23,7 @@ import { FRESH_LOCK_MS, lockMsOf, type Claimed } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
 import { noteHeal } from './heal-noted.js';
 import type { ProviderRuntime } from './provider-runtime.js';
-import type { RoundCheckDeps, RanEach } from './round-checks.js';
+import type { RanEach, RoundCheckDeps } from './round-deps.js';
 import { RunTrail } from './run-trail.js';
 import { healOf, healsQuietly, type TicketHeal } from './ticket-heal.js';
 import type { TicketStart } from './ticket-start.js';
