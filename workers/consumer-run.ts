@@ -124,6 +124,15 @@ export interface Claimed {
   asked: number;
   /** The check the round performed on the ticket, the run's first (its lateness told by the round already). */
   checked?: CheckResult;
+  /**
+   * A heal the round began for it (`round-heals.ts`) and handed over: the apply's result (at `appliedAt`), and its
+   * confirmation when it was asked; the run takes them as the results of its own heal's effects, not performed again.
+   */
+  applied?: ConsumerEvent;
+  appliedAt?: Date;
+  confirmation?: CheckResult;
+  /** What the check's finding says was said already (as the round's applies began): not said again. */
+  said?: boolean;
 }
 
 /** The record as loaded, and the draft of what the run writes to it. */
@@ -184,6 +193,8 @@ export class ConsumerRun {
   private leftBehind: string | undefined;
   /** The check a round performed on the ticket before handing the run over: the run's first check, not asked again. */
   private checked: CheckResult | undefined;
+  /** The heal's effects a round performed before handing the run over (`round-heals.ts`): taken once each. */
+  private healBegun: Pick<Claimed, 'applied' | 'appliedAt' | 'confirmation' | 'said'> | undefined;
 
   private constructor(
     private readonly job: ConsumerJobData,
@@ -221,6 +232,7 @@ export class ConsumerRun {
     const extend = () => deps.coordination.locks.extend(job.key, token, lockMs);
     const run = new ConsumerRun(job, ticketTrusted, provider, deps, { claim, extend, heldSince: asked }, edge);
     run.checked = claimed?.checked;
+    if (claimed?.applied) run.healBegun = claimed;
     let outcome: JobOutcome;
     try {
       outcome = await edge.settle(await run.run());
@@ -323,7 +335,9 @@ export class ConsumerRun {
     await this.keepLock('check');
     const asking = { ...heal.input, spec: job.ticket.spec, appliedAt: job.ticket.appliedAt, memo: null };
     const reason = found.type === 'NOT_HELD' ? found.reason : undefined;
-    const confirmation = await this.deps.effects.confirm(asking, heal.password, reason);
+    const confirmation =
+      this.healBegun?.confirmation ?? (await this.deps.effects.confirm(asking, heal.password, reason));
+    this.healBegun = undefined; // taken once
     const at = this.deps.now();
     const memo = memoOf(confirmation, job.rev, this.lock.claim.memo, at);
     if (confirmation.event.type !== 'HELD') {
@@ -554,15 +568,17 @@ export class ConsumerRun {
       this.log.debug({ state: ticket.from.state }, `not healed without the record: ${heal}; carried on against it`);
       return undefined;
     }
-    ticket.notes.sayNow(); // what the loss says, said as the heal begins
+    const begun = this.healBegun;
+    // what the loss says, said as the heal begins (by the round that began it, when it did)
+    if (begun?.said) ticket.notes.saidAlready();
+    else ticket.notes.sayNow();
     await this.keepLock('apply');
-    const applied = await this.deps.effects.apply({
-      ...heal.input,
-      password: heal.password,
-      secretMac: heal.secretMac,
-    });
+    const applied =
+      begun?.applied ??
+      (await this.deps.effects.apply({ ...heal.input, password: heal.password, secretMac: heal.secretMac }));
+    this.healBegun = begun?.confirmation ? { confirmation: begun.confirmation } : undefined; // the apply: taken once
     if (applied.type !== 'APPLIED') return applied; // carried on against the record: retried on its own backoff
-    ticket.notes.applied(this.deps.now());
+    ticket.notes.applied(begun?.appliedAt ?? this.deps.now());
     ticket.heal = heal;
     return applied;
   }

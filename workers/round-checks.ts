@@ -11,28 +11,22 @@
 import type { ConsumerEvent } from '../machines/consumer-events.js';
 import type { Wait } from '../machines/machine-step.js';
 import type { PersistedStep } from '../machines/step-memo.js';
-import type { BatchLocks, Claim, LockRelease, Released } from '../src/queue/coordination.js';
+import type { Claim, LockRelease, Released } from '../src/queue/coordination.js';
 import { providerOf } from '../src/store/consumer-key.js';
 import { memoOf } from './check-memo.js';
 import { runConsumerJob, type Given, type JobDeps } from './consumer-job.js';
+import type { Ran, RanEach, RoundCheckDeps } from './round-deps.js';
 import { learn, type Learned } from './consumer-outcome.js';
-import { lockMsOf, tellLateness } from './consumer-run.js';
+import { lockMsOf, tellLateness, type Claimed } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
-import { againNowIfSuspect, retryLater, type JobOutcome } from './job-outcome.js';
+import { againNowIfSuspect, retryLater } from './job-outcome.js';
 import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
+import { healRound, healsInRound, type FoundLost } from './round-heals.js';
 import { foundAnswer, restsUnchanged, ticketStart, type TicketStart } from './ticket-start.js';
 import type { WaitJob } from './wait-job.js';
 
-export interface RoundCheckDeps extends JobDeps {
-  coordination: JobDeps['coordination'] & { readonly locks: JobDeps['coordination']['locks'] & BatchLocks };
-}
-
-/** What became of one wait of the round: its job's outcome, or what its run threw (handed to the queue). */
-export type Ran = { outcome: JobOutcome } | { error: unknown };
-
-/** Told of each wait as it ends, by its place in the round. */
-export type RanEach = (at: number, ran: Ran) => void;
+export type { Ran, RanEach, RoundCheckDeps } from './round-deps.js';
 
 /** A wait whose ticket ends in a check: where the chart starts it, and the lock the round takes for it. */
 interface OnTicket {
@@ -138,6 +132,7 @@ async function judged(
   const releases: LockRelease[] = [];
   const ended: Array<[OnTicket, Ran]> = [];
   const runs: Array<Promise<void>> = [];
+  const healing: FoundLost[] = [];
   for (let i = 0; i < checking.length; i++) {
     const wait = checking[i]!;
     const result = results[i]!;
@@ -149,10 +144,9 @@ async function judged(
       continue;
     }
     const answer = unchangedAnswer(wait, result.event);
-    if (!answer) {
-      runs.push(ownRun(wait.job, wait.at, deps, ran, claimedAs(wait, wait.claim!, asked, result)));
-      continue;
-    }
+    if (!answer && healsInRound(wait, result)) healing.push({ ...wait, claim: wait.claim!, result });
+    else if (!answer) runs.push(ownRun(wait.job, wait.at, deps, ran, claimedAs(wait, wait.claim!, asked, result)));
+    if (!answer) continue;
     const learned: Learned = {};
     learn(learned, memoOf(result, wait.job.rev, wait.claim!.memo, now), result.event);
     releases.push({ key, provider, token: wait.token, memo: learned.memo, asked: learned.asked, askedAt: asked });
@@ -163,7 +157,13 @@ async function judged(
     ]);
   }
   runs.push(releaseAll(releases, ended, deps, ran));
+  // the quiet heals as arrays (`round-heals.ts`); what they hand over runs on its own, from where they left it
+  const handedOver: Array<Promise<void>> = [];
+  const handOver = (wait: FoundLost, claimed: Claimed) =>
+    handedOver.push(ownRun(wait.job, wait.at, deps, ran, { trust: 'whole', claimed }));
+  if (healing.length > 0) runs.push(healRound(healing, deps, ran, asked, handOver));
   await Promise.all(runs);
+  await Promise.all(handedOver);
 }
 
 /**

@@ -76,6 +76,11 @@ export class TicketNotes implements StepNotes {
       }
   }
 
+  /** What is not said yet was said by whoever began the heal (`round-heals.ts`): never said again. */
+  saidAlready(): void {
+    for (const saying of this.sayings) saying.said = true;
+  }
+
   /** Hands what was noted, in order, to the record's draft. */
   replayInto(to: StepNotes): void {
     for (const noted of this.kept) noted(to);

@@ -8,7 +8,7 @@ import { STATE_MEANINGS } from '../machines/consumer-health.js';
 import type { ConsumerSnapshot, PersistedConsumer } from '../machines/machine-step.js';
 import type { CheckResult, EffectInput, Effects, SecretOutcome } from './effects.js';
 import type { ProviderRuntime } from './provider-runtime.js';
-import { guardSpec } from './spec-guard.js';
+import { guardSpec, type Verdict } from './spec-guard.js';
 import type { WaitJob } from './wait-job.js';
 
 /** A heal's apply: its input and the grant secret it is given (never kept beyond the run). */
@@ -38,6 +38,24 @@ export function healsQuietly(
   );
 }
 
+/** The policy's verdict on a frozen ticket's spec, per provider configuration: the same for the same two (it is pure). */
+const verdicts = new WeakMap<object, { config: ProviderRuntime['config']; key: string; verdict: Verdict }>();
+
+/**
+ * The spec guarded as every apply's is (`spec-guard.ts`); for a wait taken again with the same text (the same frozen
+ * job: `src/schedule/known-waits.ts`), judged once per provider configuration rather than at every heal (the values'
+ * schema parsed again for each of 10,000 consumers of a cache that forgot them was a tenth of the heal's CPU).
+ */
+function guardedOnTicket(provider: ProviderRuntime, job: WaitJob): Verdict {
+  const { spec } = job.ticket;
+  if (!Object.isFrozen(spec)) return guardSpec(provider, job.key, spec, 'apply');
+  const kept = verdicts.get(spec);
+  if (kept !== undefined && kept.config === provider.config && kept.key === job.key) return kept.verdict;
+  const verdict = guardSpec(provider, job.key, spec, 'apply');
+  verdicts.set(spec, { config: provider.config, key: job.key, verdict });
+  return verdict;
+}
+
 /**
  * What a heal on the ticket applies: the spec as the provider's configuration allows it now, and the grant secret the
  * check read (else read now) while it is still the one applied; else why not, in words.
@@ -47,10 +65,10 @@ export async function healOf(
   effects: Effects,
   job: WaitJob,
   found: CheckResult | undefined,
-  lost: ConsumerSnapshot,
+  lost: Pick<ConsumerSnapshot, 'context'>,
 ): Promise<TicketHeal | string> {
   const spec = job.ticket.spec;
-  const verdict = guardSpec(provider, job.key, spec, 'apply');
+  const verdict = guardedOnTicket(provider, job);
   if (verdict.kind === 'refused') return 'its spec is not what the provider configuration gives now';
   const read = found?.secret;
   const secret: SecretOutcome = read ? { kind: 'read', password: read() } : await effects.secretFor(spec, provider);

@@ -751,21 +751,143 @@ describe("a round's waits, run together", () => {
     expect(vi.mocked(step)).not.toHaveBeenCalled();
   });
 
-  it("hands a consumer its check finds missing to its own run, with the round's lock and check: asked once, healed", async () => {
-    const { backend, deps, desiredJob, waitJob } = setUp();
+  it('heals a consumer its check finds missing in the round itself (round-heals.ts): asked once, one release call, no record', async () => {
+    const { backend, deps, stand, desiredJob, waitJob } = setUp();
     await runConsumerJob(desiredJob(), deps);
     await runConsumerJob(waitJob(), deps); // the chart's answer to the wait's end kept
     const calls: string[] = [];
     backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
     backend.calls.length = 0;
+    const reads = vi.spyOn(stand.store, 'get');
+    const saves = vi.spyOn(stand.store, 'save');
     const [ran] = await round([waitJob()], together(deps, calls));
     expect(ran).toEqual({
       outcome: expect.objectContaining({ kind: 'later', why: 'again', found: 'healed' }) as JobOutcome,
     });
     // found missing (the round's check), applied again, confirmed: nothing asked twice
     expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
-    // its own run releases the lock the round claimed
-    expect(calls).toEqual(['locks.claimMany', 'locks.release']);
+    // the round releases the lock it claimed, with the others it released: no run of its own
+    expect(calls).toEqual(['locks.claimMany', 'locks.releaseMany']);
+    expect(reads).not.toHaveBeenCalled();
+    expect(saves).not.toHaveBeenCalled();
+  });
+
+  describe("a round's quiet heals, as arrays (round-heals.ts)", () => {
+    /** A logger whose lines are kept, and the round's deps with it. */
+    function logged(deps: JobDeps): { lines: Array<{ msg: string; level: number }>; deps: JobDeps } {
+      const lines: Array<{ msg: string; level: number }> = [];
+      const stream = { write: (line: string) => lines.push(JSON.parse(line) as { msg: string; level: number }) };
+      return { lines, deps: { ...deps, logger: pino({ level: 'debug' }, stream) } };
+    }
+
+    /** What a round's heal told the timeline: each consumer's transitions, in order. */
+    function timelineOf(deps: JobDeps): Array<{ from: string | undefined; to: string }> {
+      const noted: Array<{ from: string | undefined; to: string }> = [];
+      const notes = deps.coordination.notes;
+      deps.coordination = {
+        ...deps.coordination,
+        notes: {
+          ...notes,
+          noteTimeline: (events, finding) => {
+            for (const e of events) noted.push({ from: e.from, to: e.state });
+            return notes.noteTimeline(events, finding);
+          },
+        },
+      };
+      return noted;
+    }
+
+    it('says the finding and the heal as the run says them, and notes held → lost → held from the chart', async () => {
+      const set = setUp();
+      await runConsumerJob(set.desiredJob(), set.deps);
+      await runConsumerJob(set.waitJob(), set.deps);
+      const { lines, deps } = logged(set.deps);
+      const timeline = timelineOf(deps);
+      set.backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      const [ran] = await round([set.waitJob()], together(deps, []));
+      expect(ran).toEqual({ outcome: expect.objectContaining({ found: 'healed' }) as JobOutcome });
+      const said = lines.filter((l) => l.level >= 30).map((l) => l.msg);
+      expect(said).toEqual([
+        expect.stringMatching(/not held \(missing/),
+        expect.stringMatching(/^held → lost → held: .*applied again in .*\(not written/),
+      ]);
+      expect(timeline.map(({ from, to }) => `${from} → ${to}`)).toEqual(['held → lost', 'lost → held']);
+    });
+
+    it('hands a failed apply to its run, which does not apply again: written on the record, retried on its backoff', async () => {
+      const set = setUp();
+      const { backend, stand, desiredJob, waitJob } = set;
+      await runConsumerJob(desiredJob(), set.deps);
+      await runConsumerJob(waitJob(), set.deps);
+      const { lines, deps } = logged(set.deps);
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      backend.failCreates = 1;
+      backend.calls.length = 0;
+      const calls: string[] = [];
+      const [ran] = await round([waitJob()], together(deps, calls));
+      // the finding said once: by the round as its applies began, not again by the run it handed the consumer to
+      expect(lines.filter((l) => /not held \(missing/.test(l.msg))).toHaveLength(1);
+      expect(ran).toEqual({ outcome: expect.objectContaining({ kind: 'done', found: 'lost' }) as JobOutcome });
+      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos']);
+      expect(stand.records.get(key)!.machine.state).toBe('retrying');
+      expect(calls).toEqual(['locks.claimMany', 'locks.release']);
+    });
+
+    it('hands a confirmation that does not find it held to its run, which asks nothing again and counts the brake', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      await runConsumerJob(waitJob(), deps);
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      backend.answers.push({ held: false, reason: 'rules-differ', detail: 'the rules differ' });
+      backend.calls.length = 0;
+      await round([waitJob()], together(deps, []));
+      expect(backend.calls).toEqual(['holds app_photos', 'create app_photos', 'holds app_photos']);
+      const record = stand.records.get(key)!;
+      expect(record.machine.context.brakeCount).toBe(1);
+    });
+
+    it("judges the policy again for a wait healed before once its provider's configuration changes", async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      await runConsumerJob(waitJob(), deps);
+      const job = waitJob(); // the same frozen job each time its wait is taken again with the same text
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      expect((await round([job], together(deps, [])))[0]).toEqual({
+        outcome: expect.objectContaining({ found: 'healed' }) as JobOutcome,
+      });
+      const tightened = providerRuntime(
+        { ...config, policy: redisAcl.policySchema.parse({ allowedCommands: ['+@write'] }) },
+        backend,
+      );
+      deps.providers = new Map([[config.name, tightened]]);
+      backend.calls.length = 0;
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      await round([job], together(deps, []));
+      expect(backend.calls).toEqual(['holds app_photos']);
+      expect(stand.records.get(key)?.machine.state).toBe('applyRefused');
+    });
+
+    it('writes nothing when the lock is lost before the apply: no apply, the run says the lock is lost', async () => {
+      const { backend, deps, stand, desiredJob, waitJob } = setUp();
+      await runConsumerJob(desiredJob(), deps);
+      await runConsumerJob(waitJob(), deps);
+      backend.answers.push({ held: false, reason: 'missing', detail: 'no such user' });
+      backend.calls.length = 0;
+      const before = stand.records.get(key)!.rev;
+      // the round's claim is over a second old by the apply: the lock is extended first, and found lost
+      let clock = Date.now();
+      const later = { ...deps, now: () => new Date((clock += 600)) };
+      stand.coordination.locks.extend = () => Promise.resolve(false);
+      const [ran] = await round([waitJob()], together(later, []));
+      const conflict = {
+        kind: 'later',
+        why: 'conflict',
+        error: expect.objectContaining({ code: 'REVISION_CONFLICT' }) as unknown,
+      };
+      expect(ran).toEqual({ outcome: expect.objectContaining(conflict) as JobOutcome });
+      expect(backend.calls).toEqual(['holds app_photos']);
+      expect(stand.records.get(key)!.rev).toBe(before);
+    });
   });
 
   it('hands a consumer found held under another fingerprint of its secret to its own run, which records it', async () => {
