@@ -27,6 +27,7 @@ import type { RemovalConfirmations } from '../queue/coordination.js';
 import type { ConsumerRecord } from '../store/consumer-record.js';
 import type { ConsumerStore } from '../store/consumer-store.js';
 import type { ContributionsRead } from './consumer-spec.js';
+import { ClaimedLogins } from './claimed-logins.js';
 import { changeDigest, changesOf, deliveredDigest, removalsHeldBack, shortChange } from './desired-change.js';
 import { readContributions } from './load-contributions.js';
 import { ownString } from './own-string.js';
@@ -58,7 +59,7 @@ export class DesiredSync {
   /** Per provider: consumer key → digest of the spec last delivered (absent: none, or no longer declared). */
   private readonly delivered = new Map<string, Map<string, string>>();
   /** Per provider: consumer key → its login, for the consumers delivered (what they claim on the backend). */
-  private readonly logins = new Map<string, Map<string, string>>();
+  private readonly logins = new Map<string, ClaimedLogins>();
   /** Providers whose file has been read (or whose records learned) at least once. */
   private readonly known = new Set<string>();
   private readonly seen = new Map<string, FileSeen>();
@@ -77,20 +78,20 @@ export class DesiredSync {
   constructor(private readonly options: DesiredSyncOptions) {
     for (const provider of options.providers) {
       this.delivered.set(provider.name, new Map());
-      this.logins.set(provider.name, new Map());
+      this.logins.set(provider.name, new ClaimedLogins());
     }
   }
 
   /** The logins the consumers of `provider` claim on its backend; undefined before its file was first read. */
   claimedLogins(provider: string): ReadonlySet<string> | undefined {
     if (!this.known.has(provider)) return undefined;
-    return new Set(this.logins.get(provider)?.values());
+    return this.logins.get(provider)?.logins() ?? new Set();
   }
 
   /** Login → the consumer key that claims it, for `provider`'s consumers; undefined before its file was first read. */
   loginOwners(provider: string): ReadonlyMap<string, string> | undefined {
     if (!this.known.has(provider)) return undefined;
-    return new Map([...(this.logins.get(provider) ?? [])].map(([key, login]) => [login, key]));
+    return this.logins.get(provider)?.owners() ?? new Map();
   }
 
   /** Each provider's declared consumers, as its contributions were last read (a provider not read yet: absent). */
@@ -330,7 +331,7 @@ export class DesiredSync {
     gone: readonly string[],
   ): Promise<void> {
     const delivered = this.delivered.get(name) ?? new Map<string, string>();
-    const logins = this.logins.get(name) ?? new Map<string, string>();
+    const logins = this.logins.get(name) ?? new ClaimedLogins();
     const at = this.deliveryTime();
     for (let i = 0; i < changed.length; i += DELIVERY_CHUNK) {
       const specs = await read.specs(changed.slice(i, i + DELIVERY_CHUNK));
