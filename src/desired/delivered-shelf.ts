@@ -26,6 +26,8 @@ export class DeliveredShelf implements DeliveredDigests {
   private digests = new Uint8Array(DIGEST_BYTES * 256);
   private readonly free: number[] = [];
   private withDigest = 0;
+  private ownersView: ReadonlyMap<string, string> | undefined;
+  private loginsView: ReadonlySet<string> | undefined;
 
   /** The consumers delivered (a digest kept). */
   get size(): number {
@@ -61,6 +63,28 @@ export class DeliveredShelf implements DeliveredDigests {
   }
 
   /**
+   * Every login claimed: made once and kept until a login changes (the orphan watch reads it at each pass); a view
+   * handed out is never changed afterwards.
+   */
+  loginSet(): ReadonlySet<string> {
+    return (this.loginsView ??= new Set(Array.from(this.slots.values(), (slot) => this.logins[slot]!)));
+  }
+
+  /**
+   * Login → the consumer key that claims it, made once and kept until a login changes (the failed-logins watch reads it
+   * at every pass, every `verifyEvery`: made again each time it was a seventh of the engine's CPU at 20,000 consumers
+   * and a 250 ms interval); a view handed out is never changed afterwards.
+   */
+  owners(): ReadonlyMap<string, string> {
+    if (this.ownersView === undefined) {
+      const owners = new Map<string, string>();
+      for (const [key, slot] of this.slots) owners.set(this.logins[slot]!, key);
+      this.ownersView = owners;
+    }
+    return this.ownersView;
+  }
+
+  /**
    * Keeps `digest` (its {@link DIGEST_BYTES} bytes; undefined: none delivered) for `key`'s consumer, and `login` as the
    * one it claims; `login` undefined keeps the one it claimed (a refused spec keeps the accepted one's).
    */
@@ -78,7 +102,10 @@ export class DeliveredShelf implements DeliveredDigests {
     if (digest === undefined) this.digests[at] = NONE;
     else this.digests.set(digest.subarray(0, DIGEST_BYTES), at);
     this.withDigest += (digest === undefined ? 0 : 1) - (had ? 1 : 0);
-    if (login !== undefined) this.logins[slot] = login;
+    if (login !== undefined && this.logins[slot] !== login) {
+      this.logins[slot] = login;
+      this.loginsChanged();
+    }
   }
 
   /** Forgets `key`'s consumer: no digest, no login. */
@@ -89,6 +116,12 @@ export class DeliveredShelf implements DeliveredDigests {
     this.slots.delete(key);
     this.logins[slot] = '';
     this.free.push(slot);
+    this.loginsChanged();
+  }
+
+  private loginsChanged(): void {
+    this.ownersView = undefined;
+    this.loginsView = undefined;
   }
 
   /** Makes the digests' array long enough for `slot`. */

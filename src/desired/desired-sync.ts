@@ -85,13 +85,13 @@ export class DesiredSync {
   /** The logins the consumers of `provider` claim on its backend; undefined before its file was first read. */
   claimedLogins(provider: string): ReadonlySet<string> | undefined {
     if (!this.known.has(provider)) return undefined;
-    return new Set([...(this.delivered.get(provider)?.claims() ?? [])].map(([, login]) => login));
+    return this.delivered.get(provider)?.loginSet() ?? new Set();
   }
 
   /** Login → the consumer key that claims it, for `provider`'s consumers; undefined before its file was first read. */
   loginOwners(provider: string): ReadonlyMap<string, string> | undefined {
     if (!this.known.has(provider)) return undefined;
-    return new Map([...(this.delivered.get(provider)?.claims() ?? [])].map(([key, login]) => [login, key]));
+    return this.delivered.get(provider)?.owners() ?? new Map();
   }
 
   /** Each provider's declared consumers, as its contributions were last read (a provider not read yet: absent). */
