@@ -81,7 +81,7 @@ export type { LayoutMarks, ShardLayout } from './coordination/layout.js';
 export type { ContestReads, ProviderContests } from './coordination/contests.js';
 export { holdfastPrefix } from './coordination/keys.js';
 export { NoteSeal, type NoteKind } from './note-seal.js';
-export type { DueEntry, SettledEntry, TakenDigest, TakenEntry } from './coordination/due.js';
+export type { DueEntry, SettledEntry, TakenEntry } from './coordination/due.js';
 export type { DueSet } from './coordination/due.js';
 export { TIMELINE_CAP, TIMELINE_READ } from './coordination/notes.js';
 

@@ -137,23 +137,8 @@ export class DueWaits implements WaitScheduler {
     leaseUntil: number,
     limit: number,
   ): Promise<{ taken: TakenWait[]; nextAt: number | null }> {
-    const part = this.parts[shard]!;
-    const { taken, nextAt } = await part.takeDigests(now, leaseUntil, limit);
-    const out: TakenWait[] = new Array<TakenWait>(taken.length);
-    const unknown: number[] = [];
-    for (let i = 0; i < taken.length; i++) {
-      const { key, rev, digest, dueAt } = taken[i]!;
-      const job = digest === '' ? undefined : this.known.byDigest(key, rev, digest);
-      if (job) out[i] = { key, rev, dueAt, job };
-      else unknown.push(i);
-    }
-    // the texts of the waits not known by their digest, in one command (none while every wait is known)
-    const texts = await part.texts(unknown.map((i) => taken[i]!.key));
-    unknown.forEach((i, j) => {
-      const { key, rev, dueAt } = taken[i]!;
-      out[i] = this.read({ key, rev, dueAt, text: texts[j]! });
-    });
-    return { taken: out, nextAt };
+    const { taken, nextAt } = await this.parts[shard]!.take(now, leaseUntil, limit);
+    return { taken: taken.map((entry) => this.read(entry)), nextAt };
   }
 
   settle(shard: number, settled: readonly Settled[]): Promise<void> {
@@ -161,11 +146,7 @@ export class DueWaits implements WaitScheduler {
     return settled.length === 0 ? Promise.resolve() : this.parts[shard]!.settle(settled);
   }
 
-  /**
-   * A taken entry as its wait job: the one read from the same text before, else read now (and known, if sealed). Its
-   * text is read after the take, apart from its revision: one changed between them is read as it is now, and its seal
-   * judges it with the revision taken (a newer wait's text under an older revision is not trusted, and goes by the record).
-   */
+  /** A taken entry as its wait job: the one read from the same text before, else read now (and known, if sealed). */
   private read(entry: TakenEntry): TakenWait {
     const { key, rev, dueAt } = entry;
     const known = this.known.get(entry);

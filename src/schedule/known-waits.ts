@@ -4,20 +4,15 @@
  * only its due time moved. Parsing that text again, and checking its seal again
  * (`workers/job-trust.ts`), were about a tenth of a routine check's engine CPU in its profile.
  *
- * A wait is known again only when its revision and its text, as the queue's Redis holds them now,
- * are those it was read from: the text compared whole, or by its SHA-1 digest as the take's script
- * computes it on the stored bytes (`takeDigests`: the text then does not travel at all). A text
- * changed by hand under a known one's digest would need a second preimage of SHA-1 on a text holdfast
- * wrote (whose seal no writer can predict), which nobody can make; and whatever is known again is the
- * job made from the text read, frozen, so nothing done with it makes it say anything else. Whatever
- * its seal said of that text, it says of the same text again.
+ * A wait is known again only when its revision and its text, as the queue's Redis gives them now,
+ * are exactly those it was read from (a full string comparison, no digest an attacker could aim
+ * at): the job handed out is then the one made from that text, frozen, so nothing done with it
+ * makes it say anything else. Whatever its seal said of that text, it says of the same text again.
  *
- * At most {@link MAX_KNOWN_WAITS} waits are known (the job and its text's digest, under the 1.8 KB each they took
- * when the text was kept too: under 18 MB); when full, a new
+ * At most {@link MAX_KNOWN_WAITS} waits are known (about 1.8 KB of heap each, text and job: 18 MB); when full, a new
  * consumer's wait is read as before and not kept, so a fleet larger than that keeps the benefit for
  * the consumers known, and costs the others nothing more than before. A wait done with is let go.
  */
-import { createHash } from 'node:crypto';
 import type { TakenEntry } from '../queue/coordination.js';
 import { deepFreeze } from '../text/deep-freeze.js';
 import type { ConsumerJobData } from './consumer-queue.js';
@@ -30,14 +25,8 @@ export const MAX_KNOWN_WAITS = 10_000;
 
 interface Known {
   rev: string;
-  /** The SHA-1 digest of the text it was read from, hex (`redis.sha1hex`'s form). */
-  digest: string;
+  text: string;
   job: WaitJob;
-}
-
-/** A text's SHA-1 digest, hex: what the take's script replies for it (its UTF-8 bytes, as stored). */
-export function textDigest(text: string): string {
-  return createHash('sha1').update(text).digest('hex');
 }
 
 export class KnownWaits {
@@ -47,20 +36,15 @@ export class KnownWaits {
 
   /** The job read from `entry`'s text before, when its revision and text are the same; else undefined. */
   get({ key, rev, text }: TakenEntry): WaitJob | undefined {
-    return this.known.has(key) ? this.byDigest(key, rev, textDigest(text)) : undefined;
-  }
-
-  /** The job read before for `key`'s wait, when its revision and the digest of its text are the same; else undefined. */
-  byDigest(key: string, rev: string, digest: string): WaitJob | undefined {
     const known = this.known.get(key);
-    return known !== undefined && known.rev === rev && known.digest === digest ? known.job : undefined;
+    return known !== undefined && known.rev === rev && known.text === text ? known.job : undefined;
   }
 
   /** Keeps `job` as what `entry` reads as (frozen), when there is room or `entry`'s consumer is known already. */
   set({ key, rev, text }: TakenEntry, job: WaitJob): WaitJob {
     if (this.known.size >= this.max && !this.known.has(key)) return job;
     const frozen = deepFreeze(job);
-    this.known.set(key, { rev, digest: textDigest(text), job: frozen });
+    this.known.set(key, { rev, text, job: frozen });
     return frozen;
   }
 

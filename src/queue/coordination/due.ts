@@ -8,14 +8,6 @@ import { TurnBatch } from './turn-batch.js';
 
 export type { DueEntry, SettledEntry, TakenEntry } from './scripts.js';
 
-/** A wait taken with its data told by digest ({@link DueSet.takeDigests}): the SHA-1 of its text, hex ('' when none). */
-export interface TakenDigest {
-  key: string;
-  rev: string;
-  digest: string;
-  dueAt: number;
-}
-
 /** One shard's due set, on one connection, under one key table. */
 export class DueSet extends CoordinationPart {
   /** The waits scheduled in one turn of the event loop (a heal's, each its consumer's), one script call (`turn-batch.ts`). */
@@ -38,25 +30,6 @@ export class DueSet extends CoordinationPart {
   /** Takes up to `limit` entries due by `now`, each leased until `leaseUntil`; and when the next falls due. */
   take(now: number, leaseUntil: number, limit: number): Promise<{ taken: TakenEntry[]; nextAt: number | null }> {
     return this.scripts.run('takeDue', { now, leaseUntil, limit });
-  }
-
-  /**
-   * {@link take}, each entry's data told by its SHA-1 digest ('' when absent), not its text: the texts a round does not
-   * know by their digest are read with {@link texts}.
-   */
-  async takeDigests(
-    now: number,
-    leaseUntil: number,
-    limit: number,
-  ): Promise<{ taken: TakenDigest[]; nextAt: number | null }> {
-    const { taken, nextAt } = await this.scripts.run('takeDue', { now, leaseUntil, limit, digests: true });
-    return { taken: taken.map(({ key, rev, text, dueAt }) => ({ key, rev, digest: text, dueAt })), nextAt };
-  }
-
-  /** The data of each key's wait as stored now ('' when absent), in order: one command. */
-  async texts(keys: readonly string[]): Promise<string[]> {
-    if (keys.length === 0) return [];
-    return (await this.redis.hmget(this.keys.dueWaits, ...keys)).map((text) => text ?? '');
   }
 
   /** Settles taken entries, each only while its revision is the one taken. */

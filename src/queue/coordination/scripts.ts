@@ -636,24 +636,18 @@ export interface TakenEntry {
  * first `limit + 1` waits are read at once: those due are taken, and the first left (or the
  * lease's end, if sooner) is the next. Five commands, however many are taken.
  *
- * With ARGV[4] '1', each wait's data is replied as its SHA-1 digest (Redis's own `redis.sha1hex`), not its text: a
- * round that holds a wait read from the same text already knows it by the digest (`src/schedule/known-waits.ts`), and
- * reads the texts of the others in one `HMGET` ({@link DueSet.texts}). The text was most of what a routine check's
- * take sent back, every `verifyEvery`, for a wait that had not changed.
- *
  * KEYS[1]  due (sorted set: consumer key → when its wait falls due, ms)
  * KEYS[2]  due revisions (hash: consumer key → the revision of its wait)
  * KEYS[3]  due waits (hash: consumer key → its wait's data, JSON)
  * ARGV[1]  now (ms): waits due by then are taken
  * ARGV[2]  the lease's end (ms): each taken wait's new due time
  * ARGV[3]  how many to take at most
- * ARGV[4]  '1': each wait's data replied as its digest; else as its text
  * Returns  the first due time left once these are leased ('' when none), then four values per
- *          wait taken: its consumer key, revision ('' when absent), data or its digest ('' when
- *          absent) and the due time it was taken at (ms)
+ *          wait taken: its consumer key, revision ('' when absent), data ('' when absent) and
+ *          the due time it was taken at (ms)
  */
 const takeDue: Script<
-  { now: number; leaseUntil: number; limit: number; digests?: boolean },
+  { now: number; leaseUntil: number; limit: number },
   { taken: TakenEntry[]; nextAt: number | null }
 > = {
   keyCount: 3,
@@ -673,22 +667,16 @@ if #keys > 0 then
   over('zadd', KEYS[1], lease)
   local revs, waits = over('hmget', KEYS[2], keys), over('hmget', KEYS[3], keys)
   if not nextAt or tonumber(ARGV[2]) < tonumber(nextAt) then nextAt = ARGV[2] end
-  local digests = ARGV[4] == '1'
   for j = 1, #keys do
-    local wait = waits[j] or ''
-    if digests and wait ~= '' then wait = redis.sha1hex(wait) end
     out[#out + 1] = keys[j]
     out[#out + 1] = revs[j] or ''
-    out[#out + 1] = wait
+    out[#out + 1] = waits[j] or ''
     out[#out + 1] = head[2 * j]
   end
 end
 table.insert(out, 1, nextAt or '')
 return out`,
-  build: (k, a) => ({
-    keys: [k.due, k.dueRevs, k.dueWaits],
-    argv: [a.now, a.leaseUntil, a.limit, a.digests ? '1' : ''],
-  }),
+  build: (k, a) => ({ keys: [k.due, k.dueRevs, k.dueWaits], argv: [a.now, a.leaseUntil, a.limit] }),
   reply: (raw) => {
     const [next, ...flat] = Array.isArray(raw) ? (raw as unknown[]).map((v) => (typeof v === 'string' ? v : '')) : [''];
     const taken: TakenEntry[] = [];
