@@ -89,10 +89,14 @@ async function authenticating(probe: Redis, logins: ReadonlyMap<string, string>)
 class StatusLoop {
   private stopped = false;
   private readonly runs: Array<{ ms: number; code: number | null; startedMs: number; said: string }> = [];
-  private readonly startedAt = Date.now();
   private readonly loop: Promise<void>;
 
-  constructor(configPath: string, everyMs: number) {
+  /** `startedAt`: the restart (epoch ms), which every run's start is told from, as the probe passes are. */
+  constructor(
+    configPath: string,
+    everyMs: number,
+    private readonly startedAt: number,
+  ) {
     const cli = join(import.meta.dirname, '../../dist/src/cli/main.js');
     if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build first`);
     this.loop = (async () => {
@@ -242,10 +246,11 @@ try {
     );
     const cpuBefore = processCpuMs(pids);
     const restarted = Date.now();
+    // from the restart on, on the probe passes' clock (not after the meters' first reads, which take a while)
+    const statuses = statusEveryMs === undefined ? undefined : new StatusLoop(path, statusEveryMs, restarted);
     const meter = new CostMeter(env, [run, ...extra]);
     const [cacheBefore, meterBefore] = [await redisCost(cache), await meter.snapshot()];
     const [probeBefore, cacheSentBefore] = [probeSent(), cacheSent()];
-    const statuses = statusEveryMs === undefined ? undefined : new StatusLoop(path, statusEveryMs);
     const unhealed = new Map(env.consumers.map((c) => [c.login, c.password]));
     const marks: Array<[number, number]> = [];
     // each probe pass: when it began (ms after the restart) and how many logins failed in it
