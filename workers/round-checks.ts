@@ -15,11 +15,11 @@ import type { Claim, LockRelease, Released } from '../src/queue/coordination.js'
 import { providerOf } from '../src/store/consumer-key.js';
 import { memoOf } from './check-memo.js';
 import { runConsumerJob, type Given, type JobDeps } from './consumer-job.js';
-import type { Ran, RanEach, RoundCheckDeps } from './round-deps.js';
+import { afterRelease, type Ran, type RanEach, type RoundCheckDeps } from './round-deps.js';
 import { learn, type Learned } from './consumer-outcome.js';
 import { lockMsOf, tellLateness, type Claimed } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
-import { againNowIfSuspect, retryLater } from './job-outcome.js';
+import { retryLater } from './job-outcome.js';
 import { lockToken } from './lock-token.js';
 import type { ProviderRuntime } from './provider-runtime.js';
 import { healRound, healsInRound, type FoundLost } from './round-heals.js';
@@ -194,10 +194,5 @@ async function releaseAll(
     return;
   }
   const now = deps.now();
-  ended.forEach(([{ at, provider }, result], i) => {
-    const { askedAbout, suspect } = released[i] ?? { askedAbout: undefined, suspect: false };
-    if (askedAbout !== undefined) provider.fleet.consumers = askedAbout; // the pace of its provider's deep checks
-    // asked before its provider's last node event: asked again at once
-    ran(at, suspect && 'outcome' in result ? { outcome: againNowIfSuspect(result.outcome, true, now) } : result);
-  });
+  ended.forEach(([{ at, provider }, result], i) => ran(at, afterRelease(released[i], provider, result, now)));
 }

@@ -21,10 +21,10 @@ import { lastCheckOf, memoOf } from './check-memo.js';
 import { learn, type Learned } from './consumer-outcome.js';
 import { FRESH_LOCK_MS, lockMsOf, type Claimed } from './consumer-run.js';
 import type { CheckResult } from './effects.js';
-import { againNowIfSuspect, type JobOutcome } from './job-outcome.js';
+import type { JobOutcome } from './job-outcome.js';
 import { noteHeal } from './heal-noted.js';
 import type { ProviderRuntime } from './provider-runtime.js';
-import type { RanEach, RoundCheckDeps } from './round-deps.js';
+import { afterRelease, type RanEach, type RoundCheckDeps } from './round-deps.js';
 import { RunTrail } from './run-trail.js';
 import { healOf, healsQuietly, type TicketHeal } from './ticket-heal.js';
 import type { TicketStart } from './ticket-start.js';
@@ -278,10 +278,7 @@ async function releaseHealed(
   }
   const now = deps.now();
   healed.forEach(({ at, again, provider }, i) => {
-    const { askedAbout, suspect } = released[i] ?? { askedAbout: undefined, suspect: false };
-    if (askedAbout !== undefined) provider.fleet.consumers = askedAbout; // the pace of its provider's deep checks
-    // asked before its provider's last node event: asked again at once
     const outcome: JobOutcome = { kind: 'later', at: again, why: 'again', found: 'healed' };
-    ran(at, { outcome: againNowIfSuspect(outcome, suspect, now) });
+    ran(at, afterRelease(released[i], provider, { outcome }, now));
   });
 }
